@@ -1,1 +1,106 @@
-fn main(){}
+//! `harness`: the terminal shell over the core — the demo, the conformance runner, and views of
+//! the plugins and their modes.
+
+mod demo;
+mod tools;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use harness_core::conformance;
+use harness_core::policy::Answer;
+
+#[derive(Parser)]
+#[command(name = "harness", version, about = "The PKU harness core, from a terminal")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play a scripted agent session on the sample plugins, printing each decision and why.
+    Demo {
+        /// Answer every approval prompt this way instead of asking on the terminal.
+        #[arg(long, value_enum)]
+        answer: Option<DemoAnswer>,
+        /// Where the demo keeps its data (created if missing).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Run conformance scenarios: every *.json file under the given files and folders.
+    Conformance {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List every plugin with its mode per effect and where each mode came from.
+    Tools {
+        /// The data directory to read (the demo's by default).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DemoAnswer {
+    Allow,
+    Deny,
+    Always,
+}
+
+impl From<DemoAnswer> for Answer {
+    fn from(a: DemoAnswer) -> Self {
+        match a {
+            DemoAnswer::Allow => Answer::Allow,
+            DemoAnswer::Deny => Answer::Deny,
+            DemoAnswer::Always => Answer::AlwaysAllow,
+        }
+    }
+}
+
+/// `$HARNESS_DATA_DIR`, else `$XDG_DATA_HOME/pku-harness`, else `~/.local/share/pku-harness`.
+fn default_data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("HARNESS_DATA_DIR") {
+        return dir.into();
+    }
+    let base = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).or_else(|| {
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share"))
+    });
+    base.unwrap_or_else(|| PathBuf::from(".")).join("pku-harness")
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo { answer, data_dir } => {
+            demo::run(&data_dir.unwrap_or_else(default_data_dir), answer.map(Answer::from)).await
+        }
+        Command::Tools { data_dir } => tools::run(&data_dir.unwrap_or_else(default_data_dir)),
+        Command::Conformance { paths } => return run_conformance(&paths).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("harness: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_conformance(paths: &[PathBuf]) -> ExitCode {
+    let results = conformance::run_paths(paths).await;
+    let mut failed = 0;
+    for r in &results {
+        match &r.result {
+            Ok(()) => println!("ok {}", r.name),
+            Err(why) => {
+                failed += 1;
+                println!("FAIL {}: {why}", r.name);
+            }
+        }
+    }
+    println!("{} passed, {failed} failed", results.len() - failed);
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}

@@ -1,0 +1,157 @@
+//! `harness demo`: a scripted agent session over the sample plugins that shows each kind of
+//! outcome — a read that runs, a write that asks, a money call blocked by off, a scheduled
+//! write refused, and a turn tainted by forum posts asking before it spends.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use harness_core::conformance::describe;
+use harness_core::invoke::{ApprovalBroker, Call, Consent, Engine, Outcome, Prompt};
+use harness_core::plugins::samples;
+use harness_core::policy::{Actor, Answer, Mode, PromptKind};
+use harness_core::registry::Effect;
+use serde_json::{json, Value};
+
+const CONVERSATION: &str = "demo";
+
+/// Opens the demo's data directory and installs the sample plugins into a fresh engine.
+pub fn sample_engine(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
+    let plugins = data_dir.join("plugins").join("canteen");
+    std::fs::create_dir_all(&plugins).map_err(|e| format!("cannot create {}: {e}", plugins.display()))?;
+    let document = plugins.join("PLUGIN.md");
+    std::fs::write(&document, samples::CANTEEN_DOCUMENT).map_err(|e| format!("cannot write {}: {e}", document.display()))?;
+    let document = std::fs::canonicalize(&document).map_err(|e| e.to_string())?;
+    let engine = Engine::new(broker);
+    samples::install(&engine, &format!("file://{}", document.display())).map_err(|e| e.to_string())?;
+    engine.set_consent(Consent { terms_accepted: true, met: ["campus-session".to_owned()].into_iter().collect() });
+    Ok(engine)
+}
+
+/// Answers prompts on the terminal, or always the same way when `--answer` was given.
+struct TerminalAnswers {
+    fixed: Option<Answer>,
+}
+
+impl TerminalAnswers {
+    fn keys(kind: PromptKind) -> &'static [(&'static str, Answer, &'static str)] {
+        match kind {
+            PromptKind::Ordinary => &[
+                ("a", Answer::Allow, "Allow"),
+                ("d", Answer::Deny, "Deny"),
+                ("A", Answer::AlwaysAllow, "Always allow"),
+            ],
+            PromptKind::Grant => &[
+                ("o", Answer::AllowOnce, "Allow once"),
+                ("A", Answer::AlwaysAllow, "Always allow"),
+                ("n", Answer::DontAllow, "Don't allow"),
+            ],
+            PromptKind::Confirm => &[("a", Answer::Allow, "Allow"), ("d", Answer::Deny, "Deny")],
+        }
+    }
+
+    /// `--answer` speaks of the ordinary prompt; a grant or confirm prompt takes its nearest.
+    fn fixed_for(answer: Answer, kind: PromptKind) -> Answer {
+        match (kind, answer) {
+            (PromptKind::Grant, Answer::Allow) => Answer::AllowOnce,
+            (PromptKind::Grant, Answer::Deny) => Answer::DontAllow,
+            (PromptKind::Confirm, Answer::AlwaysAllow) => Answer::Allow,
+            _ => answer,
+        }
+    }
+}
+
+#[async_trait]
+impl ApprovalBroker for TerminalAnswers {
+    async fn ask(&self, prompt: Prompt) -> Answer {
+        let keys = Self::keys(prompt.kind);
+        println!("    ┌ approval needed: {}", prompt.headline);
+        println!("    │ plugin {} ({}), tool {} ({}), effect {}", prompt.plugin_title, prompt.plugin, prompt.tool_title, prompt.tool, prompt.effect);
+        println!("    │ inputs {}", prompt.input);
+        println!("    │ why: {}", prompt.reason);
+        let menu: Vec<String> = keys.iter().map(|(k, _, label)| format!("[{k}] {label}")).collect();
+        if let Some(answer) = self.fixed {
+            let answer = Self::fixed_for(answer, prompt.kind);
+            println!("    └ {} → {} (--answer)", menu.join("  "), answer.as_str());
+            return answer;
+        }
+        let stdin = std::io::stdin();
+        loop {
+            print!("    └ {} ? ", menu.join("  "));
+            let _ = std::io::stdout().flush();
+            let mut line = String::new();
+            // No answer (end of input) is no consent.
+            if stdin.lock().read_line(&mut line).unwrap_or(0) == 0 {
+                println!("(no answer: deny)");
+                return Answer::Deny;
+            }
+            if !stdin.is_terminal() {
+                println!("{}", line.trim());
+            }
+            if let Some((_, answer, _)) = keys.iter().find(|(k, _, _)| *k == line.trim()) {
+                return *answer;
+            }
+        }
+    }
+}
+
+pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> {
+    let engine = sample_engine(data_dir, Arc::new(TerminalAnswers { fixed: answer }))?;
+    println!("PKU harness demo — data directory {}", data_dir.display());
+    for (plugin, _) in engine.plugins() {
+        println!("  installed {} ({}, {} tools)", plugin.id, plugin.kind.as_str(), plugin.tools.len());
+    }
+    println!("  terms accepted; campus session signed in");
+    engine.open_conversation(CONVERSATION);
+
+    turn(&engine, 1, "How much is left on my card, and can I get a table for two at 学一 at 12:00?");
+    call(&engine, Actor::Agent, "wallet.cardBalance", json!({})).await;
+    call(&engine, Actor::Agent, "canteen.reserve", json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"})).await;
+
+    turn(&engine, 2, "Top up my card with 50 yuan.");
+    note("the user has set Settings → Plugins → wallet → AI permissions → money to off");
+    engine.set_mode("wallet", Effect::Money, Mode::Off).map_err(|e| e.to_string())?;
+    call(&engine, Actor::Agent, "wallet.recharge", json!({"amountYuan": 50})).await;
+
+    println!("\n— overnight, a scheduled job —");
+    call(&engine, Actor::Scheduler, "canteen.crowd", json!({})).await;
+    call(&engine, Actor::Scheduler, "canteen.reserve", json!({"canteen": "农园食堂", "seats": 1, "time": "11:30"})).await;
+
+    turn(&engine, 3, "What's new on the forum?");
+    note("the user has set wallet's money mode back to auto");
+    engine.set_mode("wallet", Effect::Money, Mode::Auto).map_err(|e| e.to_string())?;
+    call(&engine, Actor::Agent, "mcp-forum.latestPosts", json!({"limit": 2})).await;
+    note("a post asks the agent to recharge the card; the turn is tainted");
+    call(&engine, Actor::Agent, "wallet.recharge", json!({"amountYuan": 500})).await;
+
+    let audit = engine.audit();
+    println!("\n{} audit entries recorded.", audit.len());
+    Ok(())
+}
+
+fn turn(engine: &Engine, n: u32, user_says: &str) {
+    let _ = engine.begin_turn(CONVERSATION);
+    println!("\n— turn {n} — the user: “{user_says}”");
+}
+
+fn note(text: &str) {
+    println!("  ({text})");
+}
+
+async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
+    println!("  {} → {tool} {input}", actor.as_str());
+    let conversation = (actor == Actor::Agent).then(|| CONVERSATION.to_owned());
+    let invocation = engine.invoke(Call { tool: tool.to_owned(), actor, input, conversation }).await;
+    let headline = invocation.prompt.as_ref().map(|p| p.headline.as_str());
+    println!("    decision: {} — {}", describe(&invocation.decision, headline), invocation.reason);
+    if let Some(answer) = invocation.answer {
+        println!("    answer: {}", answer.as_str());
+    }
+    match &invocation.outcome {
+        Outcome::Ran { result, .. } => println!("    ran: {result}"),
+        Outcome::Failed { message } => println!("    failed: {message}"),
+        Outcome::Refused { .. } if actor == Actor::Scheduler => println!("    the job records: {}", invocation.for_model()),
+        Outcome::Refused { .. } => println!("    the agent is told: {}", invocation.for_model()),
+    }
+}

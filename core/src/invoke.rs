@@ -1,0 +1,714 @@
+//! The one invoke path (seed 000: "Whether a call runs is decided in one place only"). Every
+//! call — a tap, the agent, a scheduled run — comes through [`Engine::invoke`]: gather the
+//! facts, [`decide`], ask the user through the [`ApprovalBroker`] when the decision says so,
+//! run the plugin's handler, shape the result, and write each step to the audit log.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::audit::{AuditEntry, AuditEvent, AuditLog};
+use crate::policy::{
+    decide, Actor, Answer, Availability, Code, Decision, Facts, Mode, ModeSource, PromptKind, Rule,
+    RuleError, RuleSet, Rules, ToolCheck, UserModes, Verdict,
+};
+use crate::registry::{Effect, LoadError, Plugin, Registry, Tool};
+use crate::turn::{Conversation, ConversationSettings, Scope};
+
+/// The model's history keeps at most this many characters of each result (seed 004).
+pub const MODEL_RESULT_CHARS: usize = 12_000;
+
+/// How a grant prompt was answered; it reaches the tool and never changes a mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grant {
+    Once,
+    Always,
+}
+
+/// What a tool's own check says about one call, before anything runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Assessment {
+    pub check: ToolCheck,
+    /// Why the check refused, shown to the agent.
+    pub reason: Option<String>,
+    /// A settings change that loosens a permission (DESIGN.md §3 step 8f).
+    pub sensitive: bool,
+}
+
+/// What a running tool is told about its call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolContext {
+    pub actor: Actor,
+    pub grant: Option<Grant>,
+    pub conversation: Option<String>,
+    pub tainted: bool,
+}
+
+/// The code behind a plugin's tools: bundled Rust, the document interpreter, or an MCP client.
+#[async_trait]
+pub trait PluginHandler: Send + Sync {
+    /// The tool's own scope check. It must not wait: it runs on every call before the decision.
+    fn assess(&self, _tool: &Tool, _input: &Value, _scope: &Scope) -> Assessment {
+        Assessment::default()
+    }
+
+    /// Runs an allowed call. An `Err` is a failure the user can understand; expected,
+    /// recoverable states are status objects in `Ok` (seed 004).
+    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String>;
+}
+
+/// An approval prompt, as the shell shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prompt {
+    pub plugin: String,
+    pub plugin_title: String,
+    pub tool: String,
+    pub tool_title: String,
+    pub effect: Effect,
+    pub input: Value,
+    pub kind: PromptKind,
+    pub offers: Vec<Answer>,
+    /// The target for alwaysAsk and targeted tools; the tool's title otherwise.
+    pub headline: String,
+    /// Why the user is asked (the deciding step).
+    pub reason: String,
+    pub conversation: Option<String>,
+}
+
+/// Whoever shows prompts to the user and waits for the answer.
+#[async_trait]
+pub trait ApprovalBroker: Send + Sync {
+    async fn ask(&self, prompt: Prompt) -> Answer;
+}
+
+/// One call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The tool id, `plugin.tool`.
+    pub tool: String,
+    pub actor: Actor,
+    pub input: Value,
+    pub conversation: Option<String>,
+}
+
+/// How a call ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The tool ran: the whole result for the UI, and the model's copy.
+    Ran { result: Value, for_model: String },
+    /// The tool ran and failed.
+    Failed { message: String },
+    /// The call did not run.
+    Refused { code: Code, message: String },
+}
+
+/// The decision, the answer if one was asked for, and the outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invocation {
+    pub decision: Decision,
+    /// Why the deciding step decided, in words.
+    pub reason: String,
+    pub prompt: Option<Prompt>,
+    pub answer: Option<Answer>,
+    pub outcome: Outcome,
+}
+
+impl Invocation {
+    /// What the agent receives: the (cut) result, or `{"error": {"code", "message"}}`.
+    pub fn for_model(&self) -> String {
+        match &self.outcome {
+            Outcome::Ran { for_model, .. } => for_model.clone(),
+            Outcome::Failed { message } => json!({"error": {"code": "tool_failed", "message": message}}).to_string(),
+            Outcome::Refused { code, message } => json!({"error": {"code": code.as_str(), "message": message}}).to_string(),
+        }
+    }
+}
+
+/// A tool as the model is offered it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// One effect's mode for `harness tools` and the settings screen.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModeRow {
+    pub effect: Effect,
+    pub mode: Mode,
+    pub source: ModeSource,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    #[error("no plugin \"{0}\" is installed")]
+    NoSuchPlugin(String),
+    #[error("no conversation \"{0}\"")]
+    NoSuchConversation(String),
+}
+
+/// First-run terms and what the phone provides (`campus-session`, `notifications`, …).
+#[derive(Debug, Clone, Default)]
+pub struct Consent {
+    pub terms_accepted: bool,
+    pub met: FxHashSet<String>,
+}
+
+struct Installed {
+    plugin: Arc<Plugin>,
+    handler: Arc<dyn PluginHandler>,
+    enabled: bool,
+}
+
+#[derive(Default)]
+struct State {
+    registry: Registry,
+    installed: FxHashMap<String, Installed>,
+    modes: UserModes,
+    rules: Arc<RuleSet>,
+    conversations: FxHashMap<String, Conversation>,
+    defaults: ConversationSettings,
+    consent: Consent,
+}
+
+/// Everything gathered under the lock for one call, so the lock is released before any
+/// plugin code runs or any prompt waits.
+struct Snapshot {
+    tool: Option<Arc<Tool>>,
+    plugin: Option<Arc<Plugin>>,
+    handler: Option<Arc<dyn PluginHandler>>,
+    availability: Availability,
+    unmet: Option<String>,
+    terms_accepted: bool,
+    mode: Mode,
+    settings: ConversationSettings,
+    scope: Scope,
+    tainted: bool,
+    global_rules: Arc<RuleSet>,
+    conversation_rules: Arc<RuleSet>,
+}
+
+/// The core's state and the one invoke path.
+pub struct Engine {
+    state: Mutex<State>,
+    audit: Mutex<AuditLog>,
+    broker: Arc<dyn ApprovalBroker>,
+}
+
+impl Engine {
+    pub fn new(broker: Arc<dyn ApprovalBroker>) -> Self {
+        Self { state: Mutex::new(State::default()), audit: Mutex::default(), broker }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; every write below is a
+        // single assignment, so the state is still whole.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Installs a loaded plugin with the code behind its tools. It starts enabled.
+    pub fn install(&self, plugin: Plugin, handler: Arc<dyn PluginHandler>) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let id = plugin.id.clone();
+        state.registry.insert(plugin)?;
+        let plugin = state.registry.plugin(&id).expect("just inserted").clone();
+        state.installed.insert(id, Installed { plugin, handler, enabled: true });
+        Ok(())
+    }
+
+    pub fn uninstall(&self, plugin: &str) -> Result<(), EngineError> {
+        let mut state = self.state();
+        if !state.registry.remove(plugin) {
+            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
+        }
+        state.installed.remove(plugin);
+        Ok(())
+    }
+
+    pub fn set_enabled(&self, plugin: &str, enabled: bool) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let installed = state.installed.get_mut(plugin).ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        installed.enabled = enabled;
+        Ok(())
+    }
+
+    pub fn set_mode(&self, plugin: &str, effect: Effect, mode: Mode) -> Result<(), EngineError> {
+        let mut state = self.state();
+        if !state.installed.contains_key(plugin) {
+            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
+        }
+        state.modes.set(plugin, effect, mode);
+        Ok(())
+    }
+
+    /// Every effect's mode for one plugin, with where it came from.
+    pub fn modes(&self, plugin: &str) -> Result<Vec<ModeRow>, EngineError> {
+        let state = self.state();
+        let installed = state.installed.get(plugin).ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        Ok(Effect::ALL
+            .into_iter()
+            .map(|effect| {
+                let (mode, source) = state.modes.effective(&installed.plugin, effect);
+                ModeRow { effect, mode, source }
+            })
+            .collect())
+    }
+
+    /// Installed plugins in id order, with whether each is enabled.
+    pub fn plugins(&self) -> Vec<(Arc<Plugin>, bool)> {
+        let state = self.state();
+        state.registry.plugins().map(|p| (p.clone(), state.installed[&p.id].enabled)).collect()
+    }
+
+    /// Replaces the global rules.
+    pub fn set_rules(&self, rules: Vec<Rule>) -> Result<(), EngineError> {
+        let set = RuleSet::new(rules)?;
+        self.state().rules = Arc::new(set);
+        Ok(())
+    }
+
+    /// Replaces one conversation's own rules.
+    pub fn set_conversation_rules(&self, conversation: &str, rules: Vec<Rule>) -> Result<(), EngineError> {
+        let set = RuleSet::new(rules)?;
+        let mut state = self.state();
+        let conv = state
+            .conversations
+            .get_mut(conversation)
+            .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
+        conv.rules = Arc::new(set);
+        Ok(())
+    }
+
+    pub fn set_consent(&self, consent: Consent) {
+        self.state().consent = consent;
+    }
+
+    pub fn accept_terms(&self) {
+        self.state().consent.terms_accepted = true;
+    }
+
+    /// Opens a conversation with the current defaults.
+    pub fn open_conversation(&self, id: &str) -> ConversationSettings {
+        let mut state = self.state();
+        let settings = state.defaults.clone();
+        state.conversations.insert(id.to_owned(), Conversation::new(id, settings.clone()));
+        settings
+    }
+
+    /// Changes one conversation's settings; they apply at its next call and become the default
+    /// for new conversations. Other conversations keep theirs (seed 003).
+    pub fn set_conversation_settings(&self, id: &str, settings: ConversationSettings) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        conv.settings = settings.clone();
+        state.defaults = settings;
+        Ok(())
+    }
+
+    pub fn conversation(&self, id: &str) -> Option<Conversation> {
+        self.state().conversations.get(id).cloned()
+    }
+
+    pub fn set_scope(&self, id: &str, scope: Scope) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        conv.scope = scope;
+        Ok(())
+    }
+
+    /// Starts a turn: taint belongs to the turn that read untrusted content.
+    pub fn begin_turn(&self, id: &str) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        conv.begin_turn();
+        Ok(())
+    }
+
+    /// Marks the current turn as having read untrusted content.
+    pub fn taint(&self, id: &str) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        conv.tainted = true;
+        Ok(())
+    }
+
+    pub fn audit(&self) -> Vec<AuditEntry> {
+        self.audit.lock().unwrap_or_else(|p| p.into_inner()).entries().to_vec()
+    }
+
+    /// The tools the model is offered in a conversation: those that could run for it. A tool
+    /// whose effect is off, that a deny rule refuses outright, that is userOnly, or whose plugin
+    /// cannot be reached is left out — and still refused if called by name.
+    pub fn model_tools(&self, conversation: Option<&str>) -> Vec<ModelTool> {
+        let state = self.state();
+        if !state.consent.terms_accepted {
+            return Vec::new();
+        }
+        let empty = RuleSet::default();
+        let conv_rules = conversation.and_then(|c| state.conversations.get(c)).map(|c| &*c.rules).unwrap_or(&empty);
+        let rules = Rules { global: &state.rules, conversation: conv_rules };
+        let mut tools = Vec::new();
+        for plugin in state.registry.plugins() {
+            let installed = &state.installed[&plugin.id];
+            if !installed.enabled || plugin.requires.iter().any(|r| !state.consent.met.contains(r)) {
+                continue;
+            }
+            for tool in &plugin.tools {
+                let (mode, _) = state.modes.effective(plugin, tool.effect);
+                if tool.user_only || mode == Mode::Off || rules.denies_outright(tool) {
+                    continue;
+                }
+                tools.push(ModelTool {
+                    name: tool.model_name(),
+                    description: tool.description.clone(),
+                    input_schema: tool.input.source().clone(),
+                });
+            }
+        }
+        tools
+    }
+
+    fn snapshot(&self, call: &Call) -> Snapshot {
+        let state = self.state();
+        let conv = call.conversation.as_deref().and_then(|c| state.conversations.get(c));
+        let (settings, scope, tainted, conversation_rules) = match conv {
+            Some(c) => (c.settings.clone(), c.scope.clone(), c.tainted, c.rules.clone()),
+            None => (state.defaults.clone(), Scope::default(), false, Arc::new(RuleSet::default())),
+        };
+        let tool = state.registry.tool(&call.tool).cloned();
+        let plugin_id = call.tool.split_once('.').map_or(call.tool.as_str(), |(p, _)| p);
+        let installed = state.installed.get(plugin_id);
+        let mut unmet = None;
+        let availability = match (installed, &tool) {
+            (None, _) => Availability::NotInstalled,
+            (Some(_), None) => Availability::NoSuchTool,
+            (Some(i), Some(_)) if !i.enabled => Availability::Disabled,
+            (Some(i), Some(_)) => match i.plugin.requires.iter().find(|r| !state.consent.met.contains(*r)) {
+                Some(r) => {
+                    unmet = Some(r.clone());
+                    Availability::Unmet
+                }
+                None => Availability::Ready,
+            },
+        };
+        let mode = match (installed, &tool) {
+            (Some(i), Some(t)) => state.modes.effective(&i.plugin, t.effect).0,
+            _ => Mode::Off,
+        };
+        Snapshot {
+            tool,
+            plugin: installed.map(|i| i.plugin.clone()),
+            handler: installed.map(|i| i.handler.clone()),
+            availability,
+            unmet,
+            terms_accepted: state.consent.terms_accepted,
+            mode,
+            settings,
+            scope,
+            tainted,
+            global_rules: state.rules.clone(),
+            conversation_rules,
+        }
+    }
+
+    /// Decides a call without running it or asking anyone: what `invoke` would do first.
+    pub fn decide(&self, call: &Call) -> Decision {
+        let snap = self.snapshot(call);
+        self.decide_snapshot(call, &snap).0
+    }
+
+    fn decide_snapshot(&self, call: &Call, snap: &Snapshot) -> (Decision, Option<String>, Assessment) {
+        let tool = snap.tool.as_deref();
+        let input_error = tool.and_then(|t| t.input.validate(&call.input).err());
+        let assessment = match (tool, &snap.handler) {
+            (Some(t), Some(h)) if input_error.is_none() => h.assess(t, &call.input, &snap.scope),
+            _ => Assessment::default(),
+        };
+        let facts = Facts {
+            actor: call.actor,
+            tool,
+            availability: snap.availability,
+            terms_accepted: snap.terms_accepted,
+            input: &call.input,
+            input_valid: input_error.is_none(),
+            mode: snap.mode,
+            preset: snap.settings.preset,
+            plan_mode: snap.settings.plan_mode,
+            tainted: snap.tainted,
+            check: assessment.check,
+            sensitive: assessment.sensitive,
+            has_target: tool.is_some_and(|t| t.target.is_some()),
+        };
+        let rules = Rules { global: &snap.global_rules, conversation: &snap.conversation_rules };
+        (decide(&facts, rules), input_error, assessment)
+    }
+
+    /// The one invoke path.
+    pub async fn invoke(&self, call: Call) -> Invocation {
+        let snap = self.snapshot(&call);
+        let (decision, input_error, assessment) = self.decide_snapshot(&call, &snap);
+        let reason = explain(&decision, &snap);
+        self.record(&call, &snap, AuditEvent::Decided { decision });
+
+        let mut prompt = None;
+        let mut answer = None;
+        let grant = match decision.verdict {
+            Verdict::Refuse(code) => {
+                let message = refusal_message(code, &call, &snap, input_error.as_deref(), &assessment, &decision);
+                return Invocation { decision, reason, prompt, answer, outcome: Outcome::Refused { code, message } };
+            }
+            Verdict::Run => None,
+            Verdict::Ask(kind) => {
+                let (tool, plugin) = match (&snap.tool, &snap.plugin) {
+                    (Some(t), Some(p)) => (t.clone(), p.clone()),
+                    _ => unreachable!("decide only asks about an installed tool"),
+                };
+                let asked = Prompt {
+                    plugin: plugin.id.clone(),
+                    plugin_title: plugin.title.clone(),
+                    tool: tool.id.clone(),
+                    tool_title: tool.title.clone(),
+                    effect: tool.effect,
+                    input: call.input.clone(),
+                    kind,
+                    offers: kind.offers().to_vec(),
+                    headline: tool.resolve_target(&call.input).unwrap_or_else(|| tool.title.clone()),
+                    reason: explain(&decision, &snap),
+                    conversation: call.conversation.clone(),
+                };
+                let given = self.broker.ask(asked.clone()).await;
+                prompt = Some(asked);
+                answer = Some(given);
+                self.record(&call, &snap, AuditEvent::Answered { answer: given });
+                // Fail closed: an answer the prompt did not offer is no consent.
+                if !kind.offers().contains(&given) {
+                    let message = format!("the answer \"{}\" was not one this prompt offered; the call was not run", given.as_str());
+                    return self.stopped(call, &snap, (decision, reason), prompt, answer, Code::Declined, message);
+                }
+                match (kind, given) {
+                    (_, Answer::Deny | Answer::DontAllow) => {
+                        let message = "The user declined this call.".to_owned();
+                        return self.stopped(call, &snap, (decision, reason), prompt, answer, Code::Declined, message);
+                    }
+                    (PromptKind::Grant, Answer::AllowOnce) => Some(Grant::Once),
+                    (PromptKind::Grant, Answer::AlwaysAllow) => Some(Grant::Always),
+                    (PromptKind::Ordinary, Answer::AlwaysAllow) => {
+                        // seed 000: Always allow sets that plugin's mode for that effect to auto.
+                        self.state().modes.set(&tool.plugin, tool.effect, Mode::Auto);
+                        None
+                    }
+                    _ => None,
+                }
+            }
+        };
+
+        let (tool, handler) = match (snap.tool.clone(), snap.handler.clone()) {
+            (Some(t), Some(h)) => (t, h),
+            _ => unreachable!("decide only runs an installed tool"),
+        };
+        let ctx = ToolContext {
+            actor: call.actor,
+            grant,
+            conversation: call.conversation.clone(),
+            tainted: snap.tainted,
+        };
+        let outcome = match handler.run(&tool, call.input.clone(), ctx).await {
+            Ok(result) => {
+                // seed 000: third-party content taints the turn it enters.
+                if tool.untrusted && call.actor == Actor::Agent {
+                    if let Some(conv) = call.conversation.as_deref() {
+                        let _ = self.taint(conv);
+                    }
+                }
+                self.record(&call, &snap, AuditEvent::Ran);
+                let for_model = cut_for_model(&result.to_string());
+                Outcome::Ran { result, for_model }
+            }
+            Err(message) => {
+                self.record(&call, &snap, AuditEvent::Failed { message: message.clone() });
+                Outcome::Failed { message }
+            }
+        };
+        Invocation { decision, reason, prompt, answer, outcome }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn stopped(
+        &self,
+        call: Call,
+        snap: &Snapshot,
+        (decision, reason): (Decision, String),
+        prompt: Option<Prompt>,
+        answer: Option<Answer>,
+        code: Code,
+        message: String,
+    ) -> Invocation {
+        self.record(&call, snap, AuditEvent::Stopped { code: code.as_str().to_owned() });
+        Invocation { decision, reason, prompt, answer, outcome: Outcome::Refused { code, message } }
+    }
+
+    fn record(&self, call: &Call, snap: &Snapshot, event: AuditEvent) {
+        let entry = AuditEntry {
+            seq: 0,
+            actor: call.actor,
+            conversation: call.conversation.clone(),
+            tool: call.tool.clone(),
+            effect: snap.tool.as_ref().map(|t| t.effect),
+            event,
+        };
+        self.audit.lock().unwrap_or_else(|p| p.into_inner()).append(entry);
+    }
+}
+
+/// The model's copy of a result: at most [`MODEL_RESULT_CHARS`] characters, cut on a char
+/// boundary, with a marker saying how much was cut. The UI keeps the whole.
+pub fn cut_for_model(text: &str) -> String {
+    match text.char_indices().nth(MODEL_RESULT_CHARS) {
+        None => text.to_owned(),
+        Some((byte, _)) => {
+            let cut = text[byte..].chars().count();
+            let total = MODEL_RESULT_CHARS + cut;
+            format!("{}\n[… {cut} of {total} characters cut; page or filter the request to see the rest]", &text[..byte])
+        }
+    }
+}
+
+/// Why the deciding step decided, in words, for prompts, the demo and the audit.
+fn explain(decision: &Decision, snap: &Snapshot) -> String {
+    use crate::policy::Step;
+    let effect = snap.tool.as_ref().map_or("", |t| t.effect.as_str());
+    let plugin = snap.plugin.as_ref().map_or("", |p| p.id.as_str());
+    let rule = |scope: &str| match decision.rule {
+        Some(r) => {
+            let set = match r.scope {
+                crate::policy::RuleScope::Global => &snap.global_rules,
+                crate::policy::RuleScope::Conversation => &snap.conversation_rules,
+            };
+            let pattern = set.rules().get(r.index as usize).map_or("", |r| r.tool.as_str());
+            format!("{scope} rule {pattern} ({:?} rules[{}])", r.scope, r.index).to_lowercase()
+        }
+        None => format!("{scope} tool check"),
+    };
+    match decision.step {
+        Step::Availability => "the tool cannot be reached".into(),
+        Step::UserOnly => "only the user may start this tool".into(),
+        Step::Input => "the input does not match the tool's schema".into(),
+        Step::DenyRule => format!("a {}", rule("deny")),
+        Step::ModeOff => format!("{plugin}'s mode for {effect} is off"),
+        Step::Scheduler => match decision.verdict {
+            Verdict::Run => "a scheduled read that needs nobody's approval".into(),
+            Verdict::Refuse(Code::SchedulerReadOnly) => format!("scheduled runs only read, and this is a {effect} tool"),
+            Verdict::Refuse(Code::OutOfScope) => "the tool's own scope check refused".into(),
+            _ => "this call would need the user's approval, and nobody is there to ask".into(),
+        },
+        Step::UserTap => "a tap is never questioned".into(),
+        Step::PlanMode => "plan mode runs only reads".into(),
+        Step::Scope => "the tool's own scope check refused".into(),
+        Step::AlwaysAsks => "this tool asks on every call".into(),
+        Step::AskRule => format!("an {}", rule("ask")),
+        Step::SkipAll => "the preset is \"Skip all permissions\"".into(),
+        Step::Sensitive if snap.tainted => format!("this turn has read untrusted content, and this is a {effect} call"),
+        Step::Sensitive => "this change loosens a permission".into(),
+        Step::Allowance if decision.rule.is_some() => format!("an {}", rule("allow")),
+        Step::Allowance => "the tool's own check allows it".into(),
+        Step::AskEveryTime => "the preset is \"Ask every time\"".into(),
+        Step::Mode => format!("{plugin}'s mode for {effect} is {}", snap.mode),
+    }
+}
+
+/// The refusal the agent reads: what happened and which setting to change, where.
+fn refusal_message(
+    code: Code,
+    call: &Call,
+    snap: &Snapshot,
+    input_error: Option<&str>,
+    assessment: &Assessment,
+    decision: &Decision,
+) -> String {
+    let plugin = snap.plugin.as_ref().map_or("", |p| p.id.as_str());
+    let effect = snap.tool.as_ref().map_or("", |t| t.effect.as_str());
+    match code {
+        Code::TermsNotAccepted => {
+            "The terms have not been accepted yet. The user accepts them in first-run setup (Settings → About → Terms).".into()
+        }
+        Code::Unavailable => match (snap.availability, &snap.unmet) {
+            (Availability::NotInstalled, _) => {
+                format!("No plugin \"{plugin}\" is installed (tool \"{}\"). The user installs plugins in Settings → Plugins.", call.tool)
+            }
+            (Availability::NoSuchTool, _) => format!("Plugin \"{plugin}\" has no tool \"{}\".", call.tool),
+            (Availability::Disabled, _) => {
+                format!("Plugin \"{plugin}\" is turned off. The user turns it on in Settings → Plugins → {plugin}.")
+            }
+            (_, Some(requirement)) => format!(
+                "Plugin \"{plugin}\" needs {requirement}, which this phone does not provide now. The user sets it up in Settings → Plugins → {plugin}."
+            ),
+            _ => format!("Tool \"{}\" is not available.", call.tool),
+        },
+        Code::UserOnly => format!("\"{}\" can only be started by the user, from its screen.", call.tool),
+        Code::InvalidInput => format!("The input is invalid: {}", input_error.unwrap_or("it does not match the tool's schema")),
+        Code::DeniedByRule => {
+            let pattern = decision
+                .rule
+                .and_then(|r| match r.scope {
+                    crate::policy::RuleScope::Global => snap.global_rules.rules().get(r.index as usize),
+                    crate::policy::RuleScope::Conversation => snap.conversation_rules.rules().get(r.index as usize),
+                })
+                .map_or(String::new(), |r| r.tool.clone());
+            format!("A deny rule ({pattern}) blocks this call. The user can change it in Settings → Permissions → Rules.")
+        }
+        Code::Blocked => format!(
+            "Plugin \"{plugin}\" has its {effect} tools turned off. The user can change this in Settings → Plugins → {plugin} → AI permissions."
+        ),
+        Code::SchedulerReadOnly => format!(
+            "Scheduled runs only read, and \"{}\" has the {effect} effect. It can only run from a conversation or a tap.",
+            call.tool
+        ),
+        Code::Declined if call.actor == Actor::Scheduler => format!(
+            "\"{}\" would need the user's approval, and nobody is there to ask during a scheduled run. To let it run unattended, set Settings → Plugins → {plugin} → AI permissions → {effect} to auto.",
+            call.tool
+        ),
+        Code::Declined => "The user declined this call.".into(),
+        Code::PlanMode => {
+            "Plan mode is on: only read tools run while planning. The user turns plan mode off in the conversation's composer.".into()
+        }
+        Code::OutOfScope => format!(
+            "{} Approving a call never widens the conversation's scope; only the user can, from the conversation's scope settings.",
+            assessment.reason.as_deref().unwrap_or("This call reaches outside the conversation's scope.")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_result_is_kept_whole() {
+        assert_eq!(cut_for_model("{\"balanceYuan\":42.5}"), "{\"balanceYuan\":42.5}");
+    }
+
+    #[test]
+    fn a_long_result_is_cut_on_a_char_boundary_with_a_marker() {
+        let text = "食".repeat(12_005);
+        let cut = cut_for_model(&text);
+        let (kept, marker) = cut.split_once('\n').unwrap();
+        assert_eq!(kept.chars().count(), 12_000);
+        assert!(kept.chars().all(|c| c == '食'));
+        assert_eq!(marker, "[… 5 of 12005 characters cut; page or filter the request to see the rest]");
+    }
+
+    #[test]
+    fn exactly_the_limit_is_not_cut() {
+        let text = "x".repeat(12_000);
+        assert_eq!(cut_for_model(&text), text);
+    }
+}

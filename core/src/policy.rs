@@ -1,0 +1,698 @@
+//! Modes, presets, rules and the decision (seeds 000 and 003, merged in DESIGN.md §3).
+//!
+//! [`decide`] is a pure function over plain data: no I/O, no clock, no locks (STYLE.md §7).
+//! Everything that waits — prompts, the network, the disk — lives around it, in `invoke`.
+
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::registry::{Effect, Plugin, PluginKind, Tool};
+
+/// What happens when the agent calls a tool of one effect of one plugin. Ordered by
+/// strictness: `Auto < Ask < Off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Auto,
+    Ask,
+    Off,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Ask => "ask",
+            Mode::Off => "off",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [Mode::Auto, Mode::Ask, Mode::Off].into_iter().find(|m| m.as_str() == name)
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a plugin's mode for one effect came from, for `harness tools` and the settings screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeSource {
+    KindDefault,
+    PluginDefault,
+    User,
+}
+
+impl ModeSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModeSource::KindDefault => "kind default",
+            ModeSource::PluginDefault => "plugin default",
+            ModeSource::User => "user",
+        }
+    }
+}
+
+/// seed 000, "Default modes": the table by plugin kind.
+pub fn kind_default(kind: PluginKind, effect: Effect) -> Mode {
+    match (kind, effect) {
+        (PluginKind::Bundled | PluginKind::Official, _) => Mode::Auto,
+        (PluginKind::Community | PluginKind::Remote, Effect::Read) => Mode::Auto,
+        (PluginKind::Community | PluginKind::Remote, _) => Mode::Ask,
+    }
+}
+
+/// The mode a plugin starts with: bundled and official `defaultModes` apply as declared;
+/// community ones only where stricter than the table; remote plugins cannot set any.
+pub fn default_mode(plugin: &Plugin, effect: Effect) -> (Mode, ModeSource) {
+    let table = kind_default(plugin.kind, effect);
+    match (plugin.kind, plugin.default_modes.get(&effect)) {
+        (PluginKind::Bundled | PluginKind::Official, Some(&declared)) => (declared, ModeSource::PluginDefault),
+        (PluginKind::Community, Some(&declared)) if declared > table => (declared, ModeSource::PluginDefault),
+        _ => (table, ModeSource::KindDefault),
+    }
+}
+
+/// The modes the user set. A mode the user set wins over every default.
+#[derive(Debug, Clone, Default)]
+pub struct UserModes {
+    by_plugin: FxHashMap<String, [Option<Mode>; 4]>,
+}
+
+impl UserModes {
+    pub fn set(&mut self, plugin: &str, effect: Effect, mode: Mode) {
+        self.by_plugin.entry(plugin.to_owned()).or_default()[effect as usize] = Some(mode);
+    }
+
+    pub fn get(&self, plugin: &str, effect: Effect) -> Option<Mode> {
+        self.by_plugin.get(plugin).and_then(|modes| modes[effect as usize])
+    }
+
+    /// The mode in force and where it came from.
+    pub fn effective(&self, plugin: &Plugin, effect: Effect) -> (Mode, ModeSource) {
+        match self.get(&plugin.id, effect) {
+            Some(mode) => (mode, ModeSource::User),
+            None => default_mode(plugin, effect),
+        }
+    }
+
+    /// Every mode the user set, as (plugin, effect, mode).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Effect, Mode)> {
+        self.by_plugin.iter().flat_map(|(plugin, modes)| {
+            Effect::ALL.into_iter().filter_map(move |e| modes[e as usize].map(|m| (plugin.as_str(), e, m)))
+        })
+    }
+}
+
+/// The three rungs over the plugin modes (DESIGN.md §3). Ordered by strictness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    SkipAll,
+    #[default]
+    AutoEdit,
+    AskEveryTime,
+}
+
+impl Preset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::SkipAll => "skip_all",
+            Preset::AutoEdit => "auto_edit",
+            Preset::AskEveryTime => "ask_every_time",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Preset::SkipAll => "Skip all permissions",
+            Preset::AutoEdit => "Auto-edit",
+            Preset::AskEveryTime => "Ask every time",
+        }
+    }
+}
+
+/// Who made a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    /// A tap on a screen or a widget button.
+    User,
+    /// The model, inside a turn.
+    Agent,
+    /// A scheduled check or agent job.
+    Scheduler,
+}
+
+impl Actor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::User => "user",
+            Actor::Agent => "agent",
+            Actor::Scheduler => "scheduler",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleKind {
+    Deny,
+    Ask,
+    Allow,
+}
+
+/// `{kind, tool: "<plugin>.<tool>" | "<plugin>.*" | "*", effect?, when?}`. `when` holds
+/// top-level input fields that must all equal the call's for the rule to match.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub kind: RuleKind,
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<Effect>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Map<String, Value>>,
+}
+
+impl Rule {
+    fn matches(&self, tool: &Tool, input: &Value) -> bool {
+        if self.effect.is_some_and(|e| e != tool.effect) {
+            return false;
+        }
+        match &self.when {
+            None => true,
+            Some(fields) => fields.iter().all(|(k, v)| input.get(k) == Some(v)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rules[{index}].tool: \"{pattern}\" is not a rule pattern; use \"<plugin>.<tool>\", \"<plugin>.*\" or \"*\"")]
+pub struct RuleError {
+    pub index: usize,
+    pub pattern: String,
+}
+
+/// Rules of one scope (global, or one conversation's), indexed by the tool id or plugin id
+/// their pattern names, so a call looks up its few candidates instead of scanning every rule.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    by_key: FxHashMap<String, Vec<u32>>,
+    any: Vec<u32>,
+}
+
+impl RuleSet {
+    pub fn new(rules: Vec<Rule>) -> Result<Self, RuleError> {
+        let mut by_key: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+        let mut any = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            let slot = index as u32;
+            if rule.tool == "*" {
+                any.push(slot);
+                continue;
+            }
+            let key = match rule.tool.split_once('.') {
+                // `plugin.*` is keyed by the plugin id, which never holds a dot; an exact
+                // pattern by the tool id, which always does, so the two never collide.
+                Some((plugin, "*")) if valid_part(plugin) => plugin,
+                Some((plugin, tool)) if valid_part(plugin) && valid_part(tool) => rule.tool.as_str(),
+                _ => return Err(RuleError { index, pattern: rule.tool.clone() }),
+            };
+            by_key.entry(key.to_owned()).or_default().push(slot);
+        }
+        Ok(Self { rules, by_key, any })
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The lowest-numbered rule of `kind` that matches this call.
+    pub fn first_match(&self, kind: RuleKind, tool: &Tool, input: &Value) -> Option<u32> {
+        self.candidates(tool)
+            .filter(|&i| {
+                let rule = &self.rules[i as usize];
+                rule.kind == kind && rule.matches(tool, input)
+            })
+            .min()
+    }
+
+    /// Whether a rule of `kind` matches every call of this tool, whatever its input.
+    pub fn covers(&self, kind: RuleKind, tool: &Tool) -> bool {
+        self.candidates(tool).any(|i| {
+            let rule = &self.rules[i as usize];
+            rule.kind == kind && rule.when.is_none() && rule.effect.is_none_or(|e| e == tool.effect)
+        })
+    }
+
+    fn candidates<'s>(&'s self, tool: &Tool) -> impl Iterator<Item = u32> + 's {
+        let exact = self.by_key.get(tool.id.as_str()).map(Vec::as_slice).unwrap_or_default();
+        let plugin = self.by_key.get(tool.plugin.as_str()).map(Vec::as_slice).unwrap_or_default();
+        exact.iter().chain(plugin).chain(&self.any).copied()
+    }
+}
+
+fn valid_part(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Which rule set a deciding rule came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleScope {
+    Global,
+    Conversation,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RuleRef {
+    pub scope: RuleScope,
+    pub index: u32,
+}
+
+/// The tool's own scope check (a path outside the conversation's roots, a host outside the
+/// allowlist, an app outside Copilot's scope) — or its explicit allowance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCheck {
+    #[default]
+    Pass,
+    Deny,
+    Allow,
+}
+
+/// Whether the tool can be reached at all (step 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Availability {
+    Ready,
+    NoSuchTool,
+    NotInstalled,
+    Disabled,
+    /// A `requires` entry the phone does not provide.
+    Unmet,
+}
+
+/// Everything the decision looks at, as plain values.
+#[derive(Clone, Copy, Debug)]
+pub struct Facts<'a> {
+    pub actor: Actor,
+    /// `None` when no tool has the called id.
+    pub tool: Option<&'a Tool>,
+    pub availability: Availability,
+    pub terms_accepted: bool,
+    pub input: &'a Value,
+    pub input_valid: bool,
+    /// The mode in force for the tool's plugin and effect.
+    pub mode: Mode,
+    pub preset: Preset,
+    pub plan_mode: bool,
+    /// The turn has taken in untrusted content.
+    pub tainted: bool,
+    pub check: ToolCheck,
+    /// A settings change that loosens a permission.
+    pub sensitive: bool,
+    /// The tool's resolveEffect named a target for this call.
+    pub has_target: bool,
+}
+
+/// The reason a call is refused; the strings are the codes the agent sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    Unavailable,
+    TermsNotAccepted,
+    UserOnly,
+    InvalidInput,
+    DeniedByRule,
+    Blocked,
+    SchedulerReadOnly,
+    Declined,
+    PlanMode,
+    OutOfScope,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Unavailable => "unavailable",
+            Code::TermsNotAccepted => "terms_not_accepted",
+            Code::UserOnly => "user_only",
+            Code::InvalidInput => "invalid_input",
+            Code::DeniedByRule => "denied_by_rule",
+            Code::Blocked => "blocked",
+            Code::SchedulerReadOnly => "scheduler_read_only",
+            Code::Declined => "declined",
+            Code::PlanMode => "plan_mode",
+            Code::OutOfScope => "out_of_scope",
+        }
+    }
+}
+
+/// An answer the user can give to a prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Allow,
+    Deny,
+    AlwaysAllow,
+    AllowOnce,
+    DontAllow,
+}
+
+impl Answer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Allow => "allow",
+            Answer::Deny => "deny",
+            Answer::AlwaysAllow => "always_allow",
+            Answer::AllowOnce => "allow_once",
+            Answer::DontAllow => "dont_allow",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [Answer::Allow, Answer::Deny, Answer::AlwaysAllow, Answer::AllowOnce, Answer::DontAllow]
+            .into_iter()
+            .find(|a| a.as_str() == name)
+    }
+}
+
+/// The three prompt shapes of seed 000.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptKind {
+    /// Allow / Deny / Always allow.
+    Ordinary,
+    /// A grant tool: Allow once / Always allow / Don't allow; the answer never changes modes.
+    Grant,
+    /// An alwaysAsk or targeted tool: Allow / Deny, never "always".
+    Confirm,
+}
+
+impl PromptKind {
+    pub fn offers(self) -> &'static [Answer] {
+        match self {
+            PromptKind::Ordinary => &[Answer::Allow, Answer::Deny, Answer::AlwaysAllow],
+            PromptKind::Grant => &[Answer::AllowOnce, Answer::AlwaysAllow, Answer::DontAllow],
+            PromptKind::Confirm => &[Answer::Allow, Answer::Deny],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", content = "detail", rename_all = "snake_case")]
+pub enum Verdict {
+    Run,
+    Ask(PromptKind),
+    Refuse(Code),
+}
+
+/// The step of DESIGN.md §3 that decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Step {
+    /// 1: exists, installed, available, enabled; terms accepted.
+    Availability,
+    /// 2
+    UserOnly,
+    /// 3
+    Input,
+    /// 4
+    DenyRule,
+    /// 5
+    ModeOff,
+    /// 6
+    Scheduler,
+    /// 7
+    UserTap,
+    /// 8a
+    PlanMode,
+    /// 8b
+    Scope,
+    /// 8c
+    AlwaysAsks,
+    /// 8d
+    AskRule,
+    /// 8e
+    SkipAll,
+    /// 8f
+    Sensitive,
+    /// 8g
+    Allowance,
+    /// 8h
+    AskEveryTime,
+    /// 8i
+    Mode,
+}
+
+impl Step {
+    pub fn label(self) -> &'static str {
+        match self {
+            Step::Availability => "1",
+            Step::UserOnly => "2",
+            Step::Input => "3",
+            Step::DenyRule => "4",
+            Step::ModeOff => "5",
+            Step::Scheduler => "6",
+            Step::UserTap => "7",
+            Step::PlanMode => "8a",
+            Step::Scope => "8b",
+            Step::AlwaysAsks => "8c",
+            Step::AskRule => "8d",
+            Step::SkipAll => "8e",
+            Step::Sensitive => "8f",
+            Step::Allowance => "8g",
+            Step::AskEveryTime => "8h",
+            Step::Mode => "8i",
+        }
+    }
+}
+
+/// What was decided, at which step, and by which rule (if a rule decided).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub step: Step,
+    pub rule: Option<RuleRef>,
+}
+
+impl Decision {
+    fn by(step: Step, verdict: Verdict) -> Self {
+        Self { verdict, step, rule: None }
+    }
+
+    fn by_rule(step: Step, verdict: Verdict, rule: RuleRef) -> Self {
+        Self { verdict, step, rule: Some(rule) }
+    }
+}
+
+/// The rule sets a call is checked against: the global rules and the conversation's own.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules<'a> {
+    pub global: &'a RuleSet,
+    pub conversation: &'a RuleSet,
+}
+
+impl Rules<'_> {
+    fn first_match(&self, kind: RuleKind, tool: &Tool, input: &Value) -> Option<RuleRef> {
+        let found = |set: &RuleSet, scope| {
+            if set.is_empty() {
+                return None;
+            }
+            set.first_match(kind, tool, input).map(|index| RuleRef { scope, index })
+        };
+        found(self.conversation, RuleScope::Conversation).or_else(|| found(self.global, RuleScope::Global))
+    }
+
+    /// Whether a deny rule refuses this tool whatever the input, so it is never offered.
+    pub fn denies_outright(&self, tool: &Tool) -> bool {
+        self.global.covers(RuleKind::Deny, tool) || self.conversation.covers(RuleKind::Deny, tool)
+    }
+}
+
+/// The decision of DESIGN.md §3. The first step that decides, decides.
+pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
+    use Verdict::{Ask, Refuse, Run};
+
+    // 1. Before the terms are accepted the agent acts for nobody, and nothing is scheduled.
+    if f.actor != Actor::User && !f.terms_accepted {
+        return Decision::by(Step::Availability, Refuse(Code::TermsNotAccepted));
+    }
+    let tool = match (f.tool, f.availability) {
+        (Some(tool), Availability::Ready) => tool,
+        _ => return Decision::by(Step::Availability, Refuse(Code::Unavailable)),
+    };
+    // 2.
+    if tool.user_only && f.actor != Actor::User {
+        return Decision::by(Step::UserOnly, Refuse(Code::UserOnly));
+    }
+    // 3.
+    if !f.input_valid {
+        return Decision::by(Step::Input, Refuse(Code::InvalidInput));
+    }
+    // 4. Rules speak for the user; they do not question the user's own taps.
+    if f.actor != Actor::User {
+        if let Some(rule) = rules.first_match(RuleKind::Deny, tool, f.input) {
+            return Decision::by_rule(Step::DenyRule, Refuse(Code::DeniedByRule), rule);
+        }
+    }
+    // 5. Off disables this effect of this plugin for every actor.
+    if f.mode == Mode::Off {
+        return Decision::by(Step::ModeOff, Refuse(Code::Blocked));
+    }
+    // 6. seed 000: unattended runs only read, and nobody is there to ask.
+    if f.actor == Actor::Scheduler {
+        if tool.effect != Effect::Read {
+            return Decision::by(Step::Scheduler, Refuse(Code::SchedulerReadOnly));
+        }
+        if tool.grant || tool.always_ask || f.has_target || f.mode == Mode::Ask {
+            return Decision::by(Step::Scheduler, Refuse(Code::Declined));
+        }
+        if let Some(rule) = rules.first_match(RuleKind::Ask, tool, f.input) {
+            return Decision::by_rule(Step::Scheduler, Refuse(Code::Declined), rule);
+        }
+        if f.check == ToolCheck::Deny {
+            return Decision::by(Step::Scheduler, Refuse(Code::OutOfScope));
+        }
+        return Decision::by(Step::Scheduler, Run);
+    }
+    // 7. A tap is never questioned.
+    if f.actor == Actor::User {
+        return Decision::by(Step::UserTap, Run);
+    }
+    // 8. The agent.
+    if f.plan_mode && tool.effect != Effect::Read {
+        return Decision::by(Step::PlanMode, Refuse(Code::PlanMode));
+    }
+    // seed 003: approving a call never widens a scope, so this comes before every prompt.
+    if f.check == ToolCheck::Deny {
+        return Decision::by(Step::Scope, Refuse(Code::OutOfScope));
+    }
+    if tool.grant {
+        return Decision::by(Step::AlwaysAsks, Ask(PromptKind::Grant));
+    }
+    if tool.always_ask || f.has_target {
+        return Decision::by(Step::AlwaysAsks, Ask(PromptKind::Confirm));
+    }
+    if let Some(rule) = rules.first_match(RuleKind::Ask, tool, f.input) {
+        return Decision::by_rule(Step::AskRule, Ask(PromptKind::Ordinary), rule);
+    }
+    if f.preset == Preset::SkipAll {
+        return Decision::by(Step::SkipAll, Run);
+    }
+    if f.sensitive || (f.tainted && matches!(tool.effect, Effect::Money | Effect::Public)) {
+        return Decision::by(Step::Sensitive, Ask(PromptKind::Ordinary));
+    }
+    if let Some(rule) = rules.first_match(RuleKind::Allow, tool, f.input) {
+        return Decision::by_rule(Step::Allowance, Run, rule);
+    }
+    if f.check == ToolCheck::Allow {
+        return Decision::by(Step::Allowance, Run);
+    }
+    if f.preset == Preset::AskEveryTime && tool.effect != Effect::Read {
+        return Decision::by(Step::AskEveryTime, Ask(PromptKind::Ordinary));
+    }
+    match f.mode {
+        Mode::Auto => Decision::by(Step::Mode, Run),
+        _ => Decision::by(Step::Mode, Ask(PromptKind::Ordinary)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{parse_manifest, Plugin};
+    use serde_json::json;
+
+    fn plugin(kind: PluginKind, defaults: Value) -> Plugin {
+        let manifest = parse_manifest(&json!({"id": "p", "defaultModes": defaults,
+            "tools": [{"name": "t", "effect": "money"}]}))
+        .unwrap();
+        Plugin::load(manifest, kind).unwrap()
+    }
+
+    #[test]
+    fn the_default_table_by_kind() {
+        use Effect::*;
+        use Mode::*;
+        let rows = [
+            (PluginKind::Bundled, [Auto, Auto, Auto, Auto]),
+            (PluginKind::Official, [Auto, Auto, Auto, Auto]),
+            (PluginKind::Community, [Auto, Ask, Ask, Ask]),
+            (PluginKind::Remote, [Auto, Ask, Ask, Ask]),
+        ];
+        for (kind, modes) in rows {
+            let got: Vec<Mode> = [Read, Write, Money, Public].into_iter().map(|e| kind_default(kind, e)).collect();
+            assert_eq!(got, modes, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn bundled_and_official_defaults_apply_as_declared() {
+        for kind in [PluginKind::Bundled, PluginKind::Official] {
+            let p = plugin(kind, json!({"money": "ask", "public": "off"}));
+            assert_eq!(default_mode(&p, Effect::Money), (Mode::Ask, ModeSource::PluginDefault));
+            assert_eq!(default_mode(&p, Effect::Public), (Mode::Off, ModeSource::PluginDefault));
+            assert_eq!(default_mode(&p, Effect::Write), (Mode::Auto, ModeSource::KindDefault));
+        }
+    }
+
+    #[test]
+    fn community_defaults_apply_only_where_stricter() {
+        let p = plugin(PluginKind::Community, json!({"read": "ask", "write": "auto", "money": "off", "public": "ask"}));
+        assert_eq!(default_mode(&p, Effect::Read), (Mode::Ask, ModeSource::PluginDefault));
+        assert_eq!(default_mode(&p, Effect::Write), (Mode::Ask, ModeSource::KindDefault));
+        assert_eq!(default_mode(&p, Effect::Money), (Mode::Off, ModeSource::PluginDefault));
+        assert_eq!(default_mode(&p, Effect::Public), (Mode::Ask, ModeSource::KindDefault));
+    }
+
+    #[test]
+    fn a_user_mode_wins_over_every_default() {
+        let p = plugin(PluginKind::Bundled, json!({"money": "ask"}));
+        let mut modes = UserModes::default();
+        modes.set("p", Effect::Money, Mode::Auto);
+        assert_eq!(modes.effective(&p, Effect::Money), (Mode::Auto, ModeSource::User));
+    }
+
+    #[test]
+    fn a_malformed_rule_pattern_is_refused_naming_the_rule() {
+        let rule = |tool: &str| Rule { kind: RuleKind::Deny, tool: tool.into(), effect: None, when: None };
+        let err = RuleSet::new(vec![rule("wallet.*"), rule("wallet")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rules[1].tool: \"wallet\" is not a rule pattern; use \"<plugin>.<tool>\", \"<plugin>.*\" or \"*\""
+        );
+        for bad in ["*.recharge", "wallet.re*", ".x", "a.b.c"] {
+            assert!(RuleSet::new(vec![rule(bad)]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rules_match_by_tool_plugin_and_wildcard_with_effect_and_when() {
+        let p = plugin(PluginKind::Bundled, json!({}));
+        let tool = &p.tools[0];
+        let set = RuleSet::new(vec![
+            Rule { kind: RuleKind::Ask, tool: "other.t".into(), effect: None, when: None },
+            Rule { kind: RuleKind::Ask, tool: "p.*".into(), effect: Some(Effect::Read), when: None },
+            Rule { kind: RuleKind::Ask, tool: "*".into(), effect: None, when: Some(json!({"amountYuan": 500}).as_object().unwrap().clone()) },
+            Rule { kind: RuleKind::Ask, tool: "p.t".into(), effect: Some(Effect::Money), when: None },
+        ])
+        .unwrap();
+        assert_eq!(set.first_match(RuleKind::Ask, tool, &json!({"amountYuan": 500})), Some(2));
+        assert_eq!(set.first_match(RuleKind::Ask, tool, &json!({"amountYuan": 5})), Some(3));
+        assert_eq!(set.first_match(RuleKind::Deny, tool, &json!({})), None);
+        assert!(set.covers(RuleKind::Ask, tool));
+    }
+}

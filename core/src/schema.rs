@@ -1,0 +1,100 @@
+//! Input validation against a tool's JSON Schema (what zod emits), with a maintained validator.
+//! Every error names the field it is about, so the agent and the user know what to fix.
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+/// A compiled input schema. Compiling happens once, at load; validating is then allocation-free
+/// for valid input.
+#[derive(Debug)]
+pub struct InputSchema {
+    source: Value,
+    validator: Validator,
+}
+
+impl InputSchema {
+    /// Compiles `schema`; an invalid schema is described in the error.
+    pub fn compile(schema: Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
+        Ok(Self { source: schema, validator })
+    }
+
+    /// The schema as written, for the model's tool list.
+    pub fn source(&self) -> &Value {
+        &self.source
+    }
+
+    /// `Ok` when `input` is valid; otherwise every problem, each naming its field, joined by `; `.
+    pub fn validate(&self, input: &Value) -> Result<(), String> {
+        if self.validator.is_valid(input) {
+            return Ok(());
+        }
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(input)
+            .map(|e| format!("{}: {e}", field_name(e.instance_path().as_str())))
+            .collect();
+        Err(problems.join("; "))
+    }
+}
+
+/// `/items/0/name` → `input.items.0.name`; the root is `input`.
+fn field_name(pointer: &str) -> String {
+    let mut name = String::from("input");
+    for segment in pointer.split('/').skip(1) {
+        name.push('.');
+        name.push_str(&segment.replace("~1", "/").replace("~0", "~"));
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn amount_schema() -> InputSchema {
+        InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"amountYuan": {"type": "number", "minimum": 1, "maximum": 500}},
+            "required": ["amountYuan"],
+            "additionalProperties": false
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn valid_input_passes() {
+        assert_eq!(amount_schema().validate(&json!({"amountYuan": 50})), Ok(()));
+    }
+
+    #[test]
+    fn a_bad_value_names_its_field() {
+        let err = amount_schema().validate(&json!({"amountYuan": 900})).unwrap_err();
+        assert_eq!(err, "input.amountYuan: 900 is greater than the maximum of 500");
+    }
+
+    #[test]
+    fn a_missing_field_is_named() {
+        let err = amount_schema().validate(&json!({})).unwrap_err();
+        assert_eq!(err, "input: \"amountYuan\" is a required property");
+    }
+
+    #[test]
+    fn a_nested_field_is_named_by_its_path() {
+        let schema = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": {
+                "type": "object", "properties": {"name": {"type": "string"}}}}}
+        }))
+        .unwrap();
+        let err = schema.validate(&json!({"items": [{"name": 3}]})).unwrap_err();
+        assert_eq!(err, "input.items.0.name: 3 is not of type \"string\"");
+    }
+
+    #[test]
+    fn an_invalid_schema_does_not_compile() {
+        let err = InputSchema::compile(json!({"type": "no-such-type"})).unwrap_err();
+        assert!(err.contains("no-such-type"), "{err}");
+    }
+}
