@@ -240,14 +240,23 @@ impl RuleSet {
         self.rules.is_empty()
     }
 
+    /// The lowest-numbered matching rule of each kind, indexed by `RuleKind as usize`, found in
+    /// one pass over the call's candidates.
+    pub fn matches(&self, tool: &Tool, input: &Value) -> [Option<u32>; 3] {
+        let mut found = [None; 3];
+        for i in self.candidates(tool) {
+            let rule = &self.rules[i as usize];
+            let slot = &mut found[rule.kind as usize];
+            if slot.is_none_or(|j| i < j) && rule.matches(tool, input) {
+                *slot = Some(i);
+            }
+        }
+        found
+    }
+
     /// The lowest-numbered rule of `kind` that matches this call.
     pub fn first_match(&self, kind: RuleKind, tool: &Tool, input: &Value) -> Option<u32> {
-        self.candidates(tool)
-            .filter(|&i| {
-                let rule = &self.rules[i as usize];
-                rule.kind == kind && rule.matches(tool, input)
-            })
-            .min()
+        self.matches(tool, input)[kind as usize]
     }
 
     /// Whether a rule of `kind` matches every call of this tool, whatever its input.
@@ -506,14 +515,17 @@ pub struct Rules<'a> {
 }
 
 impl Rules<'_> {
-    fn first_match(&self, kind: RuleKind, tool: &Tool, input: &Value) -> Option<RuleRef> {
-        let found = |set: &RuleSet, scope| {
+    /// The deciding rule of each kind for this call: the conversation's own rules first.
+    fn matches(&self, tool: &Tool, input: &Value) -> [Option<RuleRef>; 3] {
+        let scoped = |set: &RuleSet, scope| -> [Option<RuleRef>; 3] {
             if set.is_empty() {
-                return None;
+                return [None; 3];
             }
-            set.first_match(kind, tool, input).map(|index| RuleRef { scope, index })
+            set.matches(tool, input).map(|m| m.map(|index| RuleRef { scope, index }))
         };
-        found(self.conversation, RuleScope::Conversation).or_else(|| found(self.global, RuleScope::Global))
+        let conversation = scoped(self.conversation, RuleScope::Conversation);
+        let global = scoped(self.global, RuleScope::Global);
+        [0, 1, 2].map(|k| conversation[k].or(global[k]))
     }
 
     /// Whether a deny rule refuses this tool whatever the input, so it is never offered.
@@ -542,11 +554,15 @@ pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if !f.input_valid {
         return Decision::by(Step::Input, Refuse(Code::InvalidInput));
     }
-    // 4. Rules speak for the user; they do not question the user's own taps.
-    if f.actor != Actor::User {
-        if let Some(rule) = rules.first_match(RuleKind::Deny, tool, f.input) {
-            return Decision::by_rule(Step::DenyRule, Refuse(Code::DeniedByRule), rule);
-        }
+    // Rules speak for the user; they do not question the user's own taps.
+    let matched = match f.actor {
+        Actor::User => [None; 3],
+        _ => rules.matches(tool, f.input),
+    };
+    let [deny_rule, ask_rule, allow_rule] = matched;
+    // 4.
+    if let Some(rule) = deny_rule {
+        return Decision::by_rule(Step::DenyRule, Refuse(Code::DeniedByRule), rule);
     }
     // 5. Off disables this effect of this plugin for every actor.
     if f.mode == Mode::Off {
@@ -560,7 +576,7 @@ pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
         if tool.grant || tool.always_ask || f.has_target || f.mode == Mode::Ask {
             return Decision::by(Step::Scheduler, Refuse(Code::Declined));
         }
-        if let Some(rule) = rules.first_match(RuleKind::Ask, tool, f.input) {
+        if let Some(rule) = ask_rule {
             return Decision::by_rule(Step::Scheduler, Refuse(Code::Declined), rule);
         }
         if f.check == ToolCheck::Deny {
@@ -586,7 +602,7 @@ pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if tool.always_ask || f.has_target {
         return Decision::by(Step::AlwaysAsks, Ask(PromptKind::Confirm));
     }
-    if let Some(rule) = rules.first_match(RuleKind::Ask, tool, f.input) {
+    if let Some(rule) = ask_rule {
         return Decision::by_rule(Step::AskRule, Ask(PromptKind::Ordinary), rule);
     }
     if f.preset == Preset::SkipAll {
@@ -595,7 +611,7 @@ pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if f.sensitive || (f.tainted && matches!(tool.effect, Effect::Money | Effect::Public)) {
         return Decision::by(Step::Sensitive, Ask(PromptKind::Ordinary));
     }
-    if let Some(rule) = rules.first_match(RuleKind::Allow, tool, f.input) {
+    if let Some(rule) = allow_rule {
         return Decision::by_rule(Step::Allowance, Run, rule);
     }
     if f.check == ToolCheck::Allow {
