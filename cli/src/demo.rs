@@ -8,24 +8,41 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use harness_core::conformance::describe;
-use harness_core::invoke::{ApprovalBroker, Call, Consent, Engine, Outcome, Prompt};
-use harness_core::plugins::samples;
+use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
+use harness_core::plugins::samples::{self, Samples};
+use harness_core::store::DATABASE_FILE;
+use harness_core::{Engine, Options};
 use harness_core::policy::{Actor, Answer, Mode, PromptKind};
 use harness_core::registry::Effect;
 use serde_json::{json, Value};
 
 const CONVERSATION: &str = "demo";
 
-/// Opens the demo's data directory and installs the sample plugins into a fresh engine.
-pub fn sample_engine(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
-    let plugins = data_dir.join("plugins").join("canteen");
-    std::fs::create_dir_all(&plugins).map_err(|e| format!("cannot create {}: {e}", plugins.display()))?;
-    let document = plugins.join("PLUGIN.md");
+/// Opens a data directory with the sample plugins' code available.
+pub fn open(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
+    let mut options = Options::new(broker);
+    options.catalog = Arc::new(Samples);
+    Engine::open(data_dir, options).map_err(|e| e.to_string())
+}
+
+/// Starts the demo's data directory afresh — only the files the demo itself made — and installs
+/// the sample plugins the way a user would.
+fn fresh_demo(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
+    for name in [DATABASE_FILE.to_owned(), format!("{DATABASE_FILE}-wal"), format!("{DATABASE_FILE}-shm")] {
+        match std::fs::remove_file(data_dir.join(&name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(format!("cannot reset {name}: {e}")),
+            _ => {}
+        }
+    }
+    let folder = data_dir.join("plugins").join("canteen");
+    std::fs::create_dir_all(&folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    let document = folder.join("PLUGIN.md");
     std::fs::write(&document, samples::CANTEEN_DOCUMENT).map_err(|e| format!("cannot write {}: {e}", document.display()))?;
     let document = std::fs::canonicalize(&document).map_err(|e| e.to_string())?;
-    let engine = Engine::new(broker);
+    let engine = open(data_dir, broker)?;
     samples::install(&engine, &format!("file://{}", document.display())).map_err(|e| e.to_string())?;
-    engine.set_consent(Consent { terms_accepted: true, met: ["campus-session".to_owned()].into_iter().collect() });
+    engine.accept_terms().map_err(|e| e.to_string())?;
+    engine.set_campus_session(true).map_err(|e| e.to_string())?;
     Ok(engine)
 }
 
@@ -97,13 +114,14 @@ impl ApprovalBroker for TerminalAnswers {
 }
 
 pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> {
-    let engine = sample_engine(data_dir, Arc::new(TerminalAnswers { fixed: answer }))?;
+    let engine = fresh_demo(data_dir, Arc::new(TerminalAnswers { fixed: answer }))?;
     println!("PKU harness demo — data directory {}", data_dir.display());
-    for (plugin, _) in engine.plugins() {
+    for view in engine.plugins() {
+        let plugin = &view.plugin;
         println!("  installed {} ({}, {} tools)", plugin.id, plugin.kind.as_str(), plugin.tools.len());
     }
     println!("  terms accepted; campus session signed in");
-    engine.open_conversation(CONVERSATION);
+    engine.open_conversation(CONVERSATION).map_err(|e| e.to_string())?;
 
     turn(&engine, 1, "How much is left on my card, and can I get a table for two at 学一 at 12:00?");
     call(&engine, Actor::Agent, "wallet.cardBalance", json!({})).await;
@@ -125,8 +143,8 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     note("a post asks the agent to recharge the card; the turn is tainted");
     call(&engine, Actor::Agent, "wallet.recharge", json!({"amountYuan": 500})).await;
 
-    let audit = engine.audit();
-    println!("\n{} audit entries recorded.", audit.len());
+    let audit = engine.audit(10_000).map_err(|e| e.to_string())?;
+    println!("\n{} audit entries recorded (harness audit --data-dir {} lists them).", audit.len(), data_dir.display());
     Ok(())
 }
 

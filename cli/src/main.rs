@@ -25,7 +25,8 @@ enum Command {
         /// Answer every approval prompt this way instead of asking on the terminal.
         #[arg(long, value_enum)]
         answer: Option<DemoAnswer>,
-        /// Where the demo keeps its data (created if missing).
+        /// Where the demo keeps its data (default: the data directory's `demo` folder). The
+        /// demo starts its database afresh on every run.
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
@@ -36,7 +37,7 @@ enum Command {
     },
     /// List every plugin with its mode per effect and where each mode came from.
     Tools {
-        /// The data directory to read (the demo's by default).
+        /// The data directory to read.
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
@@ -75,7 +76,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo { answer, data_dir } => {
-            demo::run(&data_dir.unwrap_or_else(default_data_dir), answer.map(Answer::from)).await
+            demo::run(&data_dir.unwrap_or_else(|| default_data_dir().join("demo")), answer.map(Answer::from)).await
         }
         Command::Tools { data_dir } => tools::run(&data_dir.unwrap_or_else(default_data_dir)),
         Command::Conformance { paths } => return run_conformance(&paths).await,

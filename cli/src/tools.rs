@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::policy::Answer;
 
-use crate::demo::sample_engine;
+use crate::demo;
 
 /// Listing asks nobody anything.
 struct NoPrompts;
@@ -20,17 +20,18 @@ impl ApprovalBroker for NoPrompts {
 }
 
 pub fn run(data_dir: &Path) -> Result<(), String> {
-    let engine = sample_engine(data_dir, Arc::new(NoPrompts))?;
+    let engine = demo::open(data_dir, Arc::new(NoPrompts))?;
     let plugins = engine.plugins();
-    println!("Plugins ({})", plugins.len());
-    for (plugin, enabled) in plugins {
-        let state = if enabled { "enabled" } else { "disabled" };
+    println!("Plugins ({}) in {}", plugins.len(), data_dir.display());
+    for view in plugins {
+        let plugin = &view.plugin;
+        let state = if view.enabled { "enabled" } else { "disabled" };
         println!("  {:<12} {} · {}", plugin.id, plugin.kind.as_str(), state);
         if !plugin.requires.is_empty() {
-            println!("    requires {}", plugin.requires.join(", "));
+            let unmet = view.unmet.as_deref().map_or(String::new(), |r| format!(" (not met: {r})"));
+            println!("    requires {}{unmet}", plugin.requires.join(", "));
         }
-        let modes = engine.modes(&plugin.id).map_err(|e| e.to_string())?;
-        let row: Vec<String> = modes.iter().map(|m| format!("{} {} ({})", m.effect, m.mode, m.source.as_str())).collect();
+        let row: Vec<String> = view.modes.iter().map(|(effect, mode, source)| format!("{effect} {mode} ({})", source.as_str())).collect();
         println!("    modes  {}", row.join(" · "));
         for tool in &plugin.tools {
             let mut flags = Vec::new();
@@ -42,6 +43,9 @@ pub fn run(data_dir: &Path) -> Result<(), String> {
             let flags = if flags.is_empty() { String::new() } else { format!(" [{}]", flags.join(", ")) };
             println!("    {:<28} {:<6} {}{flags}", tool.id, tool.effect.as_str(), tool.title);
         }
+    }
+    for error in engine.load_errors() {
+        println!("  not loaded: {error}");
     }
     Ok(())
 }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use criterion::{criterion_group, criterion_main, Criterion};
-use harness_core::invoke::{ApprovalBroker, Call, Consent, Engine, PluginHandler, Prompt, ToolContext};
+use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolContext};
+use harness_core::{Engine, Options};
 use harness_core::policy::{decide, Actor, Answer, Availability, Facts, Preset, Rule, RuleKind, RuleSet, Rules, ToolCheck, UserModes};
 use harness_core::registry::{parse_manifest, Effect, Plugin, PluginKind, Tool};
 use serde_json::{json, Value};
@@ -110,15 +111,17 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    let engine = Engine::new(Arc::new(Idle));
+    let mut options = Options::new(Arc::new(Idle));
+    options.builtin_plugins = false;
+    let engine = Engine::in_memory(options).unwrap();
     let handler: Arc<dyn PluginHandler> = Arc::new(Idle);
     let ids: Vec<String> = picks.iter().map(|&(p, t)| plugins[p].tools[t].id.clone()).collect();
     for plugin in plugins {
-        engine.install(plugin, handler.clone()).unwrap();
+        engine.install(plugin, "bench", handler.clone()).unwrap();
     }
     engine.set_rules(rule_list).unwrap();
-    engine.set_consent(Consent { terms_accepted: true, met: Default::default() });
-    engine.open_conversation("bench");
+    engine.accept_terms().unwrap();
+    engine.open_conversation("bench").unwrap();
     let calls: Vec<Call> = ids
         .into_iter()
         .map(|tool| Call { tool, actor: Actor::Agent, input: input.clone(), conversation: Some("bench".into()) })

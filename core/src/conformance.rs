@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::invoke::{ApprovalBroker, Assessment, Call, Consent, Engine, PluginHandler, Prompt, ToolContext};
+use crate::consent::{Permission, PermissionState};
+use crate::engine::{Engine, Options};
+use crate::invoke::{ApprovalBroker, Assessment, Call, PluginHandler, Prompt, ToolContext};
 use crate::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
 use crate::registry::{parse_manifest, tool_id, Effect, Plugin, PluginKind, Tool};
 use crate::turn::{ConversationSettings, Scope};
@@ -242,7 +244,9 @@ impl Scenario {
     async fn run(self) -> Result<(), String> {
         let answers = Arc::new(ScriptedAnswers::default());
         let tools = Arc::new(ScenarioTools::default());
-        let engine = Engine::new(answers.clone());
+        let mut options = Options::new(answers.clone());
+        options.builtin_plugins = false;
+        let engine = Engine::in_memory(options).map_err(|e| e.to_string())?;
         for (index, spec) in self.plugins.into_iter().enumerate() {
             let Value::Object(mut fields) = spec else {
                 return Err(format!("bad scenario: plugins[{index}] is not an object"));
@@ -255,7 +259,7 @@ impl Scenario {
             let manifest = parse_manifest(&Value::Object(fields)).map_err(|e| format!("load error: {e}"))?;
             let plugin = Plugin::load(manifest, kind).map_err(|e| format!("load error: {e}"))?;
             let id = plugin.id.clone();
-            engine.install(plugin, tools.clone()).map_err(|e| format!("load error: {e}"))?;
+            engine.install(plugin, "scenario", tools.clone()).map_err(|e| format!("load error: {e}"))?;
             engine.set_enabled(&id, enabled).map_err(|e| e.to_string())?;
         }
         for (plugin, modes) in self.modes {
@@ -264,11 +268,8 @@ impl Scenario {
             }
         }
         engine.set_rules(self.rules).map_err(|e| format!("bad scenario: {e}"))?;
-        engine.set_consent(Consent {
-            terms_accepted: self.consent.terms_accepted,
-            met: self.consent.met.into_iter().collect(),
-        });
-        engine.open_conversation(CONVERSATION);
+        give_consent(&engine, self.consent).map_err(|e| e.to_string())?;
+        engine.open_conversation(CONVERSATION).map_err(|e| e.to_string())?;
         let mut settings = ConversationSettings {
             preset: self.conversation.preset,
             plan_mode: self.conversation.plan_mode,
@@ -319,6 +320,23 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// The scenario's consent, given the way the shell gives it.
+fn give_consent(engine: &Engine, consent: ConsentSpec) -> Result<(), crate::EngineError> {
+    if consent.terms_accepted {
+        engine.accept_terms()?;
+    }
+    let mut capabilities = Vec::new();
+    for requirement in consent.met {
+        match requirement.as_str() {
+            "campus-session" => engine.set_campus_session(true)?,
+            "notifications" => engine.report_permission(Permission::Notifications, PermissionState::Granted)?,
+            "exact-alarm" => engine.report_permission(Permission::ExactAlarm, PermissionState::Granted)?,
+            _ => capabilities.push(requirement),
+        }
+    }
+    engine.report_capabilities(capabilities)
 }
 
 fn check(expect: &Expect, got: &Decision, headline: Option<&str>) -> Result<(), String> {

@@ -3,20 +3,19 @@
 //! facts, [`decide`], ask the user through the [`ApprovalBroker`] when the decision says so,
 //! run the plugin's handler, shape the result, and write each step to the audit log.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
-use crate::audit::{AuditEntry, AuditEvent, AuditLog};
-use crate::policy::{
-    decide, Actor, Answer, Availability, Code, Decision, Facts, Mode, ModeSource, PromptKind, Rule,
-    RuleError, RuleSet, Rules, ToolCheck, UserModes, Verdict,
-};
-use crate::registry::{Effect, LoadError, Plugin, Registry, Tool};
-use crate::turn::{Conversation, ConversationSettings, Scope};
+use crate::audit::AuditEvent;
+use crate::engine::Engine;
+use crate::policy::{decide, Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, ToolCheck, Verdict};
+use crate::registry::{Effect, Plugin, Tool};
+use crate::store::rows::AuditRow;
+use crate::turn::{ConversationSettings, Scope};
 
 /// The model's history keeps at most this many characters of each result (seed 004).
 pub const MODEL_RESULT_CHARS: usize = 12_000;
@@ -45,6 +44,8 @@ pub struct ToolContext {
     pub actor: Actor,
     pub grant: Option<Grant>,
     pub conversation: Option<String>,
+    /// The conversation's current turn.
+    pub turn: Option<u64>,
     pub tainted: bool,
 }
 
@@ -136,50 +137,6 @@ pub struct ModelTool {
     pub input_schema: Value,
 }
 
-/// One effect's mode for `harness tools` and the settings screen.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ModeRow {
-    pub effect: Effect,
-    pub mode: Mode,
-    pub source: ModeSource,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    #[error(transparent)]
-    Rule(#[from] RuleError),
-    #[error("no plugin \"{0}\" is installed")]
-    NoSuchPlugin(String),
-    #[error("no conversation \"{0}\"")]
-    NoSuchConversation(String),
-}
-
-/// First-run terms and what the phone provides (`campus-session`, `notifications`, …).
-#[derive(Debug, Clone, Default)]
-pub struct Consent {
-    pub terms_accepted: bool,
-    pub met: FxHashSet<String>,
-}
-
-struct Installed {
-    plugin: Arc<Plugin>,
-    handler: Arc<dyn PluginHandler>,
-    enabled: bool,
-}
-
-#[derive(Default)]
-struct State {
-    registry: Registry,
-    installed: FxHashMap<String, Installed>,
-    modes: UserModes,
-    rules: Arc<RuleSet>,
-    conversations: FxHashMap<String, Conversation>,
-    defaults: ConversationSettings,
-    consent: Consent,
-}
-
 /// Everything gathered under the lock for one call, so the lock is released before any
 /// plugin code runs or any prompt waits.
 struct Snapshot {
@@ -193,164 +150,18 @@ struct Snapshot {
     settings: ConversationSettings,
     scope: Scope,
     tainted: bool,
+    turn: Option<u64>,
     global_rules: Arc<RuleSet>,
     conversation_rules: Arc<RuleSet>,
 }
 
-/// The core's state and the one invoke path.
-pub struct Engine {
-    state: Mutex<State>,
-    audit: Mutex<AuditLog>,
-    broker: Arc<dyn ApprovalBroker>,
-}
-
 impl Engine {
-    pub fn new(broker: Arc<dyn ApprovalBroker>) -> Self {
-        Self { state: Mutex::new(State::default()), audit: Mutex::default(), broker }
-    }
-
-    fn state(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves plain data behind; every write below is a
-        // single assignment, so the state is still whole.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Installs a loaded plugin with the code behind its tools. It starts enabled.
-    pub fn install(&self, plugin: Plugin, handler: Arc<dyn PluginHandler>) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let id = plugin.id.clone();
-        state.registry.insert(plugin)?;
-        let plugin = state.registry.plugin(&id).expect("just inserted").clone();
-        state.installed.insert(id, Installed { plugin, handler, enabled: true });
-        Ok(())
-    }
-
-    pub fn uninstall(&self, plugin: &str) -> Result<(), EngineError> {
-        let mut state = self.state();
-        if !state.registry.remove(plugin) {
-            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
-        }
-        state.installed.remove(plugin);
-        Ok(())
-    }
-
-    pub fn set_enabled(&self, plugin: &str, enabled: bool) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let installed = state.installed.get_mut(plugin).ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
-        installed.enabled = enabled;
-        Ok(())
-    }
-
-    pub fn set_mode(&self, plugin: &str, effect: Effect, mode: Mode) -> Result<(), EngineError> {
-        let mut state = self.state();
-        if !state.installed.contains_key(plugin) {
-            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
-        }
-        state.modes.set(plugin, effect, mode);
-        Ok(())
-    }
-
-    /// Every effect's mode for one plugin, with where it came from.
-    pub fn modes(&self, plugin: &str) -> Result<Vec<ModeRow>, EngineError> {
-        let state = self.state();
-        let installed = state.installed.get(plugin).ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
-        Ok(Effect::ALL
-            .into_iter()
-            .map(|effect| {
-                let (mode, source) = state.modes.effective(&installed.plugin, effect);
-                ModeRow { effect, mode, source }
-            })
-            .collect())
-    }
-
-    /// Installed plugins in id order, with whether each is enabled.
-    pub fn plugins(&self) -> Vec<(Arc<Plugin>, bool)> {
-        let state = self.state();
-        state.registry.plugins().map(|p| (p.clone(), state.installed[&p.id].enabled)).collect()
-    }
-
-    /// Replaces the global rules.
-    pub fn set_rules(&self, rules: Vec<Rule>) -> Result<(), EngineError> {
-        let set = RuleSet::new(rules)?;
-        self.state().rules = Arc::new(set);
-        Ok(())
-    }
-
-    /// Replaces one conversation's own rules.
-    pub fn set_conversation_rules(&self, conversation: &str, rules: Vec<Rule>) -> Result<(), EngineError> {
-        let set = RuleSet::new(rules)?;
-        let mut state = self.state();
-        let conv = state
-            .conversations
-            .get_mut(conversation)
-            .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
-        conv.rules = Arc::new(set);
-        Ok(())
-    }
-
-    pub fn set_consent(&self, consent: Consent) {
-        self.state().consent = consent;
-    }
-
-    pub fn accept_terms(&self) {
-        self.state().consent.terms_accepted = true;
-    }
-
-    /// Opens a conversation with the current defaults.
-    pub fn open_conversation(&self, id: &str) -> ConversationSettings {
-        let mut state = self.state();
-        let settings = state.defaults.clone();
-        state.conversations.insert(id.to_owned(), Conversation::new(id, settings.clone()));
-        settings
-    }
-
-    /// Changes one conversation's settings; they apply at its next call and become the default
-    /// for new conversations. Other conversations keep theirs (seed 003).
-    pub fn set_conversation_settings(&self, id: &str, settings: ConversationSettings) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        conv.settings = settings.clone();
-        state.defaults = settings;
-        Ok(())
-    }
-
-    pub fn conversation(&self, id: &str) -> Option<Conversation> {
-        self.state().conversations.get(id).cloned()
-    }
-
-    pub fn set_scope(&self, id: &str, scope: Scope) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        conv.scope = scope;
-        Ok(())
-    }
-
-    /// Starts a turn: taint belongs to the turn that read untrusted content.
-    pub fn begin_turn(&self, id: &str) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        conv.begin_turn();
-        Ok(())
-    }
-
-    /// Marks the current turn as having read untrusted content.
-    pub fn taint(&self, id: &str) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        conv.tainted = true;
-        Ok(())
-    }
-
-    pub fn audit(&self) -> Vec<AuditEntry> {
-        self.audit.lock().unwrap_or_else(|p| p.into_inner()).entries().to_vec()
-    }
-
     /// The tools the model is offered in a conversation: those that could run for it. A tool
     /// whose effect is off, that a deny rule refuses outright, that is userOnly, or whose plugin
     /// cannot be reached is left out — and still refused if called by name.
     pub fn model_tools(&self, conversation: Option<&str>) -> Vec<ModelTool> {
         let state = self.state();
-        if !state.consent.terms_accepted {
+        if !state.consent.terms_accepted() {
             return Vec::new();
         }
         let empty = RuleSet::default();
@@ -359,7 +170,7 @@ impl Engine {
         let mut tools = Vec::new();
         for plugin in state.registry.plugins() {
             let installed = &state.installed[&plugin.id];
-            if !installed.enabled || plugin.requires.iter().any(|r| !state.consent.met.contains(r)) {
+            if !installed.enabled || plugin.requires.iter().any(|r| !state.consent.meets(r)) {
                 continue;
             }
             for tool in &plugin.tools {
@@ -380,9 +191,9 @@ impl Engine {
     fn snapshot(&self, call: &Call) -> Snapshot {
         let state = self.state();
         let conv = call.conversation.as_deref().and_then(|c| state.conversations.get(c));
-        let (settings, scope, tainted, conversation_rules) = match conv {
-            Some(c) => (c.settings.clone(), c.scope.clone(), c.tainted, c.rules.clone()),
-            None => (state.defaults.clone(), Scope::default(), false, Arc::new(RuleSet::default())),
+        let (settings, scope, tainted, turn, conversation_rules) = match conv {
+            Some(c) => (c.settings.clone(), c.scope.clone(), c.tainted, Some(c.turns), c.rules.clone()),
+            None => (state.defaults.clone(), Scope::default(), false, None, Arc::new(RuleSet::default())),
         };
         let tool = state.registry.tool(&call.tool).cloned();
         let plugin_id = call.tool.split_once('.').map_or(call.tool.as_str(), |(p, _)| p);
@@ -392,7 +203,7 @@ impl Engine {
             (None, _) => Availability::NotInstalled,
             (Some(_), None) => Availability::NoSuchTool,
             (Some(i), Some(_)) if !i.enabled => Availability::Disabled,
-            (Some(i), Some(_)) => match i.plugin.requires.iter().find(|r| !state.consent.met.contains(*r)) {
+            (Some(i), Some(_)) => match i.plugin.requires.iter().find(|r| !state.consent.meets(r)) {
                 Some(r) => {
                     unmet = Some(r.clone());
                     Availability::Unmet
@@ -410,11 +221,12 @@ impl Engine {
             handler: installed.map(|i| i.handler.clone()),
             availability,
             unmet,
-            terms_accepted: state.consent.terms_accepted,
+            terms_accepted: state.consent.terms_accepted(),
             mode,
             settings,
             scope,
             tainted,
+            turn,
             global_rules: state.rules.clone(),
             conversation_rules,
         }
@@ -485,7 +297,7 @@ impl Engine {
                     reason: explain(&decision, &snap),
                     conversation: call.conversation.clone(),
                 };
-                let given = self.broker.ask(asked.clone()).await;
+                let given = self.shared.broker.ask(asked.clone()).await;
                 prompt = Some(asked);
                 answer = Some(given);
                 self.record(&call, &snap, AuditEvent::Answered { answer: given });
@@ -502,8 +314,12 @@ impl Engine {
                     (PromptKind::Grant, Answer::AllowOnce) => Some(Grant::Once),
                     (PromptKind::Grant, Answer::AlwaysAllow) => Some(Grant::Always),
                     (PromptKind::Ordinary, Answer::AlwaysAllow) => {
-                        // seed 000: Always allow sets that plugin's mode for that effect to auto.
-                        self.state().modes.set(&tool.plugin, tool.effect, Mode::Auto);
+                        // seed 000: Always allow sets that plugin's mode for that effect to auto,
+                        // persisted. If it cannot be saved, the call still runs (the user allowed
+                        // it) but the mode is not changed.
+                        if let Err(e) = self.set_mode(&tool.plugin, tool.effect, Mode::Auto) {
+                            self.record(&call, &snap, AuditEvent::Failed { message: format!("always allow was not saved: {e}") });
+                        }
                         None
                     }
                     _ => None,
@@ -519,6 +335,7 @@ impl Engine {
             actor: call.actor,
             grant,
             conversation: call.conversation.clone(),
+            turn: snap.turn,
             tainted: snap.tainted,
         };
         let outcome = match handler.run(&tool, call.input.clone(), ctx).await {
@@ -556,17 +373,33 @@ impl Engine {
         Invocation { decision, reason, prompt, answer, outcome: Outcome::Refused { code, message } }
     }
 
+    /// Appends to the audit log. A failure to write it must not change what the user decided,
+    /// so it is reported on stderr and the call goes on.
     fn record(&self, call: &Call, snap: &Snapshot, event: AuditEvent) {
-        let entry = AuditEntry {
+        let (event, detail, step, rule) = event.columns();
+        let row = AuditRow {
             seq: 0,
-            actor: call.actor,
+            at_ms: self.now_ms(),
+            actor: call.actor.as_str().to_owned(),
             conversation: call.conversation.clone(),
             tool: call.tool.clone(),
-            effect: snap.tool.as_ref().map(|t| t.effect),
-            event,
+            effect: snap.tool.as_ref().map(|t| t.effect.as_str().to_owned()),
+            event: event.to_owned(),
+            detail,
+            step,
+            rule,
+            input_digest: Some(input_digest(&call.input)),
         };
-        self.audit.lock().unwrap_or_else(|p| p.into_inner()).append(entry);
+        if let Err(e) = self.append_audit(&row) {
+            eprintln!("harness: the audit log could not be written: {e}");
+        }
     }
+}
+
+/// The audit keeps a digest of a call's inputs, never the inputs: they may hold personal data.
+pub fn input_digest(input: &Value) -> String {
+    let digest = Sha256::digest(input.to_string().as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The model's copy of a result: at most [`MODEL_RESULT_CHARS`] characters, cut on a char

@@ -1,12 +1,21 @@
-//! The PKU harness core: the plugin registry, the permission decision, the one invoke path, and
-//! the capability gates every plugin goes through. No FFI types live here (STYLE.md §1).
+//! The PKU harness core: the plugin registry, the permission decision, the one invoke path, the
+//! capability gates every plugin goes through, consent, settings, memory and persistence. No
+//! FFI types live here (STYLE.md §1).
 
 pub mod audit;
+pub mod clock;
 pub mod conformance;
+pub mod consent;
+pub mod engine;
 pub mod gates;
 pub mod invoke;
 pub mod plugins;
 pub mod policy;
 pub mod registry;
 pub mod schema;
+pub mod secrets;
+pub mod settings;
+pub mod store;
 pub mod turn;
+
+pub use engine::{Engine, EngineError, Options};

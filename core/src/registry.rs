@@ -117,6 +117,9 @@ pub struct Manifest {
     /// What the plugin stores online, in plain words, shown beside its cloud switch.
     #[serde(default)]
     pub disclosure: Vec<String>,
+    /// A JSON Schema for the plugin's preferences object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferences: Option<Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -239,12 +242,17 @@ pub struct Plugin {
     pub data_sources: Vec<DataSource>,
     pub grants: Grants,
     pub disclosure: Vec<String>,
+    pub preferences: Option<InputSchema>,
+    /// The manifest as loaded, kept so that an installed document or remote plugin can be
+    /// stored and loaded again.
+    pub manifest: Manifest,
 }
 
 impl Plugin {
     /// Checks `manifest` and builds the plugin. Remote plugins get their ids from
     /// [`Plugin::from_mcp`], which calls this.
     pub fn load(manifest: Manifest, kind: PluginKind) -> Result<Plugin, LoadError> {
+        let original = manifest.clone();
         let id = manifest.id.as_str();
         check_plugin_id(id)?;
         if kind == PluginKind::Remote && !manifest.default_modes.is_empty() {
@@ -305,6 +313,13 @@ impl Plugin {
                 ttl_ms: source.ttl_ms,
             });
         }
+        let preferences = match manifest.preferences {
+            Some(schema) => Some(
+                InputSchema::compile(schema)
+                    .map_err(|e| LoadError::new(id, "preferences", format!("not a valid JSON Schema: {e}")))?,
+            ),
+            None => None,
+        };
         Ok(Plugin {
             id: manifest.id.clone(),
             kind,
@@ -318,6 +333,8 @@ impl Plugin {
             data_sources,
             grants: manifest.grants,
             disclosure: manifest.disclosure,
+            preferences,
+            manifest: original,
         })
     }
 

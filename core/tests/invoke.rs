@@ -4,10 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use harness_core::audit::AuditEvent;
-use harness_core::invoke::{
-    ApprovalBroker, Call, Consent, Engine, Grant, Outcome, PluginHandler, Prompt, ToolContext,
-};
+use harness_core::invoke::{ApprovalBroker, Call, Grant, Outcome, PluginHandler, Prompt, ToolContext};
+use harness_core::{Engine, Options};
 use harness_core::policy::{Actor, Answer, Code, Mode, ModeSource, PromptKind, Rule, RuleKind, Step, Verdict};
 use harness_core::registry::{parse_manifest, Effect, Plugin, PluginKind, Tool};
 use serde_json::{json, Value};
@@ -70,12 +68,19 @@ fn shop() -> Plugin {
     )
 }
 
-fn engine(answers: Arc<Answers>) -> (Engine, Arc<Recorder>) {
-    let engine = Engine::new(answers);
+fn bare_engine(answers: Arc<Answers>) -> (Engine, Arc<Recorder>) {
+    let mut options = Options::new(answers);
+    options.builtin_plugins = false;
+    let engine = Engine::in_memory(options).unwrap();
     let recorder = Arc::new(Recorder::default());
-    engine.install(shop(), recorder.clone()).unwrap();
-    engine.set_consent(Consent { terms_accepted: true, met: Default::default() });
-    engine.open_conversation("c");
+    engine.install(shop(), "https://example.org/shop/PLUGIN.md", recorder.clone()).unwrap();
+    engine.open_conversation("c").unwrap();
+    (engine, recorder)
+}
+
+fn engine(answers: Arc<Answers>) -> (Engine, Arc<Recorder>) {
+    let (engine, recorder) = bare_engine(answers);
+    engine.accept_terms().unwrap();
     (engine, recorder)
 }
 
@@ -103,7 +108,7 @@ async fn allow_runs_the_call_with_exactly_the_inputs_shown() {
     assert_eq!(runs[0].1, input);
     assert_eq!(runs[0].2.grant, None);
     // Allow answers one call: the mode is still the kind default.
-    assert_eq!(engine.modes("shop").unwrap()[1].mode, Mode::Ask);
+    assert_eq!(engine.modes("shop").unwrap()[1], (Effect::Write, Mode::Ask, ModeSource::KindDefault));
 }
 
 #[tokio::test]
@@ -120,8 +125,8 @@ async fn always_allow_sets_the_mode_to_auto_for_that_effect() {
     let (engine, recorder) = engine(Answers::with(&[Answer::AlwaysAllow]));
     engine.invoke(agent("shop.order", json!({"item": "x"}))).await;
     let modes = engine.modes("shop").unwrap();
-    assert_eq!((modes[1].effect, modes[1].mode, modes[1].source), (Effect::Write, Mode::Auto, ModeSource::User));
-    assert_eq!((modes[2].effect, modes[2].mode, modes[2].source), (Effect::Money, Mode::Ask, ModeSource::KindDefault));
+    assert_eq!(modes[1], (Effect::Write, Mode::Auto, ModeSource::User));
+    assert_eq!(modes[2], (Effect::Money, Mode::Ask, ModeSource::KindDefault));
     // The next write runs with no prompt (the queue is empty: a prompt would panic).
     let done = engine.invoke(agent("shop.order", json!({"item": "y"}))).await;
     assert_eq!(done.decision.verdict, Verdict::Run);
@@ -136,7 +141,7 @@ async fn grant_answers_reach_the_tool_and_change_no_mode() {
     }
     let grants: Vec<Option<Grant>> = recorder.runs.lock().unwrap().iter().map(|r| r.2.grant).collect();
     assert_eq!(grants, vec![Some(Grant::Once), Some(Grant::Always)]);
-    assert_eq!(engine.modes("shop").unwrap()[1].source, ModeSource::KindDefault);
+    assert_eq!(engine.modes("shop").unwrap()[1].2, ModeSource::KindDefault);
 }
 
 #[tokio::test]
@@ -215,8 +220,8 @@ async fn the_model_is_offered_only_tools_that_could_run() {
     let done = engine.invoke(agent("shop.review", json!({}))).await;
     assert_eq!(done.decision.verdict, Verdict::Refuse(Code::Blocked));
     // Nothing is offered before the terms are accepted.
-    engine.set_consent(Consent::default());
-    assert!(engine.model_tools(Some("c")).is_empty());
+    let (fresh, _) = bare_engine(Answers::with(&[]));
+    assert!(fresh.model_tools(Some("c")).is_empty());
 }
 
 #[tokio::test]
@@ -225,38 +230,37 @@ async fn every_decision_answer_and_outcome_is_audited() {
     engine.invoke(agent("shop.order", json!({"item": "a"}))).await;
     engine.invoke(agent("shop.order", json!({"item": "b"}))).await;
     engine.invoke(Call { tool: "shop.pay".into(), actor: Actor::Scheduler, input: json!({}), conversation: None }).await;
-    let events: Vec<(u64, Actor, String)> = engine
-        .audit()
+    let rows: Vec<(i64, String, String, Option<String>, Option<String>)> = engine
+        .audit(100)
+        .unwrap()
         .into_iter()
-        .map(|e| {
-            let what = match e.event {
-                AuditEvent::Decided { decision } => format!("decided {:?} at {}", decision.verdict, decision.step.label()),
-                AuditEvent::Answered { answer } => format!("answered {}", answer.as_str()),
-                AuditEvent::Ran => "ran".into(),
-                AuditEvent::Failed { message } => format!("failed {message}"),
-                AuditEvent::Stopped { code } => format!("stopped {code}"),
-            };
-            (e.seq, e.actor, what)
-        })
+        .map(|r| (r.seq, r.actor, r.event, r.detail, r.step))
         .collect();
+    let row = |seq: i64, actor: &str, event: &str, detail: Option<&str>, step: Option<&str>| {
+        (seq, actor.to_owned(), event.to_owned(), detail.map(str::to_owned), step.map(str::to_owned))
+    };
     assert_eq!(
-        events,
+        rows,
         vec![
-            (1, Actor::Agent, "decided Ask(Ordinary) at 8i".to_owned()),
-            (2, Actor::Agent, "answered deny".to_owned()),
-            (3, Actor::Agent, "stopped declined".to_owned()),
-            (4, Actor::Agent, "decided Ask(Ordinary) at 8i".to_owned()),
-            (5, Actor::Agent, "answered allow".to_owned()),
-            (6, Actor::Agent, "ran".to_owned()),
-            (7, Actor::Scheduler, "decided Refuse(SchedulerReadOnly) at 6".to_owned()),
+            row(1, "agent", "decided", Some("ask:ordinary"), Some("8i")),
+            row(2, "agent", "answered", Some("deny"), None),
+            row(3, "agent", "stopped", Some("declined"), None),
+            row(4, "agent", "decided", Some("ask:ordinary"), Some("8i")),
+            row(5, "agent", "answered", Some("allow"), None),
+            row(6, "agent", "ran", None, None),
+            row(7, "scheduler", "decided", Some("refuse:scheduler_read_only"), Some("6")),
         ]
     );
+    // The audit keeps a digest of the inputs, never the inputs.
+    let audit = engine.audit(100).unwrap();
+    assert_eq!(audit[0].input_digest.as_deref(), Some(harness_core::invoke::input_digest(&json!({"item": "a"})).as_str()));
+    assert_ne!(audit[0].input_digest, audit[3].input_digest);
 }
 
 #[tokio::test]
 async fn a_settings_change_applies_at_the_next_call_and_becomes_the_default() {
     let (engine, _) = engine(Answers::with(&[]));
-    engine.open_conversation("other");
+    engine.open_conversation("other").unwrap();
     let mut settings = engine.conversation("c").unwrap().settings;
     settings.preset = harness_core::policy::Preset::SkipAll;
     engine.set_conversation_settings("c", settings).unwrap();
@@ -264,7 +268,7 @@ async fn a_settings_change_applies_at_the_next_call_and_becomes_the_default() {
     // Other conversations keep theirs; new ones inherit the change.
     let other = Call { conversation: Some("other".into()), ..agent("shop.order", json!({"item": "x"})) };
     assert_eq!(engine.decide(&other).verdict, Verdict::Ask(PromptKind::Ordinary));
-    assert_eq!(engine.open_conversation("new").preset, harness_core::policy::Preset::SkipAll);
+    assert_eq!(engine.open_conversation("new").unwrap().preset, harness_core::policy::Preset::SkipAll);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -286,5 +290,5 @@ async fn concurrent_calls_each_get_their_own_answer() {
     }
     assert_eq!(ran, 16);
     assert_eq!(recorder.runs.lock().unwrap().len(), 16);
-    assert_eq!(engine.audit().len(), 32 * 3);
+    assert_eq!(engine.audit(1000).unwrap().len(), 32 * 3);
 }

@@ -1,5 +1,6 @@
 //! The three kinds of plugin: bundled code, plugin documents, and remote (MCP) servers. They
 //! all load into one `registry::Plugin` and run through one invoke path.
 
+pub mod builtin;
 pub mod document;
 pub mod samples;

@@ -6,18 +6,17 @@
 //!   table reservation (write).
 //! - `mcp-forum` (remote): the forum's latest posts (read, third-party text) and a reply (write).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use crate::invoke::{Engine, EngineError, PluginHandler, ToolContext};
-use crate::plugins::document;
+use crate::engine::{Catalog, Engine, EngineError};
+use crate::invoke::{PluginHandler, ToolContext};
 use crate::registry::{parse_manifest, McpTool, Plugin, PluginKind, Tool};
-use std::sync::Arc;
 
-/// The host official plugin documents are installed from, unless settings say otherwise.
-pub const OFFICIAL_HOST: &str = "plugins.pku-harness.cn";
+/// Where the sample forum server would be reached.
+pub const FORUM_URL: &str = "https://forum.pku-harness.cn/mcp";
 
 pub fn wallet_manifest() -> Value {
     json!({
@@ -200,15 +199,30 @@ impl PluginHandler for ForumServer {
     }
 }
 
-/// Installs the three sample plugins; `canteen_source` is where the document was installed
-/// from, which decides whether it is official or community.
+/// The code behind the sample plugins: the wallet ships with the app; the canteen document and
+/// the forum server are installed by [`install`].
+pub struct Samples;
+
+impl Catalog for Samples {
+    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+        let wallet = Plugin::load(parse_manifest(&wallet_manifest()).expect("sample manifest"), PluginKind::Bundled)
+            .expect("sample plugin");
+        vec![(wallet, Arc::new(CampusCard::new(42.5)))]
+    }
+
+    fn handler(&self, plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
+        match plugin.id.as_str() {
+            "canteen" => Some(Arc::new(CanteenService)),
+            "mcp-forum" => Some(Arc::new(ForumServer)),
+            _ => None,
+        }
+    }
+}
+
+/// Installs the canteen document (from `canteen_source`, which decides whether it is official
+/// or community) and the forum server. The engine must have been opened with [`Samples`].
 pub fn install(engine: &Engine, canteen_source: &str) -> Result<(), EngineError> {
-    let wallet = Plugin::load(parse_manifest(&wallet_manifest())?, PluginKind::Bundled)?;
-    engine.install(wallet, Arc::new(CampusCard::new(42.5)))?;
-    let canteen = document::parse(CANTEEN_DOCUMENT)?;
-    let kind = document::kind_for_source(canteen_source, OFFICIAL_HOST);
-    engine.install(Plugin::load(canteen.manifest, kind)?, Arc::new(CanteenService))?;
-    let forum = Plugin::from_mcp("forum", "北大论坛", &forum_tools())?;
-    engine.install(forum, Arc::new(ForumServer))?;
+    engine.install_document(CANTEEN_DOCUMENT, canteen_source)?;
+    engine.install_remote("forum", "北大论坛", &forum_tools(), FORUM_URL)?;
     Ok(())
 }

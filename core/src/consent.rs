@@ -1,0 +1,125 @@
+//! Consent beyond tools (seed 000, DESIGN.md §4): first-run terms, the campus session, cloud
+//! consent per plugin, and the system permissions the shell reports.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+/// The terms a user accepts at first run. A new version must be accepted again.
+pub const TERMS_VERSION: u32 = 1;
+
+/// A system permission's state, as the shell reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionState {
+    #[default]
+    Unknown,
+    Granted,
+    Denied,
+}
+
+/// The system permissions plugins may need; requested only from a tap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Permission {
+    Notifications,
+    ExactAlarm,
+}
+
+impl Permission {
+    /// The `requires` name a plugin uses for it.
+    pub fn requirement(self) -> &'static str {
+        match self {
+            Permission::Notifications => "notifications",
+            Permission::ExactAlarm => "exact-alarm",
+        }
+    }
+}
+
+/// Everything the user consented to, and what the phone provides.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ConsentState {
+    /// The terms version accepted, and when.
+    pub terms_version: Option<u32>,
+    pub terms_accepted_at: Option<i64>,
+    /// Signed in to the campus account: plugins that require `campus-session` can reach
+    /// campus services.
+    pub campus_session: bool,
+    /// Plugins whose "Allow cloud" switch is on.
+    pub cloud: BTreeSet<String>,
+    pub notifications: PermissionState,
+    pub exact_alarm: PermissionState,
+    /// Other capabilities the shell reports the phone has (`nfc`, `camera`, …).
+    pub capabilities: BTreeSet<String>,
+}
+
+impl ConsentState {
+    pub fn terms_accepted(&self) -> bool {
+        self.terms_version.is_some_and(|v| v >= TERMS_VERSION)
+    }
+
+    /// Whether a plugin's `requires` entry is met.
+    pub fn meets(&self, requirement: &str) -> bool {
+        match requirement {
+            "campus-session" => self.campus_session,
+            "notifications" => self.notifications == PermissionState::Granted,
+            "exact-alarm" => self.exact_alarm == PermissionState::Granted,
+            other => self.capabilities.contains(other),
+        }
+    }
+
+    pub fn permission(&self, permission: Permission) -> PermissionState {
+        match permission {
+            Permission::Notifications => self.notifications,
+            Permission::ExactAlarm => self.exact_alarm,
+        }
+    }
+
+    pub fn set_permission(&mut self, permission: Permission, state: PermissionState) {
+        match permission {
+            Permission::Notifications => self.notifications = state,
+            Permission::ExactAlarm => self.exact_alarm = state,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConsentError {
+    /// seed 000: a cloud call without consent throws `CloudError('consent_required')`.
+    #[error("consent_required: plugin \"{0}\" may not use PKU harness Cloud; the user turns on Settings → Plugins → {0} → Allow cloud")]
+    CloudConsentRequired(String),
+    #[error("the {0} permission prompt is shown only when the user taps; ask the user to tap the button on the plugin's screen")]
+    PromptNeedsATap(&'static str),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_of_an_older_version_are_not_accepted() {
+        let mut consent = ConsentState::default();
+        assert!(!consent.terms_accepted());
+        consent.terms_version = Some(TERMS_VERSION - 1);
+        assert!(!consent.terms_accepted());
+        consent.terms_version = Some(TERMS_VERSION);
+        assert!(consent.terms_accepted());
+    }
+
+    #[test]
+    fn requirements_are_met_by_consent_and_reported_capabilities() {
+        let mut consent = ConsentState::default();
+        for r in ["campus-session", "notifications", "exact-alarm", "nfc"] {
+            assert!(!consent.meets(r), "{r}");
+        }
+        consent.campus_session = true;
+        consent.notifications = PermissionState::Granted;
+        consent.exact_alarm = PermissionState::Denied;
+        consent.capabilities.insert("nfc".into());
+        assert!(consent.meets("campus-session"));
+        assert!(consent.meets("notifications"));
+        assert!(!consent.meets("exact-alarm"));
+        assert!(consent.meets("nfc"));
+    }
+}

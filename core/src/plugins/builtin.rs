@@ -1,0 +1,225 @@
+//! The core's own bundled plugins (seed 000): `settings` (the agent changes settings through
+//! it, under its own write mode), `memory` (pending approval after untrusted content), and
+//! `files` (attached documents, whose content is third-party and taints the turn).
+
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use crate::engine::{Engine, Shared};
+use crate::invoke::{Assessment, PluginHandler, ToolContext};
+use crate::registry::{parse_manifest, Plugin, PluginKind, Tool};
+use crate::settings::{parse_change, KEYS};
+use crate::turn::Scope;
+
+/// Characters per page of an attached document.
+pub const PAGE_CHARS: usize = 4000;
+
+/// The screens the agent may ask the shell to open: what needs the user's hands (seed 000:
+/// secrets and hands-on steps are uiOnly).
+pub const SCREENS: [&str; 4] = ["api-keys", "campus-account", "system-permissions", "cloud"];
+
+pub(crate) fn plugins(engine: &Weak<Shared>) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+    let load = |json: Value| Plugin::load(parse_manifest(&json).expect("built-in manifest"), PluginKind::Bundled).expect("built-in plugin");
+    vec![
+        (load(settings_manifest()), Arc::new(SettingsPlugin { engine: engine.clone() }) as Arc<dyn PluginHandler>),
+        (load(memory_manifest()), Arc::new(MemoryPlugin { engine: engine.clone() })),
+        (load(files_manifest()), Arc::new(FilesPlugin { engine: engine.clone() })),
+    ]
+}
+
+fn settings_manifest() -> Value {
+    json!({
+        "id": "settings",
+        "title": "设置",
+        "i18n": {"en": {"title": "Settings", "tools": {
+            "get": {"title": "Read settings"}, "change": {"title": "Change a setting"}, "openScreen": {"title": "Open a settings screen"}
+        }}},
+        "tools": [
+            {"name": "get", "title": "查看设置", "effect": "read",
+             "description": "The app's settings: appearance, language, time zone, model, and each plugin's switch and AI permission modes."},
+            {"name": "change", "title": "修改设置", "effect": "write",
+             "description": format!("Change one setting. key is one of: {KEYS}. Changes that loosen a permission ask the user first."),
+             "input": {"type": "object", "properties": {
+                 "key": {"type": "string", "description": "The setting's key"},
+                 "value": {"description": "The new value"}
+             }, "required": ["key", "value"], "additionalProperties": false}},
+            {"name": "openScreen", "title": "打开设置页面", "effect": "read",
+             "description": "Ask the app to open a screen where the user does something only they can do: enter an API key, sign in to the campus account, grant a system permission, or allow a plugin's cloud use.",
+             "input": {"type": "object", "properties": {"screen": {"enum": SCREENS}}, "required": ["screen"], "additionalProperties": false}}
+        ]
+    })
+}
+
+fn memory_manifest() -> Value {
+    json!({
+        "id": "memory",
+        "title": "记忆",
+        "i18n": {"en": {"title": "Memory", "tools": {
+            "write": {"title": "Remember"}, "list": {"title": "Memories"}, "approve": {"title": "Approve a memory"}, "reject": {"title": "Reject a memory"}
+        }}},
+        "tools": [
+            {"name": "write", "title": "记住", "effect": "write",
+             "description": "Remember a fact about the user for later conversations. After untrusted content was read in this turn, the memory waits for the user's approval.",
+             "input": {"type": "object", "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 2000}}, "required": ["text"], "additionalProperties": false}},
+            {"name": "list", "title": "查看记忆", "effect": "read", "description": "Every memory with its state (active, pending, rejected) and the conversation and turn it came from."},
+            {"name": "approve", "title": "批准记忆", "effect": "write", "userOnly": true,
+             "input": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"], "additionalProperties": false}},
+            {"name": "reject", "title": "拒绝记忆", "effect": "write", "userOnly": true,
+             "input": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"], "additionalProperties": false}}
+        ]
+    })
+}
+
+fn files_manifest() -> Value {
+    json!({
+        "id": "files",
+        "title": "文件",
+        "i18n": {"en": {"title": "Files", "tools": {
+            "list": {"title": "Attached documents"}, "page": {"title": "Read a page"}, "search": {"title": "Search a document"}
+        }}},
+        "tools": [
+            {"name": "list", "title": "已附加的文档", "effect": "read", "untrusted": true,
+             "description": "Documents the user attached to this conversation, with their ids and page counts."},
+            {"name": "page", "title": "阅读文档", "effect": "read", "untrusted": true,
+             "description": format!("One page ({PAGE_CHARS} characters) of an attached document. Pages count from 1."),
+             "input": {"type": "object", "properties": {"document": {"type": "integer"}, "page": {"type": "integer", "minimum": 1}}, "required": ["document", "page"], "additionalProperties": false}},
+            {"name": "search", "title": "搜索文档", "effect": "read", "untrusted": true,
+             "description": "Where a word or phrase appears in an attached document: page numbers and a snippet around each match.",
+             "input": {"type": "object", "properties": {"document": {"type": "integer"}, "query": {"type": "string", "minLength": 1}}, "required": ["document", "query"], "additionalProperties": false}}
+        ]
+    })
+}
+
+fn engine_of(weak: &Weak<Shared>) -> Result<Engine, String> {
+    Engine::from_weak(weak).ok_or_else(|| "the app is closing".to_owned())
+}
+
+struct SettingsPlugin {
+    engine: Weak<Shared>,
+}
+
+#[async_trait]
+impl PluginHandler for SettingsPlugin {
+    fn assess(&self, tool: &Tool, input: &Value, _scope: &Scope) -> Assessment {
+        let sensitive = tool.name == "change"
+            && match (Engine::from_weak(&self.engine), input["key"].as_str()) {
+                (Some(engine), Some(key)) => parse_change(key, &input["value"]).is_ok_and(|change| engine.loosens(&change)),
+                _ => false,
+            };
+        Assessment { sensitive, ..Assessment::default() }
+    }
+
+    async fn run(&self, tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        let engine = engine_of(&self.engine)?;
+        match tool.name.as_str() {
+            "get" => {
+                let plugins: Vec<Value> = engine
+                    .plugins()
+                    .into_iter()
+                    .map(|p| {
+                        let modes: serde_json::Map<String, Value> =
+                            p.modes.iter().map(|(e, m, _)| (e.as_str().to_owned(), json!(m.as_str()))).collect();
+                        json!({"id": p.plugin.id, "title": p.plugin.title, "enabled": p.enabled, "modes": modes})
+                    })
+                    .collect();
+                Ok(json!({"settings": engine.settings(), "plugins": plugins}))
+            }
+            "change" => {
+                let key = input["key"].as_str().unwrap_or_default();
+                let change = parse_change(key, &input["value"]).map_err(|e| e.to_string())?;
+                engine.change_setting(change).map_err(|e| e.to_string())?;
+                Ok(json!({"status": "changed", "key": key}))
+            }
+            "openScreen" => Ok(json!({"status": "open_screen", "screen": input["screen"]})),
+            other => Err(format!("settings has no tool {other}")),
+        }
+    }
+}
+
+struct MemoryPlugin {
+    engine: Weak<Shared>,
+}
+
+#[async_trait]
+impl PluginHandler for MemoryPlugin {
+    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
+        let engine = engine_of(&self.engine)?;
+        let id = || input["id"].as_i64().ok_or("id is missing".to_owned());
+        match tool.name.as_str() {
+            "write" => {
+                let text = input["text"].as_str().unwrap_or_default();
+                // seed 000: after untrusted content, a memory waits for the user's approval.
+                let tainted = ctx.actor != crate::policy::Actor::User && ctx.tainted;
+                let memory = engine.write_memory(text, ctx.conversation.as_deref(), ctx.turn, tainted).map_err(|e| e.to_string())?;
+                let message = match memory.state.as_str() {
+                    "pending" => "Saved as pending: it takes effect once the user approves it on the memory screen.",
+                    _ => "Remembered.",
+                };
+                Ok(json!({"id": memory.id, "state": memory.state, "message": message}))
+            }
+            "list" => Ok(json!({"memories": engine.memories().map_err(|e| e.to_string())?})),
+            "approve" => Ok(json!({"memory": engine.decide_memory(id()?, true).map_err(|e| e.to_string())?})),
+            "reject" => Ok(json!({"memory": engine.decide_memory(id()?, false).map_err(|e| e.to_string())?})),
+            other => Err(format!("memory has no tool {other}")),
+        }
+    }
+}
+
+struct FilesPlugin {
+    engine: Weak<Shared>,
+}
+
+#[async_trait]
+impl PluginHandler for FilesPlugin {
+    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
+        let engine = engine_of(&self.engine)?;
+        let conversation = ctx.conversation.ok_or("attached documents belong to a conversation")?;
+        let documents = engine.documents(&conversation).map_err(|e| e.to_string())?;
+        let pages = |text: &str| text.chars().count().div_ceil(PAGE_CHARS).max(1);
+        if tool.name == "list" {
+            let list: Vec<Value> = documents.iter().map(|(id, name, text)| json!({"id": id, "name": name, "pages": pages(text)})).collect();
+            return Ok(json!({"documents": list}));
+        }
+        let wanted = input["document"].as_i64().unwrap_or_default();
+        let (_, name, text) = documents
+            .iter()
+            .find(|(id, _, _)| *id == wanted)
+            .ok_or_else(|| format!("no document {wanted} is attached to this conversation; files__list shows them"))?;
+        match tool.name.as_str() {
+            "page" => {
+                let page = input["page"].as_u64().unwrap_or(1) as usize;
+                let total = pages(text);
+                if page > total {
+                    return Ok(json!({"status": "no_such_page", "pages": total}));
+                }
+                let body: String = text.chars().skip((page - 1) * PAGE_CHARS).take(PAGE_CHARS).collect();
+                Ok(json!({"document": name, "page": page, "pages": total, "text": body}))
+            }
+            "search" => {
+                let query = input["query"].as_str().unwrap_or_default().to_lowercase();
+                let chars: Vec<char> = text.chars().collect();
+                let lower: Vec<char> = text.to_lowercase().chars().collect();
+                let needle: Vec<char> = query.chars().collect();
+                let mut matches = Vec::new();
+                // Lowercasing keeps one char per char for the scripts documents here use; when
+                // it does not, matching falls back to the original text.
+                let haystack = if lower.len() == chars.len() { &lower } else { &chars };
+                let mut at = 0;
+                while at + needle.len() <= haystack.len() && matches.len() < 20 {
+                    if haystack[at..at + needle.len()] == needle[..] {
+                        let from = at.saturating_sub(60);
+                        let to = (at + needle.len() + 60).min(chars.len());
+                        matches.push(json!({"page": at / PAGE_CHARS + 1, "snippet": chars[from..to].iter().collect::<String>()}));
+                        at += needle.len().max(1);
+                    } else {
+                        at += 1;
+                    }
+                }
+                Ok(json!({"document": name, "matches": matches}))
+            }
+            other => Err(format!("files has no tool {other}")),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! App settings (seed 000, "Settings, including the modes themselves"): appearance, language,
+//! time zone, the model, and each plugin's switch, modes and preferences. The agent changes
+//! them through the bundled `settings` plugin; every change is checked here first, and every
+//! error names the key.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::policy::{Mode, Rule};
+use crate::registry::Effect;
+
+/// The host official plugin documents come from, unless the settings say otherwise.
+pub const DEFAULT_OFFICIAL_HOST: &str = "plugins.pku-harness.cn";
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Appearance {
+    Light,
+    Dark,
+    #[default]
+    System,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    #[default]
+    Zh,
+    En,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelSettings {
+    pub name: String,
+    /// The provider's endpoint. Its API key is a secret, kept in the keystore.
+    pub endpoint: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    pub appearance: Appearance,
+    pub language: Language,
+    /// An IANA time zone name; schedules and local times use it.
+    pub time_zone: String,
+    pub model: ModelSettings,
+    pub official_host: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            appearance: Appearance::System,
+            language: Language::Zh,
+            time_zone: "Asia/Shanghai".into(),
+            model: ModelSettings::default(),
+            official_host: DEFAULT_OFFICIAL_HOST.into(),
+        }
+    }
+}
+
+/// One checked change.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    Appearance(Appearance),
+    Language(Language),
+    TimeZone(String),
+    ModelName(String),
+    ModelEndpoint(String),
+    PluginEnabled { plugin: String, enabled: bool },
+    PluginMode { plugin: String, effect: Effect, mode: Mode },
+    PluginPreferences { plugin: String, value: Value },
+    /// The global rules, replaced whole.
+    Rules(Vec<Rule>),
+}
+
+/// A change that cannot be made, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("settings key \"{key}\": {message}")]
+pub struct SettingsError {
+    pub key: String,
+    pub message: String,
+}
+
+impl SettingsError {
+    pub fn new(key: &str, message: impl Into<String>) -> Self {
+        Self { key: key.to_owned(), message: message.into() }
+    }
+}
+
+/// The keys the agent may change, for the tool's description and the error that lists them.
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+
+/// Parses `key` and `value` into a change, checking the value's shape. Whether the plugin
+/// exists and its preferences schema are checked by the engine, which knows the plugins.
+pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
+    let fail = |message: String| SettingsError::new(key, message);
+    let text = || value.as_str().ok_or_else(|| fail(format!("expected a string, got {value}")));
+    match key {
+        "appearance" => serde_json::from_value(value.clone())
+            .map(Change::Appearance)
+            .map_err(|_| fail(format!("{value} is not an appearance; use light, dark or system"))),
+        "language" => serde_json::from_value(value.clone())
+            .map(Change::Language)
+            .map_err(|_| fail(format!("{value} is not a language; use zh or en"))),
+        "timeZone" => {
+            let name = text()?;
+            name.parse::<chrono_tz::Tz>()
+                .map(|_| Change::TimeZone(name.to_owned()))
+                .map_err(|_| fail(format!("\"{name}\" is not an IANA time zone name (for example Asia/Shanghai)")))
+        }
+        "model.name" => {
+            let name = text()?;
+            if name.trim().is_empty() {
+                return Err(fail("the model name is empty".into()));
+            }
+            Ok(Change::ModelName(name.to_owned()))
+        }
+        "model.endpoint" => {
+            let endpoint = text()?;
+            match url::Url::parse(endpoint) {
+                Ok(url) if url.scheme() == "https" && url.host_str().is_some() => Ok(Change::ModelEndpoint(endpoint.to_owned())),
+                _ => Err(fail(format!("\"{endpoint}\" is not an https URL"))),
+            }
+        }
+        "rules" => serde_json::from_value(value.clone())
+            .map(Change::Rules)
+            .map_err(|e| fail(format!("not a list of rules: {e}"))),
+        _ => parse_plugin_change(key, value).unwrap_or_else(|| Err(fail(format!("unknown key; the keys are {KEYS}")))),
+    }
+}
+
+fn parse_plugin_change(key: &str, value: &Value) -> Option<Result<Change, SettingsError>> {
+    let rest = key.strip_prefix("plugins.")?;
+    let (plugin, field) = rest.split_once('.')?;
+    let plugin = plugin.to_owned();
+    let fail = |message: String| SettingsError::new(key, message);
+    Some(match field {
+        "enabled" => value
+            .as_bool()
+            .map(|enabled| Change::PluginEnabled { plugin, enabled })
+            .ok_or_else(|| fail(format!("expected true or false, got {value}"))),
+        "preferences" if value.is_object() => Ok(Change::PluginPreferences { plugin, value: value.clone() }),
+        "preferences" => Err(fail(format!("expected an object, got {value}"))),
+        _ => {
+            let effect_name = field.strip_prefix("modes.")?;
+            let effect = match Effect::parse(effect_name) {
+                Some(e) => e,
+                None => return Some(Err(fail(format!("\"{effect_name}\" is not an effect; use read, write, money or public")))),
+            };
+            value
+                .as_str()
+                .and_then(Mode::parse)
+                .map(|mode| Change::PluginMode { plugin, effect, mode })
+                .ok_or_else(|| fail(format!("{value} is not a mode; use auto, ask or off")))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(key: &str, value: Value) -> String {
+        parse_change(key, &value).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn each_valid_key_parses() {
+        assert_eq!(parse_change("appearance", &json!("dark")), Ok(Change::Appearance(Appearance::Dark)));
+        assert_eq!(parse_change("language", &json!("en")), Ok(Change::Language(Language::En)));
+        assert_eq!(parse_change("timeZone", &json!("Europe/London")), Ok(Change::TimeZone("Europe/London".into())));
+        assert_eq!(parse_change("model.name", &json!("deepseek-chat")), Ok(Change::ModelName("deepseek-chat".into())));
+        assert_eq!(
+            parse_change("plugins.wallet.modes.money", &json!("ask")),
+            Ok(Change::PluginMode { plugin: "wallet".into(), effect: Effect::Money, mode: Mode::Ask })
+        );
+        assert_eq!(
+            parse_change("plugins.wallet.enabled", &json!(false)),
+            Ok(Change::PluginEnabled { plugin: "wallet".into(), enabled: false })
+        );
+    }
+
+    #[test]
+    fn each_validation_error_names_the_key() {
+        assert_eq!(err("appearance", json!("neon")), "settings key \"appearance\": \"neon\" is not an appearance; use light, dark or system");
+        assert_eq!(err("language", json!("fr")), "settings key \"language\": \"fr\" is not a language; use zh or en");
+        assert_eq!(
+            err("timeZone", json!("Mars/Olympus_Mons")),
+            "settings key \"timeZone\": \"Mars/Olympus_Mons\" is not an IANA time zone name (for example Asia/Shanghai)"
+        );
+        assert_eq!(err("timeZone", json!(8)), "settings key \"timeZone\": expected a string, got 8");
+        assert_eq!(err("model.name", json!("  ")), "settings key \"model.name\": the model name is empty");
+        assert_eq!(err("model.endpoint", json!("http://api.example.com")), "settings key \"model.endpoint\": \"http://api.example.com\" is not an https URL");
+        assert_eq!(err("plugins.wallet.enabled", json!("yes")), "settings key \"plugins.wallet.enabled\": expected true or false, got \"yes\"");
+        assert_eq!(
+            err("plugins.wallet.modes.cash", json!("ask")),
+            "settings key \"plugins.wallet.modes.cash\": \"cash\" is not an effect; use read, write, money or public"
+        );
+        assert_eq!(err("plugins.wallet.modes.money", json!("never")), "settings key \"plugins.wallet.modes.money\": \"never\" is not a mode; use auto, ask or off");
+        assert_eq!(err("plugins.wallet.preferences", json!(3)), "settings key \"plugins.wallet.preferences\": expected an object, got 3");
+        assert!(err("rules", json!([{"kind": "maybe", "tool": "*"}])).starts_with("settings key \"rules\": not a list of rules: "));
+        assert_eq!(err("fontSize", json!(12)), format!("settings key \"fontSize\": unknown key; the keys are {KEYS}"));
+    }
+}

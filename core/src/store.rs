@@ -1,0 +1,585 @@
+//! SQLite persistence, in the manner of application-services' sql-support (STYLE.md §6): a
+//! schema with a `VERSION`, creation SQL and `upgrade_from`, run in one IMMEDIATE transaction
+//! at open and versioned by `PRAGMA user_version`; WAL, foreign keys on, temp store in memory;
+//! one writer connection and a separate reader. Every state change is one transaction.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+/// The file inside a data directory.
+pub const DATABASE_FILE: &str = "harness.sqlite3";
+
+/// The audit log keeps this many most recent rows; older ones are pruned at open and every
+/// [`AUDIT_PRUNE_EVERY`] appends. At the rate a phone makes calls (hundreds a day) this is
+/// more than a year of history, in about 20 MB.
+pub const AUDIT_RETENTION_ROWS: i64 = 200_000;
+pub const AUDIT_PRUNE_EVERY: u64 = 1_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the database {path} was written by a newer version of the app (schema {found}, this app knows up to {known}); it was left as it is — update the app to open it")]
+    TooNew { path: String, found: u32, known: u32 },
+    #[error("cannot open the database {path}: {source}")]
+    Open { path: String, source: rusqlite::Error },
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("stored data is not valid: {0}")]
+    Corrupt(String),
+}
+
+pub mod schema {
+    use rusqlite::Transaction;
+
+    /// The current schema version.
+    pub const VERSION: u32 = 1;
+
+    /// The schema as version 1 created it.
+    pub const CREATE_V1: &str = "
+        CREATE TABLE plugins (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('bundled', 'official', 'community', 'remote')),
+            source TEXT NOT NULL,
+            manifest TEXT,
+            enabled INTEGER NOT NULL DEFAULT 1,
+            installed_at INTEGER NOT NULL
+        );
+        CREATE TABLE modes (
+            plugin TEXT NOT NULL REFERENCES plugins(id) ON DELETE CASCADE,
+            effect TEXT NOT NULL CHECK (effect IN ('read', 'write', 'money', 'public')),
+            mode TEXT NOT NULL CHECK (mode IN ('auto', 'ask', 'off')),
+            PRIMARY KEY (plugin, effect)
+        );
+        CREATE TABLE rules (
+            scope TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            rule TEXT NOT NULL,
+            PRIMARY KEY (scope, position)
+        );
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            turns INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE consent (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE preferences (
+            plugin TEXT PRIMARY KEY REFERENCES plugins(id) ON DELETE CASCADE,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY,
+            text TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('active', 'pending', 'rejected')),
+            conversation TEXT,
+            turn INTEGER,
+            created_at INTEGER NOT NULL,
+            decided_at INTEGER
+        );
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            name TEXT NOT NULL,
+            text TEXT NOT NULL,
+            attached_at INTEGER NOT NULL
+        );
+        CREATE TABLE audit (
+            seq INTEGER PRIMARY KEY,
+            at_ms INTEGER NOT NULL,
+            actor TEXT NOT NULL,
+            conversation TEXT,
+            tool TEXT NOT NULL,
+            effect TEXT,
+            event TEXT NOT NULL,
+            detail TEXT,
+            step TEXT,
+            rule TEXT,
+            input_digest TEXT
+        );
+    ";
+
+    /// Creates the current schema in an empty database.
+    pub fn create(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        tx.execute_batch(CREATE_V1)
+    }
+
+    /// Brings a database at `version` up to [`VERSION`], one step at a time.
+    pub fn upgrade_from(_tx: &Transaction<'_>, version: u32) -> rusqlite::Result<()> {
+        // Each released version adds its step here: `if version < 2 { … }`.
+        debug_assert!(version <= VERSION);
+        Ok(())
+    }
+}
+
+/// The database of one data directory.
+pub struct Store {
+    writer: Mutex<Connection>,
+    /// Reads that need not wait for a write; the same connection for an in-memory database.
+    reader: Option<Mutex<Connection>>,
+    path: Option<PathBuf>,
+}
+
+impl Store {
+    /// Opens (creating, or upgrading in one transaction) the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let path = dir.join(DATABASE_FILE);
+        let shown = path.display().to_string();
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+            path: shown.clone(),
+            source: rusqlite::Error::InvalidPath(PathBuf::from(format!("{}: {e}", dir.display()))),
+        })?;
+        let mut writer = Connection::open(&path).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        configure(&writer)?;
+        migrate(&mut writer, &shown)?;
+        let reader = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(|source| StoreError::Open { path: shown, source })?;
+        reader.pragma_update(None, "temp_store", "MEMORY")?;
+        Ok(Self { writer: Mutex::new(writer), reader: Some(Mutex::new(reader)), path: Some(path) })
+    }
+
+    /// A database that lives as long as the process: for scenarios and tests.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        let mut conn = Connection::open_in_memory()?;
+        configure(&conn)?;
+        migrate(&mut conn, ":memory:")?;
+        Ok(Self { writer: Mutex::new(conn), reader: None, path: None })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` in one IMMEDIATE transaction: all of it is committed, or none of it.
+    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// Runs `f` on the reader connection.
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        match &self.reader {
+            Some(reader) => f(&reader.lock().unwrap_or_else(|p| p.into_inner())),
+            None => f(&self.writer()),
+        }
+    }
+}
+
+fn configure(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // In WAL mode NORMAL survives a killed process (the OS holds every committed page);
+    // only a power cut can lose the last commits.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(())
+}
+
+fn migrate(conn: &mut Connection, shown: &str) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: u32 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > schema::VERSION {
+        // Never alter a database a newer app wrote: the rollback leaves it as it was.
+        return Err(StoreError::TooNew { path: shown.to_owned(), found: version, known: schema::VERSION });
+    }
+    if version == 0 {
+        schema::create(&tx)?;
+    } else if version < schema::VERSION {
+        schema::upgrade_from(&tx, version)?;
+    }
+    tx.pragma_update(None, "user_version", schema::VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Typed reads and writes of each table. Writes take a `&Transaction` so that the caller
+/// decides what one state change is.
+pub mod rows {
+    use rusqlite::{params, Connection, OptionalExtension, Transaction};
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+
+    use super::{StoreError, AUDIT_RETENTION_ROWS};
+
+    fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+        serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+    }
+
+    /// An installed plugin as stored.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct PluginRow {
+        pub id: String,
+        pub kind: String,
+        pub source: String,
+        /// The manifest JSON of a document or remote plugin; bundled plugins come from code.
+        pub manifest: Option<String>,
+        pub enabled: bool,
+    }
+
+    pub fn put_plugin(tx: &Transaction<'_>, row: &PluginRow, at_ms: i64) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO plugins (id, kind, source, manifest, enabled, installed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (id) DO UPDATE SET kind = ?2, source = ?3, manifest = ?4",
+            params![row.id, row.kind, row.source, row.manifest, row.enabled, at_ms],
+        )?;
+        Ok(())
+    }
+
+    pub fn delete_plugin(tx: &Transaction<'_>, id: &str) -> Result<(), StoreError> {
+        tx.execute("DELETE FROM plugins WHERE id = ?1", [id])?;
+        Ok(())
+    }
+
+    pub fn set_enabled(tx: &Transaction<'_>, id: &str, enabled: bool) -> Result<(), StoreError> {
+        tx.execute("UPDATE plugins SET enabled = ?2 WHERE id = ?1", params![id, enabled])?;
+        Ok(())
+    }
+
+    pub fn plugins(conn: &Connection) -> Result<Vec<PluginRow>, StoreError> {
+        let mut stmt = conn.prepare("SELECT id, kind, source, manifest, enabled FROM plugins ORDER BY id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(PluginRow { id: r.get(0)?, kind: r.get(1)?, source: r.get(2)?, manifest: r.get(3)?, enabled: r.get(4)? })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn set_mode(tx: &Transaction<'_>, plugin: &str, effect: &str, mode: &str) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO modes (plugin, effect, mode) VALUES (?1, ?2, ?3)
+             ON CONFLICT (plugin, effect) DO UPDATE SET mode = ?3",
+            params![plugin, effect, mode],
+        )?;
+        Ok(())
+    }
+
+    pub fn modes(conn: &Connection) -> Result<Vec<(String, String, String)>, StoreError> {
+        let mut stmt = conn.prepare("SELECT plugin, effect, mode FROM modes ORDER BY plugin, effect")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Replaces the rules of one scope: `""` is global, otherwise a conversation id.
+    pub fn put_rules<T: Serialize>(tx: &Transaction<'_>, scope: &str, rules: &[T]) -> Result<(), StoreError> {
+        tx.execute("DELETE FROM rules WHERE scope = ?1", [scope])?;
+        let mut stmt = tx.prepare("INSERT INTO rules (scope, position, rule) VALUES (?1, ?2, ?3)")?;
+        for (position, rule) in rules.iter().enumerate() {
+            stmt.execute(params![scope, position as i64, to_json(rule)?])?;
+        }
+        Ok(())
+    }
+
+    /// Every scope's rules, in order.
+    pub fn rules<T: DeserializeOwned>(conn: &Connection) -> Result<Vec<(String, Vec<T>)>, StoreError> {
+        let mut stmt = conn.prepare("SELECT scope, rule FROM rules ORDER BY scope, position")?;
+        let mut out: Vec<(String, Vec<T>)> = Vec::new();
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let scope: String = row.get(0)?;
+            let rule: T = from_json("rules.rule", &row.get::<_, String>(1)?)?;
+            match out.last_mut() {
+                Some((s, list)) if *s == scope => list.push(rule),
+                _ => out.push((scope, vec![rule])),
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn put_conversation<S: Serialize, C: Serialize>(
+        tx: &Transaction<'_>,
+        id: &str,
+        settings: &S,
+        scope: &C,
+        turns: u64,
+        at_ms: i64,
+    ) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO conversations (id, settings, scope, turns, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (id) DO UPDATE SET settings = ?2, scope = ?3, turns = ?4",
+            params![id, to_json(settings)?, to_json(scope)?, turns as i64, at_ms],
+        )?;
+        Ok(())
+    }
+
+    pub fn conversations<S: DeserializeOwned, C: DeserializeOwned>(conn: &Connection) -> Result<Vec<(String, S, C, u64)>, StoreError> {
+        let mut stmt = conn.prepare("SELECT id, settings, scope, turns FROM conversations ORDER BY created_at, id")?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push((
+                row.get(0)?,
+                from_json("conversations.settings", &row.get::<_, String>(1)?)?,
+                from_json("conversations.scope", &row.get::<_, String>(2)?)?,
+                row.get::<_, i64>(3)? as u64,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The key-value tables: `settings`, `consent`, `preferences`.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Table {
+        Settings,
+        Consent,
+        Preferences,
+    }
+
+    impl Table {
+        fn sql(self) -> (&'static str, &'static str, &'static str) {
+            match self {
+                Table::Settings => (
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
+                    "SELECT key, value FROM settings ORDER BY key",
+                    "DELETE FROM settings WHERE key = ?1",
+                ),
+                Table::Consent => (
+                    "INSERT INTO consent (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
+                    "SELECT key, value FROM consent ORDER BY key",
+                    "DELETE FROM consent WHERE key = ?1",
+                ),
+                Table::Preferences => (
+                    "INSERT INTO preferences (plugin, value) VALUES (?1, ?2) ON CONFLICT (plugin) DO UPDATE SET value = ?2",
+                    "SELECT plugin, value FROM preferences ORDER BY plugin",
+                    "DELETE FROM preferences WHERE plugin = ?1",
+                ),
+            }
+        }
+    }
+
+    pub fn put_value<T: Serialize>(tx: &Transaction<'_>, table: Table, key: &str, value: &T) -> Result<(), StoreError> {
+        tx.execute(table.sql().0, params![key, to_json(value)?])?;
+        Ok(())
+    }
+
+    pub fn delete_value(tx: &Transaction<'_>, table: Table, key: &str) -> Result<(), StoreError> {
+        tx.execute(table.sql().2, [key])?;
+        Ok(())
+    }
+
+    pub fn values(conn: &Connection, table: Table) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+        let mut stmt = conn.prepare(table.sql().1)?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let key: String = row.get(0)?;
+            let value = from_json(&key, &row.get::<_, String>(1)?)?;
+            out.push((key, value));
+        }
+        Ok(out)
+    }
+
+    /// A memory as stored.
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct MemoryRow {
+        pub id: i64,
+        pub text: String,
+        pub state: String,
+        pub conversation: Option<String>,
+        pub turn: Option<i64>,
+        pub created_at: i64,
+        pub decided_at: Option<i64>,
+    }
+
+    pub fn insert_memory(tx: &Transaction<'_>, text: &str, state: &str, conversation: Option<&str>, turn: Option<i64>, at_ms: i64) -> Result<i64, StoreError> {
+        tx.execute(
+            "INSERT INTO memories (text, state, conversation, turn, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![text, state, conversation, turn, at_ms],
+        )?;
+        Ok(tx.last_insert_rowid())
+    }
+
+    /// Moves a memory from `from` to `to`; returns whether it was in `from`.
+    pub fn decide_memory(tx: &Transaction<'_>, id: i64, from: &str, to: &str, at_ms: i64) -> Result<bool, StoreError> {
+        let changed = tx.execute(
+            "UPDATE memories SET state = ?3, decided_at = ?4 WHERE id = ?1 AND state = ?2",
+            params![id, from, to, at_ms],
+        )?;
+        Ok(changed == 1)
+    }
+
+    pub fn memory(conn: &Connection, id: i64) -> Result<Option<MemoryRow>, StoreError> {
+        Ok(conn
+            .query_row(
+                "SELECT id, text, state, conversation, turn, created_at, decided_at FROM memories WHERE id = ?1",
+                [id],
+                memory_row,
+            )
+            .optional()?)
+    }
+
+    pub fn memories(conn: &Connection) -> Result<Vec<MemoryRow>, StoreError> {
+        let mut stmt = conn.prepare("SELECT id, text, state, conversation, turn, created_at, decided_at FROM memories ORDER BY id")?;
+        let rows = stmt.query_map([], memory_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn memory_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRow> {
+        Ok(MemoryRow {
+            id: r.get(0)?,
+            text: r.get(1)?,
+            state: r.get(2)?,
+            conversation: r.get(3)?,
+            turn: r.get(4)?,
+            created_at: r.get(5)?,
+            decided_at: r.get(6)?,
+        })
+    }
+
+    pub fn insert_document(tx: &Transaction<'_>, conversation: &str, name: &str, text: &str, at_ms: i64) -> Result<i64, StoreError> {
+        tx.execute(
+            "INSERT INTO documents (conversation, name, text, attached_at) VALUES (?1, ?2, ?3, ?4)",
+            params![conversation, name, text, at_ms],
+        )?;
+        Ok(tx.last_insert_rowid())
+    }
+
+    /// A conversation's attached documents as (id, name, text).
+    pub fn documents(conn: &Connection, conversation: &str) -> Result<Vec<(i64, String, String)>, StoreError> {
+        let mut stmt = conn.prepare("SELECT id, name, text FROM documents WHERE conversation = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([conversation], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One audit row. `seq` is assigned by the database.
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct AuditRow {
+        pub seq: i64,
+        pub at_ms: i64,
+        pub actor: String,
+        pub conversation: Option<String>,
+        pub tool: String,
+        pub effect: Option<String>,
+        pub event: String,
+        pub detail: Option<String>,
+        pub step: Option<String>,
+        pub rule: Option<String>,
+        pub input_digest: Option<String>,
+    }
+
+    pub fn append_audit(tx: &Transaction<'_>, row: &AuditRow) -> Result<i64, StoreError> {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO audit (at_ms, actor, conversation, tool, effect, event, detail, step, rule, input_digest)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?;
+        stmt.execute(params![
+            row.at_ms,
+            row.actor,
+            row.conversation,
+            row.tool,
+            row.effect,
+            row.event,
+            row.detail,
+            row.step,
+            row.rule,
+            row.input_digest
+        ])?;
+        Ok(tx.last_insert_rowid())
+    }
+
+    /// Drops all but the newest [`AUDIT_RETENTION_ROWS`] rows.
+    pub fn prune_audit(tx: &Transaction<'_>) -> Result<usize, StoreError> {
+        Ok(tx.execute("DELETE FROM audit WHERE seq <= (SELECT max(seq) FROM audit) - ?1", [AUDIT_RETENTION_ROWS])?)
+    }
+
+    /// The newest `limit` rows, oldest first.
+    pub fn audit(conn: &Connection, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
+        let mut stmt = conn.prepare(
+            "SELECT seq, at_ms, actor, conversation, tool, effect, event, detail, step, rule, input_digest
+             FROM (SELECT * FROM audit ORDER BY seq DESC LIMIT ?1) ORDER BY seq",
+        )?;
+        let rows = stmt.query_map([limit as i64], |r| {
+            Ok(AuditRow {
+                seq: r.get(0)?,
+                at_ms: r.get(1)?,
+                actor: r.get(2)?,
+                conversation: r.get(3)?,
+                tool: r.get(4)?,
+                effect: r.get(5)?,
+                event: r.get(6)?,
+                detail: r.get(7)?,
+                step: r.get(8)?,
+                rule: r.get(9)?,
+                input_digest: r.get(10)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_database_is_at_the_current_version_in_wal_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (version, journal): (u32, String) = store
+            .read(|c| {
+                let v = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                let j = c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+                Ok((v, j))
+            })
+            .unwrap();
+        assert_eq!((version, journal.as_str()), (schema::VERSION, "wal"));
+    }
+
+    #[test]
+    fn a_database_from_a_newer_version_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path()).unwrap());
+        let path = dir.path().join(DATABASE_FILE);
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.pragma_update(None, "user_version", 99).unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let err = Store::open(dir.path()).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the database {} was written by a newer version of the app (schema 99, this app knows up to {}); it was left as it is — update the app to open it",
+                path.display(),
+                schema::VERSION
+            )
+        );
+        let conn = Connection::open(&path).unwrap();
+        let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, 99);
+        drop(conn);
+        assert_eq!(std::fs::read(&path).unwrap().len(), before.len());
+    }
+
+    #[test]
+    fn a_failed_write_commits_nothing() {
+        let store = Store::open_in_memory().unwrap();
+        let result: Result<(), StoreError> = store.write(|tx| {
+            tx.execute("INSERT INTO settings (key, value) VALUES ('language', '\"en\"')", [])?;
+            Err(StoreError::Corrupt("refused".into()))
+        });
+        assert!(result.is_err());
+        let count: i64 = store.read(|c| Ok(c.query_row("SELECT count(*) FROM settings", [], |r| r.get(0))?)).unwrap();
+        assert_eq!(count, 0);
+    }
+}
