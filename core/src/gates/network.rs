@@ -293,20 +293,28 @@ impl Resolve for CheckedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let resolved: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let (allowed, refused): (Vec<SocketAddr>, Vec<SocketAddr>) = resolved
-                .into_iter()
-                .partition(|addr| !is_private_or_local(addr.ip()));
-            match (allowed.is_empty(), refused.first()) {
-                (true, Some(first)) => Err(Box::new(AddressRefused {
-                    host,
-                    addr: first.ip(),
-                })
-                .into()),
-                _ => Ok(Box::new(allowed.into_iter()) as Addrs),
-            }
+            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let checked = checked_addresses(host, resolved)?;
+            Ok(Box::new(checked.into_iter()) as Addrs)
         })
+    }
+}
+
+/// The resolved addresses a community or remote plugin may connect to: the public ones. A
+/// name with none left is refused, naming the first address that was dropped.
+fn checked_addresses(
+    host: String,
+    resolved: Vec<SocketAddr>,
+) -> Result<Vec<SocketAddr>, AddressRefused> {
+    let (allowed, refused): (Vec<SocketAddr>, Vec<SocketAddr>) = resolved
+        .into_iter()
+        .partition(|addr| !is_private_or_local(addr.ip()));
+    match (allowed.is_empty(), refused.first()) {
+        (true, Some(first)) => Err(AddressRefused {
+            host,
+            addr: first.ip(),
+        }),
+        _ => Ok(allowed),
     }
 }
 
@@ -364,7 +372,7 @@ impl NetworkGate {
         let Some(client) = &self.client else {
             return denied("network access", "allow_network");
         };
-        match tokio::time::timeout(self.timeout, fetch(client, parsed)).await {
+        match tokio::time::timeout(self.timeout, fetch(client, parsed, url)).await {
             Ok(Ok(body)) => body,
             Ok(Err(refusal)) => refusal,
             Err(_elapsed) => {
@@ -395,13 +403,14 @@ fn build_client(trust: Trust) -> reqwest::Result<reqwest::Client> {
     builder.build()
 }
 
-async fn fetch(client: &reqwest::Client, url: Url) -> Result<String, String> {
+/// Sends `url` (the parsed form of the plugin's `raw`) and reads the body under the cap.
+async fn fetch(client: &reqwest::Client, url: Url, raw: &str) -> Result<String, String> {
     let transport = |e: reqwest::Error| match find_refusal(&e) {
         Some(refused) => refused.to_string(),
+        // reqwest's own top message only repeats the URL; the cause is in its sources.
         None => format!(
-            "error: could not fetch {}: {}",
-            e.url().map_or("", Url::as_str),
-            error_chain(&e)
+            "error: could not fetch {raw}: {}",
+            error_chain(e.source().unwrap_or(&e))
         ),
     };
     let mut response = client.get(url).send().await.map_err(transport)?;
@@ -444,7 +453,7 @@ fn find_refusal<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a AddressRefus
     None
 }
 
-/// reqwest's own message is generic ("error sending request"); the cause is in the chain.
+/// An error with its causes, `outer: inner: …`.
 fn error_chain(error: &(dyn Error + 'static)) -> String {
     let mut parts = vec![error.to_string()];
     let mut next = error.source();
@@ -660,6 +669,26 @@ mod tests {
         ] {
             assert!(!is_private_or_local(public.parse().unwrap()), "{public}");
         }
+    }
+
+    #[test]
+    fn a_resolved_name_keeps_only_its_public_addresses() {
+        let addrs = |list: &[&str]| -> Vec<SocketAddr> {
+            list.iter().map(|a| a.parse().unwrap()).collect()
+        };
+        let mixed = addrs(&["127.0.0.1:0", "93.184.215.14:0", "[fd00::1]:0"]);
+        assert_eq!(
+            checked_addresses("mixed.test".into(), mixed).unwrap(),
+            addrs(&["93.184.215.14:0"])
+        );
+        let private = addrs(&["[::1]:0", "127.0.0.1:0"]);
+        assert_eq!(
+            checked_addresses("localhost".into(), private)
+                .unwrap_err()
+                .to_string(),
+            "error: localhost resolves to a private or local address (::1), which community and \
+             remote plugins may not reach"
+        );
     }
 
     #[test]
