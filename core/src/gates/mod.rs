@@ -199,6 +199,19 @@ mod tests {
     }
 
     #[test]
+    fn every_gate_can_be_shared_across_the_engines_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<FsGate>();
+        shareable::<NetworkGate>();
+        shareable::<StoreGate>();
+        shareable::<ContextBoard>();
+        shareable::<ToolCallGate>();
+        shareable::<MessageGate>();
+        shareable::<Notifier>();
+        shareable::<Outbox>();
+    }
+
+    #[test]
     fn an_unknown_grant_key_is_a_load_error() {
         let err = serde_json::from_value::<Grants>(serde_json::json!({"allow_netwrok": true}))
             .unwrap_err();

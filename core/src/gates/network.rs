@@ -117,6 +117,10 @@ fn normalize_host(entry: &str) -> Result<Host<String>, String> {
         format!("http://{entry}")
     };
     let url = Url::parse(&as_url).map_err(|e| e.to_string())?;
+    // Other schemes' hosts are not normalised (nor lowercased) the way http's are.
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("a URL entry must be http or https".to_owned());
+    }
     url.host()
         .map(|host| host.to_owned())
         .ok_or_else(|| "it names no host".to_owned())
@@ -609,7 +613,7 @@ mod tests {
 
     #[test]
     fn entries_that_name_no_host_are_load_errors() {
-        for entry in ["", "file:///etc", "*.127.0.0.1"] {
+        for entry in ["", "file:///etc", "foo://Example.com", "*.127.0.0.1", "http://"] {
             let grants = Grants {
                 url_allowlist: vec![entry.into()],
                 ..Grants::default()
