@@ -272,7 +272,7 @@ async fn community_plugins_may_not_reach_an_allowlisted_loopback_literal() {
 async fn a_name_that_resolves_to_loopback_is_refused_after_resolution() {
     let server = Server::answering(HELLO);
     let url = format!("http://localhost:{}/", server.port);
-    let got = gate(&["localhost"], Trust::Remote).get(&url).await;
+    let got = gate(&["localhost"], Trust::Community).get(&url).await;
     assert!(
         got.starts_with("error: localhost resolves to a private or local address (")
             && got.ends_with("), which community and remote plugins may not reach"),
