@@ -95,7 +95,7 @@ pub async fn run_file(path: &Path) -> Vec<ScenarioResult> {
 /// Runs one scenario object.
 pub async fn run_scenario(scenario: &Value) -> Result<(), String> {
     if scenario.get("gate").is_some() {
-        return Err("gate not implemented".into());
+        return crate::gates::run_gate_scenario(scenario);
     }
     let spec: Scenario = serde_json::from_value(scenario.clone()).map_err(|e| format!("bad scenario: {e}"))?;
     spec.run().await

@@ -1,7 +1,41 @@
 //! Capability gates (seed 001, DESIGN.md §5): everything a plugin reaches, reads, persists or
 //! spends goes through one of these services, off by default.
+//!
+//! Every plugin kind uses the same services, so one code path enforces them. At the gate surface
+//! a refusal is a string starting `error: ` (seed 001: refusals are in-band, not traps), so a
+//! plugin can relay the reason to the model; validation at load time returns [`GrantError`].
+//!
+//! One service per gate. Per plugin, holding its grants: [`FsGate`], [`NetworkGate`],
+//! [`StoreGate`], [`ToolCallGate`]. Per host, shared by every plugin and told the caller's id:
+//! [`ContextBoard`], [`MessageGate`] and the ungated [`Notifier`]. Lines the user must see
+//! (notify, suppression notices, context changes, sent messages, tool calls) are queued in an
+//! [`Outbox`] the host drains.
+
+mod context;
+mod fs;
+mod message;
+mod network;
+mod notify;
+mod outbox;
+mod rows;
+mod scenario;
+mod store;
+mod tools;
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+pub use context::ContextBoard;
+pub use fs::FsGate;
+pub use message::{MessageGate, PendingMessage, TurnState};
+pub use network::{NetworkGate, NetworkPolicy};
+pub use notify::Notifier;
+pub use outbox::{HostLine, LineKind, Outbox};
+pub use rows::{check_grants, grant_row, startup_warnings};
+pub use scenario::run_gate_scenario;
+pub use store::{StoreGate, check_store_names};
+pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolEffect, ToolInfo};
 
 /// What a plugin asks to reach, as declared in its manifest under `grants`. The names are the
 /// seed's, so that every `error: ` string that names a grant names a key the author can find.
@@ -24,4 +58,163 @@ pub struct Grants {
     pub allow_tools: Vec<String>,
     #[serde(default)]
     pub allow_send_message: bool,
+}
+
+/// Where a plugin came from, which decides whether the network gate also checks addresses.
+/// DESIGN.md §5: a community document writes its own allowlist, and a remote server is
+/// third-party, so neither may reach loopback, private, link-local or unique-local addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    Bundled,
+    Official,
+    Community,
+    Remote,
+}
+
+impl Trust {
+    fn guards_addresses(self) -> bool {
+        matches!(self, Trust::Community | Trust::Remote)
+    }
+}
+
+/// A grant that cannot be honoured as written. Each is a load error for the plugin it names
+/// (seed 001: a grant you asked for and did not get is loud, never silently nothing).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrantError {
+    #[error(
+        "plugin \"{plugin}\": url_allowlist entry \"{entry}\" puts a star somewhere other than \
+         a leading \"*.\" or a lone \"*\"; write example.com (the host and its subdomains), \
+         *.example.com (subdomains only) or * (any host)"
+    )]
+    MisplacedWildcard { plugin: String, entry: String },
+    #[error("plugin \"{plugin}\": url_allowlist entry \"{entry}\" is not a host name ({reason})")]
+    NotAHost {
+        plugin: String,
+        entry: String,
+        reason: String,
+    },
+    #[error(
+        "plugin \"{plugin}\": allow_tools names \"{tool}\", which is not a known tool; known \
+         tools: {known}"
+    )]
+    UnknownTool {
+        plugin: String,
+        tool: String,
+        known: String,
+    },
+    #[error(
+        "plugin \"{plugin}\" and plugin \"{other}\" share the store name \"{store}\" and at least \
+         one of them has allow_store; rename one of them (store names ignore case)"
+    )]
+    SharedStore {
+        plugin: String,
+        other: String,
+        store: String,
+    },
+    #[error(
+        "plugin \"{plugin}\": its id cannot name a store directory for allow_store (it is empty, \
+         \".\", \"..\", or contains \"/\", \"\\\" or a NUL byte); rename the plugin"
+    )]
+    BadStoreName { plugin: String },
+    #[error("plugin \"{plugin}\": the HTTP client for allow_network could not start: {reason}")]
+    HttpClient { plugin: String, reason: String },
+}
+
+/// seed 001: the network body cap is "sized to the guest-side arena"; the store quota and the
+/// fs read cap use the same arena, so the same number.
+const MIB: usize = 1024 * 1024;
+
+/// The refusal for a grant that is off, naming the key to set (seed 001: "the host's messages
+/// name the specific config knob to change").
+fn denied(what: &str, grant: &str) -> String {
+    format!("error: {what} denied (set {grant} = true in this plugin's grants)")
+}
+
+/// `10s`, `300ms`: the form the seed's messages use (`the 30s plugin deadline`).
+fn human_duration(duration: Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{}ms", duration.as_millis())
+    }
+}
+
+/// Splits `text` at every line break a renderer might honour (`\r\n`, `\n`, `\r`, vertical tab,
+/// form feed, NEL, U+2028, U+2029), so a line that only looks like it starts mid-line is seen
+/// as the line it will show as.
+fn split_lines(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if matches!(
+            c,
+            '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        ) {
+            lines.push(&text[start..at]);
+            start = at + c.len_utf8();
+            if c == '\r' && chars.next_if(|&(_, next)| next == '\n').is_some() {
+                start += 1;
+            }
+        }
+    }
+    lines.push(&text[start..]);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn denied_names_the_grant_to_set() {
+        assert_eq!(
+            denied("network access", "allow_network"),
+            "error: network access denied (set allow_network = true in this plugin's grants)"
+        );
+    }
+
+    #[test]
+    fn every_line_break_splits() {
+        assert_eq!(
+            split_lines("a\r\nb\nc\rd\u{2028}e\u{85}f"),
+            ["a", "b", "c", "d", "e", "f"]
+        );
+        assert_eq!(split_lines("one"), ["one"]);
+        assert_eq!(split_lines("a\n"), ["a", ""]);
+    }
+
+    #[test]
+    fn durations_read_like_the_seed() {
+        assert_eq!(human_duration(Duration::from_secs(30)), "30s");
+        assert_eq!(human_duration(Duration::from_millis(300)), "300ms");
+    }
+
+    #[test]
+    fn only_community_and_remote_plugins_have_their_addresses_checked() {
+        assert!(!Trust::Bundled.guards_addresses());
+        assert!(!Trust::Official.guards_addresses());
+        assert!(Trust::Community.guards_addresses());
+        assert!(Trust::Remote.guards_addresses());
+    }
+
+    #[test]
+    fn every_gate_can_be_shared_across_the_engines_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<FsGate>();
+        shareable::<NetworkGate>();
+        shareable::<StoreGate>();
+        shareable::<ContextBoard>();
+        shareable::<ToolCallGate>();
+        shareable::<MessageGate>();
+        shareable::<Notifier>();
+        shareable::<Outbox>();
+    }
+
+    #[test]
+    fn an_unknown_grant_key_is_a_load_error() {
+        let err = serde_json::from_value::<Grants>(serde_json::json!({"allow_netwrok": true}))
+            .unwrap_err();
+        assert!(err.to_string().contains("allow_netwrok"), "{err}");
+    }
 }

@@ -1,0 +1,704 @@
+//! The network gate: `allow_network`, then the host allowlist, then the request (seed 001,
+//! "allow_network + url_allowlist").
+//!
+//! The URL is parsed once, with `url::Url`; the allowlist is checked against that parse's host
+//! and the same `Url` is handed to reqwest, so the check and the request cannot disagree about
+//! where the request goes. For community and remote plugins the addresses are checked too
+//! (DESIGN.md §5): an IP literal before sending, a name inside the client's own resolver, which
+//! returns only the addresses it checked, so the connection goes where the check looked.
+
+use std::error::Error;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use url::{Host, Url};
+
+use super::{GrantError, Grants, MIB, Trust, denied, human_duration};
+
+/// One `url_allowlist` entry, in one of seed 001's three spellings and only those.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostPattern {
+    /// `*`: any http/https host.
+    Any,
+    /// `example.com`: the host and its subdomains.
+    Domain(String),
+    /// `*.example.com`: the subdomains only.
+    Subdomains(String),
+    /// An IP address matches only itself: a dot-boundary suffix of an address (`0.0.1` in
+    /// `127.0.0.1`) names nothing anyone meant.
+    Address(IpAddr),
+}
+
+impl HostPattern {
+    fn parse(plugin: &str, entry: &str) -> Result<Self, GrantError> {
+        let entry = entry.trim();
+        if entry == "*" {
+            return Ok(Self::Any);
+        }
+        // seed 001: a star anywhere else (api.*.com) is refused rather than widened.
+        let (subdomains_only, rest) = match entry.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, entry),
+        };
+        if rest.contains('*') {
+            return Err(GrantError::MisplacedWildcard {
+                plugin: plugin.to_owned(),
+                entry: entry.to_owned(),
+            });
+        }
+        let not_a_host = |reason: &str| GrantError::NotAHost {
+            plugin: plugin.to_owned(),
+            entry: entry.to_owned(),
+            reason: reason.to_owned(),
+        };
+        match (
+            normalize_host(rest).map_err(|reason| not_a_host(&reason))?,
+            subdomains_only,
+        ) {
+            (Host::Domain(domain), false) => Ok(Self::Domain(domain)),
+            (Host::Domain(domain), true) => Ok(Self::Subdomains(domain)),
+            (Host::Ipv4(ip), false) => Ok(Self::Address(ip.into())),
+            (Host::Ipv6(ip), false) => Ok(Self::Address(ip.into())),
+            (_, true) => Err(not_a_host(
+                "\"*.\" must be followed by a domain name, not an address",
+            )),
+        }
+    }
+
+    /// seed 001, rule 5: match when host == entry or host ends with ".{entry}".
+    fn matches(&self, host: &Host<&str>) -> bool {
+        match (self, host) {
+            (Self::Any, _) => true,
+            (Self::Domain(entry), Host::Domain(host)) => {
+                *host == entry || is_dot_suffix(host, entry)
+            }
+            (Self::Subdomains(entry), Host::Domain(host)) => is_dot_suffix(host, entry),
+            (Self::Address(entry), Host::Ipv4(host)) => *entry == IpAddr::V4(*host),
+            (Self::Address(entry), Host::Ipv6(host)) => *entry == IpAddr::V6(*host),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for HostPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Any => f.write_str("*"),
+            Self::Domain(domain) => f.write_str(domain),
+            Self::Subdomains(domain) => write!(f, "*.{domain}"),
+            Self::Address(IpAddr::V4(ip)) => write!(f, "{ip}"),
+            Self::Address(IpAddr::V6(ip)) => write!(f, "[{ip}]"),
+        }
+    }
+}
+
+fn is_dot_suffix(host: &str, entry: &str) -> bool {
+    host.strip_suffix(entry)
+        .is_some_and(|head| head.ends_with('.'))
+}
+
+/// seed 001: "config entries are normalized the same way a host is", so
+/// `https://api.github.com/` means `api.github.com`. The entry goes through the same URL parser
+/// as the requests it will be compared with (lowercase, IDNA, IPv4 forms, IPv6 brackets).
+fn normalize_host(entry: &str) -> Result<Host<String>, String> {
+    if entry.is_empty() {
+        return Err("it is empty".to_owned());
+    }
+    // A bare IPv6 address has no brackets, so it cannot be read as a URL authority.
+    if let Ok(ip) = entry.parse::<Ipv6Addr>() {
+        return Ok(Host::Ipv6(ip));
+    }
+    let as_url = if entry.contains("://") {
+        entry.to_owned()
+    } else {
+        format!("http://{entry}")
+    };
+    let url = Url::parse(&as_url).map_err(|e| e.to_string())?;
+    // Other schemes' hosts are not normalised (nor lowercased) the way http's are.
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("a URL entry must be http or https".to_owned());
+    }
+    url.host()
+        .map(|host| host.to_owned())
+        .ok_or_else(|| "it names no host".to_owned())
+}
+
+/// The checks of the network gate, without the HTTP client: what a plugin's grants allow, and
+/// nothing else. The conformance runner uses it alone (no request is sent).
+#[derive(Debug, Clone)]
+pub struct NetworkPolicy {
+    allow_network: bool,
+    allowlist: Vec<HostPattern>,
+    trust: Trust,
+}
+
+impl NetworkPolicy {
+    /// Reads `allow_network` and `url_allowlist`. An entry in none of the three spellings is a
+    /// load error, even with `allow_network` off: a misspelled grant must not pass unnoticed.
+    pub fn new(plugin_id: &str, grants: &Grants, trust: Trust) -> Result<Self, GrantError> {
+        let allowlist = grants
+            .url_allowlist
+            .iter()
+            .map(|entry| HostPattern::parse(plugin_id, entry))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            allow_network: grants.allow_network,
+            allowlist,
+            trust,
+        })
+    }
+
+    /// The allowlist as the grant row shows it: `*` when any entry is a star, since a star
+    /// covers everything the other entries name.
+    pub(crate) fn describe_allowlist(&self) -> Option<String> {
+        if self.allowlist.is_empty() {
+            None
+        } else if self.allowlist.contains(&HostPattern::Any) {
+            Some("*".to_owned())
+        } else {
+            let hosts: Vec<String> = self.allowlist.iter().map(ToString::to_string).collect();
+            Some(hosts.join(", "))
+        }
+    }
+
+    pub(crate) fn reaches_anything(&self) -> bool {
+        self.allow_network && !self.allowlist.is_empty()
+    }
+
+    pub(crate) fn allows_any_host(&self) -> bool {
+        self.allow_network && self.allowlist.contains(&HostPattern::Any)
+    }
+
+    /// Decides whether `raw` may be fetched, in seed 001's order: the switch, then the
+    /// allowlist (empty, scheme, host), then — for community and remote plugins — an IP-literal
+    /// host's address. Returns the parsed URL to send, or the `error: ` string.
+    pub fn check(&self, raw: &str) -> Result<Url, String> {
+        if !self.allow_network {
+            // seed 001: checking the allowlist first would send an author to the wrong knob.
+            return Err(denied("network access", "allow_network"));
+        }
+        let add_it = " — add its host to url_allowlist in this plugin's grants";
+        if self.allowlist.is_empty() {
+            // seed 001: an empty allowlist denies everything; allow_network alone is off.
+            return Err(not_permitted(
+                raw,
+                "an empty allowlist denies everything",
+                add_it,
+            ));
+        }
+        let Ok(url) = Url::parse(raw) else {
+            return Err(not_permitted(raw, "not an absolute http or https URL", ""));
+        };
+        // seed 001: http/https only, or the network grant becomes a file read past allow_fs.
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(not_permitted(
+                raw,
+                "only http and https URLs can be fetched",
+                "",
+            ));
+        }
+        let Some(host) = url.host() else {
+            return Err(not_permitted(raw, "not an absolute http or https URL", ""));
+        };
+        if !self.allowlist.iter().any(|pattern| pattern.matches(&host)) {
+            let reason = format!("host \"{host}\" is not in url_allowlist");
+            return Err(not_permitted(raw, &reason, add_it));
+        }
+        if self.trust.guards_addresses() {
+            let literal = match host {
+                Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+                Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+                Host::Domain(_) => None,
+            };
+            if let Some(ip) = literal.filter(|ip| is_private_or_local(*ip)) {
+                return Err(format!(
+                    "error: {ip} is a private or local address, which community and remote \
+                     plugins may not reach"
+                ));
+            }
+        }
+        Ok(url)
+    }
+}
+
+fn not_permitted(raw: &str, reason: &str, hint: &str) -> String {
+    format!("error: url_allowlist does not permit {raw} ({reason}){hint}")
+}
+
+/// DESIGN.md §5: loopback, private (RFC 1918, and the 100.64.0.0/10 carrier-grade NAT range,
+/// which on a phone is the carrier's own network), link-local and unique-local addresses, plus
+/// the unspecified, broadcast, multicast and reserved ranges no public service lives in.
+/// IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64) are judged by it.
+fn is_private_or_local(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_private_or_local_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_private_or_local_v4(v4);
+            }
+            let segments = v6.segments();
+            // ::/96 holds ::, ::1 and the deprecated IPv4-compatible form.
+            let compatible = segments[..6] == [0; 6];
+            let nat64 = segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+            if nat64 {
+                let embedded = (u32::from(segments[6]) << 16) | u32::from(segments[7]);
+                return is_private_or_local_v4(Ipv4Addr::from(embedded));
+            }
+            compatible
+                || v6.is_multicast()
+                || segments[0] & 0xfe00 == 0xfc00 // fc00::/7 unique-local
+                || segments[0] & 0xffc0 == 0xfe80 // fe80::/10 link-local
+                || segments[0] & 0xffc0 == 0xfec0 // fec0::/10 site-local, deprecated
+        }
+    }
+}
+
+fn is_private_or_local_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    a == 0 // "this network", and 0.0.0.0 reaches loopback
+        || ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || (a == 100 && b & 0xc0 == 64) // 100.64.0.0/10 carrier-grade NAT
+        || ip.is_multicast()
+        || a >= 240 // reserved, and the broadcast address
+}
+
+/// A name whose every address the gate refused; found again in reqwest's error chain so the
+/// plugin gets the gate's own message.
+#[derive(Debug)]
+struct AddressRefused {
+    host: String,
+    addr: IpAddr,
+}
+
+impl fmt::Display for AddressRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "error: {} resolves to a private or local address ({}), which community and remote \
+             plugins may not reach",
+            self.host, self.addr
+        )
+    }
+}
+
+impl Error for AddressRefused {}
+
+/// The resolver of a community or remote plugin's client: it resolves once, drops every
+/// refused address and hands the connector only what it checked, so there is no second lookup
+/// an attacker's DNS could answer differently.
+struct CheckedResolver;
+
+impl Resolve for CheckedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let checked = checked_addresses(host, resolved)?;
+            Ok(Box::new(checked.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// The resolved addresses a community or remote plugin may connect to: the public ones. A
+/// name with none left is refused, naming the first address that was dropped.
+fn checked_addresses(
+    host: String,
+    resolved: Vec<SocketAddr>,
+) -> Result<Vec<SocketAddr>, AddressRefused> {
+    let (allowed, refused): (Vec<SocketAddr>, Vec<SocketAddr>) = resolved
+        .into_iter()
+        .partition(|addr| !is_private_or_local(addr.ip()));
+    match (allowed.is_empty(), refused.first()) {
+        (true, Some(first)) => Err(AddressRefused {
+            host,
+            addr: first.ip(),
+        }),
+        _ => Ok(allowed),
+    }
+}
+
+/// `host-http-get`: the policy plus the HTTP client that sends what the policy allowed.
+#[derive(Debug)]
+pub struct NetworkGate {
+    policy: NetworkPolicy,
+    /// Built only when `allow_network` is on: a plugin without the grant never needs one.
+    client: Option<reqwest::Client>,
+    timeout: Duration,
+}
+
+impl NetworkGate {
+    /// seed 001: "a plugin must not hang a turn".
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// seed 001: "sized to the guest-side arena".
+    pub const BODY_CAP: usize = MIB;
+
+    pub fn new(plugin_id: &str, grants: &Grants, trust: Trust) -> Result<Self, GrantError> {
+        Self::with_timeout(plugin_id, grants, trust, Self::DEFAULT_TIMEOUT)
+    }
+
+    /// As [`NetworkGate::new`] with another timeout for the whole request, body included.
+    pub fn with_timeout(
+        plugin_id: &str,
+        grants: &Grants,
+        trust: Trust,
+        timeout: Duration,
+    ) -> Result<Self, GrantError> {
+        let policy = NetworkPolicy::new(plugin_id, grants, trust)?;
+        let client = if grants.allow_network {
+            Some(build_client(trust).map_err(|e| GrantError::HttpClient {
+                plugin: plugin_id.to_owned(),
+                reason: error_chain(&e),
+            })?)
+        } else {
+            None
+        };
+        Ok(Self {
+            policy,
+            client,
+            timeout,
+        })
+    }
+
+    /// Fetches `url` and returns its body, or an `error: ` string (seed 001: in band). Nothing
+    /// is sent unless every check passed.
+    pub async fn get(&self, url: &str) -> String {
+        let parsed = match self.policy.check(url) {
+            Ok(parsed) => parsed,
+            Err(refusal) => return refusal,
+        };
+        // `check` refuses everything while allow_network is off, and the client exists
+        // whenever it is on.
+        let Some(client) = &self.client else {
+            return denied("network access", "allow_network");
+        };
+        match tokio::time::timeout(self.timeout, fetch(client, parsed, url)).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(refusal)) => refusal,
+            Err(_elapsed) => {
+                format!(
+                    "error: request to {url} timed out after {}",
+                    human_duration(self.timeout)
+                )
+            }
+        }
+    }
+}
+
+fn build_client(trust: Trust) -> reqwest::Result<reqwest::Client> {
+    // reqwest is built without a crypto provider (its default, aws-lc-rs, needs cmake and a
+    // heavy C build); ring is installed as the process default. An Err only says a provider is
+    // already installed, which serves as well.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let builder = reqwest::Client::builder()
+        // seed 001: not following the hop IS the control; nothing re-checks a Location header.
+        .redirect(reqwest::redirect::Policy::none())
+        // A proxy would resolve the name itself, out of the address check's reach.
+        .no_proxy();
+    let builder = if trust.guards_addresses() {
+        builder.dns_resolver(Arc::new(CheckedResolver))
+    } else {
+        builder
+    };
+    builder.build()
+}
+
+/// Sends `url` (the parsed form of the plugin's `raw`) and reads the body under the cap.
+async fn fetch(client: &reqwest::Client, url: Url, raw: &str) -> Result<String, String> {
+    let transport = |e: reqwest::Error| match find_refusal(&e) {
+        Some(refused) => refused.to_string(),
+        // reqwest's own top message only repeats the URL; the cause is in its sources.
+        None => format!(
+            "error: could not fetch {raw}: {}",
+            error_chain(e.source().unwrap_or(&e))
+        ),
+    };
+    let mut response = client.get(url).send().await.map_err(transport)?;
+    let status = response.status();
+    if !status.is_success() {
+        // seed 001: a 3xx comes back as `error: HTTP 30x` rather than being followed.
+        return Err(format!("error: HTTP {}", status.as_u16()));
+    }
+    let too_big = || {
+        format!(
+            "error: response body exceeds 1 MiB (limit {} bytes)",
+            NetworkGate::BODY_CAP
+        )
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > NetworkGate::BODY_CAP as u64)
+    {
+        return Err(too_big());
+    }
+    // Streamed, so a body past the cap is dropped at the cap rather than buffered first.
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        if body.len() + chunk.len() > NetworkGate::BODY_CAP {
+            return Err(too_big());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+fn find_refusal<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a AddressRefused> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(refused) = error.downcast_ref::<AddressRefused>() {
+            return Some(refused);
+        }
+        next = error.source();
+    }
+    None
+}
+
+/// An error with its causes, `outer: inner: …`.
+fn error_chain(error: &(dyn Error + 'static)) -> String {
+    let mut parts = vec![error.to_string()];
+    let mut next = error.source();
+    while let Some(error) = next {
+        parts.push(error.to_string());
+        next = error.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(allowlist: &[&str], trust: Trust) -> NetworkPolicy {
+        let grants = Grants {
+            allow_network: true,
+            url_allowlist: allowlist.iter().map(|s| s.to_string()).collect(),
+            ..Grants::default()
+        };
+        NetworkPolicy::new("probe", &grants, trust).unwrap()
+    }
+
+    fn verdict(allowlist: &[&str], url: &str) -> Result<String, String> {
+        policy(allowlist, Trust::Bundled)
+            .check(url)
+            .map(String::from)
+    }
+
+    #[test]
+    fn switch_off_is_reported_before_the_allowlist() {
+        let grants = Grants {
+            url_allowlist: vec![],
+            ..Grants::default()
+        };
+        let policy = NetworkPolicy::new("probe", &grants, Trust::Bundled).unwrap();
+        assert_eq!(
+            policy.check("https://api.github.com/").unwrap_err(),
+            "error: network access denied (set allow_network = true in this plugin's grants)"
+        );
+    }
+
+    #[test]
+    fn an_empty_allowlist_denies_everything() {
+        assert_eq!(
+            verdict(&[], "https://api.github.com/").unwrap_err(),
+            "error: url_allowlist does not permit https://api.github.com/ (an empty allowlist \
+             denies everything) — add its host to url_allowlist in this plugin's grants"
+        );
+    }
+
+    #[test]
+    fn a_host_off_the_list_is_named_with_the_knob() {
+        assert_eq!(
+            verdict(&["api.github.com"], "https://evil.com/?x=api.github.com").unwrap_err(),
+            "error: url_allowlist does not permit https://evil.com/?x=api.github.com (host \
+             \"evil.com\" is not in url_allowlist) — add its host to url_allowlist in this \
+             plugin's grants"
+        );
+    }
+
+    #[test]
+    fn contains_bypasses_are_refused() {
+        for url in [
+            "https://evil.com/?x=api.github.com",
+            "https://api.github.com@evil.com/",
+            "https://api.github.com.evil.com/",
+        ] {
+            assert!(verdict(&["api.github.com"], url).is_err(), "{url}");
+        }
+    }
+
+    #[test]
+    fn dot_boundary_rows() {
+        assert!(verdict(&["github.com"], "https://github.com/").is_ok());
+        assert!(verdict(&["github.com"], "https://api.github.com/").is_ok());
+        assert!(verdict(&["github.com"], "https://evilgithub.com/").is_err());
+        assert!(verdict(&["github.com"], "https://github.com.evil.com/").is_err());
+    }
+
+    #[test]
+    fn only_http_and_https_with_a_scheme() {
+        let scheme = "error: url_allowlist does not permit file:///etc/passwd (only http and \
+                      https URLs can be fetched)";
+        assert_eq!(verdict(&["*"], "file:///etc/passwd").unwrap_err(), scheme);
+        assert_eq!(
+            verdict(&["api.github.com"], "api.github.com/x").unwrap_err(),
+            "error: url_allowlist does not permit api.github.com/x (not an absolute http or \
+             https URL)"
+        );
+        assert!(verdict(&["api.github.com"], "HTTPS://API.GITHUB.COM/x").is_ok());
+    }
+
+    #[test]
+    fn ports_do_not_participate_and_ipv6_literals_are_hosts() {
+        assert!(verdict(&["127.0.0.1"], "http://127.0.0.1:8899/x").is_ok());
+        assert!(verdict(&["[::1]"], "http://[::1]:8080/").is_ok());
+        assert!(verdict(&["::1"], "http://[::1]/").is_ok());
+        assert!(verdict(&["::1"], "http://[::2]/").is_err());
+    }
+
+    #[test]
+    fn an_address_entry_matches_only_itself() {
+        assert!(verdict(&["0.0.1"], "http://127.0.0.1/").is_err());
+        assert!(verdict(&["0.0.0.1"], "http://127.0.0.1/").is_err());
+    }
+
+    #[test]
+    fn the_three_spellings() {
+        assert!(verdict(&["*.example.com"], "https://a.example.com/").is_ok());
+        assert!(verdict(&["*.example.com"], "https://example.com/").is_err());
+        assert!(verdict(&["*"], "http://anything.test/").is_ok());
+        assert!(verdict(&["example.com"], "https://example.com:444/").is_ok());
+    }
+
+    #[test]
+    fn a_misplaced_star_is_a_load_error() {
+        let grants = Grants {
+            url_allowlist: vec!["api.*.com".into()],
+            ..Grants::default()
+        };
+        let err = NetworkPolicy::new("probe", &grants, Trust::Bundled).unwrap_err();
+        assert_eq!(
+            err,
+            GrantError::MisplacedWildcard {
+                plugin: "probe".into(),
+                entry: "api.*.com".into()
+            }
+        );
+        assert!(
+            err.to_string()
+                .starts_with("plugin \"probe\": url_allowlist entry \"api.*.com\"")
+        );
+    }
+
+    #[test]
+    fn entries_are_normalised_like_hosts() {
+        let policy = policy(
+            &[
+                "https://API.GitHub.com/",
+                "127.0.0.1:8080",
+                "*.Example.COM",
+                "::1",
+            ],
+            Trust::Bundled,
+        );
+        assert_eq!(
+            policy.describe_allowlist().unwrap(),
+            "api.github.com, 127.0.0.1, *.example.com, [::1]"
+        );
+        assert!(policy.check("https://api.github.com/").is_ok());
+    }
+
+    #[test]
+    fn entries_that_name_no_host_are_load_errors() {
+        for entry in ["", "file:///etc", "foo://Example.com", "*.127.0.0.1", "http://"] {
+            let grants = Grants {
+                url_allowlist: vec![entry.into()],
+                ..Grants::default()
+            };
+            let err = NetworkPolicy::new("probe", &grants, Trust::Bundled).unwrap_err();
+            assert!(matches!(err, GrantError::NotAHost { .. }), "{entry}: {err}");
+        }
+    }
+
+    #[test]
+    fn community_plugins_may_not_name_private_literals() {
+        let community = policy(&["*"], Trust::Community);
+        assert_eq!(
+            community.check("http://127.0.0.1:8080/").unwrap_err(),
+            "error: 127.0.0.1 is a private or local address, which community and remote plugins \
+             may not reach"
+        );
+        for url in [
+            "http://10.1.2.3/",
+            "http://0x7f.1/",
+            "http://169.254.169.254/latest/meta-data",
+            "http://[::1]/",
+            "http://[::ffff:192.168.0.1]/",
+            "http://[fd00::1]/",
+            "http://[fe80::1]/",
+            "http://0.0.0.0/",
+            "http://100.64.0.1/",
+        ] {
+            assert!(community.check(url).is_err(), "{url}");
+        }
+        assert!(community.check("http://93.184.215.14/").is_ok());
+        assert!(community.check("http://[2606:4700::1111]/").is_ok());
+        assert!(
+            policy(&["*"], Trust::Official)
+                .check("http://127.0.0.1/")
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn address_classes() {
+        for private in [
+            "172.16.0.1",
+            "192.168.1.1",
+            "255.255.255.255",
+            "224.0.0.1",
+            "64:ff9b::a00:1",
+        ] {
+            assert!(is_private_or_local(private.parse().unwrap()), "{private}");
+        }
+        for public in [
+            "8.8.8.8",
+            "172.32.0.1",
+            "100.128.0.1",
+            "64:ff9b::808:808",
+            "2001:db8::1",
+        ] {
+            assert!(!is_private_or_local(public.parse().unwrap()), "{public}");
+        }
+    }
+
+    #[test]
+    fn a_resolved_name_keeps_only_its_public_addresses() {
+        let addrs = |list: &[&str]| -> Vec<SocketAddr> {
+            list.iter().map(|a| a.parse().unwrap()).collect()
+        };
+        let mixed = addrs(&["127.0.0.1:0", "93.184.215.14:0", "[fd00::1]:0"]);
+        assert_eq!(
+            checked_addresses("mixed.test".into(), mixed).unwrap(),
+            addrs(&["93.184.215.14:0"])
+        );
+        let private = addrs(&["[::1]:0", "127.0.0.1:0"]);
+        assert_eq!(
+            checked_addresses("localhost".into(), private)
+                .unwrap_err()
+                .to_string(),
+            "error: localhost resolves to a private or local address (::1), which community and \
+             remote plugins may not reach"
+        );
+    }
+
+    #[test]
+    fn the_default_timeout_is_ten_seconds() {
+        let gate = NetworkGate::new("probe", &Grants::default(), Trust::Bundled).unwrap();
+        assert_eq!(gate.timeout, Duration::from_secs(10));
+        assert!(gate.client.is_none());
+    }
+}
