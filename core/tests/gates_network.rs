@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use harness_core::gates::{Grants, NetworkGate, Trust};
+use harness_core::gates::{Grants, NetworkGate, PluginKind};
 
 /// A server on an ephemeral port of 127.0.0.1; `hits` counts the requests it received.
 struct Server {
@@ -73,7 +73,7 @@ fn read_request(stream: &mut TcpStream) {
     }
 }
 
-fn gate(allowlist: &[&str], trust: Trust) -> NetworkGate {
+fn gate(allowlist: &[&str], trust: PluginKind) -> NetworkGate {
     NetworkGate::new("probe", &grants(allowlist), trust).unwrap()
 }
 
@@ -91,7 +91,7 @@ const HELLO: &str = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r
 async fn a_200_returns_the_body() {
     let server = Server::answering(HELLO);
     assert_eq!(
-        gate(&["127.0.0.1"], Trust::Bundled)
+        gate(&["127.0.0.1"], PluginKind::Bundled)
             .get(&server.url("/x"))
             .await,
         "hello"
@@ -105,14 +105,14 @@ async fn a_non_2xx_status_is_an_error_with_its_number() {
         "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\noops",
     );
     assert_eq!(
-        gate(&["127.0.0.1"], Trust::Bundled)
+        gate(&["127.0.0.1"], PluginKind::Bundled)
             .get(&server.url("/"))
             .await,
         "error: HTTP 500"
     );
     let server = Server::answering("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
     assert_eq!(
-        gate(&["127.0.0.1"], Trust::Bundled)
+        gate(&["127.0.0.1"], PluginKind::Bundled)
             .get(&server.url("/"))
             .await,
         "error: HTTP 404"
@@ -122,12 +122,12 @@ async fn a_non_2xx_status_is_an_error_with_its_number() {
 #[tokio::test]
 async fn nothing_is_sent_when_a_check_refuses() {
     let server = Server::answering(HELLO);
-    let off = NetworkGate::new("probe", &Grants::default(), Trust::Bundled).unwrap();
+    let off = NetworkGate::new("probe", &Grants::default(), PluginKind::Bundled).unwrap();
     assert_eq!(
         off.get(&server.url("/")).await,
         "error: network access denied (set allow_network = true in this plugin's grants)"
     );
-    let empty = gate(&[], Trust::Bundled);
+    let empty = gate(&[], PluginKind::Bundled);
     assert!(
         empty
             .get(&server.url("/"))
@@ -147,7 +147,7 @@ async fn a_redirect_off_the_allowlist_is_not_followed() {
         );
         let _ = stream.write_all(response.as_bytes());
     });
-    let got = gate(&["127.0.0.1"], Trust::Bundled)
+    let got = gate(&["127.0.0.1"], PluginKind::Bundled)
         .get(&redirector.url("/"))
         .await;
     assert_eq!(got, "error: HTTP 302");
@@ -161,7 +161,7 @@ async fn a_redirect_reports_its_own_status() {
         "HTTP/1.1 307 Temporary Redirect\r\nLocation: /again\r\nContent-Length: 0\r\n\r\n",
     );
     assert_eq!(
-        gate(&["127.0.0.1"], Trust::Bundled)
+        gate(&["127.0.0.1"], PluginKind::Bundled)
             .get(&server.url("/"))
             .await,
         "error: HTTP 307"
@@ -175,7 +175,7 @@ async fn a_slow_server_hits_the_timeout() {
     let gate = NetworkGate::with_timeout(
         "probe",
         &grants(&["127.0.0.1"]),
-        Trust::Bundled,
+        PluginKind::Bundled,
         Duration::from_millis(300),
     )
     .unwrap();
@@ -201,7 +201,7 @@ async fn the_timeout_covers_a_body_that_trickles() {
     let gate = NetworkGate::with_timeout(
         "probe",
         &grants(&["127.0.0.1"]),
-        Trust::Bundled,
+        PluginKind::Bundled,
         Duration::from_millis(300),
     )
     .unwrap();
@@ -231,7 +231,7 @@ async fn a_2_mib_body_is_refused_with_or_without_a_length() {
     for with_length in [true, false] {
         let server = Server::start(1, body_of(2 * 1024 * 1024, with_length));
         assert_eq!(
-            gate(&["127.0.0.1"], Trust::Bundled)
+            gate(&["127.0.0.1"], PluginKind::Bundled)
                 .get(&server.url("/"))
                 .await,
             refusal
@@ -242,7 +242,7 @@ async fn a_2_mib_body_is_refused_with_or_without_a_length() {
 #[tokio::test]
 async fn a_body_of_exactly_1_mib_is_returned() {
     let server = Server::start(1, body_of(1024 * 1024, false));
-    let body = gate(&["127.0.0.1"], Trust::Bundled)
+    let body = gate(&["127.0.0.1"], PluginKind::Bundled)
         .get(&server.url("/"))
         .await;
     assert_eq!(body.len(), 1024 * 1024);
@@ -252,7 +252,7 @@ async fn a_body_of_exactly_1_mib_is_returned() {
 async fn community_plugins_may_not_reach_an_allowlisted_loopback_literal() {
     let server = Server::answering(HELLO);
     assert_eq!(
-        gate(&["127.0.0.1"], Trust::Community)
+        gate(&["127.0.0.1"], PluginKind::Community)
             .get(&server.url("/"))
             .await,
         "error: 127.0.0.1 is a private or local address, which community and remote plugins may \
@@ -260,7 +260,7 @@ async fn community_plugins_may_not_reach_an_allowlisted_loopback_literal() {
     );
     assert_eq!(server.hits(), 0);
     assert_eq!(
-        gate(&["127.0.0.1"], Trust::Bundled)
+        gate(&["127.0.0.1"], PluginKind::Bundled)
             .get(&server.url("/"))
             .await,
         "hello"
@@ -272,7 +272,7 @@ async fn community_plugins_may_not_reach_an_allowlisted_loopback_literal() {
 async fn a_name_that_resolves_to_loopback_is_refused_after_resolution() {
     let server = Server::answering(HELLO);
     let url = format!("http://localhost:{}/", server.port);
-    let got = gate(&["localhost"], Trust::Community).get(&url).await;
+    let got = gate(&["localhost"], PluginKind::Community).get(&url).await;
     assert!(
         got.starts_with("error: localhost resolves to a private or local address (")
             && got.ends_with("), which community and remote plugins may not reach"),
@@ -281,7 +281,7 @@ async fn a_name_that_resolves_to_loopback_is_refused_after_resolution() {
     assert_eq!(server.hits(), 0);
     // The same name is reachable for a bundled plugin: the refusal is the address check's.
     assert_eq!(
-        gate(&["localhost"], Trust::Bundled).get(&url).await,
+        gate(&["localhost"], PluginKind::Bundled).get(&url).await,
         "hello"
     );
 }
@@ -294,7 +294,7 @@ async fn a_connection_failure_is_an_error_naming_the_url() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/");
-    let got = gate(&["127.0.0.1"], Trust::Bundled).get(&url).await;
+    let got = gate(&["127.0.0.1"], PluginKind::Bundled).get(&url).await;
     assert!(
         got.starts_with(&format!("error: could not fetch {url}: client error (Connect)")),
         "{got}"

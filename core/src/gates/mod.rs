@@ -35,7 +35,7 @@ pub use outbox::{HostLine, LineKind, Outbox};
 pub use rows::{check_grants, grant_row, startup_warnings};
 pub use scenario::run_gate_scenario;
 pub use store::{StoreGate, check_store_names};
-pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolEffect, ToolInfo};
+pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo};
 
 /// What a plugin asks to reach, as declared in its manifest under `grants`. The names are the
 /// seed's, so that every `error: ` string that names a grant names a key the author can find.
@@ -60,20 +60,14 @@ pub struct Grants {
     pub allow_send_message: bool,
 }
 
-/// Where a plugin came from, which decides whether the network gate also checks addresses.
-/// DESIGN.md §5: a community document writes its own allowlist, and a remote server is
-/// third-party, so neither may reach loopback, private, link-local or unique-local addresses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
-    Bundled,
-    Official,
-    Community,
-    Remote,
-}
+pub use crate::registry::PluginKind;
 
-impl Trust {
+impl PluginKind {
+    /// Whether the network gate also checks addresses. DESIGN.md §5: a community document
+    /// writes its own allowlist, and a remote server is third-party, so neither may reach
+    /// loopback, private, link-local or unique-local addresses.
     fn guards_addresses(self) -> bool {
-        matches!(self, Trust::Community | Trust::Remote)
+        matches!(self, PluginKind::Community | PluginKind::Remote)
     }
 }
 
@@ -192,10 +186,10 @@ mod tests {
 
     #[test]
     fn only_community_and_remote_plugins_have_their_addresses_checked() {
-        assert!(!Trust::Bundled.guards_addresses());
-        assert!(!Trust::Official.guards_addresses());
-        assert!(Trust::Community.guards_addresses());
-        assert!(Trust::Remote.guards_addresses());
+        assert!(!PluginKind::Bundled.guards_addresses());
+        assert!(!PluginKind::Official.guards_addresses());
+        assert!(PluginKind::Community.guards_addresses());
+        assert!(PluginKind::Remote.guards_addresses());
     }
 
     #[test]

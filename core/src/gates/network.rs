@@ -16,7 +16,7 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
-use super::{GrantError, Grants, MIB, Trust, denied, human_duration};
+use super::{GrantError, Grants, MIB, PluginKind, denied, human_duration};
 
 /// One `url_allowlist` entry, in one of seed 001's three spellings and only those.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,13 +132,13 @@ fn normalize_host(entry: &str) -> Result<Host<String>, String> {
 pub struct NetworkPolicy {
     allow_network: bool,
     allowlist: Vec<HostPattern>,
-    trust: Trust,
+    trust: PluginKind,
 }
 
 impl NetworkPolicy {
     /// Reads `allow_network` and `url_allowlist`. An entry in none of the three spellings is a
     /// load error, even with `allow_network` off: a misspelled grant must not pass unnoticed.
-    pub fn new(plugin_id: &str, grants: &Grants, trust: Trust) -> Result<Self, GrantError> {
+    pub fn new(plugin_id: &str, grants: &Grants, trust: PluginKind) -> Result<Self, GrantError> {
         let allowlist = grants
             .url_allowlist
             .iter()
@@ -337,7 +337,7 @@ impl NetworkGate {
     /// seed 001: "sized to the guest-side arena".
     pub const BODY_CAP: usize = MIB;
 
-    pub fn new(plugin_id: &str, grants: &Grants, trust: Trust) -> Result<Self, GrantError> {
+    pub fn new(plugin_id: &str, grants: &Grants, trust: PluginKind) -> Result<Self, GrantError> {
         Self::with_timeout(plugin_id, grants, trust, Self::DEFAULT_TIMEOUT)
     }
 
@@ -345,7 +345,7 @@ impl NetworkGate {
     pub fn with_timeout(
         plugin_id: &str,
         grants: &Grants,
-        trust: Trust,
+        trust: PluginKind,
         timeout: Duration,
     ) -> Result<Self, GrantError> {
         let policy = NetworkPolicy::new(plugin_id, grants, trust)?;
@@ -389,7 +389,7 @@ impl NetworkGate {
     }
 }
 
-fn build_client(trust: Trust) -> reqwest::Result<reqwest::Client> {
+fn build_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
     // reqwest is built without a crypto provider (its default, aws-lc-rs, needs cmake and a
     // heavy C build); ring is installed as the process default. An Err only says a provider is
     // already installed, which serves as well.
@@ -472,7 +472,7 @@ fn error_chain(error: &(dyn Error + 'static)) -> String {
 mod tests {
     use super::*;
 
-    fn policy(allowlist: &[&str], trust: Trust) -> NetworkPolicy {
+    fn policy(allowlist: &[&str], trust: PluginKind) -> NetworkPolicy {
         let grants = Grants {
             allow_network: true,
             url_allowlist: allowlist.iter().map(|s| s.to_string()).collect(),
@@ -482,7 +482,7 @@ mod tests {
     }
 
     fn verdict(allowlist: &[&str], url: &str) -> Result<String, String> {
-        policy(allowlist, Trust::Bundled)
+        policy(allowlist, PluginKind::Bundled)
             .check(url)
             .map(String::from)
     }
@@ -493,7 +493,7 @@ mod tests {
             url_allowlist: vec![],
             ..Grants::default()
         };
-        let policy = NetworkPolicy::new("probe", &grants, Trust::Bundled).unwrap();
+        let policy = NetworkPolicy::new("probe", &grants, PluginKind::Bundled).unwrap();
         assert_eq!(
             policy.check("https://api.github.com/").unwrap_err(),
             "error: network access denied (set allow_network = true in this plugin's grants)"
@@ -579,7 +579,7 @@ mod tests {
             url_allowlist: vec!["api.*.com".into()],
             ..Grants::default()
         };
-        let err = NetworkPolicy::new("probe", &grants, Trust::Bundled).unwrap_err();
+        let err = NetworkPolicy::new("probe", &grants, PluginKind::Bundled).unwrap_err();
         assert_eq!(
             err,
             GrantError::MisplacedWildcard {
@@ -602,7 +602,7 @@ mod tests {
                 "*.Example.COM",
                 "::1",
             ],
-            Trust::Bundled,
+            PluginKind::Bundled,
         );
         assert_eq!(
             policy.describe_allowlist().unwrap(),
@@ -618,14 +618,14 @@ mod tests {
                 url_allowlist: vec![entry.into()],
                 ..Grants::default()
             };
-            let err = NetworkPolicy::new("probe", &grants, Trust::Bundled).unwrap_err();
+            let err = NetworkPolicy::new("probe", &grants, PluginKind::Bundled).unwrap_err();
             assert!(matches!(err, GrantError::NotAHost { .. }), "{entry}: {err}");
         }
     }
 
     #[test]
     fn community_plugins_may_not_name_private_literals() {
-        let community = policy(&["*"], Trust::Community);
+        let community = policy(&["*"], PluginKind::Community);
         assert_eq!(
             community.check("http://127.0.0.1:8080/").unwrap_err(),
             "error: 127.0.0.1 is a private or local address, which community and remote plugins \
@@ -647,7 +647,7 @@ mod tests {
         assert!(community.check("http://93.184.215.14/").is_ok());
         assert!(community.check("http://[2606:4700::1111]/").is_ok());
         assert!(
-            policy(&["*"], Trust::Official)
+            policy(&["*"], PluginKind::Official)
                 .check("http://127.0.0.1/")
                 .is_ok()
         );
@@ -697,7 +697,7 @@ mod tests {
 
     #[test]
     fn the_default_timeout_is_ten_seconds() {
-        let gate = NetworkGate::new("probe", &Grants::default(), Trust::Bundled).unwrap();
+        let gate = NetworkGate::new("probe", &Grants::default(), PluginKind::Bundled).unwrap();
         assert_eq!(gate.timeout, Duration::from_secs(10));
         assert!(gate.client.is_none());
     }

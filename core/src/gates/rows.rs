@@ -3,7 +3,8 @@
 
 use super::network::NetworkPolicy;
 use super::tools::unknown_tools;
-use super::{GrantError, Grants, ToolCatalog, ToolEffect, Trust};
+use super::{GrantError, Grants, PluginKind, ToolCatalog};
+use crate::registry::Effect;
 
 /// Every load error in one plugin's grants: allowlist entries in none of the three spellings,
 /// and `allow_tools` names that are not known tools. (Store names are checked across plugins by
@@ -17,7 +18,7 @@ pub fn check_grants(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog) -> 
                 url_allowlist: vec![entry.clone()],
                 ..Grants::default()
             };
-            NetworkPolicy::new(plugin_id, &one, Trust::Bundled).err()
+            NetworkPolicy::new(plugin_id, &one, PluginKind::Bundled).err()
         })
         .collect();
     errors.extend(unknown_tools(plugin_id, grants, catalog));
@@ -35,7 +36,7 @@ pub fn grant_row(plugin_id: &str, grants: &Grants) -> String {
     }
     if grants.allow_network {
         // seed 001: an empty list and a star must not look the same to someone scanning.
-        let scope = match NetworkPolicy::new(plugin_id, grants, Trust::Bundled) {
+        let scope = match NetworkPolicy::new(plugin_id, grants, PluginKind::Bundled) {
             Ok(policy) => policy.describe_allowlist(),
             // Rows are computed for loaded plugins, whose entries parsed; show them as written.
             Err(_) => Some(grants.url_allowlist.join(", ")),
@@ -68,7 +69,7 @@ pub fn grant_row(plugin_id: &str, grants: &Grants) -> String {
 /// the warnings become noise the user learns to skip.
 pub fn startup_warnings(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog) -> Vec<String> {
     let mut warnings = Vec::new();
-    let network = NetworkPolicy::new(plugin_id, grants, Trust::Bundled).ok();
+    let network = NetworkPolicy::new(plugin_id, grants, PluginKind::Bundled).ok();
     let network_reaches = network
         .as_ref()
         .is_some_and(NetworkPolicy::reaches_anything);
@@ -98,8 +99,8 @@ pub fn startup_warnings(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog)
     }
     for tool_id in &grants.allow_tools {
         let what = match catalog.get(tool_id).map(|info| info.effect) {
-            Some(ToolEffect::Money) => "a money tool: it can start calls that spend money",
-            Some(ToolEffect::Public) => {
+            Some(Effect::Money) => "a money tool: it can start calls that spend money",
+            Some(Effect::Public) => {
                 "a public tool: it can start calls that publish in your name"
             }
             _ => continue,
@@ -120,21 +121,21 @@ mod tests {
                 "wallet.cardBalance".into(),
                 ToolInfo {
                     bundled: true,
-                    effect: ToolEffect::Read,
+                    effect: Effect::Read,
                 },
             ),
             (
                 "wallet.recharge".into(),
                 ToolInfo {
                     bundled: true,
-                    effect: ToolEffect::Money,
+                    effect: Effect::Money,
                 },
             ),
             (
                 "forum.post".into(),
                 ToolInfo {
                     bundled: true,
-                    effect: ToolEffect::Public,
+                    effect: Effect::Public,
                 },
             ),
         ])

@@ -47,7 +47,7 @@ use serde_json::Value;
 use super::store::{persist, store_dir};
 use super::{
     ContextBoard, FsGate, Grants, LineKind, MessageGate, NetworkPolicy, Notifier, Outbox,
-    PendingMessage, StoreGate, Trust, TurnState,
+    PendingMessage, StoreGate, PluginKind, TurnState,
 };
 
 /// Runs one gate scenario; `Err` is the failure, `expected …, got …`.
@@ -73,10 +73,10 @@ fn network(scenario: &Value) -> Result<(), String> {
         ..Grants::default()
     };
     let trust = match opt_str(scenario, "trust")?.unwrap_or("bundled") {
-        "bundled" => Trust::Bundled,
-        "official" => Trust::Official,
-        "community" => Trust::Community,
-        "remote" => Trust::Remote,
+        "bundled" => PluginKind::Bundled,
+        "official" => PluginKind::Official,
+        "community" => PluginKind::Community,
+        "remote" => PluginKind::Remote,
         other => {
             return Err(format!(
                 "expected a trust of bundled, official, community or remote, got \"{other}\""

@@ -10,22 +10,14 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{GrantError, Grants, LineKind, Outbox, human_duration};
-
-/// A tool's one effect (DESIGN.md §2), as far as the gates need it: for the startup warnings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolEffect {
-    Read,
-    Write,
-    Money,
-    Public,
-}
+use crate::registry::Effect;
 
 /// What the gates know of a callable tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolInfo {
     /// Supplied by a bundled plugin (Rust code in the core). Only these may be called.
     pub bundled: bool,
-    pub effect: ToolEffect,
+    pub effect: Effect,
 }
 
 /// Every known tool, by tool id (`plugin.tool`).
@@ -223,16 +215,16 @@ mod tests {
             effect,
         };
         ToolCatalog::from([
-            ("wallet.cardBalance".into(), bundled(ToolEffect::Read)),
-            ("wallet.recharge".into(), bundled(ToolEffect::Money)),
-            ("canteen.menu".into(), bundled(ToolEffect::Read)),
-            ("canteen.broken".into(), bundled(ToolEffect::Read)),
-            ("canteen.slow".into(), bundled(ToolEffect::Read)),
+            ("wallet.cardBalance".into(), bundled(Effect::Read)),
+            ("wallet.recharge".into(), bundled(Effect::Money)),
+            ("canteen.menu".into(), bundled(Effect::Read)),
+            ("canteen.broken".into(), bundled(Effect::Read)),
+            ("canteen.slow".into(), bundled(Effect::Read)),
             (
                 "forum.post".into(),
                 ToolInfo {
                     bundled: false,
-                    effect: ToolEffect::Public,
+                    effect: Effect::Public,
                 },
             ),
         ])
