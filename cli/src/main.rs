@@ -2,6 +2,8 @@
 //! the plugins and their modes.
 
 mod demo;
+mod secrets;
+mod state;
 mod tools;
 
 use std::path::PathBuf;
@@ -41,6 +43,42 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// See and change the app's settings.
+    Settings {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: Option<state::SettingsCommand>,
+    },
+    /// List memories; approve or reject pending ones.
+    Memory {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: Option<state::MemoryCommand>,
+    },
+    /// See and change consent: terms, campus session, cloud, system permissions.
+    Consent {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: Option<state::ConsentCommand>,
+    },
+    /// Print the audit log: every decision, answer and outcome.
+    Audit {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// How many of the newest rows.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Store secrets (API keys) in the desktop keyring.
+    Secret {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: state::SecretCommand,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -79,6 +117,17 @@ async fn main() -> ExitCode {
             demo::run(&data_dir.unwrap_or_else(|| default_data_dir().join("demo")), answer.map(Answer::from)).await
         }
         Command::Tools { data_dir } => tools::run(&data_dir.unwrap_or_else(default_data_dir)),
+        Command::Settings { data_dir, command } => {
+            state::settings(&data_dir.unwrap_or_else(default_data_dir), command.unwrap_or(state::SettingsCommand::Show))
+        }
+        Command::Memory { data_dir, command } => {
+            state::memory(&data_dir.unwrap_or_else(default_data_dir), command.unwrap_or(state::MemoryCommand::List))
+        }
+        Command::Consent { data_dir, command } => {
+            state::consent(&data_dir.unwrap_or_else(default_data_dir), command.unwrap_or(state::ConsentCommand::Show))
+        }
+        Command::Audit { data_dir, limit } => state::audit(&data_dir.unwrap_or_else(default_data_dir), limit),
+        Command::Secret { data_dir, command } => state::secret(&data_dir.unwrap_or_else(default_data_dir), command),
         Command::Conformance { paths } => return run_conformance(&paths).await,
     };
     match result {

@@ -9,8 +9,8 @@ use harness_core::policy::Answer;
 
 use crate::demo;
 
-/// Listing asks nobody anything.
-struct NoPrompts;
+/// Inspecting and changing state from the terminal asks nobody anything.
+pub struct NoPrompts;
 
 #[async_trait]
 impl ApprovalBroker for NoPrompts {

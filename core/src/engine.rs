@@ -286,7 +286,7 @@ impl Engine {
         let text = row.manifest.as_deref().unwrap_or("null");
         let json: Value = serde_json::from_str(text)
             .map_err(|e| LoadError { plugin: row.id.clone(), field: "manifest".into(), message: e.to_string() })?;
-        let plugin = Plugin::load(crate::registry::parse_manifest(&json)?, kind)?;
+        let plugin = Plugin::reload(crate::registry::parse_manifest(&json)?, kind)?;
         let handler = self.shared.catalog.handler(&plugin).unwrap_or_else(|| Arc::new(NoCode));
         Ok((plugin, handler))
     }

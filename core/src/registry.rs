@@ -252,6 +252,16 @@ impl Plugin {
     /// Checks `manifest` and builds the plugin. Remote plugins get their ids from
     /// [`Plugin::from_mcp`], which calls this.
     pub fn load(manifest: Manifest, kind: PluginKind) -> Result<Plugin, LoadError> {
+        Self::load_with(manifest, kind, Compile::Now)
+    }
+
+    /// Loads a plugin that was installed — and so checked whole — before: its schemas are
+    /// compiled on first use rather than all at once when the data directory opens.
+    pub fn reload(manifest: Manifest, kind: PluginKind) -> Result<Plugin, LoadError> {
+        Self::load_with(manifest, kind, Compile::OnFirstUse)
+    }
+
+    fn load_with(manifest: Manifest, kind: PluginKind, compile: Compile) -> Result<Plugin, LoadError> {
         let original = manifest.clone();
         let id = manifest.id.as_str();
         check_plugin_id(id)?;
@@ -274,7 +284,7 @@ impl Plugin {
         for (index, mut tool) in manifest.tools.into_iter().enumerate() {
             // DESIGN.md §2: a remote server is third-party content, whatever it declares.
             tool.untrusted |= kind == PluginKind::Remote;
-            let loaded = load_tool(id, index, tool, en)?;
+            let loaded = load_tool(id, index, tool, en, compile)?;
             if tools.iter().any(|t| t.name == loaded.name) {
                 return Err(LoadError::new(
                     id,
@@ -313,12 +323,13 @@ impl Plugin {
                 ttl_ms: source.ttl_ms,
             });
         }
-        let preferences = match manifest.preferences {
-            Some(schema) => Some(
+        let preferences = match (manifest.preferences, compile) {
+            (Some(schema), Compile::Now) => Some(
                 InputSchema::compile(schema)
                     .map_err(|e| LoadError::new(id, "preferences", format!("not a valid JSON Schema: {e}")))?,
             ),
-            None => None,
+            (Some(schema), Compile::OnFirstUse) => Some(InputSchema::deferred(schema)),
+            (None, _) => None,
         };
         Ok(Plugin {
             id: manifest.id.clone(),
@@ -394,7 +405,13 @@ fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object"})
 }
 
-fn load_tool(plugin: &str, index: usize, tool: ToolManifest, en: Option<&I18n>) -> Result<Tool, LoadError> {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compile {
+    Now,
+    OnFirstUse,
+}
+
+fn load_tool(plugin: &str, index: usize, tool: ToolManifest, en: Option<&I18n>, compile: Compile) -> Result<Tool, LoadError> {
     let field = |name: &str| format!("tools[{index}].{name}");
     check_tool_name(plugin, &field("name"), &tool.name)?;
     let id = format!("{plugin}.{}", tool.name);
@@ -436,8 +453,12 @@ fn load_tool(plugin: &str, index: usize, tool: ToolManifest, en: Option<&I18n>) 
             return Err(LoadError::new(plugin, field("effect"), format!("{other} is not an effect; use read, write, money or public")));
         }
     };
-    let input = InputSchema::compile(tool.input.unwrap_or_else(empty_object_schema))
-        .map_err(|e| LoadError::new(plugin, field("input"), format!("not a valid JSON Schema: {e}")))?;
+    let schema = tool.input.unwrap_or_else(empty_object_schema);
+    let input = match compile {
+        Compile::Now => InputSchema::compile(schema)
+            .map_err(|e| LoadError::new(plugin, field("input"), format!("not a valid JSON Schema: {e}")))?,
+        Compile::OnFirstUse => InputSchema::deferred(schema),
+    };
     let title_en = en.and_then(|e| e.tools.get(&tool.name)).map(|t| t.title.clone());
     Ok(Tool {
         id,

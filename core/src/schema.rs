@@ -1,22 +1,36 @@
 //! Input validation against a tool's JSON Schema (what zod emits), with a maintained validator.
 //! Every error names the field it is about, so the agent and the user know what to fix.
 
+use std::sync::OnceLock;
+
 use jsonschema::Validator;
 use serde_json::Value;
 
-/// A compiled input schema. Compiling happens once, at load; validating is then allocation-free
-/// for valid input.
+/// A compiled input schema; validating is allocation-free for valid input.
 #[derive(Debug)]
 pub struct InputSchema {
     source: Value,
-    validator: Validator,
+    validator: OnceLock<Result<Validator, String>>,
 }
 
 impl InputSchema {
-    /// Compiles `schema`; an invalid schema is described in the error.
+    /// Compiles `schema` now; an invalid schema is described in the error.
     pub fn compile(schema: Value) -> Result<Self, String> {
         let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
-        Ok(Self { source: schema, validator })
+        Ok(Self { source: schema, validator: OnceLock::from(Ok(validator)) })
+    }
+
+    /// A schema that was compiled once already (when its plugin was installed), compiled again
+    /// on its first use, so that opening a data directory does not compile every schema.
+    pub fn deferred(schema: Value) -> Self {
+        Self { source: schema, validator: OnceLock::new() }
+    }
+
+    fn validator(&self) -> Result<&Validator, &str> {
+        self.validator
+            .get_or_init(|| jsonschema::validator_for(&self.source).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// The schema as written, for the model's tool list.
@@ -26,11 +40,12 @@ impl InputSchema {
 
     /// `Ok` when `input` is valid; otherwise every problem, each naming its field, joined by `; `.
     pub fn validate(&self, input: &Value) -> Result<(), String> {
-        if self.validator.is_valid(input) {
+        // Fail closed: a schema that no longer compiles accepts nothing.
+        let validator = self.validator().map_err(|e| format!("the tool's input schema is not valid: {e}"))?;
+        if validator.is_valid(input) {
             return Ok(());
         }
-        let problems: Vec<String> = self
-            .validator
+        let problems: Vec<String> = validator
             .iter_errors(input)
             .map(|e| format!("{}: {e}", field_name(e.instance_path().as_str())))
             .collect();
@@ -90,6 +105,15 @@ mod tests {
         .unwrap();
         let err = schema.validate(&json!({"items": [{"name": 3}]})).unwrap_err();
         assert_eq!(err, "input.items.0.name: 3 is not of type \"string\"");
+    }
+
+    #[test]
+    fn a_deferred_schema_validates_the_same_and_a_broken_one_accepts_nothing() {
+        let deferred = InputSchema::deferred(amount_schema().source().clone());
+        assert_eq!(deferred.validate(&json!({"amountYuan": 50})), Ok(()));
+        assert_eq!(deferred.validate(&json!({})), Err("input: \"amountYuan\" is a required property".into()));
+        let broken = InputSchema::deferred(json!({"type": "no-such-type"}));
+        assert!(broken.validate(&json!({})).unwrap_err().starts_with("the tool's input schema is not valid: "));
     }
 
     #[test]
