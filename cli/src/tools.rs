@@ -23,7 +23,7 @@ pub fn run(data_dir: &Path) -> Result<(), String> {
     let engine = demo::open(data_dir, Arc::new(NoPrompts))?;
     let plugins = engine.plugins();
     println!("Plugins ({}) in {}", plugins.len(), data_dir.display());
-    for view in plugins {
+    for view in &plugins {
         let plugin = &view.plugin;
         let state = if view.enabled { "enabled" } else { "disabled" };
         println!("  {:<12} {} · {}", plugin.id, plugin.kind.as_str(), state);
@@ -43,6 +43,15 @@ pub fn run(data_dir: &Path) -> Result<(), String> {
             let flags = if flags.is_empty() { String::new() } else { format!(" [{}]", flags.join(", ")) };
             println!("    {:<28} {:<6} {}{flags}", tool.id, tool.effect.as_str(), tool.title);
         }
+    }
+    // seed 001: a row for every plugin that loaded, "no grants" included, in a fixed order.
+    let views = engine.plugins();
+    println!("Plugin grants ({} plugins)", views.len());
+    for view in &views {
+        println!("  {}", view.grant_row);
+    }
+    for warning in views.iter().flat_map(|v| &v.warnings) {
+        println!("warning: {warning}");
     }
     for error in engine.load_errors() {
         println!("  not loaded: {error}");

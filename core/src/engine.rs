@@ -3,7 +3,7 @@
 //! one transaction before it takes effect in memory, so a refused or failed write changes
 //! nothing and a killed process loses nothing it reported done.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -17,6 +17,7 @@ use crate::plugins::{builtin, document};
 use crate::policy::{Actor, Mode, ModeSource, Rule, RuleError, RuleSet, UserModes};
 use crate::registry::{Effect, LoadError, McpTool, Plugin, PluginKind, Registry, Tool};
 use crate::secrets::{MemorySecrets, SecretError, SecretStore};
+use crate::services::{Host, PluginGates};
 use crate::settings::{Change, Settings, SettingsError};
 use crate::store::rows::{self, MemoryRow, PluginRow, Table};
 use crate::store::{Store, StoreError, AUDIT_PRUNE_EVERY};
@@ -111,6 +112,10 @@ pub(crate) struct Installed {
     pub plugin: Arc<Plugin>,
     pub handler: Arc<dyn PluginHandler>,
     pub enabled: bool,
+    pub gates: Arc<PluginGates>,
+    /// seed 001: the grant row, baked at load so it describes what the running plugin holds.
+    pub grant_row: String,
+    pub warnings: Vec<String>,
 }
 
 #[derive(Default)]
@@ -135,6 +140,9 @@ pub(crate) struct Shared {
     pub clock: Arc<dyn Clock>,
     pub audit_appends: AtomicU64,
     pub load_errors: Mutex<Vec<String>>,
+    pub host: Host,
+    /// The data directory; none for an in-memory engine.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// The core. Cheap to clone: clones share one state.
@@ -151,6 +159,10 @@ pub struct PluginView {
     /// The first `requires` entry the phone does not provide.
     pub unmet: Option<String>,
     pub modes: Vec<(Effect, Mode, ModeSource)>,
+    /// What the plugin may reach, in seed 001's fixed order, e.g. `allow_network(api.pku.edu.cn)`.
+    pub grant_row: String,
+    /// Dangerous combinations of grants, shown at load.
+    pub warnings: Vec<String>,
 }
 
 const CONSENT_KEY: &str = "state";
@@ -171,6 +183,7 @@ impl Engine {
 
     fn start(store: Store, options: Options) -> Result<Engine, EngineError> {
         let builtin_plugins = options.builtin_plugins;
+        let data_dir = store.path().and_then(Path::parent).map(Path::to_path_buf);
         let shared = Arc::new_cyclic(|_: &Weak<Shared>| Shared {
             state: Mutex::new(State::default()),
             store,
@@ -180,6 +193,8 @@ impl Engine {
             clock: options.clock,
             audit_appends: AtomicU64::new(0),
             load_errors: Mutex::new(Vec::new()),
+            host: Host::new(),
+            data_dir,
         });
         let engine = Engine { shared };
         engine.load(builtin_plugins)?;
@@ -394,6 +409,8 @@ impl Engine {
                 enabled: state.installed[&p.id].enabled,
                 unmet: p.requires.iter().find(|r| !state.consent.meets(r)).cloned(),
                 modes: modes_of(&state, p),
+                grant_row: state.installed[&p.id].grant_row.clone(),
+                warnings: state.installed[&p.id].warnings.clone(),
             })
             .collect()
     }
@@ -487,7 +504,11 @@ impl Engine {
         self.store().write(|tx| rows::put_conversation(tx, id, &settings, &scope, turns, now))?;
         let conv = state.conversations.get_mut(id).expect("checked above");
         conv.begin_turn();
-        Ok(conv.turns)
+        let turns = conv.turns;
+        drop(state);
+        // seed 001: the notify budget is per turn.
+        self.shared.host.notifier.end_turn();
+        Ok(turns)
     }
 
     /// Marks the current turn as having read untrusted content.
@@ -735,11 +756,34 @@ fn modes_of(state: &State, plugin: &Plugin) -> Vec<(Effect, Mode, ModeSource)> {
         .collect()
 }
 
+/// Adds a loaded plugin to the state, after the load-time checks of its grants (seed 001: a
+/// grant asked for and not honoured is loud).
 fn register(state: &mut State, plugin: Plugin, handler: Arc<dyn PluginHandler>, enabled: bool) -> Result<(), LoadError> {
     let id = plugin.id.clone();
+    let grant_error = |e: crate::gates::GrantError| LoadError { plugin: id.clone(), field: "grants".into(), message: e.to_string() };
+    let mut catalog: crate::gates::ToolCatalog = state
+        .registry
+        .plugins()
+        .flat_map(|p| p.tools.iter().map(move |t| (t.id.clone(), crate::gates::ToolInfo { bundled: p.kind == PluginKind::Bundled, effect: t.effect })))
+        .collect();
+    for tool in &plugin.tools {
+        catalog.insert(tool.id.clone(), crate::gates::ToolInfo { bundled: plugin.kind == PluginKind::Bundled, effect: tool.effect });
+    }
+    if let Some(e) = crate::gates::check_grants(&id, &plugin.grants, &catalog).into_iter().next() {
+        return Err(grant_error(e));
+    }
+    let others = state.registry.plugins().map(|p| (p.id.as_str(), &p.grants));
+    let clash = crate::gates::check_store_names(others.chain([(id.as_str(), &plugin.grants)]))
+        .into_iter()
+        .find(|e| e.to_string().contains(&format!("\"{id}\"")));
+    if let Some(e) = clash {
+        return Err(grant_error(e));
+    }
+    let grant_row = crate::gates::grant_row(&id, &plugin.grants);
+    let warnings = crate::gates::startup_warnings(&id, &plugin.grants, &catalog);
     state.registry.insert(plugin)?;
     let plugin = state.registry.plugin(&id).expect("just inserted").clone();
-    state.installed.insert(id, Installed { plugin, handler, enabled });
+    state.installed.insert(id, Installed { plugin, handler, enabled, gates: Arc::new(PluginGates::new()), grant_row, warnings });
     Ok(())
 }
 

@@ -14,6 +14,7 @@ use crate::audit::AuditEvent;
 use crate::engine::Engine;
 use crate::policy::{decide, Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, ToolCheck, Verdict};
 use crate::registry::{Effect, Plugin, Tool};
+use crate::services::{PluginGates, Services};
 use crate::store::rows::AuditRow;
 use crate::turn::{ConversationSettings, Scope};
 
@@ -38,8 +39,8 @@ pub struct Assessment {
     pub sensitive: bool,
 }
 
-/// What a running tool is told about its call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a running tool is told about its call, and the gated services it may use.
+#[derive(Clone, Debug)]
 pub struct ToolContext {
     pub actor: Actor,
     pub grant: Option<Grant>,
@@ -47,6 +48,7 @@ pub struct ToolContext {
     /// The conversation's current turn.
     pub turn: Option<u64>,
     pub tainted: bool,
+    pub services: Services,
 }
 
 /// The code behind a plugin's tools: bundled Rust, the document interpreter, or an MCP client.
@@ -143,6 +145,7 @@ struct Snapshot {
     tool: Option<Arc<Tool>>,
     plugin: Option<Arc<Plugin>>,
     handler: Option<Arc<dyn PluginHandler>>,
+    gates: Option<Arc<PluginGates>>,
     availability: Availability,
     unmet: Option<String>,
     terms_accepted: bool,
@@ -219,6 +222,7 @@ impl Engine {
             tool,
             plugin: installed.map(|i| i.plugin.clone()),
             handler: installed.map(|i| i.handler.clone()),
+            gates: installed.map(|i| i.gates.clone()),
             availability,
             unmet,
             terms_accepted: state.consent.terms_accepted(),
@@ -327,9 +331,17 @@ impl Engine {
             }
         };
 
-        let (tool, handler) = match (snap.tool.clone(), snap.handler.clone()) {
-            (Some(t), Some(h)) => (t, h),
+        let (tool, handler, plugin, gates) = match (snap.tool.clone(), snap.handler.clone(), snap.plugin.clone(), snap.gates.clone()) {
+            (Some(t), Some(h), Some(p), Some(g)) => (t, h, p, g),
             _ => unreachable!("decide only runs an installed tool"),
+        };
+        let services = Services {
+            folder: self.shared.data_dir.as_ref().map(|d| d.join("plugins").join(&plugin.id)),
+            plugin,
+            gates,
+            engine: Arc::downgrade(&self.shared),
+            actor: call.actor,
+            conversation: call.conversation.clone(),
         };
         let ctx = ToolContext {
             actor: call.actor,
@@ -337,6 +349,7 @@ impl Engine {
             conversation: call.conversation.clone(),
             turn: snap.turn,
             tainted: snap.tainted,
+            services,
         };
         let outcome = match handler.run(&tool, call.input.clone(), ctx).await {
             Ok(result) => {

@@ -14,6 +14,7 @@ pub mod policy;
 pub mod registry;
 pub mod schema;
 pub mod secrets;
+pub mod services;
 pub mod settings;
 pub mod store;
 pub mod turn;

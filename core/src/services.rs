@@ -1,0 +1,197 @@
+//! What a running tool may reach, read, persist or spend: the capability gates (DESIGN.md §5),
+//! handed to every plugin kind's code in its [`ToolContext`](crate::invoke::ToolContext), so
+//! one code path enforces them for bundled code, documents and remote plugins alike.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock, Weak};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::consent::ConsentError;
+use crate::engine::{Engine, Shared};
+use crate::gates::{
+    ContextBoard, Dispatched, FsGate, NetworkGate, Notifier, Outbox, StoreGate, ToolCallGate, ToolCatalog, ToolDispatch,
+    ToolInfo,
+};
+use crate::invoke::{Call, Outcome};
+use crate::policy::Actor;
+use crate::registry::{Plugin, PluginKind};
+
+/// The host-wide services every plugin shares, told the caller's id.
+pub(crate) struct Host {
+    pub outbox: Outbox,
+    pub notifier: Notifier,
+    pub context: ContextBoard,
+}
+
+impl Host {
+    pub fn new() -> Self {
+        let outbox = Outbox::new();
+        Self { notifier: Notifier::new(outbox.clone()), context: ContextBoard::new(outbox.clone()), outbox }
+    }
+}
+
+/// One plugin's gates, built on first use (the network gate starts an HTTP client) and kept
+/// for the plugin's life.
+pub(crate) struct PluginGates {
+    network: OnceLock<Result<NetworkGate, String>>,
+    store: OnceLock<Result<StoreGate, String>>,
+}
+
+impl PluginGates {
+    pub fn new() -> Self {
+        Self { network: OnceLock::new(), store: OnceLock::new() }
+    }
+}
+
+/// A tool call's view of the host.
+#[derive(Clone)]
+pub struct Services {
+    pub(crate) plugin: Arc<Plugin>,
+    pub(crate) gates: Arc<PluginGates>,
+    pub(crate) engine: Weak<Shared>,
+    pub(crate) actor: Actor,
+    pub(crate) conversation: Option<String>,
+    /// `<data dir>/plugins/<id>`; none for an engine without a data directory.
+    pub(crate) folder: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services").field("plugin", &self.plugin.id).field("actor", &self.actor).finish()
+    }
+}
+
+impl Services {
+    /// `host-http-get`: the body, or an `error: ` string.
+    pub async fn http_get(&self, url: &str) -> String {
+        let gate = self
+            .gates
+            .network
+            .get_or_init(|| NetworkGate::new(&self.plugin.id, &self.plugin.grants, self.plugin.kind).map_err(|e| e.to_string()));
+        match gate {
+            Ok(gate) => gate.get(url).await,
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    fn store(&self) -> Result<&StoreGate, String> {
+        self.gates
+            .store
+            .get_or_init(|| match &self.folder {
+                Some(folder) => {
+                    let dir = folder.parent().map(|p| p.join("stores")).unwrap_or_else(|| folder.clone());
+                    StoreGate::new(&self.plugin.id, &self.plugin.grants, &dir).map_err(|e| e.to_string())
+                }
+                None => Err("this app has no data directory to store in".into()),
+            })
+            .as_ref()
+            .map_err(|e| format!("error: {e}"))
+    }
+
+    /// `host-store-get`: the value, `""` for an absent key, or an `error: ` string.
+    pub fn store_get(&self, key: &str) -> String {
+        self.store().map_or_else(|e| e, |s| s.get(key))
+    }
+
+    /// `host-store-set`: `""` once the value is on disk, or an `error: ` string.
+    pub fn store_set(&self, key: &str, value: &str) -> String {
+        self.store().map_or_else(|e| e, |s| s.set(key, value))
+    }
+
+    /// `host-fs-read`, confined to the plugin's own folder.
+    pub fn read_file(&self, path: &str) -> String {
+        match &self.folder {
+            Some(folder) => FsGate::new(&self.plugin.grants, folder.join("files")).read(path),
+            None => "error: this app has no data directory to read from".into(),
+        }
+    }
+
+    /// `host-notify`: one line, prefixed with the plugin's id by the host.
+    pub fn notify(&self, text: &str) -> String {
+        match Engine::from_weak(&self.engine) {
+            Some(engine) => engine.shared.host.notifier.notify(&self.plugin.id, text),
+            None => "error: the app is closing".into(),
+        }
+    }
+
+    /// `host-set-context`: replaces this plugin's contribution to the next turn's prompt.
+    pub fn set_context(&self, text: &str) -> String {
+        match Engine::from_weak(&self.engine) {
+            Some(engine) => engine.shared.host.context.set(&self.plugin.id, &self.plugin.grants, text),
+            None => "error: the app is closing".into(),
+        }
+    }
+
+    /// `host-call-tool`: calls another tool through the invoke path, as the same actor in the
+    /// same conversation, so the user's modes, rules and prompts still outrank the plugin.
+    pub async fn call_tool(&self, tool_id: &str, args_json: &str) -> String {
+        let Some(engine) = Engine::from_weak(&self.engine) else {
+            return "error: tool calls are not available right now".into();
+        };
+        let catalog = engine.tool_catalog();
+        let dispatcher = Arc::new(Dispatcher { engine: self.engine.clone(), actor: self.actor, conversation: self.conversation.clone() });
+        match ToolCallGate::new(&self.plugin.id, &self.plugin.grants, &catalog, Some(dispatcher), engine.shared.host.outbox.clone()) {
+            Ok(gate) => gate.call(tool_id, args_json).await,
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// Checked before a PKU harness Cloud call: without the plugin's cloud consent it fails
+    /// `consent_required` (seed 000).
+    pub fn cloud(&self) -> Result<(), ConsentError> {
+        match Engine::from_weak(&self.engine) {
+            Some(engine) => engine.check_cloud(&self.plugin.id),
+            None => Err(ConsentError::CloudConsentRequired(self.plugin.id.clone())),
+        }
+    }
+}
+
+struct Dispatcher {
+    engine: Weak<Shared>,
+    actor: Actor,
+    conversation: Option<String>,
+}
+
+#[async_trait]
+impl ToolDispatch for Dispatcher {
+    async fn dispatch(&self, _caller_plugin: &str, tool_id: &str, args: Value) -> Dispatched {
+        let Some(engine) = Engine::from_weak(&self.engine) else {
+            return Dispatched::Refused("the app is closing".into());
+        };
+        let call = Call { tool: tool_id.to_owned(), actor: self.actor, input: args, conversation: self.conversation.clone() };
+        let done = engine.invoke(call).await;
+        match done.outcome {
+            Outcome::Ran { result, .. } => Dispatched::Ran(result),
+            Outcome::Failed { message } => Dispatched::Failed(message),
+            Outcome::Refused { code, message } => Dispatched::Refused(format!("{}: {message}", code.as_str())),
+        }
+    }
+}
+
+impl Engine {
+    /// Every installed tool, for the call-tool gate: only bundled ones may be called.
+    pub fn tool_catalog(&self) -> ToolCatalog {
+        let state = self.state();
+        state
+            .registry
+            .plugins()
+            .flat_map(|p| {
+                p.tools
+                    .iter()
+                    .map(move |t| (t.id.clone(), ToolInfo { bundled: p.kind == PluginKind::Bundled, effect: t.effect }))
+            })
+            .collect()
+    }
+
+    /// The plugins' context contributions, folded into the system prompt once per turn.
+    pub fn render_context(&self) -> String {
+        self.shared.host.context.render()
+    }
+
+    /// Lines the user must see (notifications, context changes, tool-call disclosures), in order.
+    pub fn drain_host_lines(&self) -> Vec<crate::gates::HostLine> {
+        self.shared.host.outbox.drain()
+    }
+}
