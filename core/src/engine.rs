@@ -761,14 +761,8 @@ fn modes_of(state: &State, plugin: &Plugin) -> Vec<(Effect, Mode, ModeSource)> {
 fn register(state: &mut State, plugin: Plugin, handler: Arc<dyn PluginHandler>, enabled: bool) -> Result<(), LoadError> {
     let id = plugin.id.clone();
     let grant_error = |e: crate::gates::GrantError| LoadError { plugin: id.clone(), field: "grants".into(), message: e.to_string() };
-    let mut catalog: crate::gates::ToolCatalog = state
-        .registry
-        .plugins()
-        .flat_map(|p| p.tools.iter().map(move |t| (t.id.clone(), crate::gates::ToolInfo { bundled: p.kind == PluginKind::Bundled, effect: t.effect })))
-        .collect();
-    for tool in &plugin.tools {
-        catalog.insert(tool.id.clone(), crate::gates::ToolInfo { bundled: plugin.kind == PluginKind::Bundled, effect: tool.effect });
-    }
+    let mut catalog = crate::services::catalog_of(state.registry.plugins().map(|p| &**p));
+    catalog.extend(crate::services::catalog_of([&plugin]));
     if let Some(e) = crate::gates::check_grants(&id, &plugin.grants, &catalog).into_iter().next() {
         return Err(grant_error(e));
     }

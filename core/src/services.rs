@@ -170,19 +170,18 @@ impl ToolDispatch for Dispatcher {
     }
 }
 
+/// What the call-tool gate knows of each tool of `plugins`.
+pub(crate) fn catalog_of<'a>(plugins: impl IntoIterator<Item = &'a Plugin>) -> ToolCatalog {
+    plugins
+        .into_iter()
+        .flat_map(|p| p.tools.iter().map(move |t| (t.id.clone(), ToolInfo { bundled: p.kind == PluginKind::Bundled, effect: t.effect })))
+        .collect()
+}
+
 impl Engine {
     /// Every installed tool, for the call-tool gate: only bundled ones may be called.
     pub fn tool_catalog(&self) -> ToolCatalog {
-        let state = self.state();
-        state
-            .registry
-            .plugins()
-            .flat_map(|p| {
-                p.tools
-                    .iter()
-                    .map(move |t| (t.id.clone(), ToolInfo { bundled: p.kind == PluginKind::Bundled, effect: t.effect }))
-            })
-            .collect()
+        catalog_of(self.state().registry.plugins().map(|p| &**p))
     }
 
     /// The plugins' context contributions, folded into the system prompt once per turn.
