@@ -26,6 +26,8 @@ pub(crate) fn plugins(engine: &Weak<Shared>) -> Vec<(Plugin, Arc<dyn PluginHandl
         (load(settings_manifest()), Arc::new(SettingsPlugin { engine: engine.clone() }) as Arc<dyn PluginHandler>),
         (load(memory_manifest()), Arc::new(MemoryPlugin { engine: engine.clone() })),
         (load(files_manifest()), Arc::new(FilesPlugin { engine: engine.clone() })),
+        (load(crate::scheduler::plugin::manifest()), Arc::new(crate::scheduler::plugin::SchedulerPlugin { engine: engine.clone() })),
+        (load(crate::datasource::dashboard_manifest()), Arc::new(crate::datasource::DashboardPlugin { engine: engine.clone() })),
     ]
 }
 
