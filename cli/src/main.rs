@@ -2,6 +2,7 @@
 //! the plugins and their modes.
 
 mod demo;
+mod jobs;
 mod tools;
 
 use std::path::PathBuf;
@@ -38,6 +39,22 @@ enum Command {
     /// List every plugin with its mode per effect and where each mode came from.
     Tools {
         /// The data directory to read.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Scheduled jobs: list (the default), add, remove, pause, resume.
+    Jobs {
+        /// The data directory to use.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        action: Option<jobs::JobsCommand>,
+    },
+    /// Run the jobs due at a local time "YYYY-MM-DD HH:mm" in the settings time zone.
+    Tick {
+        #[arg(long)]
+        now: String,
+        /// The data directory to use.
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
@@ -79,6 +96,8 @@ async fn main() -> ExitCode {
             demo::run(&data_dir.unwrap_or_else(|| default_data_dir().join("demo")), answer.map(Answer::from)).await
         }
         Command::Tools { data_dir } => tools::run(&data_dir.unwrap_or_else(default_data_dir)),
+        Command::Jobs { data_dir, action } => jobs::run(&data_dir.unwrap_or_else(default_data_dir), action),
+        Command::Tick { now, data_dir } => jobs::tick(&data_dir.unwrap_or_else(default_data_dir), &now).await,
         Command::Conformance { paths } => return run_conformance(&paths).await,
     };
     match result {

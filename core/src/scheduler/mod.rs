@@ -23,7 +23,7 @@ pub mod condition;
 pub mod plugin;
 pub mod schedule;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -181,11 +181,13 @@ impl JobSpec {
             return Err(JobError::new("name", "expected a name of 1 to 100 characters"));
         }
         let schedule = schedule::parse_spec(object.get("schedule").unwrap_or(&Value::Null))?;
+        Timing::parse(&schedule)?;
         let time_zone = match object.get("timeZone") {
             None | Some(Value::Null) => default_tz.to_owned(),
             Some(Value::String(s)) => s.clone(),
             Some(other) => return Err(JobError::new("timeZone", format!("expected an IANA time zone name, got {other}"))),
         };
+        schedule::parse_tz("timeZone", &time_zone)?;
         let task = match (object.get("check"), object.get("agent")) {
             (Some(check), None) => Task::Check(parse_check(check)?),
             (None, Some(agent)) => {
@@ -369,10 +371,6 @@ impl Job {
     pub fn next_due_local(&self) -> Option<String> {
         self.next_due_ms.map(|ms| schedule::format_local(self.compiled.tz, ms))
     }
-
-    fn due(&self, now_ms: i64) -> bool {
-        self.state == JobState::Active && self.running_due_ms.is_none() && self.next_due_ms.is_some_and(|d| d <= now_ms)
-    }
 }
 
 /// One run, as `run_due` reports it. The shell posts `outcome.notification()`.
@@ -430,10 +428,52 @@ pub struct AgentReply {
     pub notification: Option<Notification>,
 }
 
+/// The jobs in memory, with an index of the active, not running ones by due instant, so that
+/// the next wake time is the index's first entry and the due jobs a range of it.
+#[derive(Default)]
+struct Jobs {
+    by_id: BTreeMap<i64, Job>,
+    by_due: BTreeSet<(i64, i64)>,
+}
+
+impl Jobs {
+    fn due_key(job: &Job) -> Option<(i64, i64)> {
+        match (job.state, job.running_due_ms, job.next_due_ms) {
+            (JobState::Active, None, Some(due)) => Some((due, job.id)),
+            _ => None,
+        }
+    }
+
+    fn put(&mut self, job: Job) {
+        self.remove(job.id);
+        if let Some(key) = Self::due_key(&job) {
+            self.by_due.insert(key);
+        }
+        self.by_id.insert(job.id, job);
+    }
+
+    fn remove(&mut self, id: i64) -> Option<Job> {
+        let old = self.by_id.remove(&id)?;
+        if let Some(key) = Self::due_key(&old) {
+            self.by_due.remove(&key);
+        }
+        Some(old)
+    }
+
+    fn next_wake(&self) -> Option<i64> {
+        self.by_due.first().map(|(due, _)| *due)
+    }
+
+    /// The ids due at `now_ms`, earliest due first.
+    fn due(&self, now_ms: i64) -> Vec<i64> {
+        self.by_due.range(..=(now_ms, i64::MAX)).map(|(_, id)| *id).collect()
+    }
+}
+
 /// The scheduler's part of the engine's shared state.
 #[derive(Default)]
 pub struct SchedulerState {
-    jobs: Mutex<BTreeMap<i64, Job>>,
+    jobs: Mutex<Jobs>,
     /// What the shell was last told: `None` unknown (at start, or after a failed call),
     /// `Some(None)` nothing armed, `Some(Some((at, exact)))`.
     armed: Mutex<Option<Option<(i64, bool)>>>,
@@ -540,7 +580,7 @@ impl Engine {
     pub(crate) fn load_jobs(&self) -> Result<(), StoreError> {
         let rows = self.shared.store.read(job_rows)?;
         let now = self.now_ms();
-        let mut jobs = BTreeMap::new();
+        let mut jobs = Jobs::default();
         let mut errors = Vec::new();
         let mut interrupted = Vec::new();
         for row in rows {
@@ -555,7 +595,7 @@ impl Engine {
                         job.last = Some(LastRun { due_ms: due, at_ms: now, outcome: RunOutcome::Interrupted });
                         interrupted.push(job.clone());
                     }
-                    jobs.insert(job.id, job);
+                    jobs.put(job);
                 }
                 Err(e) => errors.push(format!("scheduler: {e}")),
             }
@@ -629,7 +669,7 @@ impl Engine {
                 put_job(tx, &Job { id, ..job.clone() })?;
                 Ok(id)
             })?;
-            jobs.insert(job.id, job.clone());
+            jobs.put(job.clone());
         }
         self.rearm_wake();
         Ok(job)
@@ -637,21 +677,21 @@ impl Engine {
 
     /// Every job, by id.
     pub fn jobs(&self) -> Vec<Job> {
-        lock(&self.scheduler().jobs).values().cloned().collect()
+        lock(&self.scheduler().jobs).by_id.values().cloned().collect()
     }
 
     pub fn job(&self, id: i64) -> Option<Job> {
-        lock(&self.scheduler().jobs).get(&id).cloned()
+        lock(&self.scheduler().jobs).by_id.get(&id).cloned()
     }
 
     pub fn remove_job(&self, id: i64) -> Result<(), SchedulerError> {
         {
             let mut jobs = lock(&self.scheduler().jobs);
-            if !jobs.contains_key(&id) {
+            if !jobs.by_id.contains_key(&id) {
                 return Err(SchedulerError::NoSuchJob(id));
             }
             self.shared.store.write(|tx| Ok(tx.execute("DELETE FROM jobs WHERE id = ?1", [id])?))?;
-            jobs.remove(&id);
+            jobs.remove(id);
         }
         self.rearm_wake();
         Ok(())
@@ -695,10 +735,10 @@ impl Engine {
         let now = self.now_ms();
         let job = {
             let mut jobs = lock(&self.scheduler().jobs);
-            let mut job = jobs.get(&id).cloned().ok_or(SchedulerError::NoSuchJob(id))?;
+            let mut job = jobs.by_id.get(&id).cloned().ok_or(SchedulerError::NoSuchJob(id))?;
             f(&mut job, now)?;
             self.shared.store.write(|tx| put_job(tx, &job))?;
-            jobs.insert(id, job.clone());
+            jobs.put(job.clone());
             job
         };
         self.rearm_wake();
@@ -707,12 +747,12 @@ impl Engine {
 
     /// The earliest due instant of an active job not running now: when the shell should wake.
     pub fn next_wake_ms(&self) -> Option<i64> {
-        next_wake(lock(&self.scheduler().jobs).values())
+        lock(&self.scheduler().jobs).next_wake()
     }
 
     /// The ids of the jobs `run_due(now_ms)` would run.
     pub fn due_jobs(&self, now_ms: i64) -> Vec<i64> {
-        due(lock(&self.scheduler().jobs).values(), now_ms)
+        lock(&self.scheduler().jobs).due(now_ms)
     }
 
     /// Tells the shell the next wake time when it changed: exact when the exact-alarm permission
@@ -775,11 +815,11 @@ impl Engine {
     /// Claims every due job in one transaction (module docs, step 1).
     fn claim_due(&self, now_ms: i64) -> Result<Vec<(Job, i64)>, SchedulerError> {
         let mut jobs = lock(&self.scheduler().jobs);
-        let ids = due(jobs.values(), now_ms);
+        let ids = jobs.due(now_ms);
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let claims: Vec<(i64, i64)> = ids.iter().map(|id| (*id, jobs[id].next_due_ms.expect("due"))).collect();
+        let claims: Vec<(i64, i64)> = ids.iter().map(|id| (*id, jobs.by_id[id].next_due_ms.expect("due"))).collect();
         self.shared.store.write(|tx| {
             let mut stmt = tx.prepare("UPDATE jobs SET claim_due_ms = ?2, claim_at_ms = ?3 WHERE id = ?1 AND claim_due_ms IS NULL")?;
             for (id, due) in &claims {
@@ -790,9 +830,10 @@ impl Engine {
         Ok(claims
             .into_iter()
             .map(|(id, due)| {
-                let job = jobs.get_mut(&id).expect("selected above");
+                let mut job = jobs.by_id[&id].clone();
                 job.running_due_ms = Some(due);
-                (job.clone(), due)
+                jobs.put(job.clone());
+                (job, due)
             })
             .collect())
     }
@@ -837,7 +878,7 @@ impl Engine {
     /// (module docs, step 2).
     fn record_run(&self, id: i64, due: i64, now_ms: i64, outcome: RunOutcome, memory: Option<Memory>) -> Result<RunReport, SchedulerError> {
         let mut jobs = lock(&self.scheduler().jobs);
-        let Some(current) = jobs.get(&id) else {
+        let Some(current) = jobs.by_id.get(&id) else {
             // Removed while it ran: nothing to record on.
             return Ok(RunReport { job: id, name: String::new(), due_ms: due, outcome, paused: None, next_due_ms: None });
         };
@@ -869,7 +910,7 @@ impl Engine {
         job.last = Some(LastRun { due_ms: due, at_ms: now_ms, outcome: outcome.clone() });
         self.shared.store.write(|tx| put_job(tx, &job))?;
         let report = RunReport { job: id, name: job.spec.name.clone(), due_ms: due, outcome, paused, next_due_ms: job.next_due_ms };
-        jobs.insert(id, job);
+        jobs.put(job);
         Ok(report)
     }
 }
@@ -894,19 +935,4 @@ fn evaluate(compiled: &Compiled, previous: &Memory, result: &Value) -> (RunOutco
         // Keep the previous values: this run compared nothing.
         Err(e) => (RunOutcome::ConditionError { message: e.to_string() }, None),
     }
-}
-
-/// The earliest due instant among `jobs` that are active and not running.
-pub fn next_wake<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> Option<i64> {
-    jobs.into_iter()
-        .filter(|j| j.state == JobState::Active && j.running_due_ms.is_none())
-        .filter_map(|j| j.next_due_ms)
-        .min()
-}
-
-/// The ids of `jobs` due at `now_ms`, earliest due first.
-pub fn due<'a>(jobs: impl IntoIterator<Item = &'a Job>, now_ms: i64) -> Vec<i64> {
-    let mut due: Vec<(i64, i64)> = jobs.into_iter().filter(|j| j.due(now_ms)).map(|j| (j.next_due_ms.unwrap_or(now_ms), j.id)).collect();
-    due.sort_unstable();
-    due.into_iter().map(|(_, id)| id).collect()
 }
