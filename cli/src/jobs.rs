@@ -31,7 +31,7 @@ pub enum JobsCommand {
     /// Every job with its schedule, state, next due time and last outcome (the default).
     List,
     /// Add a check (--tool, --when, --title, --body) or an agent job (--prompt).
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// Remove a job.
     Remove { id: i64 },
     /// Pause a job until it is resumed.

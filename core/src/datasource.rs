@@ -71,14 +71,17 @@ pub enum SourceError {
     Store(#[from] StoreError),
 }
 
+/// The refresh lock of one source.
+type RefreshLock = Arc<tokio::sync::Mutex<()>>;
+
 /// One lock per source, so concurrent refreshes of a source collapse into one call.
 #[derive(Default)]
 pub struct SourceLocks {
-    locks: Mutex<FxHashMap<(String, String), Arc<tokio::sync::Mutex<()>>>>,
+    locks: Mutex<FxHashMap<(String, String), RefreshLock>>,
 }
 
 impl SourceLocks {
-    fn of(&self, plugin: &str, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+    fn of(&self, plugin: &str, key: &str) -> RefreshLock {
         let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
         locks.entry((plugin.to_owned(), key.to_owned())).or_default().clone()
     }

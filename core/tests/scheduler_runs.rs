@@ -404,3 +404,31 @@ async fn scheduler_list_pause_and_remove_through_the_plugin() {
     let outcome = engine.invoke(call("scheduler.remove", json!({"id": job.id}))).await.outcome;
     assert_eq!(outcome, Outcome::Failed { message: format!("no job {}", job.id) });
 }
+
+#[tokio::test]
+async fn a_tool_that_became_always_ask_is_declined_at_run_time_without_a_prompt() {
+    let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
+    engine.install(campus_doc("read"), "https://example.org/campus", Arc::new(Counter::default())).unwrap();
+    let job = engine.add_job(&check_every(30, "campus-doc.notices"), Owner::User).unwrap();
+    engine.uninstall("campus-doc").unwrap();
+    let mut manifest = campus_manifest("read");
+    manifest["id"] = json!("campus-doc");
+    manifest["tools"][1]["alwaysAsk"] = json!(true);
+    let updated = harness_core::registry::Plugin::load(harness_core::registry::parse_manifest(&manifest).unwrap(), PluginKind::Official).unwrap();
+    let counter = Arc::new(Counter::default());
+    engine.install(updated, "https://example.org/campus", counter.clone()).unwrap();
+
+    let reports = engine.run_due(job.next_due_ms.unwrap()).await.unwrap();
+    assert!(matches!(&reports[0].outcome, RunOutcome::Refused { code, .. } if code == "declined"), "{:?}", reports[0].outcome);
+    assert_eq!(counter.total(), 0);
+    assert_eq!(engine.job(job.id).unwrap().refusals, 1);
+}
+
+#[tokio::test]
+async fn a_removed_jobs_id_is_never_given_to_another() {
+    let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
+    let first = engine.add_job(&check_every(30, "campus.balance"), Owner::User).unwrap();
+    engine.remove_job(first.id).unwrap();
+    let second = engine.add_job(&check_every(30, "campus.balance"), Owner::User).unwrap();
+    assert_eq!((first.id, second.id), (1, 2));
+}

@@ -489,7 +489,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The `jobs` table created by schema version 2, for store.rs.
 pub const CREATE_JOBS: &str = "
         CREATE TABLE jobs (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             spec TEXT NOT NULL,
             owner TEXT NOT NULL,
             state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'done')),
@@ -510,14 +510,16 @@ fn to_text<T: Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-fn put_job(tx: &Transaction<'_>, job: &Job) -> Result<(), StoreError> {
+/// Writes a job; one with id 0 is new and gets the next id, never one used before (ids are
+/// what the user types to remove or pause a job). Returns the id.
+fn put_job(tx: &Transaction<'_>, job: &Job) -> Result<i64, StoreError> {
     tx.execute(
         "INSERT INTO jobs (id, spec, owner, state, paused_reason, anchor_ms, next_due_ms, claim_due_ms, claim_at_ms, last, refusals_in_row, refusals, memory, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT (id) DO UPDATE SET state = ?4, paused_reason = ?5, next_due_ms = ?7, claim_due_ms = ?8,
              claim_at_ms = CASE WHEN ?8 IS NULL THEN NULL ELSE claim_at_ms END, last = ?9, refusals_in_row = ?10, refusals = ?11, memory = ?12",
         params![
-            job.id,
+            (job.id != 0).then_some(job.id),
             to_text(&job.spec.to_json())?,
             to_text(&job.owner)?,
             job.state.as_str(),
@@ -532,7 +534,7 @@ fn put_job(tx: &Transaction<'_>, job: &Job) -> Result<(), StoreError> {
             job.created_at_ms
         ],
     )?;
-    Ok(())
+    Ok(if job.id == 0 { tx.last_insert_rowid() } else { job.id })
 }
 
 type JobRow = (i64, String, String, String, Option<String>, i64, Option<i64>, Option<i64>, Option<String>, u32, u32, String, i64);
@@ -601,7 +603,7 @@ impl Engine {
             }
         }
         if !interrupted.is_empty() {
-            self.shared.store.write(|tx| interrupted.iter().try_for_each(|job| put_job(tx, job)))?;
+            self.shared.store.write(|tx| interrupted.iter().try_for_each(|job| put_job(tx, job).map(drop)))?;
         }
         *lock(&self.scheduler().jobs) = jobs;
         if !errors.is_empty() {
@@ -664,11 +666,7 @@ impl Engine {
         };
         {
             let mut jobs = lock(&self.scheduler().jobs);
-            job.id = self.shared.store.write(|tx| {
-                let id: i64 = tx.query_row("SELECT coalesce(max(id), 0) + 1 FROM jobs", [], |r| r.get(0))?;
-                put_job(tx, &Job { id, ..job.clone() })?;
-                Ok(id)
-            })?;
+            job.id = self.shared.store.write(|tx| put_job(tx, &job))?;
             jobs.put(job.clone());
         }
         self.rearm_wake();
