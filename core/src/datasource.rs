@@ -21,7 +21,8 @@ use crate::policy::{Actor, Code};
 use crate::registry::{model_name, Tool};
 use crate::store::StoreError;
 
-/// The `source_cache` table created by schema version 2, for store.rs.
+/// The `source_cache` table created by schema version 2, for store.rs. Frozen once released, like
+/// `scheduler::CREATE_JOBS`.
 pub const CREATE_SOURCE_CACHE: &str = "
         CREATE TABLE source_cache (
             plugin TEXT NOT NULL REFERENCES plugins(id) ON DELETE CASCADE,

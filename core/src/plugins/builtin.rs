@@ -1,6 +1,8 @@
 //! The core's own bundled plugins (seed 000): `settings` (the agent changes settings through
 //! it, under its own write mode), `memory` (pending approval after untrusted content), and
-//! `files` (attached documents, whose content is third-party and taints the turn).
+//! `files` (attached documents, whose content is third-party and taints the turn). The
+//! `scheduler` and `dashboard` plugins are listed here too; their code is in `scheduler::plugin`
+//! and `datasource`.
 
 use std::sync::{Arc, Weak};
 

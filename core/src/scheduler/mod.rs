@@ -486,7 +486,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The `jobs` table created by schema version 2, for store.rs.
+/// The `jobs` table created by schema version 2, for store.rs. Frozen once released: a later
+/// change is the next version's upgrade step, so that upgraded and fresh databases stay equal.
 pub const CREATE_JOBS: &str = "
         CREATE TABLE jobs (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
