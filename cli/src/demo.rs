@@ -135,6 +135,7 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     println!("\n— overnight, a scheduled job —");
     call(&engine, Actor::Scheduler, "canteen.crowd", json!({})).await;
     call(&engine, Actor::Scheduler, "canteen.reserve", json!({"canteen": "农园食堂", "seats": 1, "time": "11:30"})).await;
+    scheduled_check(&engine).await?;
 
     turn(&engine, 3, "What's new on the forum?");
     note("the user has set wallet's money mode back to auto");
@@ -172,4 +173,29 @@ async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
         Outcome::Refused { .. } if actor == Actor::Scheduler => println!("    the job records: {}", invocation.for_model()),
         Outcome::Refused { .. } => println!("    the agent is told: {}", invocation.for_model()),
     }
+}
+
+/// The scheduled check of the demo: the user adds "balance below 50 yuan" on wallet.cardBalance,
+/// every hour, and the scheduler wakes at its due time and runs it — as a read, with actor
+/// scheduler (seed 004: scheduled runs only read).
+async fn scheduled_check(engine: &Engine) -> Result<(), String> {
+    use harness_core::scheduler::Owner;
+    println!("\n— a scheduled check —");
+    let spec = json!({
+        "name": "校园卡余额低于 50 元",
+        "schedule": {"everyMinutes": 60},
+        "check": {
+            "tool": "wallet.cardBalance",
+            "when": {"path": "balanceYuan", "op": "lt", "value": 50},
+            "notify": {"title": "校园卡余额不足", "body": "余额还剩 {balanceYuan} 元"}
+        }
+    });
+    let job = engine.add_job(&spec, Owner::User).map_err(|e| e.to_string())?;
+    let due = job.next_due_ms.ok_or("the job has no due time")?;
+    println!("  the user adds job {}: {} — {}, next at {}", job.id, job.spec.name, job.spec.schedule, job.next_due_local().unwrap_or_default());
+    println!("  the phone wakes at {} and runs what is due", job.next_due_local().unwrap_or_default());
+    for report in engine.run_due(due).await.map_err(|e| e.to_string())? {
+        crate::jobs::print_report(engine, &report);
+    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! the plugins and their modes.
 
 mod demo;
+mod jobs;
 mod secrets;
 mod state;
 mod tools;
@@ -79,6 +80,22 @@ enum Command {
         #[command(subcommand)]
         command: state::SecretCommand,
     },
+    /// Scheduled jobs: list (the default), add, remove, pause, resume.
+    Jobs {
+        /// The data directory to use.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        action: Option<jobs::JobsCommand>,
+    },
+    /// Run the jobs due at a local time "YYYY-MM-DD HH:mm" in the settings time zone.
+    Tick {
+        #[arg(long)]
+        now: String,
+        /// The data directory to use.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -128,6 +145,8 @@ async fn main() -> ExitCode {
         }
         Command::Audit { data_dir, limit } => state::audit(&data_dir.unwrap_or_else(default_data_dir), limit),
         Command::Secret { data_dir, command } => state::secret(&data_dir.unwrap_or_else(default_data_dir), command),
+        Command::Jobs { data_dir, action } => jobs::run(&data_dir.unwrap_or_else(default_data_dir), action),
+        Command::Tick { now, data_dir } => jobs::tick(&data_dir.unwrap_or_else(default_data_dir), &now).await,
         Command::Conformance { paths } => return run_conformance(&paths).await,
     };
     match result {

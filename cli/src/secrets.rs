@@ -49,7 +49,9 @@ mod backend {
     pub fn delete(key: &str) -> Result<(), SecretError> {
         let ring = ring()?;
         match ring.search(&description(key)) {
-            Ok(found) => found.invalidate().map_err(failed),
+            // Unlinking makes it unfindable at once, and the kernel destroys a key nothing links
+            // to (an invalidated key, by contrast, can still be found until it is collected).
+            Ok(found) => ring.unlink_key(found).map_err(failed),
             Err(KeyError::KeyDoesNotExist) => Ok(()),
             Err(e) => Err(failed(e)),
         }

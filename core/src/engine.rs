@@ -50,6 +50,8 @@ pub struct Options {
     /// Install the core's own plugins (settings, memory, files). Conformance scenarios define
     /// every plugin themselves and turn this off.
     pub builtin_plugins: bool,
+    /// The shell's alarm, told the scheduler's next wake time (DESIGN.md §7).
+    pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
 }
 
 impl Options {
@@ -60,6 +62,7 @@ impl Options {
             secrets: Arc::new(MemorySecrets::default()),
             clock: Arc::new(SystemClock),
             builtin_plugins: true,
+            wake: Arc::new(crate::scheduler::NoWake),
         }
     }
 }
@@ -143,6 +146,9 @@ pub(crate) struct Shared {
     pub host: Host,
     /// The data directory; none for an in-memory engine.
     pub data_dir: Option<PathBuf>,
+    pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
+    pub scheduler: crate::scheduler::SchedulerState,
+    pub sources: crate::datasource::SourceLocks,
 }
 
 /// The core. Cheap to clone: clones share one state.
@@ -195,9 +201,13 @@ impl Engine {
             load_errors: Mutex::new(Vec::new()),
             host: Host::new(),
             data_dir,
+            wake: options.wake,
+            scheduler: Default::default(),
+            sources: Default::default(),
         });
         let engine = Engine { shared };
         engine.load(builtin_plugins)?;
+        engine.load_jobs()?;
         Ok(engine)
     }
 
@@ -573,7 +583,10 @@ impl Engine {
 
     /// The shell reports a system permission's state.
     pub fn report_permission(&self, permission: Permission, state: PermissionState) -> Result<(), EngineError> {
-        self.change_consent(|c| c.set_permission(permission, state))
+        self.change_consent(|c| c.set_permission(permission, state))?;
+        // The scheduler's alarm is exact only while the exact-alarm permission is granted.
+        self.rearm_wake();
+        Ok(())
     }
 
     /// The shell reports the phone's other capabilities (`nfc`, `camera`, …).

@@ -33,7 +33,7 @@ pub mod schema {
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 1;
+    pub const VERSION: u32 = 2;
 
     /// The schema as version 1 created it.
     pub const CREATE_V1: &str = "
@@ -107,15 +107,21 @@ pub mod schema {
         );
     ";
 
-    /// Creates the current schema in an empty database.
+    /// Creates the current schema in an empty database: version 1, then every upgrade step, so
+    /// a fresh database and an upgraded one are the same.
     pub fn create(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        tx.execute_batch(CREATE_V1)
+        tx.execute_batch(CREATE_V1)?;
+        upgrade_from(tx, 1)
     }
 
     /// Brings a database at `version` up to [`VERSION`], one step at a time.
-    pub fn upgrade_from(_tx: &Transaction<'_>, version: u32) -> rusqlite::Result<()> {
-        // Each released version adds its step here: `if version < 2 { … }`.
+    pub fn upgrade_from(tx: &Transaction<'_>, version: u32) -> rusqlite::Result<()> {
         debug_assert!(version <= VERSION);
+        // Version 2: the scheduler's jobs and the data-source cache.
+        if version < 2 {
+            tx.execute_batch(crate::scheduler::CREATE_JOBS)?;
+            tx.execute_batch(crate::datasource::CREATE_SOURCE_CACHE)?;
+        }
         Ok(())
     }
 }

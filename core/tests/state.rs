@@ -87,9 +87,11 @@ async fn everything_survives_closing_and_reopening() {
         ids,
         [
             ("canteen".to_owned(), "official", true),
+            ("dashboard".to_owned(), "bundled", true),
             ("files".to_owned(), "bundled", true),
             ("mcp-forum".to_owned(), "remote", false),
             ("memory".to_owned(), "bundled", true),
+            ("scheduler".to_owned(), "bundled", true),
             ("settings".to_owned(), "bundled", true),
             ("wallet".to_owned(), "bundled", true)
         ]

@@ -1,6 +1,8 @@
 //! The core's own bundled plugins (seed 000): `settings` (the agent changes settings through
 //! it, under its own write mode), `memory` (pending approval after untrusted content), and
-//! `files` (attached documents, whose content is third-party and taints the turn).
+//! `files` (attached documents, whose content is third-party and taints the turn). The
+//! `scheduler` and `dashboard` plugins are listed here too; their code is in `scheduler::plugin`
+//! and `datasource`.
 
 use std::sync::{Arc, Weak};
 
@@ -26,6 +28,8 @@ pub(crate) fn plugins(engine: &Weak<Shared>) -> Vec<(Plugin, Arc<dyn PluginHandl
         (load(settings_manifest()), Arc::new(SettingsPlugin { engine: engine.clone() }) as Arc<dyn PluginHandler>),
         (load(memory_manifest()), Arc::new(MemoryPlugin { engine: engine.clone() })),
         (load(files_manifest()), Arc::new(FilesPlugin { engine: engine.clone() })),
+        (load(crate::scheduler::plugin::manifest()), Arc::new(crate::scheduler::plugin::SchedulerPlugin { engine: engine.clone() })),
+        (load(crate::datasource::dashboard_manifest()), Arc::new(crate::datasource::DashboardPlugin { engine: engine.clone() })),
     ]
 }
 

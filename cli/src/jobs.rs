@@ -1,0 +1,197 @@
+//! `harness jobs` (list, add, remove, pause, resume) and `harness tick --now "YYYY-MM-DD HH:mm"`:
+//! the scheduler from a terminal, on a data directory. A terminal has no alarm, so `tick` is
+//! what wakes the scheduler: it runs what is due at the given local time (settings time zone).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use clap::{Args, Subcommand};
+use harness_core::invoke::{ApprovalBroker, Prompt};
+use harness_core::policy::Answer;
+use harness_core::scheduler::schedule::{format_local, parse_local, parse_tz, resolve_local};
+use harness_core::scheduler::{Job, JobState, Owner, RunOutcome, RunReport};
+use harness_core::Engine;
+use serde_json::{json, Value};
+
+use crate::demo;
+
+/// Scheduled runs never ask; anything else these commands do is the user's own tap.
+struct NobodyAsks;
+
+#[async_trait]
+impl ApprovalBroker for NobodyAsks {
+    async fn ask(&self, _prompt: Prompt) -> Answer {
+        Answer::Deny
+    }
+}
+
+#[derive(Subcommand)]
+pub enum JobsCommand {
+    /// Every job with its schedule, state, next due time and last outcome (the default).
+    List,
+    /// Add a check (--tool, --when, --title, --body) or an agent job (--prompt).
+    Add(Box<AddArgs>),
+    /// Remove a job.
+    Remove { id: i64 },
+    /// Pause a job until it is resumed.
+    Pause {
+        id: i64,
+        #[arg(long, default_value = "paused by the user")]
+        reason: String,
+    },
+    /// Resume a paused job from now on.
+    Resume { id: i64 },
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    /// What the jobs list shows.
+    #[arg(long)]
+    name: String,
+    /// Once, at a local time "YYYY-MM-DD HH:mm".
+    #[arg(long, group = "schedule", required_unless_present_any = ["every", "cron"])]
+    at: Option<String>,
+    /// Every N minutes.
+    #[arg(long, group = "schedule")]
+    every: Option<u32>,
+    /// A five-field cron expression, e.g. "30 7 * * 1-5".
+    #[arg(long, group = "schedule")]
+    cron: Option<String>,
+    /// An IANA time zone (default: the settings time zone).
+    #[arg(long)]
+    tz: Option<String>,
+    /// A check's read tool, e.g. wallet.cardBalance.
+    #[arg(long, conflicts_with = "prompt")]
+    tool: Option<String>,
+    /// The tool's arguments as a JSON object.
+    #[arg(long, requires = "tool")]
+    args: Option<String>,
+    /// The condition as JSON, e.g. '{"path": "balanceYuan", "op": "lt", "value": 20}'.
+    #[arg(long, requires = "tool")]
+    when: Option<String>,
+    /// The notification's title; {path} placeholders are filled from the result.
+    #[arg(long, requires = "tool")]
+    title: Option<String>,
+    /// The notification's body; {path} placeholders are filled from the result.
+    #[arg(long, requires = "tool")]
+    body: Option<String>,
+    /// An agent job's prompt, run with read tools only.
+    #[arg(long)]
+    prompt: Option<String>,
+}
+
+fn json_arg(flag: &str, text: &Option<String>) -> Result<Option<Value>, String> {
+    text.as_deref().map(|t| serde_json::from_str(t).map_err(|e| format!("--{flag}: not JSON: {e}"))).transpose()
+}
+
+impl AddArgs {
+    fn spec(&self) -> Result<Value, String> {
+        let schedule = match (&self.at, self.every, &self.cron) {
+            (Some(at), _, _) => json!({"at": at}),
+            (_, Some(n), _) => json!({"everyMinutes": n}),
+            (_, _, Some(expr)) => json!({"cron": expr}),
+            _ => return Err("give one of --at, --every, --cron".into()),
+        };
+        let mut spec = json!({"name": self.name, "schedule": schedule});
+        if let Some(tz) = &self.tz {
+            spec["timeZone"] = json!(tz);
+        }
+        match (&self.tool, &self.prompt) {
+            (Some(tool), None) => {
+                let mut check = json!({"tool": tool, "notify": {"title": self.title.clone().unwrap_or_else(|| self.name.clone()), "body": self.body.clone().unwrap_or_else(|| self.name.clone())}});
+                if let Some(args) = json_arg("args", &self.args)? {
+                    check["args"] = args;
+                }
+                if let Some(when) = json_arg("when", &self.when)? {
+                    check["when"] = when;
+                }
+                spec["check"] = check;
+            }
+            (None, Some(prompt)) => spec["agent"] = json!({"prompt": prompt}),
+            _ => return Err("give --tool (a check) or --prompt (an agent job)".into()),
+        }
+        Ok(spec)
+    }
+}
+
+pub fn run(data_dir: &Path, command: Option<JobsCommand>) -> Result<(), String> {
+    let engine = demo::open(data_dir, Arc::new(NobodyAsks))?;
+    match command.unwrap_or(JobsCommand::List) {
+        JobsCommand::List => {
+            let jobs = engine.jobs();
+            println!("Jobs ({}) in {}", jobs.len(), data_dir.display());
+            for job in &jobs {
+                print_job(job);
+            }
+        }
+        JobsCommand::Add(args) => {
+            let job = engine.add_job(&args.spec()?, Owner::User).map_err(|e| e.to_string())?;
+            println!("added job {}", job.id);
+            print_job(&job);
+        }
+        JobsCommand::Remove { id } => {
+            engine.remove_job(id).map_err(|e| e.to_string())?;
+            println!("removed job {id}");
+        }
+        JobsCommand::Pause { id, reason } => print_job(&engine.pause_job(id, &reason).map_err(|e| e.to_string())?),
+        JobsCommand::Resume { id } => print_job(&engine.resume_job(id).map_err(|e| e.to_string())?),
+    }
+    Ok(())
+}
+
+fn print_job(job: &Job) {
+    let what = match &job.spec.task {
+        harness_core::scheduler::Task::Check(check) => format!("check {}", check.tool),
+        harness_core::scheduler::Task::Agent(_) => "agent job".to_owned(),
+    };
+    let state = match &job.paused_reason {
+        Some(reason) => format!("paused ({reason})"),
+        None => format!("{:?}", job.state).to_lowercase(),
+    };
+    println!("  {:>3}  {}  · {what} · {} in {} · {state}", job.id, job.spec.name, job.spec.schedule, job.spec.time_zone);
+    if let Some(next) = job.next_due_local().filter(|_| job.state == JobState::Active) {
+        println!("       next {next}");
+    }
+    if let Some(last) = &job.last {
+        println!("       last {} · refusals {} ({} in a row)", outcome_line(&last.outcome), job.refusals, job.refusals_in_row);
+    }
+}
+
+fn outcome_line(outcome: &RunOutcome) -> String {
+    match outcome {
+        RunOutcome::Notified { notification } => format!("notified: {} — {}", notification.title, notification.body),
+        RunOutcome::Quiet => "ran; the condition did not hold".into(),
+        RunOutcome::Refused { code, message } => format!("refused {code}: {message}"),
+        RunOutcome::Failed { message } => format!("failed: {message}"),
+        RunOutcome::ConditionError { message } => format!("condition error: {message}"),
+        RunOutcome::AgentRan { reply, refused, .. } => format!("agent replied ({refused} calls refused): {reply}"),
+        RunOutcome::Interrupted => "interrupted (the app stopped mid-run; not run again)".into(),
+    }
+}
+
+/// Prints one run as `harness tick` and the demo show it.
+pub fn print_report(engine: &Engine, report: &RunReport) {
+    let due = match parse_tz("timeZone", &engine.settings().time_zone) {
+        Ok(tz) => format_local(tz, report.due_ms),
+        Err(_) => format!("{} ms", report.due_ms),
+    };
+    println!("  job {} {} (due {due}): {}", report.job, report.name, outcome_line(&report.outcome));
+    if let Some(reason) = &report.paused {
+        println!("    the job is now {reason}");
+    }
+}
+
+pub async fn tick(data_dir: &Path, now: &str) -> Result<(), String> {
+    let engine = demo::open(data_dir, Arc::new(NobodyAsks))?;
+    let zone = engine.settings().time_zone;
+    let tz = parse_tz("timeZone", &zone).map_err(|e| e.to_string())?;
+    let local = parse_local("--now", now).map_err(|e| e.to_string())?;
+    let at = resolve_local(tz, local).timestamp_millis();
+    let reports = engine.run_due(at).await.map_err(|e| e.to_string())?;
+    println!("{} job(s) ran at {now} ({zone})", reports.len());
+    for report in &reports {
+        print_report(&engine, report);
+    }
+    Ok(())
+}
