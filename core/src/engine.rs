@@ -774,15 +774,21 @@ fn modes_of(state: &State, plugin: &Plugin) -> Vec<(Effect, Mode, ModeSource)> {
 fn register(state: &mut State, plugin: Plugin, handler: Arc<dyn PluginHandler>, enabled: bool) -> Result<(), LoadError> {
     let id = plugin.id.clone();
     let grant_error = |e: crate::gates::GrantError| LoadError { plugin: id.clone(), field: "grants".into(), message: e.to_string() };
-    let mut catalog = crate::services::catalog_of(state.registry.plugins().map(|p| &**p));
-    catalog.extend(crate::services::catalog_of([&plugin]));
+    // Only a plugin that calls tools needs the catalog of every tool; building it for each
+    // plugin would make opening a data directory quadratic in its plugins.
+    let catalog = if plugin.grants.allow_tools.is_empty() {
+        crate::gates::ToolCatalog::new()
+    } else {
+        let mut catalog = crate::services::catalog_of(state.registry.plugins().map(|p| &**p));
+        catalog.extend(crate::services::catalog_of([&plugin]));
+        catalog
+    };
     if let Some(e) = crate::gates::check_grants(&id, &plugin.grants, &catalog).into_iter().next() {
         return Err(grant_error(e));
     }
-    let others = state.registry.plugins().map(|p| (p.id.as_str(), &p.grants));
-    let clash = crate::gates::check_store_names(others.chain([(id.as_str(), &plugin.grants)]))
-        .into_iter()
-        .find(|e| e.to_string().contains(&format!("\"{id}\"")));
+    // Store names are plugin ids lowercased: only a plugin whose id differs in case can clash.
+    let namesakes = state.registry.plugins().filter(|p| p.id.eq_ignore_ascii_case(&id)).map(|p| (p.id.as_str(), &p.grants));
+    let clash = crate::gates::check_store_names(namesakes.chain([(id.as_str(), &plugin.grants)])).into_iter().next();
     if let Some(e) = clash {
         return Err(grant_error(e));
     }
