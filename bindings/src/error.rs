@@ -16,7 +16,7 @@ pub enum HarnessError {
     /// The plugin or conversation the call names does not exist.
     #[error("not found: {reason}")]
     NotFound { reason: String },
-    /// `close()` was called on this Harness; open a new one.
+    /// `close()` (Kotlin: `shutdown()`) was called on this Harness; open a new one.
     #[error("closed: {reason}")]
     Closed { reason: String },
     /// The shell's `Platform` failed (a foreign exception or an error it returned).

@@ -15,7 +15,7 @@ mod types;
 pub use error::HarnessError;
 pub use events::{EventListener, EventSubscription, HarnessEvent};
 pub use harness::Harness;
-pub use platform::{Notification, Permission, PermissionState, Platform};
+pub use platform::{AppNotification, Permission, PermissionState, Platform};
 pub use types::*;
 
 uniffi::setup_scaffolding!();

@@ -12,9 +12,9 @@ use crate::error::HarnessError;
 use crate::events::{HarnessEvent, Listeners};
 use crate::types::{Answer, ApprovalPrompt};
 
-/// A notification to post.
+/// A notification to post. (Not `Notification`: Swift shells import Foundation's.)
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
-pub struct Notification {
+pub struct AppNotification {
     /// Stable for one notification, so that posting it again replaces it.
     pub id: String,
     pub title: String,
@@ -55,7 +55,7 @@ pub trait Platform: Send + Sync {
     async fn ask_approval(&self, id: u64, prompt: ApprovalPrompt) -> Result<Answer, HarnessError>;
 
     /// Posts a notification.
-    fn post_notification(&self, notification: Notification) -> Result<(), HarnessError>;
+    fn post_notification(&self, notification: AppNotification) -> Result<(), HarnessError>;
 
     /// Arms the one wake-up at `at_epoch_ms` (milliseconds since 1970 UTC), replacing any armed
     /// one: an exact alarm when allowed, else inexact work. When it fires, the shell calls the

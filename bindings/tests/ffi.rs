@@ -51,7 +51,7 @@ impl Platform for RustPlatform {
         self.to_approver.lock().unwrap().send((id, prompt, reply)).unwrap();
         answer.await.map_err(|_| HarnessError::Platform { reason: "the approval sheet was dismissed".into() })
     }
-    fn post_notification(&self, _: Notification) -> Result<(), HarnessError> {
+    fn post_notification(&self, _: AppNotification) -> Result<(), HarnessError> {
         Ok(())
     }
     fn arm_wake_up(&self, _: i64) -> Result<(), HarnessError> {

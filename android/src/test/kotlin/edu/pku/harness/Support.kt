@@ -20,7 +20,7 @@ class ScriptedPlatform(vararg answers: Answer) : Platform {
     val askThreads = CopyOnWriteArrayList<String>()
     @Volatile var answerWith: (suspend (ULong, ApprovalPrompt) -> Answer)? = null
 
-    val notifications = CopyOnWriteArrayList<Notification>()
+    val notifications = CopyOnWriteArrayList<AppNotification>()
     val wakeUps = CopyOnWriteArrayList<Long?>()
     val screens = CopyOnWriteArrayList<String>()
     val secrets = ConcurrentHashMap<String, String>()
@@ -33,7 +33,7 @@ class ScriptedPlatform(vararg answers: Answer) : Platform {
         return script.poll() ?: throw HarnessException.Platform("no scripted answer for ${prompt.tool}")
     }
 
-    override fun postNotification(notification: Notification) { notifications.add(notification) }
+    override fun postNotification(notification: AppNotification) { notifications.add(notification) }
     override fun armWakeUp(atEpochMs: Long) { wakeUps.add(atEpochMs) }
     override fun cancelWakeUp() { wakeUps.add(null) }
     override fun openScreen(route: String) { screens.add(route) }
