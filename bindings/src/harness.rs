@@ -196,7 +196,9 @@ impl Harness {
     }
 
     /// Registers a listener for `HarnessEvent`s. Delivery stops when the returned handle is
-    /// cancelled or dropped, or when the Harness is closed.
+    /// cancelled or dropped, or when the Harness is closed: keep the handle for as long as you
+    /// want events (in Kotlin, a handle left to the garbage collector stops delivery whenever
+    /// it is collected).
     pub fn subscribe(&self, listener: Arc<dyn EventListener>) -> Result<Arc<EventSubscription>, HarnessError> {
         self.engine()?;
         Ok(Arc::new(self.events.add(listener)))

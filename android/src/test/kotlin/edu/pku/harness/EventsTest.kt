@@ -11,8 +11,7 @@ class EventsTest {
         val platform = ScriptedPlatform(Answer.ALLOW)
         val harness = sampleHarness(platform)
         val listener = RecordingListener()
-        harness.subscribe(listener)
-        val call = harness.invokeAsAgent("c1", "canteen.reserve", SEATS)
+        val call = harness.subscribe(listener).use { harness.invokeAsAgent("c1", "canteen.reserve", SEATS) }
         assertEquals(
             listOf(HarnessEvent.ApprovalRequested(1uL, call.prompt!!), HarnessEvent.ApprovalAnswered(1uL, Answer.ALLOW)),
             listener.events.toList(),
@@ -23,9 +22,10 @@ class EventsTest {
     @Test fun begin_turn_announces_the_turn_number() {
         val harness = sampleHarness()
         val listener = RecordingListener()
-        harness.subscribe(listener)
-        harness.beginTurn("c1")
-        harness.beginTurn("c1")
+        harness.subscribe(listener).use {
+            harness.beginTurn("c1")
+            harness.beginTurn("c1")
+        }
         assertEquals(
             listOf(HarnessEvent.TurnStarted("c1", 1uL), HarnessEvent.TurnStarted("c1", 2uL)),
             listener.events.toList(),
@@ -37,12 +37,13 @@ class EventsTest {
         val harness = sampleHarness()
         val kept = RecordingListener()
         val cancelled = RecordingListener()
-        harness.subscribe(kept)
+        val keptSubscription = harness.subscribe(kept)
         val subscription = harness.subscribe(cancelled)
         harness.beginTurn("c1")
         subscription.cancel()
         subscription.cancel()
         harness.beginTurn("c1")
+        keptSubscription.close()
         assertEquals(1, cancelled.events.size)
         assertEquals(2, kept.events.size)
     }
@@ -57,20 +58,22 @@ class EventsTest {
 
     @Test fun a_listener_that_throws_does_not_break_the_call() = runTest {
         val harness = sampleHarness(ScriptedPlatform(Answer.ALLOW))
-        harness.subscribe(object : EventListener {
+        val subscription = harness.subscribe(object : EventListener {
             override fun onEvent(event: HarnessEvent) = throw IllegalStateException("the UI is gone")
         })
         harness.beginTurn("c1")
         assertEquals(Outcome.Ran(RESERVED, RESERVED), harness.invokeAsAgent("c1", "canteen.reserve", SEATS).outcome)
+        subscription.close()
     }
 
     @Test fun prompt_events_arrive_on_a_tokio_worker_thread_not_the_callers() = runTest {
         val harness = sampleHarness(ScriptedPlatform(Answer.ALLOW))
         val listener = RecordingListener()
-        harness.subscribe(listener)
+        val subscription = harness.subscribe(listener)
         val caller = Thread.currentThread().name
         harness.beginTurn("c1")
         harness.invokeAsAgent("c1", "canteen.reserve", SEATS)
+        subscription.close()
         // TurnStarted is delivered on the caller's thread; the prompt events come from a worker
         // of the library's runtime, a native thread JNA attached to the JVM for the callback.
         assertEquals(caller, listener.threads[0])
