@@ -8,11 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/host-tools.sh
 
-# Budget for one stripped library, in bytes. Anchor: Firefox's Rust components ship about
-# 6.5–8 MB for arm64, with sync, storage, networking and TLS. The core will grow to that kind
-# of library (SQLite, an HTTP client with rustls, time zones, the agent loop), so the budget is
-# the low end of that range, and a change that pushes past it has to say why.
-BUDGET_BYTES=$((6 * 1024 * 1024 + 512 * 1024)) # 6.5 MiB
+# Budget for one stripped library, in bytes: 8 MiB, the top of what Firefox's Rust components
+# ship for arm64 (about 6.5–8 MB, with sync, storage, networking and TLS). Measured on
+# 2026-11-30: 4.01 MiB for aarch64, 4.34 MiB for x86_64, of which about 1.8 MB is JSON Schema
+# validation (jsonschema with regex, fancy-regex, aho-corasick). What the design adds next —
+# bundled SQLite (~1.2 MB), an HTTP client with rustls and ring (~2 MB), chrono-tz (~0.5 MB) —
+# lands near 7.5 MiB, so the budget holds that and no more; past it, a change has to say what
+# it removes or why the phone should carry more.
+BUDGET_BYTES=$((8 * 1024 * 1024))
 
 require_command cargo "install Rust with rustup (https://rustup.rs)"
 require_command rustup "install Rust with rustup (https://rustup.rs)"
@@ -49,5 +52,5 @@ report() { # name unstripped strip-tool
 }
 report "$host" "$target_dir/release/libharness_ffi.so" strip
 report aarch64-unknown-linux-gnu "$target_dir/aarch64-unknown-linux-gnu/release/libharness_ffi.so" aarch64-linux-gnu-strip
-echo "budget: $BUDGET_BYTES bytes (6.5 MiB) per stripped library"
+echo "budget: $BUDGET_BYTES bytes (8 MiB) per stripped library"
 exit "$over"
