@@ -4,8 +4,25 @@
 package edu.pku.harness.host
 
 import edu.pku.harness.*
+import com.sun.jna.Native
+import com.sun.jna.Structure
 import kotlinx.coroutines.runBlocking
 import java.nio.file.Files
+
+/** Calibration: what JNA itself costs on this machine, without UniFFI or the core. */
+object CalibrationLibC {
+    init { Native.register("c") }
+    @JvmStatic external fun getpid(): Int
+}
+
+/** The shape of UniFFI's per-call status structure (a byte and a buffer). */
+class CalibrationStatus : Structure() {
+    @JvmField var code: Byte = 0
+    @JvmField var capacity: Long = 0
+    @JvmField var len: Long = 0
+    @JvmField var data: Long = 0
+    override fun getFieldOrder() = listOf("code", "capacity", "len", "data")
+}
 
 /** Answers every prompt Allow at once; everything else does nothing. */
 private class AllowAll : Platform {
@@ -37,6 +54,8 @@ fun main() {
     harness.openConversation("bench")
     val seats = """{"canteen":"学一食堂","seats":2,"time":"12:00"}"""
 
+    measure("JNA: libc getpid() (calibration)", 100_000, 1_000_000) { CalibrationLibC.getpid() }
+    measure("JNA: one Structure allocation (calibration)", 50_000, 200_000) { CalibrationStatus() }
     measure("ping (no-op)", 50_000, 200_000) { harness.ping() }
     measure("decide (agent, canteen.reserve → ask)", 20_000, 100_000) {
         harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench")
