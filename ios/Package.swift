@@ -17,7 +17,7 @@ let package = Package(
         // module map.
         .binaryTarget(name: "HarnessFFI", path: "HarnessFFI.xcframework"),
         // UniFFI's generated Swift: the Harness object, the Platform protocol, records, enums.
-        .target(name: "Harness", dependencies: ["HarnessFFI"], path: "Sources/Harness"),
+        .target(name: "Harness", dependencies: ["HarnessFFI"], path: "Sources/Harness", exclude: ["README.md"]),
         // Async helpers over the generated API for SwiftUI shells.
         .target(name: "HarnessShell", dependencies: ["Harness"], path: "Sources/HarnessShell"),
     ]
