@@ -12,6 +12,9 @@ use tokio::sync::oneshot;
 /// A prompt waiting for the approver thread.
 type Pending = (u64, ApprovalPrompt, oneshot::Sender<Answer>);
 
+/// A prompt the approver answered, with the name of the thread it answered on.
+type Seen = (u64, ApprovalPrompt, String);
+
 /// A `Platform` whose prompts are answered by another thread, from a script of answers.
 struct RustPlatform {
     to_approver: Mutex<mpsc::Sender<Pending>>,
@@ -21,7 +24,7 @@ struct RustPlatform {
 impl RustPlatform {
     /// Starts the approver thread; it answers each prompt with the next scripted answer and
     /// reports every prompt it answered on the returned receiver.
-    fn with_answers(answers: Vec<Answer>) -> (Arc<Self>, mpsc::Receiver<(u64, ApprovalPrompt, String)>) {
+    fn with_answers(answers: Vec<Answer>) -> (Arc<Self>, mpsc::Receiver<Seen>) {
         let (tx, rx) = mpsc::channel::<Pending>();
         let (seen_tx, seen_rx) = mpsc::channel();
         thread::Builder::new()
@@ -93,7 +96,7 @@ fn data_dir(name: &str) -> String {
     dir.to_string_lossy().into_owned()
 }
 
-fn open(name: &str, answers: Vec<Answer>) -> (Arc<Harness>, Arc<RustPlatform>, mpsc::Receiver<(u64, ApprovalPrompt, String)>) {
+fn open(name: &str, answers: Vec<Answer>) -> (Arc<Harness>, Arc<RustPlatform>, mpsc::Receiver<Seen>) {
     let (platform, seen) = RustPlatform::with_answers(answers);
     let harness = Harness::open(data_dir(name), platform.clone()).unwrap();
     harness.install_sample_plugins().unwrap();
