@@ -1,0 +1,57 @@
+// Runs the JUnit 4 tests of android/src/test on the host JVM (Gradle cannot run here) and ends
+// with the line `N passed, N failed`. Used by scripts/test-kotlin-host.sh; not part of the app.
+package edu.pku.harness.host
+
+import org.junit.runner.Description
+import org.junit.runner.JUnitCore
+import org.junit.runner.notification.Failure
+import org.junit.runner.notification.RunListener
+import java.util.jar.JarFile
+import kotlin.system.exitProcess
+
+fun main(args: Array<String>) {
+    require(args.size == 1) { "usage: RunHostTests TESTS.jar" }
+    // Every top-level class named *Test in the tests' jar.
+    val classes = JarFile(args[0]).use { jar ->
+        jar.entries().asSequence().map { it.name }
+            .filter { it.endsWith("Test.class") && '$' !in it }
+            .map { it.removeSuffix(".class").replace('/', '.') }
+            .sorted().toList()
+    }
+    // A deadlock must fail the run, not hang it.
+    val watchdog = Thread {
+        try { Thread.sleep(300_000) } catch (e: InterruptedException) { return@Thread }
+        System.err.println("host tests: still running after 300 s; thread dump follows")
+        Thread.getAllStackTraces().forEach { (t, stack) ->
+            System.err.println("\"${t.name}\"\n" + stack.joinToString("\n") { "    at $it" })
+        }
+        println("0 passed, 1 failed")
+        Runtime.getRuntime().halt(1)
+    }.apply { isDaemon = true; start() }
+
+    var passed = 0
+    var failed = 0
+    val core = JUnitCore()
+    core.addListener(object : RunListener() {
+        private val failedNow = HashSet<Description>()
+        override fun testFailure(failure: Failure) {
+            failedNow.add(failure.description)
+            println("FAIL ${failure.description.className.substringAfterLast('.')}.${failure.description.methodName}: ${failure.message}")
+            failure.exception.stackTrace.take(8).forEach { println("    at $it") }
+        }
+        override fun testFinished(description: Description) {
+            if (description in failedNow) failed++ else {
+                passed++
+                println("ok   ${description.className.substringAfterLast('.')}.${description.methodName}")
+            }
+        }
+    })
+    val result = core.run(*classes.map { Class.forName(it) }.toTypedArray())
+    // A failure outside any test (a class that cannot load) counts too.
+    val outside = result.failureCount - failed
+    if (outside > 0) failed += outside
+    if (classes.isEmpty()) failed++
+    watchdog.interrupt()
+    println("$passed passed, $failed failed")
+    exitProcess(if (failed == 0) 0 else 1)
+}

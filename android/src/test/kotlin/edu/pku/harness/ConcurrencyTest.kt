@@ -1,0 +1,83 @@
+package edu.pku.harness
+
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitAll
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.withContext
+import org.junit.Test
+import kotlin.test.assertEquals
+import kotlin.test.assertTrue
+
+/** Calls from many coroutines at once. */
+class ConcurrencyTest {
+    @Test fun agent_calls_from_sixteen_coroutines_each_get_their_own_answer() = runTest {
+        val platform = ScriptedPlatform()
+        // Odd prompt ids are allowed, even ones denied: each answer must reach its own call.
+        platform.answerWith = { id, _ -> if (id % 2uL == 1uL) Answer.ALLOW else Answer.DENY }
+        val harness = sampleHarness(platform)
+        (0 until 16).forEach { harness.openConversation("k$it") }
+        val calls = withContext(Dispatchers.Default) {
+            (0 until 16).map { i ->
+                async {
+                    val read = harness.invokeAsAgent("k$i", "wallet.cardBalance", "{}")
+                    assertEquals(BALANCE, read.resultJson())
+                    harness.invokeAsAgent("k$i", "canteen.reserve", SEATS)
+                }
+            }.awaitAll()
+        }
+        assertEquals(16, platform.prompts.size)
+        assertEquals((1uL..16uL).toList(), platform.prompts.map { it.first }.sorted())
+        for (call in calls) {
+            when (call.answer) {
+                Answer.ALLOW -> assertEquals(Outcome.Ran(RESERVED, RESERVED), call.outcome)
+                Answer.DENY -> assertEquals(RefusalCode.DECLINED, call.refusal())
+                else -> error("unexpected answer ${call.answer}")
+            }
+        }
+        assertEquals(8, calls.count { it.answer == Answer.ALLOW })
+        assertEquals(16 * 2 + 16 * 2 + 16, harness.auditLog().size)
+    }
+
+    @Test fun twenty_concurrent_taps_all_reach_the_card() = runTest {
+        val harness = sampleHarness()
+        withContext(Dispatchers.Default) {
+            (0 until 20).map { async { harness.invokeAsUser("wallet.recharge", """{"amountYuan":1}""") } }.awaitAll()
+        }
+        assertEquals(
+            """{"balanceYuan":62.5,"dailyLimitYuan":200.0,"spentTodayYuan":18.5}""",
+            harness.invokeAsUser("wallet.cardBalance", "{}").resultJson(),
+        )
+    }
+
+    @Test fun waiting_prompts_do_not_block_each_other() = runTest {
+        val platform = ScriptedPlatform()
+        // The user takes 300 ms to answer each sheet; eight sheets are open at once.
+        platform.answerWith = { _, _ -> delay(300); Answer.ALLOW }
+        val harness = sampleHarness(platform)
+        val started = System.nanoTime()
+        val calls = withContext(Dispatchers.Default) {
+            (0 until 8).map { async { harness.invokeAsAgent("c1", "canteen.reserve", SEATS) } }.awaitAll()
+        }
+        val elapsedMs = (System.nanoTime() - started) / 1_000_000
+        assertTrue(calls.all { it.outcome == Outcome.Ran(RESERVED, RESERVED) })
+        assertTrue(elapsedMs < 1_500, "8 prompts of 300 ms took $elapsedMs ms: they were answered one by one")
+    }
+
+    @Test fun sync_calls_from_many_threads_see_consistent_state() = runTest {
+        val harness = sampleHarness()
+        withContext(Dispatchers.Default) {
+            (0 until 8).map { i ->
+                async {
+                    repeat(50) {
+                        harness.setMode("canteen", Effect.WRITE, if (i % 2 == 0) Mode.AUTO else Mode.ASK)
+                        assertEquals(3, harness.plugins().samples().size)
+                        harness.ping()
+                    }
+                }
+            }.awaitAll()
+        }
+        val write = harness.plugins().first { it.id == "canteen" }.modes[1]
+        assertEquals(ModeSource.USER, write.source)
+    }
+}

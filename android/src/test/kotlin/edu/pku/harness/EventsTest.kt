@@ -1,0 +1,85 @@
+package edu.pku.harness
+
+import org.junit.Test
+import kotlin.test.assertEquals
+import kotlin.test.assertNotEquals
+import kotlin.test.assertTrue
+
+/** The event listener and its subscription handle. */
+class EventsTest {
+    @Test fun a_prompt_is_announced_and_its_answer_follows_with_the_same_id() = runTest {
+        val platform = ScriptedPlatform(Answer.ALLOW)
+        val harness = sampleHarness(platform)
+        val listener = RecordingListener()
+        val call = harness.subscribe(listener).use { harness.invokeAsAgent("c1", "canteen.reserve", SEATS) }
+        assertEquals(
+            listOf(HarnessEvent.ApprovalRequested(1uL, call.prompt!!), HarnessEvent.ApprovalAnswered(1uL, Answer.ALLOW)),
+            listener.events.toList(),
+        )
+        assertEquals(1uL, platform.prompts.single().first)
+    }
+
+    @Test fun begin_turn_announces_the_turn_number() {
+        val harness = sampleHarness()
+        val listener = RecordingListener()
+        harness.subscribe(listener).use {
+            harness.beginTurn("c1")
+            harness.beginTurn("c1")
+        }
+        assertEquals(
+            listOf(HarnessEvent.TurnStarted("c1", 1uL), HarnessEvent.TurnStarted("c1", 2uL)),
+            listener.events.toList(),
+        )
+        assertEquals(2uL, harness.conversation("c1").turns)
+    }
+
+    @Test fun cancel_stops_delivery_and_a_second_cancel_does_nothing() {
+        val harness = sampleHarness()
+        val kept = RecordingListener()
+        val cancelled = RecordingListener()
+        val keptSubscription = harness.subscribe(kept)
+        val subscription = harness.subscribe(cancelled)
+        harness.beginTurn("c1")
+        subscription.cancel()
+        subscription.cancel()
+        harness.beginTurn("c1")
+        keptSubscription.close()
+        assertEquals(1, cancelled.events.size)
+        assertEquals(2, kept.events.size)
+    }
+
+    @Test fun closing_the_subscription_handle_stops_delivery() {
+        val harness = sampleHarness()
+        val listener = RecordingListener()
+        harness.subscribe(listener).use { harness.beginTurn("c1") }
+        harness.beginTurn("c1")
+        assertEquals(listOf<HarnessEvent>(HarnessEvent.TurnStarted("c1", 1uL)), listener.events.toList())
+    }
+
+    @Test fun a_listener_that_throws_does_not_break_the_call() = runTest {
+        val harness = sampleHarness(ScriptedPlatform(Answer.ALLOW))
+        val subscription = harness.subscribe(object : EventListener {
+            override fun onEvent(event: HarnessEvent) = throw IllegalStateException("the UI is gone")
+        })
+        harness.beginTurn("c1")
+        assertEquals(Outcome.Ran(RESERVED, RESERVED), harness.invokeAsAgent("c1", "canteen.reserve", SEATS).outcome)
+        subscription.close()
+    }
+
+    @Test fun prompt_events_arrive_on_a_tokio_worker_thread_not_the_callers() = runTest {
+        val harness = sampleHarness(ScriptedPlatform(Answer.ALLOW))
+        val listener = RecordingListener()
+        val subscription = harness.subscribe(listener)
+        val caller = Thread.currentThread().name
+        harness.beginTurn("c1")
+        harness.invokeAsAgent("c1", "canteen.reserve", SEATS)
+        subscription.close()
+        // TurnStarted is delivered on the caller's thread; the prompt events come from a worker
+        // of the library's runtime, a native thread JNA attached to the JVM for the callback.
+        assertEquals(caller, listener.threads[0])
+        assertEquals(3, listener.threads.size)
+        assertNotEquals(caller, listener.threads[1])
+        assertTrue(listener.threads[1].matches(ATTACHED_NATIVE_THREAD), listener.threads[1])
+        assertTrue(listener.threads[2].matches(ATTACHED_NATIVE_THREAD), listener.threads[2])
+    }
+}

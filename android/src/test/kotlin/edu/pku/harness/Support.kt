@@ -1,0 +1,93 @@
+package edu.pku.harness
+
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import java.nio.file.Files
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.CopyOnWriteArrayList
+
+/**
+ * A Platform that answers approval prompts from a script, the way the app's approval sheet
+ * would: each prompt takes the next scripted answer, or `answerWith` decides. A prompt nobody
+ * scripted an answer for fails (the core then declines the call: fail closed).
+ */
+class ScriptedPlatform(vararg answers: Answer) : Platform {
+    private val script = ConcurrentLinkedQueue(answers.toList())
+    val prompts = CopyOnWriteArrayList<Pair<ULong, ApprovalPrompt>>()
+    /** The thread each prompt arrived on (a coroutine the bindings launch for the call). */
+    val askThreads = CopyOnWriteArrayList<String>()
+    @Volatile var answerWith: (suspend (ULong, ApprovalPrompt) -> Answer)? = null
+
+    val notifications = CopyOnWriteArrayList<AppNotification>()
+    val wakeUps = CopyOnWriteArrayList<Long?>()
+    val screens = CopyOnWriteArrayList<String>()
+    val secrets = ConcurrentHashMap<String, String>()
+    val permissions = ConcurrentHashMap<Permission, PermissionState>()
+
+    override suspend fun askApproval(id: ULong, prompt: ApprovalPrompt): Answer {
+        prompts.add(id to prompt)
+        askThreads.add(Thread.currentThread().name)
+        answerWith?.let { return it(id, prompt) }
+        return script.poll() ?: throw HarnessException.Platform("no scripted answer for ${prompt.tool}")
+    }
+
+    override fun postNotification(notification: AppNotification) { notifications.add(notification) }
+    override fun armWakeUp(atEpochMs: Long, exact: Boolean) { wakeUps.add(atEpochMs) }
+    override fun cancelWakeUp() { wakeUps.add(null) }
+    override fun openScreen(route: String) { screens.add(route) }
+    override fun readSecret(key: String): String? = secrets[key]
+    override fun writeSecret(key: String, value: String?) {
+        if (value == null) secrets.remove(key) else secrets[key] = value
+    }
+    override fun permissionState(permission: Permission): PermissionState =
+        permissions[permission] ?: PermissionState.NOT_DETERMINED
+}
+
+/** Records every event, with the thread it arrived on. */
+class RecordingListener : EventListener {
+    val events = CopyOnWriteArrayList<HarnessEvent>()
+    val threads = CopyOnWriteArrayList<String>()
+    override fun onEvent(event: HarnessEvent) {
+        threads.add(Thread.currentThread().name)
+        events.add(event)
+    }
+}
+
+const val SEATS = """{"canteen":"学一食堂","seats":2,"time":"12:00"}"""
+const val RESERVED =
+    """{"canteen":"学一食堂","reservationId":"R-20261130-0042","seats":2,"status":"reserved","time":"12:00"}"""
+const val BALANCE = """{"balanceYuan":42.5,"dailyLimitYuan":200.0,"spentTodayYuan":18.5}"""
+
+fun newDataDir(): String = Files.createTempDirectory("harness-kotlin-test").toString()
+
+/** A Harness on a fresh data directory with the sample plugins, the terms accepted, the campus
+ *  session signed in, and conversation "c1" open. */
+fun sampleHarness(platform: Platform = ScriptedPlatform()): Harness {
+    val harness = Harness.open(newDataDir(), platform)
+    harness.installSamplePlugins()
+    harness.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
+    harness.openConversation("c1")
+    return harness
+}
+
+/** Runs a suspending test body with a deadline, so that a deadlock fails instead of hanging. */
+fun runTest(block: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeout(20_000) { block() } }
+
+/** The core's own bundled plugins, installed in every data directory beside the samples. */
+val BUILTIN = setOf("dashboard", "files", "memory", "scheduler", "settings")
+
+/** The sample plugins, without the core's own. */
+fun List<PluginInfo>.samples(): List<PluginInfo> = filter { it.id !in BUILTIN }
+
+/** The model-facing names of the sample plugins' tools, without the core's own. */
+fun List<ModelTool>.sampleNames(): List<String> = map { it.name }.filter { name -> BUILTIN.none { name.startsWith(it + "__") } }
+
+fun Invocation.refusal(): RefusalCode? = (outcome as? Outcome.Refused)?.code
+
+fun Invocation.resultJson(): String? = (outcome as? Outcome.Ran)?.resultJson
+
+/** The name the JVM gives a native thread (here a worker of the library's tokio runtime) that
+ *  JNA attached to call into Kotlin. */
+val ATTACHED_NATIVE_THREAD = Regex("Thread-[0-9]+")

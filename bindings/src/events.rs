@@ -1,0 +1,108 @@
+//! Events for the shells: a listener registered with `Harness::subscribe`, and a handle that
+//! stops delivery when it is cancelled or dropped (STYLE.md §5).
+
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::error::HarnessError;
+use crate::types::{Answer, ApprovalPrompt};
+
+/// Something a shell may want to show. Which variants the core emits today is said on each;
+/// the others are defined so that shells can be written against them now.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum HarnessEvent {
+    /// A prompt is about to be shown through `Platform::ask_approval` with this id. Emitted.
+    ApprovalRequested { id: u64, prompt: ApprovalPrompt },
+    /// The prompt with this id was answered. Emitted.
+    ApprovalAnswered { id: u64, answer: Answer },
+    /// The prompt with this id is gone without the user's answer: the platform failed to show
+    /// it, so the call was declined (fail closed). Emitted on a `Platform` error.
+    ApprovalWithdrawn { id: u64 },
+    /// A memory the agent wrote in a tainted turn waits for the user's approval. Not emitted
+    /// yet (no memory in the core).
+    MemoryPending { memory_id: String, conversation: Option<String> },
+    /// A plugin's context contribution changed. Not emitted yet (no context gate in the core).
+    ContextChanged { plugin: String },
+    /// The scheduler's next wake time changed; `None` means nothing is scheduled. Not emitted
+    /// yet (no scheduler in the core).
+    WakeTimeChanged { at_epoch_ms: Option<i64> },
+    /// `begin_turn` started turn number `turn` of a conversation. Emitted.
+    TurnStarted { conversation: String, turn: u64 },
+    /// A turn ended. Not emitted yet (no agent loop in the core).
+    TurnEnded { conversation: String, turn: u64 },
+}
+
+/// Receives events. It is called on the thread that caused the event (a caller's thread or a
+/// worker of the library's runtime), never while the core holds a lock, so it may call back
+/// into the Harness. Keep it quick: hand the event to the UI thread and return. An error it
+/// returns is ignored.
+#[uniffi::export(with_foreign)]
+pub trait EventListener: Send + Sync {
+    fn on_event(&self, event: HarnessEvent) -> Result<(), HarnessError>;
+}
+
+/// The registered listeners.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    inner: Mutex<ListenerList>,
+}
+
+#[derive(Default)]
+struct ListenerList {
+    next_id: u64,
+    listeners: Vec<(u64, Arc<dyn EventListener>)>,
+}
+
+impl Listeners {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ListenerList> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn add(self: &Arc<Self>, listener: Arc<dyn EventListener>) -> EventSubscription {
+        let mut list = self.lock();
+        list.next_id += 1;
+        let id = list.next_id;
+        list.listeners.push((id, listener));
+        EventSubscription { id, listeners: Arc::downgrade(self) }
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().listeners.retain(|(i, _)| *i != id);
+    }
+
+    pub(crate) fn clear(&self) {
+        self.lock().listeners.clear();
+    }
+
+    /// Delivers one event to every listener, outside the lock.
+    pub(crate) fn emit(&self, event: HarnessEvent) {
+        let listeners: Vec<Arc<dyn EventListener>> = self.lock().listeners.iter().map(|(_, l)| l.clone()).collect();
+        for listener in listeners {
+            let _ = listener.on_event(event.clone());
+        }
+    }
+}
+
+/// A registered listener. Delivery stops when `cancel()` is called or the handle is dropped
+/// (Kotlin: `close()`/`destroy()` or garbage collection; Swift: the last reference goes), and
+/// when the Harness is closed.
+#[derive(uniffi::Object)]
+pub struct EventSubscription {
+    id: u64,
+    listeners: Weak<Listeners>,
+}
+
+#[uniffi::export]
+impl EventSubscription {
+    /// Stops delivery to this listener. Calling it again does nothing.
+    pub fn cancel(&self) {
+        if let Some(listeners) = self.listeners.upgrade() {
+            listeners.remove(self.id);
+        }
+    }
+}
+
+impl Drop for EventSubscription {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}

@@ -1,0 +1,233 @@
+//! The `Harness` object: the core's engine behind the FFI. Every method converts its
+//! arguments, delegates to the engine in one line, and converts the result (STYLE.md §1).
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use harness_core::consent::{Permission as CorePermission, PermissionState as CorePermissionState};
+use harness_core::invoke::Call;
+use harness_core::plugins::samples::{self, Samples};
+use harness_core::policy;
+use harness_core::{Engine, Options};
+
+use crate::error::{parse_json, HarnessError};
+use crate::events::{EventListener, EventSubscription, HarnessEvent, Listeners};
+use crate::platform::{Platform, PlatformBroker, PlatformSecrets, PlatformWake};
+use crate::runtime;
+use crate::types::{
+    core_rules, Actor, AuditEntry, Consent, ConversationInfo, ConversationSettings, Decision, Effect, Invocation,
+    Mode, ModelTool, PluginInfo, Rule, Scope,
+};
+
+/// The PKU harness core: plugins, modes, rules, conversations, consent, the one invoke path and
+/// the audit log. Open one per data directory and keep it for the app's life; every method is
+/// safe to call from any thread. After `close()` every method fails with
+/// `HarnessError.Closed`.
+#[derive(uniffi::Object)]
+pub struct Harness {
+    engine: RwLock<Option<Arc<Engine>>>,
+    data_dir: PathBuf,
+    events: Arc<Listeners>,
+}
+
+impl Harness {
+    /// The engine, or `Closed`. The lock is held only to clone the `Arc`.
+    fn engine(&self) -> Result<Arc<Engine>, HarnessError> {
+        self.engine.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(HarnessError::closed)
+    }
+
+    /// Runs one call on the library's runtime, so that tools and prompts run on its workers
+    /// whatever thread or coroutine awaits the result.
+    async fn invoke(&self, call: Call) -> Result<Invocation, HarnessError> {
+        let engine = self.engine()?;
+        let invocation = runtime()?.spawn(async move { engine.invoke(call).await }).await?;
+        Ok(invocation.into())
+    }
+
+    fn require_conversation(engine: &Engine, conversation: &str) -> Result<(), HarnessError> {
+        match engine.conversation(conversation) {
+            Some(_) => Ok(()),
+            None => Err(HarnessError::NotFound { reason: format!("no conversation \"{conversation}\"") }),
+        }
+    }
+}
+
+#[uniffi::export(async_runtime = "tokio")]
+impl Harness {
+    /// Opens the core on a data directory (created if missing) with the shell's `Platform`:
+    /// everything the core keeps lives in this directory (secrets excepted: they go to the
+    /// Platform's keystore), so opening it again restores it.
+    #[uniffi::constructor]
+    pub fn open(data_dir: String, platform: Arc<dyn Platform>) -> Result<Arc<Self>, HarnessError> {
+        if data_dir.is_empty() {
+            return Err(HarnessError::invalid("data_dir: must not be empty"));
+        }
+        let data_dir = PathBuf::from(data_dir);
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|e| HarnessError::invalid(format!("data_dir: cannot create it ({})", e.kind())))?;
+        runtime()?;
+        let events = Arc::new(Listeners::default());
+        let mut options = Options::new(Arc::new(PlatformBroker::new(platform.clone(), events.clone())));
+        options.catalog = Arc::new(Samples);
+        options.secrets = Arc::new(PlatformSecrets(platform.clone()));
+        options.wake = Arc::new(PlatformWake(platform));
+        let engine = Engine::open(&data_dir, options)?;
+        Ok(Arc::new(Harness { engine: RwLock::new(Some(Arc::new(engine))), data_dir, events }))
+    }
+
+    /// Does nothing; measures the cost of one call across the boundary.
+    pub fn ping(&self) -> Result<(), HarnessError> {
+        self.engine().map(|_| ())
+    }
+
+    /// Installs the sample plugins `canteen` (a community plugin document, installed from this
+    /// device) and `mcp-forum` (a remote forum); the bundled `wallet` ships with the library.
+    /// Installing them a second time in one data directory fails: they are installed.
+    pub fn install_sample_plugins(&self) -> Result<(), HarnessError> {
+        let source = format!("file://{}/plugins/canteen/PLUGIN.md", self.data_dir.display());
+        Ok(samples::install(&*self.engine()?, &source)?)
+    }
+
+    /// Installed plugins in id order, each with its modes per effect and its tools.
+    pub fn plugins(&self) -> Result<Vec<PluginInfo>, HarnessError> {
+        let engine = self.engine()?;
+        Ok(engine.plugins().iter().map(PluginInfo::from).collect())
+    }
+
+    /// Sets a plugin's mode for one effect (Settings → Plugins → <plugin> → AI permissions).
+    pub fn set_mode(&self, plugin: String, effect: Effect, mode: Mode) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_mode(&plugin, effect.into(), mode.into())?)
+    }
+
+    /// Turns a plugin on or off; a plugin that is off is refused `unavailable` for everyone.
+    pub fn set_enabled(&self, plugin: String, enabled: bool) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_enabled(&plugin, enabled)?)
+    }
+
+    /// Removes an installed plugin and its tools.
+    pub fn remove_plugin(&self, plugin: String) -> Result<(), HarnessError> {
+        Ok(self.engine()?.uninstall(&plugin)?)
+    }
+
+    /// Replaces the global rules. A malformed pattern or `when_json` fails naming the rule's
+    /// index, and nothing is replaced.
+    pub fn set_rules(&self, rules: Vec<Rule>) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_rules(core_rules(rules)?)?)
+    }
+
+    /// Replaces one conversation's own rules (checked before the global ones).
+    pub fn set_conversation_rules(&self, conversation: String, rules: Vec<Rule>) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_conversation_rules(&conversation, core_rules(rules)?)?)
+    }
+
+    /// Opens a conversation with the current default settings and returns them; an existing
+    /// conversation is kept as it is and its settings returned.
+    pub fn open_conversation(&self, conversation: String) -> Result<ConversationSettings, HarnessError> {
+        Ok(self.engine()?.open_conversation(&conversation)?.into())
+    }
+
+    /// A conversation's settings, scope, taint and turn count.
+    pub fn conversation(&self, conversation: String) -> Result<ConversationInfo, HarnessError> {
+        let found = self.engine()?.conversation(&conversation);
+        found.map(Into::into).ok_or_else(|| HarnessError::NotFound { reason: format!("no conversation \"{conversation}\"") })
+    }
+
+    /// Changes a conversation's settings; they apply at its next call and become the default
+    /// for new conversations. Other conversations keep theirs.
+    pub fn set_conversation_settings(&self, conversation: String, settings: ConversationSettings) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_conversation_settings(&conversation, settings.into())?)
+    }
+
+    /// Sets what a conversation may reach (folders, hosts, apps).
+    pub fn set_conversation_scope(&self, conversation: String, scope: Scope) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_scope(&conversation, scope.into())?)
+    }
+
+    /// Starts a turn of a conversation (its taint starts clear) and emits `TurnStarted`.
+    pub fn begin_turn(&self, conversation: String) -> Result<(), HarnessError> {
+        let engine = self.engine()?;
+        engine.begin_turn(&conversation)?;
+        let turn = engine.conversation(&conversation).map_or(0, |c| c.turns);
+        self.events.emit(HarnessEvent::TurnStarted { conversation, turn });
+        Ok(())
+    }
+
+    /// A tap on a screen or widget button: runs `tool` (`<plugin>.<tool>`) with `input_json`
+    /// unless it is unavailable, invalid or its effect is off. Never asks.
+    pub async fn invoke_as_user(&self, tool: String, input_json: String) -> Result<Invocation, HarnessError> {
+        let input = parse_json("input_json", &input_json)?;
+        self.invoke(Call { tool, actor: policy::Actor::User, input, conversation: None }).await
+    }
+
+    /// The agent's call in a conversation: decides, asks through `Platform::ask_approval` when
+    /// the decision says so, runs, and returns everything. A refusal is an `Outcome.Refused`,
+    /// not an error.
+    pub async fn invoke_as_agent(&self, conversation: String, tool: String, input_json: String) -> Result<Invocation, HarnessError> {
+        let input = parse_json("input_json", &input_json)?;
+        Self::require_conversation(&*self.engine()?, &conversation)?;
+        self.invoke(Call { tool, actor: policy::Actor::Agent, input, conversation: Some(conversation) }).await
+    }
+
+    /// A scheduled job's call: only reads run, and nothing ever asks.
+    pub async fn invoke_as_scheduler(&self, tool: String, input_json: String) -> Result<Invocation, HarnessError> {
+        let input = parse_json("input_json", &input_json)?;
+        self.invoke(Call { tool, actor: policy::Actor::Scheduler, input, conversation: None }).await
+    }
+
+    /// What the invoke path would decide first for this call, without asking or running.
+    pub fn decide(&self, actor: Actor, tool: String, input_json: String, conversation: Option<String>) -> Result<Decision, HarnessError> {
+        let input = parse_json("input_json", &input_json)?;
+        Ok(self.engine()?.decide(&Call { tool, actor: actor.into(), input, conversation }).into())
+    }
+
+    /// The tools offered to the model in a conversation (or with no conversation): those that
+    /// could run for it. Empty until the terms are accepted.
+    pub fn model_tools(&self, conversation: Option<String>) -> Result<Vec<ModelTool>, HarnessError> {
+        Ok(self.engine()?.model_tools(conversation.as_deref()).into_iter().map(Into::into).collect())
+    }
+
+    /// Records that the user accepted the first-run terms.
+    pub fn accept_terms(&self) -> Result<(), HarnessError> {
+        Ok(self.engine()?.accept_terms()?)
+    }
+
+    /// What the phone provides now: `met` names the campus session (`campus-session`), granted
+    /// system permissions (`notifications`, `exact-alarm`) and other capabilities. With
+    /// `terms_accepted`, also records the terms as accepted (acceptance is never withdrawn here).
+    pub fn set_consent(&self, consent: Consent) -> Result<(), HarnessError> {
+        let engine = self.engine()?;
+        if consent.terms_accepted {
+            engine.accept_terms()?;
+        }
+        let has = |name: &str| consent.met.iter().any(|m| m == name);
+        let state = |name: &str| if has(name) { CorePermissionState::Granted } else { CorePermissionState::Denied };
+        engine.set_campus_session(has("campus-session"))?;
+        engine.report_permission(CorePermission::Notifications, state("notifications"))?;
+        engine.report_permission(CorePermission::ExactAlarm, state("exact-alarm"))?;
+        let others = ["campus-session", "notifications", "exact-alarm"];
+        Ok(engine.report_capabilities(consent.met.into_iter().filter(|m| !others.contains(&m.as_str())).collect())?)
+    }
+
+    /// The newest audit rows (at most 10,000), oldest first: every decision, answer and
+    /// outcome, with the deciding step and rule and a digest of the inputs.
+    pub fn audit_log(&self) -> Result<Vec<AuditEntry>, HarnessError> {
+        Ok(self.engine()?.audit(10_000)?.into_iter().map(Into::into).collect())
+    }
+
+    /// Registers a listener for `HarnessEvent`s. Delivery stops when the returned handle is
+    /// cancelled or dropped, or when the Harness is closed: keep the handle for as long as you
+    /// want events (in Kotlin, a handle left to the garbage collector stops delivery whenever
+    /// it is collected).
+    pub fn subscribe(&self, listener: Arc<dyn EventListener>) -> Result<Arc<EventSubscription>, HarnessError> {
+        self.engine()?;
+        Ok(Arc::new(self.events.add(listener)))
+    }
+
+    /// Closes the Harness: every later call fails with `HarnessError.Closed`, listeners are
+    /// dropped, and the `Platform` is released once calls in flight have finished. Closing
+    /// twice does nothing. (Kotlin: this is `shutdown()`, since `close()` frees the handle.)
+    pub fn close(&self) {
+        self.engine.write().unwrap_or_else(|p| p.into_inner()).take();
+        self.events.clear();
+    }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Checks the Swift side without a Swift compiler: generates the Swift bindings, then
+#  - parses the generated Harness.swift, ios/Package.swift and every hand-written file under
+#    ios/Sources with tree-sitter-swift (PyPI), allowing only the grammar's two known misreads
+#    of valid UniFFI output (see scripts/lib/check_swift.py), and
+#  - runs `gcc -fsyntax-only` on the generated C header HarnessFFI.h.
+# Installs tree-sitter into a virtualenv under the tools directory when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/host-tools.sh
+
+TREE_SITTER_VERSION=0.26.1
+TREE_SITTER_SWIFT_VERSION=0.7.4
+
+require_command cargo "install Rust with rustup (https://rustup.rs)"
+require_command python3 "install Python 3"
+require_command gcc "install gcc (apt-get install gcc)"
+
+venv="$HARNESS_TOOLS_DIR/tree-sitter-$TREE_SITTER_VERSION-swift-$TREE_SITTER_SWIFT_VERSION"
+if ! "$venv/bin/python" -c "import tree_sitter, tree_sitter_swift" 2>/dev/null; then
+  echo "installing tree-sitter $TREE_SITTER_VERSION and tree-sitter-swift $TREE_SITTER_SWIFT_VERSION from PyPI into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check \
+    "tree-sitter==$TREE_SITTER_VERSION" "tree-sitter-swift==$TREE_SITTER_SWIFT_VERSION"
+fi
+
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+scripts/gen-bindings.sh "$target_dir/bindings" >/dev/null
+swift_dir="$target_dir/bindings/swift"
+
+mapfile -t sources < <(find ios -name '*.swift' | sort)
+"$venv/bin/python" scripts/lib/check_swift.py "$swift_dir/Harness.swift" "${sources[@]}"
+
+# The header is written for clang: gcc does not know its nullability qualifiers.
+printf '#include "HarnessFFI.h"\n' |
+  gcc -fsyntax-only -Wall -Werror -D_Nonnull= -D_Nullable= -D_Null_unspecified= -I "$swift_dir" -x c -
+echo "$swift_dir/HarnessFFI.h: gcc -fsyntax-only passed"
+echo "swift check passed"

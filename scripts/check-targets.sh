@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Type-checks harness-ffi for the phones without their toolchains:
+#   cargo check -p harness-ffi --target aarch64-linux-android
+#   cargo check -p harness-ffi --target aarch64-apple-ios
+# C code in dependencies (ring, bundled SQLite) is compiled even by `cargo check`; with no NDK
+# and no Xcode here, Debian's clang compiles it for the target:
+#  - Android: clang --target=aarch64-linux-android against Debian's arm64 glibc headers
+#    (libc6-dev-arm64-cross); good enough to type-check, never to ship.
+#  - iOS: clang without a sysroot in ring's own no-sysroot mode (-nostdlibinc
+#    -DRING_CORE_NOSTDLIBINC=1) plus a stub TargetConditionals.h, and SDKROOT pointing at an
+#    empty directory so that the cc crate does not ask xcrun for an SDK. Enough for ring; C
+#    code that needs libc headers (bundled SQLite) cannot be checked for iOS here.
+# Installs clang and libc6-dev-arm64-cross when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/host-tools.sh
+
+require_command cargo "install Rust with rustup (https://rustup.rs)"
+require_command rustup "install Rust with rustup (https://rustup.rs)"
+ensure_debian_packages clang libc6-dev-arm64-cross
+
+installed="$(rustup target list --installed)"
+for target in aarch64-linux-android aarch64-apple-ios; do
+  grep -qx "$target" <<<"$installed" || rustup target add "$target"
+done
+
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+stubs="$target_dir/check-targets"
+mkdir -p "$stubs/ios-include" "$stubs/empty-sdk"
+cat >"$stubs/ios-include/TargetConditionals.h" <<'H'
+/* Stand-in for the iOS SDK's TargetConditionals.h, for cargo check only. */
+#define TARGET_OS_MAC 1
+#define TARGET_OS_OSX 0
+#define TARGET_OS_IPHONE 1
+#define TARGET_OS_IOS 1
+#define TARGET_OS_SIMULATOR 0
+H
+
+echo "cargo check -p harness-ffi --target aarch64-linux-android"
+CC_aarch64_linux_android=clang \
+CFLAGS_aarch64_linux_android="--target=aarch64-linux-android --sysroot=/usr/aarch64-linux-gnu" \
+  cargo check --quiet --locked -p harness-ffi --target aarch64-linux-android
+
+echo "cargo check -p harness-ffi --target aarch64-apple-ios"
+SDKROOT="$stubs/empty-sdk" \
+CC_aarch64_apple_ios=clang \
+CFLAGS_aarch64_apple_ios="-nostdlibinc -DRING_CORE_NOSTDLIBINC=1 -isystem $stubs/ios-include" \
+  cargo check --quiet --locked -p harness-ffi --target aarch64-apple-ios
+
+echo "target checks passed"
