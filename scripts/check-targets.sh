@@ -8,8 +8,8 @@
 #    (libc6-dev-arm64-cross); good enough to type-check, never to ship.
 #  - iOS: clang without a sysroot in ring's own no-sysroot mode (-nostdlibinc
 #    -DRING_CORE_NOSTDLIBINC=1) plus a stub TargetConditionals.h, and SDKROOT pointing at an
-#    empty directory so that the cc crate does not ask xcrun for an SDK. Enough for ring; C
-#    code that needs libc headers (bundled SQLite) cannot be checked for iOS here.
+#    empty directory so that the cc crate does not ask xcrun for an SDK. Enough for ring; on
+#    iOS SQLite is the SDK's own libsqlite3 (core/Cargo.toml), so no SQLite C is compiled.
 # Installs clang and libc6-dev-arm64-cross when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

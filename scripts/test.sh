@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Every test of the project: the Rust workspace (unit, integration, property tests), then the
-# conformance scenarios through the `harness` binary. Exits non-zero on any failure.
+# Every test of the project, in one command; exits non-zero on any failure. It installs what it
+# lacks (Debian packages, the Kotlin compiler from npm, tree-sitter from PyPI, Rust targets).
+#  1. the Rust workspace: unit, integration, property, crash and FFI tests
+#  2. cargo check of the FFI crate for aarch64-linux-android and aarch64-apple-ios
+#  3. a syntax check of the generated and hand-written Swift and of the C header
+#  4. the Kotlin tests on the host JVM against the real library
+#  5. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +15,9 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 cargo test --workspace --locked
+scripts/check-targets.sh
+scripts/check-swift.sh
+scripts/test-kotlin-host.sh
 
 scenarios=(core/tests/conformance)
 # The shared examples sit beside the checkout when there is one.
