@@ -8,15 +8,16 @@ use harness_core::consent::{Permission as CorePermission, PermissionState as Cor
 use harness_core::invoke::Call;
 use harness_core::plugins::samples::{self, Samples};
 use harness_core::policy;
+use harness_core::{scheduler, settings};
 use harness_core::{Engine, Options};
 
 use crate::error::{parse_json, HarnessError};
 use crate::events::{EventListener, EventSubscription, HarnessEvent, Listeners};
-use crate::platform::{Platform, PlatformBroker, PlatformSecrets, PlatformWake};
+use crate::platform::{Permission, PermissionState, Platform, PlatformBroker, PlatformSecrets, PlatformWake};
 use crate::runtime;
 use crate::types::{
-    core_rules, Actor, AuditEntry, Consent, ConversationInfo, ConversationSettings, Decision, Effect, Invocation,
-    Mode, ModelTool, PluginInfo, Rule, Scope,
+    core_rules, Actor, AuditEntry, Consent, ConversationInfo, ConversationSettings, Decision, Effect, Invocation, JobRun,
+    MemoryInfo, Mode, ModelTool, PluginInfo, Rule, Scope,
 };
 
 /// The PKU harness core: plugins, modes, rules, conversations, consent, the one invoke path and
@@ -229,5 +230,90 @@ impl Harness {
     pub fn close(&self) {
         self.engine.write().unwrap_or_else(|p| p.into_inner()).take();
         self.events.clear();
+    }
+}
+
+/// Settings, memory, consent, documents, jobs and data sources: what the app's screens and
+/// its alarm need. Each is one delegation to the core.
+#[uniffi::export(async_runtime = "tokio")]
+impl Harness {
+    /// The app's settings (appearance, language, time zone, model) as JSON.
+    pub fn settings_json(&self) -> Result<String, HarnessError> {
+        Ok(serde_json::to_value(self.engine()?.settings()).map_err(|e| HarnessError::Other { reason: e.to_string() })?.to_string())
+    }
+
+    /// Changes one setting from the settings screen (`timeZone`, `plugins.wallet.modes.money`,
+    /// …); `value_json` is its new value. An invalid value fails naming the key.
+    pub fn change_setting(&self, key: String, value_json: String) -> Result<(), HarnessError> {
+        let value = parse_json("value_json", &value_json)?;
+        let change = settings::parse_change(&key, &value).map_err(|e| HarnessError::invalid(e.to_string()))?;
+        Ok(self.engine()?.change_setting(change)?)
+    }
+
+    /// Every memory with its state (`active`, `pending`, `rejected`) and where it came from.
+    pub fn memories(&self) -> Result<Vec<MemoryInfo>, HarnessError> {
+        Ok(self.engine()?.memories()?.into_iter().map(Into::into).collect())
+    }
+
+    /// The memory screen's Approve (or Reject) of a pending memory.
+    pub fn decide_memory(&self, id: i64, approve: bool) -> Result<MemoryInfo, HarnessError> {
+        Ok(self.engine()?.decide_memory(id, approve)?.into())
+    }
+
+    /// Signing in to (or out of) the campus account.
+    pub fn set_campus_session(&self, signed_in: bool) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_campus_session(signed_in)?)
+    }
+
+    /// A plugin's "Allow cloud" switch.
+    pub fn set_cloud_consent(&self, plugin: String, allowed: bool) -> Result<(), HarnessError> {
+        Ok(self.engine()?.set_cloud_consent(&plugin, allowed)?)
+    }
+
+    /// The shell reports a system permission's state (after its prompt, or when it changed).
+    pub fn report_permission(&self, permission: Permission, state: PermissionState) -> Result<(), HarnessError> {
+        Ok(self.engine()?.report_permission(permission.into(), state.into())?)
+    }
+
+    /// A document the user picked on a screen, read into text on the phone; the agent reads it
+    /// through the files plugin. Returns its id.
+    pub fn attach_document(&self, conversation: String, name: String, text: String) -> Result<i64, HarnessError> {
+        Ok(self.engine()?.attach_document(&conversation, &name, &text)?)
+    }
+
+    /// Adds a scheduled job the user set up (`spec_json` as `harness jobs add` takes it);
+    /// returns its id.
+    pub fn add_job(&self, spec_json: String) -> Result<i64, HarnessError> {
+        let spec = parse_json("spec_json", &spec_json)?;
+        let job = self.engine()?.add_job(&spec, scheduler::Owner::User).map_err(scheduler_error)?;
+        Ok(job.id)
+    }
+
+    /// Runs what is due at `now_epoch_ms`; the shell calls this when its wake-up fires, and
+    /// posts the notifications the reports carry.
+    pub async fn run_due(&self, now_epoch_ms: i64) -> Result<Vec<JobRun>, HarnessError> {
+        let engine = self.engine()?;
+        let reports = runtime()?.spawn(async move { engine.run_due(now_epoch_ms).await }).await?;
+        Ok(reports.map_err(scheduler_error)?.into_iter().map(Into::into).collect())
+    }
+
+    /// A widget's read of a plugin's data source: the cached value while fresh, else refreshed
+    /// as a scheduled read (never a prompt). Returns the value as JSON.
+    pub async fn use_tool_data(&self, plugin: String, key: String) -> Result<String, HarnessError> {
+        let engine = self.engine()?;
+        let read = runtime()?.spawn(async move { engine.use_tool_data(&plugin, &key).await }).await?;
+        let read = read.map_err(|e| match e {
+            harness_core::datasource::SourceError::NoSuchSource { .. } => HarnessError::NotFound { reason: e.to_string() },
+            other => HarnessError::Other { reason: other.to_string() },
+        })?;
+        Ok(read.value.to_string())
+    }
+}
+
+fn scheduler_error(e: scheduler::SchedulerError) -> HarnessError {
+    match e {
+        scheduler::SchedulerError::NoSuchJob(_) => HarnessError::NotFound { reason: e.to_string() },
+        scheduler::SchedulerError::Store(_) => HarnessError::Other { reason: e.to_string() },
+        other => HarnessError::invalid(other.to_string()),
     }
 }

@@ -147,3 +147,22 @@ impl WakeScheduler for PlatformWake {
         self.0.cancel_wake_up().map_err(|e| e.to_string())
     }
 }
+
+impl From<Permission> for harness_core::consent::Permission {
+    fn from(p: Permission) -> Self {
+        match p {
+            Permission::Notifications => harness_core::consent::Permission::Notifications,
+            Permission::ExactAlarm => harness_core::consent::Permission::ExactAlarm,
+        }
+    }
+}
+
+impl From<PermissionState> for harness_core::consent::PermissionState {
+    fn from(s: PermissionState) -> Self {
+        match s {
+            PermissionState::Granted => harness_core::consent::PermissionState::Granted,
+            PermissionState::Denied => harness_core::consent::PermissionState::Denied,
+            PermissionState::NotDetermined => harness_core::consent::PermissionState::Unknown,
+        }
+    }
+}

@@ -6,7 +6,8 @@
 //! end in `_json`.
 
 use harness_core::engine::PluginView;
-use harness_core::store::rows::AuditRow;
+use harness_core::scheduler;
+use harness_core::store::rows::{AuditRow, MemoryRow};
 use harness_core::invoke;
 use harness_core::policy;
 use harness_core::registry;
@@ -366,6 +367,31 @@ pub struct AuditEntry {
     pub rule: Option<String>,
     /// A digest of the call's inputs (never the inputs).
     pub input_digest: Option<String>,
+}
+
+/// A memory and its state.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct MemoryInfo {
+    pub id: i64,
+    pub text: String,
+    /// `active`, `pending` (waits for the user) or `rejected`.
+    pub state: String,
+    pub conversation: Option<String>,
+    pub turn: Option<i64>,
+}
+
+/// One scheduled run.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct JobRun {
+    pub job: i64,
+    pub name: String,
+    pub due_epoch_ms: i64,
+    /// The outcome as JSON: `{"notified": {"notification": {"title", "body"}}}`, `"quiet"`,
+    /// `{"refused": {"code", "message"}}`, …
+    pub outcome_json: String,
+    /// Why this run paused the job, if it did.
+    pub paused: Option<String>,
+    pub next_due_epoch_ms: Option<i64>,
 }
 
 // ---- conversions: core → FFI -------------------------------------------------------------
@@ -746,6 +772,25 @@ impl From<invoke::Invocation> for Invocation {
 impl From<invoke::ModelTool> for ModelTool {
     fn from(t: invoke::ModelTool) -> Self {
         ModelTool { name: t.name, description: t.description, input_schema_json: t.input_schema.to_string() }
+    }
+}
+
+impl From<MemoryRow> for MemoryInfo {
+    fn from(m: MemoryRow) -> Self {
+        MemoryInfo { id: m.id, text: m.text, state: m.state, conversation: m.conversation, turn: m.turn }
+    }
+}
+
+impl From<scheduler::RunReport> for JobRun {
+    fn from(r: scheduler::RunReport) -> Self {
+        JobRun {
+            job: r.job,
+            name: r.name,
+            due_epoch_ms: r.due_ms,
+            outcome_json: serde_json::to_string(&r.outcome).unwrap_or_default(),
+            paused: r.paused,
+            next_due_epoch_ms: r.next_due_ms,
+        }
     }
 }
 

@@ -77,6 +77,17 @@ class LifecycleTest {
             "setConsent" to { harness.setConsent(Consent(true, listOf())) },
             "auditLog" to { harness.auditLog() },
             "subscribe" to { harness.subscribe(RecordingListener()) },
+            "settingsJson" to { harness.settingsJson() },
+            "changeSetting" to { harness.changeSetting("language", "\"en\"") },
+            "memories" to { harness.memories() },
+            "decideMemory" to { harness.decideMemory(1, true) },
+            "setCampusSession" to { harness.setCampusSession(true) },
+            "setCloudConsent" to { harness.setCloudConsent("canteen", true) },
+            "reportPermission" to { harness.reportPermission(Permission.NOTIFICATIONS, PermissionState.GRANTED) },
+            "attachDocument" to { harness.attachDocument("c1", "a.txt", "text") },
+            "addJob" to { harness.addJob("{}") },
+            "runDue" to { harness.runDue(0) },
+            "useToolData" to { harness.useToolData("canteen", "crowd") },
         )
         for ((name, call) in calls) {
             try {

@@ -22,6 +22,7 @@ class ScriptedPlatform(vararg answers: Answer) : Platform {
 
     val notifications = CopyOnWriteArrayList<AppNotification>()
     val wakeUps = CopyOnWriteArrayList<Long?>()
+    val exactWakeUps = CopyOnWriteArrayList<Boolean>()
     val screens = CopyOnWriteArrayList<String>()
     val secrets = ConcurrentHashMap<String, String>()
     val permissions = ConcurrentHashMap<Permission, PermissionState>()
@@ -34,7 +35,7 @@ class ScriptedPlatform(vararg answers: Answer) : Platform {
     }
 
     override fun postNotification(notification: AppNotification) { notifications.add(notification) }
-    override fun armWakeUp(atEpochMs: Long, exact: Boolean) { wakeUps.add(atEpochMs) }
+    override fun armWakeUp(atEpochMs: Long, exact: Boolean) { wakeUps.add(atEpochMs); exactWakeUps.add(exact) }
     override fun cancelWakeUp() { wakeUps.add(null) }
     override fun openScreen(route: String) { screens.add(route) }
     override fun readSecret(key: String): String? = secrets[key]
