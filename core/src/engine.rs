@@ -449,7 +449,7 @@ impl Engine {
         let set = RuleSet::new(rules)?;
         let mut state = self.state();
         let conv = state.conversations.get_mut(conversation).ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
-        self.shared.store.write(|tx| rows::put_rules(tx, conversation, set.rules()))?;
+        self.store().write(|tx| rows::put_rules(tx, conversation, set.rules()))?;
         conv.rules = Arc::new(set);
         Ok(())
     }
@@ -472,16 +472,31 @@ impl Engine {
     /// for new conversations. Other conversations keep theirs (seed 003).
     pub fn set_conversation_settings(&self, id: &str, settings: ConversationSettings) -> Result<(), EngineError> {
         let mut state = self.state();
-        let conv = state.conversations.get(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        let (scope, turns) = (conv.scope.clone(), conv.turns);
+        let defaults = settings.clone();
+        self.change_conversation(&mut state, id, |c| c.settings = settings, |tx| rows::put_value(tx, Table::Settings, DEFAULTS_KEY, &defaults))?;
+        state.defaults = defaults;
+        Ok(())
+    }
+
+    /// Writes a changed copy of one conversation, with `also` in the same transaction, then
+    /// puts it in place of the old one. Returns the conversation's turn count.
+    fn change_conversation(
+        &self,
+        state: &mut State,
+        id: &str,
+        change: impl FnOnce(&mut Conversation),
+        also: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), StoreError>,
+    ) -> Result<u64, EngineError> {
+        let mut next = state.conversations.get(id).cloned().ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        change(&mut next);
         let now = self.now_ms();
         self.store().write(|tx| {
-            rows::put_conversation(tx, id, &settings, &scope, turns, now)?;
-            rows::put_value(tx, Table::Settings, DEFAULTS_KEY, &settings)
+            rows::put_conversation(tx, id, &next.settings, &next.scope, next.turns, now)?;
+            also(tx)
         })?;
-        state.conversations.get_mut(id).expect("checked above").settings = settings.clone();
-        state.defaults = settings;
-        Ok(())
+        let turns = next.turns;
+        state.conversations.insert(id.to_owned(), next);
+        Ok(turns)
     }
 
     pub fn conversation(&self, id: &str) -> Option<Conversation> {
@@ -495,27 +510,14 @@ impl Engine {
     /// Sets what a conversation may reach. Only the user does this, from the conversation's
     /// scope settings; approving a call never does.
     pub fn set_scope(&self, id: &str, scope: Scope) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let conv = state.conversations.get(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        let (settings, turns) = (conv.settings.clone(), conv.turns);
-        let now = self.now_ms();
-        self.store().write(|tx| rows::put_conversation(tx, id, &settings, &scope, turns, now))?;
-        state.conversations.get_mut(id).expect("checked above").scope = scope;
+        self.change_conversation(&mut self.state(), id, |c| c.scope = scope, |_| Ok(()))?;
         Ok(())
     }
 
     /// Starts a turn: taint belongs to the turn that read untrusted content. Returns the turn's
     /// number.
     pub fn begin_turn(&self, id: &str) -> Result<u64, EngineError> {
-        let mut state = self.state();
-        let conv = state.conversations.get(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        let (settings, scope, turns) = (conv.settings.clone(), conv.scope.clone(), conv.turns + 1);
-        let now = self.now_ms();
-        self.store().write(|tx| rows::put_conversation(tx, id, &settings, &scope, turns, now))?;
-        let conv = state.conversations.get_mut(id).expect("checked above");
-        conv.begin_turn();
-        let turns = conv.turns;
-        drop(state);
+        let turns = self.change_conversation(&mut self.state(), id, Conversation::begin_turn, |_| Ok(()))?;
         // seed 001: the notify budget is per turn.
         self.shared.host.notifier.end_turn();
         Ok(turns)

@@ -428,21 +428,27 @@ pub fn cut_for_model(text: &str) -> String {
     }
 }
 
+/// The rule that decided, if one did.
+fn deciding_rule<'s>(decision: &Decision, snap: &'s Snapshot) -> Option<&'s crate::policy::Rule> {
+    let at = decision.rule?;
+    let set = match at.scope {
+        crate::policy::RuleScope::Global => &snap.global_rules,
+        crate::policy::RuleScope::Conversation => &snap.conversation_rules,
+    };
+    set.rules().get(at.index as usize)
+}
+
 /// Why the deciding step decided, in words, for prompts, the demo and the audit.
 fn explain(decision: &Decision, snap: &Snapshot) -> String {
     use crate::policy::Step;
     let effect = snap.tool.as_ref().map_or("", |t| t.effect.as_str());
     let plugin = snap.plugin.as_ref().map_or("", |p| p.id.as_str());
-    let rule = |scope: &str| match decision.rule {
+    let rule = |kind: &str| match deciding_rule(decision, snap) {
         Some(r) => {
-            let set = match r.scope {
-                crate::policy::RuleScope::Global => &snap.global_rules,
-                crate::policy::RuleScope::Conversation => &snap.conversation_rules,
-            };
-            let pattern = set.rules().get(r.index as usize).map_or("", |r| r.tool.as_str());
-            format!("{scope} rule {pattern} ({:?} rules[{}])", r.scope, r.index).to_lowercase()
+            let at = decision.rule.expect("a deciding rule has a reference");
+            format!("{kind} rule {} ({:?} rules[{}])", r.tool, at.scope, at.index).to_lowercase()
         }
-        None => format!("{scope} tool check"),
+        None => format!("{kind} tool check"),
     };
     match decision.step {
         Step::Availability => "the tool cannot be reached".into(),
@@ -502,13 +508,7 @@ fn refusal_message(
         Code::UserOnly => format!("\"{}\" can only be started by the user, from its screen.", call.tool),
         Code::InvalidInput => format!("The input is invalid: {}", input_error.unwrap_or("it does not match the tool's schema")),
         Code::DeniedByRule => {
-            let pattern = decision
-                .rule
-                .and_then(|r| match r.scope {
-                    crate::policy::RuleScope::Global => snap.global_rules.rules().get(r.index as usize),
-                    crate::policy::RuleScope::Conversation => snap.conversation_rules.rules().get(r.index as usize),
-                })
-                .map_or(String::new(), |r| r.tool.clone());
+            let pattern = deciding_rule(decision, snap).map_or("", |r| r.tool.as_str());
             format!("A deny rule ({pattern}) blocks this call. The user can change it in Settings → Permissions → Rules.")
         }
         Code::Blocked => format!(
