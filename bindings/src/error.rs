@@ -29,11 +29,15 @@ pub enum HarnessError {
 
 impl HarnessError {
     pub(crate) fn closed() -> Self {
-        HarnessError::Closed { reason: "this Harness was closed; open a new one".to_owned() }
+        HarnessError::Closed {
+            reason: "this Harness was closed; open a new one".to_owned(),
+        }
     }
 
     pub(crate) fn invalid(reason: impl Into<String>) -> Self {
-        HarnessError::InvalidArgument { reason: reason.into() }
+        HarnessError::InvalidArgument {
+            reason: reason.into(),
+        }
     }
 }
 
@@ -47,9 +51,9 @@ impl From<EngineError> for HarnessError {
             | EngineError::Consent(_)
             | EngineError::Bundled(_)
             | EngineError::MemoryNotPending { .. } => HarnessError::InvalidArgument { reason },
-            EngineError::NoSuchPlugin(_) | EngineError::NoSuchConversation(_) | EngineError::NoSuchMemory(_) => {
-                HarnessError::NotFound { reason }
-            }
+            EngineError::NoSuchPlugin(_)
+            | EngineError::NoSuchConversation(_)
+            | EngineError::NoSuchMemory(_) => HarnessError::NotFound { reason },
             EngineError::Store(_) | EngineError::Secret(_) => HarnessError::Other { reason },
         }
     }
@@ -65,13 +69,20 @@ impl From<uniffi::UnexpectedUniFFICallbackError> for HarnessError {
 /// A task on the library's runtime panicked or was cancelled; the panic stays on this side.
 impl From<tokio::task::JoinError> for HarnessError {
     fn from(e: tokio::task::JoinError) -> Self {
-        let reason = if e.is_panic() { "the call panicked inside the core" } else { "the call was cancelled" };
-        HarnessError::Other { reason: reason.to_owned() }
+        let reason = if e.is_panic() {
+            "the call panicked inside the core"
+        } else {
+            "the call was cancelled"
+        };
+        HarnessError::Other {
+            reason: reason.to_owned(),
+        }
     }
 }
 
 /// Parses a JSON argument; the error names the argument and where the JSON breaks, never its
 /// content.
 pub(crate) fn parse_json(argument: &str, text: &str) -> Result<serde_json::Value, HarnessError> {
-    serde_json::from_str(text).map_err(|e| HarnessError::invalid(format!("{argument}: not valid JSON ({e})")))
+    serde_json::from_str(text)
+        .map_err(|e| HarnessError::invalid(format!("{argument}: not valid JSON ({e})")))
 }

@@ -19,7 +19,10 @@ pub enum HarnessEvent {
     ApprovalWithdrawn { id: u64 },
     /// A memory the agent wrote in a tainted turn waits for the user's approval. Not emitted
     /// yet (no memory in the core).
-    MemoryPending { memory_id: String, conversation: Option<String> },
+    MemoryPending {
+        memory_id: String,
+        conversation: Option<String>,
+    },
     /// A plugin's context contribution changed. Not emitted yet (no context gate in the core).
     ContextChanged { plugin: String },
     /// The scheduler's next wake time changed; `None` means nothing is scheduled. Not emitted
@@ -62,7 +65,10 @@ impl Listeners {
         list.next_id += 1;
         let id = list.next_id;
         list.listeners.push((id, listener));
-        EventSubscription { id, listeners: Arc::downgrade(self) }
+        EventSubscription {
+            id,
+            listeners: Arc::downgrade(self),
+        }
     }
 
     fn remove(&self, id: u64) {
@@ -75,7 +81,12 @@ impl Listeners {
 
     /// Delivers one event to every listener, outside the lock.
     pub(crate) fn emit(&self, event: HarnessEvent) {
-        let listeners: Vec<Arc<dyn EventListener>> = self.lock().listeners.iter().map(|(_, l)| l.clone()).collect();
+        let listeners: Vec<Arc<dyn EventListener>> = self
+            .lock()
+            .listeners
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect();
         for listener in listeners {
             let _ = listener.on_event(event.clone());
         }

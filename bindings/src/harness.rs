@@ -8,16 +8,18 @@ use harness_core::consent::{Permission as CorePermission, PermissionState as Cor
 use harness_core::invoke::Call;
 use harness_core::plugins::samples::{self, Samples};
 use harness_core::policy;
-use harness_core::{scheduler, settings};
 use harness_core::{Engine, Options};
+use harness_core::{scheduler, settings};
 
-use crate::error::{parse_json, HarnessError};
+use crate::error::{HarnessError, parse_json};
 use crate::events::{EventListener, EventSubscription, HarnessEvent, Listeners};
-use crate::platform::{Permission, PermissionState, Platform, PlatformBroker, PlatformSecrets, PlatformWake};
+use crate::platform::{
+    Permission, PermissionState, Platform, PlatformBroker, PlatformSecrets, PlatformWake,
+};
 use crate::runtime;
 use crate::types::{
-    core_rules, Actor, AuditEntry, Consent, ConversationInfo, ConversationSettings, Decision, Effect, Invocation, JobRun,
-    MemoryInfo, Mode, ModelTool, PluginInfo, Rule, Scope,
+    Actor, AuditEntry, Consent, ConversationInfo, ConversationSettings, Decision, Effect,
+    Invocation, JobRun, MemoryInfo, Mode, ModelTool, PluginInfo, Rule, Scope, core_rules,
 };
 
 /// The PKU harness core: plugins, modes, rules, conversations, consent, the one invoke path and
@@ -34,21 +36,29 @@ pub struct Harness {
 impl Harness {
     /// The engine, or `Closed`. The lock is held only to clone the `Arc`.
     fn engine(&self) -> Result<Arc<Engine>, HarnessError> {
-        self.engine.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(HarnessError::closed)
+        self.engine
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(HarnessError::closed)
     }
 
     /// Runs one call on the library's runtime, so that tools and prompts run on its workers
     /// whatever thread or coroutine awaits the result.
     async fn invoke(&self, call: Call) -> Result<Invocation, HarnessError> {
         let engine = self.engine()?;
-        let invocation = runtime()?.spawn(async move { engine.invoke(call).await }).await?;
+        let invocation = runtime()?
+            .spawn(async move { engine.invoke(call).await })
+            .await?;
         Ok(invocation.into())
     }
 
     fn require_conversation(engine: &Engine, conversation: &str) -> Result<(), HarnessError> {
         match engine.conversation(conversation) {
             Some(_) => Ok(()),
-            None => Err(HarnessError::NotFound { reason: format!("no conversation \"{conversation}\"") }),
+            None => Err(HarnessError::NotFound {
+                reason: format!("no conversation \"{conversation}\""),
+            }),
         }
     }
 }
@@ -64,16 +74,24 @@ impl Harness {
             return Err(HarnessError::invalid("data_dir: must not be empty"));
         }
         let data_dir = PathBuf::from(data_dir);
-        std::fs::create_dir_all(&data_dir)
-            .map_err(|e| HarnessError::invalid(format!("data_dir: cannot create it ({})", e.kind())))?;
+        std::fs::create_dir_all(&data_dir).map_err(|e| {
+            HarnessError::invalid(format!("data_dir: cannot create it ({})", e.kind()))
+        })?;
         runtime()?;
         let events = Arc::new(Listeners::default());
-        let mut options = Options::new(Arc::new(PlatformBroker::new(platform.clone(), events.clone())));
+        let mut options = Options::new(Arc::new(PlatformBroker::new(
+            platform.clone(),
+            events.clone(),
+        )));
         options.catalog = Arc::new(Samples);
         options.secrets = Arc::new(PlatformSecrets(platform.clone()));
         options.wake = Arc::new(PlatformWake(platform));
         let engine = Engine::open(&data_dir, options)?;
-        Ok(Arc::new(Harness { engine: RwLock::new(Some(Arc::new(engine))), data_dir, events }))
+        Ok(Arc::new(Harness {
+            engine: RwLock::new(Some(Arc::new(engine))),
+            data_dir,
+            events,
+        }))
     }
 
     /// Does nothing; measures the cost of one call across the boundary.
@@ -85,7 +103,10 @@ impl Harness {
     /// device) and `mcp-forum` (a remote forum); the bundled `wallet` ships with the library.
     /// Installing them a second time in one data directory fails: they are installed.
     pub fn install_sample_plugins(&self) -> Result<(), HarnessError> {
-        let source = format!("file://{}/plugins/canteen/PLUGIN.md", self.data_dir.display());
+        let source = format!(
+            "file://{}/plugins/canteen/PLUGIN.md",
+            self.data_dir.display()
+        );
         Ok(samples::install(&*self.engine()?, &source)?)
     }
 
@@ -97,7 +118,9 @@ impl Harness {
 
     /// Sets a plugin's mode for one effect (Settings → Plugins → <plugin> → AI permissions).
     pub fn set_mode(&self, plugin: String, effect: Effect, mode: Mode) -> Result<(), HarnessError> {
-        Ok(self.engine()?.set_mode(&plugin, effect.into(), mode.into())?)
+        Ok(self
+            .engine()?
+            .set_mode(&plugin, effect.into(), mode.into())?)
     }
 
     /// Turns a plugin on or off; a plugin that is off is refused `unavailable` for everyone.
@@ -117,30 +140,51 @@ impl Harness {
     }
 
     /// Replaces one conversation's own rules (checked before the global ones).
-    pub fn set_conversation_rules(&self, conversation: String, rules: Vec<Rule>) -> Result<(), HarnessError> {
-        Ok(self.engine()?.set_conversation_rules(&conversation, core_rules(rules)?)?)
+    pub fn set_conversation_rules(
+        &self,
+        conversation: String,
+        rules: Vec<Rule>,
+    ) -> Result<(), HarnessError> {
+        Ok(self
+            .engine()?
+            .set_conversation_rules(&conversation, core_rules(rules)?)?)
     }
 
     /// Opens a conversation with the current default settings and returns them; an existing
     /// conversation is kept as it is and its settings returned.
-    pub fn open_conversation(&self, conversation: String) -> Result<ConversationSettings, HarnessError> {
+    pub fn open_conversation(
+        &self,
+        conversation: String,
+    ) -> Result<ConversationSettings, HarnessError> {
         Ok(self.engine()?.open_conversation(&conversation)?.into())
     }
 
     /// A conversation's settings, scope, taint and turn count.
     pub fn conversation(&self, conversation: String) -> Result<ConversationInfo, HarnessError> {
         let found = self.engine()?.conversation(&conversation);
-        found.map(Into::into).ok_or_else(|| HarnessError::NotFound { reason: format!("no conversation \"{conversation}\"") })
+        found.map(Into::into).ok_or_else(|| HarnessError::NotFound {
+            reason: format!("no conversation \"{conversation}\""),
+        })
     }
 
     /// Changes a conversation's settings; they apply at its next call and become the default
     /// for new conversations. Other conversations keep theirs.
-    pub fn set_conversation_settings(&self, conversation: String, settings: ConversationSettings) -> Result<(), HarnessError> {
-        Ok(self.engine()?.set_conversation_settings(&conversation, settings.into())?)
+    pub fn set_conversation_settings(
+        &self,
+        conversation: String,
+        settings: ConversationSettings,
+    ) -> Result<(), HarnessError> {
+        Ok(self
+            .engine()?
+            .set_conversation_settings(&conversation, settings.into())?)
     }
 
     /// Sets what a conversation may reach (folders, hosts, apps).
-    pub fn set_conversation_scope(&self, conversation: String, scope: Scope) -> Result<(), HarnessError> {
+    pub fn set_conversation_scope(
+        &self,
+        conversation: String,
+        scope: Scope,
+    ) -> Result<(), HarnessError> {
         Ok(self.engine()?.set_scope(&conversation, scope.into())?)
     }
 
@@ -149,42 +193,96 @@ impl Harness {
         let engine = self.engine()?;
         engine.begin_turn(&conversation)?;
         let turn = engine.conversation(&conversation).map_or(0, |c| c.turns);
-        self.events.emit(HarnessEvent::TurnStarted { conversation, turn });
+        self.events
+            .emit(HarnessEvent::TurnStarted { conversation, turn });
         Ok(())
     }
 
     /// A tap on a screen or widget button: runs `tool` (`<plugin>.<tool>`) with `input_json`
     /// unless it is unavailable, invalid or its effect is off. Never asks.
-    pub async fn invoke_as_user(&self, tool: String, input_json: String) -> Result<Invocation, HarnessError> {
+    pub async fn invoke_as_user(
+        &self,
+        tool: String,
+        input_json: String,
+    ) -> Result<Invocation, HarnessError> {
         let input = parse_json("input_json", &input_json)?;
-        self.invoke(Call { tool, actor: policy::Actor::User, input, conversation: None }).await
+        self.invoke(Call {
+            tool,
+            actor: policy::Actor::User,
+            input,
+            conversation: None,
+        })
+        .await
     }
 
     /// The agent's call in a conversation: decides, asks through `Platform::ask_approval` when
     /// the decision says so, runs, and returns everything. A refusal is an `Outcome.Refused`,
     /// not an error.
-    pub async fn invoke_as_agent(&self, conversation: String, tool: String, input_json: String) -> Result<Invocation, HarnessError> {
+    pub async fn invoke_as_agent(
+        &self,
+        conversation: String,
+        tool: String,
+        input_json: String,
+    ) -> Result<Invocation, HarnessError> {
         let input = parse_json("input_json", &input_json)?;
         Self::require_conversation(&*self.engine()?, &conversation)?;
-        self.invoke(Call { tool, actor: policy::Actor::Agent, input, conversation: Some(conversation) }).await
+        self.invoke(Call {
+            tool,
+            actor: policy::Actor::Agent,
+            input,
+            conversation: Some(conversation),
+        })
+        .await
     }
 
     /// A scheduled job's call: only reads run, and nothing ever asks.
-    pub async fn invoke_as_scheduler(&self, tool: String, input_json: String) -> Result<Invocation, HarnessError> {
+    pub async fn invoke_as_scheduler(
+        &self,
+        tool: String,
+        input_json: String,
+    ) -> Result<Invocation, HarnessError> {
         let input = parse_json("input_json", &input_json)?;
-        self.invoke(Call { tool, actor: policy::Actor::Scheduler, input, conversation: None }).await
+        self.invoke(Call {
+            tool,
+            actor: policy::Actor::Scheduler,
+            input,
+            conversation: None,
+        })
+        .await
     }
 
     /// What the invoke path would decide first for this call, without asking or running.
-    pub fn decide(&self, actor: Actor, tool: String, input_json: String, conversation: Option<String>) -> Result<Decision, HarnessError> {
+    pub fn decide(
+        &self,
+        actor: Actor,
+        tool: String,
+        input_json: String,
+        conversation: Option<String>,
+    ) -> Result<Decision, HarnessError> {
         let input = parse_json("input_json", &input_json)?;
-        Ok(self.engine()?.decide(&Call { tool, actor: actor.into(), input, conversation }).into())
+        Ok(self
+            .engine()?
+            .decide(&Call {
+                tool,
+                actor: actor.into(),
+                input,
+                conversation,
+            })
+            .into())
     }
 
     /// The tools offered to the model in a conversation (or with no conversation): those that
     /// could run for it. Empty until the terms are accepted.
-    pub fn model_tools(&self, conversation: Option<String>) -> Result<Vec<ModelTool>, HarnessError> {
-        Ok(self.engine()?.model_tools(conversation.as_deref()).into_iter().map(Into::into).collect())
+    pub fn model_tools(
+        &self,
+        conversation: Option<String>,
+    ) -> Result<Vec<ModelTool>, HarnessError> {
+        Ok(self
+            .engine()?
+            .model_tools(conversation.as_deref())
+            .into_iter()
+            .map(Into::into)
+            .collect())
     }
 
     /// Records that the user accepted the first-run terms.
@@ -201,25 +299,45 @@ impl Harness {
             engine.accept_terms()?;
         }
         let has = |name: &str| consent.met.iter().any(|m| m == name);
-        let state = |name: &str| if has(name) { CorePermissionState::Granted } else { CorePermissionState::Denied };
+        let state = |name: &str| {
+            if has(name) {
+                CorePermissionState::Granted
+            } else {
+                CorePermissionState::Denied
+            }
+        };
         engine.set_campus_session(has("campus-session"))?;
         engine.report_permission(CorePermission::Notifications, state("notifications"))?;
         engine.report_permission(CorePermission::ExactAlarm, state("exact-alarm"))?;
         let others = ["campus-session", "notifications", "exact-alarm"];
-        Ok(engine.report_capabilities(consent.met.into_iter().filter(|m| !others.contains(&m.as_str())).collect())?)
+        Ok(engine.report_capabilities(
+            consent
+                .met
+                .into_iter()
+                .filter(|m| !others.contains(&m.as_str()))
+                .collect(),
+        )?)
     }
 
     /// The newest audit rows (at most 10,000), oldest first: every decision, answer and
     /// outcome, with the deciding step and rule and a digest of the inputs.
     pub fn audit_log(&self) -> Result<Vec<AuditEntry>, HarnessError> {
-        Ok(self.engine()?.audit(10_000)?.into_iter().map(Into::into).collect())
+        Ok(self
+            .engine()?
+            .audit(10_000)?
+            .into_iter()
+            .map(Into::into)
+            .collect())
     }
 
     /// Registers a listener for `HarnessEvent`s. Delivery stops when the returned handle is
     /// cancelled or dropped, or when the Harness is closed: keep the handle for as long as you
     /// want events (in Kotlin, a handle left to the garbage collector stops delivery whenever
     /// it is collected).
-    pub fn subscribe(&self, listener: Arc<dyn EventListener>) -> Result<Arc<EventSubscription>, HarnessError> {
+    pub fn subscribe(
+        &self,
+        listener: Arc<dyn EventListener>,
+    ) -> Result<Arc<EventSubscription>, HarnessError> {
         self.engine()?;
         Ok(Arc::new(self.events.add(listener)))
     }
@@ -228,7 +346,10 @@ impl Harness {
     /// dropped, and the `Platform` is released once calls in flight have finished. Closing
     /// twice does nothing. (Kotlin: this is `shutdown()`, since `close()` frees the handle.)
     pub fn close(&self) {
-        self.engine.write().unwrap_or_else(|p| p.into_inner()).take();
+        self.engine
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         self.events.clear();
     }
 }
@@ -239,20 +360,30 @@ impl Harness {
 impl Harness {
     /// The app's settings (appearance, language, time zone, model) as JSON.
     pub fn settings_json(&self) -> Result<String, HarnessError> {
-        Ok(serde_json::to_value(self.engine()?.settings()).map_err(|e| HarnessError::Other { reason: e.to_string() })?.to_string())
+        Ok(serde_json::to_value(self.engine()?.settings())
+            .map_err(|e| HarnessError::Other {
+                reason: e.to_string(),
+            })?
+            .to_string())
     }
 
     /// Changes one setting from the settings screen (`timeZone`, `plugins.wallet.modes.money`,
     /// …); `value_json` is its new value. An invalid value fails naming the key.
     pub fn change_setting(&self, key: String, value_json: String) -> Result<(), HarnessError> {
         let value = parse_json("value_json", &value_json)?;
-        let change = settings::parse_change(&key, &value).map_err(|e| HarnessError::invalid(e.to_string()))?;
+        let change = settings::parse_change(&key, &value)
+            .map_err(|e| HarnessError::invalid(e.to_string()))?;
         Ok(self.engine()?.change_setting(change)?)
     }
 
     /// Every memory with its state (`active`, `pending`, `rejected`) and where it came from.
     pub fn memories(&self) -> Result<Vec<MemoryInfo>, HarnessError> {
-        Ok(self.engine()?.memories()?.into_iter().map(Into::into).collect())
+        Ok(self
+            .engine()?
+            .memories()?
+            .into_iter()
+            .map(Into::into)
+            .collect())
     }
 
     /// The memory screen's Approve (or Reject) of a pending memory.
@@ -271,21 +402,37 @@ impl Harness {
     }
 
     /// The shell reports a system permission's state (after its prompt, or when it changed).
-    pub fn report_permission(&self, permission: Permission, state: PermissionState) -> Result<(), HarnessError> {
-        Ok(self.engine()?.report_permission(permission.into(), state.into())?)
+    pub fn report_permission(
+        &self,
+        permission: Permission,
+        state: PermissionState,
+    ) -> Result<(), HarnessError> {
+        Ok(self
+            .engine()?
+            .report_permission(permission.into(), state.into())?)
     }
 
     /// A document the user picked on a screen, read into text on the phone; the agent reads it
     /// through the files plugin. Returns its id.
-    pub fn attach_document(&self, conversation: String, name: String, text: String) -> Result<i64, HarnessError> {
-        Ok(self.engine()?.attach_document(&conversation, &name, &text)?)
+    pub fn attach_document(
+        &self,
+        conversation: String,
+        name: String,
+        text: String,
+    ) -> Result<i64, HarnessError> {
+        Ok(self
+            .engine()?
+            .attach_document(&conversation, &name, &text)?)
     }
 
     /// Adds a scheduled job the user set up (`spec_json` as `harness jobs add` takes it);
     /// returns its id.
     pub fn add_job(&self, spec_json: String) -> Result<i64, HarnessError> {
         let spec = parse_json("spec_json", &spec_json)?;
-        let job = self.engine()?.add_job(&spec, scheduler::Owner::User).map_err(scheduler_error)?;
+        let job = self
+            .engine()?
+            .add_job(&spec, scheduler::Owner::User)
+            .map_err(scheduler_error)?;
         Ok(job.id)
     }
 
@@ -293,18 +440,30 @@ impl Harness {
     /// posts the notifications the reports carry.
     pub async fn run_due(&self, now_epoch_ms: i64) -> Result<Vec<JobRun>, HarnessError> {
         let engine = self.engine()?;
-        let reports = runtime()?.spawn(async move { engine.run_due(now_epoch_ms).await }).await?;
-        Ok(reports.map_err(scheduler_error)?.into_iter().map(Into::into).collect())
+        let reports = runtime()?
+            .spawn(async move { engine.run_due(now_epoch_ms).await })
+            .await?;
+        Ok(reports
+            .map_err(scheduler_error)?
+            .into_iter()
+            .map(Into::into)
+            .collect())
     }
 
     /// A widget's read of a plugin's data source: the cached value while fresh, else refreshed
     /// as a scheduled read (never a prompt). Returns the value as JSON.
     pub async fn use_tool_data(&self, plugin: String, key: String) -> Result<String, HarnessError> {
         let engine = self.engine()?;
-        let read = runtime()?.spawn(async move { engine.use_tool_data(&plugin, &key).await }).await?;
+        let read = runtime()?
+            .spawn(async move { engine.use_tool_data(&plugin, &key).await })
+            .await?;
         let read = read.map_err(|e| match e {
-            harness_core::datasource::SourceError::NoSuchSource { .. } => HarnessError::NotFound { reason: e.to_string() },
-            other => HarnessError::Other { reason: other.to_string() },
+            harness_core::datasource::SourceError::NoSuchSource { .. } => HarnessError::NotFound {
+                reason: e.to_string(),
+            },
+            other => HarnessError::Other {
+                reason: other.to_string(),
+            },
         })?;
         Ok(read.value.to_string())
     }
@@ -312,8 +471,12 @@ impl Harness {
 
 fn scheduler_error(e: scheduler::SchedulerError) -> HarnessError {
     match e {
-        scheduler::SchedulerError::NoSuchJob(_) => HarnessError::NotFound { reason: e.to_string() },
-        scheduler::SchedulerError::Store(_) => HarnessError::Other { reason: e.to_string() },
+        scheduler::SchedulerError::NoSuchJob(_) => HarnessError::NotFound {
+            reason: e.to_string(),
+        },
+        scheduler::SchedulerError::Store(_) => HarnessError::Other {
+            reason: e.to_string(),
+        },
         other => HarnessError::invalid(other.to_string()),
     }
 }

@@ -32,5 +32,7 @@ static RUNTIME: LazyLock<Result<tokio::runtime::Runtime, String>> = LazyLock::ne
 });
 
 pub(crate) fn runtime() -> Result<&'static tokio::runtime::Runtime, HarnessError> {
-    RUNTIME.as_ref().map_err(|reason| HarnessError::Other { reason: reason.clone() })
+    RUNTIME.as_ref().map_err(|reason| HarnessError::Other {
+        reason: reason.clone(),
+    })
 }

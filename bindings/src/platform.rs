@@ -1,8 +1,8 @@
 //! What only the phone can do, implemented by each shell (STYLE.md §4), and the bridge from
 //! the core's `ApprovalBroker` to the platform's approval sheet.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use harness_core::invoke::{ApprovalBroker, Prompt};
@@ -89,7 +89,11 @@ pub(crate) struct PlatformBroker {
 
 impl PlatformBroker {
     pub(crate) fn new(platform: Arc<dyn Platform>, events: Arc<Listeners>) -> Self {
-        Self { platform, events, next_id: AtomicU64::new(1) }
+        Self {
+            platform,
+            events,
+            next_id: AtomicU64::new(1),
+        }
     }
 }
 
@@ -100,10 +104,14 @@ impl ApprovalBroker for PlatformBroker {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let kind = prompt.kind;
         let prompt = ApprovalPrompt::from(prompt);
-        self.events.emit(HarnessEvent::ApprovalRequested { id, prompt: prompt.clone() });
+        self.events.emit(HarnessEvent::ApprovalRequested {
+            id,
+            prompt: prompt.clone(),
+        });
         match self.platform.ask_approval(id, prompt).await {
             Ok(answer) => {
-                self.events.emit(HarnessEvent::ApprovalAnswered { id, answer });
+                self.events
+                    .emit(HarnessEvent::ApprovalAnswered { id, answer });
                 answer.into()
             }
             Err(_) => {
@@ -111,7 +119,9 @@ impl ApprovalBroker for PlatformBroker {
                 self.events.emit(HarnessEvent::ApprovalWithdrawn { id });
                 match kind {
                     policy::PromptKind::Grant => policy::Answer::DontAllow,
-                    policy::PromptKind::Ordinary | policy::PromptKind::Confirm => policy::Answer::Deny,
+                    policy::PromptKind::Ordinary | policy::PromptKind::Confirm => {
+                        policy::Answer::Deny
+                    }
                 }
             }
         }
@@ -123,15 +133,21 @@ pub(crate) struct PlatformSecrets(pub(crate) Arc<dyn Platform>);
 
 impl SecretStore for PlatformSecrets {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
-        self.0.read_secret(key.to_owned()).map_err(|e| SecretError(e.to_string()))
+        self.0
+            .read_secret(key.to_owned())
+            .map_err(|e| SecretError(e.to_string()))
     }
 
     fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
-        self.0.write_secret(key.to_owned(), Some(value.to_owned())).map_err(|e| SecretError(e.to_string()))
+        self.0
+            .write_secret(key.to_owned(), Some(value.to_owned()))
+            .map_err(|e| SecretError(e.to_string()))
     }
 
     fn delete(&self, key: &str) -> Result<(), SecretError> {
-        self.0.write_secret(key.to_owned(), None).map_err(|e| SecretError(e.to_string()))
+        self.0
+            .write_secret(key.to_owned(), None)
+            .map_err(|e| SecretError(e.to_string()))
     }
 }
 

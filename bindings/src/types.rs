@@ -6,14 +6,14 @@
 //! end in `_json`.
 
 use harness_core::engine::PluginView;
-use harness_core::scheduler;
-use harness_core::store::rows::{AuditRow, MemoryRow};
 use harness_core::invoke;
 use harness_core::policy;
 use harness_core::registry;
+use harness_core::scheduler;
+use harness_core::store::rows::{AuditRow, MemoryRow};
 use harness_core::turn;
 
-use crate::error::{parse_json, HarnessError};
+use crate::error::{HarnessError, parse_json};
 
 /// What a tool changes, from the weakest to the strongest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, uniffi::Enum)]
@@ -168,8 +168,13 @@ pub struct RuleRef {
 pub enum Verdict {
     Run,
     /// The user is asked, with these offers.
-    Ask { kind: PromptKind, offers: Vec<Answer> },
-    Refuse { code: RefusalCode },
+    Ask {
+        kind: PromptKind,
+        offers: Vec<Answer>,
+    },
+    Refuse {
+        code: RefusalCode,
+    },
 }
 
 /// What was decided, at which step, and by which rule (if a rule decided).
@@ -318,7 +323,10 @@ pub struct ApprovalPrompt {
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum Outcome {
     /// The tool ran: the whole result for the UI, and the model's copy (cut to 12,000 chars).
-    Ran { result_json: String, for_model: String },
+    Ran {
+        result_json: String,
+        for_model: String,
+    },
     /// The tool ran and failed; the message is for the user.
     Failed { message: String },
     /// The call did not run; the message says which setting to change, and where.
@@ -607,7 +615,10 @@ impl From<policy::RuleRef> for RuleRef {
             policy::RuleScope::Global => RuleScope::Global,
             policy::RuleScope::Conversation => RuleScope::Conversation,
         };
-        RuleRef { scope, index: r.index }
+        RuleRef {
+            scope,
+            index: r.index,
+        }
     }
 }
 
@@ -615,9 +626,10 @@ impl From<policy::Verdict> for Verdict {
     fn from(v: policy::Verdict) -> Self {
         match v {
             policy::Verdict::Run => Verdict::Run,
-            policy::Verdict::Ask(kind) => {
-                Verdict::Ask { kind: kind.into(), offers: kind.offers().iter().map(|&a| a.into()).collect() }
-            }
+            policy::Verdict::Ask(kind) => Verdict::Ask {
+                kind: kind.into(),
+                offers: kind.offers().iter().map(|&a| a.into()).collect(),
+            },
             policy::Verdict::Refuse(code) => Verdict::Refuse { code: code.into() },
         }
     }
@@ -625,13 +637,23 @@ impl From<policy::Verdict> for Verdict {
 
 impl From<policy::Decision> for Decision {
     fn from(d: policy::Decision) -> Self {
-        Decision { verdict: d.verdict.into(), step: d.step.into(), rule: d.rule.map(Into::into) }
+        Decision {
+            verdict: d.verdict.into(),
+            step: d.step.into(),
+            rule: d.rule.map(Into::into),
+        }
     }
 }
 
 impl From<&(registry::Effect, policy::Mode, policy::ModeSource)> for ModeRow {
-    fn from(&(effect, mode, source): &(registry::Effect, policy::Mode, policy::ModeSource)) -> Self {
-        ModeRow { effect: effect.into(), mode: mode.into(), source: source.into() }
+    fn from(
+        &(effect, mode, source): &(registry::Effect, policy::Mode, policy::ModeSource),
+    ) -> Self {
+        ModeRow {
+            effect: effect.into(),
+            mode: mode.into(),
+            source: source.into(),
+        }
     }
 }
 
@@ -702,7 +724,11 @@ impl From<ConversationSettings> for turn::ConversationSettings {
 impl From<turn::Scope> for Scope {
     fn from(s: turn::Scope) -> Self {
         Scope {
-            roots: s.roots.iter().map(|p| p.to_string_lossy().into_owned()).collect(),
+            roots: s
+                .roots
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
             hosts: s.hosts,
             apps: s.apps,
         }
@@ -711,7 +737,11 @@ impl From<turn::Scope> for Scope {
 
 impl From<Scope> for turn::Scope {
     fn from(s: Scope) -> Self {
-        turn::Scope { roots: s.roots.into_iter().map(Into::into).collect(), hosts: s.hosts, apps: s.apps }
+        turn::Scope {
+            roots: s.roots.into_iter().map(Into::into).collect(),
+            hosts: s.hosts,
+            apps: s.apps,
+        }
     }
 }
 
@@ -748,9 +778,15 @@ impl From<invoke::Prompt> for ApprovalPrompt {
 impl From<invoke::Outcome> for Outcome {
     fn from(o: invoke::Outcome) -> Self {
         match o {
-            invoke::Outcome::Ran { result, for_model } => Outcome::Ran { result_json: result.to_string(), for_model },
+            invoke::Outcome::Ran { result, for_model } => Outcome::Ran {
+                result_json: result.to_string(),
+                for_model,
+            },
             invoke::Outcome::Failed { message } => Outcome::Failed { message },
-            invoke::Outcome::Refused { code, message } => Outcome::Refused { code: code.into(), message },
+            invoke::Outcome::Refused { code, message } => Outcome::Refused {
+                code: code.into(),
+                message,
+            },
         }
     }
 }
@@ -771,13 +807,23 @@ impl From<invoke::Invocation> for Invocation {
 
 impl From<invoke::ModelTool> for ModelTool {
     fn from(t: invoke::ModelTool) -> Self {
-        ModelTool { name: t.name, description: t.description, input_schema_json: t.input_schema.to_string() }
+        ModelTool {
+            name: t.name,
+            description: t.description,
+            input_schema_json: t.input_schema.to_string(),
+        }
     }
 }
 
 impl From<MemoryRow> for MemoryInfo {
     fn from(m: MemoryRow) -> Self {
-        MemoryInfo { id: m.id, text: m.text, state: m.state, conversation: m.conversation, turn: m.turn }
+        MemoryInfo {
+            id: m.id,
+            text: m.text,
+            state: m.state,
+            conversation: m.conversation,
+            turn: m.turn,
+        }
     }
 }
 
@@ -824,10 +870,19 @@ pub(crate) fn core_rules(rules: Vec<Rule>) -> Result<Vec<policy::Rule>, HarnessE
                 None => None,
                 Some(text) => match parse_json(&format!("rules[{i}].when_json"), &text)? {
                     serde_json::Value::Object(fields) => Some(fields),
-                    _ => return Err(HarnessError::invalid(format!("rules[{i}].when_json: must be a JSON object"))),
+                    _ => {
+                        return Err(HarnessError::invalid(format!(
+                            "rules[{i}].when_json: must be a JSON object"
+                        )));
+                    }
                 },
             };
-            Ok(policy::Rule { kind: r.kind.into(), tool: r.tool, effect: r.effect.map(Into::into), when })
+            Ok(policy::Rule {
+                kind: r.kind.into(),
+                tool: r.tool,
+                effect: r.effect.map(Into::into),
+                when,
+            })
         })
         .collect()
 }

@@ -32,7 +32,11 @@ impl RustPlatform {
             .spawn(move || {
                 let mut answers = answers.into_iter();
                 for (id, prompt, reply) in rx {
-                    let _ = seen_tx.send((id, prompt, thread::current().name().unwrap_or("").to_owned()));
+                    let _ = seen_tx.send((
+                        id,
+                        prompt,
+                        thread::current().name().unwrap_or("").to_owned(),
+                    ));
                     match answers.next() {
                         Some(answer) => {
                             let _ = reply.send(answer);
@@ -42,17 +46,32 @@ impl RustPlatform {
                 }
             })
             .unwrap();
-        (Arc::new(Self { to_approver: Mutex::new(tx), asked_on: Mutex::default() }), seen_rx)
+        (
+            Arc::new(Self {
+                to_approver: Mutex::new(tx),
+                asked_on: Mutex::default(),
+            }),
+            seen_rx,
+        )
     }
 }
 
 #[async_trait]
 impl Platform for RustPlatform {
     async fn ask_approval(&self, id: u64, prompt: ApprovalPrompt) -> Result<Answer, HarnessError> {
-        self.asked_on.lock().unwrap().push(thread::current().name().unwrap_or("").to_owned());
+        self.asked_on
+            .lock()
+            .unwrap()
+            .push(thread::current().name().unwrap_or("").to_owned());
         let (reply, answer) = oneshot::channel();
-        self.to_approver.lock().unwrap().send((id, prompt, reply)).unwrap();
-        answer.await.map_err(|_| HarnessError::Platform { reason: "the approval sheet was dismissed".into() })
+        self.to_approver
+            .lock()
+            .unwrap()
+            .send((id, prompt, reply))
+            .unwrap();
+        answer.await.map_err(|_| HarnessError::Platform {
+            reason: "the approval sheet was dismissed".into(),
+        })
     }
     fn post_notification(&self, _: AppNotification) -> Result<(), HarnessError> {
         Ok(())
@@ -96,11 +115,19 @@ fn data_dir(name: &str) -> String {
     dir.to_string_lossy().into_owned()
 }
 
-fn open(name: &str, answers: Vec<Answer>) -> (Arc<Harness>, Arc<RustPlatform>, mpsc::Receiver<Seen>) {
+fn open(
+    name: &str,
+    answers: Vec<Answer>,
+) -> (Arc<Harness>, Arc<RustPlatform>, mpsc::Receiver<Seen>) {
     let (platform, seen) = RustPlatform::with_answers(answers);
     let harness = Harness::open(data_dir(name), platform.clone()).unwrap();
     harness.install_sample_plugins().unwrap();
-    harness.set_consent(Consent { terms_accepted: true, met: vec!["campus-session".into()] }).unwrap();
+    harness
+        .set_consent(Consent {
+            terms_accepted: true,
+            met: vec!["campus-session".into()],
+        })
+        .unwrap();
     harness.open_conversation("c1".into()).unwrap();
     (harness, platform, seen)
 }
@@ -115,15 +142,24 @@ fn refused(invocation: &Invocation) -> Option<RefusalCode> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_is_answered_by_the_platform_from_another_thread() {
     let (harness, platform, seen) = open("answered", vec![Answer::Allow]);
-    let invocation = harness.invoke_as_agent("c1".into(), "canteen.reserve".into(), SEATS.into()).await.unwrap();
+    let invocation = harness
+        .invoke_as_agent("c1".into(), "canteen.reserve".into(), SEATS.into())
+        .await
+        .unwrap();
 
     let (id, prompt, answered_on) = seen.recv().unwrap();
     assert_eq!(id, 1);
     assert_eq!(answered_on, "approver");
     assert_eq!(prompt.tool, "canteen.reserve");
     assert_eq!(prompt.kind, PromptKind::Ordinary);
-    assert_eq!(prompt.offers, vec![Answer::Allow, Answer::Deny, Answer::AlwaysAllow]);
-    assert_eq!(prompt.input_json, r#"{"canteen":"学一食堂","seats":2,"time":"12:00"}"#);
+    assert_eq!(
+        prompt.offers,
+        vec![Answer::Allow, Answer::Deny, Answer::AlwaysAllow]
+    );
+    assert_eq!(
+        prompt.input_json,
+        r#"{"canteen":"学一食堂","seats":2,"time":"12:00"}"#
+    );
     assert_eq!(invocation.answer, Some(Answer::Allow));
     assert_eq!(
         invocation.outcome,
@@ -133,7 +169,10 @@ async fn a_prompt_is_answered_by_the_platform_from_another_thread() {
         }
     );
     // The platform was called from a worker of the library's runtime, not the test's.
-    assert_eq!(platform.asked_on.lock().unwrap().as_slice(), ["harness-tokio"]);
+    assert_eq!(
+        platform.asked_on.lock().unwrap().as_slice(),
+        ["harness-tokio"]
+    );
 }
 
 #[tokio::test]
@@ -141,12 +180,17 @@ async fn a_platform_that_fails_declines_the_call_and_withdraws_the_prompt() {
     let (harness, _platform, _seen) = open("fails", vec![]);
     let events = Arc::new(Recorder::default());
     let _subscription = harness.subscribe(events.clone()).unwrap();
-    let invocation = harness.invoke_as_agent("c1".into(), "canteen.reserve".into(), SEATS.into()).await.unwrap();
+    let invocation = harness
+        .invoke_as_agent("c1".into(), "canteen.reserve".into(), SEATS.into())
+        .await
+        .unwrap();
 
     assert_eq!(invocation.answer, Some(Answer::Deny));
     assert_eq!(refused(&invocation), Some(RefusalCode::Declined));
     let events = events.events.lock().unwrap();
-    assert!(matches!(&events[0], HarnessEvent::ApprovalRequested { id: 1, prompt } if prompt.tool == "canteen.reserve"));
+    assert!(
+        matches!(&events[0], HarnessEvent::ApprovalRequested { id: 1, prompt } if prompt.tool == "canteen.reserve")
+    );
     assert_eq!(events[1], HarnessEvent::ApprovalWithdrawn { id: 1 });
     assert_eq!(events.len(), 2);
 }
@@ -154,7 +198,15 @@ async fn a_platform_that_fails_declines_the_call_and_withdraws_the_prompt() {
 #[test]
 fn calls_from_several_threads_each_get_their_own_answer() {
     // Eight threads each ask once; the approver answers in arrival order, alternating.
-    let answers: Vec<Answer> = (0..8).map(|i| if i % 2 == 0 { Answer::Allow } else { Answer::Deny }).collect();
+    let answers: Vec<Answer> = (0..8)
+        .map(|i| {
+            if i % 2 == 0 {
+                Answer::Allow
+            } else {
+                Answer::Deny
+            }
+        })
+        .collect();
     let (harness, _platform, seen) = open("threads", answers);
     for i in 0..8 {
         harness.open_conversation(format!("t{i}")).unwrap();
@@ -163,22 +215,44 @@ fn calls_from_several_threads_each_get_their_own_answer() {
         .map(|i| {
             let harness = harness.clone();
             thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
                 rt.block_on(async {
                     // A read that runs, a decision, then a write that asks.
-                    let read = harness.invoke_as_agent(format!("t{i}"), "wallet.cardBalance".into(), "{}".into()).await.unwrap();
+                    let read = harness
+                        .invoke_as_agent(format!("t{i}"), "wallet.cardBalance".into(), "{}".into())
+                        .await
+                        .unwrap();
                     assert!(matches!(read.outcome, Outcome::Ran { .. }));
-                    let decided = harness.decide(Actor::Agent, "canteen.reserve".into(), SEATS.into(), Some(format!("t{i}"))).unwrap();
+                    let decided = harness
+                        .decide(
+                            Actor::Agent,
+                            "canteen.reserve".into(),
+                            SEATS.into(),
+                            Some(format!("t{i}")),
+                        )
+                        .unwrap();
                     assert_eq!(decided.step, DecisionStep::Mode);
-                    harness.invoke_as_agent(format!("t{i}"), "canteen.reserve".into(), SEATS.into()).await.unwrap()
+                    harness
+                        .invoke_as_agent(format!("t{i}"), "canteen.reserve".into(), SEATS.into())
+                        .await
+                        .unwrap()
                 })
             })
         })
         .collect();
     let results: Vec<Invocation> = handles.into_iter().map(|h| h.join().unwrap()).collect();
 
-    let ran = results.iter().filter(|r| matches!(r.outcome, Outcome::Ran { .. })).count();
-    let declined = results.iter().filter(|r| refused(r) == Some(RefusalCode::Declined)).count();
+    let ran = results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Ran { .. }))
+        .count();
+    let declined = results
+        .iter()
+        .filter(|r| refused(r) == Some(RefusalCode::Declined))
+        .count();
     assert_eq!((ran, declined), (4, 4));
     // Every prompt got a distinct id, and each answer matches the outcome it produced.
     let mut ids: Vec<u64> = seen.try_iter().map(|(id, _, _)| id).collect();
@@ -202,9 +276,17 @@ fn taps_from_several_threads_all_reach_the_card() {
         .map(|_| {
             let harness = harness.clone();
             thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
                 for _ in 0..5 {
-                    let r = rt.block_on(harness.invoke_as_user("wallet.recharge".into(), r#"{"amountYuan":1}"#.into())).unwrap();
+                    let r =
+                        rt.block_on(harness.invoke_as_user(
+                            "wallet.recharge".into(),
+                            r#"{"amountYuan":1}"#.into(),
+                        ))
+                        .unwrap();
                     assert!(matches!(r.outcome, Outcome::Ran { .. }));
                 }
             })
@@ -213,13 +295,20 @@ fn taps_from_several_threads_all_reach_the_card() {
     for h in handles {
         h.join().unwrap();
     }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let balance = rt.block_on(harness.invoke_as_user("wallet.cardBalance".into(), "{}".into())).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let balance = rt
+        .block_on(harness.invoke_as_user("wallet.cardBalance".into(), "{}".into()))
+        .unwrap();
     assert_eq!(
         balance.outcome,
         Outcome::Ran {
-            result_json: r#"{"balanceYuan":62.5,"dailyLimitYuan":200.0,"spentTodayYuan":18.5}"#.into(),
-            for_model: r#"{"balanceYuan":62.5,"dailyLimitYuan":200.0,"spentTodayYuan":18.5}"#.into(),
+            result_json: r#"{"balanceYuan":62.5,"dailyLimitYuan":200.0,"spentTodayYuan":18.5}"#
+                .into(),
+            for_model: r#"{"balanceYuan":62.5,"dailyLimitYuan":200.0,"spentTodayYuan":18.5}"#
+                .into(),
         }
     );
 }
@@ -230,7 +319,9 @@ async fn after_close_every_method_fails_with_closed() {
     harness.close();
     harness.close(); // twice does nothing
 
-    let closed = |r: Result<(), HarnessError>| assert!(matches!(r, Err(HarnessError::Closed { .. })), "{r:?}");
+    let closed = |r: Result<(), HarnessError>| {
+        assert!(matches!(r, Err(HarnessError::Closed { .. })), "{r:?}")
+    };
     closed(harness.ping());
     closed(harness.install_sample_plugins());
     closed(harness.plugins().map(drop));
@@ -241,17 +332,44 @@ async fn after_close_every_method_fails_with_closed() {
     closed(harness.set_conversation_rules("c1".into(), vec![]));
     closed(harness.open_conversation("c2".into()).map(drop));
     closed(harness.conversation("c1".into()).map(drop));
-    let settings = ConversationSettings { model: None, thinking_effort: None, preset: Preset::AutoEdit, plan_mode: false };
+    let settings = ConversationSettings {
+        model: None,
+        thinking_effort: None,
+        preset: Preset::AutoEdit,
+        plan_mode: false,
+    };
     closed(harness.set_conversation_settings("c1".into(), settings));
     closed(harness.set_conversation_scope("c1".into(), Scope::default()));
     closed(harness.begin_turn("c1".into()));
-    closed(harness.invoke_as_user("wallet.cardBalance".into(), "{}".into()).await.map(drop));
-    closed(harness.invoke_as_agent("c1".into(), "wallet.cardBalance".into(), "{}".into()).await.map(drop));
-    closed(harness.invoke_as_scheduler("wallet.cardBalance".into(), "{}".into()).await.map(drop));
-    closed(harness.decide(Actor::User, "wallet.cardBalance".into(), "{}".into(), None).map(drop));
+    closed(
+        harness
+            .invoke_as_user("wallet.cardBalance".into(), "{}".into())
+            .await
+            .map(drop),
+    );
+    closed(
+        harness
+            .invoke_as_agent("c1".into(), "wallet.cardBalance".into(), "{}".into())
+            .await
+            .map(drop),
+    );
+    closed(
+        harness
+            .invoke_as_scheduler("wallet.cardBalance".into(), "{}".into())
+            .await
+            .map(drop),
+    );
+    closed(
+        harness
+            .decide(Actor::User, "wallet.cardBalance".into(), "{}".into(), None)
+            .map(drop),
+    );
     closed(harness.model_tools(None).map(drop));
     closed(harness.accept_terms());
-    closed(harness.set_consent(Consent { terms_accepted: true, met: vec![] }));
+    closed(harness.set_consent(Consent {
+        terms_accepted: true,
+        met: vec![],
+    }));
     closed(harness.audit_log().map(drop));
     closed(harness.subscribe(Arc::new(Recorder::default())).map(drop));
 }
@@ -269,7 +387,10 @@ async fn close_from_another_thread_while_calls_run_never_crashes() {
     let mut ran = 0;
     let mut closed = 0;
     for _ in 0..2000 {
-        match harness.invoke_as_user("wallet.cardBalance".into(), "{}".into()).await {
+        match harness
+            .invoke_as_user("wallet.cardBalance".into(), "{}".into())
+            .await
+        {
             Ok(_) => ran += 1,
             Err(HarnessError::Closed { .. }) => closed += 1,
             Err(other) => panic!("unexpected {other:?}"),
@@ -296,7 +417,10 @@ fn a_cancelled_or_dropped_subscription_stops_delivery() {
     drop(to_drop);
     harness.begin_turn("c1".into()).unwrap();
 
-    let started = |turn| HarnessEvent::TurnStarted { conversation: "c1".into(), turn };
+    let started = |turn| HarnessEvent::TurnStarted {
+        conversation: "c1".into(),
+        turn,
+    };
     assert_eq!(*kept.events.lock().unwrap(), vec![started(1), started(2)]);
     assert_eq!(*cancelled.events.lock().unwrap(), vec![started(1)]);
     assert_eq!(*dropped.events.lock().unwrap(), vec![started(1)]);
@@ -305,22 +429,63 @@ fn a_cancelled_or_dropped_subscription_stops_delivery() {
 #[test]
 fn json_arguments_that_do_not_parse_name_the_argument() {
     let (harness, _platform, _seen) = open("json", vec![]);
-    let err = harness.decide(Actor::User, "wallet.recharge".into(), "{amountYuan: 5}".into(), None).unwrap_err();
-    assert_eq!(err, HarnessError::InvalidArgument { reason: "input_json: not valid JSON (key must be a string at line 1 column 2)".into() });
-    let rule = Rule { kind: RuleKind::Ask, tool: "wallet.recharge".into(), effect: None, when_json: Some("[1]".into()) };
+    let err = harness
+        .decide(
+            Actor::User,
+            "wallet.recharge".into(),
+            "{amountYuan: 5}".into(),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        HarnessError::InvalidArgument {
+            reason: "input_json: not valid JSON (key must be a string at line 1 column 2)".into()
+        }
+    );
+    let rule = Rule {
+        kind: RuleKind::Ask,
+        tool: "wallet.recharge".into(),
+        effect: None,
+        when_json: Some("[1]".into()),
+    };
     let err = harness.set_rules(vec![rule]).unwrap_err();
-    assert_eq!(err, HarnessError::InvalidArgument { reason: "rules[0].when_json: must be a JSON object".into() });
+    assert_eq!(
+        err,
+        HarnessError::InvalidArgument {
+            reason: "rules[0].when_json: must be a JSON object".into()
+        }
+    );
 }
 
 #[test]
 fn unknown_plugins_and_conversations_are_not_found() {
     let (harness, _platform, _seen) = open("missing", vec![]);
     assert_eq!(
-        harness.set_mode("nope".into(), Effect::Read, Mode::Off).unwrap_err(),
-        HarnessError::NotFound { reason: "no plugin \"nope\" is installed".into() }
+        harness
+            .set_mode("nope".into(), Effect::Read, Mode::Off)
+            .unwrap_err(),
+        HarnessError::NotFound {
+            reason: "no plugin \"nope\" is installed".into()
+        }
     );
-    assert_eq!(harness.begin_turn("nope".into()).unwrap_err(), HarnessError::NotFound { reason: "no conversation \"nope\"".into() });
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let err = rt.block_on(harness.invoke_as_agent("nope".into(), "wallet.cardBalance".into(), "{}".into())).unwrap_err();
-    assert_eq!(err, HarnessError::NotFound { reason: "no conversation \"nope\"".into() });
+    assert_eq!(
+        harness.begin_turn("nope".into()).unwrap_err(),
+        HarnessError::NotFound {
+            reason: "no conversation \"nope\"".into()
+        }
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(harness.invoke_as_agent("nope".into(), "wallet.cardBalance".into(), "{}".into()))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        HarnessError::NotFound {
+            reason: "no conversation \"nope\"".into()
+        }
+    );
 }

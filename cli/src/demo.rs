@@ -10,11 +10,11 @@ use async_trait::async_trait;
 use harness_core::conformance::describe;
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::plugins::samples::{self, Samples};
-use harness_core::store::DATABASE_FILE;
-use harness_core::{Engine, Options};
 use harness_core::policy::{Actor, Answer, Mode, PromptKind};
 use harness_core::registry::Effect;
-use serde_json::{json, Value};
+use harness_core::store::DATABASE_FILE;
+use harness_core::{Engine, Options};
+use serde_json::{Value, json};
 
 const CONVERSATION: &str = "demo";
 
@@ -28,19 +28,28 @@ pub fn open(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, 
 /// Starts the demo's data directory afresh — only the files the demo itself made — and installs
 /// the sample plugins the way a user would.
 fn fresh_demo(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
-    for name in [DATABASE_FILE.to_owned(), format!("{DATABASE_FILE}-wal"), format!("{DATABASE_FILE}-shm")] {
+    for name in [
+        DATABASE_FILE.to_owned(),
+        format!("{DATABASE_FILE}-wal"),
+        format!("{DATABASE_FILE}-shm"),
+    ] {
         match std::fs::remove_file(data_dir.join(&name)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(format!("cannot reset {name}: {e}")),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot reset {name}: {e}"));
+            }
             _ => {}
         }
     }
     let folder = data_dir.join("plugins").join("canteen");
-    std::fs::create_dir_all(&folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    std::fs::create_dir_all(&folder)
+        .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
     let document = folder.join("PLUGIN.md");
-    std::fs::write(&document, samples::CANTEEN_DOCUMENT).map_err(|e| format!("cannot write {}: {e}", document.display()))?;
+    std::fs::write(&document, samples::CANTEEN_DOCUMENT)
+        .map_err(|e| format!("cannot write {}: {e}", document.display()))?;
     let document = std::fs::canonicalize(&document).map_err(|e| e.to_string())?;
     let engine = open(data_dir, broker)?;
-    samples::install(&engine, &format!("file://{}", document.display())).map_err(|e| e.to_string())?;
+    samples::install(&engine, &format!("file://{}", document.display()))
+        .map_err(|e| e.to_string())?;
     engine.accept_terms().map_err(|e| e.to_string())?;
     engine.set_campus_session(true).map_err(|e| e.to_string())?;
     Ok(engine)
@@ -84,10 +93,16 @@ impl ApprovalBroker for TerminalAnswers {
     async fn ask(&self, prompt: Prompt) -> Answer {
         let keys = Self::keys(prompt.kind);
         println!("    ┌ approval needed: {}", prompt.headline);
-        println!("    │ plugin {} ({}), tool {} ({}), effect {}", prompt.plugin_title, prompt.plugin, prompt.tool_title, prompt.tool, prompt.effect);
+        println!(
+            "    │ plugin {} ({}), tool {} ({}), effect {}",
+            prompt.plugin_title, prompt.plugin, prompt.tool_title, prompt.tool, prompt.effect
+        );
         println!("    │ inputs {}", prompt.input);
         println!("    │ why: {}", prompt.reason);
-        let menu: Vec<String> = keys.iter().map(|(k, _, label)| format!("[{k}] {label}")).collect();
+        let menu: Vec<String> = keys
+            .iter()
+            .map(|(k, _, label)| format!("[{k}] {label}"))
+            .collect();
         if let Some(answer) = self.fixed {
             let answer = Self::fixed_for(answer, prompt.kind);
             println!("    └ {} → {} (--answer)", menu.join("  "), answer.as_str());
@@ -118,34 +133,83 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     println!("PKU harness demo — data directory {}", data_dir.display());
     for view in engine.plugins() {
         let plugin = &view.plugin;
-        println!("  installed {} ({}, {} tools)", plugin.id, plugin.kind.as_str(), plugin.tools.len());
+        println!(
+            "  installed {} ({}, {} tools)",
+            plugin.id,
+            plugin.kind.as_str(),
+            plugin.tools.len()
+        );
     }
     println!("  terms accepted; campus session signed in");
-    engine.open_conversation(CONVERSATION).map_err(|e| e.to_string())?;
+    engine
+        .open_conversation(CONVERSATION)
+        .map_err(|e| e.to_string())?;
 
-    turn(&engine, 1, "How much is left on my card, and can I get a table for two at 学一 at 12:00?");
+    turn(
+        &engine,
+        1,
+        "How much is left on my card, and can I get a table for two at 学一 at 12:00?",
+    );
     call(&engine, Actor::Agent, "wallet.cardBalance", json!({})).await;
-    call(&engine, Actor::Agent, "canteen.reserve", json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"})).await;
+    call(
+        &engine,
+        Actor::Agent,
+        "canteen.reserve",
+        json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}),
+    )
+    .await;
 
     turn(&engine, 2, "Top up my card with 50 yuan.");
     note("the user has set Settings → Plugins → wallet → AI permissions → money to off");
-    engine.set_mode("wallet", Effect::Money, Mode::Off).map_err(|e| e.to_string())?;
-    call(&engine, Actor::Agent, "wallet.recharge", json!({"amountYuan": 50})).await;
+    engine
+        .set_mode("wallet", Effect::Money, Mode::Off)
+        .map_err(|e| e.to_string())?;
+    call(
+        &engine,
+        Actor::Agent,
+        "wallet.recharge",
+        json!({"amountYuan": 50}),
+    )
+    .await;
 
     println!("\n— overnight, a scheduled job —");
     call(&engine, Actor::Scheduler, "canteen.crowd", json!({})).await;
-    call(&engine, Actor::Scheduler, "canteen.reserve", json!({"canteen": "农园食堂", "seats": 1, "time": "11:30"})).await;
+    call(
+        &engine,
+        Actor::Scheduler,
+        "canteen.reserve",
+        json!({"canteen": "农园食堂", "seats": 1, "time": "11:30"}),
+    )
+    .await;
     scheduled_check(&engine).await?;
 
     turn(&engine, 3, "What's new on the forum?");
     note("the user has set wallet's money mode back to auto");
-    engine.set_mode("wallet", Effect::Money, Mode::Auto).map_err(|e| e.to_string())?;
-    call(&engine, Actor::Agent, "mcp-forum.latestPosts", json!({"limit": 2})).await;
+    engine
+        .set_mode("wallet", Effect::Money, Mode::Auto)
+        .map_err(|e| e.to_string())?;
+    call(
+        &engine,
+        Actor::Agent,
+        "mcp-forum.latestPosts",
+        json!({"limit": 2}),
+    )
+    .await;
     note("a post asks the agent to recharge the card; the turn is tainted");
-    call(&engine, Actor::Agent, "wallet.recharge", json!({"amountYuan": 500})).await;
+    call(
+        &engine,
+        Actor::Agent,
+        "wallet.recharge",
+        json!({"amountYuan": 500}),
+    )
+    .await;
 
     let audit = engine.audit(10_000).map_err(|e| e.to_string())?;
-    println!("\n{} audit entries recorded (harness audit --data-dir {} lists them).", audit.len(), data_dir.display());
+    println!(
+        "\n{} audit entries recorded (harness audit --data-dir {} lists them).",
+        audit.len(),
+        data_dir.display()
+    );
     Ok(())
 }
 
@@ -161,16 +225,29 @@ fn note(text: &str) {
 async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
     println!("  {} → {tool} {input}", actor.as_str());
     let conversation = (actor == Actor::Agent).then(|| CONVERSATION.to_owned());
-    let invocation = engine.invoke(Call { tool: tool.to_owned(), actor, input, conversation }).await;
+    let invocation = engine
+        .invoke(Call {
+            tool: tool.to_owned(),
+            actor,
+            input,
+            conversation,
+        })
+        .await;
     let headline = invocation.prompt.as_ref().map(|p| p.headline.as_str());
-    println!("    decision: {} — {}", describe(&invocation.decision, headline), invocation.reason);
+    println!(
+        "    decision: {} — {}",
+        describe(&invocation.decision, headline),
+        invocation.reason
+    );
     if let Some(answer) = invocation.answer {
         println!("    answer: {}", answer.as_str());
     }
     match &invocation.outcome {
         Outcome::Ran { result, .. } => println!("    ran: {result}"),
         Outcome::Failed { message } => println!("    failed: {message}"),
-        Outcome::Refused { .. } if actor == Actor::Scheduler => println!("    the job records: {}", invocation.for_model()),
+        Outcome::Refused { .. } if actor == Actor::Scheduler => {
+            println!("    the job records: {}", invocation.for_model())
+        }
         Outcome::Refused { .. } => println!("    the agent is told: {}", invocation.for_model()),
     }
 }
@@ -190,10 +267,21 @@ async fn scheduled_check(engine: &Engine) -> Result<(), String> {
             "notify": {"title": "校园卡余额不足", "body": "余额还剩 {balanceYuan} 元"}
         }
     });
-    let job = engine.add_job(&spec, Owner::User).map_err(|e| e.to_string())?;
+    let job = engine
+        .add_job(&spec, Owner::User)
+        .map_err(|e| e.to_string())?;
     let due = job.next_due_ms.ok_or("the job has no due time")?;
-    println!("  the user adds job {}: {} — {}, next at {}", job.id, job.spec.name, job.spec.schedule, job.next_due_local().unwrap_or_default());
-    println!("  the phone wakes at {} and runs what is due", job.next_due_local().unwrap_or_default());
+    println!(
+        "  the user adds job {}: {} — {}, next at {}",
+        job.id,
+        job.spec.name,
+        job.spec.schedule,
+        job.next_due_local().unwrap_or_default()
+    );
+    println!(
+        "  the phone wakes at {} and runs what is due",
+        job.next_due_local().unwrap_or_default()
+    );
     for report in engine.run_due(due).await.map_err(|e| e.to_string())? {
         crate::jobs::print_report(engine, &report);
     }

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use clap::{Args, Subcommand};
+use harness_core::Engine;
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::policy::Answer;
 use harness_core::scheduler::schedule::{format_local, parse_local, parse_tz, resolve_local};
 use harness_core::scheduler::{Job, JobState, Owner, RunOutcome, RunReport};
-use harness_core::Engine;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::demo;
 
@@ -82,7 +82,9 @@ pub struct AddArgs {
 }
 
 fn json_arg(flag: &str, text: &Option<String>) -> Result<Option<Value>, String> {
-    text.as_deref().map(|t| serde_json::from_str(t).map_err(|e| format!("--{flag}: not JSON: {e}"))).transpose()
+    text.as_deref()
+        .map(|t| serde_json::from_str(t).map_err(|e| format!("--{flag}: not JSON: {e}")))
+        .transpose()
 }
 
 impl AddArgs {
@@ -126,7 +128,9 @@ pub fn run(data_dir: &Path, command: Option<JobsCommand>) -> Result<(), String> 
             }
         }
         JobsCommand::Add(args) => {
-            let job = engine.add_job(&args.spec()?, Owner::User).map_err(|e| e.to_string())?;
+            let job = engine
+                .add_job(&args.spec()?, Owner::User)
+                .map_err(|e| e.to_string())?;
             println!("added job {}", job.id);
             print_job(&job);
         }
@@ -134,7 +138,9 @@ pub fn run(data_dir: &Path, command: Option<JobsCommand>) -> Result<(), String> 
             engine.remove_job(id).map_err(|e| e.to_string())?;
             println!("removed job {id}");
         }
-        JobsCommand::Pause { id, reason } => print_job(&engine.pause_job(id, &reason).map_err(|e| e.to_string())?),
+        JobsCommand::Pause { id, reason } => {
+            print_job(&engine.pause_job(id, &reason).map_err(|e| e.to_string())?)
+        }
         JobsCommand::Resume { id } => print_job(&engine.resume_job(id).map_err(|e| e.to_string())?),
     }
     Ok(())
@@ -149,23 +155,38 @@ fn print_job(job: &Job) {
         Some(reason) => format!("paused ({reason})"),
         None => format!("{:?}", job.state).to_lowercase(),
     };
-    println!("  {:>3}  {}  · {what} · {} in {} · {state}", job.id, job.spec.name, job.spec.schedule, job.spec.time_zone);
-    if let Some(next) = job.next_due_local().filter(|_| job.state == JobState::Active) {
+    println!(
+        "  {:>3}  {}  · {what} · {} in {} · {state}",
+        job.id, job.spec.name, job.spec.schedule, job.spec.time_zone
+    );
+    if let Some(next) = job
+        .next_due_local()
+        .filter(|_| job.state == JobState::Active)
+    {
         println!("       next {next}");
     }
     if let Some(last) = &job.last {
-        println!("       last {} · refusals {} ({} in a row)", outcome_line(&last.outcome), job.refusals, job.refusals_in_row);
+        println!(
+            "       last {} · refusals {} ({} in a row)",
+            outcome_line(&last.outcome),
+            job.refusals,
+            job.refusals_in_row
+        );
     }
 }
 
 fn outcome_line(outcome: &RunOutcome) -> String {
     match outcome {
-        RunOutcome::Notified { notification } => format!("notified: {} — {}", notification.title, notification.body),
+        RunOutcome::Notified { notification } => {
+            format!("notified: {} — {}", notification.title, notification.body)
+        }
         RunOutcome::Quiet => "ran; the condition did not hold".into(),
         RunOutcome::Refused { code, message } => format!("refused {code}: {message}"),
         RunOutcome::Failed { message } => format!("failed: {message}"),
         RunOutcome::ConditionError { message } => format!("condition error: {message}"),
-        RunOutcome::AgentRan { reply, refused, .. } => format!("agent replied ({refused} calls refused): {reply}"),
+        RunOutcome::AgentRan { reply, refused, .. } => {
+            format!("agent replied ({refused} calls refused): {reply}")
+        }
         RunOutcome::Interrupted => "interrupted (the app stopped mid-run; not run again)".into(),
     }
 }
@@ -176,7 +197,12 @@ pub fn print_report(engine: &Engine, report: &RunReport) {
         Ok(tz) => format_local(tz, report.due_ms),
         Err(_) => format!("{} ms", report.due_ms),
     };
-    println!("  job {} {} (due {due}): {}", report.job, report.name, outcome_line(&report.outcome));
+    println!(
+        "  job {} {} (due {due}): {}",
+        report.job,
+        report.name,
+        outcome_line(&report.outcome)
+    );
     if let Some(reason) = &report.paused {
         println!("    the job is now {reason}");
     }

@@ -15,7 +15,11 @@ use harness_core::conformance;
 use harness_core::policy::Answer;
 
 #[derive(Parser)]
-#[command(name = "harness", version, about = "The PKU harness core, from a terminal")]
+#[command(
+    name = "harness",
+    version,
+    about = "The PKU harness core, from a terminal"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -120,10 +124,11 @@ fn default_data_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("HARNESS_DATA_DIR") {
         return dir.into();
     }
-    let base = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).or_else(|| {
-        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share"))
-    });
-    base.unwrap_or_else(|| PathBuf::from(".")).join("pku-harness")
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")));
+    base.unwrap_or_else(|| PathBuf::from("."))
+        .join("pku-harness")
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -131,22 +136,37 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo { answer, data_dir } => {
-            demo::run(&data_dir.unwrap_or_else(|| default_data_dir().join("demo")), answer.map(Answer::from)).await
+            demo::run(
+                &data_dir.unwrap_or_else(|| default_data_dir().join("demo")),
+                answer.map(Answer::from),
+            )
+            .await
         }
         Command::Tools { data_dir } => tools::run(&data_dir.unwrap_or_else(default_data_dir)),
-        Command::Settings { data_dir, command } => {
-            state::settings(&data_dir.unwrap_or_else(default_data_dir), command.unwrap_or(state::SettingsCommand::Show))
+        Command::Settings { data_dir, command } => state::settings(
+            &data_dir.unwrap_or_else(default_data_dir),
+            command.unwrap_or(state::SettingsCommand::Show),
+        ),
+        Command::Memory { data_dir, command } => state::memory(
+            &data_dir.unwrap_or_else(default_data_dir),
+            command.unwrap_or(state::MemoryCommand::List),
+        ),
+        Command::Consent { data_dir, command } => state::consent(
+            &data_dir.unwrap_or_else(default_data_dir),
+            command.unwrap_or(state::ConsentCommand::Show),
+        ),
+        Command::Audit { data_dir, limit } => {
+            state::audit(&data_dir.unwrap_or_else(default_data_dir), limit)
         }
-        Command::Memory { data_dir, command } => {
-            state::memory(&data_dir.unwrap_or_else(default_data_dir), command.unwrap_or(state::MemoryCommand::List))
+        Command::Secret { data_dir, command } => {
+            state::secret(&data_dir.unwrap_or_else(default_data_dir), command)
         }
-        Command::Consent { data_dir, command } => {
-            state::consent(&data_dir.unwrap_or_else(default_data_dir), command.unwrap_or(state::ConsentCommand::Show))
+        Command::Jobs { data_dir, action } => {
+            jobs::run(&data_dir.unwrap_or_else(default_data_dir), action)
         }
-        Command::Audit { data_dir, limit } => state::audit(&data_dir.unwrap_or_else(default_data_dir), limit),
-        Command::Secret { data_dir, command } => state::secret(&data_dir.unwrap_or_else(default_data_dir), command),
-        Command::Jobs { data_dir, action } => jobs::run(&data_dir.unwrap_or_else(default_data_dir), action),
-        Command::Tick { now, data_dir } => jobs::tick(&data_dir.unwrap_or_else(default_data_dir), &now).await,
+        Command::Tick { now, data_dir } => {
+            jobs::tick(&data_dir.unwrap_or_else(default_data_dir), &now).await
+        }
         Command::Conformance { paths } => return run_conformance(&paths).await,
     };
     match result {
@@ -171,5 +191,9 @@ async fn run_conformance(paths: &[PathBuf]) -> ExitCode {
         }
     }
     println!("{} passed, {failed} failed", results.len() - failed);
-    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -24,7 +24,7 @@ fn failed(e: impl std::fmt::Display) -> SecretError {
 mod backend {
     use linux_keyutils::{KeyError, KeyRing, KeyRingIdentifier};
 
-    use super::{failed, SecretError, SERVICE};
+    use super::{SERVICE, SecretError, failed};
 
     fn ring() -> Result<KeyRing, SecretError> {
         KeyRing::from_special_id(KeyRingIdentifier::User, false).map_err(failed)
@@ -36,14 +36,19 @@ mod backend {
 
     pub fn get(key: &str) -> Result<Option<String>, SecretError> {
         match ring()?.search(&description(key)) {
-            Ok(found) => String::from_utf8(found.read_to_vec().map_err(failed)?).map(Some).map_err(failed),
+            Ok(found) => String::from_utf8(found.read_to_vec().map_err(failed)?)
+                .map(Some)
+                .map_err(failed),
             Err(KeyError::KeyDoesNotExist) => Ok(None),
             Err(e) => Err(failed(e)),
         }
     }
 
     pub fn set(key: &str, value: &str) -> Result<(), SecretError> {
-        ring()?.add_key(&description(key), value.as_bytes()).map(|_| ()).map_err(failed)
+        ring()?
+            .add_key(&description(key), value.as_bytes())
+            .map(|_| ())
+            .map_err(failed)
     }
 
     pub fn delete(key: &str) -> Result<(), SecretError> {
@@ -61,7 +66,7 @@ mod backend {
 /// On macOS, the login Keychain.
 #[cfg(target_os = "macos")]
 mod backend {
-    use super::{failed, SecretError, SERVICE};
+    use super::{SERVICE, SecretError, failed};
 
     fn entry(key: &str) -> Result<keyring::Entry, SecretError> {
         keyring::Entry::new(SERVICE, key).map_err(failed)

@@ -47,7 +47,10 @@ pub enum ConsentCommand {
     /// A plugin's "Allow cloud" switch.
     Cloud { plugin: String, state: OnOff },
     /// Report a system permission's state, as the shell does.
-    Permission { permission: PermissionArg, state: PermissionStateArg },
+    Permission {
+        permission: PermissionArg,
+        state: PermissionStateArg,
+    },
 }
 
 #[derive(Subcommand)]
@@ -140,21 +143,28 @@ pub fn consent(data_dir: &Path, command: ConsentCommand) -> Result<(), String> {
             for view in engine.plugins() {
                 let p = &view.plugin;
                 if !p.scopes.is_empty() || !p.disclosure.is_empty() {
-                    println!("{}: scopes {:?}, cloud disclosure {:?}", p.id, p.scopes, p.disclosure);
+                    println!(
+                        "{}: scopes {:?}, cloud disclosure {:?}",
+                        p.id, p.scopes, p.disclosure
+                    );
                 }
             }
             return Ok(());
         }
         ConsentCommand::AcceptTerms => engine.accept_terms(),
         ConsentCommand::Campus { state } => engine.set_campus_session(matches!(state, OnOff::On)),
-        ConsentCommand::Cloud { plugin, state } => engine.set_cloud_consent(&plugin, matches!(state, OnOff::On)),
+        ConsentCommand::Cloud { plugin, state } => {
+            engine.set_cloud_consent(&plugin, matches!(state, OnOff::On))
+        }
         ConsentCommand::Permission { permission, state } => {
             let permission = match permission {
                 PermissionArg::Notifications => Permission::Notifications,
                 PermissionArg::ExactAlarm => Permission::ExactAlarm,
             };
             // The terminal is the user's own hands: this is a tap.
-            engine.request_permission(permission, Actor::User).map_err(|e| e.to_string())?;
+            engine
+                .request_permission(permission, Actor::User)
+                .map_err(|e| e.to_string())?;
             let state = match state {
                 PermissionStateArg::Granted => PermissionState::Granted,
                 PermissionStateArg::Denied => PermissionState::Denied,
@@ -170,9 +180,20 @@ pub fn consent(data_dir: &Path, command: ConsentCommand) -> Result<(), String> {
 pub fn audit(data_dir: &Path, limit: usize) -> Result<(), String> {
     let engine = open(data_dir)?;
     for row in engine.audit(limit).map_err(|e| e.to_string())? {
-        let at = chrono::DateTime::from_timestamp_millis(row.at_ms).map_or(String::new(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string());
-        let mut line = format!("{:>6} {at} {:<9} {:<26} {:<8}", row.seq, row.actor, row.tool, row.event);
-        for part in [row.detail, row.step.map(|s| format!("step {s}")), row.rule.map(|r| format!("rule {r}"))].into_iter().flatten() {
+        let at = chrono::DateTime::from_timestamp_millis(row.at_ms)
+            .map_or(String::new(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string());
+        let mut line = format!(
+            "{:>6} {at} {:<9} {:<26} {:<8}",
+            row.seq, row.actor, row.tool, row.event
+        );
+        for part in [
+            row.detail,
+            row.step.map(|s| format!("step {s}")),
+            row.rule.map(|r| format!("rule {r}")),
+        ]
+        .into_iter()
+        .flatten()
+        {
             line.push(' ');
             line.push_str(&part);
         }
@@ -189,7 +210,9 @@ pub fn secret(data_dir: &Path, command: SecretCommand) -> Result<(), String> {
     match command {
         SecretCommand::Set { key } => {
             let mut value = String::new();
-            std::io::stdin().read_to_string(&mut value).map_err(|e| e.to_string())?;
+            std::io::stdin()
+                .read_to_string(&mut value)
+                .map_err(|e| e.to_string())?;
             let value = value.trim_end_matches(['\r', '\n']);
             if value.is_empty() {
                 return Err("no secret on standard input".into());

@@ -28,20 +28,41 @@ pub fn run(data_dir: &Path) -> Result<(), String> {
         let state = if view.enabled { "enabled" } else { "disabled" };
         println!("  {:<12} {} · {}", plugin.id, plugin.kind.as_str(), state);
         if !plugin.requires.is_empty() {
-            let unmet = view.unmet.as_deref().map_or(String::new(), |r| format!(" (not met: {r})"));
+            let unmet = view
+                .unmet
+                .as_deref()
+                .map_or(String::new(), |r| format!(" (not met: {r})"));
             println!("    requires {}{unmet}", plugin.requires.join(", "));
         }
-        let row: Vec<String> = view.modes.iter().map(|(effect, mode, source)| format!("{effect} {mode} ({})", source.as_str())).collect();
+        let row: Vec<String> = view
+            .modes
+            .iter()
+            .map(|(effect, mode, source)| format!("{effect} {mode} ({})", source.as_str()))
+            .collect();
         println!("    modes  {}", row.join(" · "));
         for tool in &plugin.tools {
             let mut flags = Vec::new();
-            for (on, name) in [(tool.untrusted, "untrusted"), (tool.user_only, "userOnly"), (tool.grant, "grant"), (tool.always_ask, "alwaysAsk")] {
+            for (on, name) in [
+                (tool.untrusted, "untrusted"),
+                (tool.user_only, "userOnly"),
+                (tool.grant, "grant"),
+                (tool.always_ask, "alwaysAsk"),
+            ] {
                 if on {
                     flags.push(name);
                 }
             }
-            let flags = if flags.is_empty() { String::new() } else { format!(" [{}]", flags.join(", ")) };
-            println!("    {:<28} {:<6} {}{flags}", tool.id, tool.effect.as_str(), tool.title);
+            let flags = if flags.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", flags.join(", "))
+            };
+            println!(
+                "    {:<28} {:<6} {}{flags}",
+                tool.id,
+                tool.effect.as_str(),
+                tool.title
+            );
         }
     }
     // seed 001: a row for every plugin that loaded, "no grants" included, in a fixed order.

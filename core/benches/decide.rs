@@ -5,12 +5,15 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolContext};
+use harness_core::policy::{
+    Actor, Answer, Availability, Facts, Preset, Rule, RuleKind, RuleSet, Rules, ToolCheck,
+    UserModes, decide,
+};
+use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::{Engine, Options};
-use harness_core::policy::{decide, Actor, Answer, Availability, Facts, Preset, Rule, RuleKind, RuleSet, Rules, ToolCheck, UserModes};
-use harness_core::registry::{parse_manifest, Effect, Plugin, PluginKind, Tool};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const PLUGINS: usize = 200;
 const TOOLS: usize = 20;
@@ -22,13 +25,21 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, below: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) as usize) % below
     }
 }
 
 fn plugins(rng: &mut Lcg) -> Vec<Plugin> {
-    let kinds = [PluginKind::Bundled, PluginKind::Official, PluginKind::Community, PluginKind::Remote];
+    let kinds = [
+        PluginKind::Bundled,
+        PluginKind::Official,
+        PluginKind::Community,
+        PluginKind::Remote,
+    ];
     (0..PLUGINS)
         .map(|p| {
             let kind = kinds[rng.next(4)];
@@ -38,8 +49,16 @@ fn plugins(rng: &mut Lcg) -> Vec<Plugin> {
                            "input": {"type": "object", "properties": {"n": {"type": "integer"}}}})
                 })
                 .collect();
-            let id = if kind == PluginKind::Remote { format!("mcp-server{p}") } else { format!("plugin{p}") };
-            Plugin::load(parse_manifest(&json!({"id": id, "tools": tools})).unwrap(), kind).unwrap()
+            let id = if kind == PluginKind::Remote {
+                format!("mcp-server{p}")
+            } else {
+                format!("plugin{p}")
+            };
+            Plugin::load(
+                parse_manifest(&json!({"id": id, "tools": tools})).unwrap(),
+                kind,
+            )
+            .unwrap()
         })
         .collect()
 }
@@ -54,7 +73,12 @@ fn rules(rng: &mut Lcg, plugins: &[Plugin]) -> Vec<Rule> {
                 _ => plugin.tools[rng.next(TOOLS)].id.clone(),
             };
             let when = (rng.next(4) == 0).then(|| json!({"n": 7}).as_object().unwrap().clone());
-            Rule { kind: kinds[rng.next(3)], tool, effect: None, when }
+            Rule {
+                kind: kinds[rng.next(3)],
+                tool,
+                effect: None,
+                when,
+            }
         })
         .collect()
 }
@@ -83,39 +107,53 @@ fn bench(c: &mut Criterion) {
     let conversation = RuleSet::default();
     let modes = UserModes::default();
     let input = json!({"n": 7});
-    let picks: Vec<(usize, usize)> = (0..CALLS).map(|_| (rng.next(PLUGINS), rng.next(TOOLS))).collect();
+    let picks: Vec<(usize, usize)> = (0..CALLS)
+        .map(|_| (rng.next(PLUGINS), rng.next(TOOLS)))
+        .collect();
 
-    c.bench_function("policy::decide (200 plugins × 20 tools, 1000 rules)", |b| {
-        let mut i = 0;
-        b.iter(|| {
-            let (p, t) = picks[i % CALLS];
-            i += 1;
-            let plugin = &plugins[p];
-            let tool = &plugin.tools[t];
-            let facts = Facts {
-                actor: Actor::Agent,
-                tool: Some(tool),
-                availability: Availability::Ready,
-                terms_accepted: true,
-                input: &input,
-                input_valid: true,
-                mode: modes.effective(plugin, tool.effect).0,
-                preset: Preset::AutoEdit,
-                plan_mode: false,
-                tainted: false,
-                check: ToolCheck::Pass,
-                sensitive: false,
-                has_target: false,
-            };
-            black_box(decide(black_box(&facts), Rules { global: &global, conversation: &conversation }))
-        })
-    });
+    c.bench_function(
+        "policy::decide (200 plugins × 20 tools, 1000 rules)",
+        |b| {
+            let mut i = 0;
+            b.iter(|| {
+                let (p, t) = picks[i % CALLS];
+                i += 1;
+                let plugin = &plugins[p];
+                let tool = &plugin.tools[t];
+                let facts = Facts {
+                    actor: Actor::Agent,
+                    tool: Some(tool),
+                    availability: Availability::Ready,
+                    terms_accepted: true,
+                    input: &input,
+                    input_valid: true,
+                    mode: modes.effective(plugin, tool.effect).0,
+                    preset: Preset::AutoEdit,
+                    plan_mode: false,
+                    tainted: false,
+                    check: ToolCheck::Pass,
+                    sensitive: false,
+                    has_target: false,
+                };
+                black_box(decide(
+                    black_box(&facts),
+                    Rules {
+                        global: &global,
+                        conversation: &conversation,
+                    },
+                ))
+            })
+        },
+    );
 
     let mut options = Options::new(Arc::new(Idle));
     options.builtin_plugins = false;
     let engine = Engine::in_memory(options).unwrap();
     let handler: Arc<dyn PluginHandler> = Arc::new(Idle);
-    let ids: Vec<String> = picks.iter().map(|&(p, t)| plugins[p].tools[t].id.clone()).collect();
+    let ids: Vec<String> = picks
+        .iter()
+        .map(|&(p, t)| plugins[p].tools[t].id.clone())
+        .collect();
     for plugin in plugins {
         engine.install(plugin, "bench", handler.clone()).unwrap();
     }
@@ -124,7 +162,12 @@ fn bench(c: &mut Criterion) {
     engine.open_conversation("bench").unwrap();
     let calls: Vec<Call> = ids
         .into_iter()
-        .map(|tool| Call { tool, actor: Actor::Agent, input: input.clone(), conversation: Some("bench".into()) })
+        .map(|tool| Call {
+            tool,
+            actor: Actor::Agent,
+            input: input.clone(),
+            conversation: Some("bench".into()),
+        })
         .collect();
     c.bench_function("Engine::decide (lookups, schema, check, decide)", |b| {
         let mut i = 0;

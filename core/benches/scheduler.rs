@@ -7,15 +7,15 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use harness_core::clock::Clock;
 use harness_core::engine::Catalog;
 use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::Answer;
-use harness_core::registry::{parse_manifest, Plugin, PluginKind, Tool};
+use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::scheduler::Owner;
 use harness_core::{Engine, Options};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const JOBS: usize = 10_000;
 /// 2026-05-01 00:00 UTC.
@@ -50,7 +50,10 @@ struct One;
 impl Catalog for One {
     fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
         let manifest = json!({"id": "campus", "title": "校园", "tools": [{"name": "balance", "title": "余额", "effect": "read"}]});
-        vec![(Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Bundled).unwrap(), Arc::new(Never))]
+        vec![(
+            Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Bundled).unwrap(),
+            Arc::new(Never),
+        )]
     }
 }
 
@@ -64,7 +67,9 @@ fn engine() -> Engine {
         let schedule = match i % 3 {
             0 => json!({"everyMinutes": 1 + i % 600}),
             1 => json!({"cron": format!("{} {} * * *", i % 60, (i / 60) % 24)}),
-            _ => json!({"at": format!("2026-05-{:02} {:02}:{:02}", 2 + i % 27, (i / 60) % 24, i % 60)}),
+            _ => {
+                json!({"at": format!("2026-05-{:02} {:02}:{:02}", 2 + i % 27, (i / 60) % 24, i % 60)})
+            }
         };
         let spec = json!({"name": format!("job {i}"), "schedule": schedule, "timeZone": zones[i % 3],
                           "check": {"tool": "campus.balance", "when": {"path": "balanceYuan", "op": "lt", "value": 20},
@@ -79,8 +84,12 @@ fn bench(c: &mut Criterion) {
     let now = T0 + 60 * 60_000;
     let due = engine.due_jobs(now).len();
     eprintln!("{JOBS} jobs; {due} due an hour later");
-    c.bench_function("next_wake_ms over 10,000 jobs", |b| b.iter(|| black_box(engine.next_wake_ms())));
-    c.bench_function("due_jobs over 10,000 jobs", |b| b.iter(|| black_box(engine.due_jobs(black_box(now)))));
+    c.bench_function("next_wake_ms over 10,000 jobs", |b| {
+        b.iter(|| black_box(engine.next_wake_ms()))
+    });
+    c.bench_function("due_jobs over 10,000 jobs", |b| {
+        b.iter(|| black_box(engine.due_jobs(black_box(now))))
+    });
     c.bench_function("next wake + due selection over 10,000 jobs", |b| {
         b.iter(|| {
             black_box(engine.next_wake_ms());

@@ -6,11 +6,11 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::policy::Answer;
-use harness_core::store::rows::{self, AuditRow};
 use harness_core::store::Store;
+use harness_core::store::rows::{self, AuditRow};
 use harness_core::{Engine, Options};
 use serde_json::json;
 
@@ -55,10 +55,14 @@ fn populate(dir: &std::path::Path) {
             .collect();
         let manifest = json!({"id": format!("plugin{p}"), "title": "插件", "tools": tools});
         let text = format!("---\n{manifest}\n---\n# plugin {p}\n");
-        engine.install_document(&text, &format!("https://example.org/{p}/PLUGIN.md")).unwrap();
+        engine
+            .install_document(&text, &format!("https://example.org/{p}/PLUGIN.md"))
+            .unwrap();
     }
     for m in 0..1000 {
-        engine.write_memory(&format!("memory {m}"), Some("c"), Some(m), m % 3 == 0).unwrap();
+        engine
+            .write_memory(&format!("memory {m}"), Some("c"), Some(m), m % 3 == 0)
+            .unwrap();
     }
     drop(engine);
     let store = Store::open(dir).unwrap();
@@ -75,9 +79,10 @@ fn populate(dir: &std::path::Path) {
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     populate(dir.path());
-    c.bench_function("Engine::open (200 plugins × 10 tools, 100k audit rows, 1k memories)", |b| {
-        b.iter_with_large_drop(|| Engine::open(black_box(dir.path()), options()).unwrap())
-    });
+    c.bench_function(
+        "Engine::open (200 plugins × 10 tools, 100k audit rows, 1k memories)",
+        |b| b.iter_with_large_drop(|| Engine::open(black_box(dir.path()), options()).unwrap()),
+    );
 
     let fresh = tempfile::tempdir().unwrap();
     let store = Store::open(fresh.path()).unwrap();
@@ -87,7 +92,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("append one row (one transaction)", |b| {
         b.iter(|| {
             n += 1;
-            store.write(|tx| rows::append_audit(tx, &audit_row(n))).unwrap()
+            store
+                .write(|tx| rows::append_audit(tx, &audit_row(n)))
+                .unwrap()
         })
     });
     group.finish();

@@ -5,13 +5,21 @@ use crate::policy::{Answer, Decision, RuleScope, Verdict};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AuditEvent {
-    Decided { decision: Decision },
-    Answered { answer: Answer },
+    Decided {
+        decision: Decision,
+    },
+    Answered {
+        answer: Answer,
+    },
     Ran,
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
     /// The call was stopped after the decision: declined at the prompt, or an answer the
     /// prompt did not offer.
-    Stopped { code: String },
+    Stopped {
+        code: String,
+    },
 }
 
 impl AuditEvent {
@@ -21,7 +29,13 @@ impl AuditEvent {
             AuditEvent::Decided { decision } => {
                 let verdict = match decision.verdict {
                     Verdict::Run => "run".to_owned(),
-                    Verdict::Ask(kind) => format!("ask:{}", serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()),
+                    Verdict::Ask(kind) => format!(
+                        "ask:{}",
+                        serde_json::to_value(kind)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default()
+                    ),
                     Verdict::Refuse(code) => format!("refuse:{}", code.as_str()),
                 };
                 let rule = decision.rule.map(|r| {
@@ -31,9 +45,16 @@ impl AuditEvent {
                     };
                     format!("{scope}[{}]", r.index)
                 });
-                ("decided", Some(verdict), Some(decision.step.label().to_owned()), rule)
+                (
+                    "decided",
+                    Some(verdict),
+                    Some(decision.step.label().to_owned()),
+                    rule,
+                )
             }
-            AuditEvent::Answered { answer } => ("answered", Some(answer.as_str().to_owned()), None, None),
+            AuditEvent::Answered { answer } => {
+                ("answered", Some(answer.as_str().to_owned()), None, None)
+            }
             AuditEvent::Ran => ("ran", None, None, None),
             AuditEvent::Failed { message } => ("failed", Some(message), None, None),
             AuditEvent::Stopped { code } => ("stopped", Some(code), None, None),

@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::consent::{Permission, PermissionState};
 use crate::engine::{Engine, Options};
 use crate::invoke::{ApprovalBroker, Assessment, Call, PluginHandler, Prompt, ToolContext};
 use crate::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
-use crate::registry::{parse_manifest, tool_id, Effect, Plugin, PluginKind, Tool};
+use crate::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest, tool_id};
 use crate::turn::{ConversationSettings, Scope};
 
 /// The conversation agent calls in a scenario take place in.
@@ -41,14 +41,18 @@ pub async fn run_paths(paths: &[PathBuf]) -> Vec<ScenarioResult> {
                     results.extend(run_file(&file).await);
                 }
             }
-            Err(e) => results.push(ScenarioResult { name: path.display().to_string(), result: Err(e) }),
+            Err(e) => results.push(ScenarioResult {
+                name: path.display().to_string(),
+                result: Err(e),
+            }),
         }
     }
     results
 }
 
 fn json_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if meta.is_file() {
         return Ok(vec![path.to_owned()]);
     }
@@ -78,8 +82,18 @@ pub async fn run_file(path: &Path) -> Vec<ScenarioResult> {
     let scenarios = match parsed {
         Ok(Value::Array(items)) => items,
         Ok(single @ Value::Object(_)) => vec![single],
-        Ok(_) => return vec![ScenarioResult { name, result: Err("not a scenario object or an array of them".into()) }],
-        Err(e) => return vec![ScenarioResult { name, result: Err(format!("cannot parse: {e}")) }],
+        Ok(_) => {
+            return vec![ScenarioResult {
+                name,
+                result: Err("not a scenario object or an array of them".into()),
+            }];
+        }
+        Err(e) => {
+            return vec![ScenarioResult {
+                name,
+                result: Err(format!("cannot parse: {e}")),
+            }];
+        }
     };
     let mut results = Vec::with_capacity(scenarios.len());
     for (index, scenario) in scenarios.iter().enumerate() {
@@ -87,7 +101,10 @@ pub async fn run_file(path: &Path) -> Vec<ScenarioResult> {
             Some(n) => n.to_owned(),
             None => format!("{name}[{index}]"),
         };
-        results.push(ScenarioResult { name, result: run_scenario(scenario).await });
+        results.push(ScenarioResult {
+            name,
+            result: run_scenario(scenario).await,
+        });
     }
     results
 }
@@ -97,7 +114,8 @@ pub async fn run_scenario(scenario: &Value) -> Result<(), String> {
     if scenario.get("gate").is_some() {
         return crate::gates::run_gate_scenario(scenario);
     }
-    let spec: Scenario = serde_json::from_value(scenario.clone()).map_err(|e| format!("bad scenario: {e}"))?;
+    let spec: Scenario =
+        serde_json::from_value(scenario.clone()).map_err(|e| format!("bad scenario: {e}"))?;
     spec.run().await
 }
 
@@ -145,7 +163,10 @@ struct ConsentSpec {
 
 impl Default for ConsentSpec {
     fn default() -> Self {
-        Self { terms_accepted: true, met: Vec::new() }
+        Self {
+            terms_accepted: true,
+            met: Vec::new(),
+        }
     }
 }
 
@@ -252,32 +273,52 @@ impl Scenario {
                 return Err(format!("bad scenario: plugins[{index}] is not an object"));
             };
             let kind: PluginKind = match fields.remove("kind") {
-                Some(kind) => serde_json::from_value(kind).map_err(|e| format!("bad scenario: plugins[{index}].kind: {e}"))?,
+                Some(kind) => serde_json::from_value(kind)
+                    .map_err(|e| format!("bad scenario: plugins[{index}].kind: {e}"))?,
                 None => return Err(format!("bad scenario: plugins[{index}].kind is missing")),
             };
-            let enabled = fields.remove("enabled").map_or(Ok(true), |v| v.as_bool().ok_or("plugins[].enabled must be a boolean"))?;
-            let manifest = parse_manifest(&Value::Object(fields)).map_err(|e| format!("load error: {e}"))?;
+            let enabled = fields.remove("enabled").map_or(Ok(true), |v| {
+                v.as_bool().ok_or("plugins[].enabled must be a boolean")
+            })?;
+            let manifest =
+                parse_manifest(&Value::Object(fields)).map_err(|e| format!("load error: {e}"))?;
             let plugin = Plugin::load(manifest, kind).map_err(|e| format!("load error: {e}"))?;
             let id = plugin.id.clone();
-            engine.install(plugin, "scenario", tools.clone()).map_err(|e| format!("load error: {e}"))?;
-            engine.set_enabled(&id, enabled).map_err(|e| e.to_string())?;
+            engine
+                .install(plugin, "scenario", tools.clone())
+                .map_err(|e| format!("load error: {e}"))?;
+            engine
+                .set_enabled(&id, enabled)
+                .map_err(|e| e.to_string())?;
         }
         for (plugin, modes) in self.modes {
             for (effect, mode) in modes {
-                engine.set_mode(&plugin, effect, mode).map_err(|e| format!("bad scenario: modes: {e}"))?;
+                engine
+                    .set_mode(&plugin, effect, mode)
+                    .map_err(|e| format!("bad scenario: modes: {e}"))?;
             }
         }
-        engine.set_rules(self.rules).map_err(|e| format!("bad scenario: {e}"))?;
+        engine
+            .set_rules(self.rules)
+            .map_err(|e| format!("bad scenario: {e}"))?;
         give_consent(&engine, self.consent).map_err(|e| e.to_string())?;
-        engine.open_conversation(CONVERSATION).map_err(|e| e.to_string())?;
+        engine
+            .open_conversation(CONVERSATION)
+            .map_err(|e| e.to_string())?;
         let mut settings = ConversationSettings {
             preset: self.conversation.preset,
             plan_mode: self.conversation.plan_mode,
             ..ConversationSettings::default()
         };
-        engine.set_conversation_settings(CONVERSATION, settings.clone()).map_err(|e| e.to_string())?;
-        engine.set_scope(CONVERSATION, self.conversation.scope).map_err(|e| e.to_string())?;
-        engine.set_conversation_rules(CONVERSATION, self.conversation.rules).map_err(|e| format!("bad scenario: conversation.{e}"))?;
+        engine
+            .set_conversation_settings(CONVERSATION, settings.clone())
+            .map_err(|e| e.to_string())?;
+        engine
+            .set_scope(CONVERSATION, self.conversation.scope)
+            .map_err(|e| e.to_string())?;
+        engine
+            .set_conversation_rules(CONVERSATION, self.conversation.rules)
+            .map_err(|e| format!("bad scenario: conversation.{e}"))?;
         engine.begin_turn(CONVERSATION).map_err(|e| e.to_string())?;
         if self.conversation.tainted {
             engine.taint(CONVERSATION).map_err(|e| e.to_string())?;
@@ -286,32 +327,53 @@ impl Scenario {
         for (index, step) in self.steps.into_iter().enumerate() {
             let at = |msg: String| format!("step {}: {msg}", index + 1);
             if let Some(set) = step.set_mode {
-                engine.set_mode(&set.plugin, set.effect, set.mode).map_err(|e| at(e.to_string()))?;
+                engine
+                    .set_mode(&set.plugin, set.effect, set.mode)
+                    .map_err(|e| at(e.to_string()))?;
             } else if let Some(preset) = step.set_preset {
                 settings.preset = preset;
-                engine.set_conversation_settings(CONVERSATION, settings.clone()).map_err(|e| at(e.to_string()))?;
+                engine
+                    .set_conversation_settings(CONVERSATION, settings.clone())
+                    .map_err(|e| at(e.to_string()))?;
             } else if let Some(plan_mode) = step.set_plan_mode {
                 settings.plan_mode = plan_mode;
-                engine.set_conversation_settings(CONVERSATION, settings.clone()).map_err(|e| at(e.to_string()))?;
+                engine
+                    .set_conversation_settings(CONVERSATION, settings.clone())
+                    .map_err(|e| at(e.to_string()))?;
             } else if step.begin_turn == Some(true) {
-                engine.begin_turn(CONVERSATION).map_err(|e| at(e.to_string()))?;
+                engine
+                    .begin_turn(CONVERSATION)
+                    .map_err(|e| at(e.to_string()))?;
             } else if let Some(set) = step.set_enabled {
-                engine.set_enabled(&set.plugin, set.enabled).map_err(|e| at(e.to_string()))?;
+                engine
+                    .set_enabled(&set.plugin, set.enabled)
+                    .map_err(|e| at(e.to_string()))?;
             } else if let Some(call) = step.call {
-                let expect = step.expect.ok_or_else(|| at("a call step needs an expect".into()))?;
+                let expect = step
+                    .expect
+                    .ok_or_else(|| at("a call step needs an expect".into()))?;
                 let tool = match (call.tool, call.model_name) {
                     (Some(id), None) => id,
-                    (None, Some(name)) => tool_id(&name).ok_or_else(|| at(format!("model name \"{name}\" maps to no tool id")))?,
+                    (None, Some(name)) => tool_id(&name)
+                        .ok_or_else(|| at(format!("model name \"{name}\" maps to no tool id")))?,
                     _ => return Err(at("a call names exactly one of tool and modelName".into())),
                 };
                 *tools.next.lock().unwrap() = Assessment {
                     check: call.tool_check,
-                    reason: (call.tool_check == ToolCheck::Deny).then(|| "The tool's own check refused this call.".to_owned()),
+                    reason: (call.tool_check == ToolCheck::Deny)
+                        .then(|| "The tool's own check refused this call.".to_owned()),
                     sensitive: call.sensitive,
                 };
                 *answers.next.lock().unwrap() = step.answer;
                 let conversation = (call.actor == Actor::Agent).then(|| CONVERSATION.to_owned());
-                let invocation = engine.invoke(Call { tool, actor: call.actor, input: call.input, conversation }).await;
+                let invocation = engine
+                    .invoke(Call {
+                        tool,
+                        actor: call.actor,
+                        input: call.input,
+                        conversation,
+                    })
+                    .await;
                 let headline = invocation.prompt.as_ref().map(|p| p.headline.as_str());
                 check(&expect, &invocation.decision, headline).map_err(at)?;
             } else {
@@ -331,8 +393,12 @@ fn give_consent(engine: &Engine, consent: ConsentSpec) -> Result<(), crate::Engi
     for requirement in consent.met {
         match requirement.as_str() {
             "campus-session" => engine.set_campus_session(true)?,
-            "notifications" => engine.report_permission(Permission::Notifications, PermissionState::Granted)?,
-            "exact-alarm" => engine.report_permission(Permission::ExactAlarm, PermissionState::Granted)?,
+            "notifications" => {
+                engine.report_permission(Permission::Notifications, PermissionState::Granted)?
+            }
+            "exact-alarm" => {
+                engine.report_permission(Permission::ExactAlarm, PermissionState::Granted)?
+            }
             _ => capabilities.push(requirement),
         }
     }
@@ -344,11 +410,18 @@ fn check(expect: &Expect, got: &Decision, headline: Option<&str>) -> Result<(), 
         ("run", Verdict::Run) => true,
         ("ask", Verdict::Ask(kind)) => {
             expect.offers.as_deref().is_none_or(|o| o == kind.offers())
-                && expect.headline.as_deref().is_none_or(|h| Some(h) == headline)
+                && expect
+                    .headline
+                    .as_deref()
+                    .is_none_or(|h| Some(h) == headline)
         }
         ("refuse", Verdict::Refuse(code)) => expect.code.is_none_or(|c| c == code),
         ("run" | "ask" | "refuse", _) => false,
-        (other, _) => return Err(format!("expect.decision \"{other}\" is not run, ask or refuse")),
+        (other, _) => {
+            return Err(format!(
+                "expect.decision \"{other}\" is not run, ask or refuse"
+            ));
+        }
     };
     if ok {
         return Ok(());
@@ -367,7 +440,10 @@ fn check(expect: &Expect, got: &Decision, headline: Option<&str>) -> Result<(), 
         "refuse" => format!("refuse {}", expect.code.map_or("(any code)", Code::as_str)),
         other => other.to_owned(),
     };
-    Err(format!("expected {wanted}, got {}", describe(got, headline)))
+    Err(format!(
+        "expected {wanted}, got {}",
+        describe(got, headline)
+    ))
 }
 
 fn offers_text(offers: &[Answer]) -> String {
@@ -379,7 +455,11 @@ fn offers_text(offers: &[Answer]) -> String {
 pub fn describe(decision: &Decision, headline: Option<&str>) -> String {
     let verdict = match decision.verdict {
         Verdict::Run => "run".to_owned(),
-        Verdict::Ask(kind) => format!("ask {} \"{}\"", offers_text(kind.offers()), headline.unwrap_or("")),
+        Verdict::Ask(kind) => format!(
+            "ask {} \"{}\"",
+            offers_text(kind.offers()),
+            headline.unwrap_or("")
+        ),
         Verdict::Refuse(code) => format!("refuse {}", code.as_str()),
     };
     format!("{verdict} (step {})", decision.step.label())

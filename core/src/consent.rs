@@ -87,9 +87,13 @@ impl ConsentState {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConsentError {
     /// seed 000: a cloud call without consent throws `CloudError('consent_required')`.
-    #[error("consent_required: plugin \"{0}\" may not use PKU harness Cloud; the user turns on Settings → Plugins → {0} → Allow cloud")]
+    #[error(
+        "consent_required: plugin \"{0}\" may not use PKU harness Cloud; the user turns on Settings → Plugins → {0} → Allow cloud"
+    )]
     CloudConsentRequired(String),
-    #[error("the {0} permission prompt is shown only when the user taps; ask the user to tap the button on the plugin's screen")]
+    #[error(
+        "the {0} permission prompt is shown only when the user taps; ask the user to tap the button on the plugin's screen"
+    )]
     PromptNeedsATap(&'static str),
 }
 

@@ -10,15 +10,15 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{OptionalExtension, params};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::engine::{Engine, Shared};
 use crate::invoke::{Call, Outcome, PluginHandler, ToolContext};
 use crate::policy::{Actor, Code};
-use crate::registry::{model_name, Tool};
+use crate::registry::{Tool, model_name};
 use crate::store::StoreError;
 
 /// The `source_cache` table created by schema version 2, for store.rs. Frozen once released, like
@@ -84,7 +84,10 @@ pub struct SourceLocks {
 impl SourceLocks {
     fn of(&self, plugin: &str, key: &str) -> RefreshLock {
         let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
-        locks.entry((plugin.to_owned(), key.to_owned())).or_default().clone()
+        locks
+            .entry((plugin.to_owned(), key.to_owned()))
+            .or_default()
+            .clone()
     }
 }
 
@@ -120,15 +123,24 @@ impl Engine {
             .data_sources()
             .into_iter()
             .find(|s| s.plugin == plugin && s.key == key)
-            .ok_or_else(|| SourceError::NoSuchSource { plugin: plugin.to_owned(), key: key.to_owned() })?;
+            .ok_or_else(|| SourceError::NoSuchSource {
+                plugin: plugin.to_owned(),
+                key: key.to_owned(),
+            })?;
         let started = self.now_ms();
         let fresh = |cached: &Option<(Value, i64)>, now: i64| {
-            cached.as_ref().is_some_and(|(_, at)| now - at < source.ttl_ms as i64)
+            cached
+                .as_ref()
+                .is_some_and(|(_, at)| now - at < source.ttl_ms as i64)
         };
         let cached = self.cached(plugin, key)?;
         if fresh(&cached, started) {
             let (value, fetched_at_ms) = cached.expect("fresh");
-            return Ok(SourceRead { value, fetched_at_ms, cached: true });
+            return Ok(SourceRead {
+                value,
+                fetched_at_ms,
+                cached: true,
+            });
         }
         let lock = self.shared.sources.of(plugin, key);
         let _refreshing = lock.lock().await;
@@ -136,15 +148,25 @@ impl Engine {
         let cached = self.cached(plugin, key)?;
         if fresh(&cached, self.now_ms()) || cached.as_ref().is_some_and(|(_, at)| *at >= started) {
             let (value, fetched_at_ms) = cached.expect("fresh");
-            return Ok(SourceRead { value, fetched_at_ms, cached: true });
+            return Ok(SourceRead {
+                value,
+                fetched_at_ms,
+                cached: true,
+            });
         }
         // DESIGN.md §2: a stale entry is refreshed with actor scheduler rules (read only).
         let input = source.args.clone().unwrap_or_else(|| json!({}));
-        let call = Call { tool: source.tool.clone(), actor: Actor::Scheduler, input, conversation: None };
+        let call = Call {
+            tool: source.tool.clone(),
+            actor: Actor::Scheduler,
+            input,
+            conversation: None,
+        };
         match self.invoke(call).await.outcome {
             Outcome::Ran { result, .. } => {
                 let at = self.now_ms();
-                let text = serde_json::to_string(&result).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                let text = serde_json::to_string(&result)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
                 self.shared.store.write(|tx| {
                     tx.execute(
                         "INSERT INTO source_cache (plugin, key, value, fetched_at) VALUES (?1, ?2, ?3, ?4)
@@ -153,7 +175,11 @@ impl Engine {
                     )?;
                     Ok(())
                 })?;
-                Ok(SourceRead { value: result, fetched_at_ms: at, cached: false })
+                Ok(SourceRead {
+                    value: result,
+                    fetched_at_ms: at,
+                    cached: false,
+                })
             }
             Outcome::Refused { code, message } => Err(SourceError::Refused { code, message }),
             Outcome::Failed { message } => Err(SourceError::Failed(message)),
@@ -162,11 +188,17 @@ impl Engine {
 
     fn cached(&self, plugin: &str, key: &str) -> Result<Option<(Value, i64)>, StoreError> {
         let row: Option<(String, i64)> = self.shared.store.read(|c| {
-            Ok(c.query_row("SELECT value, fetched_at FROM source_cache WHERE plugin = ?1 AND key = ?2", [plugin, key], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?)
+            Ok(c.query_row(
+                "SELECT value, fetched_at FROM source_cache WHERE plugin = ?1 AND key = ?2",
+                [plugin, key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
         })?;
         row.map(|(text, at)| {
-            serde_json::from_str(&text).map(|v| (v, at)).map_err(|e| StoreError::Corrupt(format!("source_cache {plugin}.{key}: {e}")))
+            serde_json::from_str(&text)
+                .map(|v| (v, at))
+                .map_err(|e| StoreError::Corrupt(format!("source_cache {plugin}.{key}: {e}")))
         })
         .transpose()
     }

@@ -20,7 +20,7 @@ use crate::secrets::{MemorySecrets, SecretError, SecretStore};
 use crate::services::{Host, PluginGates};
 use crate::settings::{Change, Settings, SettingsError};
 use crate::store::rows::{self, MemoryRow, PluginRow, Table};
-use crate::store::{Store, StoreError, AUDIT_PRUNE_EVERY};
+use crate::store::{AUDIT_PRUNE_EVERY, Store, StoreError};
 use crate::turn::{Conversation, ConversationSettings, Scope};
 
 /// Where the code behind installed plugins comes from, beyond the core's own plugins.
@@ -234,12 +234,17 @@ impl Engine {
         let plugin_rows = store.read(|c| rows::plugins(c))?;
         let mode_rows = store.read(|c| rows::modes(c))?;
         let rule_rows: Vec<(String, Vec<Rule>)> = store.read(|c| rows::rules(c))?;
-        let conversation_rows: Vec<(String, ConversationSettings, Scope, u64)> = store.read(|c| rows::conversations(c))?;
+        let conversation_rows: Vec<(String, ConversationSettings, Scope, u64)> =
+            store.read(|c| rows::conversations(c))?;
         let settings_rows = store.read(|c| rows::values(c, Table::Settings))?;
         let consent_rows = store.read(|c| rows::values(c, Table::Consent))?;
         let preference_rows = store.read(|c| rows::values(c, Table::Preferences))?;
 
-        let mut bundled = if builtin_plugins { builtin::plugins(&Arc::downgrade(&self.shared)) } else { Vec::new() };
+        let mut bundled = if builtin_plugins {
+            builtin::plugins(&Arc::downgrade(&self.shared))
+        } else {
+            Vec::new()
+        };
         bundled.extend(self.shared.catalog.bundled());
         let now = self.now_ms();
         let mut errors = Vec::new();
@@ -247,7 +252,13 @@ impl Engine {
         for (plugin, handler) in bundled {
             let row = plugin_rows.iter().find(|r| r.id == plugin.id);
             if row.is_none() {
-                let fresh = PluginRow { id: plugin.id.clone(), kind: "bundled".into(), source: "bundled".into(), manifest: None, enabled: true };
+                let fresh = PluginRow {
+                    id: plugin.id.clone(),
+                    kind: "bundled".into(),
+                    source: "bundled".into(),
+                    manifest: None,
+                    enabled: true,
+                };
                 store.write(|tx| rows::put_plugin(tx, &fresh, now))?;
             }
             let enabled = row.is_none_or(|r| r.enabled);
@@ -290,42 +301,73 @@ impl Engine {
         }
         for (key, value) in settings_rows {
             match key.as_str() {
-                SETTINGS_KEY => state.settings = serde_json::from_value(value).map_err(|e| StoreError::Corrupt(format!("settings: {e}")))?,
-                DEFAULTS_KEY => state.defaults = serde_json::from_value(value).map_err(|e| StoreError::Corrupt(format!("defaults: {e}")))?,
+                SETTINGS_KEY => {
+                    state.settings = serde_json::from_value(value)
+                        .map_err(|e| StoreError::Corrupt(format!("settings: {e}")))?
+                }
+                DEFAULTS_KEY => {
+                    state.defaults = serde_json::from_value(value)
+                        .map_err(|e| StoreError::Corrupt(format!("defaults: {e}")))?
+                }
                 _ => {}
             }
         }
         if let Some((_, value)) = consent_rows.into_iter().find(|(k, _)| k == CONSENT_KEY) {
-            state.consent = serde_json::from_value(value).map_err(|e| StoreError::Corrupt(format!("consent: {e}")))?;
+            state.consent = serde_json::from_value(value)
+                .map_err(|e| StoreError::Corrupt(format!("consent: {e}")))?;
         }
         state.preferences = preference_rows.into_iter().collect();
         drop(state);
         store.write(|tx| rows::prune_audit(tx))?;
-        *self.shared.load_errors.lock().unwrap_or_else(|p| p.into_inner()) = errors;
+        *self
+            .shared
+            .load_errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = errors;
         Ok(())
     }
 
     fn load_row(&self, row: &PluginRow) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {
-        let kind: PluginKind = serde_json::from_value(Value::String(row.kind.clone()))
-            .map_err(|_| LoadError { plugin: row.id.clone(), field: "kind".into(), message: format!("unknown kind \"{}\"", row.kind) })?;
+        let kind: PluginKind =
+            serde_json::from_value(Value::String(row.kind.clone())).map_err(|_| LoadError {
+                plugin: row.id.clone(),
+                field: "kind".into(),
+                message: format!("unknown kind \"{}\"", row.kind),
+            })?;
         let text = row.manifest.as_deref().unwrap_or("null");
-        let json: Value = serde_json::from_str(text)
-            .map_err(|e| LoadError { plugin: row.id.clone(), field: "manifest".into(), message: e.to_string() })?;
+        let json: Value = serde_json::from_str(text).map_err(|e| LoadError {
+            plugin: row.id.clone(),
+            field: "manifest".into(),
+            message: e.to_string(),
+        })?;
         let plugin = Plugin::reload(crate::registry::parse_manifest(&json)?, kind)?;
-        let handler = self.shared.catalog.handler(&plugin).unwrap_or_else(|| Arc::new(NoCode));
+        let handler = self
+            .shared
+            .catalog
+            .handler(&plugin)
+            .unwrap_or_else(|| Arc::new(NoCode));
         Ok((plugin, handler))
     }
 
     /// Plugins that were installed but could not be loaded at open, with why.
     pub fn load_errors(&self) -> Vec<String> {
-        self.shared.load_errors.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.shared
+            .load_errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     // ---- plugins
 
     /// Installs a loaded plugin with the code behind its tools; `source` is where it came from.
     /// It starts enabled.
-    pub fn install(&self, plugin: Plugin, source: &str, handler: Arc<dyn PluginHandler>) -> Result<(), EngineError> {
+    pub fn install(
+        &self,
+        plugin: Plugin,
+        source: &str,
+        handler: Arc<dyn PluginHandler>,
+    ) -> Result<(), EngineError> {
         let mut state = self.state();
         if state.registry.plugin(&plugin.id).is_some() {
             return Err(LoadError {
@@ -337,9 +379,18 @@ impl Engine {
         }
         let manifest = match plugin.kind {
             PluginKind::Bundled => None,
-            _ => Some(serde_json::to_string(&plugin.manifest).map_err(|e| StoreError::Corrupt(e.to_string()))?),
+            _ => Some(
+                serde_json::to_string(&plugin.manifest)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
         };
-        let row = PluginRow { id: plugin.id.clone(), kind: plugin.kind.as_str().into(), source: source.into(), manifest, enabled: true };
+        let row = PluginRow {
+            id: plugin.id.clone(),
+            kind: plugin.kind.as_str().into(),
+            source: source.into(),
+            manifest,
+            enabled: true,
+        };
         let now = self.now_ms();
         self.store().write(|tx| rows::put_plugin(tx, &row, now))?;
         register(&mut state, plugin, handler, true)?;
@@ -351,18 +402,35 @@ impl Engine {
     pub fn install_document(&self, text: &str, source: &str) -> Result<String, EngineError> {
         let doc = document::parse(text)?;
         let official_host = self.state().settings.official_host.clone();
-        let plugin = Plugin::load(doc.manifest, document::kind_for_source(source, &official_host))?;
+        let plugin = Plugin::load(
+            doc.manifest,
+            document::kind_for_source(source, &official_host),
+        )?;
         let id = plugin.id.clone();
-        let handler = self.shared.catalog.handler(&plugin).unwrap_or_else(|| Arc::new(NoCode));
+        let handler = self
+            .shared
+            .catalog
+            .handler(&plugin)
+            .unwrap_or_else(|| Arc::new(NoCode));
         self.install(plugin, source, handler)?;
         Ok(id)
     }
 
     /// Installs an MCP server's tools as remote plugin `mcp-<server>`. Returns the plugin id.
-    pub fn install_remote(&self, server: &str, title: &str, tools: &[McpTool], url: &str) -> Result<String, EngineError> {
+    pub fn install_remote(
+        &self,
+        server: &str,
+        title: &str,
+        tools: &[McpTool],
+        url: &str,
+    ) -> Result<String, EngineError> {
         let plugin = Plugin::from_mcp(server, title, tools)?;
         let id = plugin.id.clone();
-        let handler = self.shared.catalog.handler(&plugin).unwrap_or_else(|| Arc::new(NoCode));
+        let handler = self
+            .shared
+            .catalog
+            .handler(&plugin)
+            .unwrap_or_else(|| Arc::new(NoCode));
         self.install(plugin, url, handler)?;
         Ok(id)
     }
@@ -370,7 +438,10 @@ impl Engine {
     /// Removes an installed document or remote plugin, with its modes and preferences.
     pub fn uninstall(&self, plugin: &str) -> Result<(), EngineError> {
         let mut state = self.state();
-        let installed = state.installed.get(plugin).ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        let installed = state
+            .installed
+            .get(plugin)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
         if installed.plugin.kind == PluginKind::Bundled {
             return Err(EngineError::Bundled(plugin.to_owned()));
         }
@@ -386,8 +457,13 @@ impl Engine {
         if !state.installed.contains_key(plugin) {
             return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
         }
-        self.store().write(|tx| rows::set_enabled(tx, plugin, enabled))?;
-        state.installed.get_mut(plugin).expect("checked above").enabled = enabled;
+        self.store()
+            .write(|tx| rows::set_enabled(tx, plugin, enabled))?;
+        state
+            .installed
+            .get_mut(plugin)
+            .expect("checked above")
+            .enabled = enabled;
         Ok(())
     }
 
@@ -396,7 +472,8 @@ impl Engine {
         if !state.installed.contains_key(plugin) {
             return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
         }
-        self.store().write(|tx| rows::set_mode(tx, plugin, effect.as_str(), mode.as_str()))?;
+        self.store()
+            .write(|tx| rows::set_mode(tx, plugin, effect.as_str(), mode.as_str()))?;
         state.modes.set(plugin, effect, mode);
         Ok(())
     }
@@ -404,7 +481,10 @@ impl Engine {
     /// Every effect's mode for one plugin, with where it came from.
     pub fn modes(&self, plugin: &str) -> Result<Vec<(Effect, Mode, ModeSource)>, EngineError> {
         let state = self.state();
-        let installed = state.installed.get(plugin).ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        let installed = state
+            .installed
+            .get(plugin)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
         Ok(modes_of(&state, &installed.plugin))
     }
 
@@ -435,7 +515,8 @@ impl Engine {
     pub fn set_rules(&self, rules: Vec<Rule>) -> Result<(), EngineError> {
         let set = RuleSet::new(rules)?;
         let mut state = self.state();
-        self.store().write(|tx| rows::put_rules(tx, GLOBAL_SCOPE, set.rules()))?;
+        self.store()
+            .write(|tx| rows::put_rules(tx, GLOBAL_SCOPE, set.rules()))?;
         state.rules = Arc::new(set);
         Ok(())
     }
@@ -445,11 +526,19 @@ impl Engine {
     }
 
     /// Replaces one conversation's own rules.
-    pub fn set_conversation_rules(&self, conversation: &str, rules: Vec<Rule>) -> Result<(), EngineError> {
+    pub fn set_conversation_rules(
+        &self,
+        conversation: &str,
+        rules: Vec<Rule>,
+    ) -> Result<(), EngineError> {
         let set = RuleSet::new(rules)?;
         let mut state = self.state();
-        let conv = state.conversations.get_mut(conversation).ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
-        self.store().write(|tx| rows::put_rules(tx, conversation, set.rules()))?;
+        let conv = state
+            .conversations
+            .get_mut(conversation)
+            .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
+        self.store()
+            .write(|tx| rows::put_rules(tx, conversation, set.rules()))?;
         conv.rules = Arc::new(set);
         Ok(())
     }
@@ -462,7 +551,9 @@ impl Engine {
         }
         let conversation = Conversation::new(id, state.defaults.clone());
         let now = self.now_ms();
-        self.store().write(|tx| rows::put_conversation(tx, id, &conversation.settings, &conversation.scope, 0, now))?;
+        self.store().write(|tx| {
+            rows::put_conversation(tx, id, &conversation.settings, &conversation.scope, 0, now)
+        })?;
         let settings = conversation.settings.clone();
         state.conversations.insert(id.to_owned(), conversation);
         Ok(settings)
@@ -470,10 +561,19 @@ impl Engine {
 
     /// Changes one conversation's settings; they apply at its next call and become the default
     /// for new conversations. Other conversations keep theirs (seed 003).
-    pub fn set_conversation_settings(&self, id: &str, settings: ConversationSettings) -> Result<(), EngineError> {
+    pub fn set_conversation_settings(
+        &self,
+        id: &str,
+        settings: ConversationSettings,
+    ) -> Result<(), EngineError> {
         let mut state = self.state();
         let defaults = settings.clone();
-        self.change_conversation(&mut state, id, |c| c.settings = settings, |tx| rows::put_value(tx, Table::Settings, DEFAULTS_KEY, &defaults))?;
+        self.change_conversation(
+            &mut state,
+            id,
+            |c| c.settings = settings,
+            |tx| rows::put_value(tx, Table::Settings, DEFAULTS_KEY, &defaults),
+        )?;
         state.defaults = defaults;
         Ok(())
     }
@@ -487,7 +587,11 @@ impl Engine {
         change: impl FnOnce(&mut Conversation),
         also: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), StoreError>,
     ) -> Result<u64, EngineError> {
-        let mut next = state.conversations.get(id).cloned().ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        let mut next = state
+            .conversations
+            .get(id)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
         change(&mut next);
         let now = self.now_ms();
         self.store().write(|tx| {
@@ -517,7 +621,8 @@ impl Engine {
     /// Starts a turn: taint belongs to the turn that read untrusted content. Returns the turn's
     /// number.
     pub fn begin_turn(&self, id: &str) -> Result<u64, EngineError> {
-        let turns = self.change_conversation(&mut self.state(), id, Conversation::begin_turn, |_| Ok(()))?;
+        let turns =
+            self.change_conversation(&mut self.state(), id, Conversation::begin_turn, |_| Ok(()))?;
         // seed 001: the notify budget is per turn.
         self.shared.host.notifier.end_turn();
         Ok(turns)
@@ -526,7 +631,10 @@ impl Engine {
     /// Marks the current turn as having read untrusted content.
     pub fn taint(&self, id: &str) -> Result<(), EngineError> {
         let mut state = self.state();
-        let conv = state.conversations.get_mut(id).ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        let conv = state
+            .conversations
+            .get_mut(id)
+            .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
         conv.tainted = true;
         Ok(())
     }
@@ -541,7 +649,8 @@ impl Engine {
         let mut state = self.state();
         let mut next = state.consent.clone();
         f(&mut next);
-        self.store().write(|tx| rows::put_value(tx, Table::Consent, CONSENT_KEY, &next))?;
+        self.store()
+            .write(|tx| rows::put_value(tx, Table::Consent, CONSENT_KEY, &next))?;
         state.consent = next;
         Ok(())
     }
@@ -584,7 +693,11 @@ impl Engine {
     }
 
     /// The shell reports a system permission's state.
-    pub fn report_permission(&self, permission: Permission, state: PermissionState) -> Result<(), EngineError> {
+    pub fn report_permission(
+        &self,
+        permission: Permission,
+        state: PermissionState,
+    ) -> Result<(), EngineError> {
         self.change_consent(|c| c.set_permission(permission, state))?;
         // The scheduler's alarm is exact only while the exact-alarm permission is granted.
         self.rearm_wake();
@@ -597,7 +710,11 @@ impl Engine {
     }
 
     /// Whether the shell may show the system prompt for `permission` now: only for a tap.
-    pub fn request_permission(&self, permission: Permission, actor: Actor) -> Result<(), ConsentError> {
+    pub fn request_permission(
+        &self,
+        permission: Permission,
+        actor: Actor,
+    ) -> Result<(), ConsentError> {
         match actor {
             Actor::User => Ok(()),
             _ => Err(ConsentError::PromptNeedsATap(permission.requirement())),
@@ -619,15 +736,23 @@ impl Engine {
     pub fn loosens(&self, change: &Change) -> bool {
         let state = self.state();
         match change {
-            Change::PluginMode { plugin, effect, mode } => match state.installed.get(plugin) {
+            Change::PluginMode {
+                plugin,
+                effect,
+                mode,
+            } => match state.installed.get(plugin) {
                 Some(installed) => *mode < state.modes.effective(&installed.plugin, *effect).0,
                 None => false,
             },
-            Change::PluginEnabled { plugin, enabled } => *enabled && state.installed.get(plugin).is_some_and(|i| !i.enabled),
+            Change::PluginEnabled { plugin, enabled } => {
+                *enabled && state.installed.get(plugin).is_some_and(|i| !i.enabled)
+            }
             Change::Rules(next) => {
                 let current = state.rules.rules();
                 current.iter().any(|r| !next.contains(r))
-                    || next.iter().any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
+                    || next
+                        .iter()
+                        .any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
             }
             Change::ModelEndpoint(endpoint) => *endpoint != state.settings.model.endpoint,
             _ => false,
@@ -640,7 +765,8 @@ impl Engine {
             let mut state = self.state();
             let mut next = state.settings.clone();
             f(&mut next);
-            self.store().write(|tx| rows::put_value(tx, Table::Settings, SETTINGS_KEY, &next))?;
+            self.store()
+                .write(|tx| rows::put_value(tx, Table::Settings, SETTINGS_KEY, &next))?;
             state.settings = next;
             Ok(())
         };
@@ -650,10 +776,16 @@ impl Engine {
             Change::TimeZone(v) => app(&|s| s.time_zone = v.clone()),
             Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
             Change::ModelEndpoint(v) => app(&|s| s.model.endpoint = v.clone()),
-            Change::PluginEnabled { plugin, enabled } => self.set_enabled(&plugin, enabled).map_err(|e| named(&format!("plugins.{plugin}.enabled"), e)),
-            Change::PluginMode { plugin, effect, mode } => {
-                self.set_mode(&plugin, effect, mode).map_err(|e| named(&format!("plugins.{plugin}.modes.{effect}"), e))
-            }
+            Change::PluginEnabled { plugin, enabled } => self
+                .set_enabled(&plugin, enabled)
+                .map_err(|e| named(&format!("plugins.{plugin}.enabled"), e)),
+            Change::PluginMode {
+                plugin,
+                effect,
+                mode,
+            } => self
+                .set_mode(&plugin, effect, mode)
+                .map_err(|e| named(&format!("plugins.{plugin}.modes.{effect}"), e)),
             Change::PluginPreferences { plugin, value } => self.set_preferences(&plugin, value),
             Change::Rules(rules) => self.set_rules(rules).map_err(|e| named("rules", e)),
         }
@@ -662,10 +794,19 @@ impl Engine {
     fn set_preferences(&self, plugin: &str, value: Value) -> Result<(), EngineError> {
         let key = format!("plugins.{plugin}.preferences");
         let mut state = self.state();
-        let installed = state.installed.get(plugin).ok_or_else(|| SettingsError::new(&key, format!("no plugin \"{plugin}\" is installed")))?;
-        let schema = installed.plugin.preferences.as_ref().ok_or_else(|| SettingsError::new(&key, "this plugin has no preferences"))?;
-        schema.validate(&value).map_err(|e| SettingsError::new(&key, e.replace("input", "preferences")))?;
-        self.store().write(|tx| rows::put_value(tx, Table::Preferences, plugin, &value))?;
+        let installed = state.installed.get(plugin).ok_or_else(|| {
+            SettingsError::new(&key, format!("no plugin \"{plugin}\" is installed"))
+        })?;
+        let schema = installed
+            .plugin
+            .preferences
+            .as_ref()
+            .ok_or_else(|| SettingsError::new(&key, "this plugin has no preferences"))?;
+        schema
+            .validate(&value)
+            .map_err(|e| SettingsError::new(&key, e.replace("input", "preferences")))?;
+        self.store()
+            .write(|tx| rows::put_value(tx, Table::Preferences, plugin, &value))?;
         state.preferences.insert(plugin.to_owned(), value);
         Ok(())
     }
@@ -673,17 +814,36 @@ impl Engine {
     // ---- memories
 
     /// Saves a memory. One the agent writes in a tainted turn waits for the user's approval.
-    pub fn write_memory(&self, text: &str, conversation: Option<&str>, turn: Option<u64>, tainted: bool) -> Result<MemoryRow, EngineError> {
-        let state = if tainted { MemoryState::Pending } else { MemoryState::Active };
+    pub fn write_memory(
+        &self,
+        text: &str,
+        conversation: Option<&str>,
+        turn: Option<u64>,
+        tainted: bool,
+    ) -> Result<MemoryRow, EngineError> {
+        let state = if tainted {
+            MemoryState::Pending
+        } else {
+            MemoryState::Active
+        };
         let now = self.now_ms();
-        let id = self
-            .store()
-            .write(|tx| rows::insert_memory(tx, text, state.as_str(), conversation, turn.map(|t| t as i64), now))?;
+        let id = self.store().write(|tx| {
+            rows::insert_memory(
+                tx,
+                text,
+                state.as_str(),
+                conversation,
+                turn.map(|t| t as i64),
+                now,
+            )
+        })?;
         self.memory(id)
     }
 
     pub fn memory(&self, id: i64) -> Result<MemoryRow, EngineError> {
-        self.store().read(|c| rows::memory(c, id))?.ok_or(EngineError::NoSuchMemory(id))
+        self.store()
+            .read(|c| rows::memory(c, id))?
+            .ok_or(EngineError::NoSuchMemory(id))
     }
 
     pub fn memories(&self) -> Result<Vec<MemoryRow>, EngineError> {
@@ -692,17 +852,31 @@ impl Engine {
 
     /// The memories in effect: what the agent is told it remembers.
     pub fn memories_in_effect(&self) -> Result<Vec<String>, EngineError> {
-        Ok(self.memories()?.into_iter().filter(|m| m.state == "active").map(|m| m.text).collect())
+        Ok(self
+            .memories()?
+            .into_iter()
+            .filter(|m| m.state == "active")
+            .map(|m| m.text)
+            .collect())
     }
 
     /// The user approves (or rejects) a pending memory.
     pub fn decide_memory(&self, id: i64, approve: bool) -> Result<MemoryRow, EngineError> {
-        let to = if approve { MemoryState::Active } else { MemoryState::Rejected };
+        let to = if approve {
+            MemoryState::Active
+        } else {
+            MemoryState::Rejected
+        };
         let now = self.now_ms();
-        let moved = self.store().write(|tx| rows::decide_memory(tx, id, "pending", to.as_str(), now))?;
+        let moved = self
+            .store()
+            .write(|tx| rows::decide_memory(tx, id, "pending", to.as_str(), now))?;
         let memory = self.memory(id)?;
         if !moved {
-            return Err(EngineError::MemoryNotPending { id, state: memory.state });
+            return Err(EngineError::MemoryNotPending {
+                id,
+                state: memory.state,
+            });
         }
         Ok(memory)
     }
@@ -711,12 +885,19 @@ impl Engine {
 
     /// A document the user attached from the file picker, read into text on the phone. Only
     /// the shell calls this, after the user chose the file on a screen: no tool can.
-    pub fn attach_document(&self, conversation: &str, name: &str, text: &str) -> Result<i64, EngineError> {
+    pub fn attach_document(
+        &self,
+        conversation: &str,
+        name: &str,
+        text: &str,
+    ) -> Result<i64, EngineError> {
         if !self.state().conversations.contains_key(conversation) {
             return Err(EngineError::NoSuchConversation(conversation.to_owned()));
         }
         let now = self.now_ms();
-        Ok(self.store().write(|tx| rows::insert_document(tx, conversation, name, text, now))?)
+        Ok(self
+            .store()
+            .write(|tx| rows::insert_document(tx, conversation, name, text, now))?)
     }
 
     pub fn documents(&self, conversation: &str) -> Result<Vec<(i64, String, String)>, EngineError> {
@@ -773,9 +954,18 @@ fn modes_of(state: &State, plugin: &Plugin) -> Vec<(Effect, Mode, ModeSource)> {
 
 /// Adds a loaded plugin to the state, after the load-time checks of its grants (seed 001: a
 /// grant asked for and not honoured is loud).
-fn register(state: &mut State, plugin: Plugin, handler: Arc<dyn PluginHandler>, enabled: bool) -> Result<(), LoadError> {
+fn register(
+    state: &mut State,
+    plugin: Plugin,
+    handler: Arc<dyn PluginHandler>,
+    enabled: bool,
+) -> Result<(), LoadError> {
     let id = plugin.id.clone();
-    let grant_error = |e: crate::gates::GrantError| LoadError { plugin: id.clone(), field: "grants".into(), message: e.to_string() };
+    let grant_error = |e: crate::gates::GrantError| LoadError {
+        plugin: id.clone(),
+        field: "grants".into(),
+        message: e.to_string(),
+    };
     // Only a plugin that calls tools needs the catalog of every tool; building it for each
     // plugin would make opening a data directory quadratic in its plugins.
     let catalog = if plugin.grants.allow_tools.is_empty() {
@@ -785,12 +975,21 @@ fn register(state: &mut State, plugin: Plugin, handler: Arc<dyn PluginHandler>, 
         catalog.extend(crate::services::catalog_of([&plugin]));
         catalog
     };
-    if let Some(e) = crate::gates::check_grants(&id, &plugin.grants, &catalog).into_iter().next() {
+    if let Some(e) = crate::gates::check_grants(&id, &plugin.grants, &catalog)
+        .into_iter()
+        .next()
+    {
         return Err(grant_error(e));
     }
     // Store names are plugin ids lowercased: only a plugin whose id differs in case can clash.
-    let namesakes = state.registry.plugins().filter(|p| p.id.eq_ignore_ascii_case(&id)).map(|p| (p.id.as_str(), &p.grants));
-    let clash = crate::gates::check_store_names(namesakes.chain([(id.as_str(), &plugin.grants)])).into_iter().next();
+    let namesakes = state
+        .registry
+        .plugins()
+        .filter(|p| p.id.eq_ignore_ascii_case(&id))
+        .map(|p| (p.id.as_str(), &p.grants));
+    let clash = crate::gates::check_store_names(namesakes.chain([(id.as_str(), &plugin.grants)]))
+        .into_iter()
+        .next();
     if let Some(e) = clash {
         return Err(grant_error(e));
     }
@@ -798,7 +997,17 @@ fn register(state: &mut State, plugin: Plugin, handler: Arc<dyn PluginHandler>, 
     let warnings = crate::gates::startup_warnings(&id, &plugin.grants, &catalog);
     state.registry.insert(plugin)?;
     let plugin = state.registry.plugin(&id).expect("just inserted").clone();
-    state.installed.insert(id, Installed { plugin, handler, enabled, gates: Arc::new(PluginGates::new()), grant_row, warnings });
+    state.installed.insert(
+        id,
+        Installed {
+            plugin,
+            handler,
+            enabled,
+            gates: Arc::new(PluginGates::new()),
+            grant_row,
+            warnings,
+        },
+    );
     Ok(())
 }
 
@@ -807,7 +1016,15 @@ struct NoCode;
 
 #[async_trait::async_trait]
 impl PluginHandler for NoCode {
-    async fn run(&self, tool: &Tool, _input: Value, _ctx: crate::invoke::ToolContext) -> Result<Value, String> {
-        Err(format!("the code behind plugin \"{}\" is not available on this device", tool.plugin))
+    async fn run(
+        &self,
+        tool: &Tool,
+        _input: Value,
+        _ctx: crate::invoke::ToolContext,
+    ) -> Result<Value, String> {
+        Err(format!(
+            "the code behind plugin \"{}\" is not available on this device",
+            tool.plugin
+        ))
     }
 }

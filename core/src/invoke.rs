@@ -7,12 +7,15 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::audit::AuditEvent;
 use crate::engine::Engine;
-use crate::policy::{decide, Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, ToolCheck, Verdict};
+use crate::policy::{
+    Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules,
+    ToolCheck, Verdict, decide,
+};
 use crate::registry::{Effect, Plugin, Tool};
 use crate::services::{PluginGates, Services};
 use crate::store::rows::AuditRow;
@@ -125,8 +128,12 @@ impl Invocation {
     pub fn for_model(&self) -> String {
         match &self.outcome {
             Outcome::Ran { for_model, .. } => for_model.clone(),
-            Outcome::Failed { message } => json!({"error": {"code": "tool_failed", "message": message}}).to_string(),
-            Outcome::Refused { code, message } => json!({"error": {"code": code.as_str(), "message": message}}).to_string(),
+            Outcome::Failed { message } => {
+                json!({"error": {"code": "tool_failed", "message": message}}).to_string()
+            }
+            Outcome::Refused { code, message } => {
+                json!({"error": {"code": code.as_str(), "message": message}}).to_string()
+            }
         }
     }
 }
@@ -168,8 +175,14 @@ impl Engine {
             return Vec::new();
         }
         let empty = RuleSet::default();
-        let conv_rules = conversation.and_then(|c| state.conversations.get(c)).map(|c| &*c.rules).unwrap_or(&empty);
-        let rules = Rules { global: &state.rules, conversation: conv_rules };
+        let conv_rules = conversation
+            .and_then(|c| state.conversations.get(c))
+            .map(|c| &*c.rules)
+            .unwrap_or(&empty);
+        let rules = Rules {
+            global: &state.rules,
+            conversation: conv_rules,
+        };
         let mut tools = Vec::new();
         for plugin in state.registry.plugins() {
             let installed = &state.installed[&plugin.id];
@@ -193,26 +206,46 @@ impl Engine {
 
     fn snapshot(&self, call: &Call) -> Snapshot {
         let state = self.state();
-        let conv = call.conversation.as_deref().and_then(|c| state.conversations.get(c));
+        let conv = call
+            .conversation
+            .as_deref()
+            .and_then(|c| state.conversations.get(c));
         let (settings, scope, tainted, turn, conversation_rules) = match conv {
-            Some(c) => (c.settings.clone(), c.scope.clone(), c.tainted, Some(c.turns), c.rules.clone()),
-            None => (state.defaults.clone(), Scope::default(), false, None, Arc::new(RuleSet::default())),
+            Some(c) => (
+                c.settings.clone(),
+                c.scope.clone(),
+                c.tainted,
+                Some(c.turns),
+                c.rules.clone(),
+            ),
+            None => (
+                state.defaults.clone(),
+                Scope::default(),
+                false,
+                None,
+                Arc::new(RuleSet::default()),
+            ),
         };
         let tool = state.registry.tool(&call.tool).cloned();
-        let plugin_id = call.tool.split_once('.').map_or(call.tool.as_str(), |(p, _)| p);
+        let plugin_id = call
+            .tool
+            .split_once('.')
+            .map_or(call.tool.as_str(), |(p, _)| p);
         let installed = state.installed.get(plugin_id);
         let mut unmet = None;
         let availability = match (installed, &tool) {
             (None, _) => Availability::NotInstalled,
             (Some(_), None) => Availability::NoSuchTool,
             (Some(i), Some(_)) if !i.enabled => Availability::Disabled,
-            (Some(i), Some(_)) => match i.plugin.requires.iter().find(|r| !state.consent.meets(r)) {
-                Some(r) => {
-                    unmet = Some(r.clone());
-                    Availability::Unmet
+            (Some(i), Some(_)) => {
+                match i.plugin.requires.iter().find(|r| !state.consent.meets(r)) {
+                    Some(r) => {
+                        unmet = Some(r.clone());
+                        Availability::Unmet
+                    }
+                    None => Availability::Ready,
                 }
-                None => Availability::Ready,
-            },
+            }
         };
         let mode = match (installed, &tool) {
             (Some(i), Some(t)) => state.modes.effective(&i.plugin, t.effect).0,
@@ -242,7 +275,11 @@ impl Engine {
         self.decide_snapshot(call, &snap).0
     }
 
-    fn decide_snapshot(&self, call: &Call, snap: &Snapshot) -> (Decision, Option<String>, Assessment) {
+    fn decide_snapshot(
+        &self,
+        call: &Call,
+        snap: &Snapshot,
+    ) -> (Decision, Option<String>, Assessment) {
         let tool = snap.tool.as_deref();
         let input_error = tool.and_then(|t| t.input.validate(&call.input).err());
         let assessment = match (tool, &snap.handler) {
@@ -264,7 +301,10 @@ impl Engine {
             sensitive: assessment.sensitive,
             has_target: tool.is_some_and(|t| t.target.is_some()),
         };
-        let rules = Rules { global: &snap.global_rules, conversation: &snap.conversation_rules };
+        let rules = Rules {
+            global: &snap.global_rules,
+            conversation: &snap.conversation_rules,
+        };
         (decide(&facts, rules), input_error, assessment)
     }
 
@@ -279,8 +319,21 @@ impl Engine {
         let mut answer = None;
         let grant = match decision.verdict {
             Verdict::Refuse(code) => {
-                let message = refusal_message(code, &call, &snap, input_error.as_deref(), &assessment, &decision);
-                return Invocation { decision, reason, prompt, answer, outcome: Outcome::Refused { code, message } };
+                let message = refusal_message(
+                    code,
+                    &call,
+                    &snap,
+                    input_error.as_deref(),
+                    &assessment,
+                    &decision,
+                );
+                return Invocation {
+                    decision,
+                    reason,
+                    prompt,
+                    answer,
+                    outcome: Outcome::Refused { code, message },
+                };
             }
             Verdict::Run => None,
             Verdict::Ask(kind) => {
@@ -297,7 +350,9 @@ impl Engine {
                     input: call.input.clone(),
                     kind,
                     offers: kind.offers().to_vec(),
-                    headline: tool.resolve_target(&call.input).unwrap_or_else(|| tool.title.clone()),
+                    headline: tool
+                        .resolve_target(&call.input)
+                        .unwrap_or_else(|| tool.title.clone()),
                     reason: explain(&decision, &snap),
                     conversation: call.conversation.clone(),
                 };
@@ -307,13 +362,32 @@ impl Engine {
                 self.record(&call, &snap, AuditEvent::Answered { answer: given });
                 // Fail closed: an answer the prompt did not offer is no consent.
                 if !kind.offers().contains(&given) {
-                    let message = format!("the answer \"{}\" was not one this prompt offered; the call was not run", given.as_str());
-                    return self.stopped(call, &snap, (decision, reason), prompt, answer, Code::Declined, message);
+                    let message = format!(
+                        "the answer \"{}\" was not one this prompt offered; the call was not run",
+                        given.as_str()
+                    );
+                    return self.stopped(
+                        call,
+                        &snap,
+                        (decision, reason),
+                        prompt,
+                        answer,
+                        Code::Declined,
+                        message,
+                    );
                 }
                 match (kind, given) {
                     (_, Answer::Deny | Answer::DontAllow) => {
                         let message = "The user declined this call.".to_owned();
-                        return self.stopped(call, &snap, (decision, reason), prompt, answer, Code::Declined, message);
+                        return self.stopped(
+                            call,
+                            &snap,
+                            (decision, reason),
+                            prompt,
+                            answer,
+                            Code::Declined,
+                            message,
+                        );
                     }
                     (PromptKind::Grant, Answer::AllowOnce) => Some(Grant::Once),
                     (PromptKind::Grant, Answer::AlwaysAllow) => Some(Grant::Always),
@@ -322,7 +396,13 @@ impl Engine {
                         // persisted. If it cannot be saved, the call still runs (the user allowed
                         // it) but the mode is not changed.
                         if let Err(e) = self.set_mode(&tool.plugin, tool.effect, Mode::Auto) {
-                            self.record(&call, &snap, AuditEvent::Failed { message: format!("always allow was not saved: {e}") });
+                            self.record(
+                                &call,
+                                &snap,
+                                AuditEvent::Failed {
+                                    message: format!("always allow was not saved: {e}"),
+                                },
+                            );
                         }
                         None
                     }
@@ -331,12 +411,21 @@ impl Engine {
             }
         };
 
-        let (tool, handler, plugin, gates) = match (snap.tool.clone(), snap.handler.clone(), snap.plugin.clone(), snap.gates.clone()) {
+        let (tool, handler, plugin, gates) = match (
+            snap.tool.clone(),
+            snap.handler.clone(),
+            snap.plugin.clone(),
+            snap.gates.clone(),
+        ) {
             (Some(t), Some(h), Some(p), Some(g)) => (t, h, p, g),
             _ => unreachable!("decide only runs an installed tool"),
         };
         let services = Services {
-            folder: self.shared.data_dir.as_ref().map(|d| d.join("plugins").join(&plugin.id)),
+            folder: self
+                .shared
+                .data_dir
+                .as_ref()
+                .map(|d| d.join("plugins").join(&plugin.id)),
             plugin,
             gates,
             engine: Arc::downgrade(&self.shared),
@@ -364,11 +453,23 @@ impl Engine {
                 Outcome::Ran { result, for_model }
             }
             Err(message) => {
-                self.record(&call, &snap, AuditEvent::Failed { message: message.clone() });
+                self.record(
+                    &call,
+                    &snap,
+                    AuditEvent::Failed {
+                        message: message.clone(),
+                    },
+                );
                 Outcome::Failed { message }
             }
         };
-        Invocation { decision, reason, prompt, answer, outcome }
+        Invocation {
+            decision,
+            reason,
+            prompt,
+            answer,
+            outcome,
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -382,8 +483,20 @@ impl Engine {
         code: Code,
         message: String,
     ) -> Invocation {
-        self.record(&call, snap, AuditEvent::Stopped { code: code.as_str().to_owned() });
-        Invocation { decision, reason, prompt, answer, outcome: Outcome::Refused { code, message } }
+        self.record(
+            &call,
+            snap,
+            AuditEvent::Stopped {
+                code: code.as_str().to_owned(),
+            },
+        );
+        Invocation {
+            decision,
+            reason,
+            prompt,
+            answer,
+            outcome: Outcome::Refused { code, message },
+        }
     }
 
     /// Appends to the audit log. A failure to write it must not change what the user decided,
@@ -423,7 +536,10 @@ pub fn cut_for_model(text: &str) -> String {
         Some((byte, _)) => {
             let cut = text[byte..].chars().count();
             let total = MODEL_RESULT_CHARS + cut;
-            format!("{}\n[… {cut} of {total} characters cut; page or filter the request to see the rest]", &text[..byte])
+            format!(
+                "{}\n[… {cut} of {total} characters cut; page or filter the request to see the rest]",
+                &text[..byte]
+            )
         }
     }
 }
@@ -446,7 +562,11 @@ fn explain(decision: &Decision, snap: &Snapshot) -> String {
     let rule = |kind: &str| match deciding_rule(decision, snap) {
         Some(r) => {
             let at = decision.rule.expect("a deciding rule has a reference");
-            format!("{kind} rule {} ({:?} rules[{}])", r.tool, at.scope, at.index).to_lowercase()
+            format!(
+                "{kind} rule {} ({:?} rules[{}])",
+                r.tool, at.scope, at.index
+            )
+            .to_lowercase()
         }
         None => format!("{kind} tool check"),
     };
@@ -458,7 +578,9 @@ fn explain(decision: &Decision, snap: &Snapshot) -> String {
         Step::ModeOff => format!("{plugin}'s mode for {effect} is off"),
         Step::Scheduler => match decision.verdict {
             Verdict::Run => "a scheduled read that needs nobody's approval".into(),
-            Verdict::Refuse(Code::SchedulerReadOnly) => format!("scheduled runs only read, and this is a {effect} tool"),
+            Verdict::Refuse(Code::SchedulerReadOnly) => {
+                format!("scheduled runs only read, and this is a {effect} tool")
+            }
             Verdict::Refuse(Code::OutOfScope) => "the tool's own scope check refused".into(),
             _ => "this call would need the user's approval, and nobody is there to ask".into(),
         },
@@ -468,7 +590,9 @@ fn explain(decision: &Decision, snap: &Snapshot) -> String {
         Step::AlwaysAsks => "this tool asks on every call".into(),
         Step::AskRule => format!("an {}", rule("ask")),
         Step::SkipAll => "the preset is \"Skip all permissions\"".into(),
-        Step::Sensitive if snap.tainted => format!("this turn has read untrusted content, and this is a {effect} call"),
+        Step::Sensitive if snap.tainted => {
+            format!("this turn has read untrusted content, and this is a {effect} call")
+        }
         Step::Sensitive => "this change loosens a permission".into(),
         Step::Allowance if decision.rule.is_some() => format!("an {}", rule("allow")),
         Step::Allowance => "the tool's own check allows it".into(),
@@ -539,7 +663,10 @@ mod tests {
 
     #[test]
     fn a_short_result_is_kept_whole() {
-        assert_eq!(cut_for_model("{\"balanceYuan\":42.5}"), "{\"balanceYuan\":42.5}");
+        assert_eq!(
+            cut_for_model("{\"balanceYuan\":42.5}"),
+            "{\"balanceYuan\":42.5}"
+        );
     }
 
     #[test]
@@ -549,7 +676,10 @@ mod tests {
         let (kept, marker) = cut.split_once('\n').unwrap();
         assert_eq!(kept.chars().count(), 12_000);
         assert!(kept.chars().all(|c| c == '食'));
-        assert_eq!(marker, "[… 5 of 12005 characters cut; page or filter the request to see the rest]");
+        assert_eq!(
+            marker,
+            "[… 5 of 12005 characters cut; page or filter the request to see the rest]"
+        );
     }
 
     #[test]

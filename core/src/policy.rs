@@ -31,7 +31,9 @@ impl Mode {
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        [Mode::Auto, Mode::Ask, Mode::Off].into_iter().find(|m| m.as_str() == name)
+        [Mode::Auto, Mode::Ask, Mode::Off]
+            .into_iter()
+            .find(|m| m.as_str() == name)
     }
 }
 
@@ -74,8 +76,12 @@ pub fn kind_default(kind: PluginKind, effect: Effect) -> Mode {
 pub fn default_mode(plugin: &Plugin, effect: Effect) -> (Mode, ModeSource) {
     let table = kind_default(plugin.kind, effect);
     match (plugin.kind, plugin.default_modes.get(&effect)) {
-        (PluginKind::Bundled | PluginKind::Official, Some(&declared)) => (declared, ModeSource::PluginDefault),
-        (PluginKind::Community, Some(&declared)) if declared > table => (declared, ModeSource::PluginDefault),
+        (PluginKind::Bundled | PluginKind::Official, Some(&declared)) => {
+            (declared, ModeSource::PluginDefault)
+        }
+        (PluginKind::Community, Some(&declared)) if declared > table => {
+            (declared, ModeSource::PluginDefault)
+        }
         _ => (table, ModeSource::KindDefault),
     }
 }
@@ -92,7 +98,9 @@ impl UserModes {
     }
 
     pub fn get(&self, plugin: &str, effect: Effect) -> Option<Mode> {
-        self.by_plugin.get(plugin).and_then(|modes| modes[effect as usize])
+        self.by_plugin
+            .get(plugin)
+            .and_then(|modes| modes[effect as usize])
     }
 
     /// The mode in force and where it came from.
@@ -106,13 +114,17 @@ impl UserModes {
     /// Every mode the user set, as (plugin, effect, mode).
     pub fn iter(&self) -> impl Iterator<Item = (&str, Effect, Mode)> {
         self.by_plugin.iter().flat_map(|(plugin, modes)| {
-            Effect::ALL.into_iter().filter_map(move |e| modes[e as usize].map(|m| (plugin.as_str(), e, m)))
+            Effect::ALL
+                .into_iter()
+                .filter_map(move |e| modes[e as usize].map(|m| (plugin.as_str(), e, m)))
         })
     }
 }
 
 /// The three rungs over the plugin modes (DESIGN.md §3). Ordered by strictness.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     SkipAll,
@@ -195,7 +207,9 @@ impl Rule {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("rules[{index}].tool: \"{pattern}\" is not a rule pattern; use \"<plugin>.<tool>\", \"<plugin>.*\" or \"*\"")]
+#[error(
+    "rules[{index}].tool: \"{pattern}\" is not a rule pattern; use \"<plugin>.<tool>\", \"<plugin>.*\" or \"*\""
+)]
 pub struct RuleError {
     pub index: usize,
     pub pattern: String,
@@ -224,8 +238,15 @@ impl RuleSet {
                 // `plugin.*` is keyed by the plugin id, which never holds a dot; an exact
                 // pattern by the tool id, which always does, so the two never collide.
                 Some((plugin, "*")) if valid_part(plugin) => plugin,
-                Some((plugin, tool)) if valid_part(plugin) && valid_part(tool) => rule.tool.as_str(),
-                _ => return Err(RuleError { index, pattern: rule.tool.clone() }),
+                Some((plugin, tool)) if valid_part(plugin) && valid_part(tool) => {
+                    rule.tool.as_str()
+                }
+                _ => {
+                    return Err(RuleError {
+                        index,
+                        pattern: rule.tool.clone(),
+                    });
+                }
             };
             by_key.entry(key.to_owned()).or_default().push(slot);
         }
@@ -268,14 +289,24 @@ impl RuleSet {
     }
 
     fn candidates<'s>(&'s self, tool: &Tool) -> impl Iterator<Item = u32> + 's {
-        let exact = self.by_key.get(tool.id.as_str()).map(Vec::as_slice).unwrap_or_default();
-        let plugin = self.by_key.get(tool.plugin.as_str()).map(Vec::as_slice).unwrap_or_default();
+        let exact = self
+            .by_key
+            .get(tool.id.as_str())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let plugin = self
+            .by_key
+            .get(tool.plugin.as_str())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         exact.iter().chain(plugin).chain(&self.any).copied()
     }
 }
 
 fn valid_part(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Which rule set a deciding rule came from.
@@ -393,9 +424,15 @@ impl Answer {
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        [Answer::Allow, Answer::Deny, Answer::AlwaysAllow, Answer::AllowOnce, Answer::DontAllow]
-            .into_iter()
-            .find(|a| a.as_str() == name)
+        [
+            Answer::Allow,
+            Answer::Deny,
+            Answer::AlwaysAllow,
+            Answer::AllowOnce,
+            Answer::DontAllow,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == name)
     }
 }
 
@@ -499,11 +536,19 @@ pub struct Decision {
 
 impl Decision {
     fn by(step: Step, verdict: Verdict) -> Self {
-        Self { verdict, step, rule: None }
+        Self {
+            verdict,
+            step,
+            rule: None,
+        }
     }
 
     fn by_rule(step: Step, verdict: Verdict, rule: RuleRef) -> Self {
-        Self { verdict, step, rule: Some(rule) }
+        Self {
+            verdict,
+            step,
+            rule: Some(rule),
+        }
     }
 }
 
@@ -521,7 +566,8 @@ impl Rules<'_> {
             if set.is_empty() {
                 return [None; 3];
             }
-            set.matches(tool, input).map(|m| m.map(|index| RuleRef { scope, index }))
+            set.matches(tool, input)
+                .map(|m| m.map(|index| RuleRef { scope, index }))
         };
         let conversation = scoped(self.conversation, RuleScope::Conversation);
         let global = scoped(self.global, RuleScope::Global);
@@ -629,7 +675,7 @@ pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{parse_manifest, Plugin};
+    use crate::registry::{Plugin, parse_manifest};
     use serde_json::json;
 
     fn plugin(kind: PluginKind, defaults: Value) -> Plugin {
@@ -650,7 +696,10 @@ mod tests {
             (PluginKind::Remote, [Auto, Ask, Ask, Ask]),
         ];
         for (kind, modes) in rows {
-            let got: Vec<Mode> = [Read, Write, Money, Public].into_iter().map(|e| kind_default(kind, e)).collect();
+            let got: Vec<Mode> = [Read, Write, Money, Public]
+                .into_iter()
+                .map(|e| kind_default(kind, e))
+                .collect();
             assert_eq!(got, modes, "{kind:?}");
         }
     }
@@ -659,19 +708,43 @@ mod tests {
     fn bundled_and_official_defaults_apply_as_declared() {
         for kind in [PluginKind::Bundled, PluginKind::Official] {
             let p = plugin(kind, json!({"money": "ask", "public": "off"}));
-            assert_eq!(default_mode(&p, Effect::Money), (Mode::Ask, ModeSource::PluginDefault));
-            assert_eq!(default_mode(&p, Effect::Public), (Mode::Off, ModeSource::PluginDefault));
-            assert_eq!(default_mode(&p, Effect::Write), (Mode::Auto, ModeSource::KindDefault));
+            assert_eq!(
+                default_mode(&p, Effect::Money),
+                (Mode::Ask, ModeSource::PluginDefault)
+            );
+            assert_eq!(
+                default_mode(&p, Effect::Public),
+                (Mode::Off, ModeSource::PluginDefault)
+            );
+            assert_eq!(
+                default_mode(&p, Effect::Write),
+                (Mode::Auto, ModeSource::KindDefault)
+            );
         }
     }
 
     #[test]
     fn community_defaults_apply_only_where_stricter() {
-        let p = plugin(PluginKind::Community, json!({"read": "ask", "write": "auto", "money": "off", "public": "ask"}));
-        assert_eq!(default_mode(&p, Effect::Read), (Mode::Ask, ModeSource::PluginDefault));
-        assert_eq!(default_mode(&p, Effect::Write), (Mode::Ask, ModeSource::KindDefault));
-        assert_eq!(default_mode(&p, Effect::Money), (Mode::Off, ModeSource::PluginDefault));
-        assert_eq!(default_mode(&p, Effect::Public), (Mode::Ask, ModeSource::KindDefault));
+        let p = plugin(
+            PluginKind::Community,
+            json!({"read": "ask", "write": "auto", "money": "off", "public": "ask"}),
+        );
+        assert_eq!(
+            default_mode(&p, Effect::Read),
+            (Mode::Ask, ModeSource::PluginDefault)
+        );
+        assert_eq!(
+            default_mode(&p, Effect::Write),
+            (Mode::Ask, ModeSource::KindDefault)
+        );
+        assert_eq!(
+            default_mode(&p, Effect::Money),
+            (Mode::Off, ModeSource::PluginDefault)
+        );
+        assert_eq!(
+            default_mode(&p, Effect::Public),
+            (Mode::Ask, ModeSource::KindDefault)
+        );
     }
 
     #[test]
@@ -679,12 +752,20 @@ mod tests {
         let p = plugin(PluginKind::Bundled, json!({"money": "ask"}));
         let mut modes = UserModes::default();
         modes.set("p", Effect::Money, Mode::Auto);
-        assert_eq!(modes.effective(&p, Effect::Money), (Mode::Auto, ModeSource::User));
+        assert_eq!(
+            modes.effective(&p, Effect::Money),
+            (Mode::Auto, ModeSource::User)
+        );
     }
 
     #[test]
     fn a_malformed_rule_pattern_is_refused_naming_the_rule() {
-        let rule = |tool: &str| Rule { kind: RuleKind::Deny, tool: tool.into(), effect: None, when: None };
+        let rule = |tool: &str| Rule {
+            kind: RuleKind::Deny,
+            tool: tool.into(),
+            effect: None,
+            when: None,
+        };
         let err = RuleSet::new(vec![rule("wallet.*"), rule("wallet")]).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -700,14 +781,40 @@ mod tests {
         let p = plugin(PluginKind::Bundled, json!({}));
         let tool = &p.tools[0];
         let set = RuleSet::new(vec![
-            Rule { kind: RuleKind::Ask, tool: "other.t".into(), effect: None, when: None },
-            Rule { kind: RuleKind::Ask, tool: "p.*".into(), effect: Some(Effect::Read), when: None },
-            Rule { kind: RuleKind::Ask, tool: "*".into(), effect: None, when: Some(json!({"amountYuan": 500}).as_object().unwrap().clone()) },
-            Rule { kind: RuleKind::Ask, tool: "p.t".into(), effect: Some(Effect::Money), when: None },
+            Rule {
+                kind: RuleKind::Ask,
+                tool: "other.t".into(),
+                effect: None,
+                when: None,
+            },
+            Rule {
+                kind: RuleKind::Ask,
+                tool: "p.*".into(),
+                effect: Some(Effect::Read),
+                when: None,
+            },
+            Rule {
+                kind: RuleKind::Ask,
+                tool: "*".into(),
+                effect: None,
+                when: Some(json!({"amountYuan": 500}).as_object().unwrap().clone()),
+            },
+            Rule {
+                kind: RuleKind::Ask,
+                tool: "p.t".into(),
+                effect: Some(Effect::Money),
+                when: None,
+            },
         ])
         .unwrap();
-        assert_eq!(set.first_match(RuleKind::Ask, tool, &json!({"amountYuan": 500})), Some(2));
-        assert_eq!(set.first_match(RuleKind::Ask, tool, &json!({"amountYuan": 5})), Some(3));
+        assert_eq!(
+            set.first_match(RuleKind::Ask, tool, &json!({"amountYuan": 500})),
+            Some(2)
+        );
+        assert_eq!(
+            set.first_match(RuleKind::Ask, tool, &json!({"amountYuan": 5})),
+            Some(3)
+        );
         assert_eq!(set.first_match(RuleKind::Deny, tool, &json!({})), None);
         assert!(set.covers(RuleKind::Ask, tool));
     }

@@ -82,7 +82,11 @@ pub struct LoadError {
 
 impl LoadError {
     fn new(plugin: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { plugin: plugin.to_owned(), field: field.into(), message: message.into() }
+        Self {
+            plugin: plugin.to_owned(),
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -261,21 +265,37 @@ impl Plugin {
         Self::load_with(manifest, kind, Compile::OnFirstUse)
     }
 
-    fn load_with(manifest: Manifest, kind: PluginKind, compile: Compile) -> Result<Plugin, LoadError> {
+    fn load_with(
+        manifest: Manifest,
+        kind: PluginKind,
+        compile: Compile,
+    ) -> Result<Plugin, LoadError> {
         let original = manifest.clone();
         let id = manifest.id.as_str();
         check_plugin_id(id)?;
         if kind == PluginKind::Remote && !manifest.default_modes.is_empty() {
-            return Err(LoadError::new(id, "defaultModes", "remote plugins cannot set default modes"));
+            return Err(LoadError::new(
+                id,
+                "defaultModes",
+                "remote plugins cannot set default modes",
+            ));
         }
         let mut default_modes = BTreeMap::new();
         for (effect_name, mode_name) in &manifest.default_modes {
             let field = format!("defaultModes.{effect_name}");
             let effect = Effect::parse(effect_name).ok_or_else(|| {
-                LoadError::new(id, &field, "unknown effect; use read, write, money or public")
+                LoadError::new(
+                    id,
+                    &field,
+                    "unknown effect; use read, write, money or public",
+                )
             })?;
             let mode = crate::policy::Mode::parse(mode_name).ok_or_else(|| {
-                LoadError::new(id, &field, format!("unknown mode \"{mode_name}\"; use auto, ask or off"))
+                LoadError::new(
+                    id,
+                    &field,
+                    format!("unknown mode \"{mode_name}\"; use auto, ask or off"),
+                )
             })?;
             default_modes.insert(effect, mode);
         }
@@ -302,7 +322,10 @@ impl Plugin {
                     return Err(LoadError::new(
                         id,
                         field,
-                        format!("names \"{}\", which is not a tool of this plugin", source.tool),
+                        format!(
+                            "names \"{}\", which is not a tool of this plugin",
+                            source.tool
+                        ),
                     ));
                 }
                 // seed 004: data sources feed widgets and scheduled checks, which only read.
@@ -310,7 +333,10 @@ impl Plugin {
                     return Err(LoadError::new(
                         id,
                         field,
-                        format!("names \"{}\", which has the {} effect; a data source must be a read tool", t.name, t.effect),
+                        format!(
+                            "names \"{}\", which has the {} effect; a data source must be a read tool",
+                            t.name, t.effect
+                        ),
                     ));
                 }
                 Some(_) => {}
@@ -324,10 +350,9 @@ impl Plugin {
             });
         }
         let preferences = match (manifest.preferences, compile) {
-            (Some(schema), Compile::Now) => Some(
-                InputSchema::compile(schema)
-                    .map_err(|e| LoadError::new(id, "preferences", format!("not a valid JSON Schema: {e}")))?,
-            ),
+            (Some(schema), Compile::Now) => Some(InputSchema::compile(schema).map_err(|e| {
+                LoadError::new(id, "preferences", format!("not a valid JSON Schema: {e}"))
+            })?),
             (Some(schema), Compile::OnFirstUse) => Some(InputSchema::deferred(schema)),
             (None, _) => None,
         };
@@ -363,7 +388,12 @@ impl Plugin {
                     title: t.title.clone().unwrap_or_else(|| t.name.clone()),
                     description: t.description.clone().unwrap_or_default(),
                     effect: Some(Value::String(
-                        if t.annotations.read_only_hint == Some(true) { "read" } else { "write" }.into(),
+                        if t.annotations.read_only_hint == Some(true) {
+                            "read"
+                        } else {
+                            "write"
+                        }
+                        .into(),
                     )),
                     input: Some(t.input_schema.clone()),
                     ..ToolManifest::default()
@@ -411,7 +441,13 @@ enum Compile {
     OnFirstUse,
 }
 
-fn load_tool(plugin: &str, index: usize, tool: ToolManifest, en: Option<&I18n>, compile: Compile) -> Result<Tool, LoadError> {
+fn load_tool(
+    plugin: &str,
+    index: usize,
+    tool: ToolManifest,
+    en: Option<&I18n>,
+    compile: Compile,
+) -> Result<Tool, LoadError> {
     let field = |name: &str| format!("tools[{index}].{name}");
     check_tool_name(plugin, &field("name"), &tool.name)?;
     let id = format!("{plugin}.{}", tool.name);
@@ -433,37 +469,74 @@ fn load_tool(plugin: &str, index: usize, tool: ToolManifest, en: Option<&I18n>, 
     }
     let effect = match tool.effect {
         None | Some(Value::Null) => {
-            return Err(LoadError::new(plugin, field("effect"), "declares no effect; declare exactly one of read, write, money, public"));
+            return Err(LoadError::new(
+                plugin,
+                field("effect"),
+                "declares no effect; declare exactly one of read, write, money, public",
+            ));
         }
         Some(Value::String(name)) => Effect::parse(&name).ok_or_else(|| {
-            LoadError::new(plugin, field("effect"), format!("unknown effect \"{name}\"; use read, write, money or public"))
+            LoadError::new(
+                plugin,
+                field("effect"),
+                format!("unknown effect \"{name}\"; use read, write, money or public"),
+            )
         })?,
-        Some(Value::Array(names)) if names.len() == 1 => match names[0].as_str().and_then(Effect::parse) {
-            Some(e) => e,
-            None => return Err(LoadError::new(plugin, field("effect"), format!("unknown effect {}; use read, write, money or public", names[0]))),
-        },
+        Some(Value::Array(names)) if names.len() == 1 => {
+            match names[0].as_str().and_then(Effect::parse) {
+                Some(e) => e,
+                None => {
+                    return Err(LoadError::new(
+                        plugin,
+                        field("effect"),
+                        format!(
+                            "unknown effect {}; use read, write, money or public",
+                            names[0]
+                        ),
+                    ));
+                }
+            }
+        }
         Some(Value::Array(names)) if names.len() > 1 => {
             return Err(LoadError::new(
                 plugin,
                 field("effect"),
-                format!("declares {} effects; a tool has exactly one (pick the strongest)", names.len()),
+                format!(
+                    "declares {} effects; a tool has exactly one (pick the strongest)",
+                    names.len()
+                ),
             ));
         }
         Some(other) => {
-            return Err(LoadError::new(plugin, field("effect"), format!("{other} is not an effect; use read, write, money or public")));
+            return Err(LoadError::new(
+                plugin,
+                field("effect"),
+                format!("{other} is not an effect; use read, write, money or public"),
+            ));
         }
     };
     let schema = tool.input.unwrap_or_else(empty_object_schema);
     let input = match compile {
-        Compile::Now => InputSchema::compile(schema)
-            .map_err(|e| LoadError::new(plugin, field("input"), format!("not a valid JSON Schema: {e}")))?,
+        Compile::Now => InputSchema::compile(schema).map_err(|e| {
+            LoadError::new(
+                plugin,
+                field("input"),
+                format!("not a valid JSON Schema: {e}"),
+            )
+        })?,
         Compile::OnFirstUse => InputSchema::deferred(schema),
     };
-    let title_en = en.and_then(|e| e.tools.get(&tool.name)).map(|t| t.title.clone());
+    let title_en = en
+        .and_then(|e| e.tools.get(&tool.name))
+        .map(|t| t.title.clone());
     Ok(Tool {
         id,
         plugin: plugin.to_owned(),
-        title: if tool.title.is_empty() { tool.name.clone() } else { tool.title },
+        title: if tool.title.is_empty() {
+            tool.name.clone()
+        } else {
+            tool.title
+        },
         name: tool.name,
         title_en,
         description: tool.description,
@@ -481,7 +554,9 @@ fn load_tool(plugin: &str, index: usize, tool: ToolManifest, en: Option<&I18n>, 
 const MODEL_NAME_MAX: usize = 64;
 
 fn name_chars_ok(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn check_plugin_id(id: &str) -> Result<(), LoadError> {
@@ -515,7 +590,9 @@ pub fn model_name(tool_id: &str) -> String {
 
 /// `wallet__cardBalance` → `wallet.cardBalance`; `None` when the name holds no `__`.
 pub fn tool_id(model_name: &str) -> Option<String> {
-    model_name.contains("__").then(|| model_name.replacen("__", ".", 1))
+    model_name
+        .contains("__")
+        .then(|| model_name.replacen("__", ".", 1))
 }
 
 /// Every installed plugin, and an index from tool id to tool.
@@ -529,7 +606,11 @@ impl Registry {
     /// Adds a loaded plugin; a plugin id already installed is a load error.
     pub fn insert(&mut self, plugin: Plugin) -> Result<(), LoadError> {
         if self.plugins.contains_key(&plugin.id) {
-            return Err(LoadError::new(&plugin.id, "id", "duplicate plugin id: a plugin with this id is already installed"));
+            return Err(LoadError::new(
+                &plugin.id,
+                "id",
+                "duplicate plugin id: a plugin with this id is already installed",
+            ));
         }
         for tool in &plugin.tools {
             self.tools.insert(tool.id.clone(), tool.clone());
@@ -566,7 +647,11 @@ impl Registry {
 
 /// Parses a JSON manifest, naming the field serde could not read.
 pub fn parse_manifest(json: &Value) -> Result<Manifest, LoadError> {
-    let id = json.get("id").and_then(Value::as_str).unwrap_or("?").to_owned();
+    let id = json
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_owned();
     serde_json::from_value(json.clone()).map_err(|e| LoadError::new(&id, "manifest", e.to_string()))
 }
 
@@ -582,15 +667,25 @@ mod tests {
     #[test]
     fn ids_and_model_names_map_both_ways() {
         assert_eq!(model_name("wallet.cardBalance"), "wallet__cardBalance");
-        assert_eq!(tool_id("wallet__cardBalance").as_deref(), Some("wallet.cardBalance"));
+        assert_eq!(
+            tool_id("wallet__cardBalance").as_deref(),
+            Some("wallet.cardBalance")
+        );
         assert_eq!(model_name("mcp-treehole.search"), "mcp-treehole__search");
-        assert_eq!(tool_id("mcp-treehole__search").as_deref(), Some("mcp-treehole.search"));
+        assert_eq!(
+            tool_id("mcp-treehole__search").as_deref(),
+            Some("mcp-treehole.search")
+        );
         assert_eq!(tool_id("nodots"), None);
     }
 
     #[test]
     fn a_tool_without_an_effect_is_a_load_error() {
-        let err = load(json!({"id": "wallet", "tools": [{"name": "cardBalance"}]}), PluginKind::Bundled).unwrap_err();
+        let err = load(
+            json!({"id": "wallet", "tools": [{"name": "cardBalance"}]}),
+            PluginKind::Bundled,
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "plugin \"wallet\": tools[0].effect: declares no effect; declare exactly one of read, write, money, public"
@@ -599,7 +694,11 @@ mod tests {
 
     #[test]
     fn an_unknown_effect_is_a_load_error() {
-        let err = load(json!({"id": "wallet", "tools": [{"name": "pay", "effect": "spend"}]}), PluginKind::Bundled).unwrap_err();
+        let err = load(
+            json!({"id": "wallet", "tools": [{"name": "pay", "effect": "spend"}]}),
+            PluginKind::Bundled,
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "plugin \"wallet\": tools[0].effect: unknown effect \"spend\"; use read, write, money or public"
@@ -626,14 +725,21 @@ mod tests {
             PluginKind::Bundled,
         )
         .unwrap_err();
-        assert_eq!(err.to_string(), "plugin \"wallet\": tools[1].name: duplicate tool id \"wallet.a\"");
+        assert_eq!(
+            err.to_string(),
+            "plugin \"wallet\": tools[1].name: duplicate tool id \"wallet.a\""
+        );
     }
 
     #[test]
     fn a_duplicate_plugin_id_is_a_load_error() {
         let mut registry = Registry::default();
-        registry.insert(load(json!({"id": "wallet"}), PluginKind::Bundled).unwrap()).unwrap();
-        let err = registry.insert(load(json!({"id": "wallet"}), PluginKind::Community).unwrap()).unwrap_err();
+        registry
+            .insert(load(json!({"id": "wallet"}), PluginKind::Bundled).unwrap())
+            .unwrap();
+        let err = registry
+            .insert(load(json!({"id": "wallet"}), PluginKind::Community).unwrap())
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "plugin \"wallet\": id: duplicate plugin id: a plugin with this id is already installed"
@@ -654,7 +760,10 @@ mod tests {
         let err = Plugin::from_mcp(
             "forum",
             "Forum",
-            &[McpTool { name: "posts.search".into(), ..McpTool::default() }],
+            &[McpTool {
+                name: "posts.search".into(),
+                ..McpTool::default()
+            }],
         )
         .unwrap_err();
         assert_eq!(
@@ -665,7 +774,11 @@ mod tests {
 
     #[test]
     fn a_tool_name_with_double_underscores_still_round_trips() {
-        let plugin = load(json!({"id": "x", "tools": [{"name": "a__b", "effect": "read"}]}), PluginKind::Bundled).unwrap();
+        let plugin = load(
+            json!({"id": "x", "tools": [{"name": "a__b", "effect": "read"}]}),
+            PluginKind::Bundled,
+        )
+        .unwrap();
         let tool = &plugin.tools[0];
         assert_eq!(tool.model_name(), "x__a__b");
         assert_eq!(tool_id(&tool.model_name()).as_deref(), Some("x.a__b"));
@@ -674,9 +787,16 @@ mod tests {
     #[test]
     fn a_model_name_past_64_characters_is_a_load_error() {
         let name = "t".repeat(62);
-        let err = load(json!({"id": "x", "tools": [{"name": name, "effect": "read"}]}), PluginKind::Bundled).unwrap_err();
+        let err = load(
+            json!({"id": "x", "tools": [{"name": name, "effect": "read"}]}),
+            PluginKind::Bundled,
+        )
+        .unwrap_err();
         assert_eq!(err.field, "tools[0].name");
-        assert!(err.message.ends_with("is longer than 64 characters"), "{err}");
+        assert!(
+            err.message.ends_with("is longer than 64 characters"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -709,19 +829,37 @@ mod tests {
 
     #[test]
     fn an_unknown_default_mode_is_a_load_error() {
-        let err = load(json!({"id": "wallet", "defaultModes": {"money": "sometimes"}}), PluginKind::Bundled).unwrap_err();
+        let err = load(
+            json!({"id": "wallet", "defaultModes": {"money": "sometimes"}}),
+            PluginKind::Bundled,
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "plugin \"wallet\": defaultModes.money: unknown mode \"sometimes\"; use auto, ask or off"
         );
-        let err = load(json!({"id": "wallet", "defaultModes": {"cash": "ask"}}), PluginKind::Bundled).unwrap_err();
-        assert_eq!(err.to_string(), "plugin \"wallet\": defaultModes.cash: unknown effect; use read, write, money or public");
+        let err = load(
+            json!({"id": "wallet", "defaultModes": {"cash": "ask"}}),
+            PluginKind::Bundled,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plugin \"wallet\": defaultModes.cash: unknown effect; use read, write, money or public"
+        );
     }
 
     #[test]
     fn a_remote_plugin_cannot_set_default_modes() {
-        let err = load(json!({"id": "mcp-x", "defaultModes": {"write": "auto"}}), PluginKind::Remote).unwrap_err();
-        assert_eq!(err.to_string(), "plugin \"mcp-x\": defaultModes: remote plugins cannot set default modes");
+        let err = load(
+            json!({"id": "mcp-x", "defaultModes": {"write": "auto"}}),
+            PluginKind::Remote,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plugin \"mcp-x\": defaultModes: remote plugins cannot set default modes"
+        );
     }
 
     #[test]
@@ -732,7 +870,10 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.field, "tools[0].input");
-        assert!(err.message.starts_with("not a valid JSON Schema: "), "{err}");
+        assert!(
+            err.message.starts_with("not a valid JSON Schema: "),
+            "{err}"
+        );
     }
 
     #[test]
@@ -752,7 +893,11 @@ mod tests {
         ]))
         .unwrap();
         let plugin = Plugin::from_mcp("treehole", "树洞", &tools).unwrap();
-        let effects: Vec<_> = plugin.tools.iter().map(|t| (t.id.as_str(), t.effect, t.untrusted)).collect();
+        let effects: Vec<_> = plugin
+            .tools
+            .iter()
+            .map(|t| (t.id.as_str(), t.effect, t.untrusted))
+            .collect();
         assert_eq!(
             effects,
             [

@@ -17,13 +17,19 @@ impl InputSchema {
     /// Compiles `schema` now; an invalid schema is described in the error.
     pub fn compile(schema: Value) -> Result<Self, String> {
         let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
-        Ok(Self { source: schema, validator: OnceLock::from(Ok(validator)) })
+        Ok(Self {
+            source: schema,
+            validator: OnceLock::from(Ok(validator)),
+        })
     }
 
     /// A schema that was compiled once already (when its plugin was installed), compiled again
     /// on its first use, so that opening a data directory does not compile every schema.
     pub fn deferred(schema: Value) -> Self {
-        Self { source: schema, validator: OnceLock::new() }
+        Self {
+            source: schema,
+            validator: OnceLock::new(),
+        }
     }
 
     fn validator(&self) -> Result<&Validator, &str> {
@@ -41,7 +47,9 @@ impl InputSchema {
     /// `Ok` when `input` is valid; otherwise every problem, each naming its field, joined by `; `.
     pub fn validate(&self, input: &Value) -> Result<(), String> {
         // Fail closed: a schema that no longer compiles accepts nothing.
-        let validator = self.validator().map_err(|e| format!("the tool's input schema is not valid: {e}"))?;
+        let validator = self
+            .validator()
+            .map_err(|e| format!("the tool's input schema is not valid: {e}"))?;
         if validator.is_valid(input) {
             return Ok(());
         }
@@ -85,8 +93,13 @@ mod tests {
 
     #[test]
     fn a_bad_value_names_its_field() {
-        let err = amount_schema().validate(&json!({"amountYuan": 900})).unwrap_err();
-        assert_eq!(err, "input.amountYuan: 900 is greater than the maximum of 500");
+        let err = amount_schema()
+            .validate(&json!({"amountYuan": 900}))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "input.amountYuan: 900 is greater than the maximum of 500"
+        );
     }
 
     #[test]
@@ -103,7 +116,9 @@ mod tests {
                 "type": "object", "properties": {"name": {"type": "string"}}}}}
         }))
         .unwrap();
-        let err = schema.validate(&json!({"items": [{"name": 3}]})).unwrap_err();
+        let err = schema
+            .validate(&json!({"items": [{"name": 3}]}))
+            .unwrap_err();
         assert_eq!(err, "input.items.0.name: 3 is not of type \"string\"");
     }
 
@@ -111,9 +126,17 @@ mod tests {
     fn a_deferred_schema_validates_the_same_and_a_broken_one_accepts_nothing() {
         let deferred = InputSchema::deferred(amount_schema().source().clone());
         assert_eq!(deferred.validate(&json!({"amountYuan": 50})), Ok(()));
-        assert_eq!(deferred.validate(&json!({})), Err("input: \"amountYuan\" is a required property".into()));
+        assert_eq!(
+            deferred.validate(&json!({})),
+            Err("input: \"amountYuan\" is a required property".into())
+        );
         let broken = InputSchema::deferred(json!({"type": "no-such-type"}));
-        assert!(broken.validate(&json!({})).unwrap_err().starts_with("the tool's input schema is not valid: "));
+        assert!(
+            broken
+                .validate(&json!({}))
+                .unwrap_err()
+                .starts_with("the tool's input schema is not valid: ")
+        );
     }
 
     #[test]

@@ -23,16 +23,27 @@ pub struct MemorySecrets {
 
 impl SecretStore for MemorySecrets {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
-        Ok(self.values.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned())
+        Ok(self
+            .values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned())
     }
 
     fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
-        self.values.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_owned(), value.to_owned());
+        self.values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_owned(), value.to_owned());
         Ok(())
     }
 
     fn delete(&self, key: &str) -> Result<(), SecretError> {
-        self.values.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        self.values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
         Ok(())
     }
 }

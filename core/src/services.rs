@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::consent::ConsentError;
 use crate::engine::{Engine, Shared};
 use crate::gates::{
-    ContextBoard, Dispatched, FsGate, NetworkGate, Notifier, Outbox, StoreGate, ToolCallGate, ToolCatalog, ToolDispatch,
-    ToolInfo,
+    ContextBoard, Dispatched, FsGate, NetworkGate, Notifier, Outbox, StoreGate, ToolCallGate,
+    ToolCatalog, ToolDispatch, ToolInfo,
 };
 use crate::invoke::{Call, Outcome};
 use crate::policy::Actor;
@@ -28,7 +28,11 @@ pub(crate) struct Host {
 impl Host {
     pub fn new() -> Self {
         let outbox = Outbox::new();
-        Self { notifier: Notifier::new(outbox.clone()), context: ContextBoard::new(outbox.clone()), outbox }
+        Self {
+            notifier: Notifier::new(outbox.clone()),
+            context: ContextBoard::new(outbox.clone()),
+            outbox,
+        }
     }
 }
 
@@ -41,7 +45,10 @@ pub(crate) struct PluginGates {
 
 impl PluginGates {
     pub fn new() -> Self {
-        Self { network: OnceLock::new(), store: OnceLock::new() }
+        Self {
+            network: OnceLock::new(),
+            store: OnceLock::new(),
+        }
     }
 }
 
@@ -59,17 +66,20 @@ pub struct Services {
 
 impl std::fmt::Debug for Services {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Services").field("plugin", &self.plugin.id).field("actor", &self.actor).finish()
+        f.debug_struct("Services")
+            .field("plugin", &self.plugin.id)
+            .field("actor", &self.actor)
+            .finish()
     }
 }
 
 impl Services {
     /// `host-http-get`: the body, or an `error: ` string.
     pub async fn http_get(&self, url: &str) -> String {
-        let gate = self
-            .gates
-            .network
-            .get_or_init(|| NetworkGate::new(&self.plugin.id, &self.plugin.grants, self.plugin.kind).map_err(|e| e.to_string()));
+        let gate = self.gates.network.get_or_init(|| {
+            NetworkGate::new(&self.plugin.id, &self.plugin.grants, self.plugin.kind)
+                .map_err(|e| e.to_string())
+        });
         match gate {
             Ok(gate) => gate.get(url).await,
             Err(e) => format!("error: {e}"),
@@ -81,8 +91,12 @@ impl Services {
             .store
             .get_or_init(|| match &self.folder {
                 Some(folder) => {
-                    let dir = folder.parent().map(|p| p.join("stores")).unwrap_or_else(|| folder.clone());
-                    StoreGate::new(&self.plugin.id, &self.plugin.grants, &dir).map_err(|e| e.to_string())
+                    let dir = folder
+                        .parent()
+                        .map(|p| p.join("stores"))
+                        .unwrap_or_else(|| folder.clone());
+                    StoreGate::new(&self.plugin.id, &self.plugin.grants, &dir)
+                        .map_err(|e| e.to_string())
                 }
                 None => Err("this app has no data directory to store in".into()),
             })
@@ -119,7 +133,13 @@ impl Services {
     /// `host-set-context`: replaces this plugin's contribution to the next turn's prompt.
     pub fn set_context(&self, text: &str) -> String {
         match Engine::from_weak(&self.engine) {
-            Some(engine) => engine.shared.host.context.set(&self.plugin.id, &self.plugin.grants, text),
+            Some(engine) => {
+                engine
+                    .shared
+                    .host
+                    .context
+                    .set(&self.plugin.id, &self.plugin.grants, text)
+            }
             None => "error: the app is closing".into(),
         }
     }
@@ -131,8 +151,18 @@ impl Services {
             return "error: tool calls are not available right now".into();
         };
         let catalog = engine.tool_catalog();
-        let dispatcher = Arc::new(Dispatcher { engine: self.engine.clone(), actor: self.actor, conversation: self.conversation.clone() });
-        match ToolCallGate::new(&self.plugin.id, &self.plugin.grants, &catalog, Some(dispatcher), engine.shared.host.outbox.clone()) {
+        let dispatcher = Arc::new(Dispatcher {
+            engine: self.engine.clone(),
+            actor: self.actor,
+            conversation: self.conversation.clone(),
+        });
+        match ToolCallGate::new(
+            &self.plugin.id,
+            &self.plugin.grants,
+            &catalog,
+            Some(dispatcher),
+            engine.shared.host.outbox.clone(),
+        ) {
             Ok(gate) => gate.call(tool_id, args_json).await,
             Err(e) => format!("error: {e}"),
         }
@@ -160,12 +190,19 @@ impl ToolDispatch for Dispatcher {
         let Some(engine) = Engine::from_weak(&self.engine) else {
             return Dispatched::Refused("the app is closing".into());
         };
-        let call = Call { tool: tool_id.to_owned(), actor: self.actor, input: args, conversation: self.conversation.clone() };
+        let call = Call {
+            tool: tool_id.to_owned(),
+            actor: self.actor,
+            input: args,
+            conversation: self.conversation.clone(),
+        };
         let done = engine.invoke(call).await;
         match done.outcome {
             Outcome::Ran { result, .. } => Dispatched::Ran(result),
             Outcome::Failed { message } => Dispatched::Failed(message),
-            Outcome::Refused { code, message } => Dispatched::Refused(format!("{}: {message}", code.as_str())),
+            Outcome::Refused { code, message } => {
+                Dispatched::Refused(format!("{}: {message}", code.as_str()))
+            }
         }
     }
 }
@@ -174,7 +211,17 @@ impl ToolDispatch for Dispatcher {
 pub(crate) fn catalog_of<'a>(plugins: impl IntoIterator<Item = &'a Plugin>) -> ToolCatalog {
     plugins
         .into_iter()
-        .flat_map(|p| p.tools.iter().map(move |t| (t.id.clone(), ToolInfo { bundled: p.kind == PluginKind::Bundled, effect: t.effect })))
+        .flat_map(|p| {
+            p.tools.iter().map(move |t| {
+                (
+                    t.id.clone(),
+                    ToolInfo {
+                        bundled: p.kind == PluginKind::Bundled,
+                        effect: t.effect,
+                    },
+                )
+            })
+        })
         .collect()
 }
 

@@ -68,9 +68,19 @@ pub enum Change {
     TimeZone(String),
     ModelName(String),
     ModelEndpoint(String),
-    PluginEnabled { plugin: String, enabled: bool },
-    PluginMode { plugin: String, effect: Effect, mode: Mode },
-    PluginPreferences { plugin: String, value: Value },
+    PluginEnabled {
+        plugin: String,
+        enabled: bool,
+    },
+    PluginMode {
+        plugin: String,
+        effect: Effect,
+        mode: Mode,
+    },
+    PluginPreferences {
+        plugin: String,
+        value: Value,
+    },
     /// The global rules, replaced whole.
     Rules(Vec<Rule>),
 }
@@ -85,7 +95,10 @@ pub struct SettingsError {
 
 impl SettingsError {
     pub fn new(key: &str, message: impl Into<String>) -> Self {
-        Self { key: key.to_owned(), message: message.into() }
+        Self {
+            key: key.to_owned(),
+            message: message.into(),
+        }
     }
 }
 
@@ -96,11 +109,19 @@ pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoi
 /// exists and its preferences schema are checked by the engine, which knows the plugins.
 pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
     let fail = |message: String| SettingsError::new(key, message);
-    let text = || value.as_str().ok_or_else(|| fail(format!("expected a string, got {value}")));
+    let text = || {
+        value
+            .as_str()
+            .ok_or_else(|| fail(format!("expected a string, got {value}")))
+    };
     match key {
         "appearance" => serde_json::from_value(value.clone())
             .map(Change::Appearance)
-            .map_err(|_| fail(format!("{value} is not an appearance; use light, dark or system"))),
+            .map_err(|_| {
+                fail(format!(
+                    "{value} is not an appearance; use light, dark or system"
+                ))
+            }),
         "language" => serde_json::from_value(value.clone())
             .map(Change::Language)
             .map_err(|_| fail(format!("{value} is not a language; use zh or en"))),
@@ -108,7 +129,11 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
             let name = text()?;
             name.parse::<chrono_tz::Tz>()
                 .map(|_| Change::TimeZone(name.to_owned()))
-                .map_err(|_| fail(format!("\"{name}\" is not an IANA time zone name (for example Asia/Shanghai)")))
+                .map_err(|_| {
+                    fail(format!(
+                        "\"{name}\" is not an IANA time zone name (for example Asia/Shanghai)"
+                    ))
+                })
         }
         "model.name" => {
             let name = text()?;
@@ -120,14 +145,17 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
         "model.endpoint" => {
             let endpoint = text()?;
             match url::Url::parse(endpoint) {
-                Ok(url) if url.scheme() == "https" && url.host_str().is_some() => Ok(Change::ModelEndpoint(endpoint.to_owned())),
+                Ok(url) if url.scheme() == "https" && url.host_str().is_some() => {
+                    Ok(Change::ModelEndpoint(endpoint.to_owned()))
+                }
                 _ => Err(fail(format!("\"{endpoint}\" is not an https URL"))),
             }
         }
         "rules" => serde_json::from_value(value.clone())
             .map(Change::Rules)
             .map_err(|e| fail(format!("not a list of rules: {e}"))),
-        _ => parse_plugin_change(key, value).unwrap_or_else(|| Err(fail(format!("unknown key; the keys are {KEYS}")))),
+        _ => parse_plugin_change(key, value)
+            .unwrap_or_else(|| Err(fail(format!("unknown key; the keys are {KEYS}")))),
     }
 }
 
@@ -141,18 +169,29 @@ fn parse_plugin_change(key: &str, value: &Value) -> Option<Result<Change, Settin
             .as_bool()
             .map(|enabled| Change::PluginEnabled { plugin, enabled })
             .ok_or_else(|| fail(format!("expected true or false, got {value}"))),
-        "preferences" if value.is_object() => Ok(Change::PluginPreferences { plugin, value: value.clone() }),
+        "preferences" if value.is_object() => Ok(Change::PluginPreferences {
+            plugin,
+            value: value.clone(),
+        }),
         "preferences" => Err(fail(format!("expected an object, got {value}"))),
         _ => {
             let effect_name = field.strip_prefix("modes.")?;
             let effect = match Effect::parse(effect_name) {
                 Some(e) => e,
-                None => return Some(Err(fail(format!("\"{effect_name}\" is not an effect; use read, write, money or public")))),
+                None => {
+                    return Some(Err(fail(format!(
+                        "\"{effect_name}\" is not an effect; use read, write, money or public"
+                    ))));
+                }
             };
             value
                 .as_str()
                 .and_then(Mode::parse)
-                .map(|mode| Change::PluginMode { plugin, effect, mode })
+                .map(|mode| Change::PluginMode {
+                    plugin,
+                    effect,
+                    mode,
+                })
                 .ok_or_else(|| fail(format!("{value} is not a mode; use auto, ask or off")))
         }
     })
@@ -169,39 +208,88 @@ mod tests {
 
     #[test]
     fn each_valid_key_parses() {
-        assert_eq!(parse_change("appearance", &json!("dark")), Ok(Change::Appearance(Appearance::Dark)));
-        assert_eq!(parse_change("language", &json!("en")), Ok(Change::Language(Language::En)));
-        assert_eq!(parse_change("timeZone", &json!("Europe/London")), Ok(Change::TimeZone("Europe/London".into())));
-        assert_eq!(parse_change("model.name", &json!("deepseek-chat")), Ok(Change::ModelName("deepseek-chat".into())));
+        assert_eq!(
+            parse_change("appearance", &json!("dark")),
+            Ok(Change::Appearance(Appearance::Dark))
+        );
+        assert_eq!(
+            parse_change("language", &json!("en")),
+            Ok(Change::Language(Language::En))
+        );
+        assert_eq!(
+            parse_change("timeZone", &json!("Europe/London")),
+            Ok(Change::TimeZone("Europe/London".into()))
+        );
+        assert_eq!(
+            parse_change("model.name", &json!("deepseek-chat")),
+            Ok(Change::ModelName("deepseek-chat".into()))
+        );
         assert_eq!(
             parse_change("plugins.wallet.modes.money", &json!("ask")),
-            Ok(Change::PluginMode { plugin: "wallet".into(), effect: Effect::Money, mode: Mode::Ask })
+            Ok(Change::PluginMode {
+                plugin: "wallet".into(),
+                effect: Effect::Money,
+                mode: Mode::Ask
+            })
         );
         assert_eq!(
             parse_change("plugins.wallet.enabled", &json!(false)),
-            Ok(Change::PluginEnabled { plugin: "wallet".into(), enabled: false })
+            Ok(Change::PluginEnabled {
+                plugin: "wallet".into(),
+                enabled: false
+            })
         );
     }
 
     #[test]
     fn each_validation_error_names_the_key() {
-        assert_eq!(err("appearance", json!("neon")), "settings key \"appearance\": \"neon\" is not an appearance; use light, dark or system");
-        assert_eq!(err("language", json!("fr")), "settings key \"language\": \"fr\" is not a language; use zh or en");
+        assert_eq!(
+            err("appearance", json!("neon")),
+            "settings key \"appearance\": \"neon\" is not an appearance; use light, dark or system"
+        );
+        assert_eq!(
+            err("language", json!("fr")),
+            "settings key \"language\": \"fr\" is not a language; use zh or en"
+        );
         assert_eq!(
             err("timeZone", json!("Mars/Olympus_Mons")),
             "settings key \"timeZone\": \"Mars/Olympus_Mons\" is not an IANA time zone name (for example Asia/Shanghai)"
         );
-        assert_eq!(err("timeZone", json!(8)), "settings key \"timeZone\": expected a string, got 8");
-        assert_eq!(err("model.name", json!("  ")), "settings key \"model.name\": the model name is empty");
-        assert_eq!(err("model.endpoint", json!("http://api.example.com")), "settings key \"model.endpoint\": \"http://api.example.com\" is not an https URL");
-        assert_eq!(err("plugins.wallet.enabled", json!("yes")), "settings key \"plugins.wallet.enabled\": expected true or false, got \"yes\"");
+        assert_eq!(
+            err("timeZone", json!(8)),
+            "settings key \"timeZone\": expected a string, got 8"
+        );
+        assert_eq!(
+            err("model.name", json!("  ")),
+            "settings key \"model.name\": the model name is empty"
+        );
+        assert_eq!(
+            err("model.endpoint", json!("http://api.example.com")),
+            "settings key \"model.endpoint\": \"http://api.example.com\" is not an https URL"
+        );
+        assert_eq!(
+            err("plugins.wallet.enabled", json!("yes")),
+            "settings key \"plugins.wallet.enabled\": expected true or false, got \"yes\""
+        );
         assert_eq!(
             err("plugins.wallet.modes.cash", json!("ask")),
             "settings key \"plugins.wallet.modes.cash\": \"cash\" is not an effect; use read, write, money or public"
         );
-        assert_eq!(err("plugins.wallet.modes.money", json!("never")), "settings key \"plugins.wallet.modes.money\": \"never\" is not a mode; use auto, ask or off");
-        assert_eq!(err("plugins.wallet.preferences", json!(3)), "settings key \"plugins.wallet.preferences\": expected an object, got 3");
-        assert!(err("rules", json!([{"kind": "maybe", "tool": "*"}])).starts_with("settings key \"rules\": not a list of rules: "));
-        assert_eq!(err("fontSize", json!(12)), format!("settings key \"fontSize\": unknown key; the keys are {KEYS}"));
+        assert_eq!(
+            err("plugins.wallet.modes.money", json!("never")),
+            "settings key \"plugins.wallet.modes.money\": \"never\" is not a mode; use auto, ask or off"
+        );
+        assert_eq!(
+            err("plugins.wallet.preferences", json!(3)),
+            "settings key \"plugins.wallet.preferences\": expected an object, got 3"
+        );
+        assert!(
+            err("rules", json!([{"kind": "maybe", "tool": "*"}]))
+                .starts_with("settings key \"rules\": not a list of rules: ")
+        );
+        assert_eq!(
+            err("fontSize", json!(12)),
+            format!("settings key \"fontSize\": unknown key; the keys are {KEYS}")
+        );
     }
 }

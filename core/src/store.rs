@@ -19,10 +19,19 @@ pub const AUDIT_PRUNE_EVERY: u64 = 1_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("the database {path} was written by a newer version of the app (schema {found}, this app knows up to {known}); it was left as it is — update the app to open it")]
-    TooNew { path: String, found: u32, known: u32 },
+    #[error(
+        "the database {path} was written by a newer version of the app (schema {found}, this app knows up to {known}); it was left as it is — update the app to open it"
+    )]
+    TooNew {
+        path: String,
+        found: u32,
+        known: u32,
+    },
     #[error("cannot open the database {path}: {source}")]
-    Open { path: String, source: rusqlite::Error },
+    Open {
+        path: String,
+        source: rusqlite::Error,
+    },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("stored data is not valid: {0}")]
@@ -143,13 +152,26 @@ impl Store {
             path: shown.clone(),
             source: rusqlite::Error::InvalidPath(PathBuf::from(format!("{}: {e}", dir.display()))),
         })?;
-        let mut writer = Connection::open(&path).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        let mut writer = Connection::open(&path).map_err(|source| StoreError::Open {
+            path: shown.clone(),
+            source,
+        })?;
         configure(&writer)?;
         migrate(&mut writer, &shown)?;
-        let reader = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(|source| StoreError::Open { path: shown, source })?;
+        let reader = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|source| StoreError::Open {
+            path: shown,
+            source,
+        })?;
         reader.pragma_update(None, "temp_store", "MEMORY")?;
-        Ok(Self { writer: Mutex::new(writer), reader: Some(Mutex::new(reader)), path: Some(path) })
+        Ok(Self {
+            writer: Mutex::new(writer),
+            reader: Some(Mutex::new(reader)),
+            path: Some(path),
+        })
     }
 
     /// A database that lives as long as the process: for scenarios and tests.
@@ -157,7 +179,11 @@ impl Store {
         let mut conn = Connection::open_in_memory()?;
         configure(&conn)?;
         migrate(&mut conn, ":memory:")?;
-        Ok(Self { writer: Mutex::new(conn), reader: None, path: None })
+        Ok(Self {
+            writer: Mutex::new(conn),
+            reader: None,
+            path: None,
+        })
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -169,7 +195,10 @@ impl Store {
     }
 
     /// Runs `f` in one IMMEDIATE transaction: all of it is committed, or none of it.
-    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    pub fn write<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut conn = self.writer();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let value = f(&tx)?;
@@ -178,7 +207,10 @@ impl Store {
     }
 
     /// Runs `f` on the reader connection.
-    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         match &self.reader {
             Some(reader) => f(&reader.lock().unwrap_or_else(|p| p.into_inner())),
             None => f(&self.writer()),
@@ -202,7 +234,11 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<(), StoreError> {
     let version: u32 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if version > schema::VERSION {
         // Never alter a database a newer app wrote: the rollback leaves it as it was.
-        return Err(StoreError::TooNew { path: shown.to_owned(), found: version, known: schema::VERSION });
+        return Err(StoreError::TooNew {
+            path: shown.to_owned(),
+            found: version,
+            known: schema::VERSION,
+        });
     }
     if version == 0 {
         schema::create(&tx)?;
@@ -217,11 +253,11 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<(), StoreError> {
 /// Typed reads and writes of each table. Writes take a `&Transaction` so that the caller
 /// decides what one state change is.
 pub mod rows {
-    use rusqlite::{params, Connection, OptionalExtension, Transaction};
-    use serde::de::DeserializeOwned;
+    use rusqlite::{Connection, OptionalExtension, Transaction, params};
     use serde::Serialize;
+    use serde::de::DeserializeOwned;
 
-    use super::{StoreError, AUDIT_RETENTION_ROWS};
+    use super::{AUDIT_RETENTION_ROWS, StoreError};
 
     fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
         serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
@@ -257,19 +293,34 @@ pub mod rows {
     }
 
     pub fn set_enabled(tx: &Transaction<'_>, id: &str, enabled: bool) -> Result<(), StoreError> {
-        tx.execute("UPDATE plugins SET enabled = ?2 WHERE id = ?1", params![id, enabled])?;
+        tx.execute(
+            "UPDATE plugins SET enabled = ?2 WHERE id = ?1",
+            params![id, enabled],
+        )?;
         Ok(())
     }
 
     pub fn plugins(conn: &Connection) -> Result<Vec<PluginRow>, StoreError> {
-        let mut stmt = conn.prepare("SELECT id, kind, source, manifest, enabled FROM plugins ORDER BY id")?;
+        let mut stmt =
+            conn.prepare("SELECT id, kind, source, manifest, enabled FROM plugins ORDER BY id")?;
         let rows = stmt.query_map([], |r| {
-            Ok(PluginRow { id: r.get(0)?, kind: r.get(1)?, source: r.get(2)?, manifest: r.get(3)?, enabled: r.get(4)? })
+            Ok(PluginRow {
+                id: r.get(0)?,
+                kind: r.get(1)?,
+                source: r.get(2)?,
+                manifest: r.get(3)?,
+                enabled: r.get(4)?,
+            })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub fn set_mode(tx: &Transaction<'_>, plugin: &str, effect: &str, mode: &str) -> Result<(), StoreError> {
+    pub fn set_mode(
+        tx: &Transaction<'_>,
+        plugin: &str,
+        effect: &str,
+        mode: &str,
+    ) -> Result<(), StoreError> {
         tx.execute(
             "INSERT INTO modes (plugin, effect, mode) VALUES (?1, ?2, ?3)
              ON CONFLICT (plugin, effect) DO UPDATE SET mode = ?3",
@@ -279,15 +330,21 @@ pub mod rows {
     }
 
     pub fn modes(conn: &Connection) -> Result<Vec<(String, String, String)>, StoreError> {
-        let mut stmt = conn.prepare("SELECT plugin, effect, mode FROM modes ORDER BY plugin, effect")?;
+        let mut stmt =
+            conn.prepare("SELECT plugin, effect, mode FROM modes ORDER BY plugin, effect")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Replaces the rules of one scope: `""` is global, otherwise a conversation id.
-    pub fn put_rules<T: Serialize>(tx: &Transaction<'_>, scope: &str, rules: &[T]) -> Result<(), StoreError> {
+    pub fn put_rules<T: Serialize>(
+        tx: &Transaction<'_>,
+        scope: &str,
+        rules: &[T],
+    ) -> Result<(), StoreError> {
         tx.execute("DELETE FROM rules WHERE scope = ?1", [scope])?;
-        let mut stmt = tx.prepare("INSERT INTO rules (scope, position, rule) VALUES (?1, ?2, ?3)")?;
+        let mut stmt =
+            tx.prepare("INSERT INTO rules (scope, position, rule) VALUES (?1, ?2, ?3)")?;
         for (position, rule) in rules.iter().enumerate() {
             stmt.execute(params![scope, position as i64, to_json(rule)?])?;
         }
@@ -295,7 +352,9 @@ pub mod rows {
     }
 
     /// Every scope's rules, in order.
-    pub fn rules<T: DeserializeOwned>(conn: &Connection) -> Result<Vec<(String, Vec<T>)>, StoreError> {
+    pub fn rules<T: DeserializeOwned>(
+        conn: &Connection,
+    ) -> Result<Vec<(String, Vec<T>)>, StoreError> {
         let mut stmt = conn.prepare("SELECT scope, rule FROM rules ORDER BY scope, position")?;
         let mut out: Vec<(String, Vec<T>)> = Vec::new();
         let mut rows = stmt.query([])?;
@@ -326,8 +385,12 @@ pub mod rows {
         Ok(())
     }
 
-    pub fn conversations<S: DeserializeOwned, C: DeserializeOwned>(conn: &Connection) -> Result<Vec<(String, S, C, u64)>, StoreError> {
-        let mut stmt = conn.prepare("SELECT id, settings, scope, turns FROM conversations ORDER BY created_at, id")?;
+    pub fn conversations<S: DeserializeOwned, C: DeserializeOwned>(
+        conn: &Connection,
+    ) -> Result<Vec<(String, S, C, u64)>, StoreError> {
+        let mut stmt = conn.prepare(
+            "SELECT id, settings, scope, turns FROM conversations ORDER BY created_at, id",
+        )?;
         let mut rows = stmt.query([])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
@@ -371,7 +434,12 @@ pub mod rows {
         }
     }
 
-    pub fn put_value<T: Serialize>(tx: &Transaction<'_>, table: Table, key: &str, value: &T) -> Result<(), StoreError> {
+    pub fn put_value<T: Serialize>(
+        tx: &Transaction<'_>,
+        table: Table,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
         tx.execute(table.sql().0, params![key, to_json(value)?])?;
         Ok(())
     }
@@ -381,7 +449,10 @@ pub mod rows {
         Ok(())
     }
 
-    pub fn values(conn: &Connection, table: Table) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+    pub fn values(
+        conn: &Connection,
+        table: Table,
+    ) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
         let mut stmt = conn.prepare(table.sql().1)?;
         let mut rows = stmt.query([])?;
         let mut out = Vec::new();
@@ -406,7 +477,14 @@ pub mod rows {
         pub decided_at: Option<i64>,
     }
 
-    pub fn insert_memory(tx: &Transaction<'_>, text: &str, state: &str, conversation: Option<&str>, turn: Option<i64>, at_ms: i64) -> Result<i64, StoreError> {
+    pub fn insert_memory(
+        tx: &Transaction<'_>,
+        text: &str,
+        state: &str,
+        conversation: Option<&str>,
+        turn: Option<i64>,
+        at_ms: i64,
+    ) -> Result<i64, StoreError> {
         tx.execute(
             "INSERT INTO memories (text, state, conversation, turn, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![text, state, conversation, turn, at_ms],
@@ -415,7 +493,13 @@ pub mod rows {
     }
 
     /// Moves a memory from `from` to `to`; returns whether it was in `from`.
-    pub fn decide_memory(tx: &Transaction<'_>, id: i64, from: &str, to: &str, at_ms: i64) -> Result<bool, StoreError> {
+    pub fn decide_memory(
+        tx: &Transaction<'_>,
+        id: i64,
+        from: &str,
+        to: &str,
+        at_ms: i64,
+    ) -> Result<bool, StoreError> {
         let changed = tx.execute(
             "UPDATE memories SET state = ?3, decided_at = ?4 WHERE id = ?1 AND state = ?2",
             params![id, from, to, at_ms],
@@ -451,7 +535,13 @@ pub mod rows {
         })
     }
 
-    pub fn insert_document(tx: &Transaction<'_>, conversation: &str, name: &str, text: &str, at_ms: i64) -> Result<i64, StoreError> {
+    pub fn insert_document(
+        tx: &Transaction<'_>,
+        conversation: &str,
+        name: &str,
+        text: &str,
+        at_ms: i64,
+    ) -> Result<i64, StoreError> {
         tx.execute(
             "INSERT INTO documents (conversation, name, text, attached_at) VALUES (?1, ?2, ?3, ?4)",
             params![conversation, name, text, at_ms],
@@ -460,8 +550,12 @@ pub mod rows {
     }
 
     /// A conversation's attached documents as (id, name, text).
-    pub fn documents(conn: &Connection, conversation: &str) -> Result<Vec<(i64, String, String)>, StoreError> {
-        let mut stmt = conn.prepare("SELECT id, name, text FROM documents WHERE conversation = ?1 ORDER BY id")?;
+    pub fn documents(
+        conn: &Connection,
+        conversation: &str,
+    ) -> Result<Vec<(i64, String, String)>, StoreError> {
+        let mut stmt = conn
+            .prepare("SELECT id, name, text FROM documents WHERE conversation = ?1 ORDER BY id")?;
         let rows = stmt.query_map([conversation], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -505,7 +599,10 @@ pub mod rows {
 
     /// Drops all but the newest [`AUDIT_RETENTION_ROWS`] rows.
     pub fn prune_audit(tx: &Transaction<'_>) -> Result<usize, StoreError> {
-        Ok(tx.execute("DELETE FROM audit WHERE seq <= (SELECT max(seq) FROM audit) - ?1", [AUDIT_RETENTION_ROWS])?)
+        Ok(tx.execute(
+            "DELETE FROM audit WHERE seq <= (SELECT max(seq) FROM audit) - ?1",
+            [AUDIT_RETENTION_ROWS],
+        )?)
     }
 
     /// The newest `limit` rows, oldest first.
@@ -571,7 +668,9 @@ mod tests {
             )
         );
         let conn = Connection::open(&path).unwrap();
-        let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        let version: u32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(version, 99);
         drop(conn);
         assert_eq!(std::fs::read(&path).unwrap().len(), before.len());
@@ -581,11 +680,16 @@ mod tests {
     fn a_failed_write_commits_nothing() {
         let store = Store::open_in_memory().unwrap();
         let result: Result<(), StoreError> = store.write(|tx| {
-            tx.execute("INSERT INTO settings (key, value) VALUES ('language', '\"en\"')", [])?;
+            tx.execute(
+                "INSERT INTO settings (key, value) VALUES ('language', '\"en\"')",
+                [],
+            )?;
             Err(StoreError::Corrupt("refused".into()))
         });
         assert!(result.is_err());
-        let count: i64 = store.read(|c| Ok(c.query_row("SELECT count(*) FROM settings", [], |r| r.get(0))?)).unwrap();
+        let count: i64 = store
+            .read(|c| Ok(c.query_row("SELECT count(*) FROM settings", [], |r| r.get(0))?))
+            .unwrap();
         assert_eq!(count, 0);
     }
 }

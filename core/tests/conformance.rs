@@ -29,10 +29,18 @@ async fn a_wrong_expectation_is_a_failure_never_a_skip() {
         "steps": [{"call": {"tool": "canteen.reserve", "actor": "agent"}, "expect": {"decision": "run"}}]});
     assert_eq!(
         harness_core::conformance::run_scenario(&decision).await,
-        Err("step 1: expected run, got ask [allow, deny, always_allow] \"reserve\" (step 8i)".to_owned())
+        Err(
+            "step 1: expected run, got ask [allow, deny, always_allow] \"reserve\" (step 8i)"
+                .to_owned()
+        )
     );
     let gate = serde_json::json!({"name": "wrong on purpose", "gate": "network",
         "allowNetwork": true, "allowlist": [], "url": "https://pku.edu.cn/", "expect": "allow"});
-    let failure = harness_core::conformance::run_scenario(&gate).await.unwrap_err();
-    assert!(failure.starts_with("expected allow, got \"error: url_allowlist does not permit"), "{failure}");
+    let failure = harness_core::conformance::run_scenario(&gate)
+        .await
+        .unwrap_err();
+    assert!(
+        failure.starts_with("expected allow, got \"error: url_allowlist does not permit"),
+        "{failure}"
+    );
 }

@@ -4,8 +4,8 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use common::*;
@@ -14,7 +14,7 @@ use harness_core::invoke::{PluginHandler, ToolContext};
 use harness_core::policy::{Code, Mode};
 use harness_core::registry::{Effect, Tool};
 use harness_core::{Engine, Options};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const T0: &str = "2026-05-01 08:00";
 const TTL: i64 = 60_000;
@@ -24,25 +24,39 @@ async fn a_fresh_value_is_served_from_the_cache_and_a_stale_one_refreshed_once()
     let (engine, clock, counter) = engine_at(utc(T0), Arc::new(NobodyThere));
     counter.answer("campus.balance", json!({"balanceYuan": 42.5}));
     let first = engine.use_tool_data("campus", "balance").await.unwrap();
-    assert_eq!((first.value.clone(), first.fetched_at_ms, first.cached), (json!({"balanceYuan": 42.5}), utc(T0), false));
+    assert_eq!(
+        (first.value.clone(), first.fetched_at_ms, first.cached),
+        (json!({"balanceYuan": 42.5}), utc(T0), false)
+    );
     assert_eq!(counter.count("campus.balance"), 1);
 
     // Fresh until ttlMs has passed: no call.
     clock.set(utc(T0) + TTL - 1);
     let again = engine.use_tool_data("campus", "balance").await.unwrap();
-    assert_eq!((again.value, again.cached), (json!({"balanceYuan": 42.5}), true));
+    assert_eq!(
+        (again.value, again.cached),
+        (json!({"balanceYuan": 42.5}), true)
+    );
     assert_eq!(counter.count("campus.balance"), 1);
 
     // Stale: one refresh, then fresh again.
     counter.answer("campus.balance", json!({"balanceYuan": 30}));
     clock.set(utc(T0) + TTL);
     let refreshed = engine.use_tool_data("campus", "balance").await.unwrap();
-    assert_eq!((refreshed.value, refreshed.fetched_at_ms, refreshed.cached), (json!({"balanceYuan": 30}), utc(T0) + TTL, false));
+    assert_eq!(
+        (refreshed.value, refreshed.fetched_at_ms, refreshed.cached),
+        (json!({"balanceYuan": 30}), utc(T0) + TTL, false)
+    );
     let cached = engine.use_tool_data("campus", "balance").await.unwrap();
     assert!(cached.cached);
     assert_eq!(counter.count("campus.balance"), 2);
     // The refresh went through the invoke path as a scheduled read.
-    let ran: Vec<_> = engine.audit(100).unwrap().into_iter().filter(|r| r.tool == "campus.balance" && r.event == "ran").collect();
+    let ran: Vec<_> = engine
+        .audit(100)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.tool == "campus.balance" && r.event == "ran")
+        .collect();
     assert_eq!(ran.len(), 2);
     assert!(ran.iter().all(|r| r.actor == "scheduler"));
 }
@@ -94,7 +108,11 @@ async fn ten_concurrent_reads_of_a_stale_source_make_one_call() {
     }
     assert_eq!(held.calls.load(Ordering::SeqCst), 1);
     assert!(values.iter().all(|v| v.value == json!({"call": 1})));
-    assert_eq!(values.iter().filter(|v| !v.cached).count(), 1, "one reader refreshed, nine were served what it fetched");
+    assert_eq!(
+        values.iter().filter(|v| !v.cached).count(),
+        1,
+        "one reader refreshed, nine were served what it fetched"
+    );
 }
 
 #[tokio::test]
@@ -111,12 +129,21 @@ async fn the_cache_survives_reopening_the_data_directory() {
     {
         let engine = open(before.clone());
         engine.accept_terms().unwrap();
-        assert!(!engine.use_tool_data("campus", "balance").await.unwrap().cached);
+        assert!(
+            !engine
+                .use_tool_data("campus", "balance")
+                .await
+                .unwrap()
+                .cached
+        );
     }
     let after = Arc::new(Counter::default());
     let engine = open(after.clone());
     let read = engine.use_tool_data("campus", "balance").await.unwrap();
-    assert_eq!((read.value, read.fetched_at_ms, read.cached), (json!({"balanceYuan": 42.5}), utc(T0), true));
+    assert_eq!(
+        (read.value, read.fetched_at_ms, read.cached),
+        (json!({"balanceYuan": 42.5}), utc(T0), true)
+    );
     assert_eq!((before.total(), after.total()), (1, 0));
 }
 
@@ -126,8 +153,14 @@ async fn an_ask_mode_source_is_declined_never_prompted() {
     let (engine, _, counter) = engine_at(utc(T0), Arc::new(NobodyThere));
     engine.set_mode("campus", Effect::Read, Mode::Ask).unwrap();
     match engine.use_tool_data("campus", "balance").await {
-        Err(SourceError::Refused { code: Code::Declined, message }) => {
-            assert!(message.starts_with("\"campus.balance\" would need the user's approval"), "{message}")
+        Err(SourceError::Refused {
+            code: Code::Declined,
+            message,
+        }) => {
+            assert!(
+                message.starts_with("\"campus.balance\" would need the user's approval"),
+                "{message}"
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -138,5 +171,8 @@ async fn an_ask_mode_source_is_declined_never_prompted() {
 async fn an_unknown_source_is_named() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
     let err = engine.use_tool_data("campus", "weather").await.unwrap_err();
-    assert_eq!(err.to_string(), "plugin \"campus\" has no data source \"weather\"");
+    assert_eq!(
+        err.to_string(),
+        "plugin \"campus\" has no data source \"weather\""
+    );
 }

@@ -296,7 +296,9 @@ async fn a_connection_failure_is_an_error_naming_the_url() {
     let url = format!("http://127.0.0.1:{port}/");
     let got = gate(&["127.0.0.1"], PluginKind::Bundled).get(&url).await;
     assert!(
-        got.starts_with(&format!("error: could not fetch {url}: client error (Connect)")),
+        got.starts_with(&format!(
+            "error: could not fetch {url}: client error (Connect)"
+        )),
         "{got}"
     );
     assert!(got.contains("Connection refused"), "{got}");

@@ -4,11 +4,15 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use harness_core::invoke::{ApprovalBroker, Call, Grant, Outcome, PluginHandler, Prompt, ToolContext};
+use harness_core::invoke::{
+    ApprovalBroker, Call, Grant, Outcome, PluginHandler, Prompt, ToolContext,
+};
+use harness_core::policy::{
+    Actor, Answer, Code, Mode, ModeSource, PromptKind, Rule, RuleKind, Step, Verdict,
+};
+use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::{Engine, Options};
-use harness_core::policy::{Actor, Answer, Code, Mode, ModeSource, PromptKind, Rule, RuleKind, Step, Verdict};
-use harness_core::registry::{parse_manifest, Effect, Plugin, PluginKind, Tool};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Answers prompts from a queue and keeps every prompt it was shown.
 #[derive(Default)]
@@ -29,7 +33,11 @@ impl Answers {
 impl ApprovalBroker for Answers {
     async fn ask(&self, prompt: Prompt) -> Answer {
         self.shown.lock().unwrap().push(prompt);
-        self.queue.lock().unwrap().pop().expect("a prompt nobody scripted an answer for")
+        self.queue
+            .lock()
+            .unwrap()
+            .pop()
+            .expect("a prompt nobody scripted an answer for")
     }
 }
 
@@ -43,8 +51,15 @@ struct Recorder {
 #[async_trait]
 impl PluginHandler for Recorder {
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
-        self.runs.lock().unwrap().push((tool.id.clone(), input, ctx));
-        self.result.lock().unwrap().clone().unwrap_or_else(|| Ok(json!({"ok": true})))
+        self.runs
+            .lock()
+            .unwrap()
+            .push((tool.id.clone(), input, ctx));
+        self.result
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap_or_else(|| Ok(json!({"ok": true})))
     }
 }
 
@@ -73,7 +88,13 @@ fn bare_engine(answers: Arc<Answers>) -> (Engine, Arc<Recorder>) {
     options.builtin_plugins = false;
     let engine = Engine::in_memory(options).unwrap();
     let recorder = Arc::new(Recorder::default());
-    engine.install(shop(), "https://example.org/shop/PLUGIN.md", recorder.clone()).unwrap();
+    engine
+        .install(
+            shop(),
+            "https://example.org/shop/PLUGIN.md",
+            recorder.clone(),
+        )
+        .unwrap();
     engine.open_conversation("c").unwrap();
     (engine, recorder)
 }
@@ -85,7 +106,12 @@ fn engine(answers: Arc<Answers>) -> (Engine, Arc<Recorder>) {
 }
 
 fn agent(tool: &str, input: Value) -> Call {
-    Call { tool: tool.into(), actor: Actor::Agent, input, conversation: Some("c".into()) }
+    Call {
+        tool: tool.into(),
+        actor: Actor::Agent,
+        input,
+        conversation: Some("c".into()),
+    }
 }
 
 #[tokio::test]
@@ -102,44 +128,78 @@ async fn allow_runs_the_call_with_exactly_the_inputs_shown() {
     assert_eq!(shown[0].plugin, "shop");
     assert_eq!(shown[0].tool_title, "下单");
     assert_eq!(shown[0].effect, Effect::Write);
-    assert_eq!(shown[0].offers, vec![Answer::Allow, Answer::Deny, Answer::AlwaysAllow]);
+    assert_eq!(
+        shown[0].offers,
+        vec![Answer::Allow, Answer::Deny, Answer::AlwaysAllow]
+    );
     let runs = recorder.runs.lock().unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].1, input);
     assert_eq!(runs[0].2.grant, None);
     // Allow answers one call: the mode is still the kind default.
-    assert_eq!(engine.modes("shop").unwrap()[1], (Effect::Write, Mode::Ask, ModeSource::KindDefault));
+    assert_eq!(
+        engine.modes("shop").unwrap()[1],
+        (Effect::Write, Mode::Ask, ModeSource::KindDefault)
+    );
 }
 
 #[tokio::test]
 async fn deny_declines_without_running_and_tells_the_agent() {
     let (engine, recorder) = engine(Answers::with(&[Answer::Deny]));
-    let done = engine.invoke(agent("shop.order", json!({"item": "x"}))).await;
-    assert_eq!(done.outcome, Outcome::Refused { code: Code::Declined, message: "The user declined this call.".into() });
-    assert_eq!(done.for_model(), r#"{"error":{"code":"declined","message":"The user declined this call."}}"#);
+    let done = engine
+        .invoke(agent("shop.order", json!({"item": "x"})))
+        .await;
+    assert_eq!(
+        done.outcome,
+        Outcome::Refused {
+            code: Code::Declined,
+            message: "The user declined this call.".into()
+        }
+    );
+    assert_eq!(
+        done.for_model(),
+        r#"{"error":{"code":"declined","message":"The user declined this call."}}"#
+    );
     assert!(recorder.runs.lock().unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn always_allow_sets_the_mode_to_auto_for_that_effect() {
     let (engine, recorder) = engine(Answers::with(&[Answer::AlwaysAllow]));
-    engine.invoke(agent("shop.order", json!({"item": "x"}))).await;
+    engine
+        .invoke(agent("shop.order", json!({"item": "x"})))
+        .await;
     let modes = engine.modes("shop").unwrap();
     assert_eq!(modes[1], (Effect::Write, Mode::Auto, ModeSource::User));
-    assert_eq!(modes[2], (Effect::Money, Mode::Ask, ModeSource::KindDefault));
+    assert_eq!(
+        modes[2],
+        (Effect::Money, Mode::Ask, ModeSource::KindDefault)
+    );
     // The next write runs with no prompt (the queue is empty: a prompt would panic).
-    let done = engine.invoke(agent("shop.order", json!({"item": "y"}))).await;
+    let done = engine
+        .invoke(agent("shop.order", json!({"item": "y"})))
+        .await;
     assert_eq!(done.decision.verdict, Verdict::Run);
     assert_eq!(recorder.runs.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]
 async fn grant_answers_reach_the_tool_and_change_no_mode() {
-    let (engine, recorder) = engine(Answers::with(&[Answer::AllowOnce, Answer::AlwaysAllow, Answer::DontAllow]));
+    let (engine, recorder) = engine(Answers::with(&[
+        Answer::AllowOnce,
+        Answer::AlwaysAllow,
+        Answer::DontAllow,
+    ]));
     for _ in 0..3 {
         engine.invoke(agent("shop.unlock", json!({}))).await;
     }
-    let grants: Vec<Option<Grant>> = recorder.runs.lock().unwrap().iter().map(|r| r.2.grant).collect();
+    let grants: Vec<Option<Grant>> = recorder
+        .runs
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.2.grant)
+        .collect();
     assert_eq!(grants, vec![Some(Grant::Once), Some(Grant::Always)]);
     assert_eq!(engine.modes("shop").unwrap()[1].2, ModeSource::KindDefault);
 }
@@ -147,8 +207,16 @@ async fn grant_answers_reach_the_tool_and_change_no_mode() {
 #[tokio::test]
 async fn an_answer_the_prompt_did_not_offer_runs_nothing() {
     let (engine, recorder) = engine(Answers::with(&[Answer::AllowOnce]));
-    let done = engine.invoke(agent("shop.order", json!({"item": "x"}))).await;
-    assert!(matches!(done.outcome, Outcome::Refused { code: Code::Declined, .. }));
+    let done = engine
+        .invoke(agent("shop.order", json!({"item": "x"})))
+        .await;
+    assert!(matches!(
+        done.outcome,
+        Outcome::Refused {
+            code: Code::Declined,
+            ..
+        }
+    ));
     assert!(recorder.runs.lock().unwrap().is_empty());
 }
 
@@ -156,13 +224,26 @@ async fn an_answer_the_prompt_did_not_offer_runs_nothing() {
 async fn an_untrusted_result_taints_the_turn_until_the_next_one() {
     let (engine, _) = engine(Answers::with(&[]));
     engine.set_mode("shop", Effect::Money, Mode::Auto).unwrap();
-    assert_eq!(engine.invoke(agent("shop.pay", json!({}))).await.decision.verdict, Verdict::Run);
+    assert_eq!(
+        engine
+            .invoke(agent("shop.pay", json!({})))
+            .await
+            .decision
+            .verdict,
+        Verdict::Run
+    );
     engine.invoke(agent("shop.rumours", json!({}))).await;
     assert!(engine.conversation("c").unwrap().tainted);
-    assert_eq!(engine.decide(&agent("shop.pay", json!({}))).step, Step::Sensitive);
+    assert_eq!(
+        engine.decide(&agent("shop.pay", json!({}))).step,
+        Step::Sensitive
+    );
     engine.begin_turn("c").unwrap();
     assert!(!engine.conversation("c").unwrap().tainted);
-    assert_eq!(engine.decide(&agent("shop.pay", json!({}))).verdict, Verdict::Run);
+    assert_eq!(
+        engine.decide(&agent("shop.pay", json!({}))).verdict,
+        Verdict::Run
+    );
 }
 
 #[tokio::test]
@@ -171,11 +252,16 @@ async fn the_model_gets_a_cut_copy_and_the_ui_the_whole_result() {
     let long = "帖".repeat(20_000);
     *recorder.result.lock().unwrap() = Some(Ok(json!({"text": long})));
     let done = engine.invoke(agent("shop.stock", json!({}))).await;
-    let Outcome::Ran { result, for_model } = &done.outcome else { panic!("{done:?}") };
+    let Outcome::Ran { result, for_model } = &done.outcome else {
+        panic!("{done:?}")
+    };
     assert_eq!(result["text"].as_str().unwrap().chars().count(), 20_000);
     let (kept, marker) = for_model.split_once('\n').unwrap();
     assert_eq!(kept.chars().count(), 12_000);
-    assert_eq!(marker, "[… 8011 of 20011 characters cut; page or filter the request to see the rest]");
+    assert_eq!(
+        marker,
+        "[… 8011 of 20011 characters cut; page or filter the request to see the rest]"
+    );
     assert_eq!(done.for_model(), *for_model);
 }
 
@@ -184,7 +270,10 @@ async fn a_tool_failure_reaches_the_agent_as_an_error() {
     let (engine, recorder) = engine(Answers::with(&[]));
     *recorder.result.lock().unwrap() = Some(Err("校园卡服务暂时不可用".into()));
     let done = engine.invoke(agent("shop.stock", json!({}))).await;
-    assert_eq!(done.for_model(), r#"{"error":{"code":"tool_failed","message":"校园卡服务暂时不可用"}}"#);
+    assert_eq!(
+        done.for_model(),
+        r#"{"error":{"code":"tool_failed","message":"校园卡服务暂时不可用"}}"#
+    );
 }
 
 #[tokio::test]
@@ -209,13 +298,35 @@ async fn the_model_is_offered_only_tools_that_could_run() {
     engine.set_mode("shop", Effect::Public, Mode::Off).unwrap();
     engine
         .set_rules(vec![
-            Rule { kind: RuleKind::Deny, tool: "shop.pay".into(), effect: None, when: None },
+            Rule {
+                kind: RuleKind::Deny,
+                tool: "shop.pay".into(),
+                effect: None,
+                when: None,
+            },
             // Conditional: it refuses some calls, so the tool is still offered.
-            Rule { kind: RuleKind::Deny, tool: "shop.order".into(), effect: None, when: Some(json!({"item": "烟"}).as_object().unwrap().clone()) },
+            Rule {
+                kind: RuleKind::Deny,
+                tool: "shop.order".into(),
+                effect: None,
+                when: Some(json!({"item": "烟"}).as_object().unwrap().clone()),
+            },
         ])
         .unwrap();
-    let names: Vec<String> = engine.model_tools(Some("c")).into_iter().map(|t| t.name).collect();
-    assert_eq!(names, ["shop__stock", "shop__order", "shop__unlock", "shop__rumours"]);
+    let names: Vec<String> = engine
+        .model_tools(Some("c"))
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "shop__stock",
+            "shop__order",
+            "shop__unlock",
+            "shop__rumours"
+        ]
+    );
     // Still refused when called by name.
     let done = engine.invoke(agent("shop.review", json!({}))).await;
     assert_eq!(done.decision.verdict, Verdict::Refuse(Code::Blocked));
@@ -227,9 +338,20 @@ async fn the_model_is_offered_only_tools_that_could_run() {
 #[tokio::test]
 async fn every_decision_answer_and_outcome_is_audited() {
     let (engine, _) = engine(Answers::with(&[Answer::Deny, Answer::Allow]));
-    engine.invoke(agent("shop.order", json!({"item": "a"}))).await;
-    engine.invoke(agent("shop.order", json!({"item": "b"}))).await;
-    engine.invoke(Call { tool: "shop.pay".into(), actor: Actor::Scheduler, input: json!({}), conversation: None }).await;
+    engine
+        .invoke(agent("shop.order", json!({"item": "a"})))
+        .await;
+    engine
+        .invoke(agent("shop.order", json!({"item": "b"})))
+        .await;
+    engine
+        .invoke(Call {
+            tool: "shop.pay".into(),
+            actor: Actor::Scheduler,
+            input: json!({}),
+            conversation: None,
+        })
+        .await;
     let rows: Vec<(i64, String, String, Option<String>, Option<String>)> = engine
         .audit(100)
         .unwrap()
@@ -237,7 +359,13 @@ async fn every_decision_answer_and_outcome_is_audited() {
         .map(|r| (r.seq, r.actor, r.event, r.detail, r.step))
         .collect();
     let row = |seq: i64, actor: &str, event: &str, detail: Option<&str>, step: Option<&str>| {
-        (seq, actor.to_owned(), event.to_owned(), detail.map(str::to_owned), step.map(str::to_owned))
+        (
+            seq,
+            actor.to_owned(),
+            event.to_owned(),
+            detail.map(str::to_owned),
+            step.map(str::to_owned),
+        )
     };
     assert_eq!(
         rows,
@@ -248,12 +376,21 @@ async fn every_decision_answer_and_outcome_is_audited() {
             row(4, "agent", "decided", Some("ask:ordinary"), Some("8i")),
             row(5, "agent", "answered", Some("allow"), None),
             row(6, "agent", "ran", None, None),
-            row(7, "scheduler", "decided", Some("refuse:scheduler_read_only"), Some("6")),
+            row(
+                7,
+                "scheduler",
+                "decided",
+                Some("refuse:scheduler_read_only"),
+                Some("6")
+            ),
         ]
     );
     // The audit keeps a digest of the inputs, never the inputs.
     let audit = engine.audit(100).unwrap();
-    assert_eq!(audit[0].input_digest.as_deref(), Some(harness_core::invoke::input_digest(&json!({"item": "a"})).as_str()));
+    assert_eq!(
+        audit[0].input_digest.as_deref(),
+        Some(harness_core::invoke::input_digest(&json!({"item": "a"})).as_str())
+    );
     assert_ne!(audit[0].input_digest, audit[3].input_digest);
 }
 
@@ -264,22 +401,48 @@ async fn a_settings_change_applies_at_the_next_call_and_becomes_the_default() {
     let mut settings = engine.conversation("c").unwrap().settings;
     settings.preset = harness_core::policy::Preset::SkipAll;
     engine.set_conversation_settings("c", settings).unwrap();
-    assert_eq!(engine.decide(&agent("shop.order", json!({"item": "x"}))).verdict, Verdict::Run);
+    assert_eq!(
+        engine
+            .decide(&agent("shop.order", json!({"item": "x"})))
+            .verdict,
+        Verdict::Run
+    );
     // Other conversations keep theirs; new ones inherit the change.
-    let other = Call { conversation: Some("other".into()), ..agent("shop.order", json!({"item": "x"})) };
-    assert_eq!(engine.decide(&other).verdict, Verdict::Ask(PromptKind::Ordinary));
-    assert_eq!(engine.open_conversation("new").unwrap().preset, harness_core::policy::Preset::SkipAll);
+    let other = Call {
+        conversation: Some("other".into()),
+        ..agent("shop.order", json!({"item": "x"}))
+    };
+    assert_eq!(
+        engine.decide(&other).verdict,
+        Verdict::Ask(PromptKind::Ordinary)
+    );
+    assert_eq!(
+        engine.open_conversation("new").unwrap().preset,
+        harness_core::policy::Preset::SkipAll
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_calls_each_get_their_own_answer() {
-    let answers: Vec<Answer> = (0..32).map(|i| if i % 2 == 0 { Answer::Allow } else { Answer::Deny }).collect();
+    let answers: Vec<Answer> = (0..32)
+        .map(|i| {
+            if i % 2 == 0 {
+                Answer::Allow
+            } else {
+                Answer::Deny
+            }
+        })
+        .collect();
     let (engine, recorder) = engine(Answers::with(&answers));
     let engine = Arc::new(engine);
     let tasks: Vec<_> = (0..32)
         .map(|i| {
             let engine = engine.clone();
-            tokio::spawn(async move { engine.invoke(agent("shop.order", json!({"item": format!("#{i}")}))).await })
+            tokio::spawn(async move {
+                engine
+                    .invoke(agent("shop.order", json!({"item": format!("#{i}")})))
+                    .await
+            })
         })
         .collect();
     let mut ran = 0;

@@ -1,12 +1,12 @@
 //! Properties of the decision over random registries, modes, rules and calls.
 
 use harness_core::policy::{
-    decide, Actor, Availability, Decision, Facts, Mode, Preset, Rule, RuleKind, RuleSet, Rules, ToolCheck, UserModes,
-    Verdict,
+    Actor, Availability, Decision, Facts, Mode, Preset, Rule, RuleKind, RuleSet, Rules, ToolCheck,
+    UserModes, Verdict, decide,
 };
-use harness_core::registry::{parse_manifest, Effect, Plugin, PluginKind};
+use harness_core::registry::{Effect, Plugin, PluginKind, parse_manifest};
 use proptest::prelude::*;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 #[derive(Debug, Clone)]
 struct ToolSpec {
@@ -52,7 +52,12 @@ struct CallSpec {
 }
 
 fn effect() -> impl Strategy<Value = Effect> {
-    prop_oneof![Just(Effect::Read), Just(Effect::Write), Just(Effect::Money), Just(Effect::Public)]
+    prop_oneof![
+        Just(Effect::Read),
+        Just(Effect::Write),
+        Just(Effect::Money),
+        Just(Effect::Public)
+    ]
 }
 
 fn mode() -> impl Strategy<Value = Mode> {
@@ -69,46 +74,114 @@ fn kind() -> impl Strategy<Value = PluginKind> {
 }
 
 fn tool_spec() -> impl Strategy<Value = ToolSpec> {
-    (effect(), prop::bool::weighted(0.15), prop::bool::weighted(0.15), prop::bool::weighted(0.15), prop::bool::weighted(0.15))
-        .prop_map(|(effect, user_only, grant, always_ask, target)| ToolSpec { effect, user_only, grant, always_ask, target })
+    (
+        effect(),
+        prop::bool::weighted(0.15),
+        prop::bool::weighted(0.15),
+        prop::bool::weighted(0.15),
+        prop::bool::weighted(0.15),
+    )
+        .prop_map(|(effect, user_only, grant, always_ask, target)| ToolSpec {
+            effect,
+            user_only,
+            grant,
+            always_ask,
+            target,
+        })
 }
 
 fn plugin_spec() -> impl Strategy<Value = PluginSpec> {
-    (kind(), prop::collection::vec((effect(), mode()), 0..3), prop::collection::vec(tool_spec(), 1..5)).prop_map(
-        |(kind, defaults, tools)| PluginSpec {
-            kind,
-            defaults: if kind == PluginKind::Remote { Vec::new() } else { defaults },
-            tools,
-        },
+    (
+        kind(),
+        prop::collection::vec((effect(), mode()), 0..3),
+        prop::collection::vec(tool_spec(), 1..5),
     )
+        .prop_map(|(kind, defaults, tools)| PluginSpec {
+            kind,
+            defaults: if kind == PluginKind::Remote {
+                Vec::new()
+            } else {
+                defaults
+            },
+            tools,
+        })
 }
 
 fn rule_spec() -> impl Strategy<Value = RuleSpec> {
     (
-        prop_oneof![Just(RuleKind::Deny), Just(RuleKind::Ask), Just(RuleKind::Allow)],
+        prop_oneof![
+            Just(RuleKind::Deny),
+            Just(RuleKind::Ask),
+            Just(RuleKind::Allow)
+        ],
         0u8..3,
         0usize..8,
         0usize..8,
         prop::option::of(effect()),
         prop::bool::weighted(0.3),
     )
-        .prop_map(|(kind, pattern, plugin, tool, effect, when)| RuleSpec { kind, pattern, plugin, tool, effect, when })
+        .prop_map(|(kind, pattern, plugin, tool, effect, when)| RuleSpec {
+            kind,
+            pattern,
+            plugin,
+            tool,
+            effect,
+            when,
+        })
 }
 
 fn call_spec() -> impl Strategy<Value = CallSpec> {
     (
-        (0usize..8, 0usize..8, prop_oneof![Just(Actor::User), Just(Actor::Agent), Just(Actor::Scheduler)]),
-        (prop::bool::weighted(0.9), prop_oneof![
-            8 => Just(Availability::Ready),
-            1 => Just(Availability::Disabled),
-            1 => Just(Availability::Unmet)
-        ]),
+        (
+            0usize..8,
+            0usize..8,
+            prop_oneof![
+                Just(Actor::User),
+                Just(Actor::Agent),
+                Just(Actor::Scheduler)
+            ],
+        ),
+        (
+            prop::bool::weighted(0.9),
+            prop_oneof![
+                8 => Just(Availability::Ready),
+                1 => Just(Availability::Disabled),
+                1 => Just(Availability::Unmet)
+            ],
+        ),
         (prop::bool::weighted(0.9), any::<bool>(), any::<bool>()),
-        (prop_oneof![Just(ToolCheck::Pass), Just(ToolCheck::Deny), Just(ToolCheck::Allow)], any::<bool>(), any::<bool>()),
+        (
+            prop_oneof![
+                Just(ToolCheck::Pass),
+                Just(ToolCheck::Deny),
+                Just(ToolCheck::Allow)
+            ],
+            any::<bool>(),
+            any::<bool>(),
+        ),
     )
-        .prop_map(|((plugin, tool, actor), (terms, availability), (input_valid, plan_mode, tainted), (check, sensitive, flagged))| {
-            CallSpec { plugin, tool, actor, terms, availability, input_valid, plan_mode, tainted, check, sensitive, flagged }
-        })
+        .prop_map(
+            |(
+                (plugin, tool, actor),
+                (terms, availability),
+                (input_valid, plan_mode, tainted),
+                (check, sensitive, flagged),
+            )| {
+                CallSpec {
+                    plugin,
+                    tool,
+                    actor,
+                    terms,
+                    availability,
+                    input_valid,
+                    plan_mode,
+                    tainted,
+                    check,
+                    sensitive,
+                    flagged,
+                }
+            },
+        )
 }
 
 fn load(specs: &[PluginSpec]) -> Vec<Plugin> {
@@ -145,8 +218,15 @@ fn rules(specs: &[RuleSpec], plugins: &[Plugin]) -> RuleSet {
                 1 => format!("{}.*", plugin.id),
                 _ => plugin.tools[r.tool % plugin.tools.len()].id.clone(),
             };
-            let when = r.when.then(|| json!({"flagged": true}).as_object().unwrap().clone());
-            Rule { kind: r.kind, tool, effect: r.effect, when }
+            let when = r
+                .when
+                .then(|| json!({"flagged": true}).as_object().unwrap().clone());
+            Rule {
+                kind: r.kind,
+                tool,
+                effect: r.effect,
+                when,
+            }
         })
         .collect();
     RuleSet::new(rules).unwrap()
@@ -175,7 +255,12 @@ fn world() -> impl Strategy<Value = World> {
             }
             let global = rules(&global, &plugins);
             let conversation = rules(&conversation, &plugins);
-            World { plugins, modes, global, conversation }
+            World {
+                plugins,
+                modes,
+                global,
+                conversation,
+            }
         })
 }
 
@@ -185,7 +270,11 @@ fn decide_in(world: &World, call: &CallSpec, preset: Preset) -> (Decision, Effec
     let plugin = &world.plugins[call.plugin % world.plugins.len()];
     let tool = &plugin.tools[call.tool % plugin.tools.len()];
     let (mode, _) = world.modes.effective(plugin, tool.effect);
-    let input = if call.flagged { json!({"flagged": true}) } else { json!({}) };
+    let input = if call.flagged {
+        json!({"flagged": true})
+    } else {
+        json!({})
+    };
     let facts = Facts {
         actor: call.actor,
         tool: Some(tool),
@@ -201,9 +290,18 @@ fn decide_in(world: &World, call: &CallSpec, preset: Preset) -> (Decision, Effec
         sensitive: call.sensitive,
         has_target: tool.target.is_some(),
     };
-    let rules = Rules { global: &world.global, conversation: &world.conversation };
-    let denied = world.global.first_match(RuleKind::Deny, tool, &input).is_some()
-        || world.conversation.first_match(RuleKind::Deny, tool, &input).is_some();
+    let rules = Rules {
+        global: &world.global,
+        conversation: &world.conversation,
+    };
+    let denied = world
+        .global
+        .first_match(RuleKind::Deny, tool, &input)
+        .is_some()
+        || world
+            .conversation
+            .first_match(RuleKind::Deny, tool, &input)
+            .is_some();
     (decide(&facts, rules), tool.effect, mode, denied)
 }
 

@@ -50,7 +50,8 @@ impl PluginHandler for Hangs {
 #[tokio::test]
 #[ignore = "the child of a_job_killed_mid_run_is_not_lost_and_not_run_twice; runs only when re-executed"]
 async fn scheduler_run_child() {
-    let dir = std::env::var_os(CHILD_DIR).expect("run by a_job_killed_mid_run_is_not_lost_and_not_run_twice");
+    let dir = std::env::var_os(CHILD_DIR)
+        .expect("run by a_job_killed_mid_run_is_not_lost_and_not_run_twice");
     let now: i64 = std::env::var(CHILD_NOW).unwrap().parse().unwrap();
     let (engine, _) = open(Path::new(&dir), now, Arc::new(Hangs));
     engine.run_due(now).await.unwrap();
@@ -64,12 +65,22 @@ async fn a_job_killed_mid_run_is_not_lost_and_not_run_twice() {
     let due = {
         let (engine, _) = open(tmp.path(), t0, Arc::new(Counter::default()));
         engine.accept_terms().unwrap();
-        engine.add_job(&check_every(60, "campus.balance"), Owner::User).unwrap().next_due_ms.unwrap()
+        engine
+            .add_job(&check_every(60, "campus.balance"), Owner::User)
+            .unwrap()
+            .next_due_ms
+            .unwrap()
     };
     assert_eq!(due, t0 + HOUR);
 
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "scheduler_run_child", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "scheduler_run_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_DIR, tmp.path())
         .env(CHILD_NOW, due.to_string())
         .stdout(Stdio::piped())
@@ -77,14 +88,20 @@ async fn a_job_killed_mid_run_is_not_lost_and_not_run_twice() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(lines.any(|l| l.is_ok_and(|l| l.contains(IN_TOOL))), "the child never reached the tool");
+    assert!(
+        lines.any(|l| l.is_ok_and(|l| l.contains(IN_TOOL))),
+        "the child never reached the tool"
+    );
     child.kill().unwrap(); // SIGKILL, inside the tool
     assert!(!child.wait().unwrap().success());
 
     // The kill landed mid-run: the claim for `due` is in the database.
     {
-        let conn = rusqlite::Connection::open(tmp.path().join(harness_core::store::DATABASE_FILE)).unwrap();
-        let claim: Option<i64> = conn.query_row("SELECT claim_due_ms FROM jobs", [], |r| r.get(0)).unwrap();
+        let conn = rusqlite::Connection::open(tmp.path().join(harness_core::store::DATABASE_FILE))
+            .unwrap();
+        let claim: Option<i64> = conn
+            .query_row("SELECT claim_due_ms FROM jobs", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(claim, Some(due));
     }
 
@@ -105,13 +122,21 @@ async fn a_job_killed_mid_run_is_not_lost_and_not_run_twice() {
     // The next due instant runs, once.
     clock.set(due + HOUR);
     let reports = engine.run_due(due + HOUR).await.unwrap();
-    assert_eq!(reports.iter().map(|r| r.due_ms).collect::<Vec<_>>(), vec![due + HOUR]);
+    assert_eq!(
+        reports.iter().map(|r| r.due_ms).collect::<Vec<_>>(),
+        vec![due + HOUR]
+    );
     assert_eq!(counter.count("campus.balance"), 1);
     assert!(engine.run_due(due + HOUR).await.unwrap().is_empty());
     assert_eq!(counter.count("campus.balance"), 1);
     drop(engine);
 
-    let conn = rusqlite::Connection::open(tmp.path().join(harness_core::store::DATABASE_FILE)).unwrap();
-    let (claim, next): (Option<i64>, Option<i64>) = conn.query_row("SELECT claim_due_ms, next_due_ms FROM jobs", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    let conn =
+        rusqlite::Connection::open(tmp.path().join(harness_core::store::DATABASE_FILE)).unwrap();
+    let (claim, next): (Option<i64>, Option<i64>) = conn
+        .query_row("SELECT claim_due_ms, next_due_ms FROM jobs", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
     assert_eq!((claim, next), (None, Some(due + 2 * HOUR)));
 }

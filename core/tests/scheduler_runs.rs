@@ -14,9 +14,12 @@ use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::{Call, Outcome, PluginHandler, ToolContext};
 use harness_core::policy::{Actor, Code, Mode};
 use harness_core::registry::{Effect, PluginKind, Tool};
-use harness_core::scheduler::{AgentJob, AgentReply, JobRunner, JobState, Notification, Owner, RunOutcome, PAUSE_AFTER_REFUSALS};
+use harness_core::scheduler::{
+    AgentJob, AgentReply, JobRunner, JobState, Notification, Owner, PAUSE_AFTER_REFUSALS,
+    RunOutcome,
+};
 use harness_core::{Engine, Options};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const T0: &str = "2026-05-01 08:00";
 const MIN: i64 = 60_000;
@@ -50,8 +53,16 @@ async fn a_check_notifies_with_the_result_filled_in_when_its_condition_holds() {
     let job = engine.add_job(&balance_check(20.0), Owner::User).unwrap();
     let due = job.next_due_ms.unwrap();
     let reports = engine.run_due(due).await.unwrap();
-    let expected = Notification { title: "校园卡余额不足".into(), body: "余额还剩 12.5 元".into() };
-    assert_eq!(reports[0].outcome, RunOutcome::Notified { notification: expected.clone() });
+    let expected = Notification {
+        title: "校园卡余额不足".into(),
+        body: "余额还剩 12.5 元".into(),
+    };
+    assert_eq!(
+        reports[0].outcome,
+        RunOutcome::Notified {
+            notification: expected.clone()
+        }
+    );
     assert_eq!(reports[0].outcome.notification(), Some(&expected));
 
     counter.answer("campus.balance", json!({"balanceYuan": 42}));
@@ -63,12 +74,26 @@ async fn a_check_notifies_with_the_result_filled_in_when_its_condition_holds() {
 #[tokio::test]
 async fn a_user_cannot_schedule_a_non_read_tool_and_it_never_runs() {
     let (engine, _, counter) = engine_at(utc(T0), Arc::new(NobodyThere));
-    for (tool, effect) in [("campus.reserve", "write"), ("campus.post", "public"), ("campus.pay", "money")] {
-        let err = engine.add_job(&check_every(30, tool), Owner::User).unwrap_err();
-        assert_eq!(err.to_string(), format!("check.tool: scheduled runs only read, and \"{tool}\" has the {effect} effect"));
+    for (tool, effect) in [
+        ("campus.reserve", "write"),
+        ("campus.post", "public"),
+        ("campus.pay", "money"),
+    ] {
+        let err = engine
+            .add_job(&check_every(30, tool), Owner::User)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("check.tool: scheduled runs only read, and \"{tool}\" has the {effect} effect")
+        );
     }
-    let err = engine.add_job(&check_every(30, "campus.peek"), Owner::User).unwrap_err();
-    assert_eq!(err.to_string(), "check.tool: \"campus.peek\" asks the user on every call, and nobody is there to ask during a scheduled run");
+    let err = engine
+        .add_job(&check_every(30, "campus.peek"), Owner::User)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "check.tool: \"campus.peek\" asks the user on every call, and nobody is there to ask during a scheduled run"
+    );
     assert!(engine.jobs().is_empty());
     assert_eq!(counter.total(), 0);
 }
@@ -77,33 +102,69 @@ async fn a_user_cannot_schedule_a_non_read_tool_and_it_never_runs() {
 async fn the_agent_cannot_schedule_a_write_through_scheduler_create_and_it_never_runs() {
     let (engine, _, counter) = engine_at(utc(T0), Arc::new(NobodyThere));
     engine.open_conversation("c").unwrap();
-    let call = Call { tool: "scheduler.create".into(), actor: Actor::Agent, input: check_every(30, "campus.reserve"), conversation: Some("c".into()) };
+    let call = Call {
+        tool: "scheduler.create".into(),
+        actor: Actor::Agent,
+        input: check_every(30, "campus.reserve"),
+        conversation: Some("c".into()),
+    };
     let invocation = engine.invoke(call).await;
     assert_eq!(
         invocation.outcome,
-        Outcome::Failed { message: "check.tool: scheduled runs only read, and \"campus.reserve\" has the write effect".into() }
+        Outcome::Failed {
+            message:
+                "check.tool: scheduled runs only read, and \"campus.reserve\" has the write effect"
+                    .into()
+        }
     );
     assert!(engine.jobs().is_empty());
-    assert_eq!(engine.run_due(utc(T0) + 365 * 24 * 60 * MIN).await.unwrap(), vec![]);
+    assert_eq!(
+        engine.run_due(utc(T0) + 365 * 24 * 60 * MIN).await.unwrap(),
+        vec![]
+    );
     assert_eq!(counter.count("campus.reserve"), 0);
 }
 
 #[tokio::test]
-async fn a_read_check_created_by_the_agent_is_owned_by_the_scheduler_plugin_and_follows_its_write_mode() {
+async fn a_read_check_created_by_the_agent_is_owned_by_the_scheduler_plugin_and_follows_its_write_mode()
+ {
     let denies = Arc::new(Denies::default());
     let (engine, _, _) = engine_at(utc(T0), denies.clone());
     engine.open_conversation("c").unwrap();
-    let create = || Call { tool: "scheduler.create".into(), actor: Actor::Agent, input: balance_check(20.0), conversation: Some("c".into()) };
+    let create = || Call {
+        tool: "scheduler.create".into(),
+        actor: Actor::Agent,
+        input: balance_check(20.0),
+        conversation: Some("c".into()),
+    };
 
     let invocation = engine.invoke(create()).await;
-    assert!(matches!(invocation.outcome, Outcome::Ran { .. }), "{:?}", invocation.outcome);
+    assert!(
+        matches!(invocation.outcome, Outcome::Ran { .. }),
+        "{:?}",
+        invocation.outcome
+    );
     let jobs = engine.jobs();
-    assert_eq!(jobs[0].owner, Owner::Plugin { plugin: "scheduler".into(), conversation: Some("c".into()) });
+    assert_eq!(
+        jobs[0].owner,
+        Owner::Plugin {
+            plugin: "scheduler".into(),
+            conversation: Some("c".into())
+        }
+    );
 
     // The user wants to confirm each new job: the scheduler plugin's write mode is ask.
-    engine.set_mode("scheduler", Effect::Write, Mode::Ask).unwrap();
+    engine
+        .set_mode("scheduler", Effect::Write, Mode::Ask)
+        .unwrap();
     let invocation = engine.invoke(create()).await;
-    assert!(matches!(invocation.outcome, Outcome::Refused { code: Code::Declined, .. }));
+    assert!(matches!(
+        invocation.outcome,
+        Outcome::Refused {
+            code: Code::Declined,
+            ..
+        }
+    ));
     assert_eq!(denies.0.lock().unwrap().len(), 1);
     assert_eq!(engine.jobs().len(), 1);
 }
@@ -112,17 +173,33 @@ async fn a_read_check_created_by_the_agent_is_owned_by_the_scheduler_plugin_and_
 async fn a_tool_that_became_a_write_is_refused_at_run_time_recorded_and_paused_after_three() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
     let first = Arc::new(Counter::default());
-    engine.install(campus_doc("read"), "https://example.org/campus", first.clone()).unwrap();
-    let job = engine.add_job(&check_every(30, "campus-doc.notices"), Owner::User).unwrap();
+    engine
+        .install(
+            campus_doc("read"),
+            "https://example.org/campus",
+            first.clone(),
+        )
+        .unwrap();
+    let job = engine
+        .add_job(&check_every(30, "campus-doc.notices"), Owner::User)
+        .unwrap();
     // The document is updated and now declares notices as a write.
     engine.uninstall("campus-doc").unwrap();
     let second = Arc::new(Counter::default());
-    engine.install(campus_doc("write"), "https://example.org/campus", second.clone()).unwrap();
+    engine
+        .install(
+            campus_doc("write"),
+            "https://example.org/campus",
+            second.clone(),
+        )
+        .unwrap();
 
     let mut due = job.next_due_ms.unwrap();
     for run in 1..=PAUSE_AFTER_REFUSALS {
         let reports = engine.run_due(due).await.unwrap();
-        let RunOutcome::Refused { code, .. } = &reports[0].outcome else { panic!("{:?}", reports[0].outcome) };
+        let RunOutcome::Refused { code, .. } = &reports[0].outcome else {
+            panic!("{:?}", reports[0].outcome)
+        };
         assert_eq!(code, "scheduler_read_only");
         let recorded = engine.job(job.id).unwrap();
         assert_eq!((recorded.refusals_in_row, recorded.refusals), (run, run));
@@ -133,17 +210,33 @@ async fn a_tool_that_became_a_write_is_refused_at_run_time_recorded_and_paused_a
     assert_eq!(paused.state, JobState::Paused);
     assert_eq!(
         paused.paused_reason.as_deref(),
-        Some("paused after 3 refusals in a row: scheduler_read_only: Scheduled runs only read, and \"campus-doc.notices\" has the write effect. It can only run from a conversation or a tap.")
+        Some(
+            "paused after 3 refusals in a row: scheduler_read_only: Scheduled runs only read, and \"campus-doc.notices\" has the write effect. It can only run from a conversation or a tap."
+        )
     );
-    assert!(engine.run_due(due + 24 * 60 * MIN).await.unwrap().is_empty(), "a paused job does not run");
+    assert!(
+        engine
+            .run_due(due + 24 * 60 * MIN)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a paused job does not run"
+    );
     assert_eq!(first.total() + second.total(), 0);
-    assert_eq!(audit_refusals(&engine, "campus-doc.notices"), vec!["refuse:scheduler_read_only"; 3]);
+    assert_eq!(
+        audit_refusals(&engine, "campus-doc.notices"),
+        vec!["refuse:scheduler_read_only"; 3]
+    );
 }
 
 fn campus_doc(notices_effect: &str) -> harness_core::registry::Plugin {
     let mut manifest = campus_manifest(notices_effect);
     manifest["id"] = json!("campus-doc");
-    harness_core::registry::Plugin::load(harness_core::registry::parse_manifest(&manifest).unwrap(), PluginKind::Official).unwrap()
+    harness_core::registry::Plugin::load(
+        harness_core::registry::parse_manifest(&manifest).unwrap(),
+        PluginKind::Official,
+    )
+    .unwrap()
 }
 
 #[tokio::test]
@@ -155,19 +248,29 @@ async fn an_ask_mode_read_is_declined_never_prompted_and_three_in_a_row_pause_th
     let mut due = job.next_due_ms.unwrap();
     for _ in 0..PAUSE_AFTER_REFUSALS {
         let reports = engine.run_due(due).await.unwrap();
-        assert!(matches!(&reports[0].outcome, RunOutcome::Refused { code, .. } if code == "declined"), "{:?}", reports[0].outcome);
+        assert!(
+            matches!(&reports[0].outcome, RunOutcome::Refused { code, .. } if code == "declined"),
+            "{:?}",
+            reports[0].outcome
+        );
         due += 30 * MIN;
     }
     let job = engine.job(job.id).unwrap();
     assert_eq!(job.state, JobState::Paused);
     assert!(job.paused_reason.unwrap().starts_with("paused after 3 refusals in a row: declined: \"campus.balance\" would need the user's approval"));
     assert_eq!(counter.total(), 0);
-    assert_eq!(audit_refusals(&engine, "campus.balance"), vec!["refuse:declined"; 3]);
+    assert_eq!(
+        audit_refusals(&engine, "campus.balance"),
+        vec!["refuse:declined"; 3]
+    );
 
     // The user sets the mode back and resumes it: it runs again, the streak starts over.
     engine.set_mode("campus", Effect::Read, Mode::Auto).unwrap();
     let resumed = engine.resume_job(job.id).unwrap();
-    assert_eq!((resumed.state, resumed.refusals_in_row, resumed.refusals), (JobState::Active, 0, 3));
+    assert_eq!(
+        (resumed.state, resumed.refusals_in_row, resumed.refusals),
+        (JobState::Active, 0, 3)
+    );
     engine.run_due(resumed.next_due_ms.unwrap()).await.unwrap();
     assert_eq!(counter.count("campus.balance"), 1);
 }
@@ -175,7 +278,9 @@ async fn an_ask_mode_read_is_declined_never_prompted_and_three_in_a_row_pause_th
 #[tokio::test]
 async fn a_run_that_is_not_refused_breaks_the_streak() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
-    let job = engine.add_job(&check_every(30, "campus.balance"), Owner::User).unwrap();
+    let job = engine
+        .add_job(&check_every(30, "campus.balance"), Owner::User)
+        .unwrap();
     let mut due = job.next_due_ms.unwrap();
     for mode in [Mode::Ask, Mode::Ask, Mode::Auto, Mode::Ask, Mode::Ask] {
         engine.set_mode("campus", Effect::Read, mode).unwrap();
@@ -183,7 +288,10 @@ async fn a_run_that_is_not_refused_breaks_the_streak() {
         due += 30 * MIN;
     }
     let job = engine.job(job.id).unwrap();
-    assert_eq!((job.state, job.refusals_in_row, job.refusals), (JobState::Active, 2, 4));
+    assert_eq!(
+        (job.state, job.refusals_in_row, job.refusals),
+        (JobState::Active, 2, 4)
+    );
 }
 
 /// An agent loop played from a script: checks what it is offered, then makes its calls.
@@ -201,7 +309,13 @@ impl JobRunner for Scripted {
             let invocation = job.call(tool, input.clone()).await;
             self.outcomes.lock().unwrap().push(invocation.outcome);
         }
-        Ok(AgentReply { text: format!("done: {}", job.prompt), notification: Some(Notification { title: "早报".into(), body: "ok".into() }) })
+        Ok(AgentReply {
+            text: format!("done: {}", job.prompt),
+            notification: Some(Notification {
+                title: "早报".into(),
+                body: "ok".into(),
+            }),
+        })
     }
 }
 
@@ -219,20 +333,33 @@ async fn an_agent_job_is_offered_only_reads_and_its_writes_are_refused() {
         outcomes: Mutex::default(),
     });
     engine.set_job_runner(runner.clone());
-    let spec = json!({"name": "早报", "schedule": {"cron": "0 7 * * *"}, "agent": {"prompt": "看看余额"}});
+    let spec =
+        json!({"name": "早报", "schedule": {"cron": "0 7 * * *"}, "agent": {"prompt": "看看余额"}});
     let job = engine.add_job(&spec, Owner::User).unwrap();
     let reports = engine.run_due(job.next_due_ms.unwrap()).await.unwrap();
 
     // Offered: the model's tool list filtered to what a scheduled run can run — reads only.
     let offered = runner.offered.lock().unwrap().clone();
-    let all: Vec<String> = engine.model_tools(None).into_iter().map(|t| t.name).collect();
-    assert!(all.contains(&"campus__reserve".to_owned()) && all.contains(&"scheduler__create".to_owned()));
+    let all: Vec<String> = engine
+        .model_tools(None)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        all.contains(&"campus__reserve".to_owned())
+            && all.contains(&"scheduler__create".to_owned())
+    );
     for name in &offered {
-        let tool = engine.tool(&harness_core::registry::tool_id(name).unwrap()).unwrap();
+        let tool = engine
+            .tool(&harness_core::registry::tool_id(name).unwrap())
+            .unwrap();
         assert_eq!(tool.effect, Effect::Read, "{name} was offered");
         assert!(!tool.always_ask, "{name} was offered");
     }
-    assert!(offered.contains(&"campus__balance".to_owned()) && offered.contains(&"dashboard__sources".to_owned()));
+    assert!(
+        offered.contains(&"campus__balance".to_owned())
+            && offered.contains(&"dashboard__sources".to_owned())
+    );
     assert!(!offered.contains(&"campus__peek".to_owned()));
 
     let codes: Vec<Option<Code>> = runner
@@ -245,27 +372,59 @@ async fn an_agent_job_is_offered_only_reads_and_its_writes_are_refused() {
             _ => None,
         })
         .collect();
-    assert_eq!(codes, [None, Some(Code::SchedulerReadOnly), Some(Code::SchedulerReadOnly), Some(Code::SchedulerReadOnly)]);
+    assert_eq!(
+        codes,
+        [
+            None,
+            Some(Code::SchedulerReadOnly),
+            Some(Code::SchedulerReadOnly),
+            Some(Code::SchedulerReadOnly)
+        ]
+    );
     assert_eq!(counter.count("campus.balance"), 1);
-    assert_eq!(counter.count("campus.reserve") + counter.count("campus.post"), 0);
+    assert_eq!(
+        counter.count("campus.reserve") + counter.count("campus.post"),
+        0
+    );
     assert_eq!(engine.jobs().len(), 1, "scheduler.create did not run");
     match &reports[0].outcome {
-        RunOutcome::AgentRan { reply, calls, refused, last_refusal, .. } => {
+        RunOutcome::AgentRan {
+            reply,
+            calls,
+            refused,
+            last_refusal,
+            ..
+        } => {
             assert_eq!((reply.as_str(), *calls, *refused), ("done: 看看余额", 4, 3));
-            assert!(last_refusal.as_deref().unwrap().starts_with("scheduler_read_only: scheduler.create: "));
+            assert!(
+                last_refusal
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("scheduler_read_only: scheduler.create: ")
+            );
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(engine.job(job.id).unwrap().refusals_in_row, 1, "a run with refused calls counts towards the pause");
+    assert_eq!(
+        engine.job(job.id).unwrap().refusals_in_row,
+        1,
+        "a run with refused calls counts towards the pause"
+    );
 }
 
 #[tokio::test]
 async fn an_agent_job_without_an_agent_loop_fails_and_is_kept() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
-    let spec = json!({"name": "早报", "schedule": {"everyMinutes": 60}, "agent": {"prompt": "看看余额"}});
+    let spec =
+        json!({"name": "早报", "schedule": {"everyMinutes": 60}, "agent": {"prompt": "看看余额"}});
     let job = engine.add_job(&spec, Owner::User).unwrap();
     let reports = engine.run_due(job.next_due_ms.unwrap()).await.unwrap();
-    assert_eq!(reports[0].outcome, RunOutcome::Failed { message: "no agent loop is available to run agent jobs on this device".into() });
+    assert_eq!(
+        reports[0].outcome,
+        RunOutcome::Failed {
+            message: "no agent loop is available to run agent jobs on this device".into()
+        }
+    );
     assert_eq!(engine.job(job.id).unwrap().state, JobState::Active);
 }
 
@@ -296,7 +455,9 @@ async fn a_job_never_runs_twice_concurrently() {
     options.catalog = Arc::new(CampusCatalog(gate.clone()));
     let engine = Engine::in_memory(options).unwrap();
     engine.accept_terms().unwrap();
-    let job = engine.add_job(&check_every(30, "campus.balance"), Owner::User).unwrap();
+    let job = engine
+        .add_job(&check_every(30, "campus.balance"), Owner::User)
+        .unwrap();
     let due = job.next_due_ms.unwrap();
 
     let first = tokio::spawn({
@@ -328,18 +489,36 @@ async fn the_shell_alarm_follows_the_next_wake_time_and_the_exact_alarm_permissi
     let engine = Engine::in_memory(options).unwrap();
     engine.accept_terms().unwrap();
     // At open the core does not know what the shell armed before, so it tells it once.
-    assert_eq!(*wake.0.lock().unwrap(), vec![None], "no jobs: nothing armed");
+    assert_eq!(
+        *wake.0.lock().unwrap(),
+        vec![None],
+        "no jobs: nothing armed"
+    );
 
-    let a = engine.add_job(&check_every(30, "campus.balance"), Owner::User).unwrap();
-    let b = engine.add_job(&check_every(10, "campus.balance"), Owner::User).unwrap();
+    let a = engine
+        .add_job(&check_every(30, "campus.balance"), Owner::User)
+        .unwrap();
+    let b = engine
+        .add_job(&check_every(10, "campus.balance"), Owner::User)
+        .unwrap();
     let (at_a, at_b) = (a.next_due_ms.unwrap(), b.next_due_ms.unwrap());
-    engine.report_permission(Permission::ExactAlarm, PermissionState::Granted).unwrap();
+    engine
+        .report_permission(Permission::ExactAlarm, PermissionState::Granted)
+        .unwrap();
     engine.run_due(at_b).await.unwrap();
     engine.remove_job(b.id).unwrap();
     engine.pause_job(a.id, "paused by the user").unwrap();
     assert_eq!(
         *wake.0.lock().unwrap(),
-        vec![None, Some((at_a, false)), Some((at_b, false)), Some((at_b, true)), Some((at_b + 10 * MIN, true)), Some((at_a, true)), None]
+        vec![
+            None,
+            Some((at_a, false)),
+            Some((at_b, false)),
+            Some((at_b, true)),
+            Some((at_b + 10 * MIN, true)),
+            Some((at_a, true)),
+            None
+        ]
     );
 }
 
@@ -349,7 +528,12 @@ async fn a_check_with_a_missing_result_field_records_an_error_naming_it() {
     counter.answer("campus.balance", json!({"status": "verification_required"}));
     let job = engine.add_job(&balance_check(20.0), Owner::User).unwrap();
     let reports = engine.run_due(job.next_due_ms.unwrap()).await.unwrap();
-    assert_eq!(reports[0].outcome, RunOutcome::ConditionError { message: "check.when.path: \"balanceYuan\" is not in the result".into() });
+    assert_eq!(
+        reports[0].outcome,
+        RunOutcome::ConditionError {
+            message: "check.when.path: \"balanceYuan\" is not in the result".into()
+        }
+    );
 }
 
 #[tokio::test]
@@ -363,24 +547,57 @@ async fn job_spec_errors_name_the_field() {
         spec
     };
     let cases = [
-        (with("/check/tool", json!("campus.nothing")), "check.tool: no tool \"campus.nothing\" is installed"),
-        (with("/check/when", json!({"path": "balanceYuan", "op": "lt", "value": "20"})), "check.when.value: \"lt\" compares with a number, got \"20\""),
-        (with("/check/notify/body", json!("余额 {balanceYuan")), "check.notify.body: \"{\" at character 4 is not closed; write {{ for a brace"),
-        (with("/name", json!("")), "name: expected a name of 1 to 100 characters"),
+        (
+            with("/check/tool", json!("campus.nothing")),
+            "check.tool: no tool \"campus.nothing\" is installed",
+        ),
+        (
+            with(
+                "/check/when",
+                json!({"path": "balanceYuan", "op": "lt", "value": "20"}),
+            ),
+            "check.when.value: \"lt\" compares with a number, got \"20\"",
+        ),
+        (
+            with("/check/notify/body", json!("余额 {balanceYuan")),
+            "check.notify.body: \"{\" at character 4 is not closed; write {{ for a brace",
+        ),
+        (
+            with("/name", json!("")),
+            "name: expected a name of 1 to 100 characters",
+        ),
     ];
     for (spec, message) in cases {
-        assert_eq!(engine.add_job(&spec, Owner::User).unwrap_err().to_string(), message);
+        assert_eq!(
+            engine.add_job(&spec, Owner::User).unwrap_err().to_string(),
+            message
+        );
     }
     let notices = json!({"name": "n", "schedule": {"everyMinutes": 5}, "check": {"tool": "campus.notices", "args": {"limit": 0}, "notify": {"title": "t", "body": "b"}}});
     // The tool's own schema checks the arguments, naming the field inside them.
-    assert_eq!(engine.add_job(&notices, Owner::User).unwrap_err().to_string(), "check.args: input.limit: 0 is less than the minimum of 1");
+    assert_eq!(
+        engine
+            .add_job(&notices, Owner::User)
+            .unwrap_err()
+            .to_string(),
+        "check.args: input.limit: 0 is less than the minimum of 1"
+    );
 }
 
 #[tokio::test]
 async fn dashboard_sources_lists_each_enabled_plugins_data_sources() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
-    let invocation = engine.invoke(Call { tool: "dashboard.sources".into(), actor: Actor::Scheduler, input: json!({}), conversation: None }).await;
-    let Outcome::Ran { result, .. } = invocation.outcome else { panic!("{:?}", invocation.outcome) };
+    let invocation = engine
+        .invoke(Call {
+            tool: "dashboard.sources".into(),
+            actor: Actor::Scheduler,
+            input: json!({}),
+            conversation: None,
+        })
+        .await;
+    let Outcome::Ran { result, .. } = invocation.outcome else {
+        panic!("{:?}", invocation.outcome)
+    };
     assert_eq!(
         result,
         json!({"sources": [{"plugin": "campus", "key": "balance", "title": "余额", "tool": "campus.balance", "modelName": "campus__balance", "ttlMs": 60000}]})
@@ -393,33 +610,88 @@ async fn dashboard_sources_lists_each_enabled_plugins_data_sources() {
 async fn scheduler_list_pause_and_remove_through_the_plugin() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
     let job = engine.add_job(&balance_check(20.0), Owner::User).unwrap();
-    let call = |tool: &str, input: Value| Call { tool: tool.into(), actor: Actor::User, input, conversation: None };
-    let Outcome::Ran { result, .. } = engine.invoke(call("scheduler.list", json!({}))).await.outcome else { panic!() };
+    let call = |tool: &str, input: Value| Call {
+        tool: tool.into(),
+        actor: Actor::User,
+        input,
+        conversation: None,
+    };
+    let Outcome::Ran { result, .. } = engine
+        .invoke(call("scheduler.list", json!({})))
+        .await
+        .outcome
+    else {
+        panic!()
+    };
     assert_eq!(result["jobs"][0]["name"], "余额提醒");
     assert_eq!(result["jobs"][0]["nextDue"], "2026-05-01 16:30");
-    let Outcome::Ran { result, .. } = engine.invoke(call("scheduler.pause", json!({"id": job.id}))).await.outcome else { panic!() };
-    assert_eq!((result["job"]["state"].as_str(), result["job"]["pausedReason"].as_str()), (Some("paused"), Some("paused by the user")));
-    let Outcome::Ran { .. } = engine.invoke(call("scheduler.remove", json!({"id": job.id}))).await.outcome else { panic!() };
+    let Outcome::Ran { result, .. } = engine
+        .invoke(call("scheduler.pause", json!({"id": job.id})))
+        .await
+        .outcome
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            result["job"]["state"].as_str(),
+            result["job"]["pausedReason"].as_str()
+        ),
+        (Some("paused"), Some("paused by the user"))
+    );
+    let Outcome::Ran { .. } = engine
+        .invoke(call("scheduler.remove", json!({"id": job.id})))
+        .await
+        .outcome
+    else {
+        panic!()
+    };
     assert!(engine.jobs().is_empty());
-    let outcome = engine.invoke(call("scheduler.remove", json!({"id": job.id}))).await.outcome;
-    assert_eq!(outcome, Outcome::Failed { message: format!("no job {}", job.id) });
+    let outcome = engine
+        .invoke(call("scheduler.remove", json!({"id": job.id})))
+        .await
+        .outcome;
+    assert_eq!(
+        outcome,
+        Outcome::Failed {
+            message: format!("no job {}", job.id)
+        }
+    );
 }
 
 #[tokio::test]
 async fn a_tool_that_became_always_ask_is_declined_at_run_time_without_a_prompt() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
-    engine.install(campus_doc("read"), "https://example.org/campus", Arc::new(Counter::default())).unwrap();
-    let job = engine.add_job(&check_every(30, "campus-doc.notices"), Owner::User).unwrap();
+    engine
+        .install(
+            campus_doc("read"),
+            "https://example.org/campus",
+            Arc::new(Counter::default()),
+        )
+        .unwrap();
+    let job = engine
+        .add_job(&check_every(30, "campus-doc.notices"), Owner::User)
+        .unwrap();
     engine.uninstall("campus-doc").unwrap();
     let mut manifest = campus_manifest("read");
     manifest["id"] = json!("campus-doc");
     manifest["tools"][1]["alwaysAsk"] = json!(true);
-    let updated = harness_core::registry::Plugin::load(harness_core::registry::parse_manifest(&manifest).unwrap(), PluginKind::Official).unwrap();
+    let updated = harness_core::registry::Plugin::load(
+        harness_core::registry::parse_manifest(&manifest).unwrap(),
+        PluginKind::Official,
+    )
+    .unwrap();
     let counter = Arc::new(Counter::default());
-    engine.install(updated, "https://example.org/campus", counter.clone()).unwrap();
+    engine
+        .install(updated, "https://example.org/campus", counter.clone())
+        .unwrap();
 
     let reports = engine.run_due(job.next_due_ms.unwrap()).await.unwrap();
-    assert!(matches!(&reports[0].outcome, RunOutcome::Refused { code, .. } if code == "declined"), "{:?}", reports[0].outcome);
+    assert!(
+        matches!(&reports[0].outcome, RunOutcome::Refused { code, .. } if code == "declined"),
+        "{:?}",
+        reports[0].outcome
+    );
     assert_eq!(counter.total(), 0);
     assert_eq!(engine.job(job.id).unwrap().refusals, 1);
 }
@@ -427,8 +699,12 @@ async fn a_tool_that_became_always_ask_is_declined_at_run_time_without_a_prompt(
 #[tokio::test]
 async fn a_removed_jobs_id_is_never_given_to_another() {
     let (engine, _, _) = engine_at(utc(T0), Arc::new(NobodyThere));
-    let first = engine.add_job(&check_every(30, "campus.balance"), Owner::User).unwrap();
+    let first = engine
+        .add_job(&check_every(30, "campus.balance"), Owner::User)
+        .unwrap();
     engine.remove_job(first.id).unwrap();
-    let second = engine.add_job(&check_every(30, "campus.balance"), Owner::User).unwrap();
+    let second = engine
+        .add_job(&check_every(30, "campus.balance"), Owner::User)
+        .unwrap();
     assert_eq!((first.id, second.id), (1, 2));
 }

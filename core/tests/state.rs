@@ -7,13 +7,15 @@ use async_trait::async_trait;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::plugins::samples::{self, Samples};
-use harness_core::policy::{Actor, Answer, Code, Mode, ModeSource, Preset, Rule, RuleKind, Verdict};
+use harness_core::policy::{
+    Actor, Answer, Code, Mode, ModeSource, Preset, Rule, RuleKind, Verdict,
+};
 use harness_core::registry::Effect;
 use harness_core::secrets::{MemorySecrets, SecretStore};
-use harness_core::settings::{parse_change, Appearance, Change, Language};
+use harness_core::settings::{Appearance, Change, Language, parse_change};
 use harness_core::turn::{ConversationSettings, Scope};
 use harness_core::{Engine, EngineError, Options};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Answers every prompt the same way.
 struct Always(Answer);
@@ -35,7 +37,11 @@ impl ApprovalBroker for NobodyAsks {
     }
 }
 
-fn open_with(dir: &std::path::Path, broker: Arc<dyn ApprovalBroker>, secrets: Arc<dyn SecretStore>) -> Engine {
+fn open_with(
+    dir: &std::path::Path,
+    broker: Arc<dyn ApprovalBroker>,
+    secrets: Arc<dyn SecretStore>,
+) -> Engine {
     let mut options = Options::new(broker);
     options.catalog = Arc::new(Samples);
     options.secrets = secrets;
@@ -43,11 +49,20 @@ fn open_with(dir: &std::path::Path, broker: Arc<dyn ApprovalBroker>, secrets: Ar
 }
 
 fn open(dir: &std::path::Path) -> Engine {
-    open_with(dir, Arc::new(Always(Answer::Allow)), Arc::new(MemorySecrets::default()))
+    open_with(
+        dir,
+        Arc::new(Always(Answer::Allow)),
+        Arc::new(MemorySecrets::default()),
+    )
 }
 
 fn agent(tool: &str, input: Value, conversation: &str) -> Call {
-    Call { tool: tool.into(), actor: Actor::Agent, input, conversation: Some(conversation.into()) }
+    Call {
+        tool: tool.into(),
+        actor: Actor::Agent,
+        input,
+        conversation: Some(conversation.into()),
+    }
 }
 
 #[tokio::test]
@@ -60,21 +75,67 @@ async fn everything_survives_closing_and_reopening() {
         engine.accept_terms().unwrap();
         engine.set_campus_session(true).unwrap();
         engine.set_cloud_consent("canteen", true).unwrap();
-        engine.report_permission(Permission::ExactAlarm, PermissionState::Granted).unwrap();
+        engine
+            .report_permission(Permission::ExactAlarm, PermissionState::Granted)
+            .unwrap();
         engine.set_mode("wallet", Effect::Money, Mode::Ask).unwrap();
         engine.set_enabled("mcp-forum", false).unwrap();
-        engine.set_rules(vec![Rule { kind: RuleKind::Deny, tool: "wallet.recharge".into(), effect: None, when: None }]).unwrap();
+        engine
+            .set_rules(vec![Rule {
+                kind: RuleKind::Deny,
+                tool: "wallet.recharge".into(),
+                effect: None,
+                when: None,
+            }])
+            .unwrap();
         engine.open_conversation("c1").unwrap();
-        let settings = ConversationSettings { model: Some("deepseek-chat".into()), thinking_effort: Some("high".into()), preset: Preset::AskEveryTime, plan_mode: true };
+        let settings = ConversationSettings {
+            model: Some("deepseek-chat".into()),
+            thinking_effort: Some("high".into()),
+            preset: Preset::AskEveryTime,
+            plan_mode: true,
+        };
         engine.set_conversation_settings("c1", settings).unwrap();
-        engine.set_conversation_rules("c1", vec![Rule { kind: RuleKind::Ask, tool: "*".into(), effect: Some(Effect::Read), when: None }]).unwrap();
-        engine.set_scope("c1", Scope { roots: vec![], hosts: vec!["pku.edu.cn".into()], apps: vec![] }).unwrap();
-        engine.change_setting(Change::Language(Language::En)).unwrap();
-        engine.change_setting(Change::Appearance(Appearance::Dark)).unwrap();
-        engine.change_setting(parse_change("timeZone", &json!("Europe/London")).unwrap()).unwrap();
-        memory_id = engine.write_memory("住在燕园", Some("c1"), Some(1), true).unwrap().id;
-        engine.attach_document("c1", "课表.pdf", "周一 高数").unwrap();
-        engine.invoke(agent("wallet.cardBalance", json!({}), "c1")).await;
+        engine
+            .set_conversation_rules(
+                "c1",
+                vec![Rule {
+                    kind: RuleKind::Ask,
+                    tool: "*".into(),
+                    effect: Some(Effect::Read),
+                    when: None,
+                }],
+            )
+            .unwrap();
+        engine
+            .set_scope(
+                "c1",
+                Scope {
+                    roots: vec![],
+                    hosts: vec!["pku.edu.cn".into()],
+                    apps: vec![],
+                },
+            )
+            .unwrap();
+        engine
+            .change_setting(Change::Language(Language::En))
+            .unwrap();
+        engine
+            .change_setting(Change::Appearance(Appearance::Dark))
+            .unwrap();
+        engine
+            .change_setting(parse_change("timeZone", &json!("Europe/London")).unwrap())
+            .unwrap();
+        memory_id = engine
+            .write_memory("住在燕园", Some("c1"), Some(1), true)
+            .unwrap()
+            .id;
+        engine
+            .attach_document("c1", "课表.pdf", "周一 高数")
+            .unwrap();
+        engine
+            .invoke(agent("wallet.cardBalance", json!({}), "c1"))
+            .await;
     }
     let engine = open(dir.path());
     assert_eq!(engine.load_errors(), Vec::<String>::new());
@@ -96,29 +157,65 @@ async fn everything_survives_closing_and_reopening() {
             ("wallet".to_owned(), "bundled", true)
         ]
     );
-    assert_eq!(engine.modes("wallet").unwrap()[2], (Effect::Money, Mode::Ask, ModeSource::User));
-    assert_eq!(engine.rules(), vec![Rule { kind: RuleKind::Deny, tool: "wallet.recharge".into(), effect: None, when: None }]);
+    assert_eq!(
+        engine.modes("wallet").unwrap()[2],
+        (Effect::Money, Mode::Ask, ModeSource::User)
+    );
+    assert_eq!(
+        engine.rules(),
+        vec![Rule {
+            kind: RuleKind::Deny,
+            tool: "wallet.recharge".into(),
+            effect: None,
+            when: None
+        }]
+    );
     let conversation = engine.conversation("c1").unwrap();
     assert_eq!(conversation.settings.preset, Preset::AskEveryTime);
-    assert_eq!(conversation.settings.model.as_deref(), Some("deepseek-chat"));
+    assert_eq!(
+        conversation.settings.model.as_deref(),
+        Some("deepseek-chat")
+    );
     assert!(conversation.settings.plan_mode);
     assert_eq!(conversation.rules.rules().len(), 1);
     assert_eq!(conversation.scope.hosts, vec!["pku.edu.cn".to_owned()]);
     // A new conversation inherits the last change.
-    assert_eq!(engine.open_conversation("c2").unwrap().preset, Preset::AskEveryTime);
+    assert_eq!(
+        engine.open_conversation("c2").unwrap().preset,
+        Preset::AskEveryTime
+    );
     let consent = engine.consent();
     assert!(consent.terms_accepted() && consent.campus_session);
     assert_eq!(consent.exact_alarm, PermissionState::Granted);
     assert!(consent.cloud.contains("canteen"));
     let settings = engine.settings();
-    assert_eq!((settings.language, settings.appearance, settings.time_zone.as_str()), (Language::En, Appearance::Dark, "Europe/London"));
+    assert_eq!(
+        (
+            settings.language,
+            settings.appearance,
+            settings.time_zone.as_str()
+        ),
+        (Language::En, Appearance::Dark, "Europe/London")
+    );
     let memory = engine.memory(memory_id).unwrap();
-    assert_eq!((memory.state.as_str(), memory.conversation.as_deref(), memory.turn), ("pending", Some("c1"), Some(1)));
+    assert_eq!(
+        (
+            memory.state.as_str(),
+            memory.conversation.as_deref(),
+            memory.turn
+        ),
+        ("pending", Some("c1"), Some(1))
+    );
     assert_eq!(engine.documents("c1").unwrap()[0].1, "课表.pdf");
     let audit = engine.audit(10).unwrap();
-    assert_eq!(audit.iter().map(|r| r.event.as_str()).collect::<Vec<_>>(), ["decided", "answered", "ran"]);
+    assert_eq!(
+        audit.iter().map(|r| r.event.as_str()).collect::<Vec<_>>(),
+        ["decided", "answered", "ran"]
+    );
     // The reopened engine still decides with what it loaded: the deny rule holds.
-    let done = engine.invoke(agent("wallet.recharge", json!({"amountYuan": 5}), "c2")).await;
+    let done = engine
+        .invoke(agent("wallet.recharge", json!({"amountYuan": 5}), "c2"))
+        .await;
     assert_eq!(done.decision.verdict, Verdict::Refuse(Code::DeniedByRule));
 }
 
@@ -126,16 +223,39 @@ async fn everything_survives_closing_and_reopening() {
 async fn always_allow_is_persisted() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let engine = open_with(dir.path(), Arc::new(Always(Answer::AlwaysAllow)), Arc::new(MemorySecrets::default()));
+        let engine = open_with(
+            dir.path(),
+            Arc::new(Always(Answer::AlwaysAllow)),
+            Arc::new(MemorySecrets::default()),
+        );
         samples::install(&engine, "file:///sdcard/canteen/PLUGIN.md").unwrap();
         engine.accept_terms().unwrap();
         engine.open_conversation("c").unwrap();
-        let done = engine.invoke(agent("canteen.reserve", json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}), "c")).await;
+        let done = engine
+            .invoke(agent(
+                "canteen.reserve",
+                json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}),
+                "c",
+            ))
+            .await;
         assert_eq!(done.answer, Some(Answer::AlwaysAllow));
     }
-    let engine = open_with(dir.path(), Arc::new(NobodyAsks), Arc::new(MemorySecrets::default()));
-    assert_eq!(engine.modes("canteen").unwrap()[1], (Effect::Write, Mode::Auto, ModeSource::User));
-    let done = engine.invoke(agent("canteen.reserve", json!({"canteen": "学一食堂", "seats": 1, "time": "12:30"}), "c")).await;
+    let engine = open_with(
+        dir.path(),
+        Arc::new(NobodyAsks),
+        Arc::new(MemorySecrets::default()),
+    );
+    assert_eq!(
+        engine.modes("canteen").unwrap()[1],
+        (Effect::Write, Mode::Auto, ModeSource::User)
+    );
+    let done = engine
+        .invoke(agent(
+            "canteen.reserve",
+            json!({"canteen": "学一食堂", "seats": 1, "time": "12:30"}),
+            "c",
+        ))
+        .await;
     assert!(matches!(done.outcome, Outcome::Ran { .. }));
 }
 
@@ -146,14 +266,32 @@ async fn before_the_terms_the_agent_and_the_scheduler_are_refused_and_a_tap_runs
     engine.set_campus_session(true).unwrap();
     engine.open_conversation("c").unwrap();
     for actor in [Actor::Agent, Actor::Scheduler] {
-        let call = Call { actor, ..agent("wallet.cardBalance", json!({}), "c") };
-        assert_eq!(engine.decide(&call).verdict, Verdict::Refuse(Code::TermsNotAccepted));
+        let call = Call {
+            actor,
+            ..agent("wallet.cardBalance", json!({}), "c")
+        };
+        assert_eq!(
+            engine.decide(&call).verdict,
+            Verdict::Refuse(Code::TermsNotAccepted)
+        );
     }
-    let tap = Call { actor: Actor::User, conversation: None, ..agent("wallet.cardBalance", json!({}), "c") };
+    let tap = Call {
+        actor: Actor::User,
+        conversation: None,
+        ..agent("wallet.cardBalance", json!({}), "c")
+    };
     assert_eq!(engine.decide(&tap).verdict, Verdict::Run);
     engine.accept_terms().unwrap();
-    assert_eq!(engine.consent().terms_version, Some(harness_core::consent::TERMS_VERSION));
-    assert_eq!(engine.decide(&agent("wallet.cardBalance", json!({}), "c")).verdict, Verdict::Run);
+    assert_eq!(
+        engine.consent().terms_version,
+        Some(harness_core::consent::TERMS_VERSION)
+    );
+    assert_eq!(
+        engine
+            .decide(&agent("wallet.cardBalance", json!({}), "c"))
+            .verdict,
+        Verdict::Run
+    );
 }
 
 #[tokio::test]
@@ -161,10 +299,21 @@ async fn a_campus_plugin_is_unavailable_until_the_campus_session_and_shows_its_s
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     engine.accept_terms().unwrap();
-    let wallet = engine.plugins().into_iter().find(|p| p.plugin.id == "wallet").unwrap();
+    let wallet = engine
+        .plugins()
+        .into_iter()
+        .find(|p| p.plugin.id == "wallet")
+        .unwrap();
     assert_eq!(wallet.unmet.as_deref(), Some("campus-session"));
     assert_eq!(wallet.plugin.scopes, vec!["card.pku.edu.cn".to_owned()]);
-    let done = engine.invoke(Call { tool: "wallet.cardBalance".into(), actor: Actor::Agent, input: json!({}), conversation: None }).await;
+    let done = engine
+        .invoke(Call {
+            tool: "wallet.cardBalance".into(),
+            actor: Actor::Agent,
+            input: json!({}),
+            conversation: None,
+        })
+        .await;
     assert_eq!(
         done.outcome,
         Outcome::Refused {
@@ -173,7 +322,15 @@ async fn a_campus_plugin_is_unavailable_until_the_campus_session_and_shows_its_s
         }
     );
     engine.set_campus_session(true).unwrap();
-    assert_eq!(engine.plugins().into_iter().find(|p| p.plugin.id == "wallet").unwrap().unmet, None);
+    assert_eq!(
+        engine
+            .plugins()
+            .into_iter()
+            .find(|p| p.plugin.id == "wallet")
+            .unwrap()
+            .unmet,
+        None
+    );
 }
 
 #[test]
@@ -190,77 +347,168 @@ fn a_cloud_call_without_consent_fails_consent_required() {
     assert_eq!(engine.check_cloud("canteen"), Ok(()));
     engine.set_cloud_consent("canteen", false).unwrap();
     assert!(engine.check_cloud("canteen").is_err());
-    assert!(matches!(engine.set_cloud_consent("nope", true), Err(EngineError::NoSuchPlugin(_))));
+    assert!(matches!(
+        engine.set_cloud_consent("nope", true),
+        Err(EngineError::NoSuchPlugin(_))
+    ));
 }
 
 #[test]
 fn permission_prompts_are_requested_only_from_a_tap() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    assert_eq!(engine.request_permission(Permission::Notifications, Actor::User), Ok(()));
+    assert_eq!(
+        engine.request_permission(Permission::Notifications, Actor::User),
+        Ok(())
+    );
     for actor in [Actor::Agent, Actor::Scheduler] {
         assert_eq!(
-            engine.request_permission(Permission::ExactAlarm, actor).unwrap_err().to_string(),
+            engine
+                .request_permission(Permission::ExactAlarm, actor)
+                .unwrap_err()
+                .to_string(),
             "the exact-alarm permission prompt is shown only when the user taps; ask the user to tap the button on the plugin's screen"
         );
     }
-    engine.report_permission(Permission::Notifications, PermissionState::Denied).unwrap();
+    engine
+        .report_permission(Permission::Notifications, PermissionState::Denied)
+        .unwrap();
     assert!(!engine.consent().meets("notifications"));
-    engine.report_permission(Permission::Notifications, PermissionState::Granted).unwrap();
+    engine
+        .report_permission(Permission::Notifications, PermissionState::Granted)
+        .unwrap();
     assert!(engine.consent().meets("notifications"));
 }
 
 #[tokio::test]
 async fn attached_documents_are_read_through_the_files_plugin_and_taint_the_turn() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = open_with(dir.path(), Arc::new(NobodyAsks), Arc::new(MemorySecrets::default()));
+    let engine = open_with(
+        dir.path(),
+        Arc::new(NobodyAsks),
+        Arc::new(MemorySecrets::default()),
+    );
     engine.accept_terms().unwrap();
     engine.set_campus_session(true).unwrap();
-    engine.set_mode("wallet", Effect::Money, Mode::Auto).unwrap();
+    engine
+        .set_mode("wallet", Effect::Money, Mode::Auto)
+        .unwrap();
     engine.open_conversation("c").unwrap();
     let text = format!("{}讲座在二教{}", "甲".repeat(4100), "乙".repeat(10));
     let doc = engine.attach_document("c", "通知.txt", &text).unwrap();
     // No tool opens the picker: the files plugin offers only reading what the user attached.
-    let files: Vec<String> = engine.model_tools(Some("c")).into_iter().map(|t| t.name).filter(|n| n.starts_with("files__")).collect();
+    let files: Vec<String> = engine
+        .model_tools(Some("c"))
+        .into_iter()
+        .map(|t| t.name)
+        .filter(|n| n.starts_with("files__"))
+        .collect();
     assert_eq!(files, ["files__list", "files__page", "files__search"]);
-    let found = engine.invoke(agent("files.search", json!({"document": doc, "query": "讲座"}), "c")).await;
-    let Outcome::Ran { result, .. } = &found.outcome else { panic!("{found:?}") };
+    let found = engine
+        .invoke(agent(
+            "files.search",
+            json!({"document": doc, "query": "讲座"}),
+            "c",
+        ))
+        .await;
+    let Outcome::Ran { result, .. } = &found.outcome else {
+        panic!("{found:?}")
+    };
     assert_eq!(result["matches"][0]["page"], 2);
-    let page = engine.invoke(agent("files.page", json!({"document": doc, "page": 2}), "c")).await;
-    let Outcome::Ran { result, .. } = &page.outcome else { panic!("{page:?}") };
-    assert_eq!(result["text"].as_str().unwrap().chars().count(), 100 + "讲座在二教".chars().count() + 10);
+    let page = engine
+        .invoke(agent(
+            "files.page",
+            json!({"document": doc, "page": 2}),
+            "c",
+        ))
+        .await;
+    let Outcome::Ran { result, .. } = &page.outcome else {
+        panic!("{page:?}")
+    };
+    assert_eq!(
+        result["text"].as_str().unwrap().chars().count(),
+        100 + "讲座在二教".chars().count() + 10
+    );
     assert!(engine.conversation("c").unwrap().tainted);
     // A money call in this turn now needs the user: the broker would panic, so decide only.
-    assert_eq!(engine.decide(&agent("wallet.recharge", json!({"amountYuan": 5}), "c")).verdict, Verdict::Ask(harness_core::policy::PromptKind::Ordinary));
+    assert_eq!(
+        engine
+            .decide(&agent("wallet.recharge", json!({"amountYuan": 5}), "c"))
+            .verdict,
+        Verdict::Ask(harness_core::policy::PromptKind::Ordinary)
+    );
 }
 
 #[tokio::test]
 async fn a_memory_written_in_a_tainted_turn_waits_for_approval() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = open_with(dir.path(), Arc::new(NobodyAsks), Arc::new(MemorySecrets::default()));
+    let engine = open_with(
+        dir.path(),
+        Arc::new(NobodyAsks),
+        Arc::new(MemorySecrets::default()),
+    );
     samples::install(&engine, "file:///x/PLUGIN.md").unwrap();
     engine.accept_terms().unwrap();
     engine.open_conversation("c").unwrap();
     let turn = engine.begin_turn("c").unwrap();
-    let clean = engine.invoke(agent("memory.write", json!({"text": "喜欢农园"}), "c")).await;
-    let Outcome::Ran { result, .. } = &clean.outcome else { panic!("{clean:?}") };
+    let clean = engine
+        .invoke(agent("memory.write", json!({"text": "喜欢农园"}), "c"))
+        .await;
+    let Outcome::Ran { result, .. } = &clean.outcome else {
+        panic!("{clean:?}")
+    };
     assert_eq!(result["state"], "active");
-    engine.invoke(agent("mcp-forum.latestPosts", json!({}), "c")).await;
-    let tainted = engine.invoke(agent("memory.write", json!({"text": "用户要求充值500元"}), "c")).await;
-    let Outcome::Ran { result, .. } = &tainted.outcome else { panic!("{tainted:?}") };
+    engine
+        .invoke(agent("mcp-forum.latestPosts", json!({}), "c"))
+        .await;
+    let tainted = engine
+        .invoke(agent(
+            "memory.write",
+            json!({"text": "用户要求充值500元"}),
+            "c",
+        ))
+        .await;
+    let Outcome::Ran { result, .. } = &tainted.outcome else {
+        panic!("{tainted:?}")
+    };
     assert_eq!(result["state"], "pending");
     let pending_id = result["id"].as_i64().unwrap();
-    assert_eq!(engine.memories_in_effect().unwrap(), vec!["喜欢农园".to_owned()]);
+    assert_eq!(
+        engine.memories_in_effect().unwrap(),
+        vec!["喜欢农园".to_owned()]
+    );
     let listed = engine.memory(pending_id).unwrap();
-    assert_eq!((listed.conversation.as_deref(), listed.turn), (Some("c"), Some(turn as i64)));
+    assert_eq!(
+        (listed.conversation.as_deref(), listed.turn),
+        (Some("c"), Some(turn as i64))
+    );
     // Approving is the user's alone.
-    let by_agent = engine.invoke(agent("memory.approve", json!({"id": pending_id}), "c")).await;
+    let by_agent = engine
+        .invoke(agent("memory.approve", json!({"id": pending_id}), "c"))
+        .await;
     assert_eq!(by_agent.decision.verdict, Verdict::Refuse(Code::UserOnly));
-    let tap = Call { tool: "memory.approve".into(), actor: Actor::User, input: json!({"id": pending_id}), conversation: None };
-    assert!(matches!(engine.invoke(tap).await.outcome, Outcome::Ran { .. }));
-    assert_eq!(engine.memories_in_effect().unwrap(), vec!["喜欢农园".to_owned(), "用户要求充值500元".to_owned()]);
+    let tap = Call {
+        tool: "memory.approve".into(),
+        actor: Actor::User,
+        input: json!({"id": pending_id}),
+        conversation: None,
+    };
+    assert!(matches!(
+        engine.invoke(tap).await.outcome,
+        Outcome::Ran { .. }
+    ));
+    assert_eq!(
+        engine.memories_in_effect().unwrap(),
+        vec!["喜欢农园".to_owned(), "用户要求充值500元".to_owned()]
+    );
     // It was decided once; deciding again is an error naming its state.
-    assert_eq!(engine.decide_memory(pending_id, false).unwrap_err().to_string(), format!("memory {pending_id} is active, not pending"));
+    assert_eq!(
+        engine
+            .decide_memory(pending_id, false)
+            .unwrap_err()
+            .to_string(),
+        format!("memory {pending_id} is active, not pending")
+    );
 }
 
 #[tokio::test]
@@ -276,18 +524,37 @@ async fn a_rejected_memory_never_takes_effect() {
 #[tokio::test]
 async fn a_loosening_settings_change_asks_and_a_tightening_one_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = open_with(dir.path(), Arc::new(Always(Answer::Deny)), Arc::new(MemorySecrets::default()));
+    let engine = open_with(
+        dir.path(),
+        Arc::new(Always(Answer::Deny)),
+        Arc::new(MemorySecrets::default()),
+    );
     engine.accept_terms().unwrap();
     engine.open_conversation("c").unwrap();
-    let change = |key: &str, value: Value| agent("settings.change", json!({"key": key, "value": value}), "c");
+    let change = |key: &str, value: Value| {
+        agent("settings.change", json!({"key": key, "value": value}), "c")
+    };
     // Tightening runs under the settings plugin's own mode (auto).
-    let tighten = engine.invoke(change("plugins.wallet.modes.money", json!("off"))).await;
-    assert!(matches!(tighten.outcome, Outcome::Ran { .. }), "{tighten:?}");
+    let tighten = engine
+        .invoke(change("plugins.wallet.modes.money", json!("off")))
+        .await;
+    assert!(
+        matches!(tighten.outcome, Outcome::Ran { .. }),
+        "{tighten:?}"
+    );
     assert_eq!(engine.modes("wallet").unwrap()[2].1, Mode::Off);
     // Loosening it again asks, even under Auto-edit; the user denies, and nothing changes.
-    let loosen = engine.invoke(change("plugins.wallet.modes.money", json!("auto"))).await;
+    let loosen = engine
+        .invoke(change("plugins.wallet.modes.money", json!("auto")))
+        .await;
     assert_eq!(loosen.decision.step, harness_core::policy::Step::Sensitive);
-    assert!(matches!(loosen.outcome, Outcome::Refused { code: Code::Declined, .. }));
+    assert!(matches!(
+        loosen.outcome,
+        Outcome::Refused {
+            code: Code::Declined,
+            ..
+        }
+    ));
     assert_eq!(engine.modes("wallet").unwrap()[2].1, Mode::Off);
     for (key, value) in [
         ("plugins.wallet.enabled", json!(true)),
@@ -295,11 +562,20 @@ async fn a_loosening_settings_change_asks_and_a_tightening_one_runs() {
         ("rules", json!([{"kind": "allow", "tool": "*"}])),
     ] {
         let asked = engine.decide(&change(key, value.clone()));
-        let expected = if key == "plugins.wallet.enabled" { Verdict::Run } else { Verdict::Ask(harness_core::policy::PromptKind::Ordinary) };
+        let expected = if key == "plugins.wallet.enabled" {
+            Verdict::Run
+        } else {
+            Verdict::Ask(harness_core::policy::PromptKind::Ordinary)
+        };
         assert_eq!(asked.verdict, expected, "{key}");
     }
     engine.set_enabled("wallet", false).unwrap();
-    assert_eq!(engine.decide(&change("plugins.wallet.enabled", json!(true))).step, harness_core::policy::Step::Sensitive);
+    assert_eq!(
+        engine
+            .decide(&change("plugins.wallet.enabled", json!(true)))
+            .step,
+        harness_core::policy::Step::Sensitive
+    );
     // A settings change the agent makes with a bad value fails, naming the key.
     let bad = engine.invoke(change("timeZone", json!("Beijing"))).await;
     assert_eq!(
@@ -315,15 +591,39 @@ fn preferences_are_validated_against_the_plugin_schema_naming_the_key() {
     let engine = open(dir.path());
     let doc = "---\n{\"id\": \"notices\", \"preferences\": {\"type\": \"object\", \"properties\": {\"keyword\": {\"type\": \"string\"}}, \"additionalProperties\": false}}\n---\n";
     engine.install_document(doc, "file:///x/PLUGIN.md").unwrap();
-    let err = engine.change_setting(parse_change("plugins.notices.preferences", &json!({"keyword": 3})).unwrap()).unwrap_err();
-    assert_eq!(err.to_string(), "settings key \"plugins.notices.preferences\": preferences.keyword: 3 is not of type \"string\"");
+    let err = engine
+        .change_setting(
+            parse_change("plugins.notices.preferences", &json!({"keyword": 3})).unwrap(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "settings key \"plugins.notices.preferences\": preferences.keyword: 3 is not of type \"string\""
+    );
     assert_eq!(engine.preferences("notices"), None);
-    engine.change_setting(parse_change("plugins.notices.preferences", &json!({"keyword": "讲座"})).unwrap()).unwrap();
-    assert_eq!(engine.preferences("notices"), Some(json!({"keyword": "讲座"})));
-    let err = engine.change_setting(parse_change("plugins.wallet.preferences", &json!({})).unwrap()).unwrap_err();
-    assert_eq!(err.to_string(), "settings key \"plugins.wallet.preferences\": this plugin has no preferences");
-    let err = engine.change_setting(parse_change("plugins.ghost.modes.read", &json!("off")).unwrap()).unwrap_err();
-    assert_eq!(err.to_string(), "settings key \"plugins.ghost.modes.read\": no plugin \"ghost\" is installed");
+    engine
+        .change_setting(
+            parse_change("plugins.notices.preferences", &json!({"keyword": "讲座"})).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        engine.preferences("notices"),
+        Some(json!({"keyword": "讲座"}))
+    );
+    let err = engine
+        .change_setting(parse_change("plugins.wallet.preferences", &json!({})).unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "settings key \"plugins.wallet.preferences\": this plugin has no preferences"
+    );
+    let err = engine
+        .change_setting(parse_change("plugins.ghost.modes.read", &json!("off")).unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "settings key \"plugins.ghost.modes.read\": no plugin \"ghost\" is installed"
+    );
 }
 
 #[tokio::test]
@@ -332,10 +632,31 @@ async fn the_agent_can_only_open_the_screen_of_a_secret() {
     let engine = open(dir.path());
     engine.accept_terms().unwrap();
     engine.open_conversation("c").unwrap();
-    let done = engine.invoke(agent("settings.openScreen", json!({"screen": "api-keys"}), "c")).await;
-    assert_eq!(done.outcome, Outcome::Ran { result: json!({"status": "open_screen", "screen": "api-keys"}), for_model: r#"{"screen":"api-keys","status":"open_screen"}"#.into() });
-    let done = engine.invoke(agent("settings.change", json!({"key": "model.apiKey", "value": "sk-x"}), "c")).await;
-    assert!(matches!(done.outcome, Outcome::Failed { ref message } if message.starts_with("settings key \"model.apiKey\": unknown key")), "{done:?}");
+    let done = engine
+        .invoke(agent(
+            "settings.openScreen",
+            json!({"screen": "api-keys"}),
+            "c",
+        ))
+        .await;
+    assert_eq!(
+        done.outcome,
+        Outcome::Ran {
+            result: json!({"status": "open_screen", "screen": "api-keys"}),
+            for_model: r#"{"screen":"api-keys","status":"open_screen"}"#.into()
+        }
+    );
+    let done = engine
+        .invoke(agent(
+            "settings.change",
+            json!({"key": "model.apiKey", "value": "sk-x"}),
+            "c",
+        ))
+        .await;
+    assert!(
+        matches!(done.outcome, Outcome::Failed { ref message } if message.starts_with("settings key \"model.apiKey\": unknown key")),
+        "{done:?}"
+    );
 }
 
 #[tokio::test]
@@ -348,19 +669,41 @@ async fn no_secret_reaches_the_database_or_the_audit() {
         samples::install(&engine, "file:///x/PLUGIN.md").unwrap();
         engine.accept_terms().unwrap();
         engine.open_conversation("c").unwrap();
-        engine.set_secret(harness_core::secrets::keys::MODEL_API_KEY, secret).unwrap();
-        assert!(engine.has_secret(harness_core::secrets::keys::MODEL_API_KEY).unwrap());
+        engine
+            .set_secret(harness_core::secrets::keys::MODEL_API_KEY, secret)
+            .unwrap();
+        assert!(
+            engine
+                .has_secret(harness_core::secrets::keys::MODEL_API_KEY)
+                .unwrap()
+        );
         // Even a call whose inputs carry the secret leaves only a digest in the audit.
-        engine.invoke(agent("mcp-forum.reply", json!({"postId": "p1", "text": secret}), "c")).await;
+        engine
+            .invoke(agent(
+                "mcp-forum.reply",
+                json!({"postId": "p1", "text": secret}),
+                "c",
+            ))
+            .await;
         let audit = engine.audit(100).unwrap();
         assert!(audit.iter().all(|r| !format!("{r:?}").contains(secret)));
     }
-    assert_eq!(secrets.get(harness_core::secrets::keys::MODEL_API_KEY).unwrap().as_deref(), Some(secret));
+    assert_eq!(
+        secrets
+            .get(harness_core::secrets::keys::MODEL_API_KEY)
+            .unwrap()
+            .as_deref(),
+        Some(secret)
+    );
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         let path = entry.unwrap().path();
         if path.is_file() {
             let bytes = std::fs::read(&path).unwrap();
-            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{} holds the secret", path.display());
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{} holds the secret",
+                path.display()
+            );
         }
     }
 }
@@ -370,13 +713,23 @@ fn a_bundled_plugin_cannot_be_removed_and_a_document_can() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     samples::install(&engine, "file:///x/PLUGIN.md").unwrap();
-    engine.set_mode("canteen", Effect::Write, Mode::Off).unwrap();
-    assert_eq!(engine.uninstall("wallet").unwrap_err().to_string(), "plugin \"wallet\" ships with the app and cannot be removed; turn it off instead");
+    engine
+        .set_mode("canteen", Effect::Write, Mode::Off)
+        .unwrap();
+    assert_eq!(
+        engine.uninstall("wallet").unwrap_err().to_string(),
+        "plugin \"wallet\" ships with the app and cannot be removed; turn it off instead"
+    );
     engine.uninstall("canteen").unwrap();
     drop(engine);
     let engine = open(dir.path());
     assert!(engine.plugins().iter().all(|p| p.plugin.id != "canteen"));
     // Installed again, it starts from its defaults: the old mode went with it.
-    engine.install_document(samples::CANTEEN_DOCUMENT, "file:///x/PLUGIN.md").unwrap();
-    assert_eq!(engine.modes("canteen").unwrap()[1], (Effect::Write, Mode::Ask, ModeSource::KindDefault));
+    engine
+        .install_document(samples::CANTEEN_DOCUMENT, "file:///x/PLUGIN.md")
+        .unwrap();
+    assert_eq!(
+        engine.modes("canteen").unwrap()[1],
+        (Effect::Write, Mode::Ask, ModeSource::KindDefault)
+    );
 }

@@ -613,7 +613,13 @@ mod tests {
 
     #[test]
     fn entries_that_name_no_host_are_load_errors() {
-        for entry in ["", "file:///etc", "foo://Example.com", "*.127.0.0.1", "http://"] {
+        for entry in [
+            "",
+            "file:///etc",
+            "foo://Example.com",
+            "*.127.0.0.1",
+            "http://",
+        ] {
             let grants = Grants {
                 url_allowlist: vec![entry.into()],
                 ..Grants::default()

@@ -100,9 +100,7 @@ pub fn startup_warnings(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog)
     for tool_id in &grants.allow_tools {
         let what = match catalog.get(tool_id).map(|info| info.effect) {
             Some(Effect::Money) => "a money tool: it can start calls that spend money",
-            Some(Effect::Public) => {
-                "a public tool: it can start calls that publish in your name"
-            }
+            Some(Effect::Public) => "a public tool: it can start calls that publish in your name",
             _ => continue,
         };
         warnings.push(format!("plugin \"{plugin_id}\" may call {tool_id}, {what}"));

@@ -47,7 +47,7 @@ use serde_json::Value;
 use super::store::{persist, store_dir};
 use super::{
     ContextBoard, FsGate, Grants, LineKind, MessageGate, NetworkPolicy, Notifier, Outbox,
-    PendingMessage, StoreGate, PluginKind, TurnState,
+    PendingMessage, PluginKind, StoreGate, TurnState,
 };
 
 /// Runs one gate scenario; `Err` is the failure, `expected …, got …`.

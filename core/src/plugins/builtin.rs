@@ -7,12 +7,12 @@
 use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::engine::{Engine, Shared};
 use crate::invoke::{Assessment, PluginHandler, ToolContext};
-use crate::registry::{parse_manifest, Plugin, PluginKind, Tool};
-use crate::settings::{parse_change, KEYS};
+use crate::registry::{Plugin, PluginKind, Tool, parse_manifest};
+use crate::settings::{KEYS, parse_change};
 use crate::turn::Scope;
 
 /// Characters per page of an attached document.
@@ -23,13 +23,44 @@ pub const PAGE_CHARS: usize = 4000;
 pub const SCREENS: [&str; 4] = ["api-keys", "campus-account", "system-permissions", "cloud"];
 
 pub(crate) fn plugins(engine: &Weak<Shared>) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
-    let load = |json: Value| Plugin::load(parse_manifest(&json).expect("built-in manifest"), PluginKind::Bundled).expect("built-in plugin");
+    let load = |json: Value| {
+        Plugin::load(
+            parse_manifest(&json).expect("built-in manifest"),
+            PluginKind::Bundled,
+        )
+        .expect("built-in plugin")
+    };
     vec![
-        (load(settings_manifest()), Arc::new(SettingsPlugin { engine: engine.clone() }) as Arc<dyn PluginHandler>),
-        (load(memory_manifest()), Arc::new(MemoryPlugin { engine: engine.clone() })),
-        (load(files_manifest()), Arc::new(FilesPlugin { engine: engine.clone() })),
-        (load(crate::scheduler::plugin::manifest()), Arc::new(crate::scheduler::plugin::SchedulerPlugin { engine: engine.clone() })),
-        (load(crate::datasource::dashboard_manifest()), Arc::new(crate::datasource::DashboardPlugin { engine: engine.clone() })),
+        (
+            load(settings_manifest()),
+            Arc::new(SettingsPlugin {
+                engine: engine.clone(),
+            }) as Arc<dyn PluginHandler>,
+        ),
+        (
+            load(memory_manifest()),
+            Arc::new(MemoryPlugin {
+                engine: engine.clone(),
+            }),
+        ),
+        (
+            load(files_manifest()),
+            Arc::new(FilesPlugin {
+                engine: engine.clone(),
+            }),
+        ),
+        (
+            load(crate::scheduler::plugin::manifest()),
+            Arc::new(crate::scheduler::plugin::SchedulerPlugin {
+                engine: engine.clone(),
+            }),
+        ),
+        (
+            load(crate::datasource::dashboard_manifest()),
+            Arc::new(crate::datasource::DashboardPlugin {
+                engine: engine.clone(),
+            }),
+        ),
     ]
 }
 
@@ -109,10 +140,15 @@ impl PluginHandler for SettingsPlugin {
     fn assess(&self, tool: &Tool, input: &Value, _scope: &Scope) -> Assessment {
         let sensitive = tool.name == "change"
             && match (Engine::from_weak(&self.engine), input["key"].as_str()) {
-                (Some(engine), Some(key)) => parse_change(key, &input["value"]).is_ok_and(|change| engine.loosens(&change)),
+                (Some(engine), Some(key)) => {
+                    parse_change(key, &input["value"]).is_ok_and(|change| engine.loosens(&change))
+                }
                 _ => false,
             };
-        Assessment { sensitive, ..Assessment::default() }
+        Assessment {
+            sensitive,
+            ..Assessment::default()
+        }
     }
 
     async fn run(&self, tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
@@ -156,16 +192,24 @@ impl PluginHandler for MemoryPlugin {
                 let text = input["text"].as_str().unwrap_or_default();
                 // seed 000: after untrusted content, a memory waits for the user's approval.
                 let tainted = ctx.actor != crate::policy::Actor::User && ctx.tainted;
-                let memory = engine.write_memory(text, ctx.conversation.as_deref(), ctx.turn, tainted).map_err(|e| e.to_string())?;
+                let memory = engine
+                    .write_memory(text, ctx.conversation.as_deref(), ctx.turn, tainted)
+                    .map_err(|e| e.to_string())?;
                 let message = match memory.state.as_str() {
-                    "pending" => "Saved as pending: it takes effect once the user approves it on the memory screen.",
+                    "pending" => {
+                        "Saved as pending: it takes effect once the user approves it on the memory screen."
+                    }
                     _ => "Remembered.",
                 };
                 Ok(json!({"id": memory.id, "state": memory.state, "message": message}))
             }
             "list" => Ok(json!({"memories": engine.memories().map_err(|e| e.to_string())?})),
-            "approve" => Ok(json!({"memory": engine.decide_memory(id()?, true).map_err(|e| e.to_string())?})),
-            "reject" => Ok(json!({"memory": engine.decide_memory(id()?, false).map_err(|e| e.to_string())?})),
+            "approve" => {
+                Ok(json!({"memory": engine.decide_memory(id()?, true).map_err(|e| e.to_string())?}))
+            }
+            "reject" => Ok(
+                json!({"memory": engine.decide_memory(id()?, false).map_err(|e| e.to_string())?}),
+            ),
             other => Err(format!("memory has no tool {other}")),
         }
     }
@@ -179,18 +223,27 @@ struct FilesPlugin {
 impl PluginHandler for FilesPlugin {
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
         let engine = engine_of(&self.engine)?;
-        let conversation = ctx.conversation.ok_or("attached documents belong to a conversation")?;
+        let conversation = ctx
+            .conversation
+            .ok_or("attached documents belong to a conversation")?;
         let documents = engine.documents(&conversation).map_err(|e| e.to_string())?;
         let pages = |text: &str| text.chars().count().div_ceil(PAGE_CHARS).max(1);
         if tool.name == "list" {
-            let list: Vec<Value> = documents.iter().map(|(id, name, text)| json!({"id": id, "name": name, "pages": pages(text)})).collect();
+            let list: Vec<Value> = documents
+                .iter()
+                .map(|(id, name, text)| json!({"id": id, "name": name, "pages": pages(text)}))
+                .collect();
             return Ok(json!({"documents": list}));
         }
         let wanted = input["document"].as_i64().unwrap_or_default();
         let (_, name, text) = documents
             .iter()
             .find(|(id, _, _)| *id == wanted)
-            .ok_or_else(|| format!("no document {wanted} is attached to this conversation; files__list shows them"))?;
+            .ok_or_else(|| {
+                format!(
+                    "no document {wanted} is attached to this conversation; files__list shows them"
+                )
+            })?;
         match tool.name.as_str() {
             "page" => {
                 let page = input["page"].as_u64().unwrap_or(1) as usize;
@@ -198,7 +251,11 @@ impl PluginHandler for FilesPlugin {
                 if page > total {
                     return Ok(json!({"status": "no_such_page", "pages": total}));
                 }
-                let body: String = text.chars().skip((page - 1) * PAGE_CHARS).take(PAGE_CHARS).collect();
+                let body: String = text
+                    .chars()
+                    .skip((page - 1) * PAGE_CHARS)
+                    .take(PAGE_CHARS)
+                    .collect();
                 Ok(json!({"document": name, "page": page, "pages": total, "text": body}))
             }
             "search" => {
@@ -209,7 +266,11 @@ impl PluginHandler for FilesPlugin {
                 let mut matches = Vec::new();
                 // Lowercasing keeps one char per char for the scripts documents here use; when
                 // it does not, matching falls back to the original text.
-                let haystack = if lower.len() == chars.len() { &lower } else { &chars };
+                let haystack = if lower.len() == chars.len() {
+                    &lower
+                } else {
+                    &chars
+                };
                 let mut at = 0;
                 while at + needle.len() <= haystack.len() && matches.len() < 20 {
                     if haystack[at..at + needle.len()] == needle[..] {

@@ -14,7 +14,7 @@
 
 use url::Url;
 
-use crate::registry::{parse_manifest, LoadError, Manifest, PluginKind};
+use crate::registry::{LoadError, Manifest, PluginKind, parse_manifest};
 
 /// A parsed plugin document: the manifest and the Markdown body.
 #[derive(Debug, Clone)]
@@ -40,9 +40,13 @@ pub fn parse(text: &str) -> Result<Document, LoadError> {
         .or_else(|| rest.strip_suffix("\n---").map(str::len))
         .ok_or_else(|| missing("the front matter has no closing \"---\" line"))?;
     let header = &rest[..end];
-    let body = rest[end + 4..].trim_start_matches(['\r', '\n', '-']).to_owned();
-    let json: serde_json::Value = serde_json::from_str(header)
-        .map_err(|e| LoadError { message: format!("the front matter is not JSON: {e}"), ..missing("") })?;
+    let body = rest[end + 4..]
+        .trim_start_matches(['\r', '\n', '-'])
+        .to_owned();
+    let json: serde_json::Value = serde_json::from_str(header).map_err(|e| LoadError {
+        message: format!("the front matter is not JSON: {e}"),
+        ..missing("")
+    })?;
     let mut manifest = parse_manifest(&json)?;
     if manifest.description.is_empty() {
         manifest.description = body.clone();
@@ -54,7 +58,12 @@ pub fn parse(text: &str) -> Result<Document, LoadError> {
 /// community otherwise — a file, another host, or plain http.
 pub fn kind_for_source(source: &str, official_host: &str) -> PluginKind {
     match Url::parse(source) {
-        Ok(url) if url.scheme() == "https" && url.host_str().is_some_and(|h| h.eq_ignore_ascii_case(official_host)) => {
+        Ok(url)
+            if url.scheme() == "https"
+                && url
+                    .host_str()
+                    .is_some_and(|h| h.eq_ignore_ascii_case(official_host)) =>
+        {
             PluginKind::Official
         }
         _ => PluginKind::Community,
@@ -67,7 +76,10 @@ mod tests {
 
     #[test]
     fn a_document_is_front_matter_and_a_body() {
-        let doc = parse("---\n{\"id\": \"canteen\", \"title\": \"食堂\"}\n---\n# 食堂\nUse canteen__openNow.\n").unwrap();
+        let doc = parse(
+            "---\n{\"id\": \"canteen\", \"title\": \"食堂\"}\n---\n# 食堂\nUse canteen__openNow.\n",
+        )
+        .unwrap();
         assert_eq!(doc.manifest.id, "canteen");
         assert_eq!(doc.manifest.title, "食堂");
         assert_eq!(doc.body, "# 食堂\nUse canteen__openNow.\n");
@@ -81,18 +93,39 @@ mod tests {
             "plugin \"?\": front matter: a plugin document starts with a line \"---\", then its JSON manifest, then \"---\""
         );
         let err = parse("---\n{\"id\": \"x\"}\n").unwrap_err();
-        assert_eq!(err.to_string(), "plugin \"?\": front matter: the front matter has no closing \"---\" line");
+        assert_eq!(
+            err.to_string(),
+            "plugin \"?\": front matter: the front matter has no closing \"---\" line"
+        );
     }
 
     #[test]
     fn official_is_decided_by_the_source_never_by_the_document() {
         let host = "plugins.pku-harness.cn";
-        assert_eq!(kind_for_source("https://plugins.pku-harness.cn/canteen/PLUGIN.md", host), PluginKind::Official);
-        assert_eq!(kind_for_source("https://PLUGINS.pku-harness.cn/x", host), PluginKind::Official);
-        assert_eq!(kind_for_source("http://plugins.pku-harness.cn/x", host), PluginKind::Community);
-        assert_eq!(kind_for_source("https://plugins.pku-harness.cn.evil.com/x", host), PluginKind::Community);
-        assert_eq!(kind_for_source("https://plugins.pku-harness.cn@evil.com/x", host), PluginKind::Community);
-        assert_eq!(kind_for_source("file:///sdcard/PLUGIN.md", host), PluginKind::Community);
+        assert_eq!(
+            kind_for_source("https://plugins.pku-harness.cn/canteen/PLUGIN.md", host),
+            PluginKind::Official
+        );
+        assert_eq!(
+            kind_for_source("https://PLUGINS.pku-harness.cn/x", host),
+            PluginKind::Official
+        );
+        assert_eq!(
+            kind_for_source("http://plugins.pku-harness.cn/x", host),
+            PluginKind::Community
+        );
+        assert_eq!(
+            kind_for_source("https://plugins.pku-harness.cn.evil.com/x", host),
+            PluginKind::Community
+        );
+        assert_eq!(
+            kind_for_source("https://plugins.pku-harness.cn@evil.com/x", host),
+            PluginKind::Community
+        );
+        assert_eq!(
+            kind_for_source("file:///sdcard/PLUGIN.md", host),
+            PluginKind::Community
+        );
         assert_eq!(kind_for_source("not a url", host), PluginKind::Community);
     }
 }

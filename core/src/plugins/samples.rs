@@ -9,11 +9,11 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::engine::{Catalog, Engine, EngineError};
 use crate::invoke::{PluginHandler, ToolContext};
-use crate::registry::{parse_manifest, McpTool, Plugin, PluginKind, Tool};
+use crate::registry::{McpTool, Plugin, PluginKind, Tool, parse_manifest};
 
 /// Where the sample forum server would be reached.
 pub const FORUM_URL: &str = "https://forum.pku-harness.cn/mcp";
@@ -61,7 +61,9 @@ pub struct CampusCard {
 
 impl CampusCard {
     pub fn new(balance_yuan: f64) -> Self {
-        Self { balance_fen: Mutex::new((balance_yuan * 100.0).round() as i64) }
+        Self {
+            balance_fen: Mutex::new((balance_yuan * 100.0).round() as i64),
+        }
     }
 }
 
@@ -76,9 +78,13 @@ impl PluginHandler for CampusCard {
                 "dailyLimitYuan": 200.0
             })),
             "recharge" => {
-                let amount = input["amountYuan"].as_f64().ok_or("amountYuan is missing")?;
+                let amount = input["amountYuan"]
+                    .as_f64()
+                    .ok_or("amountYuan is missing")?;
                 *balance += (amount * 100.0).round() as i64;
-                Ok(json!({"status": "ok", "rechargedYuan": amount, "balanceYuan": *balance as f64 / 100.0}))
+                Ok(
+                    json!({"status": "ok", "rechargedYuan": amount, "balanceYuan": *balance as f64 / 100.0}),
+                )
             }
             other => Err(format!("wallet has no tool {other}")),
         }
@@ -205,8 +211,11 @@ pub struct Samples;
 
 impl Catalog for Samples {
     fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
-        let wallet = Plugin::load(parse_manifest(&wallet_manifest()).expect("sample manifest"), PluginKind::Bundled)
-            .expect("sample plugin");
+        let wallet = Plugin::load(
+            parse_manifest(&wallet_manifest()).expect("sample manifest"),
+            PluginKind::Bundled,
+        )
+        .expect("sample plugin");
         vec![(wallet, Arc::new(CampusCard::new(42.5)))]
     }
 

@@ -70,12 +70,20 @@ impl Path {
         while i < chars.len() {
             match chars[i] {
                 '[' => {
-                    let close = chars[i..].iter().position(|c| *c == ']').map(|p| p + i).ok_or_else(|| fail(format!("\"[\" at character {} is not closed", i + 1)))?;
+                    let close = chars[i..]
+                        .iter()
+                        .position(|c| *c == ']')
+                        .map(|p| p + i)
+                        .ok_or_else(|| {
+                            fail(format!("\"[\" at character {} is not closed", i + 1))
+                        })?;
                     let inner: String = chars[i + 1..close].iter().collect();
                     if inner == "*" {
                         steps.push(Step::Each);
                     } else {
-                        let n = inner.parse::<usize>().map_err(|_| fail(format!("\"[{inner}]\" is neither [*] nor an index [n]")))?;
+                        let n = inner.parse::<usize>().map_err(|_| {
+                            fail(format!("\"[{inner}]\" is neither [*] nor an index [n]"))
+                        })?;
                         steps.push(Step::Index(n));
                     }
                     i = close + 1;
@@ -89,7 +97,10 @@ impl Path {
                     }
                 }
                 _ if expect_key => {
-                    let end = chars[i..].iter().position(|c| matches!(c, '.' | '[' | ']' | '{' | '}')).map_or(chars.len(), |p| p + i);
+                    let end = chars[i..]
+                        .iter()
+                        .position(|c| matches!(c, '.' | '[' | ']' | '{' | '}'))
+                        .map_or(chars.len(), |p| p + i);
                     if end == i {
                         return Err(fail(format!("an empty key at character {}", i + 1)));
                     }
@@ -103,7 +114,10 @@ impl Path {
         if steps.is_empty() {
             return Err(fail("it is empty".into()));
         }
-        Ok(Path { text: text.to_owned(), steps })
+        Ok(Path {
+            text: text.to_owned(),
+            steps,
+        })
     }
 
     /// The values this path selects in `result`; `field` names the path in errors.
@@ -122,13 +136,23 @@ impl Path {
                             continue;
                         }
                         None if fanned => None,
-                        None => return Err(JobError::new(field, format!("\"{}\": the result has no array here", self.text))),
+                        None => {
+                            return Err(JobError::new(
+                                field,
+                                format!("\"{}\": the result has no array here", self.text),
+                            ));
+                        }
                     },
                 };
                 match found {
                     Some(v) => next.push(v),
                     None if fanned => {}
-                    None => return Err(JobError::new(field, format!("\"{}\" is not in the result", self.text))),
+                    None => {
+                        return Err(JobError::new(
+                            field,
+                            format!("\"{}\" is not in the result", self.text),
+                        ));
+                    }
                 }
             }
             fanned |= *step == Step::Each;
@@ -171,7 +195,13 @@ impl Op {
 /// A checked condition.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Condition {
-    Leaf { field: String, path: Path, op: Op, value: Value, new: bool },
+    Leaf {
+        field: String,
+        path: Path,
+        op: Op,
+        value: Value,
+        new: bool,
+    },
     All(Vec<Condition>),
     Any(Vec<Condition>),
     Not(Box<Condition>),
@@ -180,60 +210,134 @@ pub enum Condition {
 impl Condition {
     /// Checks a condition written at `field` (e.g. `check.when`); errors name the exact field.
     pub fn parse(field: &str, json: &Value) -> Result<Condition, JobError> {
-        let object = json.as_object().ok_or_else(|| JobError::new(field, format!("expected a condition object, got {json}")))?;
+        let object = json.as_object().ok_or_else(|| {
+            JobError::new(field, format!("expected a condition object, got {json}"))
+        })?;
         for combinator in ["all", "any", "not"] {
             if let Some(inner) = object.get(combinator) {
                 if object.len() != 1 {
-                    return Err(JobError::new(field, format!("\"{combinator}\" stands alone in its object")));
+                    return Err(JobError::new(
+                        field,
+                        format!("\"{combinator}\" stands alone in its object"),
+                    ));
                 }
                 let here = format!("{field}.{combinator}");
                 if combinator == "not" {
                     return Ok(Condition::Not(Box::new(Condition::parse(&here, inner)?)));
                 }
-                let items = inner.as_array().filter(|a| !a.is_empty()).ok_or_else(|| JobError::new(&here, "expected a non-empty array of conditions"))?;
-                let parsed = items.iter().enumerate().map(|(i, c)| Condition::parse(&format!("{here}[{i}]"), c)).collect::<Result<Vec<_>, _>>()?;
-                return Ok(if combinator == "all" { Condition::All(parsed) } else { Condition::Any(parsed) });
+                let items = inner.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
+                    JobError::new(&here, "expected a non-empty array of conditions")
+                })?;
+                let parsed = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| Condition::parse(&format!("{here}[{i}]"), c))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return Ok(if combinator == "all" {
+                    Condition::All(parsed)
+                } else {
+                    Condition::Any(parsed)
+                });
             }
         }
-        if let Some(unknown) = object.keys().find(|k| !matches!(k.as_str(), "path" | "op" | "value" | "new")) {
+        if let Some(unknown) = object
+            .keys()
+            .find(|k| !matches!(k.as_str(), "path" | "op" | "value" | "new"))
+        {
             return Err(JobError::new(
                 &format!("{field}.{unknown}"),
                 "unknown field; a condition has path, op, value and new, or is one of all, any, not",
             ));
         }
         let path_field = format!("{field}.path");
-        let path_text = object.get("path").and_then(Value::as_str).ok_or_else(|| JobError::new(&path_field, "expected a path string, e.g. \"balanceYuan\""))?;
+        let path_text = object.get("path").and_then(Value::as_str).ok_or_else(|| {
+            JobError::new(&path_field, "expected a path string, e.g. \"balanceYuan\"")
+        })?;
         let path = Path::parse(&path_field, path_text)?;
         let op_field = format!("{field}.op");
-        let op_name = object.get("op").and_then(Value::as_str).ok_or_else(|| JobError::new(&op_field, "expected one of lt, le, gt, ge, eq, ne, contains, exists, changed"))?;
-        let op = Op::parse(op_name).ok_or_else(|| JobError::new(&op_field, format!("\"{op_name}\" is not one of lt, le, gt, ge, eq, ne, contains, exists, changed")))?;
+        let op_name = object.get("op").and_then(Value::as_str).ok_or_else(|| {
+            JobError::new(
+                &op_field,
+                "expected one of lt, le, gt, ge, eq, ne, contains, exists, changed",
+            )
+        })?;
+        let op = Op::parse(op_name).ok_or_else(|| {
+            JobError::new(
+                &op_field,
+                format!(
+                    "\"{op_name}\" is not one of lt, le, gt, ge, eq, ne, contains, exists, changed"
+                ),
+            )
+        })?;
         let value_field = format!("{field}.value");
         let value = object.get("value").cloned();
         let value = match (op, value) {
             (Op::Lt | Op::Le | Op::Gt | Op::Ge, Some(v)) if v.is_number() => v,
             (Op::Lt | Op::Le | Op::Gt | Op::Ge, v) => {
-                return Err(JobError::new(&value_field, format!("\"{op_name}\" compares with a number, got {}", shown(v.as_ref()))));
+                return Err(JobError::new(
+                    &value_field,
+                    format!(
+                        "\"{op_name}\" compares with a number, got {}",
+                        shown(v.as_ref())
+                    ),
+                ));
             }
             (Op::Contains, Some(Value::String(s))) => Value::String(s),
-            (Op::Contains, v) => return Err(JobError::new(&value_field, format!("\"contains\" looks for a string, got {}", shown(v.as_ref())))),
+            (Op::Contains, v) => {
+                return Err(JobError::new(
+                    &value_field,
+                    format!("\"contains\" looks for a string, got {}", shown(v.as_ref())),
+                ));
+            }
             (Op::Eq | Op::Ne, Some(v)) => v,
-            (Op::Eq | Op::Ne, None) => return Err(JobError::new(&value_field, format!("\"{op_name}\" needs a value"))),
+            (Op::Eq | Op::Ne, None) => {
+                return Err(JobError::new(
+                    &value_field,
+                    format!("\"{op_name}\" needs a value"),
+                ));
+            }
             (Op::Exists | Op::Changed, None) => Value::Null,
-            (Op::Exists | Op::Changed, Some(_)) => return Err(JobError::new(&value_field, format!("\"{op_name}\" takes no value"))),
+            (Op::Exists | Op::Changed, Some(_)) => {
+                return Err(JobError::new(
+                    &value_field,
+                    format!("\"{op_name}\" takes no value"),
+                ));
+            }
         };
         let new_field = format!("{field}.new");
         let new = match object.get("new") {
             None => false,
-            Some(Value::Bool(_)) if op == Op::Changed => return Err(JobError::new(&new_field, "\"changed\" already compares with the previous run")),
+            Some(Value::Bool(_)) if op == Op::Changed => {
+                return Err(JobError::new(
+                    &new_field,
+                    "\"changed\" already compares with the previous run",
+                ));
+            }
             Some(Value::Bool(b)) => *b,
-            Some(other) => return Err(JobError::new(&new_field, format!("expected true or false, got {other}"))),
+            Some(other) => {
+                return Err(JobError::new(
+                    &new_field,
+                    format!("expected true or false, got {other}"),
+                ));
+            }
         };
-        Ok(Condition::Leaf { field: path_field, path, op, value, new })
+        Ok(Condition::Leaf {
+            field: path_field,
+            path,
+            op,
+            value,
+            new,
+        })
     }
 
     /// Whether the condition holds for `result`, given what the previous run selected.
     /// Records in `next` what this run selected, for `changed` and `new` next time.
-    pub fn eval(&self, result: &Value, previous: &Memory, next: &mut Memory) -> Result<bool, JobError> {
+    pub fn eval(
+        &self,
+        result: &Value,
+        previous: &Memory,
+        next: &mut Memory,
+    ) -> Result<bool, JobError> {
         match self {
             Condition::All(items) => {
                 let mut all = true;
@@ -250,7 +354,13 @@ impl Condition {
                 Ok(any)
             }
             Condition::Not(inner) => Ok(!inner.eval(result, previous, next)?),
-            Condition::Leaf { field, path, op, value, new } => {
+            Condition::Leaf {
+                field,
+                path,
+                op,
+                value,
+                new,
+            } => {
                 let selected: Vec<Value> = match (op, path.select(field, result)) {
                     (Op::Exists, Err(_)) => Vec::new(),
                     (_, found) => found?.into_iter().cloned().collect(),
@@ -280,9 +390,20 @@ fn shown(v: Option<&Value>) -> String {
     v.map_or("nothing".to_owned(), Value::to_string)
 }
 
-fn compare(field: &str, path: &Path, op: Op, actual: &Value, expected: &Value) -> Result<bool, JobError> {
+fn compare(
+    field: &str,
+    path: &Path,
+    op: Op,
+    actual: &Value,
+    expected: &Value,
+) -> Result<bool, JobError> {
     let number = |v: &Value| {
-        v.as_f64().ok_or_else(|| JobError::new(field, format!("\"{path}\" is {v} in the result, not a number")))
+        v.as_f64().ok_or_else(|| {
+            JobError::new(
+                field,
+                format!("\"{path}\" is {v} in the result, not a number"),
+            )
+        })
     };
     Ok(match op {
         Op::Lt => number(actual)? < number(expected)?,
@@ -294,7 +415,14 @@ fn compare(field: &str, path: &Path, op: Op, actual: &Value, expected: &Value) -
         Op::Contains => match actual {
             Value::String(s) => s.contains(expected.as_str().unwrap_or_default()),
             Value::Array(items) => items.iter().any(|i| same(i, expected)),
-            other => return Err(JobError::new(field, format!("\"{path}\" is {other} in the result; contains looks in a string or an array"))),
+            other => {
+                return Err(JobError::new(
+                    field,
+                    format!(
+                        "\"{path}\" is {other} in the result; contains looks in a string or an array"
+                    ),
+                ));
+            }
         },
         Op::Exists => true,
         Op::Changed => unreachable!("handled by the caller"),
@@ -348,21 +476,38 @@ impl Template {
                         inner.push(c);
                     }
                     if !closed {
-                        return Err(JobError::new(field, format!("\"{{\" at character {} is not closed; write {{{{ for a brace", i + 1)));
+                        return Err(JobError::new(
+                            field,
+                            format!(
+                                "\"{{\" at character {} is not closed; write {{{{ for a brace",
+                                i + 1
+                            ),
+                        ));
                     }
                     if !literal.is_empty() {
                         parts.push(Part::Text(std::mem::take(&mut literal)));
                     }
                     parts.push(Part::Value(Path::parse(field, inner.trim())?));
                 }
-                '}' => return Err(JobError::new(field, format!("\"}}\" at character {} has no \"{{\"; write }}}} for a brace", i + 1))),
+                '}' => {
+                    return Err(JobError::new(
+                        field,
+                        format!(
+                            "\"}}\" at character {} has no \"{{\"; write }}}} for a brace",
+                            i + 1
+                        ),
+                    ));
+                }
                 c => literal.push(c),
             }
         }
         if !literal.is_empty() {
             parts.push(Part::Text(literal));
         }
-        Ok(Template { field: field.to_owned(), parts })
+        Ok(Template {
+            field: field.to_owned(),
+            parts,
+        })
     }
 
     /// Fills the placeholders; a `[*]` placeholder lists every value, separated by "、".
@@ -411,38 +556,87 @@ mod tests {
     #[test]
     fn a_wildcard_holds_when_any_element_matches() {
         let c = cond(json!({"path": "posts[*].title", "op": "contains", "value": "讲座"}));
-        assert!(holds(&c, json!({"posts": [{"title": "招新"}, {"title": "周五讲座"}]})));
+        assert!(holds(
+            &c,
+            json!({"posts": [{"title": "招新"}, {"title": "周五讲座"}]})
+        ));
         assert!(!holds(&c, json!({"posts": [{"title": "招新"}]})));
         assert!(!holds(&c, json!({"posts": []})));
     }
 
     #[test]
     fn a_missing_path_is_an_error_naming_the_field() {
-        let c = cond(json!({"all": [{"path": "x", "op": "exists"}, {"path": "balanceYuan", "op": "lt", "value": 20}]}));
-        let err = c.eval(&json!({"status": "verification_required"}), &Memory::new(), &mut Memory::new()).unwrap_err();
-        assert_eq!(err.to_string(), "check.when.all[1].path: \"balanceYuan\" is not in the result");
+        let c = cond(
+            json!({"all": [{"path": "x", "op": "exists"}, {"path": "balanceYuan", "op": "lt", "value": 20}]}),
+        );
+        let err = c
+            .eval(
+                &json!({"status": "verification_required"}),
+                &Memory::new(),
+                &mut Memory::new(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "check.when.all[1].path: \"balanceYuan\" is not in the result"
+        );
     }
 
     #[test]
     fn a_wrong_type_in_the_result_is_an_error_naming_the_path() {
         let c = cond(json!({"path": "balanceYuan", "op": "lt", "value": 20}));
-        let err = c.eval(&json!({"balanceYuan": "很多"}), &Memory::new(), &mut Memory::new()).unwrap_err();
-        assert_eq!(err.to_string(), "check.when.path: \"balanceYuan\" is \"很多\" in the result, not a number");
+        let err = c
+            .eval(
+                &json!({"balanceYuan": "很多"}),
+                &Memory::new(),
+                &mut Memory::new(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "check.when.path: \"balanceYuan\" is \"很多\" in the result, not a number"
+        );
     }
 
     #[test]
     fn parse_errors_name_the_field() {
         let cases = [
-            (json!({"path": "a", "op": "lt", "value": "20"}), "check.when.value: \"lt\" compares with a number, got \"20\""),
-            (json!({"path": "a", "op": "below", "value": 1}), "check.when.op: \"below\" is not one of lt, le, gt, ge, eq, ne, contains, exists, changed"),
-            (json!({"path": "a..b", "op": "exists"}), "check.when.path: \"a..b\" is not a path: an empty key at character 3"),
-            (json!({"any": [{"path": "a", "op": "exists", "value": 1}]}), "check.when.any[0].value: \"exists\" takes no value"),
-            (json!({"path": "a", "op": "eq", "value": 1, "when": 2}), "check.when.when: unknown field; a condition has path, op, value and new, or is one of all, any, not"),
-            (json!({"all": []}), "check.when.all: expected a non-empty array of conditions"),
-            (json!({"path": "a", "op": "changed", "new": true}), "check.when.new: \"changed\" already compares with the previous run"),
+            (
+                json!({"path": "a", "op": "lt", "value": "20"}),
+                "check.when.value: \"lt\" compares with a number, got \"20\"",
+            ),
+            (
+                json!({"path": "a", "op": "below", "value": 1}),
+                "check.when.op: \"below\" is not one of lt, le, gt, ge, eq, ne, contains, exists, changed",
+            ),
+            (
+                json!({"path": "a..b", "op": "exists"}),
+                "check.when.path: \"a..b\" is not a path: an empty key at character 3",
+            ),
+            (
+                json!({"any": [{"path": "a", "op": "exists", "value": 1}]}),
+                "check.when.any[0].value: \"exists\" takes no value",
+            ),
+            (
+                json!({"path": "a", "op": "eq", "value": 1, "when": 2}),
+                "check.when.when: unknown field; a condition has path, op, value and new, or is one of all, any, not",
+            ),
+            (
+                json!({"all": []}),
+                "check.when.all: expected a non-empty array of conditions",
+            ),
+            (
+                json!({"path": "a", "op": "changed", "new": true}),
+                "check.when.new: \"changed\" already compares with the previous run",
+            ),
         ];
         for (json, message) in cases {
-            assert_eq!(Condition::parse("check.when", &json).unwrap_err().to_string(), message);
+            assert_eq!(
+                Condition::parse("check.when", &json)
+                    .unwrap_err()
+                    .to_string(),
+                message
+            );
         }
     }
 
@@ -451,25 +645,56 @@ mod tests {
         let c = cond(json!({"path": "crowdPercent.学一食堂", "op": "changed"}));
         let mut memory = Memory::new();
         let mut next = Memory::new();
-        assert!(!c.eval(&json!({"crowdPercent": {"学一食堂": 85}}), &memory, &mut next).unwrap());
+        assert!(
+            !c.eval(
+                &json!({"crowdPercent": {"学一食堂": 85}}),
+                &memory,
+                &mut next
+            )
+            .unwrap()
+        );
         memory = std::mem::take(&mut next);
-        assert!(!c.eval(&json!({"crowdPercent": {"学一食堂": 85}}), &memory, &mut next).unwrap());
+        assert!(
+            !c.eval(
+                &json!({"crowdPercent": {"学一食堂": 85}}),
+                &memory,
+                &mut next
+            )
+            .unwrap()
+        );
         memory = std::mem::take(&mut next);
-        assert!(c.eval(&json!({"crowdPercent": {"学一食堂": 40}}), &memory, &mut next).unwrap());
+        assert!(
+            c.eval(
+                &json!({"crowdPercent": {"学一食堂": 40}}),
+                &memory,
+                &mut next
+            )
+            .unwrap()
+        );
     }
 
     #[test]
     fn new_considers_only_values_the_previous_run_did_not_see() {
-        let c = cond(json!({"path": "posts[*].title", "op": "contains", "value": "讲座", "new": true}));
+        let c =
+            cond(json!({"path": "posts[*].title", "op": "contains", "value": "讲座", "new": true}));
         let first = json!({"posts": [{"title": "周五讲座"}]});
         let mut memory = Memory::new();
         let mut next = Memory::new();
-        assert!(c.eval(&first, &memory, &mut next).unwrap(), "on the first run every value is new");
+        assert!(
+            c.eval(&first, &memory, &mut next).unwrap(),
+            "on the first run every value is new"
+        );
         memory = std::mem::take(&mut next);
-        assert!(!c.eval(&first, &memory, &mut next).unwrap(), "the same notice is not new");
+        assert!(
+            !c.eval(&first, &memory, &mut next).unwrap(),
+            "the same notice is not new"
+        );
         memory = std::mem::take(&mut next);
         let second = json!({"posts": [{"title": "周五讲座"}, {"title": "招新"}]});
-        assert!(!c.eval(&second, &memory, &mut next).unwrap(), "a new notice that does not match");
+        assert!(
+            !c.eval(&second, &memory, &mut next).unwrap(),
+            "a new notice that does not match"
+        );
         memory = std::mem::take(&mut next);
         let third = json!({"posts": [{"title": "周六讲座"}, {"title": "周五讲座"}]});
         assert!(c.eval(&third, &memory, &mut next).unwrap());
@@ -477,11 +702,17 @@ mod tests {
 
     #[test]
     fn a_template_fills_placeholders_and_keeps_escaped_braces() {
-        let t = Template::parse("check.notify.body", "余额 {balanceYuan} 元 {{ok}} {posts[*].title}").unwrap();
+        let t = Template::parse(
+            "check.notify.body",
+            "余额 {balanceYuan} 元 {{ok}} {posts[*].title}",
+        )
+        .unwrap();
         let result = json!({"balanceYuan": 12.5, "posts": [{"title": "a"}, {"title": "b"}]});
         assert_eq!(t.render(&result).unwrap(), "余额 12.5 元 {ok} a、b");
         assert_eq!(
-            Template::parse("check.notify.title", "余额 {balanceYuan").unwrap_err().to_string(),
+            Template::parse("check.notify.title", "余额 {balanceYuan")
+                .unwrap_err()
+                .to_string(),
             "check.notify.title: \"{\" at character 4 is not closed; write {{ for a brace"
         );
         assert_eq!(

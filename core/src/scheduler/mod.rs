@@ -28,15 +28,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono_tz::Tz;
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{Connection, Transaction, params};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::consent::PermissionState;
 use crate::engine::Engine;
 use crate::invoke::{Call, Invocation, ModelTool, Outcome};
 use crate::policy::{Actor, Mode};
-use crate::registry::{tool_id, Effect};
+use crate::registry::{Effect, tool_id};
 use crate::store::StoreError;
 
 use condition::{Condition, Memory, Template};
@@ -56,7 +56,10 @@ pub struct JobError {
 
 impl JobError {
     pub fn new(field: &str, message: impl Into<String>) -> Self {
-        Self { field: field.to_owned(), message: message.into() }
+        Self {
+            field: field.to_owned(),
+            message: message.into(),
+        }
     }
 }
 
@@ -172,37 +175,84 @@ impl JobSpec {
     /// Reads and checks a spec; `default_tz` fills a missing `timeZone`. Every error names the
     /// field. Whether the tool exists and only reads is checked by [`Engine::add_job`].
     pub fn parse(json: &Value, default_tz: &str) -> Result<JobSpec, JobError> {
-        let object = json.as_object().ok_or_else(|| JobError::new("job", format!("expected an object, got {json}")))?;
-        if let Some(unknown) = object.keys().find(|k| !matches!(k.as_str(), "name" | "schedule" | "timeZone" | "check" | "agent")) {
-            return Err(JobError::new(unknown, "unknown field; a job has name, schedule, timeZone and check or agent"));
+        let object = json
+            .as_object()
+            .ok_or_else(|| JobError::new("job", format!("expected an object, got {json}")))?;
+        if let Some(unknown) = object.keys().find(|k| {
+            !matches!(
+                k.as_str(),
+                "name" | "schedule" | "timeZone" | "check" | "agent"
+            )
+        }) {
+            return Err(JobError::new(
+                unknown,
+                "unknown field; a job has name, schedule, timeZone and check or agent",
+            ));
         }
-        let name = object.get("name").and_then(Value::as_str).map(str::trim).unwrap_or_default();
+        let name = object
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default();
         if name.is_empty() || name.chars().count() > 100 {
-            return Err(JobError::new("name", "expected a name of 1 to 100 characters"));
+            return Err(JobError::new(
+                "name",
+                "expected a name of 1 to 100 characters",
+            ));
         }
         let schedule = schedule::parse_spec(object.get("schedule").unwrap_or(&Value::Null))?;
         Timing::parse(&schedule)?;
         let time_zone = match object.get("timeZone") {
             None | Some(Value::Null) => default_tz.to_owned(),
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(JobError::new("timeZone", format!("expected an IANA time zone name, got {other}"))),
+            Some(other) => {
+                return Err(JobError::new(
+                    "timeZone",
+                    format!("expected an IANA time zone name, got {other}"),
+                ));
+            }
         };
         schedule::parse_tz("timeZone", &time_zone)?;
         let task = match (object.get("check"), object.get("agent")) {
             (Some(check), None) => Task::Check(parse_check(check)?),
             (None, Some(agent)) => {
-                let prompt = agent.get("prompt").and_then(Value::as_str).map(str::trim).unwrap_or_default();
+                let prompt = agent
+                    .get("prompt")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .unwrap_or_default();
                 if prompt.is_empty() || prompt.chars().count() > 4000 {
-                    return Err(JobError::new("agent.prompt", "expected a prompt of 1 to 4000 characters"));
+                    return Err(JobError::new(
+                        "agent.prompt",
+                        "expected a prompt of 1 to 4000 characters",
+                    ));
                 }
-                if let Some(unknown) = agent.as_object().and_then(|o| o.keys().find(|k| *k != "prompt")) {
-                    return Err(JobError::new(&format!("agent.{unknown}"), "unknown field; an agent job has a prompt"));
+                if let Some(unknown) = agent
+                    .as_object()
+                    .and_then(|o| o.keys().find(|k| *k != "prompt"))
+                {
+                    return Err(JobError::new(
+                        &format!("agent.{unknown}"),
+                        "unknown field; an agent job has a prompt",
+                    ));
                 }
-                Task::Agent(AgentSpec { prompt: prompt.to_owned() })
+                Task::Agent(AgentSpec {
+                    prompt: prompt.to_owned(),
+                })
             }
-            _ => return Err(JobError::new("check", "give exactly one of check (a read tool and a condition) or agent (a prompt)")),
+            _ => {
+                return Err(JobError::new(
+                    "check",
+                    "give exactly one of check (a read tool and a condition) or agent (a prompt)",
+                ));
+            }
         };
-        let spec = JobSpec { name: name.to_owned(), schedule, time_zone, task };
+        let spec = JobSpec {
+            name: name.to_owned(),
+            schedule,
+            time_zone,
+            task,
+        };
         spec.compile()?;
         Ok(spec)
     }
@@ -212,13 +262,23 @@ impl JobSpec {
         let tz = schedule::parse_tz("timeZone", &self.time_zone)?;
         let (condition, title, body) = match &self.task {
             Task::Check(check) => (
-                check.when.as_ref().map(|w| Condition::parse("check.when", w)).transpose()?,
+                check
+                    .when
+                    .as_ref()
+                    .map(|w| Condition::parse("check.when", w))
+                    .transpose()?,
                 Some(Template::parse("check.notify.title", &check.notify.title)?),
                 Some(Template::parse("check.notify.body", &check.notify.body)?),
             ),
             Task::Agent(_) => (None, None, None),
         };
-        Ok(Compiled { timing, tz, condition, title, body })
+        Ok(Compiled {
+            timing,
+            tz,
+            condition,
+            title,
+            body,
+        })
     }
 
     fn to_json(&self) -> Value {
@@ -227,30 +287,56 @@ impl JobSpec {
 }
 
 fn parse_check(check: &Value) -> Result<CheckSpec, JobError> {
-    let object = check.as_object().ok_or_else(|| JobError::new("check", format!("expected an object, got {check}")))?;
-    if let Some(unknown) = object.keys().find(|k| !matches!(k.as_str(), "tool" | "args" | "when" | "notify")) {
-        return Err(JobError::new(&format!("check.{unknown}"), "unknown field; a check has tool, args, when and notify"));
+    let object = check
+        .as_object()
+        .ok_or_else(|| JobError::new("check", format!("expected an object, got {check}")))?;
+    if let Some(unknown) = object
+        .keys()
+        .find(|k| !matches!(k.as_str(), "tool" | "args" | "when" | "notify"))
+    {
+        return Err(JobError::new(
+            &format!("check.{unknown}"),
+            "unknown field; a check has tool, args, when and notify",
+        ));
     }
-    let tool = object.get("tool").and_then(Value::as_str).ok_or_else(|| JobError::new("check.tool", "expected a tool id, e.g. \"wallet.cardBalance\""))?;
+    let tool = object.get("tool").and_then(Value::as_str).ok_or_else(|| {
+        JobError::new(
+            "check.tool",
+            "expected a tool id, e.g. \"wallet.cardBalance\"",
+        )
+    })?;
     let args = match object.get("args") {
         None | Some(Value::Null) => json!({}),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(other) => return Err(JobError::new("check.args", format!("expected an object of the tool's inputs, got {other}"))),
+        Some(other) => {
+            return Err(JobError::new(
+                "check.args",
+                format!("expected an object of the tool's inputs, got {other}"),
+            ));
+        }
     };
-    let notify = object.get("notify").and_then(Value::as_object).ok_or_else(|| JobError::new("check.notify", "expected {\"title\": …, \"body\": …}"))?;
+    let notify = object
+        .get("notify")
+        .and_then(Value::as_object)
+        .ok_or_else(|| JobError::new("check.notify", "expected {\"title\": …, \"body\": …}"))?;
     let text = |key: &str| {
         notify
             .get(key)
             .and_then(Value::as_str)
             .filter(|s| !s.trim().is_empty())
             .map(str::to_owned)
-            .ok_or_else(|| JobError::new(&format!("check.notify.{key}"), "expected a non-empty text"))
+            .ok_or_else(|| {
+                JobError::new(&format!("check.notify.{key}"), "expected a non-empty text")
+            })
     };
     Ok(CheckSpec {
         tool: tool.to_owned(),
         args,
         when: object.get("when").filter(|w| !w.is_null()).cloned(),
-        notify: Notification { title: text("title")?, body: text("body")? },
+        notify: Notification {
+            title: text("title")?,
+            body: text("body")?,
+        },
     })
 }
 
@@ -273,7 +359,9 @@ impl JobState {
     }
 
     fn parse(s: &str) -> Option<JobState> {
-        [JobState::Active, JobState::Paused, JobState::Done].into_iter().find(|j| j.as_str() == s)
+        [JobState::Active, JobState::Paused, JobState::Done]
+            .into_iter()
+            .find(|j| j.as_str() == s)
     }
 }
 
@@ -312,7 +400,11 @@ impl RunOutcome {
     fn refusal(&self) -> Option<String> {
         match self {
             RunOutcome::Refused { code, message } => Some(format!("{code}: {message}")),
-            RunOutcome::AgentRan { refused, last_refusal, .. } if *refused > 0 => last_refusal.clone(),
+            RunOutcome::AgentRan {
+                refused,
+                last_refusal,
+                ..
+            } if *refused > 0 => last_refusal.clone(),
             _ => None,
         }
     }
@@ -369,7 +461,8 @@ pub struct Job {
 impl Job {
     /// The next due instant written as local time in the job's zone.
     pub fn next_due_local(&self) -> Option<String> {
-        self.next_due_ms.map(|ms| schedule::format_local(self.compiled.tz, ms))
+        self.next_due_ms
+            .map(|ms| schedule::format_local(self.compiled.tz, ms))
     }
 }
 
@@ -404,8 +497,20 @@ impl AgentJob {
     /// Calls a tool, by id (`wallet.cardBalance`) or model name (`wallet__cardBalance`), with
     /// actor scheduler.
     pub async fn call(&self, tool: &str, input: Value) -> Invocation {
-        let id = if tool.contains("__") { tool_id(tool).unwrap_or_else(|| tool.to_owned()) } else { tool.to_owned() };
-        let invocation = self.engine.invoke(Call { tool: id.clone(), actor: Actor::Scheduler, input, conversation: None }).await;
+        let id = if tool.contains("__") {
+            tool_id(tool).unwrap_or_else(|| tool.to_owned())
+        } else {
+            tool.to_owned()
+        };
+        let invocation = self
+            .engine
+            .invoke(Call {
+                tool: id.clone(),
+                actor: Actor::Scheduler,
+                input,
+                conversation: None,
+            })
+            .await;
         let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
         tally.0 += 1;
         if let Outcome::Refused { code, message } = &invocation.outcome {
@@ -466,7 +571,10 @@ impl Jobs {
 
     /// The ids due at `now_ms`, earliest due first.
     fn due(&self, now_ms: i64) -> Vec<i64> {
-        self.by_due.range(..=(now_ms, i64::MAX)).map(|(_, id)| *id).collect()
+        self.by_due
+            .range(..=(now_ms, i64::MAX))
+            .map(|(_, id)| *id)
+            .collect()
     }
 }
 
@@ -535,24 +643,71 @@ fn put_job(tx: &Transaction<'_>, job: &Job) -> Result<i64, StoreError> {
             job.created_at_ms
         ],
     )?;
-    Ok(if job.id == 0 { tx.last_insert_rowid() } else { job.id })
+    Ok(if job.id == 0 {
+        tx.last_insert_rowid()
+    } else {
+        job.id
+    })
 }
 
-type JobRow = (i64, String, String, String, Option<String>, i64, Option<i64>, Option<i64>, Option<String>, u32, u32, String, i64);
+type JobRow = (
+    i64,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+    u32,
+    u32,
+    String,
+    i64,
+);
 
 fn job_rows(conn: &Connection) -> Result<Vec<JobRow>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT id, spec, owner, state, paused_reason, anchor_ms, next_due_ms, claim_due_ms, last, refusals_in_row, refusals, memory, created_at FROM jobs ORDER BY id",
     )?;
     let rows = stmt.query_map([], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?))
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            r.get(7)?,
+            r.get(8)?,
+            r.get(9)?,
+            r.get(10)?,
+            r.get(11)?,
+            r.get(12)?,
+        ))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 fn job_from_row(row: JobRow) -> Result<Job, String> {
-    let (id, spec, owner, state, paused_reason, anchor_ms, next_due_ms, claim_due_ms, last, refusals_in_row, refusals, memory, created_at_ms) = row;
-    let spec_json: Value = serde_json::from_str(&spec).map_err(|e| format!("job {id}: spec: {e}"))?;
+    let (
+        id,
+        spec,
+        owner,
+        state,
+        paused_reason,
+        anchor_ms,
+        next_due_ms,
+        claim_due_ms,
+        last,
+        refusals_in_row,
+        refusals,
+        memory,
+        created_at_ms,
+    ) = row;
+    let spec_json: Value =
+        serde_json::from_str(&spec).map_err(|e| format!("job {id}: spec: {e}"))?;
     let spec = JobSpec::parse(&spec_json, "").map_err(|e| format!("job {id}: {e}"))?;
     let compiled = Arc::new(spec.compile().map_err(|e| format!("job {id}: {e}"))?);
     Ok(Job {
@@ -563,7 +718,10 @@ fn job_from_row(row: JobRow) -> Result<Job, String> {
         paused_reason,
         next_due_ms,
         running_due_ms: claim_due_ms,
-        last: last.map(|l| serde_json::from_str(&l)).transpose().map_err(|e| format!("job {id}: last: {e}"))?,
+        last: last
+            .map(|l| serde_json::from_str(&l))
+            .transpose()
+            .map_err(|e| format!("job {id}: last: {e}"))?,
         refusals_in_row,
         refusals,
         created_at_ms,
@@ -591,11 +749,18 @@ impl Engine {
                 Ok(mut job) => {
                     if let Some(due) = job.running_due_ms.take() {
                         // The run for `due` may have called the tool: never run it again.
-                        job.next_due_ms = job.compiled.timing.next_due(job.compiled.tz, job.anchor_ms, due, due);
+                        job.next_due_ms =
+                            job.compiled
+                                .timing
+                                .next_due(job.compiled.tz, job.anchor_ms, due, due);
                         if job.next_due_ms.is_none() && job.state == JobState::Active {
                             job.state = JobState::Done;
                         }
-                        job.last = Some(LastRun { due_ms: due, at_ms: now, outcome: RunOutcome::Interrupted });
+                        job.last = Some(LastRun {
+                            due_ms: due,
+                            at_ms: now,
+                            outcome: RunOutcome::Interrupted,
+                        });
                         interrupted.push(job.clone());
                     }
                     jobs.put(job);
@@ -604,11 +769,19 @@ impl Engine {
             }
         }
         if !interrupted.is_empty() {
-            self.shared.store.write(|tx| interrupted.iter().try_for_each(|job| put_job(tx, job).map(drop)))?;
+            self.shared.store.write(|tx| {
+                interrupted
+                    .iter()
+                    .try_for_each(|job| put_job(tx, job).map(drop))
+            })?;
         }
         *lock(&self.scheduler().jobs) = jobs;
         if !errors.is_empty() {
-            self.shared.load_errors.lock().unwrap_or_else(|p| p.into_inner()).extend(errors);
+            self.shared
+                .load_errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(errors);
         }
         self.rearm_wake();
         Ok(())
@@ -626,16 +799,31 @@ impl Engine {
         let default_tz = self.settings().time_zone;
         let spec = JobSpec::parse(spec, &default_tz)?;
         if let Task::Check(check) = &spec.task {
-            let tool = self.tool(&check.tool).ok_or_else(|| JobError::new("check.tool", format!("no tool \"{}\" is installed", check.tool)))?;
+            let tool = self.tool(&check.tool).ok_or_else(|| {
+                JobError::new(
+                    "check.tool",
+                    format!("no tool \"{}\" is installed", check.tool),
+                )
+            })?;
             if tool.effect != Effect::Read {
                 return Err(JobError::new(
                     "check.tool",
-                    format!("scheduled runs only read, and \"{}\" has the {} effect", tool.id, tool.effect),
+                    format!(
+                        "scheduled runs only read, and \"{}\" has the {} effect",
+                        tool.id, tool.effect
+                    ),
                 )
                 .into());
             }
             if tool.user_only {
-                return Err(JobError::new("check.tool", format!("\"{}\" can only be started by the user, from its screen", tool.id)).into());
+                return Err(JobError::new(
+                    "check.tool",
+                    format!(
+                        "\"{}\" can only be started by the user, from its screen",
+                        tool.id
+                    ),
+                )
+                .into());
             }
             if tool.grant || tool.always_ask {
                 return Err(JobError::new(
@@ -644,7 +832,9 @@ impl Engine {
                 )
                 .into());
             }
-            tool.input.validate(&check.args).map_err(|e| JobError::new("check.args", e))?;
+            tool.input
+                .validate(&check.args)
+                .map_err(|e| JobError::new("check.args", e))?;
         }
         let compiled = Arc::new(spec.compile()?);
         let now = self.now_ms();
@@ -676,7 +866,11 @@ impl Engine {
 
     /// Every job, by id.
     pub fn jobs(&self) -> Vec<Job> {
-        lock(&self.scheduler().jobs).by_id.values().cloned().collect()
+        lock(&self.scheduler().jobs)
+            .by_id
+            .values()
+            .cloned()
+            .collect()
     }
 
     pub fn job(&self, id: i64) -> Option<Job> {
@@ -689,7 +883,9 @@ impl Engine {
             if !jobs.by_id.contains_key(&id) {
                 return Err(SchedulerError::NoSuchJob(id));
             }
-            self.shared.store.write(|tx| Ok(tx.execute("DELETE FROM jobs WHERE id = ?1", [id])?))?;
+            self.shared
+                .store
+                .write(|tx| Ok(tx.execute("DELETE FROM jobs WHERE id = ?1", [id])?))?;
             jobs.remove(id);
         }
         self.rearm_wake();
@@ -730,11 +926,19 @@ impl Engine {
         })
     }
 
-    fn change_job(&self, id: i64, f: impl FnOnce(&mut Job, i64) -> Result<(), SchedulerError>) -> Result<Job, SchedulerError> {
+    fn change_job(
+        &self,
+        id: i64,
+        f: impl FnOnce(&mut Job, i64) -> Result<(), SchedulerError>,
+    ) -> Result<Job, SchedulerError> {
         let now = self.now_ms();
         let job = {
             let mut jobs = lock(&self.scheduler().jobs);
-            let mut job = jobs.by_id.get(&id).cloned().ok_or(SchedulerError::NoSuchJob(id))?;
+            let mut job = jobs
+                .by_id
+                .get(&id)
+                .cloned()
+                .ok_or(SchedulerError::NoSuchJob(id))?;
             f(&mut job, now)?;
             self.shared.store.write(|tx| put_job(tx, &job))?;
             jobs.put(job.clone());
@@ -788,8 +992,13 @@ impl Engine {
         offered
             .into_iter()
             .filter(|t| {
-                let Some(tool) = tool_id(&t.name).and_then(|id| state.registry.tool(&id).cloned()) else { return false };
-                let Some(installed) = state.installed.get(&tool.plugin) else { return false };
+                let Some(tool) = tool_id(&t.name).and_then(|id| state.registry.tool(&id).cloned())
+                else {
+                    return false;
+                };
+                let Some(installed) = state.installed.get(&tool.plugin) else {
+                    return false;
+                };
                 tool.effect == Effect::Read
                     && !tool.grant
                     && !tool.always_ask
@@ -818,7 +1027,10 @@ impl Engine {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let claims: Vec<(i64, i64)> = ids.iter().map(|id| (*id, jobs.by_id[id].next_due_ms.expect("due"))).collect();
+        let claims: Vec<(i64, i64)> = ids
+            .iter()
+            .map(|id| (*id, jobs.by_id[id].next_due_ms.expect("due")))
+            .collect();
         self.shared.store.write(|tx| {
             let mut stmt = tx.prepare("UPDATE jobs SET claim_due_ms = ?2, claim_at_ms = ?3 WHERE id = ?1 AND claim_due_ms IS NULL")?;
             for (id, due) in &claims {
@@ -842,9 +1054,20 @@ impl Engine {
             Task::Check(check) => {
                 // seed 004: a scheduled check runs its tool with actor scheduler, through the one
                 // invoke path, which refuses anything but a plain read.
-                let call = Call { tool: check.tool.clone(), actor: Actor::Scheduler, input: check.args.clone(), conversation: None };
+                let call = Call {
+                    tool: check.tool.clone(),
+                    actor: Actor::Scheduler,
+                    input: check.args.clone(),
+                    conversation: None,
+                };
                 match self.invoke(call).await.outcome {
-                    Outcome::Refused { code, message } => (RunOutcome::Refused { code: code.as_str().to_owned(), message }, None),
+                    Outcome::Refused { code, message } => (
+                        RunOutcome::Refused {
+                            code: code.as_str().to_owned(),
+                            message,
+                        },
+                        None,
+                    ),
                     Outcome::Failed { message } => (RunOutcome::Failed { message }, None),
                     Outcome::Ran { result, .. } => evaluate(&job.compiled, &job.memory, &result),
                 }
@@ -852,7 +1075,13 @@ impl Engine {
             Task::Agent(agent) => {
                 let runner = lock(&self.scheduler().runner).clone();
                 let Some(runner) = runner else {
-                    return (RunOutcome::Failed { message: "no agent loop is available to run agent jobs on this device".into() }, None);
+                    return (
+                        RunOutcome::Failed {
+                            message: "no agent loop is available to run agent jobs on this device"
+                                .into(),
+                        },
+                        None,
+                    );
                 };
                 let ctx = AgentJob {
                     job: job.id,
@@ -864,9 +1093,19 @@ impl Engine {
                     tally: Mutex::new((0, 0, None)),
                 };
                 let reply = runner.run(&ctx).await;
-                let (calls, refused, last_refusal) = ctx.tally.into_inner().unwrap_or_else(|p| p.into_inner());
+                let (calls, refused, last_refusal) =
+                    ctx.tally.into_inner().unwrap_or_else(|p| p.into_inner());
                 match reply {
-                    Ok(reply) => (RunOutcome::AgentRan { reply: reply.text, notification: reply.notification, calls, refused, last_refusal }, None),
+                    Ok(reply) => (
+                        RunOutcome::AgentRan {
+                            reply: reply.text,
+                            notification: reply.notification,
+                            calls,
+                            refused,
+                            last_refusal,
+                        },
+                        None,
+                    ),
                     Err(message) => (RunOutcome::Failed { message }, None),
                 }
             }
@@ -875,11 +1114,25 @@ impl Engine {
 
     /// Records a run and the job's next due instant, clearing the claim, in one transaction
     /// (module docs, step 2).
-    fn record_run(&self, id: i64, due: i64, now_ms: i64, outcome: RunOutcome, memory: Option<Memory>) -> Result<RunReport, SchedulerError> {
+    fn record_run(
+        &self,
+        id: i64,
+        due: i64,
+        now_ms: i64,
+        outcome: RunOutcome,
+        memory: Option<Memory>,
+    ) -> Result<RunReport, SchedulerError> {
         let mut jobs = lock(&self.scheduler().jobs);
         let Some(current) = jobs.by_id.get(&id) else {
             // Removed while it ran: nothing to record on.
-            return Ok(RunReport { job: id, name: String::new(), due_ms: due, outcome, paused: None, next_due_ms: None });
+            return Ok(RunReport {
+                job: id,
+                name: String::new(),
+                due_ms: due,
+                outcome,
+                paused: None,
+                next_due_ms: None,
+            });
         };
         let mut job = current.clone();
         job.running_due_ms = None;
@@ -892,7 +1145,8 @@ impl Engine {
                 job.refusals += 1;
                 job.refusals_in_row += 1;
                 if job.refusals_in_row >= PAUSE_AFTER_REFUSALS && job.state == JobState::Active {
-                    let reason = format!("paused after {PAUSE_AFTER_REFUSALS} refusals in a row: {why}");
+                    let reason =
+                        format!("paused after {PAUSE_AFTER_REFUSALS} refusals in a row: {why}");
                     job.state = JobState::Paused;
                     job.paused_reason = Some(reason.clone());
                     paused = Some(reason);
@@ -906,16 +1160,31 @@ impl Engine {
         if job.next_due_ms.is_none() && job.state == JobState::Active {
             job.state = JobState::Done;
         }
-        job.last = Some(LastRun { due_ms: due, at_ms: now_ms, outcome: outcome.clone() });
+        job.last = Some(LastRun {
+            due_ms: due,
+            at_ms: now_ms,
+            outcome: outcome.clone(),
+        });
         self.shared.store.write(|tx| put_job(tx, &job))?;
-        let report = RunReport { job: id, name: job.spec.name.clone(), due_ms: due, outcome, paused, next_due_ms: job.next_due_ms };
+        let report = RunReport {
+            job: id,
+            name: job.spec.name.clone(),
+            due_ms: due,
+            outcome,
+            paused,
+            next_due_ms: job.next_due_ms,
+        };
         jobs.put(job);
         Ok(report)
     }
 }
 
 /// A check's condition and notification on a result.
-fn evaluate(compiled: &Compiled, previous: &Memory, result: &Value) -> (RunOutcome, Option<Memory>) {
+fn evaluate(
+    compiled: &Compiled,
+    previous: &Memory,
+    result: &Value,
+) -> (RunOutcome, Option<Memory>) {
     let mut next = Memory::new();
     let holds = match &compiled.condition {
         Some(condition) => condition.eval(result, previous, &mut next),
@@ -925,13 +1194,23 @@ fn evaluate(compiled: &Compiled, previous: &Memory, result: &Value) -> (RunOutco
         if !holds {
             return Ok(None);
         }
-        let (Some(title), Some(body)) = (&compiled.title, &compiled.body) else { return Ok(None) };
-        Ok(Some(Notification { title: title.render(result)?, body: body.render(result)? }))
+        let (Some(title), Some(body)) = (&compiled.title, &compiled.body) else {
+            return Ok(None);
+        };
+        Ok(Some(Notification {
+            title: title.render(result)?,
+            body: body.render(result)?,
+        }))
     });
     match rendered {
         Ok(Some(notification)) => (RunOutcome::Notified { notification }, Some(next)),
         Ok(None) => (RunOutcome::Quiet, Some(next)),
         // Keep the previous values: this run compared nothing.
-        Err(e) => (RunOutcome::ConditionError { message: e.to_string() }, None),
+        Err(e) => (
+            RunOutcome::ConditionError {
+                message: e.to_string(),
+            },
+            None,
+        ),
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::Weak;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::{Job, Owner};
 use crate::engine::{Engine, Shared};
@@ -64,7 +64,10 @@ impl PluginHandler for SchedulerPlugin {
             "create" => {
                 let owner = match ctx.actor {
                     Actor::User => Owner::User,
-                    _ => Owner::Plugin { plugin: tool.plugin.clone(), conversation: ctx.conversation.clone() },
+                    _ => Owner::Plugin {
+                        plugin: tool.plugin.clone(),
+                        conversation: ctx.conversation.clone(),
+                    },
                 };
                 let job = engine.add_job(&input, owner).map_err(|e| e.to_string())?;
                 Ok(json!({"status": "scheduled", "job": shown(&job)}))
@@ -75,9 +78,13 @@ impl PluginHandler for SchedulerPlugin {
                     Actor::User => "paused by the user",
                     _ => "paused by the assistant",
                 };
-                Ok(json!({"status": "paused", "job": shown(&engine.pause_job(id()?, reason).map_err(|e| e.to_string())?)}))
+                Ok(
+                    json!({"status": "paused", "job": shown(&engine.pause_job(id()?, reason).map_err(|e| e.to_string())?)}),
+                )
             }
-            "resume" => Ok(json!({"status": "resumed", "job": shown(&engine.resume_job(id()?).map_err(|e| e.to_string())?)})),
+            "resume" => Ok(
+                json!({"status": "resumed", "job": shown(&engine.resume_job(id()?).map_err(|e| e.to_string())?)}),
+            ),
             "remove" => {
                 let id = id()?;
                 engine.remove_job(id).map_err(|e| e.to_string())?;

@@ -20,8 +20,8 @@ use std::fmt;
 
 use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
-use croner::parser::{CronParser, Seconds, Year};
 use croner::Cron;
+use croner::parser::{CronParser, Seconds, Year};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -76,10 +76,14 @@ impl Timing {
     pub fn parse(spec: &ScheduleSpec) -> Result<Timing, JobError> {
         match spec {
             ScheduleSpec::At(text) => parse_local("schedule.at", text).map(Timing::At),
-            ScheduleSpec::EveryMinutes(0) => Err(JobError::new("schedule.everyMinutes", "must be at least 1")),
+            ScheduleSpec::EveryMinutes(0) => {
+                Err(JobError::new("schedule.everyMinutes", "must be at least 1"))
+            }
             ScheduleSpec::EveryMinutes(n) if *n > MAX_INTERVAL_MINUTES => Err(JobError::new(
                 "schedule.everyMinutes",
-                format!("{n} is longer than a year ({MAX_INTERVAL_MINUTES} minutes); use a cron expression or a one-shot time"),
+                format!(
+                    "{n} is longer than a year ({MAX_INTERVAL_MINUTES} minutes); use a cron expression or a one-shot time"
+                ),
             )),
             ScheduleSpec::EveryMinutes(n) => Ok(Timing::Every { minutes: *n }),
             ScheduleSpec::Cron(text) => parse_cron(text).map(|c| Timing::Cron(Box::new(c))),
@@ -96,7 +100,10 @@ impl Timing {
                     let now = format_local(tz, created_ms);
                     return Err(JobError::new(
                         "schedule.at",
-                        format!("\"{}\" is not in the future (it is now {now} in {tz})", local.format("%Y-%m-%d %H:%M")),
+                        format!(
+                            "\"{}\" is not in the future (it is now {now} in {tz})",
+                            local.format("%Y-%m-%d %H:%M")
+                        ),
                     ));
                 }
                 Ok(Some(at))
@@ -127,13 +134,22 @@ impl Timing {
 
 /// Parses an IANA time zone name.
 pub fn parse_tz(field: &str, name: &str) -> Result<Tz, JobError> {
-    name.parse::<Tz>()
-        .map_err(|_| JobError::new(field, format!("\"{name}\" is not an IANA time zone name (for example Asia/Shanghai)")))
+    name.parse::<Tz>().map_err(|_| {
+        JobError::new(
+            field,
+            format!("\"{name}\" is not an IANA time zone name (for example Asia/Shanghai)"),
+        )
+    })
 }
 
 /// Parses a local time written exactly `YYYY-MM-DD HH:mm`.
 pub fn parse_local(field: &str, text: &str) -> Result<NaiveDateTime, JobError> {
-    let fail = || JobError::new(field, format!("\"{text}\" is not a local time \"{LOCAL_TIME_FORMAT}\""));
+    let fail = || {
+        JobError::new(
+            field,
+            format!("\"{text}\" is not a local time \"{LOCAL_TIME_FORMAT}\""),
+        )
+    };
     let b = text.as_bytes();
     let shape = b.len() == 16
         && b.iter().enumerate().all(|(i, c)| match i {
@@ -165,13 +181,18 @@ pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Tz> {
         LocalResult::None => {
             // The gap's end is the transition instant, which every zone places on a whole
             // minute: the first local minute after `local` that exists is that instant.
-            let start = local.with_second(0).and_then(|t| t.with_nanosecond(0)).unwrap_or(local);
+            let start = local
+                .with_second(0)
+                .and_then(|t| t.with_nanosecond(0))
+                .unwrap_or(local);
             (1..=GAP_SEARCH_MINUTES)
-                .find_map(|m| match tz.from_local_datetime(&(start + Duration::minutes(m))) {
-                    LocalResult::Single(t) => Some(t),
-                    LocalResult::Ambiguous(first, _) => Some(first),
-                    LocalResult::None => None,
-                })
+                .find_map(
+                    |m| match tz.from_local_datetime(&(start + Duration::minutes(m))) {
+                        LocalResult::Single(t) => Some(t),
+                        LocalResult::Ambiguous(first, _) => Some(first),
+                        LocalResult::None => None,
+                    },
+                )
                 // No zone has a gap this long; fall back to reading the time as UTC.
                 .unwrap_or_else(|| tz.from_utc_datetime(&local))
         }
@@ -183,7 +204,9 @@ fn parse_cron(text: &str) -> Result<Cron, JobError> {
     if fields != 5 && !text.trim_start().starts_with('@') {
         return Err(JobError::new(
             "schedule.cron",
-            format!("\"{text}\" has {fields} fields; a cron expression has five: minute hour day-of-month month day-of-week"),
+            format!(
+                "\"{text}\" has {fields} fields; a cron expression has five: minute hour day-of-month month day-of-week"
+            ),
         ));
     }
     // Minute granularity, like every other time in the app: no seconds or years field.
@@ -192,13 +215,20 @@ fn parse_cron(text: &str) -> Result<Cron, JobError> {
         .year(Year::Disallowed)
         .build()
         .parse(text)
-        .map_err(|e| JobError::new("schedule.cron", format!("\"{text}\" is not a cron expression: {e}")))
+        .map_err(|e| {
+            JobError::new(
+                "schedule.cron",
+                format!("\"{text}\" is not a cron expression: {e}"),
+            )
+        })
 }
 
 /// The first occurrence of `cron` in `tz` strictly after `after_ms` whose local wall time is
 /// later than that of `previous_ms` (a cron job never fires twice for one local time).
 fn cron_after(cron: &Cron, tz: Tz, after_ms: i64, previous_ms: Option<i64>) -> Option<i64> {
-    let local_of = |ms: i64| DateTime::<Utc>::from_timestamp_millis(ms).map(|t| t.with_timezone(&tz).naive_local());
+    let local_of = |ms: i64| {
+        DateTime::<Utc>::from_timestamp_millis(ms).map(|t| t.with_timezone(&tz).naive_local())
+    };
     let floor = previous_ms.and_then(local_of);
     let mut from = DateTime::<Utc>::from_timestamp_millis(after_ms)?.with_timezone(&tz);
     for _ in 0..CRON_SKIP_LIMIT {
@@ -225,14 +255,33 @@ pub fn parse_spec(value: &Value) -> Result<ScheduleSpec, JobError> {
     let (key, v) = object.iter().next().expect("one entry");
     let field = format!("schedule.{key}");
     match key.as_str() {
-        "at" => v.as_str().map(|s| ScheduleSpec::At(s.to_owned())).ok_or_else(|| JobError::new(&field, format!("expected a local time \"{LOCAL_TIME_FORMAT}\", got {v}"))),
+        "at" => v
+            .as_str()
+            .map(|s| ScheduleSpec::At(s.to_owned()))
+            .ok_or_else(|| {
+                JobError::new(
+                    &field,
+                    format!("expected a local time \"{LOCAL_TIME_FORMAT}\", got {v}"),
+                )
+            }),
         "everyMinutes" => v
             .as_u64()
             .and_then(|n| u32::try_from(n).ok())
             .map(ScheduleSpec::EveryMinutes)
-            .ok_or_else(|| JobError::new(&field, format!("expected a whole number of minutes, got {v}"))),
-        "cron" => v.as_str().map(|s| ScheduleSpec::Cron(s.to_owned())).ok_or_else(|| JobError::new(&field, format!("expected a cron expression, got {v}"))),
-        _ => Err(JobError::new(&field, "unknown schedule; use at, everyMinutes or cron")),
+            .ok_or_else(|| {
+                JobError::new(
+                    &field,
+                    format!("expected a whole number of minutes, got {v}"),
+                )
+            }),
+        "cron" => v
+            .as_str()
+            .map(|s| ScheduleSpec::Cron(s.to_owned()))
+            .ok_or_else(|| JobError::new(&field, format!("expected a cron expression, got {v}"))),
+        _ => Err(JobError::new(
+            &field,
+            "unknown schedule; use at, everyMinutes or cron",
+        )),
     }
 }
 
@@ -242,7 +291,14 @@ mod tests {
 
     #[test]
     fn a_local_time_must_be_written_exactly() {
-        for bad in ["2026-13-01 08:00", "2026-3-01 08:00", "2026-03-01T08:00", "2026-03-01 8:00", "2026-02-30 08:00", "2026-03-01 24:00"] {
+        for bad in [
+            "2026-13-01 08:00",
+            "2026-3-01 08:00",
+            "2026-03-01T08:00",
+            "2026-03-01 8:00",
+            "2026-02-30 08:00",
+            "2026-03-01 24:00",
+        ] {
             assert_eq!(
                 parse_local("schedule.at", bad).unwrap_err().to_string(),
                 format!("schedule.at: \"{bad}\" is not a local time \"YYYY-MM-DD HH:mm\"")
@@ -258,12 +314,22 @@ mod tests {
             err.to_string(),
             "schedule.cron: \"0 30 1 * * *\" has 6 fields; a cron expression has five: minute hour day-of-month month day-of-week"
         );
-        assert!(Timing::parse(&ScheduleSpec::Cron("61 1 * * *".into())).unwrap_err().to_string().starts_with("schedule.cron: \"61 1 * * *\" is not a cron expression"));
+        assert!(
+            Timing::parse(&ScheduleSpec::Cron("61 1 * * *".into()))
+                .unwrap_err()
+                .to_string()
+                .starts_with("schedule.cron: \"61 1 * * *\" is not a cron expression")
+        );
     }
 
     #[test]
     fn an_interval_of_zero_is_refused() {
-        assert_eq!(Timing::parse(&ScheduleSpec::EveryMinutes(0)).unwrap_err().to_string(), "schedule.everyMinutes: must be at least 1");
+        assert_eq!(
+            Timing::parse(&ScheduleSpec::EveryMinutes(0))
+                .unwrap_err()
+                .to_string(),
+            "schedule.everyMinutes: must be at least 1"
+        );
     }
 
     #[test]
@@ -271,8 +337,14 @@ mod tests {
         let t = Timing::Every { minutes: 10 };
         let anchor = 1_000_000;
         // Due at anchor, run 35 minutes late: the next is the first grid point after now.
-        assert_eq!(t.next_due(Tz::UTC, anchor, anchor, anchor + 35 * MINUTE_MS), Some(anchor + 40 * MINUTE_MS));
+        assert_eq!(
+            t.next_due(Tz::UTC, anchor, anchor, anchor + 35 * MINUTE_MS),
+            Some(anchor + 40 * MINUTE_MS)
+        );
         // Run on time: the next grid point.
-        assert_eq!(t.next_due(Tz::UTC, anchor, anchor, anchor), Some(anchor + 10 * MINUTE_MS));
+        assert_eq!(
+            t.next_due(Tz::UTC, anchor, anchor, anchor),
+            Some(anchor + 10 * MINUTE_MS)
+        );
     }
 }

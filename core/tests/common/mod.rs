@@ -13,10 +13,10 @@ use harness_core::clock::Clock;
 use harness_core::engine::Catalog;
 use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::Answer;
-use harness_core::registry::{parse_manifest, Plugin, PluginKind, Tool};
+use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::scheduler::WakeScheduler;
 use harness_core::{Engine, Options};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// A clock the test sets.
 #[derive(Default)]
@@ -43,7 +43,10 @@ pub struct NobodyThere;
 #[async_trait]
 impl ApprovalBroker for NobodyThere {
     async fn ask(&self, prompt: Prompt) -> Answer {
-        panic!("a prompt was raised for {} during an unattended run", prompt.tool);
+        panic!(
+            "a prompt was raised for {} during an unattended run",
+            prompt.tool
+        );
     }
 }
 
@@ -68,7 +71,12 @@ pub struct Counter {
 
 impl Counter {
     pub fn count(&self, tool: &str) -> usize {
-        self.calls.lock().unwrap().iter().filter(|t| *t == tool).count()
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| *t == tool)
+            .count()
     }
     pub fn total(&self) -> usize {
         self.calls.lock().unwrap().len()
@@ -82,7 +90,13 @@ impl Counter {
 impl PluginHandler for Counter {
     async fn run(&self, tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
         self.calls.lock().unwrap().push(tool.id.clone());
-        Ok(self.results.lock().unwrap().get(&tool.id).cloned().unwrap_or_else(|| json!({"ok": true})))
+        Ok(self
+            .results
+            .lock()
+            .unwrap()
+            .get(&tool.id)
+            .cloned()
+            .unwrap_or_else(|| json!({"ok": true})))
     }
 }
 
@@ -105,7 +119,11 @@ pub fn campus_manifest(notices_effect: &str) -> Value {
 }
 
 pub fn campus(notices_effect: &str, kind: PluginKind) -> Plugin {
-    Plugin::load(parse_manifest(&campus_manifest(notices_effect)).unwrap(), kind).unwrap()
+    Plugin::load(
+        parse_manifest(&campus_manifest(notices_effect)).unwrap(),
+        kind,
+    )
+    .unwrap()
 }
 
 /// Supplies the campus plugin as a bundled plugin with `handler` behind it.
@@ -134,7 +152,10 @@ impl WakeScheduler for RecordingWake {
 
 /// An in-memory engine with the built-in plugins and the campus plugin (bundled), terms
 /// accepted, at `now`.
-pub fn engine_at(now: i64, broker: Arc<dyn ApprovalBroker>) -> (Engine, Arc<ManualClock>, Arc<Counter>) {
+pub fn engine_at(
+    now: i64,
+    broker: Arc<dyn ApprovalBroker>,
+) -> (Engine, Arc<ManualClock>, Arc<Counter>) {
     let clock = ManualClock::at(now);
     let counter = Arc::new(Counter::default());
     let mut options = Options::new(broker);
@@ -149,7 +170,10 @@ pub fn engine_at(now: i64, broker: Arc<dyn ApprovalBroker>) -> (Engine, Arc<Manu
 pub fn local(tz: &str, text: &str) -> i64 {
     let tz: Tz = tz.parse().unwrap();
     let naive = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M").unwrap();
-    tz.from_local_datetime(&naive).earliest().unwrap().timestamp_millis()
+    tz.from_local_datetime(&naive)
+        .earliest()
+        .unwrap()
+        .timestamp_millis()
 }
 
 /// An instant given as UTC.
