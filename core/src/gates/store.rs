@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use super::{GrantError, Grants, MIB, denied};
@@ -144,14 +145,28 @@ fn load(dir: &Path) -> Result<Map, String> {
 
 /// Temp file, fsync, rename over `store.json`, fsync the directory (so the rename, too, is on
 /// disk: seed 001's version survives a process crash; this one a power cut as well).
+///
+/// Each write has a temp file of its own, `.store.json.<pid>.<n>.tmp`, created with
+/// `create_new`: two gates on one directory (two engines, or two processes) must never write
+/// into the same temp file, or one renames the other's half-written bytes into place and the
+/// other's rename then fails. A write that fails removes its temp file.
 pub(crate) fn persist(dir: &Path, bytes: &[u8]) -> io::Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     fs::create_dir_all(dir)?;
-    let temp = dir.join("store.json.tmp");
-    let mut file = File::create(&temp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    drop(file);
-    fs::rename(&temp, dir.join("store.json"))?;
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let temp = dir.join(format!(".store.json.{}.{n}.tmp", std::process::id()));
+    let mut file = File::create_new(&temp)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            fs::rename(&temp, dir.join("store.json"))
+        });
+    if let Err(err) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(err);
+    }
     #[cfg(unix)]
     File::open(dir)?.sync_all()?;
     Ok(())
@@ -219,9 +234,63 @@ mod tests {
         assert_eq!(store.get("k"), "");
         assert_eq!(store.set("k", "{\"n\":1}"), "");
         assert_eq!(on_disk(tmp.path())["k"], "{\"n\":1}");
-        assert!(!tmp.path().join("memory/store.json.tmp").exists());
+        assert_eq!(entries(&tmp.path().join("memory")), ["store.json"]);
         // A new gate (a restart) reads what the old one wrote.
         assert_eq!(gate(tmp.path()).get("k"), "{\"n\":1}");
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn two_gates_on_one_directory_never_share_a_temp_file() {
+        // Two engines (or processes) holding the same plugin's store: each write goes through
+        // its own temp file, so no write is torn by the other's and none renames a file the
+        // other is still writing (or has already moved away).
+        const ROUNDS: usize = 60;
+        let tmp = tempfile::tempdir().unwrap();
+        let padding = "p".repeat(16 * 1024);
+        let results: Vec<Vec<String>> = std::thread::scope(|scope| {
+            let writers: Vec<_> = ["a", "b"]
+                .into_iter()
+                .map(|key| {
+                    let store = gate(tmp.path());
+                    let padding = &padding;
+                    scope.spawn(move || {
+                        (0..ROUNDS)
+                            .map(|round| store.set(key, &format!("{round} {padding}")))
+                            .collect::<Vec<String>>()
+                    })
+                })
+                .collect();
+            writers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        for outcomes in &results {
+            assert_eq!(outcomes, &vec![String::new(); ROUNDS]);
+        }
+        // The last rename wins whole: the file is exactly one gate's last map, never a mix.
+        let last = format!("{} {padding}", ROUNDS - 1);
+        let file = on_disk(tmp.path());
+        let a_last = Map::from([("a".to_owned(), last.clone())]);
+        let b_last = Map::from([("b".to_owned(), last.clone())]);
+        assert!(file == a_last || file == b_last, "{:?}", file.keys());
+        assert_eq!(entries(&tmp.path().join("memory")), ["store.json"]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temp_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("memory");
+        // store.json is a directory: the rename fails after the temp file was written.
+        fs::create_dir_all(dir.join("store.json/inside")).unwrap();
+        assert!(persist(&dir, b"{}").is_err());
+        assert_eq!(entries(&dir), ["store.json"]);
     }
 
     #[test]
