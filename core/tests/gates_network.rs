@@ -248,6 +248,40 @@ async fn a_body_of_exactly_1_mib_is_returned() {
     assert_eq!(body.len(), 1024 * 1024);
 }
 
+fn bytes_of(body: Vec<u8>) -> impl Fn(&mut TcpStream) + Send + 'static {
+    move |stream| {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.write_all(&body);
+    }
+}
+
+#[tokio::test]
+async fn a_1_mib_body_of_invalid_utf8_is_refused_once_decoded() {
+    // Each 0xFF becomes U+FFFD, three bytes: 1 MiB on the wire would reach the plugin as 3 MiB.
+    let server = Server::start(1, bytes_of(vec![0xff; 1024 * 1024]));
+    assert_eq!(
+        gate(&["127.0.0.1"], PluginKind::Bundled)
+            .get(&server.url("/"))
+            .await,
+        "error: response body exceeds 1 MiB (limit 1048576 bytes) once its invalid UTF-8 is \
+         replaced (3145728 bytes)"
+    );
+}
+
+#[tokio::test]
+async fn invalid_utf8_that_decodes_within_1_mib_is_returned_replaced() {
+    // 349525 × 3 = 1048575 bytes of text: one byte under the cap.
+    let server = Server::start(1, bytes_of(vec![0xff; 349_525]));
+    let body = gate(&["127.0.0.1"], PluginKind::Bundled)
+        .get(&server.url("/"))
+        .await;
+    assert_eq!(body, "\u{fffd}".repeat(349_525));
+}
+
 #[tokio::test]
 async fn community_plugins_may_not_reach_an_allowlisted_loopback_literal() {
     let server = Server::answering(HELLO);

@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use super::{Grants, MIB, denied};
+use super::{Grants, MIB, decode_capped, denied};
 
 /// `host-fs-read` for one plugin.
 #[derive(Debug, Clone)]
@@ -50,13 +50,19 @@ impl FsGate {
     }
 
     /// Reads the file at `path`, relative to the root, as text (invalid UTF-8 is replaced), or
-    /// returns an `error: ` string.
+    /// returns an `error: ` string. The cap holds for the file and for the text alike.
     pub fn read(&self, path: &str) -> String {
         if !self.allow_fs {
             return denied("file access", "allow_fs");
         }
         match self.read_beneath(path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(bytes) => decode_capped(&bytes, Self::READ_CAP).unwrap_or_else(|decoded_len| {
+                format!(
+                    "error: file \"{path}\" exceeds 1 MiB once its invalid UTF-8 is replaced \
+                     ({decoded_len} bytes, limit {})",
+                    Self::READ_CAP
+                )
+            }),
             Err(refusal) => match refusal {
                 Refusal::Absolute => format!(
                     "error: path \"{path}\" is absolute; give a path relative to this plugin's root"
@@ -423,6 +429,27 @@ mod tests {
             f.gate.read("a\0b"),
             "error: path \"a\0b\" contains a NUL byte"
         );
+    }
+
+    #[test]
+    fn the_cap_holds_for_the_text_the_plugin_receives() {
+        let f = fixture();
+        // Each 0xFF becomes U+FFFD, three bytes: a 1 MiB file would be 3 MiB of text.
+        std::fs::write(f.root.join("ff"), vec![0xff; MIB]).unwrap();
+        assert_eq!(
+            f.gate.read("ff"),
+            "error: file \"ff\" exceeds 1 MiB once its invalid UTF-8 is replaced (3145728 \
+             bytes, limit 1048576)"
+        );
+        // 349526 × 3 = 1048578 bytes of text, two over; one fewer byte is one under.
+        std::fs::write(f.root.join("over"), vec![0xff; MIB / 3 + 1]).unwrap();
+        assert_eq!(
+            f.gate.read("over"),
+            "error: file \"over\" exceeds 1 MiB once its invalid UTF-8 is replaced (1048578 \
+             bytes, limit 1048576)"
+        );
+        std::fs::write(f.root.join("under"), vec![0xff; MIB / 3]).unwrap();
+        assert_eq!(f.gate.read("under"), "\u{fffd}".repeat(MIB / 3));
     }
 
     #[test]

@@ -118,6 +118,29 @@ pub enum GrantError {
 /// fs read cap use the same arena, so the same number.
 const MIB: usize = 1024 * 1024;
 
+/// `bytes` as the text a plugin receives (invalid UTF-8 replaced by U+FFFD), or, when that text
+/// would be longer than `cap` bytes, its length. The caps are on what reaches the plugin (seed
+/// 001: "sized to the guest-side arena"), and each invalid byte becomes three bytes of text, so
+/// a capped read could otherwise deliver three times the cap. The length is counted before
+/// anything is allocated.
+fn decode_capped(bytes: &[u8], cap: usize) -> Result<String, usize> {
+    let decoded_len: usize = bytes
+        .utf8_chunks()
+        .map(|chunk| {
+            let replacement = if chunk.invalid().is_empty() {
+                0
+            } else {
+                '\u{fffd}'.len_utf8()
+            };
+            chunk.valid().len() + replacement
+        })
+        .sum();
+    if decoded_len > cap {
+        return Err(decoded_len);
+    }
+    Ok(String::from_utf8_lossy(bytes).into_owned())
+}
+
 /// The refusal for a grant that is off, naming the key to set (seed 001: "the host's messages
 /// name the specific config knob to change").
 fn denied(what: &str, grant: &str) -> String {
@@ -176,6 +199,17 @@ mod tests {
         );
         assert_eq!(split_lines("one"), ["one"]);
         assert_eq!(split_lines("a\n"), ["a", ""]);
+    }
+
+    #[test]
+    fn the_decoded_length_is_what_the_cap_measures() {
+        assert_eq!(decode_capped(b"abc", 3).unwrap(), "abc");
+        assert_eq!(decode_capped(b"abcd", 3), Err(4));
+        assert_eq!(decode_capped(&[0xff], 3).unwrap(), "\u{fffd}");
+        assert_eq!(decode_capped(&[0xff], 2), Err(3));
+        // A truncated sequence is one replacement, as from_utf8_lossy makes it.
+        assert_eq!(decode_capped(&[b'a', 0xe2, 0x82], 4).unwrap(), "a\u{fffd}");
+        assert_eq!(decode_capped(&[0xff, 0xfe, b'x'], 6), Err(7));
     }
 
     #[test]

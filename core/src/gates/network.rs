@@ -16,7 +16,7 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
-use super::{GrantError, Grants, MIB, PluginKind, denied, human_duration};
+use super::{GrantError, Grants, MIB, PluginKind, decode_capped, denied, human_duration};
 
 /// One `url_allowlist` entry, in one of seed 001's three spellings and only those.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -443,7 +443,12 @@ async fn fetch(client: &reqwest::Client, url: Url, raw: &str) -> Result<String, 
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(String::from_utf8_lossy(&body).into_owned())
+    decode_capped(&body, NetworkGate::BODY_CAP).map_err(|decoded_len| {
+        format!(
+            "{} once its invalid UTF-8 is replaced ({decoded_len} bytes)",
+            too_big()
+        )
+    })
 }
 
 fn find_refusal<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a AddressRefused> {
