@@ -54,12 +54,18 @@ impl HostPattern {
             entry: entry.to_owned(),
             reason: reason.to_owned(),
         };
+        if subdomains_only && rest.is_empty() {
+            return Err(not_a_host(
+                "\"*.\" must be followed by a domain name, as in *.example.com",
+            ));
+        }
+        let checked = |domain: &str| check_host_name(domain).map_err(|reason| not_a_host(&reason));
         match (
             normalize_host(rest).map_err(|reason| not_a_host(&reason))?,
             subdomains_only,
         ) {
-            (Host::Domain(domain), false) => Ok(Self::Domain(domain)),
-            (Host::Domain(domain), true) => Ok(Self::Subdomains(domain)),
+            (Host::Domain(domain), false) => Ok(Self::Domain(checked(&domain)?)),
+            (Host::Domain(domain), true) => Ok(Self::Subdomains(checked(&domain)?)),
             (Host::Ipv4(ip), false) => Ok(Self::Address(ip.into())),
             (Host::Ipv6(ip), false) => Ok(Self::Address(ip.into())),
             (_, true) => Err(not_a_host(
@@ -105,7 +111,9 @@ fn is_dot_suffix(host: &str, entry: &str) -> bool {
 /// as the requests it will be compared with (lowercase, IDNA, IPv4 forms, IPv6 brackets).
 fn normalize_host(entry: &str) -> Result<Host<String>, String> {
     if entry.is_empty() {
-        return Err("it is empty".to_owned());
+        return Err(
+            "it is empty; write a host such as example.com, or remove the entry".to_owned(),
+        );
     }
     // A bare IPv6 address has no brackets, so it cannot be read as a URL authority.
     if let Ok(ip) = entry.parse::<Ipv6Addr>() {
@@ -124,6 +132,64 @@ fn normalize_host(entry: &str) -> Result<Host<String>, String> {
     url.host()
         .map(|host| host.to_owned())
         .ok_or_else(|| "it names no host".to_owned())
+}
+
+/// How a label is written, for every refusal of one.
+const LABEL_RULE: &str =
+    "a label is 1 to 63 letters, digits and hyphens, not starting or ending with a hyphen";
+
+/// `domain` (as the URL parser left it: lowercase, IDNA applied) as an allowlist entry, or why
+/// no request could ever match it. The URL parser accepts what browsers accept (`.a.com`,
+/// `a..b`, `-`, `a_b`); a request to such a host fails before it leaves the phone, so an entry
+/// naming one is a grant that silently grants nothing, which seed 001 makes a load error. The
+/// rules are RFC 1123's: labels of letters, digits and hyphens, no hyphen first or last, 1 to
+/// 63 characters each, at most 253 in all.
+///
+/// A single trailing dot is the fully qualified spelling of the same name (`example.com.` is
+/// `example.com`), so it is accepted and dropped: the author gets the host they meant.
+fn check_host_name(domain: &str) -> Result<String, String> {
+    if domain.starts_with('.') {
+        return Err(
+            "it starts with a dot; write example.com for the host and its subdomains, \
+                    or *.example.com for its subdomains only"
+                .to_owned(),
+        );
+    }
+    let name = domain.strip_suffix('.').unwrap_or(domain);
+    if name.len() > 253 {
+        return Err(format!(
+            "it is {} characters long, over the limit of 253 for a host name",
+            name.len()
+        ));
+    }
+    for label in name.split('.') {
+        if label.is_empty() {
+            return Err(format!("it has two dots in a row; {LABEL_RULE}"));
+        }
+        if let Some(c) = label
+            .chars()
+            .find(|c| !c.is_ascii_alphanumeric() && *c != '-')
+        {
+            return Err(format!("label \"{label}\" contains \"{c}\"; {LABEL_RULE}"));
+        }
+        if label.starts_with('-') {
+            return Err(format!(
+                "label \"{label}\" starts with a hyphen; {LABEL_RULE}"
+            ));
+        }
+        if label.ends_with('-') {
+            return Err(format!(
+                "label \"{label}\" ends with a hyphen; {LABEL_RULE}"
+            ));
+        }
+        if label.len() > 63 {
+            return Err(format!(
+                "label \"{label}\" is {} characters long; {LABEL_RULE}",
+                label.len()
+            ));
+        }
+    }
+    Ok(name.to_owned())
 }
 
 /// The checks of the network gate, without the HTTP client: what a plugin's grants allow, and
@@ -632,6 +698,141 @@ mod tests {
             let err = NetworkPolicy::new("probe", &grants, PluginKind::Bundled).unwrap_err();
             assert!(matches!(err, GrantError::NotAHost { .. }), "{entry}: {err}");
         }
+    }
+
+    fn load_error(entry: &str) -> String {
+        let grants = Grants {
+            url_allowlist: vec![entry.into()],
+            ..Grants::default()
+        };
+        NetworkPolicy::new("probe", &grants, PluginKind::Bundled)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn entries_that_can_never_match_are_load_errors_saying_how_to_write_them() {
+        let labels = "a label is 1 to 63 letters, digits and hyphens, not starting or ending \
+                      with a hyphen";
+        let long_label = "a".repeat(64);
+        let long_name = format!("{}.com", vec!["a".repeat(62); 4].join("."));
+        for (entry, reason) in [
+            (
+                "",
+                "it is empty; write a host such as example.com, or remove the entry".to_owned(),
+            ),
+            (
+                ".example.com",
+                "it starts with a dot; write example.com for the host and its subdomains, or \
+                 *.example.com for its subdomains only"
+                    .to_owned(),
+            ),
+            ("a..b", format!("it has two dots in a row; {labels}")),
+            (
+                "example.com..",
+                format!("it has two dots in a row; {labels}"),
+            ),
+            ("-", format!("label \"-\" starts with a hyphen; {labels}")),
+            (
+                "-a.com",
+                format!("label \"-a\" starts with a hyphen; {labels}"),
+            ),
+            (
+                "a-.com",
+                format!("label \"a-\" ends with a hyphen; {labels}"),
+            ),
+            (
+                "*.-a.com",
+                format!("label \"-a\" starts with a hyphen; {labels}"),
+            ),
+            ("a_b.com", format!("label \"a_b\" contains \"_\"; {labels}")),
+            ("a!.com", format!("label \"a!\" contains \"!\"; {labels}")),
+            (
+                &format!("{long_label}.com"),
+                format!("label \"{long_label}\" is 64 characters long; {labels}"),
+            ),
+            (
+                &long_name,
+                "it is 255 characters long, over the limit of 253 for a host name".to_owned(),
+            ),
+            (
+                "*.",
+                "\"*.\" must be followed by a domain name, as in *.example.com".to_owned(),
+            ),
+            (
+                ".",
+                "it starts with a dot; write example.com for the host and its subdomains, or \
+                 *.example.com for its subdomains only"
+                    .to_owned(),
+            ),
+        ] {
+            assert_eq!(
+                load_error(entry),
+                format!(
+                    "plugin \"probe\": url_allowlist entry \"{entry}\" is not a host name \
+                     ({reason})"
+                ),
+                "{entry}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_trailing_dot_names_the_same_host() {
+        let policy = policy(&["example.com.", "*.pku.edu.cn."], PluginKind::Bundled);
+        assert_eq!(
+            policy.describe_allowlist().unwrap(),
+            "example.com, *.pku.edu.cn"
+        );
+        assert!(policy.check("https://example.com/").is_ok());
+        assert!(policy.check("https://www.pku.edu.cn/").is_ok());
+    }
+
+    #[test]
+    fn names_at_the_length_limits_load() {
+        let label = "a".repeat(63);
+        // 63 + 1 + 63 + 1 + 63 + 1 + 61 = 253 characters.
+        let name = format!("{label}.{label}.{label}.{}", "b".repeat(61));
+        assert_eq!(name.len(), 253);
+        let policy = policy(
+            &[
+                &format!("{label}.com"),
+                &name,
+                "xn--bcher-kva.de",
+                "a-b.c0m",
+            ],
+            PluginKind::Bundled,
+        );
+        assert!(policy.check(&format!("https://{name}/")).is_ok());
+        assert!(policy.check("https://bücher.de/").is_ok());
+    }
+
+    #[test]
+    fn every_allowlist_in_the_gate_scenarios_that_should_load_loads() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/conformance/gates/network.json"
+        );
+        let scenarios: Vec<serde_json::Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut loaded = 0;
+        for scenario in &scenarios {
+            if scenario["expect"] == "loadError" {
+                continue;
+            }
+            let allowlist: Vec<String> =
+                serde_json::from_value(scenario["allowlist"].clone()).unwrap();
+            let grants = Grants {
+                allow_network: true,
+                url_allowlist: allowlist,
+                ..Grants::default()
+            };
+            if let Err(err) = NetworkPolicy::new("probe", &grants, PluginKind::Community) {
+                panic!("{}: {err}", scenario["name"]);
+            }
+            loaded += 1;
+        }
+        assert!(loaded > 30, "{loaded}");
     }
 
     #[test]
