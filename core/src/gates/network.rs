@@ -294,44 +294,106 @@ fn not_permitted(raw: &str, reason: &str, hint: &str) -> String {
     format!("error: url_allowlist does not permit {raw} ({reason}){hint}")
 }
 
-/// DESIGN.md §5: loopback, private (RFC 1918, and the 100.64.0.0/10 carrier-grade NAT range,
-/// which on a phone is the carrier's own network), link-local and unique-local addresses, plus
-/// the unspecified, broadcast, multicast and reserved ranges no public service lives in.
-/// IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64) are judged by it.
+/// DESIGN.md §5: whether a community or remote plugin is refused this address. Judged by the
+/// tables below, first match deciding; an IPv6 address in none of them is refused unless it is
+/// global unicast (2000::/3, the only IPv6 space IANA has allocated for it).
 fn is_private_or_local(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_private_or_local_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_private_or_local_v4(v4);
+            let bits = u128::from(v6);
+            let row = SPECIAL_V6
+                .iter()
+                .find(|(net, len, _, _)| in_prefix(bits, u128::from(*net), *len, 128));
+            match row {
+                Some((_, _, V6::Refused, _)) => true,
+                // Truncation keeps exactly the 32 bits the shift brought down.
+                Some((_, _, V6::CarriesIpv4 { shift }, _)) => {
+                    is_private_or_local_v4(Ipv4Addr::from((bits >> shift) as u32))
+                }
+                None => !in_prefix(bits, 0x2000 << 112, 3, 128),
             }
-            let segments = v6.segments();
-            // ::/96 holds ::, ::1 and the deprecated IPv4-compatible form.
-            let compatible = segments[..6] == [0; 6];
-            let nat64 = segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
-            if nat64 {
-                let embedded = (u32::from(segments[6]) << 16) | u32::from(segments[7]);
-                return is_private_or_local_v4(Ipv4Addr::from(embedded));
-            }
-            compatible
-                || v6.is_multicast()
-                || segments[0] & 0xfe00 == 0xfc00 // fc00::/7 unique-local
-                || segments[0] & 0xffc0 == 0xfe80 // fe80::/10 link-local
-                || segments[0] & 0xffc0 == 0xfec0 // fec0::/10 site-local, deprecated
         }
     }
 }
 
 fn is_private_or_local_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
-    a == 0 // "this network", and 0.0.0.0 reaches loopback
-        || ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || (a == 100 && b & 0xc0 == 64) // 100.64.0.0/10 carrier-grade NAT
-        || ip.is_multicast()
-        || a >= 240 // reserved, and the broadcast address
+    let bits = u128::from(u32::from(ip));
+    REFUSED_V4
+        .iter()
+        .any(|(net, len, _)| in_prefix(bits, u128::from(u32::from(*net)), *len, 32))
 }
+
+/// Whether the `width`-bit address `bits` lies in `net/len`.
+fn in_prefix(bits: u128, net: u128, len: u8, width: u32) -> bool {
+    let shift = width - u32::from(len);
+    bits.checked_shr(shift) == net.checked_shr(shift)
+}
+
+/// How an IPv6 block of [`SPECIAL_V6`] is judged.
+enum V6 {
+    Refused,
+    /// The block carries an IPv4 address (the 32 bits `shift` bits up from the bottom) that
+    /// its traffic is translated or tunnelled to, so it is refused exactly when that is.
+    CarriesIpv4 {
+        shift: u32,
+    },
+}
+
+/// The IPv4 blocks a community or remote plugin may not reach (DESIGN.md §5): every block of
+/// the IANA IPv4 Special-Purpose Address Registry
+/// (https://www.iana.org/assignments/iana-ipv4-special-registry) whose "Globally Reachable" is
+/// False, plus multicast (IANA IPv4 Multicast Address Space Registry) and the deprecated 6to4
+/// relay anycast block. The registry marks 192.0.0.9 (PCP) and 192.0.0.10 (TURN) reachable;
+/// they are refused with their /24 all the same, since anycast is answered by the nearest
+/// server, which is typically the user's own router.
+#[rustfmt::skip] // a table: one block per line reads as the registry does
+const REFUSED_V4: &[(Ipv4Addr, u8, &str)] = &[
+    (Ipv4Addr::new(0, 0, 0, 0),      8,  "\"this network\" (0.0.0.0 reaches loopback)"),
+    (Ipv4Addr::new(10, 0, 0, 0),     8,  "private-use"),
+    (Ipv4Addr::new(100, 64, 0, 0),   10, "shared address space: the carrier's own network"),
+    (Ipv4Addr::new(127, 0, 0, 0),    8,  "loopback"),
+    (Ipv4Addr::new(169, 254, 0, 0),  16, "link-local, cloud metadata endpoints"),
+    (Ipv4Addr::new(172, 16, 0, 0),   12, "private-use"),
+    (Ipv4Addr::new(192, 0, 0, 0),    24, "IETF protocol assignments"),
+    (Ipv4Addr::new(192, 0, 2, 0),    24, "documentation (TEST-NET-1)"),
+    (Ipv4Addr::new(192, 88, 99, 0),  24, "deprecated 6to4 relay anycast"),
+    (Ipv4Addr::new(192, 168, 0, 0),  16, "private-use"),
+    (Ipv4Addr::new(198, 18, 0, 0),   15, "benchmarking"),
+    (Ipv4Addr::new(198, 51, 100, 0), 24, "documentation (TEST-NET-2)"),
+    (Ipv4Addr::new(203, 0, 113, 0),  24, "documentation (TEST-NET-3)"),
+    (Ipv4Addr::new(224, 0, 0, 0),    4,  "multicast"),
+    (Ipv4Addr::new(240, 0, 0, 0),    4,  "reserved, and 255.255.255.255 limited broadcast"),
+];
+
+/// The IPv6 blocks judged specially (DESIGN.md §5): every block of the IANA IPv6
+/// Special-Purpose Address Registry
+/// (https://www.iana.org/assignments/iana-ipv6-special-registry) whose "Globally Reachable" is
+/// False, or N/A as for Teredo, plus multicast and the deprecated site-local block — except the
+/// forms that carry an IPv4 address, which are judged by it: IPv4-mapped (a dual-stack socket
+/// connects to the IPv4 address itself), NAT64's well-known prefix (the carrier translates it
+/// to the IPv4 address; on IPv6-only mobile networks public hosts are reached this way) and
+/// 6to4. The registry's reachable exceptions inside 2001::/23 (PCP and TURN anycast, AMT,
+/// AS112, ORCHIDv2, DET) are refused with it: none serves HTTP to a plugin, and anycast is
+/// answered by the nearest server.
+#[rustfmt::skip] // a table: one block per line reads as the registry does
+const SPECIAL_V6: &[(Ipv6Addr, u8, V6, &str)] = &[
+    (Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0, 0), 96, V6::CarriesIpv4 { shift: 0 },  "IPv4-mapped"),
+    (Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0, 0), 96, V6::CarriesIpv4 { shift: 0 }, "NAT64"),
+    (Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0), 48, V6::Refused, "local-use NAT64"),
+    (Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0, 0),       96, V6::Refused, "::, ::1, IPv4-compatible"),
+    (Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0),   64, V6::Refused, "discard-only"),
+    (Ipv6Addr::new(0x100, 0, 0, 1, 0, 0, 0, 0),   64, V6::Refused, "dummy prefix"),
+    (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0),  23, V6::Refused, "IETF: Teredo, benchmarking"),
+    (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, V6::Refused, "documentation"),
+    (Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0),  16, V6::CarriesIpv4 { shift: 80 }, "6to4"),
+    (Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0),  20, V6::Refused, "documentation"),
+    (Ipv6Addr::new(0x5f00, 0, 0, 0, 0, 0, 0, 0),  16, V6::Refused, "segment routing SIDs"),
+    (Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),  7,  V6::Refused, "unique-local"),
+    (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0),  10, V6::Refused, "link-local"),
+    (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0),  10, V6::Refused, "deprecated site-local"),
+    (Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0),  8,  V6::Refused, "multicast"),
+];
 
 /// A name whose every address the gate refused; found again in reqwest's error chain so the
 /// plugin gets the gate's own message.
@@ -866,24 +928,90 @@ mod tests {
     }
 
     #[test]
-    fn address_classes() {
-        for private in [
+    fn every_special_purpose_block_is_refused_and_public_addresses_pass() {
+        // One address in each block of the table, then the ways an IPv6 address can carry a
+        // refused IPv4 address.
+        for refused in [
+            "0.1.2.3",
+            "0.0.0.0",
+            "10.1.2.3",
+            "100.64.0.1",
+            "100.127.255.254",
+            "127.0.0.1",
+            "169.254.169.254",
             "172.16.0.1",
+            "172.31.255.255",
+            "192.0.0.1",
+            "192.0.0.8",
+            "192.0.0.9",
+            "192.0.0.170",
+            "192.0.2.1",
+            "192.88.99.1",
             "192.168.1.1",
-            "255.255.255.255",
+            "198.18.0.1",
+            "198.19.255.255",
+            "198.51.100.1",
+            "203.0.113.1",
             "224.0.0.1",
+            "239.255.255.250",
+            "240.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "::a00:1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::ffff:198.18.0.1",
+            "::ffff:192.0.0.170",
             "64:ff9b::a00:1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::c612:1",
+            "64:ff9b:1::808:808",
+            "100::1",
+            "100:0:0:1::1",
+            "2001::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:2::1",
+            "2001:10::1",
+            "2001:db8::1",
+            "2002:a00:1::1",
+            "2002:7f00:1::",
+            "2002:c612::1",
+            "3fff::1",
+            "5f00::1",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "fec0::1",
+            "ff02::1",
+            "4000::1",
         ] {
-            assert!(is_private_or_local(private.parse().unwrap()), "{private}");
+            assert!(
+                is_private_or_local(refused.parse().unwrap()),
+                "{refused} must be refused"
+            );
         }
         for public in [
             "8.8.8.8",
+            "1.1.1.1",
+            "93.184.215.14",
             "172.32.0.1",
             "100.128.0.1",
+            "192.0.1.1",
+            "192.31.196.1",
+            "198.20.0.1",
+            "223.255.255.255",
+            "2001:4860:4860::8888",
+            "2606:4700::1111",
+            "2620:4f:8000::1",
+            "::ffff:8.8.8.8",
             "64:ff9b::808:808",
-            "2001:db8::1",
+            "2002:808:808::1",
         ] {
-            assert!(!is_private_or_local(public.parse().unwrap()), "{public}");
+            assert!(
+                !is_private_or_local(public.parse().unwrap()),
+                "{public} must pass"
+            );
         }
     }
 
