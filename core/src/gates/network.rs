@@ -139,19 +139,19 @@ const LABEL_RULE: &str =
     "a label is 1 to 63 letters, digits and hyphens, not starting or ending with a hyphen";
 
 /// `domain` (as the URL parser left it: lowercase, IDNA applied) as an allowlist entry, or why
-/// no request could ever match it. The URL parser accepts what browsers accept (`.a.com`,
-/// `a..b`, `-`, `a_b`); a request to such a host fails before it leaves the phone, so an entry
-/// naming one is a grant that silently grants nothing, which seed 001 makes a load error. The
-/// rules are RFC 1123's: labels of letters, digits and hyphens, no hyphen first or last, 1 to
-/// 63 characters each, at most 253 in all.
+/// it is not a host name. The URL parser accepts what browsers accept (`.a.com`, `a..b`, `-`,
+/// `a_b`), but no server answers to such a name: an entry spelled so is a mistake that would
+/// load as a grant reaching nothing it meant, and seed 001 makes a grant that does not do what
+/// was asked a load error. The rules are RFC 1123's: labels of letters, digits and hyphens, no
+/// hyphen first or last, 1 to 63 characters each, at most 253 in all.
 ///
 /// A single trailing dot is the fully qualified spelling of the same name (`example.com.` is
 /// `example.com`), so it is accepted and dropped: the author gets the host they meant.
 fn check_host_name(domain: &str) -> Result<String, String> {
     if domain.starts_with('.') {
         return Err(
-            "it starts with a dot; write example.com for the host and its subdomains, \
-                    or *.example.com for its subdomains only"
+            "it starts with a dot; write example.com for the host and its subdomains, or \
+             *.example.com for its subdomains only"
                 .to_owned(),
         );
     }
