@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use harness_core::conformance;
 use harness_core::policy::Answer;
 
 #[derive(Parser)]
@@ -179,7 +178,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run_conformance(paths: &[PathBuf]) -> ExitCode {
-    let results = conformance::run_paths(paths).await;
+    let results = harness_conformance::run_paths(paths).await;
     let mut failed = 0;
     for r in &results {
         match &r.result {

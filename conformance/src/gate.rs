@@ -44,8 +44,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use super::store::{persist, store_dir};
-use super::{
+use harness_core::gates::{
     ContextBoard, FsGate, Grants, LineKind, MessageGate, NetworkPolicy, Notifier, Outbox,
     PendingMessage, PluginKind, StoreGate, TurnState,
 };
@@ -195,7 +194,10 @@ fn store(scenario: &Value) -> Result<(), String> {
                 .map(|n| (format!("key{n}"), Value::from("v")))
                 .collect();
             let bytes = serde_json::to_vec(&map).expect("a map of strings serializes");
-            persist(&store_dir(scratch.path(), plugin), &bytes).map_err(|e| at(e.to_string()))?;
+            let file = StoreGate::file(scratch.path(), plugin);
+            fs::create_dir_all(file.parent().expect("a store file sits in a directory"))
+                .and_then(|()| fs::write(&file, bytes))
+                .map_err(|e| at(e.to_string()))?;
             gate = open()?;
         } else if op.get("reopen").is_some() {
             gate = open()?;

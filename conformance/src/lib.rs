@@ -6,6 +6,8 @@
 //! turn: its taint starts clear) or `{"setEnabled": {"plugin": "wallet", "enabled": false}}`,
 //! and `conversation.rules` holds rules of the conversation's own.
 
+mod gate;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -14,12 +16,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::consent::{Permission, PermissionState};
-use crate::engine::{Engine, Options};
-use crate::invoke::{ApprovalBroker, Assessment, Call, PluginHandler, Prompt, ToolContext};
-use crate::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
-use crate::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest, tool_id};
-use crate::turn::{ConversationSettings, Scope};
+use harness_core::consent::{Permission, PermissionState};
+use harness_core::engine::{Engine, Options};
+use harness_core::invoke::{ApprovalBroker, Assessment, Call, PluginHandler, Prompt, ToolContext};
+use harness_core::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
+use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest, tool_id};
+use harness_core::turn::{ConversationSettings, Scope};
 
 /// The conversation agent calls in a scenario take place in.
 const CONVERSATION: &str = "scenario";
@@ -112,7 +114,7 @@ pub async fn run_file(path: &Path) -> Vec<ScenarioResult> {
 /// Runs one scenario object.
 pub async fn run_scenario(scenario: &Value) -> Result<(), String> {
     if scenario.get("gate").is_some() {
-        return crate::gates::run_gate_scenario(scenario);
+        return gate::run_gate_scenario(scenario);
     }
     let spec: Scenario =
         serde_json::from_value(scenario.clone()).map_err(|e| format!("bad scenario: {e}"))?;
@@ -385,7 +387,7 @@ impl Scenario {
 }
 
 /// The scenario's consent, given the way the shell gives it.
-fn give_consent(engine: &Engine, consent: ConsentSpec) -> Result<(), crate::EngineError> {
+fn give_consent(engine: &Engine, consent: ConsentSpec) -> Result<(), harness_core::EngineError> {
     if consent.terms_accepted {
         engine.accept_terms()?;
     }
@@ -440,27 +442,10 @@ fn check(expect: &Expect, got: &Decision, headline: Option<&str>) -> Result<(), 
         "refuse" => format!("refuse {}", expect.code.map_or("(any code)", Code::as_str)),
         other => other.to_owned(),
     };
-    Err(format!(
-        "expected {wanted}, got {}",
-        describe(got, headline)
-    ))
+    Err(format!("expected {wanted}, got {}", got.describe(headline)))
 }
 
 fn offers_text(offers: &[Answer]) -> String {
     let names: Vec<&str> = offers.iter().map(|a| a.as_str()).collect();
     format!("[{}]", names.join(", "))
-}
-
-/// `run (step 8i)`, `ask [allow, deny, always_allow] "校园卡充值" (step 8i)`, `refuse blocked (step 5)`.
-pub fn describe(decision: &Decision, headline: Option<&str>) -> String {
-    let verdict = match decision.verdict {
-        Verdict::Run => "run".to_owned(),
-        Verdict::Ask(kind) => format!(
-            "ask {} \"{}\"",
-            offers_text(kind.offers()),
-            headline.unwrap_or("")
-        ),
-        Verdict::Refuse(code) => format!("refuse {}", code.as_str()),
-    };
-    format!("{verdict} (step {})", decision.step.label())
 }
