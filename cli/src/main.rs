@@ -36,7 +36,8 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
-    /// Run conformance scenarios: every *.json file under the given files and folders.
+    /// Run conformance scenarios: every *.json file (any case) under the given files and
+    /// folders, each once; a symbolic link inside a folder is a failure, never followed.
     Conformance {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
