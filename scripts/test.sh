@@ -19,7 +19,7 @@ scripts/check-targets.sh
 scripts/check-swift.sh
 scripts/test-kotlin-host.sh
 
-scenarios=(core/tests/conformance)
+scenarios=(conformance/scenarios)
 # The shared examples sit beside the checkout when there is one.
 if [ -d ../shared/conformance/examples ]; then
   scenarios+=(../shared/conformance/examples)

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use harness_core::conformance::describe;
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::plugins::samples::{self, Samples};
 use harness_core::policy::{Actor, Answer, Mode, PromptKind};
@@ -236,7 +235,7 @@ async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
     let headline = invocation.prompt.as_ref().map(|p| p.headline.as_str());
     println!(
         "    decision: {} — {}",
-        describe(&invocation.decision, headline),
+        invocation.decision.describe(headline),
         invocation.reason
     );
     if let Some(answer) = invocation.answer {

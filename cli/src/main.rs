@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use harness_core::conformance;
 use harness_core::policy::Answer;
 
 #[derive(Parser)]
@@ -37,7 +36,8 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
-    /// Run conformance scenarios: every *.json file under the given files and folders.
+    /// Run conformance scenarios: every *.json file (any case) under the given files and
+    /// folders, each once; a symbolic link inside a folder is a failure, never followed.
     Conformance {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -179,7 +179,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run_conformance(paths: &[PathBuf]) -> ExitCode {
-    let results = conformance::run_paths(paths).await;
+    let results = harness_conformance::run_paths(paths).await;
     let mut failed = 0;
     for r in &results {
         match &r.result {

@@ -4,7 +4,6 @@
 
 pub mod audit;
 pub mod clock;
-pub mod conformance;
 pub mod consent;
 pub mod datasource;
 pub mod engine;

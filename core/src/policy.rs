@@ -550,6 +550,21 @@ impl Decision {
             rule: Some(rule),
         }
     }
+
+    /// The decision for people, as the demo prints it and conformance failures show it:
+    /// `run (step 8i)`, `ask [allow, deny, always_allow] "校园卡充值" (step 8i)`,
+    /// `refuse blocked (step 5)`. `headline` is the prompt's, when there was one.
+    pub fn describe(&self, headline: Option<&str>) -> String {
+        let verdict = match self.verdict {
+            Verdict::Run => "run".to_owned(),
+            Verdict::Ask(kind) => {
+                let offers: Vec<&str> = kind.offers().iter().map(|a| a.as_str()).collect();
+                format!("ask [{}] \"{}\"", offers.join(", "), headline.unwrap_or(""))
+            }
+            Verdict::Refuse(code) => format!("refuse {}", code.as_str()),
+        };
+        format!("{verdict} (step {})", self.step.label())
+    }
 }
 
 /// The rule sets a call is checked against: the global rules and the conversation's own.

@@ -18,7 +18,6 @@ mod network;
 mod notify;
 mod outbox;
 mod rows;
-mod scenario;
 mod store;
 mod tools;
 
@@ -33,7 +32,6 @@ pub use network::{NetworkGate, NetworkPolicy};
 pub use notify::Notifier;
 pub use outbox::{HostLine, LineKind, Outbox};
 pub use rows::{check_grants, grant_row, startup_warnings};
-pub use scenario::run_gate_scenario;
 pub use store::{StoreGate, check_store_names};
 pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo};
 

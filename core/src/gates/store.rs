@@ -53,6 +53,12 @@ impl StoreGate {
         })
     }
 
+    /// The file `plugin_id`'s store is kept in under `data_dir`, the one a restart reads back.
+    /// Public so a conformance scenario can put a store in place as earlier sets would have.
+    pub fn file(data_dir: &Path, plugin_id: &str) -> PathBuf {
+        store_dir(data_dir, plugin_id).join("store.json")
+    }
+
     /// The value stored under `key`, `""` when absent, or an `error: ` string.
     pub fn get(&self, key: &str) -> String {
         self.with_map(|map, _| Ok(map.get(key).cloned().unwrap_or_default()))
