@@ -635,6 +635,15 @@ impl Registry {
         Ok(())
     }
 
+    /// Adds a plugin whose id the caller checked is new.
+    pub(crate) fn insert_checked(&mut self, plugin: Arc<Plugin>) {
+        debug_assert!(!self.plugins.contains_key(&plugin.id));
+        for tool in &plugin.tools {
+            self.tools.insert(tool.id.clone(), tool.clone());
+        }
+        self.plugins.insert(plugin.id.clone(), plugin);
+    }
+
     /// Removes a plugin and its tools; returns whether it was installed.
     pub fn remove(&mut self, plugin_id: &str) -> bool {
         match self.plugins.remove(plugin_id) {
