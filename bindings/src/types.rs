@@ -87,6 +87,8 @@ pub enum RefusalCode {
     Declined,
     PlanMode,
     OutOfScope,
+    /// A change that loosens a permission, asked for in a turn that read untrusted content.
+    Tainted,
 }
 
 /// An answer to an approval prompt. Ordinary prompts offer Allow / Deny / AlwaysAllow, grant
@@ -530,6 +532,7 @@ impl From<policy::Code> for RefusalCode {
             policy::Code::Declined => RefusalCode::Declined,
             policy::Code::PlanMode => RefusalCode::PlanMode,
             policy::Code::OutOfScope => RefusalCode::OutOfScope,
+            policy::Code::Tainted => RefusalCode::Tainted,
         }
     }
 }
@@ -547,6 +550,7 @@ impl From<RefusalCode> for policy::Code {
             RefusalCode::Declined => policy::Code::Declined,
             RefusalCode::PlanMode => policy::Code::PlanMode,
             RefusalCode::OutOfScope => policy::Code::OutOfScope,
+            RefusalCode::Tainted => policy::Code::Tainted,
         }
     }
 }

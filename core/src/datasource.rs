@@ -21,18 +21,6 @@ use crate::policy::{Actor, Code};
 use crate::registry::{Tool, model_name};
 use crate::store::StoreError;
 
-/// The `source_cache` table created by schema version 2, for store.rs. Frozen once released, like
-/// `scheduler::CREATE_JOBS`.
-pub const CREATE_SOURCE_CACHE: &str = "
-        CREATE TABLE source_cache (
-            plugin TEXT NOT NULL REFERENCES plugins(id) ON DELETE CASCADE,
-            key TEXT NOT NULL,
-            value TEXT NOT NULL,
-            fetched_at INTEGER NOT NULL,
-            PRIMARY KEY (plugin, key)
-        );
-    ";
-
 /// One data source, as `dashboard.sources` lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -172,7 +172,6 @@ pub struct PluginView {
 }
 
 const CONSENT_KEY: &str = "state";
-const SETTINGS_KEY: &str = "app";
 const DEFAULTS_KEY: &str = "conversationDefaults";
 const GLOBAL_SCOPE: &str = "";
 
@@ -234,7 +233,7 @@ impl Engine {
         let plugin_rows = store.read(|c| rows::plugins(c))?;
         let mode_rows = store.read(|c| rows::modes(c))?;
         let rule_rows: Vec<(String, Vec<Rule>)> = store.read(|c| rows::rules(c))?;
-        let conversation_rows: Vec<(String, ConversationSettings, Scope, u64)> =
+        let conversation_rows: Vec<rows::ConversationRow<ConversationSettings, Scope>> =
             store.read(|c| rows::conversations(c))?;
         let settings_rows = store.read(|c| rows::values(c, Table::Settings))?;
         let consent_rows = store.read(|c| rows::values(c, Table::Consent))?;
@@ -266,15 +265,34 @@ impl Engine {
                 errors.push(e.to_string());
             }
         }
+        let mut pending = Vec::new();
         for row in plugin_rows.iter().filter(|r| r.kind != "bundled") {
             match self.load_row(row) {
-                Ok((plugin, handler)) => {
-                    if let Err(e) = register(&mut state, plugin, handler, row.enabled) {
-                        errors.push(e.to_string());
-                    }
-                }
+                Ok((plugin, handler)) => pending.push((plugin, handler, row.enabled)),
                 Err(e) => errors.push(e.to_string()),
             }
+        }
+        // Rows come in id order, but a plugin's allow_tools may name a tool of one that sorts
+        // after it: register in passes until one adds nothing, so every plugin that can load
+        // does, whatever its id.
+        loop {
+            let before = pending.len();
+            let mut waiting = Vec::new();
+            let mut failures = Vec::new();
+            for (plugin, handler, enabled) in pending {
+                match check(&state, &plugin) {
+                    Ok(checked) => put(&mut state, plugin, handler, enabled, checked),
+                    Err(e) => {
+                        failures.push(e.to_string());
+                        waiting.push((plugin, handler, enabled));
+                    }
+                }
+            }
+            if waiting.is_empty() || waiting.len() == before {
+                errors.extend(failures);
+                break;
+            }
+            pending = waiting;
         }
         for (plugin, effect, mode) in mode_rows {
             if let (Some(effect), Some(mode)) = (Effect::parse(&effect), Mode::parse(&mode)) {
@@ -290,27 +308,20 @@ impl Engine {
                 conversation_rules.insert(scope, set);
             }
         }
-        for (id, settings, scope, turns) in conversation_rows {
-            let mut conversation = Conversation::new(&id, settings);
-            conversation.scope = scope;
-            conversation.turns = turns;
-            if let Some(rules) = conversation_rules.remove(&id) {
+        for row in conversation_rows {
+            let mut conversation = Conversation::new(&row.id, row.settings);
+            conversation.scope = row.scope;
+            conversation.turns = row.turns;
+            conversation.tainted = row.tainted;
+            if let Some(rules) = conversation_rules.remove(&row.id) {
                 conversation.rules = rules;
             }
-            state.conversations.insert(id, conversation);
+            state.conversations.insert(row.id, conversation);
         }
-        for (key, value) in settings_rows {
-            match key.as_str() {
-                SETTINGS_KEY => {
-                    state.settings = serde_json::from_value(value)
-                        .map_err(|e| StoreError::Corrupt(format!("settings: {e}")))?
-                }
-                DEFAULTS_KEY => {
-                    state.defaults = serde_json::from_value(value)
-                        .map_err(|e| StoreError::Corrupt(format!("defaults: {e}")))?
-                }
-                _ => {}
-            }
+        state.settings = Settings::from_rows(&settings_rows).map_err(StoreError::Corrupt)?;
+        if let Some((_, value)) = settings_rows.into_iter().find(|(k, _)| k == DEFAULTS_KEY) {
+            state.defaults = serde_json::from_value(value)
+                .map_err(|e| StoreError::Corrupt(format!("settings.{DEFAULTS_KEY}: {e}")))?;
         }
         if let Some((_, value)) = consent_rows.into_iter().find(|(k, _)| k == CONSENT_KEY) {
             state.consent = serde_json::from_value(value)
@@ -369,14 +380,9 @@ impl Engine {
         handler: Arc<dyn PluginHandler>,
     ) -> Result<(), EngineError> {
         let mut state = self.state();
-        if state.registry.plugin(&plugin.id).is_some() {
-            return Err(LoadError {
-                plugin: plugin.id.clone(),
-                field: "id".into(),
-                message: "duplicate plugin id: a plugin with this id is already installed".into(),
-            }
-            .into());
-        }
+        // Nothing is written until the plugin is known to load: a refused install leaves no row
+        // behind to fail at the next start.
+        let checked = check(&state, &plugin)?;
         let manifest = match plugin.kind {
             PluginKind::Bundled => None,
             _ => Some(
@@ -393,7 +399,7 @@ impl Engine {
         };
         let now = self.now_ms();
         self.store().write(|tx| rows::put_plugin(tx, &row, now))?;
-        register(&mut state, plugin, handler, true)?;
+        put(&mut state, plugin, handler, true, checked);
         Ok(())
     }
 
@@ -551,9 +557,8 @@ impl Engine {
         }
         let conversation = Conversation::new(id, state.defaults.clone());
         let now = self.now_ms();
-        self.store().write(|tx| {
-            rows::put_conversation(tx, id, &conversation.settings, &conversation.scope, 0, now)
-        })?;
+        self.store()
+            .write(|tx| rows::put_conversation(tx, &conversation.row(), now))?;
         let settings = conversation.settings.clone();
         state.conversations.insert(id.to_owned(), conversation);
         Ok(settings)
@@ -595,7 +600,7 @@ impl Engine {
         change(&mut next);
         let now = self.now_ms();
         self.store().write(|tx| {
-            rows::put_conversation(tx, id, &next.settings, &next.scope, next.turns, now)?;
+            rows::put_conversation(tx, &next.row(), now)?;
             also(tx)
         })?;
         let turns = next.turns;
@@ -628,15 +633,23 @@ impl Engine {
         Ok(turns)
     }
 
-    /// Marks the current turn as having read untrusted content.
+    /// Marks the current turn as having read untrusted content. The mark is saved with the
+    /// conversation (DESIGN.md §3: taint outlives a restart); should saving fail, the mark still
+    /// holds in memory, since a turn that read untrusted content must never act as a clean one.
     pub fn taint(&self, id: &str) -> Result<(), EngineError> {
         let mut state = self.state();
         let conv = state
             .conversations
-            .get_mut(id)
+            .get(id)
             .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        conv.tainted = true;
-        Ok(())
+        if conv.tainted {
+            return Ok(());
+        }
+        let saved = self.change_conversation(&mut state, id, |c| c.tainted = true, |_| Ok(()));
+        if let Some(conv) = state.conversations.get_mut(id) {
+            conv.tainted = true;
+        }
+        saved.map(drop)
     }
 
     // ---- consent
@@ -761,12 +774,23 @@ impl Engine {
 
     /// Applies a checked change, from the settings screen or the settings plugin.
     pub fn change_setting(&self, change: Change) -> Result<(), EngineError> {
+        // Only the rows of the keys that changed are written, so a change never carries a
+        // stale copy of another key over a newer one.
         let app = |f: &dyn Fn(&mut Settings)| -> Result<(), EngineError> {
             let mut state = self.state();
             let mut next = state.settings.clone();
             f(&mut next);
-            self.store()
-                .write(|tx| rows::put_value(tx, Table::Settings, SETTINGS_KEY, &next))?;
+            let before = state.settings.rows();
+            let changed: Vec<(String, Value)> = next
+                .rows()
+                .into_iter()
+                .filter(|row| !before.contains(row))
+                .collect();
+            self.store().write(|tx| {
+                changed
+                    .iter()
+                    .try_for_each(|(key, value)| rows::put_value(tx, Table::Settings, key, value))
+            })?;
             state.settings = next;
             Ok(())
         };
@@ -960,9 +984,30 @@ fn register(
     handler: Arc<dyn PluginHandler>,
     enabled: bool,
 ) -> Result<(), LoadError> {
-    let id = plugin.id.clone();
+    let checked = check(state, &plugin)?;
+    put(state, plugin, handler, enabled, checked);
+    Ok(())
+}
+
+/// What the load-time checks computed for a plugin that passed them.
+struct Checked {
+    grant_row: String,
+    warnings: Vec<String>,
+}
+
+/// The load-time checks of a plugin against the installed ones: a new id, grants that can be
+/// honoured, no store-name clash. Changes nothing.
+fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
+    let id = plugin.id.as_str();
+    if state.registry.plugin(id).is_some() {
+        return Err(LoadError {
+            plugin: id.to_owned(),
+            field: "id".into(),
+            message: "duplicate plugin id: a plugin with this id is already installed".into(),
+        });
+    }
     let grant_error = |e: crate::gates::GrantError| LoadError {
-        plugin: id.clone(),
+        plugin: id.to_owned(),
         field: "grants".into(),
         message: e.to_string(),
     };
@@ -972,10 +1017,10 @@ fn register(
         crate::gates::ToolCatalog::new()
     } else {
         let mut catalog = crate::services::catalog_of(state.registry.plugins().map(|p| &**p));
-        catalog.extend(crate::services::catalog_of([&plugin]));
+        catalog.extend(crate::services::catalog_of([plugin]));
         catalog
     };
-    if let Some(e) = crate::gates::check_grants(&id, &plugin.grants, &catalog)
+    if let Some(e) = crate::gates::check_grants(id, &plugin.grants, &catalog)
         .into_iter()
         .next()
     {
@@ -985,18 +1030,31 @@ fn register(
     let namesakes = state
         .registry
         .plugins()
-        .filter(|p| p.id.eq_ignore_ascii_case(&id))
+        .filter(|p| p.id.eq_ignore_ascii_case(id))
         .map(|p| (p.id.as_str(), &p.grants));
-    let clash = crate::gates::check_store_names(namesakes.chain([(id.as_str(), &plugin.grants)]))
+    let clash = crate::gates::check_store_names(namesakes.chain([(id, &plugin.grants)]))
         .into_iter()
         .next();
     if let Some(e) = clash {
         return Err(grant_error(e));
     }
-    let grant_row = crate::gates::grant_row(&id, &plugin.grants);
-    let warnings = crate::gates::startup_warnings(&id, &plugin.grants, &catalog);
-    state.registry.insert(plugin)?;
-    let plugin = state.registry.plugin(&id).expect("just inserted").clone();
+    Ok(Checked {
+        grant_row: crate::gates::grant_row(id, &plugin.grants),
+        warnings: crate::gates::startup_warnings(id, &plugin.grants, &catalog),
+    })
+}
+
+/// Puts a checked plugin in the state.
+fn put(
+    state: &mut State,
+    plugin: Plugin,
+    handler: Arc<dyn PluginHandler>,
+    enabled: bool,
+    checked: Checked,
+) {
+    let id = plugin.id.clone();
+    let plugin = Arc::new(plugin);
+    state.registry.insert_checked(plugin.clone());
     state.installed.insert(
         id,
         Installed {
@@ -1004,11 +1062,10 @@ fn register(
             handler,
             enabled,
             gates: Arc::new(PluginGates::new()),
-            grant_row,
-            warnings,
+            grant_row: checked.grant_row,
+            warnings: checked.warnings,
         },
     );
-    Ok(())
 }
 
 /// Stands behind an installed plugin whose code this device does not have.

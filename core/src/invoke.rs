@@ -312,7 +312,7 @@ impl Engine {
     pub async fn invoke(&self, call: Call) -> Invocation {
         let snap = self.snapshot(&call);
         let (decision, input_error, assessment) = self.decide_snapshot(&call, &snap);
-        let reason = explain(&decision, &snap);
+        let reason = explain(&decision, &snap, &assessment);
         self.record(&call, &snap, AuditEvent::Decided { decision });
 
         let mut prompt = None;
@@ -353,7 +353,7 @@ impl Engine {
                     headline: tool
                         .resolve_target(&call.input)
                         .unwrap_or_else(|| tool.title.clone()),
-                    reason: explain(&decision, &snap),
+                    reason: reason.clone(),
                     conversation: call.conversation.clone(),
                 };
                 let given = self.shared.broker.ask(asked.clone()).await;
@@ -440,14 +440,19 @@ impl Engine {
             tainted: snap.tainted,
             services,
         };
-        let outcome = match handler.run(&tool, call.input.clone(), ctx).await {
-            Ok(result) => {
-                // seed 000: third-party content taints the turn it enters.
-                if tool.untrusted && call.actor == Actor::Agent {
-                    if let Some(conv) = call.conversation.as_deref() {
-                        let _ = self.taint(conv);
-                    }
+        let ran = handler.run(&tool, call.input.clone(), ctx).await;
+        // seed 000: third-party content taints the turn it enters — an error text too, since it
+        // reaches the model just the same and may carry injected instructions.
+        if tool.untrusted && call.actor == Actor::Agent {
+            if let Some(conv) = call.conversation.as_deref() {
+                if let Err(e) = self.taint(conv) {
+                    let message = format!("the turn's taint was not saved: {e}");
+                    self.record(&call, &snap, AuditEvent::Failed { message });
                 }
+            }
+        }
+        let outcome = match ran {
+            Ok(result) => {
                 self.record(&call, &snap, AuditEvent::Ran);
                 let for_model = cut_for_model(&result.to_string());
                 Outcome::Ran { result, for_model }
@@ -555,7 +560,7 @@ fn deciding_rule<'s>(decision: &Decision, snap: &'s Snapshot) -> Option<&'s crat
 }
 
 /// Why the deciding step decided, in words, for prompts, the demo and the audit.
-fn explain(decision: &Decision, snap: &Snapshot) -> String {
+fn explain(decision: &Decision, snap: &Snapshot, assessment: &Assessment) -> String {
     use crate::policy::Step;
     let effect = snap.tool.as_ref().map_or("", |t| t.effect.as_str());
     let plugin = snap.plugin.as_ref().map_or("", |p| p.id.as_str());
@@ -590,10 +595,13 @@ fn explain(decision: &Decision, snap: &Snapshot) -> String {
         Step::AlwaysAsks => "this tool asks on every call".into(),
         Step::AskRule => format!("an {}", rule("ask")),
         Step::SkipAll => "the preset is \"Skip all permissions\"".into(),
-        Step::Sensitive if snap.tainted => {
+        Step::Sensitive if assessment.sensitive && snap.tainted => {
+            "this change loosens a permission, and this turn has read untrusted content".into()
+        }
+        Step::Sensitive if assessment.sensitive => "this change loosens a permission".into(),
+        Step::Sensitive => {
             format!("this turn has read untrusted content, and this is a {effect} call")
         }
-        Step::Sensitive => "this change loosens a permission".into(),
         Step::Allowance if decision.rule.is_some() => format!("an {}", rule("allow")),
         Step::Allowance => "the tool's own check allows it".into(),
         Step::AskEveryTime => "the preset is \"Ask every time\"".into(),
@@ -650,6 +658,11 @@ fn refusal_message(
         Code::PlanMode => {
             "Plan mode is on: only read tools run while planning. The user turns plan mode off in the conversation's composer.".into()
         }
+        Code::Tainted => format!(
+            "\"{}\" would loosen a permission, and this turn has read untrusted content, so the \
+             agent may not make this change. The user can make it in Settings.",
+            call.tool
+        ),
         Code::OutOfScope => format!(
             "{} Approving a call never widens the conversation's scope; only the user can, from the conversation's scope settings.",
             assessment.reason.as_deref().unwrap_or("This call reaches outside the conversation's scope.")

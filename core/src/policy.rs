@@ -201,8 +201,48 @@ impl Rule {
         }
         match &self.when {
             None => true,
-            Some(fields) => fields.iter().all(|(k, v)| input.get(k) == Some(v)),
+            Some(fields) => fields
+                .iter()
+                .all(|(k, v)| input.get(k).is_some_and(|given| same_value(given, v))),
         }
+    }
+}
+
+/// Whether a call's input value is the value a rule names. Numbers compare by value, however
+/// they are written (`500`, `500.0`, `5e2` and `500.00000000000001` all reach the tool as 500),
+/// so a deny rule cannot be stepped around by spelling; strings compare exactly.
+fn same_value(given: &Value, wanted: &Value) -> bool {
+    match (given, wanted) {
+        (Value::Number(a), Value::Number(b)) => same_number(a, b),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(x, y))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, x)| b.get(k).is_some_and(|y| same_value(x, y)))
+        }
+        _ => given == wanted,
+    }
+}
+
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    // An integer as i128 holds every i64 and u64 exactly.
+    let int = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    // A float equals an integer only when it is that integer exactly: a whole, finite float
+    // within i128 converts without loss, so no rounding through f64 makes two values meet.
+    let whole = |f: f64| {
+        (f.is_finite() && f.fract() == 0.0 && f.abs() < 2f64.powi(126)).then_some(f as i128)
+    };
+    match (int(a), int(b)) {
+        (Some(x), Some(y)) => x == y,
+        (Some(x), None) => b.as_f64().and_then(whole) == Some(x),
+        (None, Some(y)) => a.as_f64().and_then(whole) == Some(y),
+        (None, None) => a.as_f64() == b.as_f64(),
     }
 }
 
@@ -382,6 +422,8 @@ pub enum Code {
     Declined,
     PlanMode,
     OutOfScope,
+    /// A protected change asked for in a tainted turn (DESIGN.md §3 8f).
+    Tainted,
 }
 
 impl Code {
@@ -397,6 +439,7 @@ impl Code {
             Code::Declined => "declined",
             Code::PlanMode => "plan_mode",
             Code::OutOfScope => "out_of_scope",
+            Code::Tainted => "tainted",
         }
     }
 }
@@ -444,7 +487,8 @@ pub enum PromptKind {
     Ordinary,
     /// A grant tool: Allow once / Always allow / Don't allow; the answer never changes modes.
     Grant,
-    /// An alwaysAsk or targeted tool: Allow / Deny, never "always".
+    /// An alwaysAsk or targeted tool, or any ordinary prompt in a tainted turn: Allow / Deny,
+    /// never "always".
     Confirm,
 }
 
@@ -597,6 +641,16 @@ impl Rules<'_> {
 
 /// The decision of DESIGN.md §3. The first step that decides, decides.
 pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
+    let mut decision = decide_step(f, rules);
+    // DESIGN.md §3: in a tainted turn an ordinary prompt offers Allow / Deny only, so an
+    // injected instruction is never one tap away from a permanent mode change.
+    if f.tainted && decision.verdict == Verdict::Ask(PromptKind::Ordinary) {
+        decision.verdict = Verdict::Ask(PromptKind::Confirm);
+    }
+    decision
+}
+
+fn decide_step(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     use Verdict::{Ask, Refuse, Run};
 
     // 1. Before the terms are accepted the agent acts for nobody, and nothing is scheduled.
@@ -657,6 +711,12 @@ pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if f.check == ToolCheck::Deny {
         return Decision::by(Step::Scope, Refuse(Code::OutOfScope));
     }
+    // 8f, taken before any prompt: a protected change in a tainted turn is refused outright,
+    // so no ask rule or prompt puts it one tap away from an injected instruction. The user can
+    // still make it on the screen.
+    if f.sensitive && f.tainted {
+        return Decision::by(Step::Sensitive, Refuse(Code::Tainted));
+    }
     if tool.grant {
         return Decision::by(Step::AlwaysAsks, Ask(PromptKind::Grant));
     }
@@ -666,7 +726,8 @@ pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if let Some(rule) = ask_rule {
         return Decision::by_rule(Step::AskRule, Ask(PromptKind::Ordinary), rule);
     }
-    if f.preset == Preset::SkipAll {
+    // Loosening the permission system itself is protected under every preset (DESIGN.md §3 8f).
+    if f.preset == Preset::SkipAll && !f.sensitive {
         return Decision::by(Step::SkipAll, Run);
     }
     if f.sensitive || (f.tainted && matches!(tool.effect, Effect::Money | Effect::Public)) {

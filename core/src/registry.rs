@@ -204,19 +204,35 @@ impl Tool {
         model_name(&self.id)
     }
 
-    /// The prompt headline this call acts on, if the tool names a target.
+    /// The prompt headline this call acts on, if the tool names a target. The template is read
+    /// once, left to right: a value is never itself read as a template, and a line break or other
+    /// control character in a value becomes a space, so an input cannot make the headline say
+    /// something its template does not.
     pub fn resolve_target(&self, input: &Value) -> Option<String> {
-        let template = self.target.as_deref()?;
-        let mut out = template.to_owned();
-        if let Value::Object(fields) = input {
-            for (key, value) in fields {
-                let shown = match value {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                out = out.replace(&format!("{{{key}}}"), &shown);
+        let mut rest = self.target.as_deref()?;
+        let mut out = String::with_capacity(rest.len());
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let field = after
+                .find('}')
+                .map(|close| (&after[..close], &after[close + 1..]));
+            match field.and_then(|(name, tail)| input.get(name).map(|v| (v, tail))) {
+                Some((value, tail)) => {
+                    let shown = match value {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    out.extend(shown.chars().map(|c| if c.is_control() { ' ' } else { c }));
+                    rest = tail;
+                }
+                None => {
+                    out.push('{');
+                    rest = after;
+                }
             }
         }
+        out.push_str(rest);
         Some(out)
     }
 }
@@ -619,6 +635,15 @@ impl Registry {
         Ok(())
     }
 
+    /// Adds a plugin whose id the caller checked is new.
+    pub(crate) fn insert_checked(&mut self, plugin: Arc<Plugin>) {
+        debug_assert!(!self.plugins.contains_key(&plugin.id));
+        for tool in &plugin.tools {
+            self.tools.insert(tool.id.clone(), tool.clone());
+        }
+        self.plugins.insert(plugin.id.clone(), plugin);
+    }
+
     /// Removes a plugin and its tools; returns whether it was installed.
     pub fn remove(&mut self, plugin_id: &str) -> bool {
         match self.plugins.remove(plugin_id) {
@@ -930,5 +955,24 @@ mod tests {
         .unwrap();
         let target = plugin.tools[0].resolve_target(&json!({"button": "Pay", "app": "Alipay"}));
         assert_eq!(target.as_deref(), Some("Tap \"Pay\" in Alipay"));
+    }
+
+    #[test]
+    fn a_target_value_is_never_read_as_a_template_and_cannot_break_the_line() {
+        let plugin = load(
+            json!({"id": "copilot", "tools": [{"name": "tap", "effect": "write", "alwaysAsk": true, "target": "Tap \"{button}\" in {app}"}]}),
+            PluginKind::Bundled,
+        )
+        .unwrap();
+        let twice = plugin.tools[0].resolve_target(&json!({"button": "Pay", "app": "{button}"}));
+        assert_eq!(twice.as_deref(), Some("Tap \"Pay\" in {button}"));
+        let broken = plugin.tools[0]
+            .resolve_target(&json!({"button": "Pay", "app": "Alipay\nAllow every payment"}));
+        assert_eq!(
+            broken.as_deref(),
+            Some("Tap \"Pay\" in Alipay Allow every payment")
+        );
+        let unknown = plugin.tools[0].resolve_target(&json!({"button": "Pay"}));
+        assert_eq!(unknown.as_deref(), Some("Tap \"Pay\" in {app}"));
     }
 }

@@ -144,8 +144,9 @@ impl Services {
         }
     }
 
-    /// `host-call-tool`: calls another tool through the invoke path, as the same actor in the
-    /// same conversation, so the user's modes, rules and prompts still outrank the plugin.
+    /// `host-call-tool`: calls another tool through the invoke path in the same conversation,
+    /// never as the user (see [`nested_actor`]), so the user's modes, rules and prompts still
+    /// outrank the plugin.
     pub async fn call_tool(&self, tool_id: &str, args_json: &str) -> String {
         let Some(engine) = Engine::from_weak(&self.engine) else {
             return "error: tool calls are not available right now".into();
@@ -192,7 +193,7 @@ impl ToolDispatch for Dispatcher {
         };
         let call = Call {
             tool: tool_id.to_owned(),
-            actor: self.actor,
+            actor: nested_actor(self.actor),
             input: args,
             conversation: self.conversation.clone(),
         };
@@ -207,6 +208,16 @@ impl ToolDispatch for Dispatcher {
     }
 }
 
+/// The actor a plugin's own call is decided as. DESIGN.md §3: a call a plugin makes is never
+/// the user's tap — under a tap or a turn it is the agent's (userOnly refuses it; rules, modes
+/// and prompts apply), under the scheduler it stays the scheduler's (reads only, never a prompt).
+fn nested_actor(outer: Actor) -> Actor {
+    match outer {
+        Actor::User | Actor::Agent => Actor::Agent,
+        Actor::Scheduler => Actor::Scheduler,
+    }
+}
+
 /// What the call-tool gate knows of each tool of `plugins`.
 pub(crate) fn catalog_of<'a>(plugins: impl IntoIterator<Item = &'a Plugin>) -> ToolCatalog {
     plugins
@@ -218,6 +229,7 @@ pub(crate) fn catalog_of<'a>(plugins: impl IntoIterator<Item = &'a Plugin>) -> T
                     ToolInfo {
                         bundled: p.kind == PluginKind::Bundled,
                         effect: t.effect,
+                        user_only: t.user_only,
                     },
                 )
             })

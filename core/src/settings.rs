@@ -60,6 +60,53 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// Each setting as the row it is stored in, keyed as the settings keys are named
+    /// (`model.endpoint`): a change writes its own key and nothing else.
+    pub fn rows(&self) -> Vec<(String, Value)> {
+        flatten(serde_json::to_value(self).expect("settings serialise"))
+    }
+
+    /// The settings from their stored rows; a key missing keeps its default, a key this
+    /// version does not know is ignored. An error names the key that does not parse.
+    pub fn from_rows(rows: &[(String, Value)]) -> Result<Self, String> {
+        let mut value = serde_json::to_value(Settings::default()).expect("settings serialise");
+        let known: Vec<String> = Settings::default()
+            .rows()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        for (key, stored) in rows.iter().filter(|(k, _)| known.contains(k)) {
+            let mut slot = &mut value;
+            for part in key.split('.') {
+                slot = &mut slot[part];
+            }
+            *slot = stored.clone();
+            let check: Result<Settings, _> = serde_json::from_value(value.clone());
+            check.map_err(|e| format!("settings.{key}: {e}"))?;
+        }
+        serde_json::from_value(value).map_err(|e| format!("settings: {e}"))
+    }
+}
+
+/// An object's members as rows, one level of nesting joined with a dot: `{"model": {"name":
+/// …}}` is the row `model.name`.
+pub fn flatten(value: Value) -> Vec<(String, Value)> {
+    let Value::Object(members) = value else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    for (key, member) in members {
+        match member {
+            Value::Object(inner) => {
+                rows.extend(inner.into_iter().map(|(k, v)| (format!("{key}.{k}"), v)));
+            }
+            other => rows.push((key, other)),
+        }
+    }
+    rows
+}
+
 /// One checked change.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {

@@ -39,13 +39,17 @@ pub enum StoreError {
 }
 
 pub mod schema {
+    //! Every table of the database. [`CREATE`] writes the newest schema directly; [`upgrade_from`]
+    //! brings an older database there one released version at a time. The steps are frozen once
+    //! released: a phone may hold a database of any earlier version.
+
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 2;
+    pub const VERSION: u32 = 3;
 
-    /// The schema as version 1 created it.
-    pub const CREATE_V1: &str = "
+    /// The newest schema, for an empty database.
+    pub const CREATE: &str = "
         CREATE TABLE plugins (
             id TEXT PRIMARY KEY,
             kind TEXT NOT NULL CHECK (kind IN ('bundled', 'official', 'community', 'remote')),
@@ -71,7 +75,8 @@ pub mod schema {
             settings TEXT NOT NULL,
             scope TEXT NOT NULL,
             turns INTEGER NOT NULL DEFAULT 0,
-            created_at INTEGER NOT NULL
+            created_at INTEGER NOT NULL,
+            tainted INTEGER NOT NULL DEFAULT 0
         );
         CREATE TABLE settings (
             key TEXT PRIMARY KEY,
@@ -114,13 +119,34 @@ pub mod schema {
             rule TEXT,
             input_digest TEXT
         );
+        CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            spec TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'done')),
+            paused_reason TEXT,
+            anchor_ms INTEGER NOT NULL,
+            next_due_ms INTEGER,
+            claim_due_ms INTEGER,
+            claim_at_ms INTEGER,
+            last TEXT,
+            refusals_in_row INTEGER NOT NULL DEFAULT 0,
+            refusals INTEGER NOT NULL DEFAULT 0,
+            memory TEXT NOT NULL DEFAULT '{}',
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE source_cache (
+            plugin TEXT NOT NULL REFERENCES plugins(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            fetched_at INTEGER NOT NULL,
+            PRIMARY KEY (plugin, key)
+        );
     ";
 
-    /// Creates the current schema in an empty database: version 1, then every upgrade step, so
-    /// a fresh database and an upgraded one are the same.
+    /// Creates the newest schema in an empty database.
     pub fn create(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        tx.execute_batch(CREATE_V1)?;
-        upgrade_from(tx, 1)
+        tx.execute_batch(CREATE)
     }
 
     /// Brings a database at `version` up to [`VERSION`], one step at a time.
@@ -128,9 +154,67 @@ pub mod schema {
         debug_assert!(version <= VERSION);
         // Version 2: the scheduler's jobs and the data-source cache.
         if version < 2 {
-            tx.execute_batch(crate::scheduler::CREATE_JOBS)?;
-            tx.execute_batch(crate::datasource::CREATE_SOURCE_CACHE)?;
+            tx.execute_batch(
+                "CREATE TABLE jobs (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    spec TEXT NOT NULL,
+                    owner TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'done')),
+                    paused_reason TEXT,
+                    anchor_ms INTEGER NOT NULL,
+                    next_due_ms INTEGER,
+                    claim_due_ms INTEGER,
+                    claim_at_ms INTEGER,
+                    last TEXT,
+                    refusals_in_row INTEGER NOT NULL DEFAULT 0,
+                    refusals INTEGER NOT NULL DEFAULT 0,
+                    memory TEXT NOT NULL DEFAULT '{}',
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE source_cache (
+                    plugin TEXT NOT NULL REFERENCES plugins(id) ON DELETE CASCADE,
+                    key TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    fetched_at INTEGER NOT NULL,
+                    PRIMARY KEY (plugin, key)
+                );",
+            )?;
         }
+        // Version 3: a turn's taint is kept with its conversation (DESIGN.md §3: it outlives a
+        // restart), and the app settings are one row per key instead of one blob, so a change
+        // writes only its own key.
+        if version < 3 {
+            tx.execute_batch(
+                "ALTER TABLE conversations ADD COLUMN tainted INTEGER NOT NULL DEFAULT 0;",
+            )?;
+            split_settings_blob(tx)?;
+        }
+        Ok(())
+    }
+
+    /// Version 2 kept the app settings as one JSON object under the key `app`; version 3 keeps
+    /// each as its own row, named as the settings keys are (`model.endpoint`).
+    fn split_settings_blob(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        use rusqlite::OptionalExtension;
+        let blob: Option<String> = tx
+            .query_row("SELECT value FROM settings WHERE key = 'app'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let Some(blob) = blob else {
+            return Ok(());
+        };
+        let value: serde_json::Value = serde_json::from_str(&blob).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })?;
+        for (key, value) in crate::settings::flatten(value) {
+            tx.execute(
+                "INSERT INTO settings (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = ?2",
+                rusqlite::params![key, value.to_string()],
+            )?;
+        }
+        tx.execute("DELETE FROM settings WHERE key = 'app'", [])?;
         Ok(())
     }
 }
@@ -369,37 +453,54 @@ pub mod rows {
         Ok(out)
     }
 
+    /// One conversation's row: its settings, scope, turn count and whether the current turn
+    /// is tainted.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ConversationRow<S, C> {
+        pub id: String,
+        pub settings: S,
+        pub scope: C,
+        pub turns: u64,
+        pub tainted: bool,
+    }
+
     pub fn put_conversation<S: Serialize, C: Serialize>(
         tx: &Transaction<'_>,
-        id: &str,
-        settings: &S,
-        scope: &C,
-        turns: u64,
+        row: &ConversationRow<&S, &C>,
         at_ms: i64,
     ) -> Result<(), StoreError> {
         tx.execute(
-            "INSERT INTO conversations (id, settings, scope, turns, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (id) DO UPDATE SET settings = ?2, scope = ?3, turns = ?4",
-            params![id, to_json(settings)?, to_json(scope)?, turns as i64, at_ms],
+            "INSERT INTO conversations (id, settings, scope, turns, tainted, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (id) DO UPDATE SET settings = ?2, scope = ?3, turns = ?4, tainted = ?5",
+            params![
+                row.id,
+                to_json(row.settings)?,
+                to_json(row.scope)?,
+                row.turns as i64,
+                row.tainted,
+                at_ms
+            ],
         )?;
         Ok(())
     }
 
     pub fn conversations<S: DeserializeOwned, C: DeserializeOwned>(
         conn: &Connection,
-    ) -> Result<Vec<(String, S, C, u64)>, StoreError> {
+    ) -> Result<Vec<ConversationRow<S, C>>, StoreError> {
         let mut stmt = conn.prepare(
-            "SELECT id, settings, scope, turns FROM conversations ORDER BY created_at, id",
+            "SELECT id, settings, scope, turns, tainted FROM conversations ORDER BY created_at, id",
         )?;
         let mut rows = stmt.query([])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
-            out.push((
-                row.get(0)?,
-                from_json("conversations.settings", &row.get::<_, String>(1)?)?,
-                from_json("conversations.scope", &row.get::<_, String>(2)?)?,
-                row.get::<_, i64>(3)? as u64,
-            ));
+            out.push(ConversationRow {
+                id: row.get(0)?,
+                settings: from_json("conversations.settings", &row.get::<_, String>(1)?)?,
+                scope: from_json("conversations.scope", &row.get::<_, String>(2)?)?,
+                turns: row.get::<_, i64>(3)? as u64,
+                tainted: row.get(4)?,
+            });
         }
         Ok(out)
     }

@@ -56,6 +56,17 @@ impl Conversation {
         }
     }
 
+    /// The row it is stored as.
+    pub fn row(&self) -> crate::store::rows::ConversationRow<&ConversationSettings, &Scope> {
+        crate::store::rows::ConversationRow {
+            id: self.id.clone(),
+            settings: &self.settings,
+            scope: &self.scope,
+            turns: self.turns,
+            tainted: self.tainted,
+        }
+    }
+
     /// A new turn starts clean: taint belongs to the turn that read the content.
     pub fn begin_turn(&mut self) {
         self.turns += 1;

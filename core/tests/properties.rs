@@ -1,8 +1,8 @@
 //! Properties of the decision over random registries, modes, rules and calls.
 
 use harness_core::policy::{
-    Actor, Availability, Decision, Facts, Mode, Preset, Rule, RuleKind, RuleSet, Rules, ToolCheck,
-    UserModes, Verdict, decide,
+    Actor, Availability, Decision, Facts, Mode, Preset, PromptKind, Rule, RuleKind, RuleSet, Rules,
+    ToolCheck, UserModes, Verdict, decide,
 };
 use harness_core::registry::{Effect, Plugin, PluginKind, parse_manifest};
 use proptest::prelude::*;
@@ -368,6 +368,29 @@ proptest! {
                 if effect != Effect::Read {
                     prop_assert!(decision.verdict != Verdict::Run, "{decision:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_protected_change_never_runs_for_the_agent_and_is_refused_in_a_tainted_turn(world in world(), calls in prop::collection::vec(call_spec(), 1..8)) {
+        for call in calls.iter().map(|c| CallSpec { actor: Actor::Agent, sensitive: true, ..c.clone() }) {
+            for preset in PRESETS {
+                let (decision, ..) = decide_in(&world, &call, preset);
+                prop_assert!(decision.verdict != Verdict::Run, "{preset:?} {decision:?}");
+                if call.tainted {
+                    prop_assert!(matches!(decision.verdict, Verdict::Refuse(_)), "{preset:?} {decision:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_tainted_turn_never_offers_always_allow_on_an_ordinary_prompt(world in world(), calls in prop::collection::vec(call_spec(), 1..8)) {
+        for call in calls.iter().map(|c| CallSpec { tainted: true, ..c.clone() }) {
+            for preset in PRESETS {
+                let (decision, ..) = decide_in(&world, &call, preset);
+                prop_assert!(decision.verdict != Verdict::Ask(PromptKind::Ordinary), "{preset:?} {decision:?}");
             }
         }
     }

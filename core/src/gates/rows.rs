@@ -64,6 +64,10 @@ pub fn grant_row(plugin_id: &str, grants: &Grants) -> String {
     format!("{plugin_id:<19} {tokens}")
 }
 
+/// The core's own plugins that hold the permission system, what the agent remembers and what
+/// runs unattended: a plugin asking to call them is asking to reach past its own tools.
+const PERMISSION_PLUGINS: [&str; 3] = ["settings", "memory", "scheduler"];
+
 /// The startup warnings for seed 001's dangerous combinations. A network grant that reaches
 /// nothing (no allowlist) pairs with nothing, and a read-only `allow_tools` does not warn, or
 /// the warnings become noise the user learns to skip.
@@ -98,10 +102,21 @@ pub fn startup_warnings(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog)
         ));
     }
     for tool_id in &grants.allow_tools {
-        let what = match catalog.get(tool_id).map(|info| info.effect) {
-            Some(Effect::Money) => "a money tool: it can start calls that spend money",
-            Some(Effect::Public) => "a public tool: it can start calls that publish in your name",
-            _ => continue,
+        let Some(info) = catalog.get(tool_id) else {
+            continue;
+        };
+        let plugin = tool_id.split_once('.').map_or("", |(plugin, _)| plugin);
+        let what = if info.user_only {
+            "a tool only you may start: its calls are refused, and asking for it is a red flag"
+        } else if info.bundled && PERMISSION_PLUGINS.contains(&plugin) {
+            "a tool of the app's own settings, memory or scheduler: it can ask to change what the \
+             agent may do, remember or run unattended"
+        } else {
+            match info.effect {
+                Effect::Money => "a money tool: it can start calls that spend money",
+                Effect::Public => "a public tool: it can start calls that publish in your name",
+                _ => continue,
+            }
         };
         warnings.push(format!("plugin \"{plugin_id}\" may call {tool_id}, {what}"));
     }
@@ -120,6 +135,7 @@ mod tests {
                 ToolInfo {
                     bundled: true,
                     effect: Effect::Read,
+                    user_only: false,
                 },
             ),
             (
@@ -127,6 +143,7 @@ mod tests {
                 ToolInfo {
                     bundled: true,
                     effect: Effect::Money,
+                    user_only: false,
                 },
             ),
             (
@@ -134,9 +151,48 @@ mod tests {
                 ToolInfo {
                     bundled: true,
                     effect: Effect::Public,
+                    user_only: false,
                 },
             ),
         ])
+    }
+
+    #[test]
+    fn a_call_tool_grant_naming_the_permission_system_or_a_user_only_tool_warns() {
+        let mut catalog = catalog();
+        let info = |user_only| ToolInfo {
+            bundled: true,
+            effect: Effect::Write,
+            user_only,
+        };
+        catalog.insert("settings.change".into(), info(false));
+        catalog.insert("memory.approve".into(), info(true));
+        catalog.insert("scheduler.create".into(), info(false));
+        catalog.insert("notes.add".into(), info(false));
+        let grants = Grants {
+            allow_tools: [
+                "settings.change",
+                "memory.approve",
+                "scheduler.create",
+                "notes.add",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ..Grants::default()
+        };
+        assert_eq!(
+            startup_warnings("p", &grants, &catalog),
+            [
+                "plugin \"p\" may call settings.change, a tool of the app's own settings, memory \
+                 or scheduler: it can ask to change what the agent may do, remember or run \
+                 unattended",
+                "plugin \"p\" may call memory.approve, a tool only you may start: its calls are \
+                 refused, and asking for it is a red flag",
+                "plugin \"p\" may call scheduler.create, a tool of the app's own settings, memory \
+                 or scheduler: it can ask to change what the agent may do, remember or run \
+                 unattended",
+            ]
+        );
     }
 
     fn network(list: &[&str]) -> Grants {

@@ -18,6 +18,8 @@ pub struct ToolInfo {
     /// Supplied by a bundled plugin (Rust code in the core). Only these may be called.
     pub bundled: bool,
     pub effect: Effect,
+    /// Only the user may start it (hidden from the model; a plugin's call is refused).
+    pub user_only: bool,
 }
 
 /// Every known tool, by tool id (`plugin.tool`).
@@ -213,6 +215,7 @@ mod tests {
         let bundled = |effect| ToolInfo {
             bundled: true,
             effect,
+            user_only: false,
         };
         ToolCatalog::from([
             ("wallet.cardBalance".into(), bundled(Effect::Read)),
@@ -225,6 +228,7 @@ mod tests {
                 ToolInfo {
                     bundled: false,
                     effect: Effect::Public,
+                    user_only: false,
                 },
             ),
         ])

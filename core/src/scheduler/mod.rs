@@ -594,27 +594,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The `jobs` table created by schema version 2, for store.rs. Frozen once released: a later
-/// change is the next version's upgrade step, so that upgraded and fresh databases stay equal.
-pub const CREATE_JOBS: &str = "
-        CREATE TABLE jobs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            spec TEXT NOT NULL,
-            owner TEXT NOT NULL,
-            state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'done')),
-            paused_reason TEXT,
-            anchor_ms INTEGER NOT NULL,
-            next_due_ms INTEGER,
-            claim_due_ms INTEGER,
-            claim_at_ms INTEGER,
-            last TEXT,
-            refusals_in_row INTEGER NOT NULL DEFAULT 0,
-            refusals INTEGER NOT NULL DEFAULT 0,
-            memory TEXT NOT NULL DEFAULT '{}',
-            created_at INTEGER NOT NULL
-        );
-    ";
-
 fn to_text<T: Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
