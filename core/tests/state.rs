@@ -430,12 +430,13 @@ async fn attached_documents_are_read_through_the_files_plugin_and_taint_the_turn
         100 + "讲座在二教".chars().count() + 10
     );
     assert!(engine.conversation("c").unwrap().tainted);
-    // A money call in this turn now needs the user: the broker would panic, so decide only.
+    // A money call in this turn now needs the user, with Allow / Deny only (DESIGN.md §3): the
+    // broker would panic, so decide only.
     assert_eq!(
         engine
             .decide(&agent("wallet.recharge", json!({"amountYuan": 5}), "c"))
             .verdict,
-        Verdict::Ask(harness_core::policy::PromptKind::Ordinary)
+        Verdict::Ask(harness_core::policy::PromptKind::Confirm)
     );
 }
 
