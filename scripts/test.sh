@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project, in one command; exits non-zero on any failure. It installs what it
 # lacks (Debian packages, the Kotlin compiler from npm, tree-sitter from PyPI, Rust targets).
+#  0. cargo fmt --check and cargo clippy -D warnings over the whole workspace
 #  1. the Rust workspace: unit, integration, property, crash and FFI tests
 #  2. cargo check of the FFI crate for aarch64-linux-android and aarch64-apple-ios
 #  3. a syntax check of the generated and hand-written Swift and of the C header
@@ -14,6 +15,12 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# Habits first: formatting and lints are part of the build (rustfmt.toml, clippy clean).
+if command -v rustup >/dev/null 2>&1; then
+  rustup component add rustfmt clippy >/dev/null 2>&1 || true
+fi
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 scripts/check-targets.sh
 scripts/check-swift.sh

@@ -2,7 +2,7 @@
 //! outcome — a read that runs, a write that asks, a money call blocked by off, a scheduled
 //! write refused, and a turn tainted by forum posts asking before it spends.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -91,34 +91,38 @@ impl TerminalAnswers {
 impl ApprovalBroker for TerminalAnswers {
     async fn ask(&self, prompt: Prompt) -> Answer {
         let keys = Self::keys(prompt.kind);
-        println!("    ┌ approval needed: {}", prompt.headline);
-        println!(
+        outln!("    ┌ approval needed: {}", prompt.headline);
+        outln!(
             "    │ plugin {} ({}), tool {} ({}), effect {}",
-            prompt.plugin_title, prompt.plugin, prompt.tool_title, prompt.tool, prompt.effect
+            prompt.plugin_title,
+            prompt.plugin,
+            prompt.tool_title,
+            prompt.tool,
+            prompt.effect
         );
-        println!("    │ inputs {}", prompt.input);
-        println!("    │ why: {}", prompt.reason);
+        outln!("    │ inputs {}", prompt.input);
+        outln!("    │ why: {}", prompt.reason);
         let menu: Vec<String> = keys
             .iter()
             .map(|(k, _, label)| format!("[{k}] {label}"))
             .collect();
         if let Some(answer) = self.fixed {
             let answer = Self::fixed_for(answer, prompt.kind);
-            println!("    └ {} → {} (--answer)", menu.join("  "), answer.as_str());
+            outln!("    └ {} → {} (--answer)", menu.join("  "), answer.as_str());
             return answer;
         }
         let stdin = std::io::stdin();
         loop {
-            print!("    └ {} ? ", menu.join("  "));
-            let _ = std::io::stdout().flush();
+            out!("    └ {} ? ", menu.join("  "));
+            crate::output::flush();
             let mut line = String::new();
             // No answer (end of input) is no consent.
             if stdin.lock().read_line(&mut line).unwrap_or(0) == 0 {
-                println!("(no answer: deny)");
+                outln!("(no answer: deny)");
                 return Answer::Deny;
             }
             if !stdin.is_terminal() {
-                println!("{}", line.trim());
+                outln!("{}", line.trim());
             }
             if let Some((_, answer, _)) = keys.iter().find(|(k, _, _)| *k == line.trim()) {
                 return *answer;
@@ -129,17 +133,17 @@ impl ApprovalBroker for TerminalAnswers {
 
 pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> {
     let engine = fresh_demo(data_dir, Arc::new(TerminalAnswers { fixed: answer }))?;
-    println!("PKU harness demo — data directory {}", data_dir.display());
+    outln!("PKU harness demo — data directory {}", data_dir.display());
     for view in engine.plugins() {
         let plugin = &view.plugin;
-        println!(
+        outln!(
             "  installed {} ({}, {} tools)",
             plugin.id,
             plugin.kind.as_str(),
             plugin.tools.len()
         );
     }
-    println!("  terms accepted; campus session signed in");
+    outln!("  terms accepted; campus session signed in");
     engine
         .open_conversation(CONVERSATION)
         .map_err(|e| e.to_string())?;
@@ -171,7 +175,7 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     )
     .await;
 
-    println!("\n— overnight, a scheduled job —");
+    outln!("\n— overnight, a scheduled job —");
     call(&engine, Actor::Scheduler, "canteen.crowd", json!({})).await;
     call(
         &engine,
@@ -204,7 +208,7 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     .await;
 
     let audit = engine.audit(10_000).map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "\n{} audit entries recorded (harness audit --data-dir {} lists them).",
         audit.len(),
         data_dir.display()
@@ -214,15 +218,15 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
 
 fn turn(engine: &Engine, n: u32, user_says: &str) {
     let _ = engine.begin_turn(CONVERSATION);
-    println!("\n— turn {n} — the user: “{user_says}”");
+    outln!("\n— turn {n} — the user: “{user_says}”");
 }
 
 fn note(text: &str) {
-    println!("  ({text})");
+    outln!("  ({text})");
 }
 
 async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
-    println!("  {} → {tool} {input}", actor.as_str());
+    outln!("  {} → {tool} {input}", actor.as_str());
     let conversation = (actor == Actor::Agent).then(|| CONVERSATION.to_owned());
     let invocation = engine
         .invoke(Call {
@@ -233,21 +237,21 @@ async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
         })
         .await;
     let headline = invocation.prompt.as_ref().map(|p| p.headline.as_str());
-    println!(
+    outln!(
         "    decision: {} — {}",
         invocation.decision.describe(headline),
         invocation.reason
     );
     if let Some(answer) = invocation.answer {
-        println!("    answer: {}", answer.as_str());
+        outln!("    answer: {}", answer.as_str());
     }
     match &invocation.outcome {
-        Outcome::Ran { result, .. } => println!("    ran: {result}"),
-        Outcome::Failed { message } => println!("    failed: {message}"),
+        Outcome::Ran { result, .. } => outln!("    ran: {result}"),
+        Outcome::Failed { message } => outln!("    failed: {message}"),
         Outcome::Refused { .. } if actor == Actor::Scheduler => {
-            println!("    the job records: {}", invocation.for_model())
+            outln!("    the job records: {}", invocation.for_model())
         }
-        Outcome::Refused { .. } => println!("    the agent is told: {}", invocation.for_model()),
+        Outcome::Refused { .. } => outln!("    the agent is told: {}", invocation.for_model()),
     }
 }
 
@@ -256,7 +260,7 @@ async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
 /// scheduler (seed 004: scheduled runs only read).
 async fn scheduled_check(engine: &Engine) -> Result<(), String> {
     use harness_core::scheduler::Owner;
-    println!("\n— a scheduled check —");
+    outln!("\n— a scheduled check —");
     let spec = json!({
         "name": "校园卡余额低于 50 元",
         "schedule": {"everyMinutes": 60},
@@ -270,14 +274,14 @@ async fn scheduled_check(engine: &Engine) -> Result<(), String> {
         .add_job(&spec, Owner::User)
         .map_err(|e| e.to_string())?;
     let due = job.next_due_ms.ok_or("the job has no due time")?;
-    println!(
+    outln!(
         "  the user adds job {}: {} — {}, next at {}",
         job.id,
         job.spec.name,
         job.spec.schedule,
         job.next_due_local().unwrap_or_default()
     );
-    println!(
+    outln!(
         "  the phone wakes at {} and runs what is due",
         job.next_due_local().unwrap_or_default()
     );

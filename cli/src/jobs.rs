@@ -122,7 +122,7 @@ pub fn run(data_dir: &Path, command: Option<JobsCommand>) -> Result<(), String> 
     match command.unwrap_or(JobsCommand::List) {
         JobsCommand::List => {
             let jobs = engine.jobs();
-            println!("Jobs ({}) in {}", jobs.len(), data_dir.display());
+            outln!("Jobs ({}) in {}", jobs.len(), data_dir.display());
             for job in &jobs {
                 print_job(job);
             }
@@ -131,12 +131,12 @@ pub fn run(data_dir: &Path, command: Option<JobsCommand>) -> Result<(), String> 
             let job = engine
                 .add_job(&args.spec()?, Owner::User)
                 .map_err(|e| e.to_string())?;
-            println!("added job {}", job.id);
+            outln!("added job {}", job.id);
             print_job(&job);
         }
         JobsCommand::Remove { id } => {
             engine.remove_job(id).map_err(|e| e.to_string())?;
-            println!("removed job {id}");
+            outln!("removed job {id}");
         }
         JobsCommand::Pause { id, reason } => {
             print_job(&engine.pause_job(id, &reason).map_err(|e| e.to_string())?)
@@ -155,18 +155,21 @@ fn print_job(job: &Job) {
         Some(reason) => format!("paused ({reason})"),
         None => format!("{:?}", job.state).to_lowercase(),
     };
-    println!(
+    outln!(
         "  {:>3}  {}  · {what} · {} in {} · {state}",
-        job.id, job.spec.name, job.spec.schedule, job.spec.time_zone
+        job.id,
+        job.spec.name,
+        job.spec.schedule,
+        job.spec.time_zone
     );
     if let Some(next) = job
         .next_due_local()
         .filter(|_| job.state == JobState::Active)
     {
-        println!("       next {next}");
+        outln!("       next {next}");
     }
     if let Some(last) = &job.last {
-        println!(
+        outln!(
             "       last {} · refusals {} ({} in a row)",
             outcome_line(&last.outcome),
             job.refusals,
@@ -197,14 +200,14 @@ pub fn print_report(engine: &Engine, report: &RunReport) {
         Ok(tz) => format_local(tz, report.due_ms),
         Err(_) => format!("{} ms", report.due_ms),
     };
-    println!(
+    outln!(
         "  job {} {} (due {due}): {}",
         report.job,
         report.name,
         outcome_line(&report.outcome)
     );
     if let Some(reason) = &report.paused {
-        println!("    the job is now {reason}");
+        outln!("    the job is now {reason}");
     }
 }
 
@@ -215,7 +218,7 @@ pub async fn tick(data_dir: &Path, now: &str) -> Result<(), String> {
     let local = parse_local("--now", now).map_err(|e| e.to_string())?;
     let at = resolve_local(tz, local).timestamp_millis();
     let reports = engine.run_due(at).await.map_err(|e| e.to_string())?;
-    println!("{} job(s) ran at {now} ({zone})", reports.len());
+    outln!("{} job(s) ran at {now} ({zone})", reports.len());
     for report in &reports {
         print_report(&engine, report);
     }

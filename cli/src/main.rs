@@ -1,6 +1,9 @@
 //! `harness`: the terminal shell over the core — the demo, the conformance runner, and views of
 //! the plugins and their modes.
 
+#[macro_use]
+mod output;
+
 mod demo;
 mod jobs;
 mod secrets;
@@ -183,14 +186,14 @@ async fn run_conformance(paths: &[PathBuf]) -> ExitCode {
     let mut failed = 0;
     for r in &results {
         match &r.result {
-            Ok(()) => println!("ok {}", r.name),
+            Ok(()) => outln!("ok {}", r.name),
             Err(why) => {
                 failed += 1;
-                println!("FAIL {}: {why}", r.name);
+                outln!("FAIL {}: {why}", r.name);
             }
         }
     }
-    println!("{} passed, {failed} failed", results.len() - failed);
+    outln!("{} passed, {failed} failed", results.len() - failed);
     if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -98,12 +98,12 @@ fn pretty(value: &impl serde::Serialize) -> String {
 pub fn settings(data_dir: &Path, command: SettingsCommand) -> Result<(), String> {
     let engine = open(data_dir)?;
     match command {
-        SettingsCommand::Show => println!("{}", pretty(&engine.settings())),
+        SettingsCommand::Show => outln!("{}", pretty(&engine.settings())),
         SettingsCommand::Set { key, value } => {
             let value = serde_json::from_str(&value).unwrap_or(Value::String(value));
             let change = parse_change(&key, &value).map_err(|e| e.to_string())?;
             engine.change_setting(change).map_err(|e| e.to_string())?;
-            println!("{key} = {value}");
+            outln!("{key} = {value}");
         }
     }
     Ok(())
@@ -115,7 +115,7 @@ pub fn memory(data_dir: &Path, command: MemoryCommand) -> Result<(), String> {
         MemoryCommand::List => {
             let memories = engine.memories().map_err(|e| e.to_string())?;
             if memories.is_empty() {
-                println!("No memories.");
+                outln!("No memories.");
             }
             for m in memories {
                 let origin = match (&m.conversation, m.turn) {
@@ -123,7 +123,7 @@ pub fn memory(data_dir: &Path, command: MemoryCommand) -> Result<(), String> {
                     (Some(c), None) => format!("conversation {c}"),
                     _ => "the user".to_owned(),
                 };
-                println!("{:>4}  {:<8}  {}  (from {origin})", m.id, m.state, m.text);
+                outln!("{:>4}  {:<8}  {}  (from {origin})", m.id, m.state, m.text);
             }
             return Ok(());
         }
@@ -131,7 +131,7 @@ pub fn memory(data_dir: &Path, command: MemoryCommand) -> Result<(), String> {
         MemoryCommand::Reject { id } => engine.decide_memory(id, false),
     };
     let memory = decided.map_err(|e| e.to_string())?;
-    println!("memory {} is now {}", memory.id, memory.state);
+    outln!("memory {} is now {}", memory.id, memory.state);
     Ok(())
 }
 
@@ -139,13 +139,15 @@ pub fn consent(data_dir: &Path, command: ConsentCommand) -> Result<(), String> {
     let engine = open(data_dir)?;
     let done = match command {
         ConsentCommand::Show => {
-            println!("{}", pretty(&engine.consent()));
+            outln!("{}", pretty(&engine.consent()));
             for view in engine.plugins() {
                 let p = &view.plugin;
                 if !p.scopes.is_empty() || !p.disclosure.is_empty() {
-                    println!(
+                    outln!(
                         "{}: scopes {:?}, cloud disclosure {:?}",
-                        p.id, p.scopes, p.disclosure
+                        p.id,
+                        p.scopes,
+                        p.disclosure
                     );
                 }
             }
@@ -173,7 +175,7 @@ pub fn consent(data_dir: &Path, command: ConsentCommand) -> Result<(), String> {
         }
     };
     done.map_err(|e| e.to_string())?;
-    println!("{}", pretty(&engine.consent()));
+    outln!("{}", pretty(&engine.consent()));
     Ok(())
 }
 
@@ -200,7 +202,7 @@ pub fn audit(data_dir: &Path, limit: usize) -> Result<(), String> {
         if let Some(digest) = row.input_digest {
             line.push_str(&format!(" inputs#{}", &digest[..8]));
         }
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(())
 }
@@ -218,11 +220,11 @@ pub fn secret(data_dir: &Path, command: SecretCommand) -> Result<(), String> {
                 return Err("no secret on standard input".into());
             }
             engine.set_secret(&key, value).map_err(|e| e.to_string())?;
-            println!("{key} stored in the keyring");
+            outln!("{key} stored in the keyring");
         }
         SecretCommand::Check { key } => {
             let stored = engine.has_secret(&key).map_err(|e| e.to_string())?;
-            println!("{key}: {}", if stored { "stored" } else { "not stored" });
+            outln!("{key}: {}", if stored { "stored" } else { "not stored" });
         }
     }
     Ok(())

@@ -22,24 +22,24 @@ impl ApprovalBroker for NoPrompts {
 pub fn run(data_dir: &Path) -> Result<(), String> {
     let engine = demo::open(data_dir, Arc::new(NoPrompts))?;
     let plugins = engine.plugins();
-    println!("Plugins ({}) in {}", plugins.len(), data_dir.display());
+    outln!("Plugins ({}) in {}", plugins.len(), data_dir.display());
     for view in &plugins {
         let plugin = &view.plugin;
         let state = if view.enabled { "enabled" } else { "disabled" };
-        println!("  {:<12} {} · {}", plugin.id, plugin.kind.as_str(), state);
+        outln!("  {:<12} {} · {}", plugin.id, plugin.kind.as_str(), state);
         if !plugin.requires.is_empty() {
             let unmet = view
                 .unmet
                 .as_deref()
                 .map_or(String::new(), |r| format!(" (not met: {r})"));
-            println!("    requires {}{unmet}", plugin.requires.join(", "));
+            outln!("    requires {}{unmet}", plugin.requires.join(", "));
         }
         let row: Vec<String> = view
             .modes
             .iter()
             .map(|(effect, mode, source)| format!("{effect} {mode} ({})", source.as_str()))
             .collect();
-        println!("    modes  {}", row.join(" · "));
+        outln!("    modes  {}", row.join(" · "));
         for tool in &plugin.tools {
             let mut flags = Vec::new();
             for (on, name) in [
@@ -57,7 +57,7 @@ pub fn run(data_dir: &Path) -> Result<(), String> {
             } else {
                 format!(" [{}]", flags.join(", "))
             };
-            println!(
+            outln!(
                 "    {:<28} {:<6} {}{flags}",
                 tool.id,
                 tool.effect.as_str(),
@@ -67,15 +67,15 @@ pub fn run(data_dir: &Path) -> Result<(), String> {
     }
     // seed 001: a row for every plugin that loaded, "no grants" included, in a fixed order.
     let views = engine.plugins();
-    println!("Plugin grants ({} plugins)", views.len());
+    outln!("Plugin grants ({} plugins)", views.len());
     for view in &views {
-        println!("  {}", view.grant_row);
+        outln!("  {}", view.grant_row);
     }
     for warning in views.iter().flat_map(|v| &v.warnings) {
-        println!("warning: {warning}");
+        outln!("warning: {warning}");
     }
     for error in engine.load_errors() {
-        println!("  not loaded: {error}");
+        outln!("  not loaded: {error}");
     }
     Ok(())
 }

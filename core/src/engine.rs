@@ -230,11 +230,11 @@ impl Engine {
 
     fn load(&self, builtin_plugins: bool) -> Result<(), EngineError> {
         let store = self.store();
-        let plugin_rows = store.read(|c| rows::plugins(c))?;
-        let mode_rows = store.read(|c| rows::modes(c))?;
-        let rule_rows: Vec<(String, Vec<Rule>)> = store.read(|c| rows::rules(c))?;
+        let plugin_rows = store.read(rows::plugins)?;
+        let mode_rows = store.read(rows::modes)?;
+        let rule_rows: Vec<(String, Vec<Rule>)> = store.read(rows::rules)?;
         let conversation_rows: Vec<rows::ConversationRow<ConversationSettings, Scope>> =
-            store.read(|c| rows::conversations(c))?;
+            store.read(rows::conversations)?;
         let settings_rows = store.read(|c| rows::values(c, Table::Settings))?;
         let consent_rows = store.read(|c| rows::values(c, Table::Consent))?;
         let preference_rows = store.read(|c| rows::values(c, Table::Preferences))?;
@@ -329,7 +329,7 @@ impl Engine {
         }
         state.preferences = preference_rows.into_iter().collect();
         drop(state);
-        store.write(|tx| rows::prune_audit(tx))?;
+        store.write(rows::prune_audit)?;
         *self
             .shared
             .load_errors
@@ -871,7 +871,7 @@ impl Engine {
     }
 
     pub fn memories(&self) -> Result<Vec<MemoryRow>, EngineError> {
-        Ok(self.store().read(|c| rows::memories(c))?)
+        Ok(self.store().read(rows::memories)?)
     }
 
     /// The memories in effect: what the agent is told it remembers.
@@ -1038,9 +1038,18 @@ fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
     if let Some(e) = clash {
         return Err(grant_error(e));
     }
+    let mut warnings = crate::gates::startup_warnings(id, &plugin.grants, &catalog);
+    // Bundled plugins are registered first, so every one a newcomer could pass for is here.
+    let bundled: Vec<&Plugin> = state
+        .registry
+        .plugins()
+        .filter(|p| p.kind == PluginKind::Bundled)
+        .map(|p| &**p)
+        .collect();
+    warnings.extend(crate::registry::impersonation_warning(plugin, &bundled));
     Ok(Checked {
         grant_row: crate::gates::grant_row(id, &plugin.grants),
-        warnings: crate::gates::startup_warnings(id, &plugin.grants, &catalog),
+        warnings,
     })
 }
 

@@ -9,6 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -355,7 +356,22 @@ impl Plugin {
                         ),
                     ));
                 }
-                Some(_) => {}
+                Some(t) => {
+                    // A data source is refreshed with these args by the scheduler, where a
+                    // refusal reaches nobody: a misfit must show when the plugin is installed.
+                    let input = source.args.clone().unwrap_or_else(|| serde_json::json!({}));
+                    let checked = match compile {
+                        Compile::Now => t.input.validate(&input),
+                        Compile::OnFirstUse => Ok(()),
+                    };
+                    if let Err(e) = checked {
+                        return Err(LoadError::new(
+                            id,
+                            format!("dataSources.{key}.args"),
+                            format!("does not fit the input of tool \"{}\": {e}", t.name),
+                        ));
+                    }
+                }
             }
             data_sources.push(DataSource {
                 key,
@@ -569,26 +585,51 @@ fn load_tool(
 /// Model APIs accept `^[a-zA-Z0-9_-]{1,64}$` as a tool name.
 const MODEL_NAME_MAX: usize = 64;
 
+/// The longest plugin id. 48 leaves room in a model name (at most 64) for `__` and a tool name.
+pub const PLUGIN_ID_MAX: usize = 48;
+
+const PLUGIN_ID_RULE: &str = "a plugin id is 1 to 48 lowercase ASCII letters, digits and '-', not starting or ending with '-'";
+
 fn name_chars_ok(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// An id as an error may show it: a long one is cut, so a 10,000-character id does not fill
+/// the screen that reports it.
+fn shown_id(id: &str) -> String {
+    match id.char_indices().nth(PLUGIN_ID_MAX) {
+        Some((end, _)) => format!("{}…", &id[..end]),
+        None => id.to_owned(),
+    }
+}
+
 fn check_plugin_id(id: &str) -> Result<(), LoadError> {
-    // A plugin id may not hold `__` or end in `_`: either would make the first `__` of the
-    // model name fall inside the plugin id, and the name would map back to another tool.
-    if !name_chars_ok(id) || id.contains("__") || id.ends_with('_') {
-        return Err(LoadError::new(
-            id,
-            "id",
-            "a plugin id is letters, digits, '-' and '_', without \"__\" and not ending in '_'",
-        ));
+    // Lowercase only, so that "Settings" cannot stand beside the bundled "settings". No '_'
+    // at all, so the first `__` of a model name always ends the plugin id and the name maps
+    // back to exactly one tool. No '-' at either end: `mcp-<server>` joins with one, and an
+    // id read as a command-line argument must not look like an option.
+    let ok = (1..=PLUGIN_ID_MAX).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !id.starts_with('-')
+        && !id.ends_with('-');
+    if !ok {
+        return Err(LoadError::new(&shown_id(id), "id", PLUGIN_ID_RULE));
     }
     Ok(())
 }
 
 fn check_tool_name(plugin: &str, field: &str, name: &str) -> Result<(), LoadError> {
+    if name.len() > MODEL_NAME_MAX {
+        return Err(LoadError::new(
+            plugin,
+            field,
+            format!("a tool name is at most {MODEL_NAME_MAX} characters"),
+        ));
+    }
     if !name_chars_ok(name) {
         return Err(LoadError::new(
             plugin,
@@ -597,6 +638,79 @@ fn check_tool_name(plugin: &str, field: &str, name: &str) -> Result<(), LoadErro
         ));
     }
     Ok(())
+}
+
+/// A warning for the consent screen when `plugin` passes itself off as one of the app's own:
+/// its title (Chinese or English) reads the same as a bundled plugin's once case, width,
+/// spaces and invisible characters are set aside, or its id equals a bundled id but for case,
+/// '-' and '_'. A warning, not a load error: a lookalike may be honest, but the user must
+/// see that it is not the app's.
+pub fn impersonation_warning(plugin: &Plugin, bundled: &[&Plugin]) -> Option<String> {
+    if plugin.kind == PluginKind::Bundled {
+        return None;
+    }
+    let id = fold_id(&plugin.id);
+    let titles = [
+        ("title", plugin.title.as_str()),
+        ("English title", plugin.title_en.as_deref().unwrap_or("")),
+    ];
+    for own in bundled {
+        let own_titles = [
+            fold_title(&own.title),
+            fold_title(own.title_en.as_deref().unwrap_or("")),
+        ];
+        let matched = if !id.is_empty() && id == fold_id(&own.id) {
+            Some(("id", plugin.id.as_str()))
+        } else {
+            titles.into_iter().find(|(_, title)| {
+                let folded = fold_title(title);
+                !folded.is_empty() && own_titles.contains(&folded)
+            })
+        };
+        if let Some((what, value)) = matched {
+            let article = if plugin.kind == PluginKind::Official {
+                "an"
+            } else {
+                "a"
+            };
+            return Some(format!(
+                "looks like the app's own plugin \"{}\" ({}): its {what} \"{value}\" is the same; it is {article} {} plugin, not part of the app",
+                own.id,
+                own.title,
+                plugin.kind.as_str()
+            ));
+        }
+    }
+    None
+}
+
+fn fold_id(id: &str) -> String {
+    id.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Enough of NFKC and case folding to catch a lookalike title: full-width forms become ASCII,
+/// case is folded, and spaces and format characters (zero-width, direction marks, BOM) go.
+fn fold_title(title: &str) -> String {
+    title
+        .chars()
+        .map(|c| match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            _ => c,
+        })
+        .filter(|c| !c.is_whitespace() && !is_format_char(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Unicode's format characters (category Cf) that turn up in text: invisible, so two titles
+/// that differ only by them look the same.
+fn is_format_char(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
 /// `wallet.cardBalance` → `wallet__cardBalance`: the first `.` becomes `__`.
@@ -667,6 +781,145 @@ impl Registry {
 
     pub fn plugins(&self) -> impl Iterator<Item = &Arc<Plugin>> {
         self.plugins.values()
+    }
+}
+
+/// Why manifest text did not become JSON.
+#[derive(Debug)]
+pub enum JsonTextError {
+    /// Not JSON at all.
+    Syntax(serde_json::Error),
+    /// A key appears twice in one object: the plugin, the key's path and the key.
+    DuplicateKey(LoadError),
+}
+
+/// Parses manifest text, refusing a key written twice in one object. serde_json keeps the
+/// last of two, so `{"effect": "money", "effect": "read"}` would read as a read tool while a
+/// reviewer who sees the first believes it spends money: the text must mean one thing.
+pub fn json_with_unique_keys(text: &str) -> Result<Value, JsonTextError> {
+    let seen = Seen::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = UniqueKeys {
+        path: String::new(),
+        seen: &seen,
+    }
+    .deserialize(&mut de)
+    .and_then(|value| de.end().map(|()| value));
+    match (parsed, seen.duplicate.into_inner()) {
+        (_, Some((path, key))) => Err(JsonTextError::DuplicateKey(LoadError::new(
+            seen.id.into_inner().as_deref().unwrap_or("?"),
+            path,
+            format!("the key \"{key}\" appears more than once; write each key once"),
+        ))),
+        (Ok(value), None) => Ok(value),
+        (Err(e), None) => Err(JsonTextError::Syntax(e)),
+    }
+}
+
+/// Parses manifest text into a manifest; see [`json_with_unique_keys`].
+pub fn parse_manifest_text(text: &str) -> Result<Manifest, LoadError> {
+    match json_with_unique_keys(text) {
+        Ok(json) => parse_manifest(&json),
+        Err(JsonTextError::DuplicateKey(e)) => Err(e),
+        Err(JsonTextError::Syntax(e)) => {
+            Err(LoadError::new("?", "manifest", format!("not JSON: {e}")))
+        }
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    /// The path and name of the first key found twice.
+    duplicate: std::cell::RefCell<Option<(String, String)>>,
+    /// The top-level "id", once read, so that an error can name the plugin.
+    id: std::cell::RefCell<Option<String>>,
+}
+
+/// Builds a [`Value`] as serde_json does, knowing where it is so that a repeated key can be
+/// named by its path (`tools[0].effect`).
+struct UniqueKeys<'a> {
+    path: String,
+    seen: &'a Seen,
+}
+
+impl<'de> DeserializeSeed<'de> for UniqueKeys<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueKeys<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(UniqueKeys {
+            path: format!("{}[{}]", self.path, items.len()),
+            seen: self.seen,
+        })? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.path)
+            };
+            if object.contains_key(&key) {
+                *self.seen.duplicate.borrow_mut() = Some((path, key.clone()));
+                return Err(de::Error::custom(format!("duplicate key \"{key}\"")));
+            }
+            let value = map.next_value_seed(UniqueKeys {
+                path,
+                seen: self.seen,
+            })?;
+            if self.path.is_empty() && key == "id" {
+                if let Value::String(id) = &value {
+                    *self.seen.id.borrow_mut() = Some(shown_id(id));
+                }
+            }
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
     }
 }
 
@@ -776,7 +1029,7 @@ mod tests {
         for id in ["my__plugin", "plugin_", "has.dot", ""] {
             let err = load(json!({"id": id}), PluginKind::Community).unwrap_err();
             assert_eq!(err.field, "id", "{id}");
-            assert!(err.message.contains("without \"__\""), "{err}");
+            assert_eq!(err.message, PLUGIN_ID_RULE, "{id}");
         }
     }
 
@@ -974,5 +1227,231 @@ mod tests {
         );
         let unknown = plugin.tools[0].resolve_target(&json!({"button": "Pay"}));
         assert_eq!(unknown.as_deref(), Some("Tap \"Pay\" in {app}"));
+    }
+
+    #[test]
+    fn a_plugin_id_with_capitals_is_a_load_error() {
+        for id in ["Settings", "SETTINGS", "wAllet", "mcp-Forum"] {
+            let err = load(json!({"id": id}), PluginKind::Community).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "plugin \"{id}\": id: a plugin id is 1 to 48 lowercase ASCII letters, digits and '-', not starting or ending with '-'"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_plugin_id_outside_lowercase_letters_digits_and_hyphens_is_a_load_error() {
+        for id in [
+            "my_plugin",
+            "-wallet",
+            "wallet-",
+            "has.dot",
+            "设置",
+            "ｓｅｔｔｉｎｇｓ",
+            "",
+        ] {
+            let err = load(json!({"id": id}), PluginKind::Community).unwrap_err();
+            assert_eq!(err.field, "id", "{id}");
+            assert_eq!(
+                err.message,
+                "a plugin id is 1 to 48 lowercase ASCII letters, digits and '-', not starting or ending with '-'",
+                "{id}"
+            );
+        }
+        for id in ["wallet", "mcp-forum", "a", "x2", "a-b-c"] {
+            assert!(
+                load(json!({"id": id}), PluginKind::Community).is_ok(),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plugin_id_longer_than_48_characters_is_a_load_error_that_does_not_repeat_it() {
+        assert!(load(json!({"id": "a".repeat(48)}), PluginKind::Community).is_ok());
+        let err = load(json!({"id": "a".repeat(49)}), PluginKind::Community).unwrap_err();
+        assert_eq!(err.field, "id");
+        let err = load(json!({"id": "a".repeat(10_000)}), PluginKind::Community).unwrap_err();
+        assert_eq!(err.field, "id");
+        assert_eq!(err.plugin, format!("{}…", "a".repeat(48)));
+    }
+
+    #[test]
+    fn a_tool_name_longer_than_64_characters_is_a_load_error_that_does_not_repeat_it() {
+        let err = load(
+            json!({"id": "x", "tools": [{"name": "t".repeat(10_000), "effect": "read"}]}),
+            PluginKind::Community,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plugin \"x\": tools[0].name: a tool name is at most 64 characters"
+        );
+    }
+
+    fn bundled(id: &str, title: &str, title_en: &str) -> Plugin {
+        load(
+            json!({"id": id, "title": title, "i18n": {"en": {"title": title_en}}}),
+            PluginKind::Bundled,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_title_confusable_with_a_bundled_plugin_is_an_impersonation_warning() {
+        let settings = bundled("settings", "设置", "Settings");
+        let wallet = bundled("wallet", "校园卡", "Campus card");
+        let bundled = [&settings, &wallet];
+        for (id, title) in [
+            ("my-settings", "设置"),
+            ("s1", " 设置\u{200b} "),
+            ("s2", "ＳＥＴＴＩＮＧＳ"),
+            ("s3", "Set tings"),
+            ("c1", "campus\u{3000}CARD"),
+        ] {
+            let plugin = load(json!({"id": id, "title": title}), PluginKind::Community).unwrap();
+            let warning =
+                impersonation_warning(&plugin, &bundled).unwrap_or_else(|| panic!("{title}"));
+            assert!(
+                warning.starts_with("looks like the app's own plugin \""),
+                "{warning}"
+            );
+        }
+        let plugin = load(
+            json!({"id": "fake", "title": "设置"}),
+            PluginKind::Community,
+        )
+        .unwrap();
+        assert_eq!(
+            impersonation_warning(&plugin, &bundled).as_deref(),
+            Some(
+                "looks like the app's own plugin \"settings\" (设置): its title \"设置\" is the same; it is a community plugin, not part of the app"
+            )
+        );
+        let plugin = load(
+            json!({"id": "fake", "title": "钱包", "i18n": {"en": {"title": "Campus Card"}}}),
+            PluginKind::Official,
+        )
+        .unwrap();
+        assert_eq!(
+            impersonation_warning(&plugin, &bundled).as_deref(),
+            Some(
+                "looks like the app's own plugin \"wallet\" (校园卡): its English title \"Campus Card\" is the same; it is an official plugin, not part of the app"
+            )
+        );
+    }
+
+    #[test]
+    fn an_id_equal_to_a_bundled_id_but_for_hyphens_is_an_impersonation_warning() {
+        let settings = bundled("settings", "设置", "Settings");
+        let plugin = load(
+            json!({"id": "set-tings", "title": "工具"}),
+            PluginKind::Community,
+        )
+        .unwrap();
+        assert_eq!(
+            impersonation_warning(&plugin, &[&settings]).as_deref(),
+            Some(
+                "looks like the app's own plugin \"settings\" (设置): its id \"set-tings\" is the same; it is a community plugin, not part of the app"
+            )
+        );
+    }
+
+    #[test]
+    fn a_distinct_plugin_or_a_bundled_one_gets_no_impersonation_warning() {
+        let settings = bundled("settings", "设置", "Settings");
+        let plugin = load(
+            json!({"id": "canteen", "title": "食堂", "i18n": {"en": {"title": "Canteen"}}}),
+            PluginKind::Community,
+        )
+        .unwrap();
+        assert_eq!(impersonation_warning(&plugin, &[&settings]), None);
+        let plugin = load(json!({"id": "noname"}), PluginKind::Remote).unwrap();
+        assert_eq!(
+            impersonation_warning(&plugin, &[&bundled("x", "", "")]),
+            None
+        );
+        assert_eq!(impersonation_warning(&settings, &[&settings]), None);
+    }
+
+    #[test]
+    fn a_duplicate_key_in_a_manifest_is_a_load_error_at_every_depth() {
+        let cases = [
+            (
+                r#"{"id": "wallet", "title": "a", "title": "b"}"#,
+                "wallet",
+                "title",
+                "title",
+            ),
+            (
+                r#"{"id": "wallet", "tools": [{"name": "pay", "effect": "money", "effect": "read"}]}"#,
+                "wallet",
+                "tools[0].effect",
+                "effect",
+            ),
+            (
+                r#"{"id": "net", "grants": {"allow_network": false, "allow_network": true}}"#,
+                "net",
+                "grants.allow_network",
+                "allow_network",
+            ),
+            (
+                r#"{"id": "c", "dataSources": {"m": {"args": {"day": 1, "day": 2}}}}"#,
+                "c",
+                "dataSources.m.args.day",
+                "day",
+            ),
+            (r#"{"id": "a", "id": "b"}"#, "a", "id", "id"),
+            (
+                r#"{"title": "t", "title": "u", "id": "late"}"#,
+                "?",
+                "title",
+                "title",
+            ),
+        ];
+        for (text, plugin, path, key) in cases {
+            let err = parse_manifest_text(text).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "plugin \"{plugin}\": {path}: the key \"{key}\" appears more than once; write each key once"
+                ),
+                "{text}"
+            );
+        }
+        let manifest = parse_manifest_text(r#"{"id": "w", "tools": [{"name": "a", "effect": "read"}, {"name": "b", "effect": "read"}]}"#).unwrap();
+        assert_eq!(manifest.tools.len(), 2);
+    }
+
+    #[test]
+    fn a_manifest_that_is_not_json_is_a_load_error() {
+        let err = parse_manifest_text("{\"id\": ").unwrap_err();
+        assert_eq!(err.plugin, "?");
+        assert_eq!(err.field, "manifest");
+        assert!(err.message.starts_with("not JSON: "), "{err}");
+    }
+
+    #[test]
+    fn data_source_args_that_break_the_tool_schema_are_a_load_error() {
+        let manifest = |args: Value| {
+            json!({"id": "canteen", "tools": [{"name": "menu", "effect": "read",
+                      "input": {"type": "object", "properties": {"day": {"type": "integer"}},
+                                "required": ["day"], "additionalProperties": false}}],
+                   "dataSources": {"today": {"title": "菜单", "tool": "menu", "args": args, "ttlMs": 60000}}})
+        };
+        let err = load(manifest(json!({"day": "monday"})), PluginKind::Community).unwrap_err();
+        assert_eq!(err.plugin, "canteen");
+        assert_eq!(err.field, "dataSources.today.args");
+        assert!(
+            err.message
+                .starts_with("does not fit the input of tool \"menu\": "),
+            "{err}"
+        );
+        let err = load(manifest(Value::Null), PluginKind::Community).unwrap_err();
+        assert_eq!(err.field, "dataSources.today.args");
+        assert!(load(manifest(json!({"day": 3})), PluginKind::Community).is_ok());
     }
 }

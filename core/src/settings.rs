@@ -152,6 +152,35 @@ impl SettingsError {
 /// The keys the agent may change, for the tool's description and the error that lists them.
 pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
+/// Query parameters that carry a credential in the URLs of model providers.
+const CREDENTIAL_PARAMETERS: [&str; 8] = [
+    "key",
+    "api_key",
+    "api-key",
+    "apikey",
+    "token",
+    "access_token",
+    "secret",
+    "password",
+];
+
+/// What in an endpoint URL is a credential: a user name or password before the host, or a
+/// query parameter that providers use for a key. Settings are stored in SQLite and shown on
+/// screens and in the audit log; a key there leaks (DESIGN.md §6: secrets go to the keystore).
+fn credential_in(endpoint: &str) -> Option<&'static str> {
+    let url = url::Url::parse(endpoint).ok()?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Some("user:password@ before the host");
+    }
+    url.query_pairs()
+        .any(|(name, _)| {
+            CREDENTIAL_PARAMETERS
+                .iter()
+                .any(|p| name.eq_ignore_ascii_case(p))
+        })
+        .then_some("a key= or token= query parameter")
+}
+
 /// Parses `key` and `value` into a change, checking the value's shape. Whether the plugin
 /// exists and its preferences schema are checked by the engine, which knows the plugins.
 pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
@@ -191,6 +220,12 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
         }
         "model.endpoint" => {
             let endpoint = text()?;
+            if let Some(what) = credential_in(endpoint) {
+                // The message never repeats the URL: it holds the secret.
+                return Err(fail(format!(
+                    "the URL holds a credential ({what}); an API key goes in Settings → Model → API key, which keeps it in the keystore, never in the URL"
+                )));
+            }
             match url::Url::parse(endpoint) {
                 Ok(url) if url.scheme() == "https" && url.host_str().is_some() => {
                     Ok(Change::ModelEndpoint(endpoint.to_owned()))
@@ -337,6 +372,45 @@ mod tests {
         assert_eq!(
             err("fontSize", json!(12)),
             format!("settings key \"fontSize\": unknown key; the keys are {KEYS}")
+        );
+    }
+
+    #[test]
+    fn a_credential_in_the_model_endpoint_is_refused_without_repeating_it() {
+        for url in [
+            "https://user:sk-secret@api.example.com/v1",
+            "https://sk-secret@api.example.com/v1",
+            "https://:sk-secret@api.example.com/v1",
+            "http://user:sk-secret@api.example.com/v1",
+        ] {
+            let message = err("model.endpoint", json!(url));
+            assert_eq!(
+                message,
+                "settings key \"model.endpoint\": the URL holds a credential (user:password@ before the host); an API key goes in Settings → Model → API key, which keeps it in the keystore, never in the URL",
+                "{url}"
+            );
+        }
+        for url in [
+            "https://api.example.com/v1?key=sk-secret",
+            "https://api.example.com/v1?API_KEY=sk-secret",
+            "https://api.example.com/v1?x=1&token=sk-secret",
+            "https://api.example.com/v1?access_token=sk-secret",
+        ] {
+            let message = err("model.endpoint", json!(url));
+            assert_eq!(
+                message,
+                "settings key \"model.endpoint\": the URL holds a credential (a key= or token= query parameter); an API key goes in Settings → Model → API key, which keeps it in the keystore, never in the URL",
+                "{url}"
+            );
+        }
+        assert_eq!(
+            parse_change(
+                "model.endpoint",
+                &json!("https://api.example.com/v1?api-version=2024")
+            ),
+            Ok(Change::ModelEndpoint(
+                "https://api.example.com/v1?api-version=2024".into()
+            ))
         );
     }
 }

@@ -11,6 +11,9 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 /// The file inside a data directory.
 pub const DATABASE_FILE: &str = "harness.sqlite3";
 
+/// The file a process of the app holds an exclusive lock on while it has the directory open.
+pub const LOCK_FILE: &str = "harness.lock";
+
 /// The audit log keeps this many most recent rows; older ones are pruned at open and every
 /// [`AUDIT_PRUNE_EVERY`] appends. At the rate a phone makes calls (hundreds a day) this is
 /// more than a year of history, in about 20 MB.
@@ -32,6 +35,14 @@ pub enum StoreError {
         path: String,
         source: rusqlite::Error,
     },
+    /// The database file, or the directory it lives in, cannot be used: the message names it
+    /// and says what to do.
+    #[error("{0}")]
+    File(String),
+    #[error(
+        "the data directory {dir} is in use by another process of the app; close that one and try again"
+    )]
+    InUse { dir: String },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("stored data is not valid: {0}")]
@@ -225,36 +236,47 @@ pub struct Store {
     /// Reads that need not wait for a write; the same connection for an in-memory database.
     reader: Option<Mutex<Connection>>,
     path: Option<PathBuf>,
+    /// The data directory's lock, held for the store's life. Declared last, so that it is
+    /// released only after both connections have closed.
+    _lock: Option<std::fs::File>,
 }
 
 impl Store {
-    /// Opens (creating, or upgrading in one transaction) the database in `dir`.
+    /// Opens (creating, or upgrading in one transaction) the database in `dir`. The directory
+    /// is locked for as long as the store lives: two engines on one directory would each keep
+    /// their own copy of the state in memory and overwrite each other's changes.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         let path = dir.join(DATABASE_FILE);
         let shown = path.display().to_string();
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
-            path: shown.clone(),
-            source: rusqlite::Error::InvalidPath(PathBuf::from(format!("{}: {e}", dir.display()))),
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::File(format!(
+                "cannot create the data directory {}: {e}; check that its parent folder exists and can be written",
+                dir.display()
+            ))
         })?;
-        let mut writer = Connection::open(&path).map_err(|source| StoreError::Open {
-            path: shown.clone(),
-            source,
-        })?;
-        configure(&writer)?;
-        migrate(&mut writer, &shown)?;
-        let reader = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|source| StoreError::Open {
-            path: shown,
-            source,
-        })?;
-        reader.pragma_update(None, "temp_store", "MEMORY")?;
+        let lock = lock_dir(dir)?;
+        if path.is_dir() {
+            return Err(StoreError::File(format!(
+                "the database {shown} is a folder, not a file; move it aside to start afresh"
+            )));
+        }
+        let connections = || -> Result<(Connection, Connection), StoreError> {
+            let mut writer = Connection::open(&path)?;
+            configure(&writer)?;
+            migrate(&mut writer, &shown)?;
+            let reader = Connection::open_with_flags(
+                &path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            reader.pragma_update(None, "temp_store", "MEMORY")?;
+            Ok((writer, reader))
+        };
+        let (writer, reader) = connections().map_err(|e| located(e, &shown))?;
         Ok(Self {
             writer: Mutex::new(writer),
             reader: Some(Mutex::new(reader)),
             path: Some(path),
+            _lock: Some(lock),
         })
     }
 
@@ -267,6 +289,7 @@ impl Store {
             writer: Mutex::new(conn),
             reader: None,
             path: None,
+            _lock: None,
         })
     }
 
@@ -284,10 +307,13 @@ impl Store {
         f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.writer();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+        let run = || {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        };
+        run().map_err(|e| self.located(e))
     }
 
     /// Runs `f` on the reader connection.
@@ -299,7 +325,90 @@ impl Store {
             Some(reader) => f(&reader.lock().unwrap_or_else(|p| p.into_inner())),
             None => f(&self.writer()),
         }
+        .map_err(|e| self.located(e))
     }
+
+    fn located(&self, e: StoreError) -> StoreError {
+        match &self.path {
+            Some(path) => located(e, &path.display().to_string()),
+            None => e,
+        }
+    }
+}
+
+/// Names the database file in an error about the file itself (not a database, read-only,
+/// full, unreadable) and says what to do; other errors are left as they are.
+fn located(e: StoreError, shown: &str) -> StoreError {
+    use rusqlite::ErrorCode;
+    let StoreError::Sql(rusqlite::Error::SqliteFailure(failure, detail)) = &e else {
+        return e;
+    };
+    let detail = detail.as_deref().unwrap_or("");
+    let message = match failure.code {
+        ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => format!(
+            "the database {shown} is not a SQLite database (it may be corrupt); move it aside to start afresh"
+        ),
+        ErrorCode::ReadOnly => format!(
+            "the database {shown} is read-only; check the permissions of the file and of its folder"
+        ),
+        ErrorCode::PermissionDenied | ErrorCode::CannotOpen => format!(
+            "cannot open the database {shown} ({detail}); check that it and its folder can be read and written"
+        ),
+        ErrorCode::DiskFull => {
+            format!("the disk holding the database {shown} is full; free some space and try again")
+        }
+        ErrorCode::SystemIoFailure => {
+            format!("cannot read or write the database {shown} ({detail}); check the disk")
+        }
+        _ => return e,
+    };
+    StoreError::File(message)
+}
+
+/// Takes the data directory's exclusive lock, or says that another process holds it. An
+/// advisory `flock` on a file in the directory: the kernel drops it when the process ends,
+/// however it ends, so a crash never leaves the directory locked.
+#[cfg(unix)]
+fn lock_dir(dir: &Path) -> Result<std::fs::File, StoreError> {
+    use std::os::unix::io::AsRawFd;
+    let path = dir.join(LOCK_FILE);
+    let cannot = |e: std::io::Error| {
+        StoreError::File(format!(
+            "cannot lock the data directory {} through {}: {e}; check that the folder can be written",
+            dir.display(),
+            path.display()
+        ))
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(cannot)?;
+    // SAFETY: flock takes a descriptor `file` owns and keeps open for the call.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
+            StoreError::InUse {
+                dir: dir.display().to_string(),
+            }
+        } else {
+            cannot(e)
+        });
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn lock_dir(dir: &Path) -> Result<std::fs::File, StoreError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(LOCK_FILE))
+        .map_err(|e| StoreError::File(format!("cannot open {}: {e}", dir.display())))
 }
 
 fn configure(conn: &Connection) -> Result<(), StoreError> {

@@ -14,6 +14,9 @@ use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
+/// seq, actor, event, detail, step of one audit row.
+type AuditColumns = (i64, String, String, Option<String>, Option<String>);
+
 /// Answers prompts from a queue and keeps every prompt it was shown.
 #[derive(Default)]
 struct Answers {
@@ -352,7 +355,7 @@ async fn every_decision_answer_and_outcome_is_audited() {
             conversation: None,
         })
         .await;
-    let rows: Vec<(i64, String, String, Option<String>, Option<String>)> = engine
+    let rows: Vec<AuditColumns> = engine
         .audit(100)
         .unwrap()
         .into_iter()

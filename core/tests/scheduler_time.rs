@@ -330,3 +330,44 @@ async fn the_time_zone_defaults_to_the_settings_time_zone() {
         Some(local("Asia/Shanghai", "2026-05-02 08:00"))
     );
 }
+
+#[tokio::test]
+async fn running_due_jobs_at_the_end_of_time_ends_them_without_overflow() {
+    let (engine, _clock, _counter) = engine_at(utc("2026-03-01 12:00"), Arc::new(NobodyThere));
+    let owner = || harness_core::scheduler::Owner::User;
+    let every = engine
+        .add_job(
+            &check(json!({"everyMinutes": 366 * 24 * 60}), "Asia/Shanghai"),
+            owner(),
+        )
+        .unwrap();
+    let cron = engine
+        .add_job(
+            &check(json!({"cron": "*/5 * * * *"}), "America/New_York"),
+            owner(),
+        )
+        .unwrap();
+    let reports = engine.run_due(i64::MAX).await.unwrap();
+    assert_eq!(reports.len(), 2);
+    for id in [every.id, cron.id] {
+        let job = engine.job(id).unwrap();
+        assert_eq!(job.next_due_ms, None, "job {id}");
+        assert_eq!(job.state, JobState::Done, "job {id}");
+    }
+}
+
+#[tokio::test]
+async fn a_cron_job_that_never_fires_is_refused_at_creation() {
+    let (engine, _clock, _counter) = engine_at(utc("2026-03-01 12:00"), Arc::new(NobodyThere));
+    let err = engine
+        .add_job(
+            &check(json!({"cron": "0 0 31 2 *"}), "Asia/Shanghai"),
+            harness_core::scheduler::Owner::User,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "schedule.cron: \"0 0 31 2 *\" never fires: it has no time in the next 5 years"
+    );
+    assert!(engine.jobs().is_empty());
+}

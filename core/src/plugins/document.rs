@@ -14,7 +14,9 @@
 
 use url::Url;
 
-use crate::registry::{LoadError, Manifest, PluginKind, parse_manifest};
+use crate::registry::{
+    JsonTextError, LoadError, Manifest, PluginKind, json_with_unique_keys, parse_manifest,
+};
 
 /// A parsed plugin document: the manifest and the Markdown body.
 #[derive(Debug, Clone)]
@@ -43,9 +45,12 @@ pub fn parse(text: &str) -> Result<Document, LoadError> {
     let body = rest[end + 4..]
         .trim_start_matches(['\r', '\n', '-'])
         .to_owned();
-    let json: serde_json::Value = serde_json::from_str(header).map_err(|e| LoadError {
-        message: format!("the front matter is not JSON: {e}"),
-        ..missing("")
+    let json = json_with_unique_keys(header).map_err(|e| match e {
+        JsonTextError::Syntax(e) => LoadError {
+            message: format!("the front matter is not JSON: {e}"),
+            ..missing("")
+        },
+        JsonTextError::DuplicateKey(e) => e,
     })?;
     let mut manifest = parse_manifest(&json)?;
     if manifest.description.is_empty() {
@@ -127,5 +132,17 @@ mod tests {
             PluginKind::Community
         );
         assert_eq!(kind_for_source("not a url", host), PluginKind::Community);
+    }
+
+    #[test]
+    fn a_key_written_twice_in_the_front_matter_is_a_load_error() {
+        let err = parse(
+            "---\n{\"id\": \"wallet\", \"tools\": [{\"name\": \"pay\", \"effect\": \"money\", \"effect\": \"read\"}]}\n---\n# 钱包\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plugin \"wallet\": tools[0].effect: the key \"effect\" appears more than once; write each key once"
+        );
     }
 }

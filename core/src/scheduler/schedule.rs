@@ -32,6 +32,16 @@ pub const LOCAL_TIME_FORMAT: &str = "YYYY-MM-DD HH:mm";
 
 const MINUTE_MS: i64 = 60_000;
 
+/// How far ahead a cron expression must fire to be accepted: one that has no time in five
+/// years (`0 0 31 2 *`) never fires. A leap day fires within every five years.
+const CRON_HORIZON_MS: i64 = 5 * 366 * 24 * 60 * MINUTE_MS;
+const CRON_HORIZON_YEARS: u32 = 5;
+
+/// The instants a cron schedule computes with: years 0000 to 9999 UTC, the years a local time
+/// "YYYY-MM-DD HH:mm" can name. Beyond them a time-zone offset can carry a local time past
+/// what chrono holds, so an instant outside has no next run rather than an overflow.
+const SCHEDULABLE_MS: std::ops::RangeInclusive<i64> = -62_167_219_200_000..=253_402_300_799_999;
+
 /// The longest gap searched for its end. Real gaps are an hour or two; Samoa skipped a whole
 /// day in 2011, so two days bound every gap on record.
 const GAP_SEARCH_MINUTES: i64 = 2 * 24 * 60;
@@ -108,8 +118,30 @@ impl Timing {
                 }
                 Ok(Some(at))
             }
-            Timing::Every { minutes } => Ok(Some(created_ms + i64::from(*minutes) * MINUTE_MS)),
-            Timing::Cron(cron) => Ok(cron_after(cron, tz, created_ms, None)),
+            Timing::Every { minutes } => interval_ms(*minutes)
+                .and_then(|step| created_ms.checked_add(step))
+                .map(Some)
+                .ok_or_else(|| {
+                    JobError::new(
+                        "schedule.everyMinutes",
+                        format!(
+                            "{minutes} minutes from now is past the last time the app can count; use a shorter interval"
+                        ),
+                    )
+                }),
+            Timing::Cron(cron) => {
+                let horizon = created_ms.saturating_add(CRON_HORIZON_MS);
+                match cron_after(cron, tz, created_ms, None) {
+                    Some(first) if first <= horizon => Ok(Some(first)),
+                    _ => Err(JobError::new(
+                        "schedule.cron",
+                        format!(
+                            "\"{}\" never fires: it has no time in the next {CRON_HORIZON_YEARS} years",
+                            cron.as_str()
+                        ),
+                    )),
+                }
+            }
         }
     }
 
@@ -121,15 +153,23 @@ impl Timing {
         match self {
             Timing::At(_) => None,
             Timing::Every { minutes } => {
-                let step = i64::from(*minutes) * MINUTE_MS;
+                // Every step is checked: `now` comes from the shell, and an instant past what
+                // can be counted means no next run, never a wrapped time.
+                let step = interval_ms(*minutes)?;
                 if after < anchor_ms {
                     return Some(anchor_ms);
                 }
-                Some(anchor_ms + ((after - anchor_ms) / step + 1) * step)
+                let steps = after.checked_sub(anchor_ms)? / step + 1;
+                anchor_ms.checked_add(steps.checked_mul(step)?)
             }
             Timing::Cron(cron) => cron_after(cron, tz, after, Some(due_ms)),
         }
     }
+}
+
+/// An interval in milliseconds; `None` when it cannot be counted.
+fn interval_ms(minutes: u32) -> Option<i64> {
+    i64::from(minutes).checked_mul(MINUTE_MS)
 }
 
 /// Parses an IANA time zone name.
@@ -186,13 +226,12 @@ pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Tz> {
                 .and_then(|t| t.with_nanosecond(0))
                 .unwrap_or(local);
             (1..=GAP_SEARCH_MINUTES)
-                .find_map(
-                    |m| match tz.from_local_datetime(&(start + Duration::minutes(m))) {
-                        LocalResult::Single(t) => Some(t),
-                        LocalResult::Ambiguous(first, _) => Some(first),
-                        LocalResult::None => None,
-                    },
-                )
+                .map_while(|m| start.checked_add_signed(Duration::minutes(m)))
+                .find_map(|t| match tz.from_local_datetime(&t) {
+                    LocalResult::Single(t) => Some(t),
+                    LocalResult::Ambiguous(first, _) => Some(first),
+                    LocalResult::None => None,
+                })
                 // No zone has a gap this long; fall back to reading the time as UTC.
                 .unwrap_or_else(|| tz.from_utc_datetime(&local))
         }
@@ -226,8 +265,15 @@ fn parse_cron(text: &str) -> Result<Cron, JobError> {
 /// The first occurrence of `cron` in `tz` strictly after `after_ms` whose local wall time is
 /// later than that of `previous_ms` (a cron job never fires twice for one local time).
 fn cron_after(cron: &Cron, tz: Tz, after_ms: i64, previous_ms: Option<i64>) -> Option<i64> {
+    if !SCHEDULABLE_MS.contains(&after_ms) {
+        return None;
+    }
     let local_of = |ms: i64| {
-        DateTime::<Utc>::from_timestamp_millis(ms).map(|t| t.with_timezone(&tz).naive_local())
+        SCHEDULABLE_MS
+            .contains(&ms)
+            .then(|| DateTime::<Utc>::from_timestamp_millis(ms))
+            .flatten()
+            .map(|t| t.with_timezone(&tz).naive_local())
     };
     let floor = previous_ms.and_then(local_of);
     let mut from = DateTime::<Utc>::from_timestamp_millis(after_ms)?.with_timezone(&tz);
@@ -345,6 +391,122 @@ mod tests {
         assert_eq!(
             t.next_due(Tz::UTC, anchor, anchor, anchor),
             Some(anchor + 10 * MINUTE_MS)
+        );
+    }
+
+    /// The last instant chrono can hold, in milliseconds.
+    fn last_instant_ms() -> i64 {
+        DateTime::<Utc>::MAX_UTC.timestamp_millis()
+    }
+
+    #[test]
+    fn an_interval_at_the_end_of_time_has_no_next_run() {
+        let longest = Timing::Every { minutes: u32::MAX };
+        assert_eq!(
+            longest.next_due(Tz::UTC, i64::MAX - 1, i64::MAX - 1, i64::MAX),
+            None
+        );
+        assert_eq!(
+            longest.next_due(Tz::UTC, i64::MIN, i64::MIN, i64::MAX),
+            None
+        );
+        assert_eq!(longest.next_due(Tz::UTC, 0, 0, i64::MAX), None);
+        let short = Timing::Every { minutes: 10 };
+        assert_eq!(short.next_due(Tz::UTC, 0, 0, i64::MAX), None);
+        assert_eq!(short.next_due(Tz::UTC, i64::MIN, i64::MIN, 0), None);
+        // Far but countable times still work.
+        assert_eq!(
+            longest.next_due(Tz::UTC, 0, 0, 0),
+            Some(i64::from(u32::MAX) * MINUTE_MS)
+        );
+    }
+
+    #[test]
+    fn an_interval_whose_first_run_cannot_be_counted_is_refused_at_creation() {
+        for (minutes, created) in [(u32::MAX, i64::MAX), (10, i64::MAX - 1), (1, i64::MAX)] {
+            assert_eq!(
+                Timing::Every { minutes }
+                    .first_due(Tz::UTC, created)
+                    .unwrap_err()
+                    .to_string(),
+                format!(
+                    "schedule.everyMinutes: {minutes} minutes from now is past the last time the app can count; use a shorter interval"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_cron_job_at_the_end_of_time_has_no_next_run() {
+        let cron = Timing::parse(&ScheduleSpec::Cron("* * * * *".into())).unwrap();
+        for now in [i64::MAX, last_instant_ms(), last_instant_ms() - MINUTE_MS] {
+            assert_eq!(cron.next_due(Tz::UTC, 0, now, now), None, "{now}");
+            assert_eq!(
+                cron.next_due(Tz::Asia__Shanghai, 0, now, now),
+                None,
+                "{now}"
+            );
+        }
+        assert_eq!(
+            cron.first_due(Tz::UTC, i64::MAX).unwrap_err().to_string(),
+            "schedule.cron: \"* * * * *\" never fires: it has no time in the next 5 years"
+        );
+    }
+
+    #[test]
+    fn a_one_shot_far_in_the_future_or_the_past_is_counted_without_overflow() {
+        let at = |text: &str| Timing::parse(&ScheduleSpec::At(text.into())).unwrap();
+        assert_eq!(
+            at("9999-12-31 23:59").first_due(Tz::UTC, 0).unwrap(),
+            Some(253_402_300_740_000)
+        );
+        assert_eq!(
+            at("0000-01-01 00:00").first_due(Tz::UTC, i64::MIN).unwrap(),
+            Some(-62_167_219_200_000)
+        );
+        assert_eq!(
+            at("9999-12-31 23:59")
+                .first_due(Tz::Pacific__Kiritimati, i64::MAX)
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "schedule.at: \"9999-12-31 23:59\" is not in the future (it is now {} ms in Pacific/Kiritimati)",
+                i64::MAX
+            )
+        );
+        assert_eq!(
+            at("9999-12-31 23:59").next_due(Tz::UTC, 0, i64::MAX, i64::MAX),
+            None
+        );
+    }
+
+    #[test]
+    fn a_local_time_at_the_end_of_the_calendar_resolves_without_panicking() {
+        let last = NaiveDateTime::MAX;
+        // Read as UTC when the zone has no such local time and nothing follows it.
+        assert_eq!(resolve_local(Tz::America__New_York, last).naive_utc(), last);
+    }
+
+    #[test]
+    fn a_cron_expression_that_never_fires_is_refused_at_creation() {
+        for expr in ["0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *"] {
+            let timing = Timing::parse(&ScheduleSpec::Cron(expr.into())).unwrap();
+            assert_eq!(
+                timing
+                    .first_due(Tz::Asia__Shanghai, 1_767_225_600_000)
+                    .unwrap_err()
+                    .to_string(),
+                format!(
+                    "schedule.cron: \"{expr}\" never fires: it has no time in the next 5 years"
+                )
+            );
+        }
+        // A leap day fires within every five years.
+        let leap = Timing::parse(&ScheduleSpec::Cron("0 0 29 2 *".into())).unwrap();
+        assert!(
+            leap.first_due(Tz::UTC, 1_767_225_600_000)
+                .unwrap()
+                .is_some()
         );
     }
 }
