@@ -119,7 +119,7 @@ impl Engine {
         let fresh = |cached: &Option<(Value, i64)>, now: i64| {
             cached
                 .as_ref()
-                .is_some_and(|(_, at)| now - at < source.ttl_ms as i64)
+                .is_some_and(|(_, at)| within_ttl(now, *at, source.ttl_ms))
         };
         let cached = self.cached(plugin, key)?;
         if fresh(&cached, started) {
@@ -216,5 +216,26 @@ impl PluginHandler for DashboardPlugin {
             "sources" => Ok(json!({"sources": engine.data_sources()})),
             other => Err(format!("dashboard has no tool {other}")),
         }
+    }
+}
+
+/// Whether a value fetched at `at` is still fresh at `now`. Counted without overflow: a clock
+/// set back (`now` before `at`) counts as fresh only within the ttl, and a ttl past what i64
+/// holds never expires.
+fn within_ttl(now: i64, at: i64, ttl_ms: u64) -> bool {
+    let age = i128::from(now) - i128::from(at);
+    age < i128::from(ttl_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn freshness_is_counted_without_overflow_at_the_ends_of_time() {
+        assert!(super::within_ttl(i64::MAX, 0, u64::MAX));
+        assert!(!super::within_ttl(i64::MAX, i64::MIN, u64::MAX));
+        assert!(!super::within_ttl(i64::MAX, i64::MIN, 1));
+        assert!(super::within_ttl(i64::MIN, i64::MAX, 0));
+        assert!(super::within_ttl(1_000, 0, 1_001));
+        assert!(!super::within_ttl(1_000, 0, 1_000));
     }
 }

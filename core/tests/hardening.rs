@@ -394,3 +394,80 @@ fn a_settings_change_writes_only_its_own_key() {
         (Language::En, "Europe/London", "qwen-plus")
     );
 }
+
+#[tokio::test]
+async fn a_loosening_change_in_a_tainted_turn_is_refused_saying_why_even_under_skip_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Arc::new(Denies::default());
+    let engine = open(dir.path(), broker.clone(), true);
+    engine
+        .install(wallet(), "bundled", Arc::new(Forum { fail: false }))
+        .unwrap();
+    engine
+        .install(forum(), "bundled", Arc::new(Forum { fail: false }))
+        .unwrap();
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    let mut settings = engine.conversation("c").unwrap().settings;
+    settings.preset = harness_core::policy::Preset::SkipAll;
+    engine.set_conversation_settings("c", settings).unwrap();
+    let deny = Rule {
+        kind: RuleKind::Deny,
+        tool: "wallet.recharge".into(),
+        effect: None,
+        when: None,
+    };
+    engine.set_rules(vec![deny.clone()]).unwrap();
+
+    engine
+        .invoke(call("forum.latest", Actor::Agent, json!({})))
+        .await;
+    let change = engine
+        .invoke(call(
+            "settings.change",
+            Actor::Agent,
+            json!({"key": "rules", "value": []}),
+        ))
+        .await;
+    assert_eq!(
+        change.reason,
+        "this change loosens a permission, and this turn has read untrusted content"
+    );
+    assert_eq!(
+        change.outcome,
+        Outcome::Refused {
+            code: Code::Tainted,
+            message: "\"settings.change\" would loosen a permission, and this turn has read untrusted \
+                      content, so the agent may not make this change. The user can make it in Settings."
+                .into()
+        }
+    );
+    assert!(broker.0.lock().unwrap().is_empty(), "nobody was asked");
+    assert_eq!(engine.rules(), [deny]);
+}
+
+#[test]
+fn a_document_passing_for_an_app_plugin_is_installed_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), Arc::new(Denies::default()), true);
+    let lookalike = plugin(
+        json!({"id": "app-settings", "title": "设 置", "tools": [{"name": "get", "effect": "read"}]}),
+        PluginKind::Community,
+    );
+    engine
+        .install(lookalike, "https://example.com/s.md", Arc::new(Nothing))
+        .unwrap();
+    let warnings = engine
+        .plugins()
+        .into_iter()
+        .find(|p| p.plugin.id == "app-settings")
+        .unwrap()
+        .warnings;
+    assert_eq!(
+        warnings,
+        [
+            "looks like the app's own plugin \"settings\" (设置): its title \"设 置\" is the same; it is \
+          a community plugin, not part of the app"
+        ]
+    );
+}
