@@ -8,6 +8,8 @@ import kotlin.test.assertTrue
 /** The agent's calls in a conversation: prompts answered by the Kotlin Platform. */
 class AgentFlowTest {
     private val askWrite = Verdict.Ask(PromptKind.ORDINARY, listOf(Answer.ALLOW, Answer.DENY, Answer.ALWAYS_ALLOW))
+    // In a tainted turn nothing permanent is one tap away: Allow / Deny only.
+    private val askTainted = Verdict.Ask(PromptKind.CONFIRM, listOf(Answer.ALLOW, Answer.DENY))
 
     @Test fun an_agent_read_runs_without_a_prompt() = runTest {
         val platform = ScriptedPlatform()
@@ -88,7 +90,7 @@ class AgentFlowTest {
         assertEquals(Decision(Verdict.Run, DecisionStep.MODE, null), posts.decision)
         assertTrue(harness.conversation("c1").tainted)
         val recharge = harness.invokeAsAgent("c1", "wallet.recharge", """{"amountYuan":500}""")
-        assertEquals(Decision(askWrite, DecisionStep.SENSITIVE, null), recharge.decision)
+        assertEquals(Decision(askTainted, DecisionStep.SENSITIVE, null), recharge.decision)
         assertEquals("this turn has read untrusted content, and this is a money call", recharge.prompt?.reason)
         assertEquals(RefusalCode.DECLINED, recharge.refusal())
         // A new turn starts clean: the same call runs (wallet's money mode is auto).
