@@ -301,13 +301,13 @@ impl RuleSet {
         self.rules.is_empty()
     }
 
-    /// The lowest-numbered matching rule of each kind, indexed by `RuleKind as usize`, found in
-    /// one pass over the call's candidates.
-    pub fn matches(&self, tool: &Tool, input: &Value) -> [Option<u32>; 3] {
-        let mut found = [None; 3];
+    /// The lowest-numbered matching rule of each kind, found in one pass over the call's
+    /// candidates.
+    pub fn matches(&self, tool: &Tool, input: &Value) -> Matched<u32> {
+        let mut found = Matched::default();
         for i in self.candidates(tool) {
             let rule = &self.rules[i as usize];
-            let slot = &mut found[rule.kind as usize];
+            let slot = found.of_kind(rule.kind);
             if slot.is_none_or(|j| i < j) && rule.matches(tool, input) {
                 *slot = Some(i);
             }
@@ -317,7 +317,7 @@ impl RuleSet {
 
     /// The lowest-numbered rule of `kind` that matches this call.
     pub fn first_match(&self, kind: RuleKind, tool: &Tool, input: &Value) -> Option<u32> {
-        self.matches(tool, input)[kind as usize]
+        *self.matches(tool, input).of_kind(kind)
     }
 
     /// Whether a rule of `kind` matches every call of this tool, whatever its input.
@@ -347,6 +347,34 @@ fn valid_part(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The matching rule of each kind, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Matched<T> {
+    pub deny: Option<T>,
+    pub ask: Option<T>,
+    pub allow: Option<T>,
+}
+
+impl<T> Default for Matched<T> {
+    fn default() -> Self {
+        Self {
+            deny: None,
+            ask: None,
+            allow: None,
+        }
+    }
+}
+
+impl<T> Matched<T> {
+    fn of_kind(&mut self, kind: RuleKind) -> &mut Option<T> {
+        match kind {
+            RuleKind::Deny => &mut self.deny,
+            RuleKind::Ask => &mut self.ask,
+            RuleKind::Allow => &mut self.allow,
+        }
+    }
 }
 
 /// Which rule set a deciding rule came from.
@@ -620,22 +648,91 @@ pub struct Rules<'a> {
 
 impl Rules<'_> {
     /// The deciding rule of each kind for this call: the conversation's own rules first.
-    fn matches(&self, tool: &Tool, input: &Value) -> [Option<RuleRef>; 3] {
-        let scoped = |set: &RuleSet, scope| -> [Option<RuleRef>; 3] {
+    fn matches(&self, tool: &Tool, input: &Value) -> Matched<RuleRef> {
+        let scoped = |set: &RuleSet, scope| -> Matched<RuleRef> {
             if set.is_empty() {
-                return [None; 3];
+                return Matched::default();
             }
-            set.matches(tool, input)
-                .map(|m| m.map(|index| RuleRef { scope, index }))
+            let m = set.matches(tool, input);
+            let at = |index: Option<u32>| index.map(|index| RuleRef { scope, index });
+            Matched {
+                deny: at(m.deny),
+                ask: at(m.ask),
+                allow: at(m.allow),
+            }
         };
         let conversation = scoped(self.conversation, RuleScope::Conversation);
         let global = scoped(self.global, RuleScope::Global);
-        [0, 1, 2].map(|k| conversation[k].or(global[k]))
+        Matched {
+            deny: conversation.deny.or(global.deny),
+            ask: conversation.ask.or(global.ask),
+            allow: conversation.allow.or(global.allow),
+        }
+    }
+
+    /// Whether a rule of `kind` matches every call of this tool, whatever its input.
+    fn cover(&self, kind: RuleKind, tool: &Tool) -> bool {
+        self.global.covers(kind, tool) || self.conversation.covers(kind, tool)
     }
 
     /// Whether a deny rule refuses this tool whatever the input, so it is never offered.
     pub fn denies_outright(&self, tool: &Tool) -> bool {
-        self.global.covers(RuleKind::Deny, tool) || self.conversation.covers(RuleKind::Deny, tool)
+        self.cover(RuleKind::Deny, tool)
+    }
+}
+
+/// What is known of a call before its input is: every fact [`decide`] looks at that does not
+/// depend on the input.
+#[derive(Clone, Copy, Debug)]
+pub struct Standing<'a> {
+    pub actor: Actor,
+    pub tool: Option<&'a Tool>,
+    pub availability: Availability,
+    pub terms_accepted: bool,
+    pub mode: Mode,
+    pub plan_mode: bool,
+}
+
+/// Could this tool ever run for this actor? `Err(code)` when every call of it would be refused
+/// whatever the input, with the code [`decide`] would give first; `Ok` when some call might run
+/// (or ask). The tool lists offered to the model and to scheduled runs, and a scheduled check's
+/// creation, all ask this — never a copy of its steps.
+pub fn precheck(s: &Standing<'_>, rules: Rules<'_>) -> Result<(), Code> {
+    // 1.
+    if s.actor != Actor::User && !s.terms_accepted {
+        return Err(Code::TermsNotAccepted);
+    }
+    let tool = match (s.tool, s.availability) {
+        (Some(tool), Availability::Ready) => tool,
+        _ => return Err(Code::Unavailable),
+    };
+    // 2.
+    if tool.user_only && s.actor != Actor::User {
+        return Err(Code::UserOnly);
+    }
+    // 4. Only a rule without `when` refuses whatever the input.
+    if s.actor != Actor::User && rules.cover(RuleKind::Deny, tool) {
+        return Err(Code::DeniedByRule);
+    }
+    // 5.
+    if s.mode == Mode::Off {
+        return Err(Code::Blocked);
+    }
+    match s.actor {
+        // 6. seed 000: unattended runs only read, and nobody is there to ask.
+        Actor::Scheduler if tool.effect != Effect::Read => Err(Code::SchedulerReadOnly),
+        Actor::Scheduler
+            if tool.grant
+                || tool.always_ask
+                || tool.target.is_some()
+                || s.mode == Mode::Ask
+                || rules.cover(RuleKind::Ask, tool) =>
+        {
+            Err(Code::Declined)
+        }
+        // 8a.
+        Actor::Agent if s.plan_mode && tool.effect != Effect::Read => Err(Code::PlanMode),
+        _ => Ok(()),
     }
 }
 
@@ -670,11 +767,14 @@ fn decide_step(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
         return Decision::by(Step::Input, Refuse(Code::InvalidInput));
     }
     // Rules speak for the user; they do not question the user's own taps.
-    let matched = match f.actor {
-        Actor::User => [None; 3],
+    let Matched {
+        deny: deny_rule,
+        ask: ask_rule,
+        allow: allow_rule,
+    } = match f.actor {
+        Actor::User => Matched::default(),
         _ => rules.matches(tool, f.input),
     };
-    let [deny_rule, ask_rule, allow_rule] = matched;
     // 4.
     if let Some(rule) = deny_rule {
         return Decision::by_rule(Step::DenyRule, Refuse(Code::DeniedByRule), rule);

@@ -2,7 +2,7 @@
 
 use harness_core::policy::{
     Actor, Availability, Decision, Facts, Mode, Preset, PromptKind, Rule, RuleKind, RuleSet, Rules,
-    ToolCheck, UserModes, Verdict, decide,
+    Standing, ToolCheck, UserModes, Verdict, decide, precheck,
 };
 use harness_core::registry::{Effect, Plugin, PluginKind, parse_manifest};
 use proptest::prelude::*;
@@ -391,6 +391,34 @@ proptest! {
             for preset in PRESETS {
                 let (decision, ..) = decide_in(&world, &call, preset);
                 prop_assert!(decision.verdict != Verdict::Ask(PromptKind::Ordinary), "{preset:?} {decision:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn whenever_precheck_refuses_decide_refuses_every_input(world in world(), calls in prop::collection::vec(call_spec(), 1..8)) {
+        let rules = Rules { global: &world.global, conversation: &world.conversation };
+        for call in &calls {
+            let plugin = &world.plugins[call.plugin % world.plugins.len()];
+            let tool = &plugin.tools[call.tool % plugin.tools.len()];
+            let standing = Standing {
+                actor: call.actor,
+                tool: Some(tool),
+                availability: call.availability,
+                terms_accepted: call.terms,
+                mode: world.modes.effective(plugin, tool.effect).0,
+                plan_mode: call.plan_mode,
+            };
+            let Err(code) = precheck(&standing, rules) else { continue };
+            // Every input-dependent fact, every way.
+            for preset in PRESETS {
+                for (input_valid, flagged, tainted, sensitive) in (0..16).map(|b| (b & 1 != 0, b & 2 != 0, b & 4 != 0, b & 8 != 0)) {
+                    for check in [ToolCheck::Pass, ToolCheck::Deny, ToolCheck::Allow] {
+                        let varied = CallSpec { input_valid, flagged, tainted, sensitive, check, ..call.clone() };
+                        let (decision, ..) = decide_in(&world, &varied, preset);
+                        prop_assert!(matches!(decision.verdict, Verdict::Refuse(_)), "precheck {code:?} but {decision:?} for {varied:?}");
+                    }
+                }
             }
         }
     }
