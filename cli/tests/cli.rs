@@ -35,7 +35,7 @@ fn run_with_closed_stdout(args: &[&str]) -> Output {
 fn every_command_ends_quietly_with_status_141_when_its_reader_has_gone() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/conformance");
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scenarios");
     for args in [
         vec!["jobs", "--data-dir", data],
         vec!["tools", "--data-dir", data],
