@@ -34,6 +34,7 @@ use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
 use crate::memories::Memories;
 use crate::plugins::builtin::{self, Owners, SettingsControl};
+use crate::plugins::{document, samples};
 use crate::policy::{Actor, Decision, Mode, ModeSource, Rule};
 use crate::registry::{Effect, McpTool, Plugin, Tool};
 use crate::scheduler::{Job, JobRunner, Owner, RunReport, Scheduler, SchedulerError};
@@ -214,10 +215,12 @@ impl Engine {
     /// Installs a plugin document from `source` (a link); official or community is decided
     /// by the source. Returns the plugin id.
     pub fn install_document(&self, text: &str, source: &str) -> Result<String, EngineError> {
+        let doc = document::parse(text)?;
         let official_host = self.core.settings.get().official_host;
+        let kind = document::kind_for_source(source, &official_host);
         self.core
             .plugins
-            .install_document(text, source, &official_host)
+            .install_from_catalog(Plugin::load(doc.manifest, kind)?, source)
     }
 
     /// Installs an MCP server's tools as remote plugin `mcp-<server>`. Returns the plugin id.
@@ -590,6 +593,22 @@ impl Engine {
     /// Runs every job due at `now_ms` (see [`Scheduler::run_due`]).
     pub async fn run_due(&self, now_ms: i64) -> Result<Vec<RunReport>, SchedulerError> {
         self.core.scheduler.run_due(now_ms).await
+    }
+}
+
+impl samples::Installer for Engine {
+    fn install_document(&self, text: &str, source: &str) -> Result<String, EngineError> {
+        Engine::install_document(self, text, source)
+    }
+
+    fn install_remote(
+        &self,
+        server: &str,
+        title: &str,
+        tools: &[McpTool],
+        url: &str,
+    ) -> Result<String, EngineError> {
+        Engine::install_remote(self, server, title, tools, url)
     }
 }
 

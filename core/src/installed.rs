@@ -14,7 +14,6 @@ use crate::consent::ConsentState;
 use crate::error::EngineError;
 use crate::gates::ToolCatalog;
 use crate::handler::{PluginHandler, ToolContext};
-use crate::plugins::document;
 use crate::policy::{Mode, ModeSource, UserModes};
 use crate::registry::{Effect, LoadError, McpTool, Plugin, PluginKind, Registry, Tool, model_name};
 use crate::services::{PluginGates, catalog_of};
@@ -265,19 +264,12 @@ impl InstalledPlugins {
         Ok(())
     }
 
-    /// Installs a plugin document from `source` (a link); official or community is decided
-    /// by the source and `official_host`. Returns the plugin id.
-    pub fn install_document(
+    /// Installs a plugin with the code the catalog has for it (or none). Returns its id.
+    pub fn install_from_catalog(
         &self,
-        text: &str,
+        plugin: Plugin,
         source: &str,
-        official_host: &str,
     ) -> Result<String, EngineError> {
-        let doc = document::parse(text)?;
-        let plugin = Plugin::load(
-            doc.manifest,
-            document::kind_for_source(source, official_host),
-        )?;
         let id = plugin.id.clone();
         let handler = self.handler_for(&plugin);
         self.install(plugin, source, handler)?;
@@ -292,11 +284,7 @@ impl InstalledPlugins {
         tools: &[McpTool],
         url: &str,
     ) -> Result<String, EngineError> {
-        let plugin = Plugin::from_mcp(server, title, tools)?;
-        let id = plugin.id.clone();
-        let handler = self.handler_for(&plugin);
-        self.install(plugin, url, handler)?;
-        Ok(id)
+        self.install_from_catalog(Plugin::from_mcp(server, title, tools)?, url)
     }
 
     /// Removes an installed document or remote plugin, with its modes and preferences.

@@ -1,5 +1,5 @@
 //! What a running tool may reach, read, persist or spend: the capability gates (DESIGN.md §5),
-//! handed to every plugin kind's code in its [`ToolContext`](crate::invoke::ToolContext), so
+//! handed to every plugin kind's code in its `ToolContext` (module `handler`), so
 //! one code path enforces them for bundled code, documents and remote plugins alike.
 
 use std::path::PathBuf;
