@@ -1,7 +1,12 @@
 //! The audit log: every decision, answer and outcome, with the deciding step and rule and a
-//! digest of the inputs. The store keeps it (`store::rows::AuditRow`).
+//! digest of the inputs. [`Audit`] owns it; its rows are in `store::audit`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::policy::{Answer, Decision, RuleScope, Verdict};
+use crate::store::audit::{self as rows, AuditRow};
+use crate::store::{AUDIT_PRUNE_EVERY, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AuditEvent {
@@ -59,5 +64,42 @@ impl AuditEvent {
             AuditEvent::Failed { message } => ("failed", Some(message), None, None),
             AuditEvent::Stopped { code } => ("stopped", Some(code), None, None),
         }
+    }
+}
+
+/// The owner of the audit log: appends (pruning every [`AUDIT_PRUNE_EVERY`] appends), prunes
+/// and reads.
+pub struct Audit {
+    store: Arc<Store>,
+    appends: AtomicU64,
+}
+
+impl Audit {
+    pub(crate) fn new(store: Arc<Store>) -> Self {
+        Self {
+            store,
+            appends: AtomicU64::new(0),
+        }
+    }
+
+    /// The newest `limit` audit rows, oldest first.
+    pub fn read(&self, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
+        self.store.read(|c| rows::audit(c, limit))
+    }
+
+    pub fn append(&self, row: &AuditRow) -> Result<(), StoreError> {
+        let n = self.appends.fetch_add(1, Ordering::Relaxed) + 1;
+        self.store.write(|tx| {
+            rows::append_audit(tx, row)?;
+            if n % AUDIT_PRUNE_EVERY == 0 {
+                rows::prune_audit(tx)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Drops all but the newest rows; done at open.
+    pub fn prune(&self) -> Result<(), StoreError> {
+        self.store.write(rows::prune_audit).map(drop)
     }
 }

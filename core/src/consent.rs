@@ -2,8 +2,12 @@
 //! consent per plugin, and the system permissions the shell reports.
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+
+use crate::store::values::{Table, put_value, values};
+use crate::store::{Store, StoreError};
 
 /// The terms a user accepts at first run. A new version must be accepted again.
 pub const TERMS_VERSION: u32 = 1;
@@ -95,6 +99,58 @@ pub enum ConsentError {
         "the {0} permission prompt is shown only when the user taps; ask the user to tap the button on the plugin's screen"
     )]
     PromptNeedsATap(&'static str),
+}
+
+/// The owner of the consent state: loaded at open, written through on every change.
+pub struct Consent {
+    store: Arc<Store>,
+    state: Mutex<ConsentState>,
+}
+
+const CONSENT_KEY: &str = "state";
+
+impl Consent {
+    pub(crate) fn load(store: Arc<Store>) -> Result<Self, StoreError> {
+        let rows = store.read(|c| values(c, Table::Consent))?;
+        let state = match rows.into_iter().find(|(k, _)| k == CONSENT_KEY) {
+            Some((_, value)) => serde_json::from_value(value)
+                .map_err(|e| StoreError::Corrupt(format!("consent: {e}")))?,
+            None => ConsentState::default(),
+        };
+        Ok(Self {
+            store,
+            state: Mutex::new(state),
+        })
+    }
+
+    pub fn get(&self) -> ConsentState {
+        crate::lock(&self.state).clone()
+    }
+
+    /// Reads the state under the lock; `f` must not wait or call out.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&ConsentState) -> R) -> R {
+        f(&crate::lock(&self.state))
+    }
+
+    /// Writes a changed copy, then puts it in place (write before assign).
+    pub fn change(&self, f: impl FnOnce(&mut ConsentState)) -> Result<(), StoreError> {
+        let mut state = crate::lock(&self.state);
+        let mut next = state.clone();
+        f(&mut next);
+        self.store
+            .write(|tx| put_value(tx, Table::Consent, CONSENT_KEY, &next))?;
+        *state = next;
+        Ok(())
+    }
+
+    /// Checked before every PKU harness Cloud call a plugin makes: without the plugin's cloud
+    /// consent the call fails `consent_required`.
+    pub fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError> {
+        match crate::lock(&self.state).cloud.contains(plugin) {
+            true => Ok(()),
+            false => Err(ConsentError::CloudConsentRequired(plugin.to_owned())),
+        }
+    }
 }
 
 #[cfg(test)]

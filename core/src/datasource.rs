@@ -1,7 +1,7 @@
 //! Data sources (seed 004, DESIGN.md §2): read tools a plugin lists in `dataSources` with a
 //! cache lifetime, for widgets and the agent (`dashboard.sources`).
 //!
-//! A widget's read ([`Engine::use_tool_data`]) is served from the cache while the value is fresh
+//! A widget's read ([`DataSources::read`]) is served from the cache while the value is fresh
 //! (younger than `ttlMs`). A stale or missing value is refreshed through the one invoke path
 //! with actor scheduler — nobody tapped, so it only reads and never asks: an ask-mode source is
 //! declined. Concurrent reads of one stale source wait on that source's lock and share the one
@@ -10,32 +10,20 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, params};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::engine::{Engine, Shared};
-use crate::invoke::{Call, Outcome, PluginHandler, ToolContext};
+use crate::clock::Clock;
+use crate::handler::{PluginHandler, ToolContext};
+use crate::installed::InstalledPlugins;
+use crate::invoke::{Call, Invoker, Outcome};
 use crate::policy::{Actor, Code};
-use crate::registry::{Tool, model_name};
-use crate::store::StoreError;
+use crate::registry::Tool;
+use crate::store::sources as rows;
+use crate::store::{Store, StoreError};
 
-/// One data source, as `dashboard.sources` lists it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SourceInfo {
-    pub plugin: String,
-    pub key: String,
-    pub title: String,
-    /// The tool id, `plugin.tool`.
-    pub tool: String,
-    /// The name the model calls it by.
-    pub model_name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub args: Option<Value>,
-    pub ttl_ms: u64,
-}
+pub use crate::installed::SourceInfo;
 
 /// A value read through the cache.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -65,7 +53,7 @@ type RefreshLock = Arc<tokio::sync::Mutex<()>>;
 
 /// One lock per source, so concurrent refreshes of a source collapse into one call.
 #[derive(Default)]
-pub struct SourceLocks {
+struct SourceLocks {
     locks: Mutex<FxHashMap<(String, String), RefreshLock>>,
 }
 
@@ -79,35 +67,36 @@ impl SourceLocks {
     }
 }
 
-impl Engine {
-    /// Every enabled plugin's data sources.
-    pub fn data_sources(&self) -> Vec<SourceInfo> {
-        let state = self.state();
-        state
-            .registry
-            .plugins()
-            .filter(|p| state.installed.get(&p.id).is_some_and(|i| i.enabled))
-            .flat_map(|p| {
-                p.data_sources.iter().map(|s| {
-                    let tool = format!("{}.{}", p.id, s.tool);
-                    SourceInfo {
-                        plugin: p.id.clone(),
-                        key: s.key.clone(),
-                        title: s.title.clone(),
-                        model_name: model_name(&tool),
-                        tool,
-                        args: s.args.clone(),
-                        ttl_ms: s.ttl_ms,
-                    }
-                })
-            })
-            .collect()
+/// The data sources' cache and the refreshes through the invoke path.
+pub struct DataSources {
+    store: Arc<Store>,
+    clock: Arc<dyn Clock>,
+    plugins: Arc<InstalledPlugins>,
+    invoker: Arc<Invoker>,
+    locks: SourceLocks,
+}
+
+impl DataSources {
+    pub(crate) fn new(
+        store: Arc<Store>,
+        clock: Arc<dyn Clock>,
+        plugins: Arc<InstalledPlugins>,
+        invoker: Arc<Invoker>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            plugins,
+            invoker,
+            locks: SourceLocks::default(),
+        }
     }
 
     /// A widget's read of `plugin`'s data source `key`: the cached value while fresh, else one
     /// refresh through the invoke path as a scheduled read.
-    pub async fn use_tool_data(&self, plugin: &str, key: &str) -> Result<SourceRead, SourceError> {
+    pub async fn read(&self, plugin: &str, key: &str) -> Result<SourceRead, SourceError> {
         let source = self
+            .plugins
             .data_sources()
             .into_iter()
             .find(|s| s.plugin == plugin && s.key == key)
@@ -115,7 +104,7 @@ impl Engine {
                 plugin: plugin.to_owned(),
                 key: key.to_owned(),
             })?;
-        let started = self.now_ms();
+        let started = self.clock.now_ms();
         let fresh = |cached: &Option<(Value, i64)>, now: i64| {
             cached
                 .as_ref()
@@ -130,11 +119,13 @@ impl Engine {
                 cached: true,
             });
         }
-        let lock = self.shared.sources.of(plugin, key);
+        let lock = self.locks.of(plugin, key);
         let _refreshing = lock.lock().await;
         // Whoever held the lock before us may have refreshed it while we waited.
         let cached = self.cached(plugin, key)?;
-        if fresh(&cached, self.now_ms()) || cached.as_ref().is_some_and(|(_, at)| *at >= started) {
+        if fresh(&cached, self.clock.now_ms())
+            || cached.as_ref().is_some_and(|(_, at)| *at >= started)
+        {
             let (value, fetched_at_ms) = cached.expect("fresh");
             return Ok(SourceRead {
                 value,
@@ -150,19 +141,13 @@ impl Engine {
             input,
             conversation: None,
         };
-        match self.invoke(call).await.outcome {
+        match self.invoker.invoke(call).await.outcome {
             Outcome::Ran { result, .. } => {
-                let at = self.now_ms();
+                let at = self.clock.now_ms();
                 let text = serde_json::to_string(&result)
                     .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                self.shared.store.write(|tx| {
-                    tx.execute(
-                        "INSERT INTO source_cache (plugin, key, value, fetched_at) VALUES (?1, ?2, ?3, ?4)
-                         ON CONFLICT (plugin, key) DO UPDATE SET value = ?3, fetched_at = ?4",
-                        params![plugin, key, text, at],
-                    )?;
-                    Ok(())
-                })?;
+                self.store
+                    .write(|tx| rows::put_cached(tx, plugin, key, &text, at))?;
                 Ok(SourceRead {
                     value: result,
                     fetched_at_ms: at,
@@ -175,14 +160,7 @@ impl Engine {
     }
 
     fn cached(&self, plugin: &str, key: &str) -> Result<Option<(Value, i64)>, StoreError> {
-        let row: Option<(String, i64)> = self.shared.store.read(|c| {
-            Ok(c.query_row(
-                "SELECT value, fetched_at FROM source_cache WHERE plugin = ?1 AND key = ?2",
-                [plugin, key],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?)
-        })?;
+        let row = self.store.read(|c| rows::cached(c, plugin, key))?;
         row.map(|(text, at)| {
             serde_json::from_str(&text)
                 .map(|v| (v, at))
@@ -204,16 +182,18 @@ pub(crate) fn dashboard_manifest() -> Value {
     })
 }
 
+/// Held weakly: the installed plugins hold this plugin, so a strong reference back would be a
+/// cycle.
 pub(crate) struct DashboardPlugin {
-    pub(crate) engine: Weak<Shared>,
+    pub(crate) plugins: Weak<InstalledPlugins>,
 }
 
 #[async_trait]
 impl PluginHandler for DashboardPlugin {
     async fn run(&self, tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
-        let engine = Engine::from_weak(&self.engine).ok_or("the app is closing")?;
+        let plugins = self.plugins.upgrade().ok_or("the app is closing")?;
         match tool.name.as_str() {
-            "sources" => Ok(json!({"sources": engine.data_sources()})),
+            "sources" => Ok(json!({"sources": plugins.data_sources()})),
             other => Err(format!("dashboard has no tool {other}")),
         }
     }

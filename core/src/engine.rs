@@ -1,45 +1,53 @@
-//! The core's state over one data directory: installed plugins, modes, rules, conversations,
-//! consent, settings, memories and attached documents. Every change is written to the store in
-//! one transaction before it takes effect in memory, so a refused or failed write changes
-//! nothing and a killed process loses nothing it reported done.
+//! The core over one data directory: a thin façade that builds the owners of the state, wires
+//! them together, hands them out, and keeps the methods the shells and the CLI call as one-line
+//! delegations.
+//!
+//! The owners (docs/ARCHITECTURE.md has the map): [`InstalledPlugins`] (registry, handlers,
+//! modes, preferences, load errors), [`Conversations`] (conversations, their rules, scope and
+//! taint, the defaults and the global rules, attached documents), [`Consent`], [`AppSettings`],
+//! [`Memories`], [`Audit`] and [`Scheduler`] (the jobs); [`Invoker`] is the one invoke path
+//! over them, and [`DataSources`] the widgets' cache. Each owner writes every change to the
+//! store in one transaction before it takes effect in memory, so a refused or failed write
+//! changes nothing and a killed process loses nothing it reported done.
+//!
+//! The lock rule. Each owner keeps its state behind its own lock and takes it only inside its
+//! own methods. Nobody holds an owner's lock across an await, a prompt, a plugin's code or a
+//! call into the platform (the wake alarm, the secret store): state is copied out first. When
+//! something needs several owners (a call's facts, a settings change, the plugin list with
+//! what consent meets), it takes their locks one at a time, never one inside another, so no
+//! two locks are ever held together and no order between them can deadlock.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::path::Path;
+use std::sync::{Arc, Weak};
 
-use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use crate::audit::Audit;
 use crate::clock::{Clock, SystemClock};
-use crate::consent::{ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION};
-use crate::invoke::{ApprovalBroker, PluginHandler};
-use crate::plugins::{builtin, document};
-use crate::policy::{Actor, Mode, ModeSource, Rule, RuleError, RuleSet, UserModes};
-use crate::registry::{Effect, LoadError, McpTool, Plugin, PluginKind, Registry, Tool};
-use crate::secrets::{MemorySecrets, SecretError, SecretStore};
-use crate::services::{Host, PluginGates};
-use crate::settings::{Change, Settings, SettingsError};
-use crate::store::rows::{self, MemoryRow, PluginRow, Table};
-use crate::store::{AUDIT_PRUNE_EVERY, Store, StoreError};
+use crate::consent::{
+    Consent, ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION,
+};
+use crate::conversations::Conversations;
+use crate::datasource::{DataSources, SourceError, SourceInfo, SourceRead};
+use crate::gates::ToolCatalog;
+use crate::installed::InstalledPlugins;
+use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
+use crate::memories::Memories;
+use crate::plugins::builtin::{self, Owners, SettingsControl};
+use crate::plugins::{document, samples};
+use crate::policy::{Actor, Decision, Mode, ModeSource, Rule};
+use crate::registry::{Effect, McpTool, Plugin, Tool};
+use crate::scheduler::{Job, JobRunner, Owner, RunReport, Scheduler, SchedulerError};
+use crate::secrets::{MemorySecrets, SecretStore};
+use crate::services::Host;
+use crate::settings::{AppSettings, Change, Settings, SettingsError};
+use crate::store::Store;
+use crate::store::rows::{AuditRow, MemoryRow};
 use crate::turn::{Conversation, ConversationSettings, Scope};
 
-/// Where the code behind installed plugins comes from, beyond the core's own plugins.
-pub trait Catalog: Send + Sync {
-    /// Bundled plugins that ship with the app.
-    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
-        Vec::new()
-    }
-
-    /// The code behind an installed document or remote plugin, when this device has it.
-    fn handler(&self, _plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
-        None
-    }
-}
-
-/// A catalog with nothing in it.
-pub struct NoCatalog;
-
-impl Catalog for NoCatalog {}
+pub use crate::error::EngineError;
+pub use crate::installed::{Catalog, NoCatalog, PluginView};
+pub use crate::memories::MemoryState;
 
 /// What an engine is built with.
 pub struct Options {
@@ -67,113 +75,27 @@ impl Options {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    #[error(transparent)]
-    Rule(#[from] RuleError),
-    #[error(transparent)]
-    Settings(#[from] SettingsError),
-    #[error(transparent)]
-    Consent(#[from] ConsentError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Secret(#[from] SecretError),
-    #[error("no plugin \"{0}\" is installed")]
-    NoSuchPlugin(String),
-    #[error("plugin \"{0}\" ships with the app and cannot be removed; turn it off instead")]
-    Bundled(String),
-    #[error("no conversation \"{0}\"")]
-    NoSuchConversation(String),
-    #[error("no memory {0}")]
-    NoSuchMemory(i64),
-    #[error("memory {id} is {state}, not pending")]
-    MemoryNotPending { id: i64, state: String },
-}
-
-/// A memory's state: the agent's memory in a tainted turn waits for the user (seed 000).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemoryState {
-    Active,
-    Pending,
-    Rejected,
-}
-
-impl MemoryState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemoryState::Active => "active",
-            MemoryState::Pending => "pending",
-            MemoryState::Rejected => "rejected",
-        }
-    }
-}
-
-pub(crate) struct Installed {
-    pub plugin: Arc<Plugin>,
-    pub handler: Arc<dyn PluginHandler>,
-    pub enabled: bool,
-    pub gates: Arc<PluginGates>,
-    /// seed 001: the grant row, baked at load so it describes what the running plugin holds.
-    pub grant_row: String,
-    pub warnings: Vec<String>,
-}
-
-#[derive(Default)]
-pub(crate) struct State {
-    pub registry: Registry,
-    pub installed: FxHashMap<String, Installed>,
-    pub modes: UserModes,
-    pub rules: Arc<RuleSet>,
-    pub conversations: FxHashMap<String, Conversation>,
-    pub defaults: ConversationSettings,
-    pub consent: ConsentState,
-    pub settings: Settings,
-    pub preferences: FxHashMap<String, Value>,
-}
-
-pub(crate) struct Shared {
-    pub state: Mutex<State>,
-    pub store: Store,
-    pub broker: Arc<dyn ApprovalBroker>,
-    pub catalog: Arc<dyn Catalog>,
+/// The owners, wired together.
+pub(crate) struct Core {
+    pub plugins: Arc<InstalledPlugins>,
+    pub conversations: Arc<Conversations>,
+    pub consent: Arc<Consent>,
+    pub settings: Arc<AppSettings>,
+    pub memories: Arc<Memories>,
+    pub audit: Arc<Audit>,
+    pub invoker: Arc<Invoker>,
+    pub scheduler: Arc<Scheduler>,
+    pub sources: DataSources,
+    pub host: Arc<Host>,
     pub secrets: Arc<dyn SecretStore>,
     pub clock: Arc<dyn Clock>,
-    pub audit_appends: AtomicU64,
-    pub load_errors: Mutex<Vec<String>>,
-    pub host: Host,
-    /// The data directory; none for an in-memory engine.
-    pub data_dir: Option<PathBuf>,
-    pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
-    pub scheduler: crate::scheduler::SchedulerState,
-    pub sources: crate::datasource::SourceLocks,
 }
 
 /// The core. Cheap to clone: clones share one state.
 #[derive(Clone)]
 pub struct Engine {
-    pub(crate) shared: Arc<Shared>,
+    core: Arc<Core>,
 }
-
-/// One plugin as the settings screen and `harness tools` show it.
-#[derive(Clone, Debug)]
-pub struct PluginView {
-    pub plugin: Arc<Plugin>,
-    pub enabled: bool,
-    /// The first `requires` entry the phone does not provide.
-    pub unmet: Option<String>,
-    pub modes: Vec<(Effect, Mode, ModeSource)>,
-    /// What the plugin may reach, in seed 001's fixed order, e.g. `allow_network(api.pku.edu.cn)`.
-    pub grant_row: String,
-    /// Dangerous combinations of grants, shown at load.
-    pub warnings: Vec<String>,
-}
-
-const CONSENT_KEY: &str = "state";
-const DEFAULTS_KEY: &str = "conversationDefaults";
-const GLOBAL_SCOPE: &str = "";
 
 impl Engine {
     /// Opens the data directory `dir`, creating it and its database when missing.
@@ -187,186 +109,94 @@ impl Engine {
     }
 
     fn start(store: Store, options: Options) -> Result<Engine, EngineError> {
-        let builtin_plugins = options.builtin_plugins;
         let data_dir = store.path().and_then(Path::parent).map(Path::to_path_buf);
-        let shared = Arc::new_cyclic(|_: &Weak<Shared>| Shared {
-            state: Mutex::new(State::default()),
-            store,
-            broker: options.broker,
-            catalog: options.catalog,
-            secrets: options.secrets,
-            clock: options.clock,
-            audit_appends: AtomicU64::new(0),
-            load_errors: Mutex::new(Vec::new()),
-            host: Host::new(),
+        let store = Arc::new(store);
+        let clock = options.clock;
+        let plugins = Arc::new(InstalledPlugins::new(
+            store.clone(),
+            clock.clone(),
+            options.catalog,
+        ));
+        let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
+        let settings = Arc::new(AppSettings::load(store.clone())?);
+        let consent = Arc::new(Consent::load(store.clone())?);
+        let memories = Arc::new(Memories::new(store.clone(), clock.clone()));
+        let audit = Arc::new(Audit::new(store.clone()));
+        let host = Arc::new(Host::new());
+        let invoker = Invoker::new(
+            plugins.clone(),
+            conversations.clone(),
+            consent.clone(),
+            audit.clone(),
+            host.clone(),
+            options.broker,
+            clock.clone(),
             data_dir,
-            wake: options.wake,
-            scheduler: Default::default(),
-            sources: Default::default(),
+        );
+        let scheduler = Arc::new(Scheduler::new(
+            store.clone(),
+            clock.clone(),
+            invoker.clone(),
+            plugins.clone(),
+            consent.clone(),
+            settings.clone(),
+            options.wake,
+        ));
+        let sources = DataSources::new(store, clock.clone(), plugins.clone(), invoker.clone());
+        let core = Arc::new(Core {
+            plugins,
+            conversations,
+            consent,
+            settings,
+            memories,
+            audit,
+            invoker,
+            scheduler,
+            sources,
+            host,
+            secrets: options.secrets,
+            clock,
         });
-        let engine = Engine { shared };
-        engine.load(builtin_plugins)?;
-        engine.load_jobs()?;
-        Ok(engine)
-    }
-
-    pub(crate) fn from_weak(weak: &Weak<Shared>) -> Option<Engine> {
-        weak.upgrade().map(|shared| Engine { shared })
-    }
-
-    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
-        // Every change below is one assignment after its write committed, so a panic elsewhere
-        // cannot leave the state half-changed.
-        self.shared.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(crate) fn now_ms(&self) -> i64 {
-        self.shared.clock.now_ms()
-    }
-
-    fn store(&self) -> &Store {
-        &self.shared.store
-    }
-
-    fn load(&self, builtin_plugins: bool) -> Result<(), EngineError> {
-        let store = self.store();
-        let plugin_rows = store.read(rows::plugins)?;
-        let mode_rows = store.read(rows::modes)?;
-        let rule_rows: Vec<(String, Vec<Rule>)> = store.read(rows::rules)?;
-        let conversation_rows: Vec<rows::ConversationRow<ConversationSettings, Scope>> =
-            store.read(rows::conversations)?;
-        let settings_rows = store.read(|c| rows::values(c, Table::Settings))?;
-        let consent_rows = store.read(|c| rows::values(c, Table::Consent))?;
-        let preference_rows = store.read(|c| rows::values(c, Table::Preferences))?;
-
-        let mut bundled = if builtin_plugins {
-            builtin::plugins(&Arc::downgrade(&self.shared))
+        let builtin = if options.builtin_plugins {
+            let settings: Weak<dyn SettingsControl> = Arc::downgrade(&core) as Weak<Core>;
+            builtin::plugins(Owners {
+                settings,
+                memories: core.memories.clone(),
+                conversations: core.conversations.clone(),
+                scheduler: Arc::downgrade(&core.scheduler),
+                plugins: Arc::downgrade(&core.plugins),
+            })
         } else {
             Vec::new()
         };
-        bundled.extend(self.shared.catalog.bundled());
-        let now = self.now_ms();
-        let mut errors = Vec::new();
-        let mut state = self.state();
-        for (plugin, handler) in bundled {
-            let row = plugin_rows.iter().find(|r| r.id == plugin.id);
-            if row.is_none() {
-                let fresh = PluginRow {
-                    id: plugin.id.clone(),
-                    kind: "bundled".into(),
-                    source: "bundled".into(),
-                    manifest: None,
-                    enabled: true,
-                };
-                store.write(|tx| rows::put_plugin(tx, &fresh, now))?;
-            }
-            let enabled = row.is_none_or(|r| r.enabled);
-            if let Err(e) = register(&mut state, plugin, handler, enabled) {
-                errors.push(e.to_string());
-            }
-        }
-        let mut pending = Vec::new();
-        for row in plugin_rows.iter().filter(|r| r.kind != "bundled") {
-            match self.load_row(row) {
-                Ok((plugin, handler)) => pending.push((plugin, handler, row.enabled)),
-                Err(e) => errors.push(e.to_string()),
-            }
-        }
-        // Rows come in id order, but a plugin's allow_tools may name a tool of one that sorts
-        // after it: register in passes until one adds nothing, so every plugin that can load
-        // does, whatever its id.
-        loop {
-            let before = pending.len();
-            let mut waiting = Vec::new();
-            let mut failures = Vec::new();
-            for (plugin, handler, enabled) in pending {
-                match check(&state, &plugin) {
-                    Ok(checked) => put(&mut state, plugin, handler, enabled, checked),
-                    Err(e) => {
-                        failures.push(e.to_string());
-                        waiting.push((plugin, handler, enabled));
-                    }
-                }
-            }
-            if waiting.is_empty() || waiting.len() == before {
-                errors.extend(failures);
-                break;
-            }
-            pending = waiting;
-        }
-        for (plugin, effect, mode) in mode_rows {
-            if let (Some(effect), Some(mode)) = (Effect::parse(&effect), Mode::parse(&mode)) {
-                state.modes.set(&plugin, effect, mode);
-            }
-        }
-        let mut conversation_rules = FxHashMap::default();
-        for (scope, rules) in rule_rows {
-            let set = Arc::new(RuleSet::new(rules)?);
-            if scope == GLOBAL_SCOPE {
-                state.rules = set;
-            } else {
-                conversation_rules.insert(scope, set);
-            }
-        }
-        for row in conversation_rows {
-            let mut conversation = Conversation::new(&row.id, row.settings);
-            conversation.scope = row.scope;
-            conversation.turns = row.turns;
-            conversation.tainted = row.tainted;
-            if let Some(rules) = conversation_rules.remove(&row.id) {
-                conversation.rules = rules;
-            }
-            state.conversations.insert(row.id, conversation);
-        }
-        state.settings = Settings::from_rows(&settings_rows).map_err(StoreError::Corrupt)?;
-        if let Some((_, value)) = settings_rows.into_iter().find(|(k, _)| k == DEFAULTS_KEY) {
-            state.defaults = serde_json::from_value(value)
-                .map_err(|e| StoreError::Corrupt(format!("settings.{DEFAULTS_KEY}: {e}")))?;
-        }
-        if let Some((_, value)) = consent_rows.into_iter().find(|(k, _)| k == CONSENT_KEY) {
-            state.consent = serde_json::from_value(value)
-                .map_err(|e| StoreError::Corrupt(format!("consent: {e}")))?;
-        }
-        state.preferences = preference_rows.into_iter().collect();
-        drop(state);
-        store.write(rows::prune_audit)?;
-        *self
-            .shared
-            .load_errors
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = errors;
-        Ok(())
+        core.plugins.load(builtin)?;
+        core.audit.prune()?;
+        let errors = core.scheduler.load()?;
+        core.plugins.add_load_errors(errors);
+        Ok(Engine { core })
     }
 
-    fn load_row(&self, row: &PluginRow) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {
-        let kind: PluginKind =
-            serde_json::from_value(Value::String(row.kind.clone())).map_err(|_| LoadError {
-                plugin: row.id.clone(),
-                field: "kind".into(),
-                message: format!("unknown kind \"{}\"", row.kind),
-            })?;
-        let text = row.manifest.as_deref().unwrap_or("null");
-        let json: Value = serde_json::from_str(text).map_err(|e| LoadError {
-            plugin: row.id.clone(),
-            field: "manifest".into(),
-            message: e.to_string(),
-        })?;
-        let plugin = Plugin::reload(crate::registry::parse_manifest(&json)?, kind)?;
-        let handler = self
-            .shared
-            .catalog
-            .handler(&plugin)
-            .unwrap_or_else(|| Arc::new(NoCode));
-        Ok((plugin, handler))
+    // ---- the owners, for code that works with one concern
+
+    pub fn installed(&self) -> &Arc<InstalledPlugins> {
+        &self.core.plugins
+    }
+
+    pub fn conversations(&self) -> &Arc<Conversations> {
+        &self.core.conversations
+    }
+
+    pub fn scheduler(&self) -> &Arc<Scheduler> {
+        &self.core.scheduler
+    }
+
+    pub fn invoker(&self) -> &Arc<Invoker> {
+        &self.core.invoker
     }
 
     /// Plugins that were installed but could not be loaded at open, with why.
     pub fn load_errors(&self) -> Vec<String> {
-        self.shared
-            .load_errors
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.core.plugins.load_errors()
     }
 
     // ---- plugins
@@ -379,47 +209,18 @@ impl Engine {
         source: &str,
         handler: Arc<dyn PluginHandler>,
     ) -> Result<(), EngineError> {
-        let mut state = self.state();
-        // Nothing is written until the plugin is known to load: a refused install leaves no row
-        // behind to fail at the next start.
-        let checked = check(&state, &plugin)?;
-        let manifest = match plugin.kind {
-            PluginKind::Bundled => None,
-            _ => Some(
-                serde_json::to_string(&plugin.manifest)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ),
-        };
-        let row = PluginRow {
-            id: plugin.id.clone(),
-            kind: plugin.kind.as_str().into(),
-            source: source.into(),
-            manifest,
-            enabled: true,
-        };
-        let now = self.now_ms();
-        self.store().write(|tx| rows::put_plugin(tx, &row, now))?;
-        put(&mut state, plugin, handler, true, checked);
-        Ok(())
+        self.core.plugins.install(plugin, source, handler)
     }
 
     /// Installs a plugin document from `source` (a link); official or community is decided
     /// by the source. Returns the plugin id.
     pub fn install_document(&self, text: &str, source: &str) -> Result<String, EngineError> {
         let doc = document::parse(text)?;
-        let official_host = self.state().settings.official_host.clone();
-        let plugin = Plugin::load(
-            doc.manifest,
-            document::kind_for_source(source, &official_host),
-        )?;
-        let id = plugin.id.clone();
-        let handler = self
-            .shared
-            .catalog
-            .handler(&plugin)
-            .unwrap_or_else(|| Arc::new(NoCode));
-        self.install(plugin, source, handler)?;
-        Ok(id)
+        let official_host = self.core.settings.get().official_host;
+        let kind = document::kind_for_source(source, &official_host);
+        self.core
+            .plugins
+            .install_from_catalog(Plugin::load(doc.manifest, kind)?, source)
     }
 
     /// Installs an MCP server's tools as remote plugin `mcp-<server>`. Returns the plugin id.
@@ -430,105 +231,45 @@ impl Engine {
         tools: &[McpTool],
         url: &str,
     ) -> Result<String, EngineError> {
-        let plugin = Plugin::from_mcp(server, title, tools)?;
-        let id = plugin.id.clone();
-        let handler = self
-            .shared
-            .catalog
-            .handler(&plugin)
-            .unwrap_or_else(|| Arc::new(NoCode));
-        self.install(plugin, url, handler)?;
-        Ok(id)
+        self.core.plugins.install_remote(server, title, tools, url)
     }
 
     /// Removes an installed document or remote plugin, with its modes and preferences.
     pub fn uninstall(&self, plugin: &str) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let installed = state
-            .installed
-            .get(plugin)
-            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
-        if installed.plugin.kind == PluginKind::Bundled {
-            return Err(EngineError::Bundled(plugin.to_owned()));
-        }
-        self.store().write(|tx| rows::delete_plugin(tx, plugin))?;
-        state.registry.remove(plugin);
-        state.installed.remove(plugin);
-        state.preferences.remove(plugin);
-        Ok(())
+        self.core.plugins.uninstall(plugin)
     }
 
     pub fn set_enabled(&self, plugin: &str, enabled: bool) -> Result<(), EngineError> {
-        let mut state = self.state();
-        if !state.installed.contains_key(plugin) {
-            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
-        }
-        self.store()
-            .write(|tx| rows::set_enabled(tx, plugin, enabled))?;
-        state
-            .installed
-            .get_mut(plugin)
-            .expect("checked above")
-            .enabled = enabled;
-        Ok(())
+        self.core.plugins.set_enabled(plugin, enabled)
     }
 
     pub fn set_mode(&self, plugin: &str, effect: Effect, mode: Mode) -> Result<(), EngineError> {
-        let mut state = self.state();
-        if !state.installed.contains_key(plugin) {
-            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
-        }
-        self.store()
-            .write(|tx| rows::set_mode(tx, plugin, effect.as_str(), mode.as_str()))?;
-        state.modes.set(plugin, effect, mode);
-        Ok(())
+        self.core.plugins.set_mode(plugin, effect, mode)
     }
 
     /// Every effect's mode for one plugin, with where it came from.
     pub fn modes(&self, plugin: &str) -> Result<Vec<(Effect, Mode, ModeSource)>, EngineError> {
-        let state = self.state();
-        let installed = state
-            .installed
-            .get(plugin)
-            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
-        Ok(modes_of(&state, &installed.plugin))
+        self.core.plugins.modes(plugin)
     }
 
     /// Installed plugins in id order.
     pub fn plugins(&self) -> Vec<PluginView> {
-        let state = self.state();
-        state
-            .registry
-            .plugins()
-            .map(|p| PluginView {
-                plugin: p.clone(),
-                enabled: state.installed[&p.id].enabled,
-                unmet: p.requires.iter().find(|r| !state.consent.meets(r)).cloned(),
-                modes: modes_of(&state, p),
-                grant_row: state.installed[&p.id].grant_row.clone(),
-                warnings: state.installed[&p.id].warnings.clone(),
-            })
-            .collect()
+        self.core.plugins()
     }
 
     pub fn tool(&self, id: &str) -> Option<Arc<Tool>> {
-        self.state().registry.tool(id).cloned()
+        self.core.plugins.tool(id)
     }
 
     // ---- rules and conversations
 
     /// Replaces the global rules.
     pub fn set_rules(&self, rules: Vec<Rule>) -> Result<(), EngineError> {
-        let set = RuleSet::new(rules)?;
-        let mut state = self.state();
-        self.store()
-            .write(|tx| rows::put_rules(tx, GLOBAL_SCOPE, set.rules()))?;
-        state.rules = Arc::new(set);
-        Ok(())
+        self.core.conversations.set_rules(rules)
     }
 
     pub fn rules(&self) -> Vec<Rule> {
-        self.state().rules.rules().to_vec()
+        self.core.conversations.rules()
     }
 
     /// Replaces one conversation's own rules.
@@ -537,31 +278,14 @@ impl Engine {
         conversation: &str,
         rules: Vec<Rule>,
     ) -> Result<(), EngineError> {
-        let set = RuleSet::new(rules)?;
-        let mut state = self.state();
-        let conv = state
+        self.core
             .conversations
-            .get_mut(conversation)
-            .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
-        self.store()
-            .write(|tx| rows::put_rules(tx, conversation, set.rules()))?;
-        conv.rules = Arc::new(set);
-        Ok(())
+            .set_conversation_rules(conversation, rules)
     }
 
     /// Opens a conversation with the current defaults; an existing one is kept as it is.
     pub fn open_conversation(&self, id: &str) -> Result<ConversationSettings, EngineError> {
-        let mut state = self.state();
-        if let Some(existing) = state.conversations.get(id) {
-            return Ok(existing.settings.clone());
-        }
-        let conversation = Conversation::new(id, state.defaults.clone());
-        let now = self.now_ms();
-        self.store()
-            .write(|tx| rows::put_conversation(tx, &conversation.row(), now))?;
-        let settings = conversation.settings.clone();
-        state.conversations.insert(id.to_owned(), conversation);
-        Ok(settings)
+        self.core.conversations.open(id)
     }
 
     /// Changes one conversation's settings; they apply at its next call and become the default
@@ -571,138 +295,75 @@ impl Engine {
         id: &str,
         settings: ConversationSettings,
     ) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let defaults = settings.clone();
-        self.change_conversation(
-            &mut state,
-            id,
-            |c| c.settings = settings,
-            |tx| rows::put_value(tx, Table::Settings, DEFAULTS_KEY, &defaults),
-        )?;
-        state.defaults = defaults;
-        Ok(())
-    }
-
-    /// Writes a changed copy of one conversation, with `also` in the same transaction, then
-    /// puts it in place of the old one. Returns the conversation's turn count.
-    fn change_conversation(
-        &self,
-        state: &mut State,
-        id: &str,
-        change: impl FnOnce(&mut Conversation),
-        also: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(), StoreError>,
-    ) -> Result<u64, EngineError> {
-        let mut next = state
-            .conversations
-            .get(id)
-            .cloned()
-            .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        change(&mut next);
-        let now = self.now_ms();
-        self.store().write(|tx| {
-            rows::put_conversation(tx, &next.row(), now)?;
-            also(tx)
-        })?;
-        let turns = next.turns;
-        state.conversations.insert(id.to_owned(), next);
-        Ok(turns)
+        self.core.conversations.set_settings(id, settings)
     }
 
     pub fn conversation(&self, id: &str) -> Option<Conversation> {
-        self.state().conversations.get(id).cloned()
+        self.core.conversations.get(id)
     }
 
     pub fn conversation_defaults(&self) -> ConversationSettings {
-        self.state().defaults.clone()
+        self.core.conversations.defaults()
     }
 
     /// Sets what a conversation may reach. Only the user does this, from the conversation's
     /// scope settings; approving a call never does.
     pub fn set_scope(&self, id: &str, scope: Scope) -> Result<(), EngineError> {
-        self.change_conversation(&mut self.state(), id, |c| c.scope = scope, |_| Ok(()))?;
-        Ok(())
+        self.core.conversations.set_scope(id, scope)
     }
 
     /// Starts a turn: taint belongs to the turn that read untrusted content. Returns the turn's
     /// number.
     pub fn begin_turn(&self, id: &str) -> Result<u64, EngineError> {
-        let turns =
-            self.change_conversation(&mut self.state(), id, Conversation::begin_turn, |_| Ok(()))?;
+        let turns = self.core.conversations.begin_turn(id)?;
         // seed 001: the notify budget is per turn.
-        self.shared.host.notifier.end_turn();
+        self.core.host.notifier.end_turn();
         Ok(turns)
     }
 
-    /// Marks the current turn as having read untrusted content. The mark is saved with the
-    /// conversation (DESIGN.md §3: taint outlives a restart); should saving fail, the mark still
-    /// holds in memory, since a turn that read untrusted content must never act as a clean one.
+    /// Marks the current turn as having read untrusted content (see [`Conversations::taint`]).
     pub fn taint(&self, id: &str) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let conv = state
-            .conversations
-            .get(id)
-            .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
-        if conv.tainted {
-            return Ok(());
-        }
-        let saved = self.change_conversation(&mut state, id, |c| c.tainted = true, |_| Ok(()));
-        if let Some(conv) = state.conversations.get_mut(id) {
-            conv.tainted = true;
-        }
-        saved.map(drop)
+        self.core.conversations.taint(id)
     }
 
     // ---- consent
 
     pub fn consent(&self) -> ConsentState {
-        self.state().consent.clone()
-    }
-
-    fn change_consent(&self, f: impl FnOnce(&mut ConsentState)) -> Result<(), EngineError> {
-        let mut state = self.state();
-        let mut next = state.consent.clone();
-        f(&mut next);
-        self.store()
-            .write(|tx| rows::put_value(tx, Table::Consent, CONSENT_KEY, &next))?;
-        state.consent = next;
-        Ok(())
+        self.core.consent.get()
     }
 
     /// Records the first-run terms as accepted, at the current version.
     pub fn accept_terms(&self) -> Result<(), EngineError> {
-        let now = self.now_ms();
-        self.change_consent(|c| {
+        let now = self.core.clock.now_ms();
+        Ok(self.core.consent.change(|c| {
             c.terms_version = Some(TERMS_VERSION);
             c.terms_accepted_at = Some(now);
-        })
+        })?)
     }
 
     /// The shell reports signing in to (or out of) the campus account.
     pub fn set_campus_session(&self, signed_in: bool) -> Result<(), EngineError> {
-        self.change_consent(|c| c.campus_session = signed_in)
+        Ok(self.core.consent.change(|c| c.campus_session = signed_in)?)
     }
 
     /// The plugin's "Allow cloud" switch.
     pub fn set_cloud_consent(&self, plugin: &str, allowed: bool) -> Result<(), EngineError> {
-        if !self.state().installed.contains_key(plugin) {
+        if !self.core.plugins.contains(plugin) {
             return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
         }
-        self.change_consent(|c| {
+        Ok(self.core.consent.change(|c| {
             if allowed {
                 c.cloud.insert(plugin.to_owned());
             } else {
                 c.cloud.remove(plugin);
             }
-        })
+        })?)
     }
 
     /// Checked before every PKU harness Cloud call a plugin makes: without the plugin's cloud
     /// consent the call fails `consent_required`.
     pub fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError> {
-        match self.state().consent.cloud.contains(plugin) {
-            true => Ok(()),
-            false => Err(ConsentError::CloudConsentRequired(plugin.to_owned())),
-        }
+        self.core.consent.check_cloud(plugin)
     }
 
     /// The shell reports a system permission's state.
@@ -711,7 +372,9 @@ impl Engine {
         permission: Permission,
         state: PermissionState,
     ) -> Result<(), EngineError> {
-        self.change_consent(|c| c.set_permission(permission, state))?;
+        self.core
+            .consent
+            .change(|c| c.set_permission(permission, state))?;
         // The scheduler's alarm is exact only while the exact-alarm permission is granted.
         self.rearm_wake();
         Ok(())
@@ -719,7 +382,10 @@ impl Engine {
 
     /// The shell reports the phone's other capabilities (`nfc`, `camera`, …).
     pub fn report_capabilities(&self, capabilities: Vec<String>) -> Result<(), EngineError> {
-        self.change_consent(|c| c.capabilities = capabilities.into_iter().collect())
+        Ok(self
+            .core
+            .consent
+            .change(|c| c.capabilities = capabilities.into_iter().collect())?)
     }
 
     /// Whether the shell may show the system prompt for `permission` now: only for a tap.
@@ -737,102 +403,22 @@ impl Engine {
     // ---- settings
 
     pub fn settings(&self) -> Settings {
-        self.state().settings.clone()
+        self.core.settings.get()
     }
 
     pub fn preferences(&self, plugin: &str) -> Option<Value> {
-        self.state().preferences.get(plugin).cloned()
+        self.core.plugins.preferences(plugin)
     }
 
     /// Whether a change loosens a permission: a mode to a less strict value, a plugin turned
     /// on, a rule removed or an allow rule added, the model endpoint changed (DESIGN.md §3 8f).
     pub fn loosens(&self, change: &Change) -> bool {
-        let state = self.state();
-        match change {
-            Change::PluginMode {
-                plugin,
-                effect,
-                mode,
-            } => match state.installed.get(plugin) {
-                Some(installed) => *mode < state.modes.effective(&installed.plugin, *effect).0,
-                None => false,
-            },
-            Change::PluginEnabled { plugin, enabled } => {
-                *enabled && state.installed.get(plugin).is_some_and(|i| !i.enabled)
-            }
-            Change::Rules(next) => {
-                let current = state.rules.rules();
-                current.iter().any(|r| !next.contains(r))
-                    || next
-                        .iter()
-                        .any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
-            }
-            Change::ModelEndpoint(endpoint) => *endpoint != state.settings.model.endpoint,
-            _ => false,
-        }
+        self.core.loosens(change)
     }
 
     /// Applies a checked change, from the settings screen or the settings plugin.
     pub fn change_setting(&self, change: Change) -> Result<(), EngineError> {
-        // Only the rows of the keys that changed are written, so a change never carries a
-        // stale copy of another key over a newer one.
-        let app = |f: &dyn Fn(&mut Settings)| -> Result<(), EngineError> {
-            let mut state = self.state();
-            let mut next = state.settings.clone();
-            f(&mut next);
-            let before = state.settings.rows();
-            let changed: Vec<(String, Value)> = next
-                .rows()
-                .into_iter()
-                .filter(|row| !before.contains(row))
-                .collect();
-            self.store().write(|tx| {
-                changed
-                    .iter()
-                    .try_for_each(|(key, value)| rows::put_value(tx, Table::Settings, key, value))
-            })?;
-            state.settings = next;
-            Ok(())
-        };
-        match change {
-            Change::Appearance(v) => app(&|s| s.appearance = v),
-            Change::Language(v) => app(&|s| s.language = v),
-            Change::TimeZone(v) => app(&|s| s.time_zone = v.clone()),
-            Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
-            Change::ModelEndpoint(v) => app(&|s| s.model.endpoint = v.clone()),
-            Change::PluginEnabled { plugin, enabled } => self
-                .set_enabled(&plugin, enabled)
-                .map_err(|e| named(&format!("plugins.{plugin}.enabled"), e)),
-            Change::PluginMode {
-                plugin,
-                effect,
-                mode,
-            } => self
-                .set_mode(&plugin, effect, mode)
-                .map_err(|e| named(&format!("plugins.{plugin}.modes.{effect}"), e)),
-            Change::PluginPreferences { plugin, value } => self.set_preferences(&plugin, value),
-            Change::Rules(rules) => self.set_rules(rules).map_err(|e| named("rules", e)),
-        }
-    }
-
-    fn set_preferences(&self, plugin: &str, value: Value) -> Result<(), EngineError> {
-        let key = format!("plugins.{plugin}.preferences");
-        let mut state = self.state();
-        let installed = state.installed.get(plugin).ok_or_else(|| {
-            SettingsError::new(&key, format!("no plugin \"{plugin}\" is installed"))
-        })?;
-        let schema = installed
-            .plugin
-            .preferences
-            .as_ref()
-            .ok_or_else(|| SettingsError::new(&key, "this plugin has no preferences"))?;
-        schema
-            .validate(&value)
-            .map_err(|e| SettingsError::new(&key, e.replace("input", "preferences")))?;
-        self.store()
-            .write(|tx| rows::put_value(tx, Table::Preferences, plugin, &value))?;
-        state.preferences.insert(plugin.to_owned(), value);
-        Ok(())
+        self.core.apply(change)
     }
 
     // ---- memories
@@ -845,64 +431,25 @@ impl Engine {
         turn: Option<u64>,
         tainted: bool,
     ) -> Result<MemoryRow, EngineError> {
-        let state = if tainted {
-            MemoryState::Pending
-        } else {
-            MemoryState::Active
-        };
-        let now = self.now_ms();
-        let id = self.store().write(|tx| {
-            rows::insert_memory(
-                tx,
-                text,
-                state.as_str(),
-                conversation,
-                turn.map(|t| t as i64),
-                now,
-            )
-        })?;
-        self.memory(id)
+        self.core.memories.write(text, conversation, turn, tainted)
     }
 
     pub fn memory(&self, id: i64) -> Result<MemoryRow, EngineError> {
-        self.store()
-            .read(|c| rows::memory(c, id))?
-            .ok_or(EngineError::NoSuchMemory(id))
+        self.core.memories.get(id)
     }
 
     pub fn memories(&self) -> Result<Vec<MemoryRow>, EngineError> {
-        Ok(self.store().read(rows::memories)?)
+        self.core.memories.all()
     }
 
     /// The memories in effect: what the agent is told it remembers.
     pub fn memories_in_effect(&self) -> Result<Vec<String>, EngineError> {
-        Ok(self
-            .memories()?
-            .into_iter()
-            .filter(|m| m.state == "active")
-            .map(|m| m.text)
-            .collect())
+        self.core.memories.in_effect()
     }
 
     /// The user approves (or rejects) a pending memory.
     pub fn decide_memory(&self, id: i64, approve: bool) -> Result<MemoryRow, EngineError> {
-        let to = if approve {
-            MemoryState::Active
-        } else {
-            MemoryState::Rejected
-        };
-        let now = self.now_ms();
-        let moved = self
-            .store()
-            .write(|tx| rows::decide_memory(tx, id, "pending", to.as_str(), now))?;
-        let memory = self.memory(id)?;
-        if !moved {
-            return Err(EngineError::MemoryNotPending {
-                id,
-                state: memory.state,
-            });
-        }
-        Ok(memory)
+        self.core.memories.decide(id, approve)
     }
 
     // ---- documents
@@ -915,17 +462,13 @@ impl Engine {
         name: &str,
         text: &str,
     ) -> Result<i64, EngineError> {
-        if !self.state().conversations.contains_key(conversation) {
-            return Err(EngineError::NoSuchConversation(conversation.to_owned()));
-        }
-        let now = self.now_ms();
-        Ok(self
-            .store()
-            .write(|tx| rows::insert_document(tx, conversation, name, text, now))?)
+        self.core
+            .conversations
+            .attach_document(conversation, name, text)
     }
 
     pub fn documents(&self, conversation: &str) -> Result<Vec<(i64, String, String)>, EngineError> {
-        Ok(self.store().read(|c| rows::documents(c, conversation))?)
+        self.core.conversations.documents(conversation)
     }
 
     // ---- secrets
@@ -933,29 +476,220 @@ impl Engine {
     /// Stores a secret in the platform keystore. Only a shell's screen calls this: secrets are
     /// uiOnly, and never reach SQLite, logs or the audit.
     pub fn set_secret(&self, key: &str, value: &str) -> Result<(), EngineError> {
-        Ok(self.shared.secrets.set(key, value)?)
+        Ok(self.core.secrets.set(key, value)?)
     }
 
     pub fn has_secret(&self, key: &str) -> Result<bool, EngineError> {
-        Ok(self.shared.secrets.get(key)?.is_some())
+        Ok(self.core.secrets.get(key)?.is_some())
     }
 
     // ---- audit
 
     /// The newest `limit` audit rows, oldest first.
-    pub fn audit(&self, limit: usize) -> Result<Vec<rows::AuditRow>, EngineError> {
-        Ok(self.store().read(|c| rows::audit(c, limit))?)
+    pub fn audit(&self, limit: usize) -> Result<Vec<AuditRow>, EngineError> {
+        Ok(self.core.audit.read(limit)?)
     }
 
-    pub(crate) fn append_audit(&self, row: &rows::AuditRow) -> Result<(), StoreError> {
-        let n = self.shared.audit_appends.fetch_add(1, Ordering::Relaxed) + 1;
-        self.store().write(|tx| {
-            rows::append_audit(tx, row)?;
-            if n % AUDIT_PRUNE_EVERY == 0 {
-                rows::prune_audit(tx)?;
+    // ---- the invoke path
+
+    /// The tools the model is offered in a conversation (see [`Invoker::model_tools`]).
+    pub fn model_tools(&self, conversation: Option<&str>) -> Vec<ModelTool> {
+        self.core.invoker.model_tools(conversation)
+    }
+
+    /// Decides a call without running it or asking anyone: what `invoke` would do first.
+    pub fn decide(&self, call: &Call) -> Decision {
+        self.core.invoker.decide(call)
+    }
+
+    /// The one invoke path.
+    pub async fn invoke(&self, call: Call) -> Invocation {
+        self.core.invoker.invoke(call).await
+    }
+
+    /// Every installed tool, for the call-tool gate: only bundled ones may be called.
+    pub fn tool_catalog(&self) -> ToolCatalog {
+        self.core.plugins.tool_catalog()
+    }
+
+    /// The plugins' context contributions, folded into the system prompt once per turn.
+    pub fn render_context(&self) -> String {
+        self.core.host.context.render()
+    }
+
+    /// Lines the user must see (notifications, context changes, tool-call disclosures), in order.
+    pub fn drain_host_lines(&self) -> Vec<crate::gates::HostLine> {
+        self.core.host.outbox.drain()
+    }
+
+    // ---- data sources
+
+    /// Every enabled plugin's data sources.
+    pub fn data_sources(&self) -> Vec<SourceInfo> {
+        self.core.plugins.data_sources()
+    }
+
+    /// A widget's read of `plugin`'s data source `key`: the cached value while fresh, else one
+    /// refresh through the invoke path as a scheduled read.
+    pub async fn use_tool_data(&self, plugin: &str, key: &str) -> Result<SourceRead, SourceError> {
+        self.core.sources.read(plugin, key).await
+    }
+
+    // ---- the scheduler
+
+    /// Gives the scheduler the agent loop that runs agent jobs.
+    pub fn set_job_runner(&self, runner: Arc<dyn JobRunner>) {
+        self.core.scheduler.set_runner(runner)
+    }
+
+    /// Adds a job (see [`Scheduler::add`]).
+    pub fn add_job(&self, spec: &Value, owner: Owner) -> Result<Job, SchedulerError> {
+        self.core.scheduler.add(spec, owner)
+    }
+
+    /// Every job, by id.
+    pub fn jobs(&self) -> Vec<Job> {
+        self.core.scheduler.all()
+    }
+
+    pub fn job(&self, id: i64) -> Option<Job> {
+        self.core.scheduler.get(id)
+    }
+
+    pub fn remove_job(&self, id: i64) -> Result<(), SchedulerError> {
+        self.core.scheduler.remove(id)
+    }
+
+    /// Pauses a job; `reason` is shown with it.
+    pub fn pause_job(&self, id: i64, reason: &str) -> Result<Job, SchedulerError> {
+        self.core.scheduler.pause(id, reason)
+    }
+
+    /// Resumes a paused job from now on (see [`Scheduler::resume`]).
+    pub fn resume_job(&self, id: i64) -> Result<Job, SchedulerError> {
+        self.core.scheduler.resume(id)
+    }
+
+    /// The earliest due instant of an active job not running now: when the shell should wake.
+    pub fn next_wake_ms(&self) -> Option<i64> {
+        self.core.scheduler.next_wake_ms()
+    }
+
+    /// The ids of the jobs `run_due(now_ms)` would run.
+    pub fn due_jobs(&self, now_ms: i64) -> Vec<i64> {
+        self.core.scheduler.due_jobs(now_ms)
+    }
+
+    /// Tells the shell the next wake time when it changed (see [`Scheduler::rearm_wake`]).
+    pub fn rearm_wake(&self) {
+        self.core.scheduler.rearm_wake()
+    }
+
+    /// The tools a scheduled run can run, as the model is offered them.
+    pub fn scheduler_tools(&self) -> Vec<ModelTool> {
+        self.core.scheduler.tools()
+    }
+
+    /// Runs every job due at `now_ms` (see [`Scheduler::run_due`]).
+    pub async fn run_due(&self, now_ms: i64) -> Result<Vec<RunReport>, SchedulerError> {
+        self.core.scheduler.run_due(now_ms).await
+    }
+}
+
+impl samples::Installer for Engine {
+    fn install_document(&self, text: &str, source: &str) -> Result<String, EngineError> {
+        Engine::install_document(self, text, source)
+    }
+
+    fn install_remote(
+        &self,
+        server: &str,
+        title: &str,
+        tools: &[McpTool],
+        url: &str,
+    ) -> Result<String, EngineError> {
+        Engine::install_remote(self, server, title, tools, url)
+    }
+}
+
+impl Core {
+    fn plugins(&self) -> Vec<PluginView> {
+        let consent = self.consent.get();
+        self.plugins.views(&consent)
+    }
+}
+
+/// The settings plugin's view of the core: a change reaches the settings, the installed
+/// plugins or the rules, one owner at a time.
+impl SettingsControl for Core {
+    fn settings(&self) -> Settings {
+        self.settings.get()
+    }
+
+    fn plugins(&self) -> Vec<PluginView> {
+        Core::plugins(self)
+    }
+
+    fn loosens(&self, change: &Change) -> bool {
+        match change {
+            Change::PluginMode {
+                plugin,
+                effect,
+                mode,
+            } => self
+                .plugins
+                .read(|state| match state.installed.get(plugin) {
+                    Some(installed) => *mode < state.modes.effective(&installed.plugin, *effect).0,
+                    None => false,
+                }),
+            Change::PluginEnabled { plugin, enabled } => {
+                *enabled
+                    && self
+                        .plugins
+                        .read(|state| state.installed.get(plugin).is_some_and(|i| !i.enabled))
             }
-            Ok(())
-        })
+            Change::Rules(next) => {
+                let current = self.conversations.rules();
+                current.iter().any(|r| !next.contains(r))
+                    || next
+                        .iter()
+                        .any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
+            }
+            Change::ModelEndpoint(endpoint) => *endpoint != self.settings.get().model.endpoint,
+            _ => false,
+        }
+    }
+
+    fn apply(&self, change: Change) -> Result<(), EngineError> {
+        let app = |f: &dyn Fn(&mut Settings)| -> Result<(), EngineError> {
+            Ok(self.settings.change(|s| f(s))?)
+        };
+        match change {
+            Change::Appearance(v) => app(&|s| s.appearance = v),
+            Change::Language(v) => app(&|s| s.language = v),
+            Change::TimeZone(v) => app(&|s| s.time_zone = v.clone()),
+            Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
+            Change::ModelEndpoint(v) => app(&|s| s.model.endpoint = v.clone()),
+            Change::PluginEnabled { plugin, enabled } => self
+                .plugins
+                .set_enabled(&plugin, enabled)
+                .map_err(|e| named(&format!("plugins.{plugin}.enabled"), e)),
+            Change::PluginMode {
+                plugin,
+                effect,
+                mode,
+            } => self
+                .plugins
+                .set_mode(&plugin, effect, mode)
+                .map_err(|e| named(&format!("plugins.{plugin}.modes.{effect}"), e)),
+            Change::PluginPreferences { plugin, value } => {
+                self.plugins.set_preferences(&plugin, value)
+            }
+            Change::Rules(rules) => self
+                .conversations
+                .set_rules(rules)
+                .map_err(|e| named("rules", e)),
+        }
     }
 }
 
@@ -966,131 +700,41 @@ fn named(key: &str, e: EngineError) -> EngineError {
     }
 }
 
-fn modes_of(state: &State, plugin: &Plugin) -> Vec<(Effect, Mode, ModeSource)> {
-    Effect::ALL
-        .into_iter()
-        .map(|effect| {
-            let (mode, source) = state.modes.effective(plugin, effect);
-            (effect, mode, source)
-        })
-        .collect()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Answer;
 
-/// Adds a loaded plugin to the state, after the load-time checks of its grants (seed 001: a
-/// grant asked for and not honoured is loud).
-fn register(
-    state: &mut State,
-    plugin: Plugin,
-    handler: Arc<dyn PluginHandler>,
-    enabled: bool,
-) -> Result<(), LoadError> {
-    let checked = check(state, &plugin)?;
-    put(state, plugin, handler, enabled, checked);
-    Ok(())
-}
+    struct Deny;
 
-/// What the load-time checks computed for a plugin that passed them.
-struct Checked {
-    grant_row: String,
-    warnings: Vec<String>,
-}
-
-/// The load-time checks of a plugin against the installed ones: a new id, grants that can be
-/// honoured, no store-name clash. Changes nothing.
-fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
-    let id = plugin.id.as_str();
-    if state.registry.plugin(id).is_some() {
-        return Err(LoadError {
-            plugin: id.to_owned(),
-            field: "id".into(),
-            message: "duplicate plugin id: a plugin with this id is already installed".into(),
-        });
+    #[async_trait::async_trait]
+    impl ApprovalBroker for Deny {
+        async fn ask(&self, _prompt: crate::invoke::Prompt) -> Answer {
+            Answer::Deny
+        }
     }
-    let grant_error = |e: crate::gates::GrantError| LoadError {
-        plugin: id.to_owned(),
-        field: "grants".into(),
-        message: e.to_string(),
-    };
-    // Only a plugin that calls tools needs the catalog of every tool; building it for each
-    // plugin would make opening a data directory quadratic in its plugins.
-    let catalog = if plugin.grants.allow_tools.is_empty() {
-        crate::gates::ToolCatalog::new()
-    } else {
-        let mut catalog = crate::services::catalog_of(state.registry.plugins().map(|p| &**p));
-        catalog.extend(crate::services::catalog_of([plugin]));
-        catalog
-    };
-    if let Some(e) = crate::gates::check_grants(id, &plugin.grants, &catalog)
-        .into_iter()
-        .next()
-    {
-        return Err(grant_error(e));
-    }
-    // Store names are plugin ids lowercased: only a plugin whose id differs in case can clash.
-    let namesakes = state
-        .registry
-        .plugins()
-        .filter(|p| p.id.eq_ignore_ascii_case(id))
-        .map(|p| (p.id.as_str(), &p.grants));
-    let clash = crate::gates::check_store_names(namesakes.chain([(id, &plugin.grants)]))
-        .into_iter()
-        .next();
-    if let Some(e) = clash {
-        return Err(grant_error(e));
-    }
-    let mut warnings = crate::gates::startup_warnings(id, &plugin.grants, &catalog);
-    // Bundled plugins are registered first, so every one a newcomer could pass for is here.
-    let bundled: Vec<&Plugin> = state
-        .registry
-        .plugins()
-        .filter(|p| p.kind == PluginKind::Bundled)
-        .map(|p| &**p)
-        .collect();
-    warnings.extend(crate::registry::impersonation_warning(plugin, &bundled));
-    Ok(Checked {
-        grant_row: crate::gates::grant_row(id, &plugin.grants),
-        warnings,
-    })
-}
 
-/// Puts a checked plugin in the state.
-fn put(
-    state: &mut State,
-    plugin: Plugin,
-    handler: Arc<dyn PluginHandler>,
-    enabled: bool,
-    checked: Checked,
-) {
-    let id = plugin.id.clone();
-    let plugin = Arc::new(plugin);
-    state.registry.insert_checked(plugin.clone());
-    state.installed.insert(
-        id,
-        Installed {
-            plugin,
-            handler,
-            enabled,
-            gates: Arc::new(PluginGates::new()),
-            grant_row: checked.grant_row,
-            warnings: checked.warnings,
-        },
-    );
-}
-
-/// Stands behind an installed plugin whose code this device does not have.
-struct NoCode;
-
-#[async_trait::async_trait]
-impl PluginHandler for NoCode {
-    async fn run(
-        &self,
-        tool: &Tool,
-        _input: Value,
-        _ctx: crate::invoke::ToolContext,
-    ) -> Result<Value, String> {
-        Err(format!(
-            "the code behind plugin \"{}\" is not available on this device",
-            tool.plugin
-        ))
+    #[test]
+    fn a_stored_mode_with_an_unknown_effect_stops_the_open_and_names_the_row() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Engine::open(dir.path(), Options::new(Arc::new(Deny))).unwrap());
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .write(|tx| {
+                tx.execute_batch(
+                    "PRAGMA ignore_check_constraints = ON;
+                     INSERT INTO modes (plugin, effect, mode) VALUES ('settings', 'cash', 'auto');",
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        drop(store);
+        let err = Engine::open(dir.path(), Options::new(Arc::new(Deny)))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "stored data is not valid: modes row (plugin \"settings\", effect \"cash\"): unknown effect \"cash\""
+        );
     }
 }

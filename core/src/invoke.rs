@@ -1,71 +1,39 @@
 //! The one invoke path (seed 000: "Whether a call runs is decided in one place only"). Every
-//! call — a tap, the agent, a scheduled run — comes through [`Engine::invoke`]: gather the
-//! facts, [`decide`], ask the user through the [`ApprovalBroker`] when the decision says so,
-//! run the plugin's handler, shape the result, and write each step to the audit log.
+//! call — a tap, the agent, a scheduled run, a plugin's own call — comes through
+//! [`Invoker::invoke`]: gather the facts from the owners of the state, [`decide`], ask the user
+//! through the [`ApprovalBroker`] when the decision says so, run the plugin's handler, shape the
+//! result, and write each step to the audit log.
+//!
+//! The facts are copied out of each owner under its lock, one lock at a time, and every lock is
+//! released before a prompt waits or plugin code runs (engine.rs, the lock rule).
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::audit::AuditEvent;
-use crate::engine::Engine;
+use crate::audit::{Audit, AuditEvent};
+use crate::clock::Clock;
+use crate::consent::{Consent, ConsentError};
+use crate::conversations::Conversations;
+use crate::gates::{Dispatched, ToolCatalog};
+use crate::installed::InstalledPlugins;
 use crate::policy::{
-    Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules,
-    ToolCheck, Verdict, decide,
+    Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Verdict,
+    decide,
 };
 use crate::registry::{Effect, Plugin, Tool};
-use crate::services::{PluginGates, Services};
-use crate::store::rows::AuditRow;
+use crate::services::{Host, PluginGates, PluginHost, Services};
+use crate::store::audit::AuditRow;
 use crate::turn::{ConversationSettings, Scope};
+
+pub use crate::handler::{Assessment, Grant, PluginHandler, ToolContext};
 
 /// The model's history keeps at most this many characters of each result (seed 004).
 pub const MODEL_RESULT_CHARS: usize = 12_000;
-
-/// How a grant prompt was answered; it reaches the tool and never changes a mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Grant {
-    Once,
-    Always,
-}
-
-/// What a tool's own check says about one call, before anything runs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Assessment {
-    pub check: ToolCheck,
-    /// Why the check refused, shown to the agent.
-    pub reason: Option<String>,
-    /// A settings change that loosens a permission (DESIGN.md §3 step 8f).
-    pub sensitive: bool,
-}
-
-/// What a running tool is told about its call, and the gated services it may use.
-#[derive(Clone, Debug)]
-pub struct ToolContext {
-    pub actor: Actor,
-    pub grant: Option<Grant>,
-    pub conversation: Option<String>,
-    /// The conversation's current turn.
-    pub turn: Option<u64>,
-    pub tainted: bool,
-    pub services: Services,
-}
-
-/// The code behind a plugin's tools: bundled Rust, the document interpreter, or an MCP client.
-#[async_trait]
-pub trait PluginHandler: Send + Sync {
-    /// The tool's own scope check. It must not wait: it runs on every call before the decision.
-    fn assess(&self, _tool: &Tool, _input: &Value, _scope: &Scope) -> Assessment {
-        Assessment::default()
-    }
-
-    /// Runs an allowed call. An `Err` is a failure the user can understand; expected,
-    /// recoverable states are status objects in `Ok` (seed 004).
-    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String>;
-}
 
 /// An approval prompt, as the shell shows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -165,107 +133,146 @@ struct Snapshot {
     conversation_rules: Arc<RuleSet>,
 }
 
-impl Engine {
+/// The invoke path and what it reads: the owners of the state a decision needs, the broker
+/// that asks the user, and the audit it writes to.
+pub struct Invoker {
+    pub(crate) plugins: Arc<InstalledPlugins>,
+    pub(crate) conversations: Arc<Conversations>,
+    pub(crate) consent: Arc<Consent>,
+    pub(crate) audit: Arc<Audit>,
+    pub(crate) host: Arc<Host>,
+    broker: Arc<dyn ApprovalBroker>,
+    clock: Arc<dyn Clock>,
+    /// The data directory; none for an in-memory engine.
+    data_dir: Option<PathBuf>,
+    /// Handed to running tools, so a plugin's own calls come back here without a cycle of
+    /// strong references.
+    me: Weak<Invoker>,
+}
+
+impl Invoker {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        plugins: Arc<InstalledPlugins>,
+        conversations: Arc<Conversations>,
+        consent: Arc<Consent>,
+        audit: Arc<Audit>,
+        host: Arc<Host>,
+        broker: Arc<dyn ApprovalBroker>,
+        clock: Arc<dyn Clock>,
+        data_dir: Option<PathBuf>,
+    ) -> Arc<Invoker> {
+        Arc::new_cyclic(|me| Invoker {
+            plugins,
+            conversations,
+            consent,
+            audit,
+            host,
+            broker,
+            clock,
+            data_dir,
+            me: me.clone(),
+        })
+    }
+
     /// The tools the model is offered in a conversation: those that could run for it. A tool
     /// whose effect is off, that a deny rule refuses outright, that is userOnly, or whose plugin
     /// cannot be reached is left out — and still refused if called by name.
     pub fn model_tools(&self, conversation: Option<&str>) -> Vec<ModelTool> {
-        let state = self.state();
-        if !state.consent.terms_accepted() {
+        let consent = self.consent.get();
+        if !consent.terms_accepted() {
             return Vec::new();
         }
-        let empty = RuleSet::default();
-        let conv_rules = conversation
-            .and_then(|c| state.conversations.get(c))
-            .map(|c| &*c.rules)
-            .unwrap_or(&empty);
+        let view = self.conversations.for_call(conversation);
         let rules = Rules {
-            global: &state.rules,
-            conversation: conv_rules,
+            global: &view.global_rules,
+            conversation: &view.conversation_rules,
         };
-        let mut tools = Vec::new();
-        for plugin in state.registry.plugins() {
-            let installed = &state.installed[&plugin.id];
-            if !installed.enabled || plugin.requires.iter().any(|r| !state.consent.meets(r)) {
-                continue;
-            }
-            for tool in &plugin.tools {
-                let (mode, _) = state.modes.effective(plugin, tool.effect);
-                if tool.user_only || mode == Mode::Off || rules.denies_outright(tool) {
+        self.plugins.read(|state| {
+            let mut tools = Vec::new();
+            for plugin in state.registry.plugins() {
+                let installed = &state.installed[&plugin.id];
+                if !installed.enabled || plugin.requires.iter().any(|r| !consent.meets(r)) {
                     continue;
                 }
-                tools.push(ModelTool {
-                    name: tool.model_name(),
-                    description: tool.description.clone(),
-                    input_schema: tool.input.source().clone(),
-                });
+                for tool in &plugin.tools {
+                    let (mode, _) = state.modes.effective(plugin, tool.effect);
+                    if tool.user_only || mode == Mode::Off || rules.denies_outright(tool) {
+                        continue;
+                    }
+                    tools.push(ModelTool {
+                        name: tool.model_name(),
+                        description: tool.description.clone(),
+                        input_schema: tool.input.source().clone(),
+                    });
+                }
             }
-        }
-        tools
+            tools
+        })
     }
 
     fn snapshot(&self, call: &Call) -> Snapshot {
-        let state = self.state();
-        let conv = call
-            .conversation
-            .as_deref()
-            .and_then(|c| state.conversations.get(c));
-        let (settings, scope, tainted, turn, conversation_rules) = match conv {
-            Some(c) => (
-                c.settings.clone(),
-                c.scope.clone(),
-                c.tainted,
-                Some(c.turns),
-                c.rules.clone(),
-            ),
-            None => (
-                state.defaults.clone(),
-                Scope::default(),
-                false,
-                None,
-                Arc::new(RuleSet::default()),
-            ),
-        };
-        let tool = state.registry.tool(&call.tool).cloned();
+        // One owner at a time, never nested (engine.rs, the lock rule).
+        let view = self.conversations.for_call(call.conversation.as_deref());
         let plugin_id = call
             .tool
             .split_once('.')
             .map_or(call.tool.as_str(), |(p, _)| p);
-        let installed = state.installed.get(plugin_id);
+        let (tool, installed, mode) = self.plugins.read(|state| {
+            let tool = state.registry.tool(&call.tool).cloned();
+            let installed = state.installed.get(plugin_id);
+            let mode = match (installed, &tool) {
+                (Some(i), Some(t)) => state.modes.effective(&i.plugin, t.effect).0,
+                _ => Mode::Off,
+            };
+            let installed = installed.map(|i| {
+                (
+                    i.plugin.clone(),
+                    i.handler.clone(),
+                    i.gates.clone(),
+                    i.enabled,
+                )
+            });
+            (tool, installed, mode)
+        });
+        let (terms_accepted, missing) = self.consent.read(|consent| {
+            let missing = installed
+                .as_ref()
+                .and_then(|(p, ..)| p.requires.iter().find(|r| !consent.meets(r)).cloned());
+            (consent.terms_accepted(), missing)
+        });
         let mut unmet = None;
-        let availability = match (installed, &tool) {
+        let availability = match (&installed, &tool) {
             (None, _) => Availability::NotInstalled,
             (Some(_), None) => Availability::NoSuchTool,
-            (Some(i), Some(_)) if !i.enabled => Availability::Disabled,
-            (Some(i), Some(_)) => {
-                match i.plugin.requires.iter().find(|r| !state.consent.meets(r)) {
-                    Some(r) => {
-                        unmet = Some(r.clone());
-                        Availability::Unmet
-                    }
-                    None => Availability::Ready,
+            (Some((.., enabled)), Some(_)) if !enabled => Availability::Disabled,
+            (Some(_), Some(_)) => match missing {
+                Some(r) => {
+                    unmet = Some(r);
+                    Availability::Unmet
                 }
-            }
+                None => Availability::Ready,
+            },
         };
-        let mode = match (installed, &tool) {
-            (Some(i), Some(t)) => state.modes.effective(&i.plugin, t.effect).0,
-            _ => Mode::Off,
+        let (plugin, handler, gates) = match installed {
+            Some((p, h, g, _)) => (Some(p), Some(h), Some(g)),
+            None => (None, None, None),
         };
         Snapshot {
             tool,
-            plugin: installed.map(|i| i.plugin.clone()),
-            handler: installed.map(|i| i.handler.clone()),
-            gates: installed.map(|i| i.gates.clone()),
+            plugin,
+            handler,
+            gates,
             availability,
             unmet,
-            terms_accepted: state.consent.terms_accepted(),
+            terms_accepted,
             mode,
-            settings,
-            scope,
-            tainted,
-            turn,
-            global_rules: state.rules.clone(),
-            conversation_rules,
+            settings: view.settings,
+            scope: view.scope,
+            tainted: view.tainted,
+            turn: view.turn,
+            global_rules: view.global_rules,
+            conversation_rules: view.conversation_rules,
         }
     }
 
@@ -356,7 +363,7 @@ impl Engine {
                     reason: reason.clone(),
                     conversation: call.conversation.clone(),
                 };
-                let given = self.shared.broker.ask(asked.clone()).await;
+                let given = self.broker.ask(asked.clone()).await;
                 prompt = Some(asked);
                 answer = Some(given);
                 self.record(&call, &snap, AuditEvent::Answered { answer: given });
@@ -395,7 +402,8 @@ impl Engine {
                         // seed 000: Always allow sets that plugin's mode for that effect to auto,
                         // persisted. If it cannot be saved, the call still runs (the user allowed
                         // it) but the mode is not changed.
-                        if let Err(e) = self.set_mode(&tool.plugin, tool.effect, Mode::Auto) {
+                        if let Err(e) = self.plugins.set_mode(&tool.plugin, tool.effect, Mode::Auto)
+                        {
                             self.record(
                                 &call,
                                 &snap,
@@ -422,13 +430,12 @@ impl Engine {
         };
         let services = Services {
             folder: self
-                .shared
                 .data_dir
                 .as_ref()
                 .map(|d| d.join("plugins").join(&plugin.id)),
             plugin,
             gates,
-            engine: Arc::downgrade(&self.shared),
+            core: self.me.clone(),
             actor: call.actor,
             conversation: call.conversation.clone(),
         };
@@ -445,7 +452,7 @@ impl Engine {
         // reaches the model just the same and may carry injected instructions.
         if tool.untrusted && call.actor == Actor::Agent {
             if let Some(conv) = call.conversation.as_deref() {
-                if let Err(e) = self.taint(conv) {
+                if let Err(e) = self.conversations.taint(conv) {
                     let message = format!("the turn's taint was not saved: {e}");
                     self.record(&call, &snap, AuditEvent::Failed { message });
                 }
@@ -510,7 +517,7 @@ impl Engine {
         let (event, detail, step, rule) = event.columns();
         let row = AuditRow {
             seq: 0,
-            at_ms: self.now_ms(),
+            at_ms: self.clock.now_ms(),
             actor: call.actor.as_str().to_owned(),
             conversation: call.conversation.clone(),
             tool: call.tool.clone(),
@@ -521,8 +528,45 @@ impl Engine {
             rule,
             input_digest: Some(input_digest(&call.input)),
         };
-        if let Err(e) = self.append_audit(&row) {
+        if let Err(e) = self.audit.append(&row) {
             eprintln!("harness: the audit log could not be written: {e}");
+        }
+    }
+}
+
+#[async_trait]
+impl PluginHost for Invoker {
+    fn host(&self) -> &Host {
+        &self.host
+    }
+
+    fn tool_catalog(&self) -> ToolCatalog {
+        self.plugins.tool_catalog()
+    }
+
+    fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError> {
+        self.consent.check_cloud(plugin)
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        actor: Actor,
+        input: Value,
+        conversation: Option<String>,
+    ) -> Dispatched {
+        let call = Call {
+            tool: tool.to_owned(),
+            actor,
+            input,
+            conversation,
+        };
+        match self.invoke(call).await.outcome {
+            Outcome::Ran { result, .. } => Dispatched::Ran(result),
+            Outcome::Failed { message } => Dispatched::Failed(message),
+            Outcome::Refused { code, message } => {
+                Dispatched::Refused(format!("{}: {message}", code.as_str()))
+            }
         }
     }
 }

@@ -5,10 +5,15 @@
 pub mod audit;
 pub mod clock;
 pub mod consent;
+pub mod conversations;
 pub mod datasource;
 pub mod engine;
+pub mod error;
 pub mod gates;
+pub mod handler;
+pub mod installed;
 pub mod invoke;
+pub mod memories;
 pub mod plugins;
 pub mod policy;
 pub mod registry;
@@ -21,3 +26,9 @@ pub mod store;
 pub mod turn;
 
 pub use engine::{Engine, EngineError, Options};
+
+/// Locks a concern's state. Every change is one assignment after its write committed, so a
+/// panic elsewhere cannot leave the state half-changed: a poisoned lock is taken as it is.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -70,6 +70,17 @@ impl PluginKind {
             PluginKind::Remote => "remote",
         }
     }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            PluginKind::Bundled,
+            PluginKind::Official,
+            PluginKind::Community,
+            PluginKind::Remote,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
 }
 
 /// A problem found while loading a plugin. It names the plugin and the field to fix.

@@ -1,5 +1,5 @@
 //! What a running tool may reach, read, persist or spend: the capability gates (DESIGN.md §5),
-//! handed to every plugin kind's code in its [`ToolContext`](crate::invoke::ToolContext), so
+//! handed to every plugin kind's code in its `ToolContext` (module `handler`), so
 //! one code path enforces them for bundled code, documents and remote plugins alike.
 
 use std::path::PathBuf;
@@ -9,14 +9,30 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::consent::ConsentError;
-use crate::engine::{Engine, Shared};
 use crate::gates::{
     ContextBoard, Dispatched, FsGate, NetworkGate, Notifier, Outbox, StoreGate, ToolCallGate,
     ToolCatalog, ToolDispatch, ToolInfo,
 };
-use crate::invoke::{Call, Outcome};
 use crate::policy::Actor;
 use crate::registry::{Plugin, PluginKind};
+
+/// What a running tool's services reach beyond its own plugin. The invoke path implements it
+/// and is held weakly: a tool still running as the app closes gets "the app is closing".
+#[async_trait]
+pub(crate) trait PluginHost: Send + Sync {
+    fn host(&self) -> &Host;
+    /// Every installed tool, for the call-tool gate.
+    fn tool_catalog(&self) -> ToolCatalog;
+    fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError>;
+    /// A plugin's own call, through the one invoke path, as `actor`.
+    async fn call(
+        &self,
+        tool: &str,
+        actor: Actor,
+        input: Value,
+        conversation: Option<String>,
+    ) -> Dispatched;
+}
 
 /// The host-wide services every plugin shares, told the caller's id.
 pub(crate) struct Host {
@@ -57,7 +73,7 @@ impl PluginGates {
 pub struct Services {
     pub(crate) plugin: Arc<Plugin>,
     pub(crate) gates: Arc<PluginGates>,
-    pub(crate) engine: Weak<Shared>,
+    pub(crate) core: Weak<dyn PluginHost>,
     pub(crate) actor: Actor,
     pub(crate) conversation: Option<String>,
     /// `<data dir>/plugins/<id>`; none for an engine without a data directory.
@@ -124,22 +140,19 @@ impl Services {
 
     /// `host-notify`: one line, prefixed with the plugin's id by the host.
     pub fn notify(&self, text: &str) -> String {
-        match Engine::from_weak(&self.engine) {
-            Some(engine) => engine.shared.host.notifier.notify(&self.plugin.id, text),
+        match self.core.upgrade() {
+            Some(core) => core.host().notifier.notify(&self.plugin.id, text),
             None => "error: the app is closing".into(),
         }
     }
 
     /// `host-set-context`: replaces this plugin's contribution to the next turn's prompt.
     pub fn set_context(&self, text: &str) -> String {
-        match Engine::from_weak(&self.engine) {
-            Some(engine) => {
-                engine
-                    .shared
-                    .host
-                    .context
-                    .set(&self.plugin.id, &self.plugin.grants, text)
-            }
+        match self.core.upgrade() {
+            Some(core) => core
+                .host()
+                .context
+                .set(&self.plugin.id, &self.plugin.grants, text),
             None => "error: the app is closing".into(),
         }
     }
@@ -148,12 +161,12 @@ impl Services {
     /// never as the user (see [`nested_actor`]), so the user's modes, rules and prompts still
     /// outrank the plugin.
     pub async fn call_tool(&self, tool_id: &str, args_json: &str) -> String {
-        let Some(engine) = Engine::from_weak(&self.engine) else {
+        let Some(core) = self.core.upgrade() else {
             return "error: tool calls are not available right now".into();
         };
-        let catalog = engine.tool_catalog();
+        let catalog = core.tool_catalog();
         let dispatcher = Arc::new(Dispatcher {
-            engine: self.engine.clone(),
+            core: self.core.clone(),
             actor: self.actor,
             conversation: self.conversation.clone(),
         });
@@ -162,7 +175,7 @@ impl Services {
             &self.plugin.grants,
             &catalog,
             Some(dispatcher),
-            engine.shared.host.outbox.clone(),
+            core.host().outbox.clone(),
         ) {
             Ok(gate) => gate.call(tool_id, args_json).await,
             Err(e) => format!("error: {e}"),
@@ -172,15 +185,15 @@ impl Services {
     /// Checked before a PKU harness Cloud call: without the plugin's cloud consent it fails
     /// `consent_required` (seed 000).
     pub fn cloud(&self) -> Result<(), ConsentError> {
-        match Engine::from_weak(&self.engine) {
-            Some(engine) => engine.check_cloud(&self.plugin.id),
+        match self.core.upgrade() {
+            Some(core) => core.check_cloud(&self.plugin.id),
             None => Err(ConsentError::CloudConsentRequired(self.plugin.id.clone())),
         }
     }
 }
 
 struct Dispatcher {
-    engine: Weak<Shared>,
+    core: Weak<dyn PluginHost>,
     actor: Actor,
     conversation: Option<String>,
 }
@@ -188,23 +201,16 @@ struct Dispatcher {
 #[async_trait]
 impl ToolDispatch for Dispatcher {
     async fn dispatch(&self, _caller_plugin: &str, tool_id: &str, args: Value) -> Dispatched {
-        let Some(engine) = Engine::from_weak(&self.engine) else {
+        let Some(core) = self.core.upgrade() else {
             return Dispatched::Refused("the app is closing".into());
         };
-        let call = Call {
-            tool: tool_id.to_owned(),
-            actor: nested_actor(self.actor),
-            input: args,
-            conversation: self.conversation.clone(),
-        };
-        let done = engine.invoke(call).await;
-        match done.outcome {
-            Outcome::Ran { result, .. } => Dispatched::Ran(result),
-            Outcome::Failed { message } => Dispatched::Failed(message),
-            Outcome::Refused { code, message } => {
-                Dispatched::Refused(format!("{}: {message}", code.as_str()))
-            }
-        }
+        core.call(
+            tool_id,
+            nested_actor(self.actor),
+            args,
+            self.conversation.clone(),
+        )
+        .await
     }
 }
 
@@ -235,21 +241,4 @@ pub(crate) fn catalog_of<'a>(plugins: impl IntoIterator<Item = &'a Plugin>) -> T
             })
         })
         .collect()
-}
-
-impl Engine {
-    /// Every installed tool, for the call-tool gate: only bundled ones may be called.
-    pub fn tool_catalog(&self) -> ToolCatalog {
-        catalog_of(self.state().registry.plugins().map(|p| &**p))
-    }
-
-    /// The plugins' context contributions, folded into the system prompt once per turn.
-    pub fn render_context(&self) -> String {
-        self.shared.host.context.render()
-    }
-
-    /// Lines the user must see (notifications, context changes, tool-call disclosures), in order.
-    pub fn drain_host_lines(&self) -> Vec<crate::gates::HostLine> {
-        self.shared.host.outbox.drain()
-    }
 }

@@ -3,11 +3,15 @@
 //! them through the bundled `settings` plugin; every change is checked here first, and every
 //! error names the key.
 
+use std::sync::{Arc, Mutex};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::policy::{Mode, Rule};
 use crate::registry::Effect;
+use crate::store::values::{Table, put_value, values};
+use crate::store::{Store, StoreError};
 
 /// The host official plugin documents come from, unless the settings say otherwise.
 pub const DEFAULT_OFFICIAL_HOST: &str = "plugins.pku-harness.cn";
@@ -89,22 +93,49 @@ impl Settings {
     }
 }
 
-/// An object's members as rows, one level of nesting joined with a dot: `{"model": {"name":
-/// …}}` is the row `model.name`.
-pub fn flatten(value: Value) -> Vec<(String, Value)> {
-    let Value::Object(members) = value else {
-        return Vec::new();
-    };
-    let mut rows = Vec::new();
-    for (key, member) in members {
-        match member {
-            Value::Object(inner) => {
-                rows.extend(inner.into_iter().map(|(k, v)| (format!("{key}.{k}"), v)));
-            }
-            other => rows.push((key, other)),
-        }
+pub use crate::store::schema::flatten;
+
+/// The owner of the app settings: one row per key in the `settings` table.
+pub struct AppSettings {
+    store: Arc<Store>,
+    settings: Mutex<Settings>,
+}
+
+impl AppSettings {
+    pub(crate) fn load(store: Arc<Store>) -> Result<Self, StoreError> {
+        let rows = store.read(|c| values(c, Table::Settings))?;
+        let settings = Settings::from_rows(&rows).map_err(StoreError::Corrupt)?;
+        Ok(Self {
+            store,
+            settings: Mutex::new(settings),
+        })
     }
-    rows
+
+    pub fn get(&self) -> Settings {
+        crate::lock(&self.settings).clone()
+    }
+
+    /// Applies `f` to a copy, writes the rows of the keys that changed, then puts the copy in
+    /// place. Only those rows are written, so a change never carries a stale copy of another
+    /// key over a newer one.
+    pub fn change(&self, f: impl FnOnce(&mut Settings)) -> Result<(), StoreError> {
+        let mut settings = crate::lock(&self.settings);
+        let mut next = settings.clone();
+        f(&mut next);
+        let before = settings.rows();
+        let changed: Vec<(String, Value)> = next
+            .rows()
+            .into_iter()
+            .filter(|row| !before.contains(row))
+            .collect();
+        self.store.write(|tx| {
+            changed
+                .iter()
+                .try_for_each(|(key, value)| put_value(tx, Table::Settings, key, value))
+        })?;
+        *settings = next;
+        Ok(())
+    }
 }
 
 /// One checked change.

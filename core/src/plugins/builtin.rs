@@ -9,10 +9,14 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::engine::{Engine, Shared};
-use crate::invoke::{Assessment, PluginHandler, ToolContext};
+use crate::conversations::Conversations;
+use crate::error::EngineError;
+use crate::handler::{Assessment, PluginHandler, ToolContext};
+use crate::installed::{InstalledPlugins, PluginView};
+use crate::memories::{Memories, MemoryState};
 use crate::registry::{Plugin, PluginKind, Tool, parse_manifest};
-use crate::settings::{KEYS, parse_change};
+use crate::scheduler::Scheduler;
+use crate::settings::{Change, KEYS, Settings, parse_change};
 use crate::turn::Scope;
 
 /// Characters per page of an attached document.
@@ -22,7 +26,28 @@ pub const PAGE_CHARS: usize = 4000;
 /// secrets and hands-on steps are uiOnly).
 pub const SCREENS: [&str; 4] = ["api-keys", "campus-account", "system-permissions", "cloud"];
 
-pub(crate) fn plugins(engine: &Weak<Shared>) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+/// What the settings plugin needs of the core. The engine implements it: a change reaches
+/// several owners (the settings, the installed plugins, the rules).
+pub(crate) trait SettingsControl: Send + Sync {
+    fn settings(&self) -> Settings;
+    fn plugins(&self) -> Vec<PluginView>;
+    /// Whether a change loosens a permission (DESIGN.md §3 8f).
+    fn loosens(&self, change: &Change) -> bool;
+    /// Applies a checked change.
+    fn apply(&self, change: Change) -> Result<(), EngineError>;
+}
+
+/// What the core's own plugins are given. Those the installed plugins reach back to are held
+/// weakly, so that no cycle of strong references keeps the core alive.
+pub(crate) struct Owners {
+    pub settings: Weak<dyn SettingsControl>,
+    pub memories: Arc<Memories>,
+    pub conversations: Arc<Conversations>,
+    pub scheduler: Weak<Scheduler>,
+    pub plugins: Weak<InstalledPlugins>,
+}
+
+pub(crate) fn plugins(owners: Owners) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
     let load = |json: Value| {
         Plugin::load(
             parse_manifest(&json).expect("built-in manifest"),
@@ -34,31 +59,31 @@ pub(crate) fn plugins(engine: &Weak<Shared>) -> Vec<(Plugin, Arc<dyn PluginHandl
         (
             load(settings_manifest()),
             Arc::new(SettingsPlugin {
-                engine: engine.clone(),
+                core: owners.settings,
             }) as Arc<dyn PluginHandler>,
         ),
         (
             load(memory_manifest()),
             Arc::new(MemoryPlugin {
-                engine: engine.clone(),
+                memories: owners.memories,
             }),
         ),
         (
             load(files_manifest()),
             Arc::new(FilesPlugin {
-                engine: engine.clone(),
+                conversations: owners.conversations,
             }),
         ),
         (
             load(crate::scheduler::plugin::manifest()),
             Arc::new(crate::scheduler::plugin::SchedulerPlugin {
-                engine: engine.clone(),
+                scheduler: owners.scheduler,
             }),
         ),
         (
             load(crate::datasource::dashboard_manifest()),
             Arc::new(crate::datasource::DashboardPlugin {
-                engine: engine.clone(),
+                plugins: owners.plugins,
             }),
         ),
     ]
@@ -127,21 +152,17 @@ fn files_manifest() -> Value {
     })
 }
 
-fn engine_of(weak: &Weak<Shared>) -> Result<Engine, String> {
-    Engine::from_weak(weak).ok_or_else(|| "the app is closing".to_owned())
-}
-
 struct SettingsPlugin {
-    engine: Weak<Shared>,
+    core: Weak<dyn SettingsControl>,
 }
 
 #[async_trait]
 impl PluginHandler for SettingsPlugin {
     fn assess(&self, tool: &Tool, input: &Value, _scope: &Scope) -> Assessment {
         let sensitive = tool.name == "change"
-            && match (Engine::from_weak(&self.engine), input["key"].as_str()) {
-                (Some(engine), Some(key)) => {
-                    parse_change(key, &input["value"]).is_ok_and(|change| engine.loosens(&change))
+            && match (self.core.upgrade(), input["key"].as_str()) {
+                (Some(core), Some(key)) => {
+                    parse_change(key, &input["value"]).is_ok_and(|change| core.loosens(&change))
                 }
                 _ => false,
             };
@@ -152,10 +173,10 @@ impl PluginHandler for SettingsPlugin {
     }
 
     async fn run(&self, tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
-        let engine = engine_of(&self.engine)?;
+        let core = self.core.upgrade().ok_or("the app is closing")?;
         match tool.name.as_str() {
             "get" => {
-                let plugins: Vec<Value> = engine
+                let plugins: Vec<Value> = core
                     .plugins()
                     .into_iter()
                     .map(|p| {
@@ -164,12 +185,12 @@ impl PluginHandler for SettingsPlugin {
                         json!({"id": p.plugin.id, "title": p.plugin.title, "enabled": p.enabled, "modes": modes})
                     })
                     .collect();
-                Ok(json!({"settings": engine.settings(), "plugins": plugins}))
+                Ok(json!({"settings": core.settings(), "plugins": plugins}))
             }
             "change" => {
                 let key = input["key"].as_str().unwrap_or_default();
                 let change = parse_change(key, &input["value"]).map_err(|e| e.to_string())?;
-                engine.change_setting(change).map_err(|e| e.to_string())?;
+                core.apply(change).map_err(|e| e.to_string())?;
                 Ok(json!({"status": "changed", "key": key}))
             }
             "openScreen" => Ok(json!({"status": "open_screen", "screen": input["screen"]})),
@@ -179,54 +200,56 @@ impl PluginHandler for SettingsPlugin {
 }
 
 struct MemoryPlugin {
-    engine: Weak<Shared>,
+    memories: Arc<Memories>,
 }
 
 #[async_trait]
 impl PluginHandler for MemoryPlugin {
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
-        let engine = engine_of(&self.engine)?;
+        let memories = &self.memories;
         let id = || input["id"].as_i64().ok_or("id is missing".to_owned());
         match tool.name.as_str() {
             "write" => {
                 let text = input["text"].as_str().unwrap_or_default();
                 // seed 000: after untrusted content, a memory waits for the user's approval.
                 let tainted = ctx.actor != crate::policy::Actor::User && ctx.tainted;
-                let memory = engine
-                    .write_memory(text, ctx.conversation.as_deref(), ctx.turn, tainted)
+                let memory = memories
+                    .write(text, ctx.conversation.as_deref(), ctx.turn, tainted)
                     .map_err(|e| e.to_string())?;
-                let message = match memory.state.as_str() {
-                    "pending" => {
+                let message = match memory.state() {
+                    MemoryState::Pending => {
                         "Saved as pending: it takes effect once the user approves it on the memory screen."
                     }
                     _ => "Remembered.",
                 };
                 Ok(json!({"id": memory.id, "state": memory.state, "message": message}))
             }
-            "list" => Ok(json!({"memories": engine.memories().map_err(|e| e.to_string())?})),
+            "list" => Ok(json!({"memories": memories.all().map_err(|e| e.to_string())?})),
             "approve" => {
-                Ok(json!({"memory": engine.decide_memory(id()?, true).map_err(|e| e.to_string())?}))
+                Ok(json!({"memory": memories.decide(id()?, true).map_err(|e| e.to_string())?}))
             }
-            "reject" => Ok(
-                json!({"memory": engine.decide_memory(id()?, false).map_err(|e| e.to_string())?}),
-            ),
+            "reject" => {
+                Ok(json!({"memory": memories.decide(id()?, false).map_err(|e| e.to_string())?}))
+            }
             other => Err(format!("memory has no tool {other}")),
         }
     }
 }
 
 struct FilesPlugin {
-    engine: Weak<Shared>,
+    conversations: Arc<Conversations>,
 }
 
 #[async_trait]
 impl PluginHandler for FilesPlugin {
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
-        let engine = engine_of(&self.engine)?;
         let conversation = ctx
             .conversation
             .ok_or("attached documents belong to a conversation")?;
-        let documents = engine.documents(&conversation).map_err(|e| e.to_string())?;
+        let documents = self
+            .conversations
+            .documents(&conversation)
+            .map_err(|e| e.to_string())?;
         let pages = |text: &str| text.chars().count().div_ceil(PAGE_CHARS).max(1);
         if tool.name == "list" {
             let list: Vec<Value> = documents

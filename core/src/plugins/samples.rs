@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::engine::{Catalog, Engine, EngineError};
-use crate::invoke::{PluginHandler, ToolContext};
+use crate::error::EngineError;
+use crate::handler::{PluginHandler, ToolContext};
+use crate::installed::Catalog;
 use crate::registry::{McpTool, Plugin, PluginKind, Tool, parse_manifest};
 
 /// Where the sample forum server would be reached.
@@ -228,9 +229,22 @@ impl Catalog for Samples {
     }
 }
 
+/// What installing the samples needs of the core; the engine implements it. (The samples are a
+/// client of the engine, like the CLI: they reach it through this, not by importing it.)
+pub trait Installer {
+    fn install_document(&self, text: &str, source: &str) -> Result<String, EngineError>;
+    fn install_remote(
+        &self,
+        server: &str,
+        title: &str,
+        tools: &[McpTool],
+        url: &str,
+    ) -> Result<String, EngineError>;
+}
+
 /// Installs the canteen document (from `canteen_source`, which decides whether it is official
 /// or community) and the forum server. The engine must have been opened with [`Samples`].
-pub fn install(engine: &Engine, canteen_source: &str) -> Result<(), EngineError> {
+pub fn install(engine: &impl Installer, canteen_source: &str) -> Result<(), EngineError> {
     engine.install_document(CANTEEN_DOCUMENT, canteen_source)?;
     engine.install_remote("forum", "北大论坛", &forum_tools(), FORUM_URL)?;
     Ok(())

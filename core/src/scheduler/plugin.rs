@@ -8,9 +8,8 @@ use std::sync::Weak;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{Job, Owner};
-use crate::engine::{Engine, Shared};
-use crate::invoke::{PluginHandler, ToolContext};
+use super::{Job, Owner, Scheduler};
+use crate::handler::{PluginHandler, ToolContext};
 use crate::policy::Actor;
 use crate::registry::Tool;
 
@@ -42,8 +41,10 @@ pub(crate) fn manifest() -> Value {
     })
 }
 
+/// Held weakly: the scheduler reaches this plugin through the installed plugins, so a strong
+/// reference back would be a cycle.
 pub(crate) struct SchedulerPlugin {
-    pub(crate) engine: Weak<Shared>,
+    pub(crate) scheduler: Weak<Scheduler>,
 }
 
 /// A job as the tools return it, with its next due time written locally.
@@ -58,7 +59,7 @@ fn shown(job: &Job) -> Value {
 #[async_trait]
 impl PluginHandler for SchedulerPlugin {
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
-        let engine = Engine::from_weak(&self.engine).ok_or("the app is closing")?;
+        let scheduler = self.scheduler.upgrade().ok_or("the app is closing")?;
         let id = || input["id"].as_i64().ok_or("id is missing".to_owned());
         match tool.name.as_str() {
             "create" => {
@@ -69,25 +70,25 @@ impl PluginHandler for SchedulerPlugin {
                         conversation: ctx.conversation.clone(),
                     },
                 };
-                let job = engine.add_job(&input, owner).map_err(|e| e.to_string())?;
+                let job = scheduler.add(&input, owner).map_err(|e| e.to_string())?;
                 Ok(json!({"status": "scheduled", "job": shown(&job)}))
             }
-            "list" => Ok(json!({"jobs": engine.jobs().iter().map(shown).collect::<Vec<_>>()})),
+            "list" => Ok(json!({"jobs": scheduler.all().iter().map(shown).collect::<Vec<_>>()})),
             "pause" => {
                 let reason = match ctx.actor {
                     Actor::User => "paused by the user",
                     _ => "paused by the assistant",
                 };
                 Ok(
-                    json!({"status": "paused", "job": shown(&engine.pause_job(id()?, reason).map_err(|e| e.to_string())?)}),
+                    json!({"status": "paused", "job": shown(&scheduler.pause(id()?, reason).map_err(|e| e.to_string())?)}),
                 )
             }
             "resume" => Ok(
-                json!({"status": "resumed", "job": shown(&engine.resume_job(id()?).map_err(|e| e.to_string())?)}),
+                json!({"status": "resumed", "job": shown(&scheduler.resume(id()?).map_err(|e| e.to_string())?)}),
             ),
             "remove" => {
                 let id = id()?;
-                engine.remove_job(id).map_err(|e| e.to_string())?;
+                scheduler.remove(id).map_err(|e| e.to_string())?;
                 Ok(json!({"status": "removed", "id": id}))
             }
             other => Err(format!("scheduler has no tool {other}")),

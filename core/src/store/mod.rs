@@ -218,7 +218,7 @@ pub mod schema {
         let value: serde_json::Value = serde_json::from_str(&blob).map_err(|e| {
             rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
         })?;
-        for (key, value) in crate::settings::flatten(value) {
+        for (key, value) in flatten(value) {
             tx.execute(
                 "INSERT INTO settings (key, value) VALUES (?1, ?2)
                  ON CONFLICT (key) DO UPDATE SET value = ?2",
@@ -227,6 +227,25 @@ pub mod schema {
         }
         tx.execute("DELETE FROM settings WHERE key = 'app'", [])?;
         Ok(())
+    }
+
+    /// An object's members as rows, one level of nesting joined with a dot: `{"model": {"name":
+    /// …}}` is the row `model.name`.
+    pub fn flatten(value: serde_json::Value) -> Vec<(String, serde_json::Value)> {
+        use serde_json::Value;
+        let Value::Object(members) = value else {
+            return Vec::new();
+        };
+        let mut rows = Vec::new();
+        for (key, member) in members {
+            match member {
+                Value::Object(inner) => {
+                    rows.extend(inner.into_iter().map(|(k, v)| (format!("{key}.{k}"), v)));
+                }
+                other => rows.push((key, other)),
+            }
+        }
+        rows
     }
 }
 
@@ -443,401 +462,42 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Typed reads and writes of each table. Writes take a `&Transaction` so that the caller
-/// decides what one state change is.
+/// Each concern's typed rows, one module per concern (as application-services gives each
+/// component its own store). Writes take a `&Transaction` so that the caller decides what one
+/// state change is.
+pub mod audit;
+pub mod conversations;
+pub mod jobs;
+pub mod memories;
+pub mod plugins;
+pub mod sources;
+pub mod values;
+
+/// Every concern's rows under one name, as callers outside the core knew them.
 pub mod rows {
-    use rusqlite::{Connection, OptionalExtension, Transaction, params};
-    use serde::Serialize;
-    use serde::de::DeserializeOwned;
+    pub use super::audit::{AuditRow, append_audit, audit, prune_audit};
+    pub use super::conversations::{
+        ConversationRow, conversations, documents, insert_document, put_conversation, put_rules,
+        rules,
+    };
+    pub use super::memories::{
+        MemoryRow, MemoryState, decide_memory, insert_memory, memories, memory,
+    };
+    pub use super::plugins::{
+        PluginRow, delete_plugin, modes, plugins, put_plugin, set_enabled, set_mode,
+    };
+    pub use super::values::{Table, delete_value, put_value, values};
+}
 
-    use super::{AUDIT_RETENTION_ROWS, StoreError};
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
 
-    fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
-        serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
-    }
-
-    fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
-        serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
-    }
-
-    /// An installed plugin as stored.
-    #[derive(Debug, Clone, PartialEq)]
-    pub struct PluginRow {
-        pub id: String,
-        pub kind: String,
-        pub source: String,
-        /// The manifest JSON of a document or remote plugin; bundled plugins come from code.
-        pub manifest: Option<String>,
-        pub enabled: bool,
-    }
-
-    pub fn put_plugin(tx: &Transaction<'_>, row: &PluginRow, at_ms: i64) -> Result<(), StoreError> {
-        tx.execute(
-            "INSERT INTO plugins (id, kind, source, manifest, enabled, installed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (id) DO UPDATE SET kind = ?2, source = ?3, manifest = ?4",
-            params![row.id, row.kind, row.source, row.manifest, row.enabled, at_ms],
-        )?;
-        Ok(())
-    }
-
-    pub fn delete_plugin(tx: &Transaction<'_>, id: &str) -> Result<(), StoreError> {
-        tx.execute("DELETE FROM plugins WHERE id = ?1", [id])?;
-        Ok(())
-    }
-
-    pub fn set_enabled(tx: &Transaction<'_>, id: &str, enabled: bool) -> Result<(), StoreError> {
-        tx.execute(
-            "UPDATE plugins SET enabled = ?2 WHERE id = ?1",
-            params![id, enabled],
-        )?;
-        Ok(())
-    }
-
-    pub fn plugins(conn: &Connection) -> Result<Vec<PluginRow>, StoreError> {
-        let mut stmt =
-            conn.prepare("SELECT id, kind, source, manifest, enabled FROM plugins ORDER BY id")?;
-        let rows = stmt.query_map([], |r| {
-            Ok(PluginRow {
-                id: r.get(0)?,
-                kind: r.get(1)?,
-                source: r.get(2)?,
-                manifest: r.get(3)?,
-                enabled: r.get(4)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    pub fn set_mode(
-        tx: &Transaction<'_>,
-        plugin: &str,
-        effect: &str,
-        mode: &str,
-    ) -> Result<(), StoreError> {
-        tx.execute(
-            "INSERT INTO modes (plugin, effect, mode) VALUES (?1, ?2, ?3)
-             ON CONFLICT (plugin, effect) DO UPDATE SET mode = ?3",
-            params![plugin, effect, mode],
-        )?;
-        Ok(())
-    }
-
-    pub fn modes(conn: &Connection) -> Result<Vec<(String, String, String)>, StoreError> {
-        let mut stmt =
-            conn.prepare("SELECT plugin, effect, mode FROM modes ORDER BY plugin, effect")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Replaces the rules of one scope: `""` is global, otherwise a conversation id.
-    pub fn put_rules<T: Serialize>(
-        tx: &Transaction<'_>,
-        scope: &str,
-        rules: &[T],
-    ) -> Result<(), StoreError> {
-        tx.execute("DELETE FROM rules WHERE scope = ?1", [scope])?;
-        let mut stmt =
-            tx.prepare("INSERT INTO rules (scope, position, rule) VALUES (?1, ?2, ?3)")?;
-        for (position, rule) in rules.iter().enumerate() {
-            stmt.execute(params![scope, position as i64, to_json(rule)?])?;
-        }
-        Ok(())
-    }
-
-    /// Every scope's rules, in order.
-    pub fn rules<T: DeserializeOwned>(
-        conn: &Connection,
-    ) -> Result<Vec<(String, Vec<T>)>, StoreError> {
-        let mut stmt = conn.prepare("SELECT scope, rule FROM rules ORDER BY scope, position")?;
-        let mut out: Vec<(String, Vec<T>)> = Vec::new();
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let scope: String = row.get(0)?;
-            let rule: T = from_json("rules.rule", &row.get::<_, String>(1)?)?;
-            match out.last_mut() {
-                Some((s, list)) if *s == scope => list.push(rule),
-                _ => out.push((scope, vec![rule])),
-            }
-        }
-        Ok(out)
-    }
-
-    /// One conversation's row: its settings, scope, turn count and whether the current turn
-    /// is tainted.
-    #[derive(Clone, Debug, PartialEq)]
-    pub struct ConversationRow<S, C> {
-        pub id: String,
-        pub settings: S,
-        pub scope: C,
-        pub turns: u64,
-        pub tainted: bool,
-    }
-
-    pub fn put_conversation<S: Serialize, C: Serialize>(
-        tx: &Transaction<'_>,
-        row: &ConversationRow<&S, &C>,
-        at_ms: i64,
-    ) -> Result<(), StoreError> {
-        tx.execute(
-            "INSERT INTO conversations (id, settings, scope, turns, tainted, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (id) DO UPDATE SET settings = ?2, scope = ?3, turns = ?4, tainted = ?5",
-            params![
-                row.id,
-                to_json(row.settings)?,
-                to_json(row.scope)?,
-                row.turns as i64,
-                row.tainted,
-                at_ms
-            ],
-        )?;
-        Ok(())
-    }
-
-    pub fn conversations<S: DeserializeOwned, C: DeserializeOwned>(
-        conn: &Connection,
-    ) -> Result<Vec<ConversationRow<S, C>>, StoreError> {
-        let mut stmt = conn.prepare(
-            "SELECT id, settings, scope, turns, tainted FROM conversations ORDER BY created_at, id",
-        )?;
-        let mut rows = stmt.query([])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            out.push(ConversationRow {
-                id: row.get(0)?,
-                settings: from_json("conversations.settings", &row.get::<_, String>(1)?)?,
-                scope: from_json("conversations.scope", &row.get::<_, String>(2)?)?,
-                turns: row.get::<_, i64>(3)? as u64,
-                tainted: row.get(4)?,
-            });
-        }
-        Ok(out)
-    }
-
-    /// The key-value tables: `settings`, `consent`, `preferences`.
-    #[derive(Clone, Copy, Debug)]
-    pub enum Table {
-        Settings,
-        Consent,
-        Preferences,
-    }
-
-    impl Table {
-        fn sql(self) -> (&'static str, &'static str, &'static str) {
-            match self {
-                Table::Settings => (
-                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
-                    "SELECT key, value FROM settings ORDER BY key",
-                    "DELETE FROM settings WHERE key = ?1",
-                ),
-                Table::Consent => (
-                    "INSERT INTO consent (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
-                    "SELECT key, value FROM consent ORDER BY key",
-                    "DELETE FROM consent WHERE key = ?1",
-                ),
-                Table::Preferences => (
-                    "INSERT INTO preferences (plugin, value) VALUES (?1, ?2) ON CONFLICT (plugin) DO UPDATE SET value = ?2",
-                    "SELECT plugin, value FROM preferences ORDER BY plugin",
-                    "DELETE FROM preferences WHERE plugin = ?1",
-                ),
-            }
-        }
-    }
-
-    pub fn put_value<T: Serialize>(
-        tx: &Transaction<'_>,
-        table: Table,
-        key: &str,
-        value: &T,
-    ) -> Result<(), StoreError> {
-        tx.execute(table.sql().0, params![key, to_json(value)?])?;
-        Ok(())
-    }
-
-    pub fn delete_value(tx: &Transaction<'_>, table: Table, key: &str) -> Result<(), StoreError> {
-        tx.execute(table.sql().2, [key])?;
-        Ok(())
-    }
-
-    pub fn values(
-        conn: &Connection,
-        table: Table,
-    ) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
-        let mut stmt = conn.prepare(table.sql().1)?;
-        let mut rows = stmt.query([])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let key: String = row.get(0)?;
-            let value = from_json(&key, &row.get::<_, String>(1)?)?;
-            out.push((key, value));
-        }
-        Ok(out)
-    }
-
-    /// A memory as stored.
-    #[derive(Debug, Clone, PartialEq, Serialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct MemoryRow {
-        pub id: i64,
-        pub text: String,
-        pub state: String,
-        pub conversation: Option<String>,
-        pub turn: Option<i64>,
-        pub created_at: i64,
-        pub decided_at: Option<i64>,
-    }
-
-    pub fn insert_memory(
-        tx: &Transaction<'_>,
-        text: &str,
-        state: &str,
-        conversation: Option<&str>,
-        turn: Option<i64>,
-        at_ms: i64,
-    ) -> Result<i64, StoreError> {
-        tx.execute(
-            "INSERT INTO memories (text, state, conversation, turn, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![text, state, conversation, turn, at_ms],
-        )?;
-        Ok(tx.last_insert_rowid())
-    }
-
-    /// Moves a memory from `from` to `to`; returns whether it was in `from`.
-    pub fn decide_memory(
-        tx: &Transaction<'_>,
-        id: i64,
-        from: &str,
-        to: &str,
-        at_ms: i64,
-    ) -> Result<bool, StoreError> {
-        let changed = tx.execute(
-            "UPDATE memories SET state = ?3, decided_at = ?4 WHERE id = ?1 AND state = ?2",
-            params![id, from, to, at_ms],
-        )?;
-        Ok(changed == 1)
-    }
-
-    pub fn memory(conn: &Connection, id: i64) -> Result<Option<MemoryRow>, StoreError> {
-        Ok(conn
-            .query_row(
-                "SELECT id, text, state, conversation, turn, created_at, decided_at FROM memories WHERE id = ?1",
-                [id],
-                memory_row,
-            )
-            .optional()?)
-    }
-
-    pub fn memories(conn: &Connection) -> Result<Vec<MemoryRow>, StoreError> {
-        let mut stmt = conn.prepare("SELECT id, text, state, conversation, turn, created_at, decided_at FROM memories ORDER BY id")?;
-        let rows = stmt.query_map([], memory_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    fn memory_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRow> {
-        Ok(MemoryRow {
-            id: r.get(0)?,
-            text: r.get(1)?,
-            state: r.get(2)?,
-            conversation: r.get(3)?,
-            turn: r.get(4)?,
-            created_at: r.get(5)?,
-            decided_at: r.get(6)?,
-        })
-    }
-
-    pub fn insert_document(
-        tx: &Transaction<'_>,
-        conversation: &str,
-        name: &str,
-        text: &str,
-        at_ms: i64,
-    ) -> Result<i64, StoreError> {
-        tx.execute(
-            "INSERT INTO documents (conversation, name, text, attached_at) VALUES (?1, ?2, ?3, ?4)",
-            params![conversation, name, text, at_ms],
-        )?;
-        Ok(tx.last_insert_rowid())
-    }
-
-    /// A conversation's attached documents as (id, name, text).
-    pub fn documents(
-        conn: &Connection,
-        conversation: &str,
-    ) -> Result<Vec<(i64, String, String)>, StoreError> {
-        let mut stmt = conn
-            .prepare("SELECT id, name, text FROM documents WHERE conversation = ?1 ORDER BY id")?;
-        let rows = stmt.query_map([conversation], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// One audit row. `seq` is assigned by the database.
-    #[derive(Debug, Clone, PartialEq, Serialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct AuditRow {
-        pub seq: i64,
-        pub at_ms: i64,
-        pub actor: String,
-        pub conversation: Option<String>,
-        pub tool: String,
-        pub effect: Option<String>,
-        pub event: String,
-        pub detail: Option<String>,
-        pub step: Option<String>,
-        pub rule: Option<String>,
-        pub input_digest: Option<String>,
-    }
-
-    pub fn append_audit(tx: &Transaction<'_>, row: &AuditRow) -> Result<i64, StoreError> {
-        let mut stmt = tx.prepare_cached(
-            "INSERT INTO audit (at_ms, actor, conversation, tool, effect, event, detail, step, rule, input_digest)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?;
-        stmt.execute(params![
-            row.at_ms,
-            row.actor,
-            row.conversation,
-            row.tool,
-            row.effect,
-            row.event,
-            row.detail,
-            row.step,
-            row.rule,
-            row.input_digest
-        ])?;
-        Ok(tx.last_insert_rowid())
-    }
-
-    /// Drops all but the newest [`AUDIT_RETENTION_ROWS`] rows.
-    pub fn prune_audit(tx: &Transaction<'_>) -> Result<usize, StoreError> {
-        Ok(tx.execute(
-            "DELETE FROM audit WHERE seq <= (SELECT max(seq) FROM audit) - ?1",
-            [AUDIT_RETENTION_ROWS],
-        )?)
-    }
-
-    /// The newest `limit` rows, oldest first.
-    pub fn audit(conn: &Connection, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
-        let mut stmt = conn.prepare(
-            "SELECT seq, at_ms, actor, conversation, tool, effect, event, detail, step, rule, input_digest
-             FROM (SELECT * FROM audit ORDER BY seq DESC LIMIT ?1) ORDER BY seq",
-        )?;
-        let rows = stmt.query_map([limit as i64], |r| {
-            Ok(AuditRow {
-                seq: r.get(0)?,
-                at_ms: r.get(1)?,
-                actor: r.get(2)?,
-                conversation: r.get(3)?,
-                tool: r.get(4)?,
-                effect: r.get(5)?,
-                event: r.get(6)?,
-                detail: r.get(7)?,
-                step: r.get(8)?,
-                rule: r.get(9)?,
-                input_digest: r.get(10)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
 }
 
 #[cfg(test)]

@@ -1,0 +1,55 @@
+//! The code behind a plugin's tools, as the core calls it: [`PluginHandler`], and what a
+//! running tool is told about its call ([`ToolContext`]). Bundled Rust, the document
+//! interpreter and MCP clients all implement it; the invoke path is its only caller.
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::policy::{Actor, ToolCheck};
+use crate::registry::Tool;
+use crate::services::Services;
+use crate::turn::Scope;
+
+/// How a grant prompt was answered; it reaches the tool and never changes a mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grant {
+    Once,
+    Always,
+}
+
+/// What a tool's own check says about one call, before anything runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Assessment {
+    pub check: ToolCheck,
+    /// Why the check refused, shown to the agent.
+    pub reason: Option<String>,
+    /// A settings change that loosens a permission (DESIGN.md §3 step 8f).
+    pub sensitive: bool,
+}
+
+/// What a running tool is told about its call, and the gated services it may use.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    pub actor: Actor,
+    pub grant: Option<Grant>,
+    pub conversation: Option<String>,
+    /// The conversation's current turn.
+    pub turn: Option<u64>,
+    pub tainted: bool,
+    pub services: Services,
+}
+
+/// The code behind a plugin's tools: bundled Rust, the document interpreter, or an MCP client.
+#[async_trait]
+pub trait PluginHandler: Send + Sync {
+    /// The tool's own scope check. It must not wait: it runs on every call before the decision.
+    fn assess(&self, _tool: &Tool, _input: &Value, _scope: &Scope) -> Assessment {
+        Assessment::default()
+    }
+
+    /// Runs an allowed call. An `Err` is a failure the user can understand; expected,
+    /// recoverable states are status objects in `Ok` (seed 004).
+    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String>;
+}

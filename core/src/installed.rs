@@ -1,0 +1,535 @@
+//! The owner of the installed plugins (seed 004, DESIGN.md §2): the registry of their tools,
+//! the code behind each (its handler), whether it is on, its capability gates, the grant row and
+//! warnings the load-time checks computed, the modes the user set, each plugin's preferences,
+//! and the plugins that could not be loaded at open. Install, uninstall, the switch and the
+//! modes are changed here, each written to the store before it takes effect.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use crate::clock::Clock;
+use crate::consent::ConsentState;
+use crate::error::EngineError;
+use crate::gates::ToolCatalog;
+use crate::handler::{PluginHandler, ToolContext};
+use crate::policy::{Mode, ModeSource, UserModes};
+use crate::registry::{Effect, LoadError, McpTool, Plugin, PluginKind, Registry, Tool, model_name};
+use crate::services::{PluginGates, catalog_of};
+use crate::settings::SettingsError;
+use crate::store::plugins::{self as rows, PluginRow};
+use crate::store::values::{Table, put_value, values};
+use crate::store::{Store, StoreError};
+
+/// Where the code behind installed plugins comes from, beyond the core's own plugins.
+pub trait Catalog: Send + Sync {
+    /// Bundled plugins that ship with the app.
+    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+        Vec::new()
+    }
+
+    /// The code behind an installed document or remote plugin, when this device has it.
+    fn handler(&self, _plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
+        None
+    }
+}
+
+/// A catalog with nothing in it.
+pub struct NoCatalog;
+
+impl Catalog for NoCatalog {}
+
+/// One plugin as the settings screen and `harness tools` show it.
+#[derive(Clone, Debug)]
+pub struct PluginView {
+    pub plugin: Arc<Plugin>,
+    pub enabled: bool,
+    /// The first `requires` entry the phone does not provide.
+    pub unmet: Option<String>,
+    pub modes: Vec<(Effect, Mode, ModeSource)>,
+    /// What the plugin may reach, in seed 001's fixed order, e.g. `allow_network(api.pku.edu.cn)`.
+    pub grant_row: String,
+    /// Dangerous combinations of grants, shown at load.
+    pub warnings: Vec<String>,
+}
+
+/// One data source, as `dashboard.sources` lists it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceInfo {
+    pub plugin: String,
+    pub key: String,
+    pub title: String,
+    /// The tool id, `plugin.tool`.
+    pub tool: String,
+    /// The name the model calls it by.
+    pub model_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    pub ttl_ms: u64,
+}
+
+pub(crate) struct Installed {
+    pub plugin: Arc<Plugin>,
+    pub handler: Arc<dyn PluginHandler>,
+    pub enabled: bool,
+    pub gates: Arc<PluginGates>,
+    /// seed 001: the grant row, baked at load so it describes what the running plugin holds.
+    pub grant_row: String,
+    pub warnings: Vec<String>,
+}
+
+/// The state under the lock; readers outside this module see it only through
+/// [`InstalledPlugins::read`], which never lets it out across an await.
+#[derive(Default)]
+pub(crate) struct State {
+    pub registry: Registry,
+    pub installed: FxHashMap<String, Installed>,
+    pub modes: UserModes,
+    pub preferences: FxHashMap<String, Value>,
+}
+
+impl State {
+    fn modes_of(&self, plugin: &Plugin) -> Vec<(Effect, Mode, ModeSource)> {
+        Effect::ALL
+            .into_iter()
+            .map(|effect| {
+                let (mode, source) = self.modes.effective(plugin, effect);
+                (effect, mode, source)
+            })
+            .collect()
+    }
+}
+
+pub struct InstalledPlugins {
+    store: Arc<Store>,
+    clock: Arc<dyn Clock>,
+    catalog: Arc<dyn Catalog>,
+    state: Mutex<State>,
+    load_errors: Mutex<Vec<String>>,
+}
+
+impl InstalledPlugins {
+    pub(crate) fn new(store: Arc<Store>, clock: Arc<dyn Clock>, catalog: Arc<dyn Catalog>) -> Self {
+        Self {
+            store,
+            clock,
+            catalog,
+            state: Mutex::new(State::default()),
+            load_errors: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        crate::lock(&self.state)
+    }
+
+    /// Reads the state under the lock. `f` must not wait or call out: it runs with the lock
+    /// held (engine.rs, the lock rule).
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
+        f(&self.state())
+    }
+
+    /// Loads the installed plugins at open: `builtin` (the core's own) and the catalog's
+    /// bundled ones first, then every stored document and remote plugin, then the modes and
+    /// preferences. A plugin that cannot be loaded is left out and listed in
+    /// [`load_errors`](Self::load_errors); a row that does not parse is an error.
+    pub(crate) fn load(
+        &self,
+        builtin: Vec<(Plugin, Arc<dyn PluginHandler>)>,
+    ) -> Result<(), EngineError> {
+        let store = &self.store;
+        let plugin_rows = store.read(rows::plugins)?;
+        let mode_rows = store.read(rows::modes)?;
+        let preference_rows = store.read(|c| values(c, Table::Preferences))?;
+
+        let mut bundled = builtin;
+        bundled.extend(self.catalog.bundled());
+        let now = self.clock.now_ms();
+        let mut errors = Vec::new();
+        let mut state = self.state();
+        for (plugin, handler) in bundled {
+            let row = plugin_rows.iter().find(|r| r.id == plugin.id);
+            if row.is_none() {
+                let fresh = PluginRow {
+                    id: plugin.id.clone(),
+                    kind: PluginKind::Bundled,
+                    source: "bundled".into(),
+                    manifest: None,
+                    enabled: true,
+                };
+                store.write(|tx| rows::put_plugin(tx, &fresh, now))?;
+            }
+            let enabled = row.is_none_or(|r| r.enabled);
+            if let Err(e) = register(&mut state, plugin, handler, enabled) {
+                errors.push(e.to_string());
+            }
+        }
+        let mut pending = Vec::new();
+        for row in plugin_rows.iter().filter(|r| r.kind != PluginKind::Bundled) {
+            match self.load_row(row) {
+                Ok((plugin, handler)) => pending.push((plugin, handler, row.enabled)),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        // Rows come in id order, but a plugin's allow_tools may name a tool of one that sorts
+        // after it: register in passes until one adds nothing, so every plugin that can load
+        // does, whatever its id.
+        loop {
+            let before = pending.len();
+            let mut waiting = Vec::new();
+            let mut failures = Vec::new();
+            for (plugin, handler, enabled) in pending {
+                match check(&state, &plugin) {
+                    Ok(checked) => put(&mut state, plugin, handler, enabled, checked),
+                    Err(e) => {
+                        failures.push(e.to_string());
+                        waiting.push((plugin, handler, enabled));
+                    }
+                }
+            }
+            if waiting.is_empty() || waiting.len() == before {
+                errors.extend(failures);
+                break;
+            }
+            pending = waiting;
+        }
+        for (plugin, effect, mode) in mode_rows {
+            state.modes.set(&plugin, effect, mode);
+        }
+        state.preferences = preference_rows.into_iter().collect();
+        drop(state);
+        *crate::lock(&self.load_errors) = errors;
+        Ok(())
+    }
+
+    fn load_row(&self, row: &PluginRow) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {
+        let text = row.manifest.as_deref().unwrap_or("null");
+        let json: Value = serde_json::from_str(text).map_err(|e| LoadError {
+            plugin: row.id.clone(),
+            field: "manifest".into(),
+            message: e.to_string(),
+        })?;
+        let plugin = Plugin::reload(crate::registry::parse_manifest(&json)?, row.kind)?;
+        let handler = self.handler_for(&plugin);
+        Ok((plugin, handler))
+    }
+
+    fn handler_for(&self, plugin: &Plugin) -> Arc<dyn PluginHandler> {
+        self.catalog
+            .handler(plugin)
+            .unwrap_or_else(|| Arc::new(NoCode))
+    }
+
+    /// Plugins that were installed but could not be loaded at open, with why.
+    pub fn load_errors(&self) -> Vec<String> {
+        crate::lock(&self.load_errors).clone()
+    }
+
+    /// Adds what another owner could not load at open (the scheduler's jobs).
+    pub(crate) fn add_load_errors(&self, errors: Vec<String>) {
+        crate::lock(&self.load_errors).extend(errors);
+    }
+
+    /// Installs a loaded plugin with the code behind its tools; `source` is where it came from.
+    /// It starts enabled.
+    pub fn install(
+        &self,
+        plugin: Plugin,
+        source: &str,
+        handler: Arc<dyn PluginHandler>,
+    ) -> Result<(), EngineError> {
+        let mut state = self.state();
+        // Nothing is written until the plugin is known to load: a refused install leaves no row
+        // behind to fail at the next start.
+        let checked = check(&state, &plugin)?;
+        let manifest = match plugin.kind {
+            PluginKind::Bundled => None,
+            _ => Some(
+                serde_json::to_string(&plugin.manifest)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
+        };
+        let row = PluginRow {
+            id: plugin.id.clone(),
+            kind: plugin.kind,
+            source: source.into(),
+            manifest,
+            enabled: true,
+        };
+        let now = self.clock.now_ms();
+        self.store.write(|tx| rows::put_plugin(tx, &row, now))?;
+        put(&mut state, plugin, handler, true, checked);
+        Ok(())
+    }
+
+    /// Installs a plugin with the code the catalog has for it (or none). Returns its id.
+    pub fn install_from_catalog(
+        &self,
+        plugin: Plugin,
+        source: &str,
+    ) -> Result<String, EngineError> {
+        let id = plugin.id.clone();
+        let handler = self.handler_for(&plugin);
+        self.install(plugin, source, handler)?;
+        Ok(id)
+    }
+
+    /// Installs an MCP server's tools as remote plugin `mcp-<server>`. Returns the plugin id.
+    pub fn install_remote(
+        &self,
+        server: &str,
+        title: &str,
+        tools: &[McpTool],
+        url: &str,
+    ) -> Result<String, EngineError> {
+        self.install_from_catalog(Plugin::from_mcp(server, title, tools)?, url)
+    }
+
+    /// Removes an installed document or remote plugin, with its modes and preferences.
+    pub fn uninstall(&self, plugin: &str) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let installed = state
+            .installed
+            .get(plugin)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        if installed.plugin.kind == PluginKind::Bundled {
+            return Err(EngineError::Bundled(plugin.to_owned()));
+        }
+        self.store.write(|tx| rows::delete_plugin(tx, plugin))?;
+        state.registry.remove(plugin);
+        state.installed.remove(plugin);
+        state.preferences.remove(plugin);
+        Ok(())
+    }
+
+    pub fn contains(&self, plugin: &str) -> bool {
+        self.state().installed.contains_key(plugin)
+    }
+
+    pub fn set_enabled(&self, plugin: &str, enabled: bool) -> Result<(), EngineError> {
+        let mut state = self.state();
+        if !state.installed.contains_key(plugin) {
+            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
+        }
+        self.store
+            .write(|tx| rows::set_enabled(tx, plugin, enabled))?;
+        state
+            .installed
+            .get_mut(plugin)
+            .expect("checked above")
+            .enabled = enabled;
+        Ok(())
+    }
+
+    pub fn set_mode(&self, plugin: &str, effect: Effect, mode: Mode) -> Result<(), EngineError> {
+        let mut state = self.state();
+        if !state.installed.contains_key(plugin) {
+            return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
+        }
+        self.store
+            .write(|tx| rows::set_mode(tx, plugin, effect, mode))?;
+        state.modes.set(plugin, effect, mode);
+        Ok(())
+    }
+
+    /// Every effect's mode for one plugin, with where it came from.
+    pub fn modes(&self, plugin: &str) -> Result<Vec<(Effect, Mode, ModeSource)>, EngineError> {
+        let state = self.state();
+        let installed = state
+            .installed
+            .get(plugin)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        Ok(state.modes_of(&installed.plugin))
+    }
+
+    /// Installed plugins in id order; `consent` says which requirements the phone meets.
+    pub fn views(&self, consent: &ConsentState) -> Vec<PluginView> {
+        let state = self.state();
+        state
+            .registry
+            .plugins()
+            .map(|p| PluginView {
+                plugin: p.clone(),
+                enabled: state.installed[&p.id].enabled,
+                unmet: p.requires.iter().find(|r| !consent.meets(r)).cloned(),
+                modes: state.modes_of(p),
+                grant_row: state.installed[&p.id].grant_row.clone(),
+                warnings: state.installed[&p.id].warnings.clone(),
+            })
+            .collect()
+    }
+
+    pub fn tool(&self, id: &str) -> Option<Arc<Tool>> {
+        self.state().registry.tool(id).cloned()
+    }
+
+    /// Every installed tool, for the call-tool gate: only bundled ones may be called.
+    pub fn tool_catalog(&self) -> ToolCatalog {
+        catalog_of(self.state().registry.plugins().map(|p| &**p))
+    }
+
+    pub fn preferences(&self, plugin: &str) -> Option<Value> {
+        self.state().preferences.get(plugin).cloned()
+    }
+
+    /// Replaces a plugin's preferences, checked against its schema.
+    pub fn set_preferences(&self, plugin: &str, value: Value) -> Result<(), EngineError> {
+        let key = format!("plugins.{plugin}.preferences");
+        let mut state = self.state();
+        let installed = state.installed.get(plugin).ok_or_else(|| {
+            SettingsError::new(&key, format!("no plugin \"{plugin}\" is installed"))
+        })?;
+        let schema = installed
+            .plugin
+            .preferences
+            .as_ref()
+            .ok_or_else(|| SettingsError::new(&key, "this plugin has no preferences"))?;
+        schema
+            .validate(&value)
+            .map_err(|e| SettingsError::new(&key, e.replace("input", "preferences")))?;
+        self.store
+            .write(|tx| put_value(tx, Table::Preferences, plugin, &value))?;
+        state.preferences.insert(plugin.to_owned(), value);
+        Ok(())
+    }
+
+    /// Every enabled plugin's data sources.
+    pub fn data_sources(&self) -> Vec<SourceInfo> {
+        let state = self.state();
+        state
+            .registry
+            .plugins()
+            .filter(|p| state.installed.get(&p.id).is_some_and(|i| i.enabled))
+            .flat_map(|p| {
+                p.data_sources.iter().map(|s| {
+                    let tool = format!("{}.{}", p.id, s.tool);
+                    SourceInfo {
+                        plugin: p.id.clone(),
+                        key: s.key.clone(),
+                        title: s.title.clone(),
+                        model_name: model_name(&tool),
+                        tool,
+                        args: s.args.clone(),
+                        ttl_ms: s.ttl_ms,
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+/// Adds a loaded plugin to the state, after the load-time checks of its grants (seed 001: a
+/// grant asked for and not honoured is loud).
+fn register(
+    state: &mut State,
+    plugin: Plugin,
+    handler: Arc<dyn PluginHandler>,
+    enabled: bool,
+) -> Result<(), LoadError> {
+    let checked = check(state, &plugin)?;
+    put(state, plugin, handler, enabled, checked);
+    Ok(())
+}
+
+/// What the load-time checks computed for a plugin that passed them.
+struct Checked {
+    grant_row: String,
+    warnings: Vec<String>,
+}
+
+/// The load-time checks of a plugin against the installed ones: a new id, grants that can be
+/// honoured, no store-name clash. Changes nothing.
+fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
+    let id = plugin.id.as_str();
+    if state.registry.plugin(id).is_some() {
+        return Err(LoadError {
+            plugin: id.to_owned(),
+            field: "id".into(),
+            message: "duplicate plugin id: a plugin with this id is already installed".into(),
+        });
+    }
+    let grant_error = |e: crate::gates::GrantError| LoadError {
+        plugin: id.to_owned(),
+        field: "grants".into(),
+        message: e.to_string(),
+    };
+    // Only a plugin that calls tools needs the catalog of every tool; building it for each
+    // plugin would make opening a data directory quadratic in its plugins.
+    let catalog = if plugin.grants.allow_tools.is_empty() {
+        crate::gates::ToolCatalog::new()
+    } else {
+        let mut catalog = catalog_of(state.registry.plugins().map(|p| &**p));
+        catalog.extend(catalog_of([plugin]));
+        catalog
+    };
+    if let Some(e) = crate::gates::check_grants(id, &plugin.grants, &catalog)
+        .into_iter()
+        .next()
+    {
+        return Err(grant_error(e));
+    }
+    // Store names are plugin ids lowercased: only a plugin whose id differs in case can clash.
+    let namesakes = state
+        .registry
+        .plugins()
+        .filter(|p| p.id.eq_ignore_ascii_case(id))
+        .map(|p| (p.id.as_str(), &p.grants));
+    let clash = crate::gates::check_store_names(namesakes.chain([(id, &plugin.grants)]))
+        .into_iter()
+        .next();
+    if let Some(e) = clash {
+        return Err(grant_error(e));
+    }
+    let mut warnings = crate::gates::startup_warnings(id, &plugin.grants, &catalog);
+    // Bundled plugins are registered first, so every one a newcomer could pass for is here.
+    let bundled: Vec<&Plugin> = state
+        .registry
+        .plugins()
+        .filter(|p| p.kind == PluginKind::Bundled)
+        .map(|p| &**p)
+        .collect();
+    warnings.extend(crate::registry::impersonation_warning(plugin, &bundled));
+    Ok(Checked {
+        grant_row: crate::gates::grant_row(id, &plugin.grants),
+        warnings,
+    })
+}
+
+/// Puts a checked plugin in the state.
+fn put(
+    state: &mut State,
+    plugin: Plugin,
+    handler: Arc<dyn PluginHandler>,
+    enabled: bool,
+    checked: Checked,
+) {
+    let id = plugin.id.clone();
+    let plugin = Arc::new(plugin);
+    state.registry.insert_checked(plugin.clone());
+    state.installed.insert(
+        id,
+        Installed {
+            plugin,
+            handler,
+            enabled,
+            gates: Arc::new(PluginGates::new()),
+            grant_row: checked.grant_row,
+            warnings: checked.warnings,
+        },
+    );
+}
+
+/// Stands behind an installed plugin whose code this device does not have.
+struct NoCode;
+
+#[async_trait::async_trait]
+impl PluginHandler for NoCode {
+    async fn run(&self, tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        Err(format!(
+            "the code behind plugin \"{}\" is not available on this device",
+            tool.plugin
+        ))
+    }
+}

@@ -1,0 +1,374 @@
+//! Running due jobs: claim, call through the one invoke path with actor scheduler, record.
+//! The two transactions and the crash rule are described in the module docs of `scheduler`.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::condition::Memory;
+use super::spec::{Compiled, Notification, Task};
+use super::{Job, JobState, PAUSE_AFTER_REFUSALS, Scheduler, SchedulerError, to_row};
+use crate::invoke::{Call, Invocation, Invoker, ModelTool, Outcome};
+use crate::lock;
+use crate::policy::{Actor, Mode};
+use crate::registry::{Effect, tool_id};
+use crate::store::jobs as rows;
+
+/// How one run ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum RunOutcome {
+    /// The check's condition held: the notification to post.
+    Notified { notification: Notification },
+    /// The check ran and its condition did not hold.
+    Quiet,
+    /// The invoke path refused the call; it did not run (also in the audit).
+    Refused { code: String, message: String },
+    /// The tool ran and failed, or no agent loop could run the job.
+    Failed { message: String },
+    /// The tool ran, but the condition or a template could not be evaluated on its result.
+    ConditionError { message: String },
+    /// An agent job finished. `refused` counts the calls the invoke path refused.
+    AgentRan {
+        reply: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        notification: Option<Notification>,
+        calls: u32,
+        refused: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        last_refusal: Option<String>,
+    },
+    /// The process ended during the run for this due instant (found at the next open); that
+    /// instant is not run again.
+    Interrupted,
+}
+
+impl RunOutcome {
+    /// Whether this run counts towards [`PAUSE_AFTER_REFUSALS`]: the call was refused, or an
+    /// agent run had a call refused.
+    pub(crate) fn refusal(&self) -> Option<String> {
+        match self {
+            RunOutcome::Refused { code, message } => Some(format!("{code}: {message}")),
+            RunOutcome::AgentRan {
+                refused,
+                last_refusal,
+                ..
+            } if *refused > 0 => last_refusal.clone(),
+            _ => None,
+        }
+    }
+
+    pub fn notification(&self) -> Option<&Notification> {
+        match self {
+            RunOutcome::Notified { notification } => Some(notification),
+            RunOutcome::AgentRan { notification, .. } => notification.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastRun {
+    pub due_ms: i64,
+    pub at_ms: i64,
+    pub outcome: RunOutcome,
+}
+
+/// One run, as `run_due` reports it. The shell posts `outcome.notification()`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub job: i64,
+    pub name: String,
+    pub due_ms: i64,
+    pub outcome: RunOutcome,
+    /// Set when this run paused the job: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<String>,
+    pub next_due_ms: Option<i64>,
+}
+
+/// What an agent job's runner is given. Its calls go through [`AgentJob::call`], which uses
+/// actor scheduler, so only reads run and nothing asks (seed 004).
+pub struct AgentJob {
+    pub job: i64,
+    pub name: String,
+    pub prompt: String,
+    pub due_ms: i64,
+    /// The tools to offer the model: those a scheduled run could run ([`Scheduler::tools`]).
+    pub tools: Vec<ModelTool>,
+    invoker: Arc<Invoker>,
+    tally: Mutex<(u32, u32, Option<String>)>,
+}
+
+impl AgentJob {
+    /// Calls a tool, by id (`wallet.cardBalance`) or model name (`wallet__cardBalance`), with
+    /// actor scheduler.
+    pub async fn call(&self, tool: &str, input: Value) -> Invocation {
+        let id = if tool.contains("__") {
+            tool_id(tool).unwrap_or_else(|| tool.to_owned())
+        } else {
+            tool.to_owned()
+        };
+        let invocation = self
+            .invoker
+            .invoke(Call {
+                tool: id.clone(),
+                actor: Actor::Scheduler,
+                input,
+                conversation: None,
+            })
+            .await;
+        let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
+        tally.0 += 1;
+        if let Outcome::Refused { code, message } = &invocation.outcome {
+            tally.1 += 1;
+            tally.2 = Some(format!("{}: {id}: {message}", code.as_str()));
+        }
+        invocation
+    }
+}
+
+/// The agent loop, as the scheduler uses it: runs one agent job's prompt to its reply.
+#[async_trait]
+pub trait JobRunner: Send + Sync {
+    async fn run(&self, job: &AgentJob) -> Result<AgentReply, String>;
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentReply {
+    pub text: String,
+    pub notification: Option<Notification>,
+}
+
+impl Scheduler {
+    /// The tools a scheduled run can run, as the model is offered them: the model tool list
+    /// filtered to read tools that need nobody's approval (seed 004: scheduled runs only read;
+    /// an ask mode, a grant or an alwaysAsk tool would only be declined).
+    pub fn tools(&self) -> Vec<ModelTool> {
+        let offered = self.invoker.model_tools(None);
+        self.plugins.read(|state| {
+            offered
+                .into_iter()
+                .filter(|t| {
+                    let Some(tool) =
+                        tool_id(&t.name).and_then(|id| state.registry.tool(&id).cloned())
+                    else {
+                        return false;
+                    };
+                    let Some(installed) = state.installed.get(&tool.plugin) else {
+                        return false;
+                    };
+                    tool.effect == Effect::Read
+                        && !tool.grant
+                        && !tool.always_ask
+                        && state.modes.effective(&installed.plugin, Effect::Read).0 == Mode::Auto
+                })
+                .collect()
+        })
+    }
+
+    /// Runs every job due at `now_ms`, once each however many runs were missed, one after
+    /// another, and returns what each did. The shell posts each report's notification.
+    pub async fn run_due(&self, now_ms: i64) -> Result<Vec<RunReport>, SchedulerError> {
+        let claimed = self.claim_due(now_ms)?;
+        let mut reports = Vec::with_capacity(claimed.len());
+        for (job, due) in claimed {
+            let (outcome, memory) = self.run_job(&job, due).await;
+            reports.push(self.record_run(job.id, due, now_ms, outcome, memory)?);
+        }
+        self.rearm_wake();
+        Ok(reports)
+    }
+
+    /// Claims every due job in one transaction (module docs, step 1).
+    fn claim_due(&self, now_ms: i64) -> Result<Vec<(Job, i64)>, SchedulerError> {
+        let mut jobs = lock(&self.jobs);
+        let ids = jobs.due(now_ms);
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let claims: Vec<(i64, i64)> = ids
+            .iter()
+            .map(|id| (*id, jobs.by_id[id].next_due_ms.expect("due")))
+            .collect();
+        self.store.write(|tx| rows::claim(tx, &claims, now_ms))?;
+        Ok(claims
+            .into_iter()
+            .map(|(id, due)| {
+                let mut job = jobs.by_id[&id].clone();
+                job.running_due_ms = Some(due);
+                jobs.put(job.clone());
+                (job, due)
+            })
+            .collect())
+    }
+
+    async fn run_job(&self, job: &Job, due: i64) -> (RunOutcome, Option<Memory>) {
+        match &job.spec.task {
+            Task::Check(check) => {
+                // seed 004: a scheduled check runs its tool with actor scheduler, through the one
+                // invoke path, which refuses anything but a plain read.
+                let call = Call {
+                    tool: check.tool.clone(),
+                    actor: Actor::Scheduler,
+                    input: check.args.clone(),
+                    conversation: None,
+                };
+                match self.invoker.invoke(call).await.outcome {
+                    Outcome::Refused { code, message } => (
+                        RunOutcome::Refused {
+                            code: code.as_str().to_owned(),
+                            message,
+                        },
+                        None,
+                    ),
+                    Outcome::Failed { message } => (RunOutcome::Failed { message }, None),
+                    Outcome::Ran { result, .. } => evaluate(&job.compiled, &job.memory, &result),
+                }
+            }
+            Task::Agent(agent) => {
+                let runner = lock(&self.runner).clone();
+                let Some(runner) = runner else {
+                    return (
+                        RunOutcome::Failed {
+                            message: "no agent loop is available to run agent jobs on this device"
+                                .into(),
+                        },
+                        None,
+                    );
+                };
+                let ctx = AgentJob {
+                    job: job.id,
+                    name: job.spec.name.clone(),
+                    prompt: agent.prompt.clone(),
+                    due_ms: due,
+                    tools: self.tools(),
+                    invoker: self.invoker.clone(),
+                    tally: Mutex::new((0, 0, None)),
+                };
+                let reply = runner.run(&ctx).await;
+                let (calls, refused, last_refusal) =
+                    ctx.tally.into_inner().unwrap_or_else(|p| p.into_inner());
+                match reply {
+                    Ok(reply) => (
+                        RunOutcome::AgentRan {
+                            reply: reply.text,
+                            notification: reply.notification,
+                            calls,
+                            refused,
+                            last_refusal,
+                        },
+                        None,
+                    ),
+                    Err(message) => (RunOutcome::Failed { message }, None),
+                }
+            }
+        }
+    }
+
+    /// Records a run and the job's next due instant, clearing the claim, in one transaction
+    /// (module docs, step 2).
+    fn record_run(
+        &self,
+        id: i64,
+        due: i64,
+        now_ms: i64,
+        outcome: RunOutcome,
+        memory: Option<Memory>,
+    ) -> Result<RunReport, SchedulerError> {
+        let mut jobs = lock(&self.jobs);
+        let Some(current) = jobs.by_id.get(&id) else {
+            // Removed while it ran: nothing to record on.
+            return Ok(RunReport {
+                job: id,
+                name: String::new(),
+                due_ms: due,
+                outcome,
+                paused: None,
+                next_due_ms: None,
+            });
+        };
+        let mut job = current.clone();
+        job.running_due_ms = None;
+        if let Some(memory) = memory {
+            job.memory = memory;
+        }
+        let mut paused = None;
+        match outcome.refusal() {
+            Some(why) => {
+                job.refusals += 1;
+                job.refusals_in_row += 1;
+                if job.refusals_in_row >= PAUSE_AFTER_REFUSALS && job.state == JobState::Active {
+                    let reason =
+                        format!("paused after {PAUSE_AFTER_REFUSALS} refusals in a row: {why}");
+                    job.state = JobState::Paused;
+                    job.paused_reason = Some(reason.clone());
+                    paused = Some(reason);
+                }
+            }
+            None if outcome != RunOutcome::Interrupted => job.refusals_in_row = 0,
+            None => {}
+        }
+        let c = &job.compiled;
+        job.next_due_ms = c.timing.next_due(c.tz, job.anchor_ms, due, now_ms);
+        if job.next_due_ms.is_none() && job.state == JobState::Active {
+            job.state = JobState::Done;
+        }
+        job.last = Some(LastRun {
+            due_ms: due,
+            at_ms: now_ms,
+            outcome: outcome.clone(),
+        });
+        self.store.write(|tx| rows::put_job(tx, &to_row(&job)?))?;
+        let report = RunReport {
+            job: id,
+            name: job.spec.name.clone(),
+            due_ms: due,
+            outcome,
+            paused,
+            next_due_ms: job.next_due_ms,
+        };
+        jobs.put(job);
+        Ok(report)
+    }
+}
+
+/// A check's condition and notification on a result.
+fn evaluate(
+    compiled: &Compiled,
+    previous: &Memory,
+    result: &Value,
+) -> (RunOutcome, Option<Memory>) {
+    let mut next = Memory::new();
+    let holds = match &compiled.condition {
+        Some(condition) => condition.eval(result, previous, &mut next),
+        None => Ok(true),
+    };
+    let rendered = holds.and_then(|holds| {
+        if !holds {
+            return Ok(None);
+        }
+        let (Some(title), Some(body)) = (&compiled.title, &compiled.body) else {
+            return Ok(None);
+        };
+        Ok(Some(Notification {
+            title: title.render(result)?,
+            body: body.render(result)?,
+        }))
+    });
+    match rendered {
+        Ok(Some(notification)) => (RunOutcome::Notified { notification }, Some(next)),
+        Ok(None) => (RunOutcome::Quiet, Some(next)),
+        // Keep the previous values: this run compared nothing.
+        Err(e) => (
+            RunOutcome::ConditionError {
+                message: e.to_string(),
+            },
+            None,
+        ),
+    }
+}
