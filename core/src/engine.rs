@@ -52,6 +52,8 @@ pub struct Options {
     pub builtin_plugins: bool,
     /// The shell's alarm, told the scheduler's next wake time (DESIGN.md §7).
     pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
+    /// The shell's receiver of what happens outside its calls (module `events`).
+    pub events: Arc<dyn crate::events::EventSink>,
 }
 
 impl Options {
@@ -63,6 +65,7 @@ impl Options {
             clock: Arc::new(SystemClock),
             builtin_plugins: true,
             wake: Arc::new(crate::scheduler::NoWake),
+            events: Arc::new(crate::events::NoEvents),
         }
     }
 }
@@ -149,6 +152,7 @@ pub(crate) struct Shared {
     pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
     pub scheduler: crate::scheduler::SchedulerState,
     pub sources: crate::datasource::SourceLocks,
+    pub events: Arc<dyn crate::events::EventSink>,
 }
 
 /// The core. Cheap to clone: clones share one state.
@@ -203,7 +207,9 @@ impl Engine {
             wake: options.wake,
             scheduler: Default::default(),
             sources: Default::default(),
+            events: options.events,
         });
+        shared.host.context.report_to(shared.events.clone());
         let engine = Engine { shared };
         engine.load(builtin_plugins)?;
         engine.load_jobs()?;
@@ -861,6 +867,14 @@ impl Engine {
                 now,
             )
         })?;
+        if state == MemoryState::Pending {
+            self.shared
+                .events
+                .emit(crate::events::Event::MemoryPending {
+                    memory: id,
+                    conversation: conversation.map(str::to_owned),
+                });
+        }
         self.memory(id)
     }
 

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod consent;
 pub mod datasource;
 pub mod engine;
+pub mod events;
 pub mod gates;
 pub mod invoke;
 pub mod plugins;

@@ -172,7 +172,14 @@ impl PluginHandler for SettingsPlugin {
                 engine.change_setting(change).map_err(|e| e.to_string())?;
                 Ok(json!({"status": "changed", "key": key}))
             }
-            "openScreen" => Ok(json!({"status": "open_screen", "screen": input["screen"]})),
+            "openScreen" => {
+                // The input schema allows only SCREENS, so the shell gets a route it knows.
+                let screen = input["screen"].as_str().unwrap_or_default().to_owned();
+                engine.shared.events.emit(crate::events::Event::OpenScreen {
+                    screen: screen.clone(),
+                });
+                Ok(json!({"status": "open_screen", "screen": screen}))
+            }
             other => Err(format!("settings has no tool {other}")),
         }
     }

@@ -996,6 +996,15 @@ impl Engine {
             reports.push(self.record_run(job.id, due, now_ms, outcome, memory)?);
         }
         self.rearm_wake();
+        // The shell posts what the runs produced; told outside every lock.
+        for report in &reports {
+            if let Some(notification) = report.outcome.notification() {
+                self.shared.events.emit(crate::events::Event::Notification {
+                    job: report.job,
+                    notification: notification.clone(),
+                });
+            }
+        }
         Ok(reports)
     }
 
