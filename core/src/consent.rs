@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::{Engine, EngineError};
+
 /// The terms a user accepts at first run. A new version must be accepted again.
 pub const TERMS_VERSION: u32 = 1;
 
@@ -27,6 +29,8 @@ pub enum Permission {
 }
 
 impl Permission {
+    pub const ALL: [Permission; 2] = [Permission::Notifications, Permission::ExactAlarm];
+
     /// The `requires` name a plugin uses for it.
     pub fn requirement(self) -> &'static str {
         match self {
@@ -82,6 +86,70 @@ impl ConsentState {
             Permission::ExactAlarm => self.exact_alarm = state,
         }
     }
+
+    /// Takes `met`, every `requires` name the phone provides now, as the whole truth: the
+    /// campus session and the system permissions it names are on, those it leaves out are off
+    /// (denied), and the rest are the phone's other capabilities.
+    pub fn provide(&mut self, met: impl IntoIterator<Item = String>) {
+        let met: BTreeSet<String> = met.into_iter().collect();
+        self.campus_session = met.contains("campus-session");
+        for permission in Permission::ALL {
+            let state = match met.contains(permission.requirement()) {
+                true => PermissionState::Granted,
+                false => PermissionState::Denied,
+            };
+            self.set_permission(permission, state);
+        }
+        let named = |m: &String| {
+            m == "campus-session" || Permission::ALL.iter().any(|p| p.requirement() == m)
+        };
+        self.capabilities = met.into_iter().filter(|m| !named(m)).collect();
+    }
+}
+
+impl Engine {
+    /// The shell's whole report of consent: the terms (when `terms_accepted`, recorded as
+    /// accepted now; acceptance is never withdrawn here) and what the phone provides (see
+    /// [`ConsentState::provide`]), written in one transaction.
+    pub fn report_consent(
+        &self,
+        terms_accepted: bool,
+        met: Vec<String>,
+    ) -> Result<(), EngineError> {
+        let now = self.now_ms();
+        self.change_consent(|c| {
+            if terms_accepted {
+                c.terms_version = Some(TERMS_VERSION);
+                c.terms_accepted_at = Some(now);
+            }
+            c.provide(met);
+        })?;
+        // The scheduler's alarm is exact only while the exact-alarm permission is granted.
+        self.rearm_wake();
+        Ok(())
+    }
+
+    /// Asks `read` for the state of every system permission and records what it says; a
+    /// permission `read` cannot tell keeps its recorded state. `read` is called before anything
+    /// is locked, so it may call back into the engine. The first failure is returned after the
+    /// others were recorded.
+    pub fn refresh_permissions<E: From<EngineError>>(
+        &self,
+        mut read: impl FnMut(Permission) -> Result<PermissionState, E>,
+    ) -> Result<(), E> {
+        let mut failure = None;
+        let mut states = Vec::new();
+        for permission in Permission::ALL {
+            match read(permission) {
+                Ok(state) => states.push((permission, state)),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
+        for (permission, state) in states {
+            self.report_permission(permission, state)?;
+        }
+        failure.map_or(Ok(()), Err)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -109,6 +177,26 @@ mod tests {
         assert!(!consent.terms_accepted());
         consent.terms_version = Some(TERMS_VERSION);
         assert!(consent.terms_accepted());
+    }
+
+    #[test]
+    fn provided_names_are_sorted_into_session_permissions_and_capabilities() {
+        let mut consent = ConsentState {
+            exact_alarm: PermissionState::Granted,
+            capabilities: ["camera".to_owned()].into(),
+            ..ConsentState::default()
+        };
+        consent.provide(["nfc", "campus-session", "notifications"].map(String::from));
+        assert!(consent.campus_session);
+        assert_eq!(consent.notifications, PermissionState::Granted);
+        // Left out of the report: no longer provided.
+        assert_eq!(consent.exact_alarm, PermissionState::Denied);
+        assert_eq!(consent.capabilities, ["nfc".to_owned()].into());
+
+        consent.provide(Vec::new());
+        assert!(!consent.campus_session);
+        assert_eq!(consent.notifications, PermissionState::Denied);
+        assert!(consent.capabilities.is_empty());
     }
 
     #[test]

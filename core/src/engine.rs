@@ -664,7 +664,10 @@ impl Engine {
         self.state().consent.clone()
     }
 
-    fn change_consent(&self, f: impl FnOnce(&mut ConsentState)) -> Result<(), EngineError> {
+    pub(crate) fn change_consent(
+        &self,
+        f: impl FnOnce(&mut ConsentState),
+    ) -> Result<(), EngineError> {
         let mut state = self.state();
         let mut next = state.consent.clone();
         f(&mut next);

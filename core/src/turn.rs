@@ -73,3 +73,30 @@ impl Conversation {
         self.tainted = false;
     }
 }
+
+impl crate::Engine {
+    /// A conversation by id, or `NoSuchConversation`.
+    pub fn existing_conversation(&self, id: &str) -> Result<Conversation, crate::EngineError> {
+        self.conversation(id)
+            .ok_or_else(|| crate::EngineError::NoSuchConversation(id.to_owned()))
+    }
+
+    /// The agent's call in `conversation`, which must exist: in an unknown one the call would
+    /// be decided with the default settings, no conversation rules and no taint.
+    pub async fn invoke_in_conversation(
+        &self,
+        conversation: &str,
+        tool: String,
+        input: serde_json::Value,
+    ) -> Result<crate::invoke::Invocation, crate::EngineError> {
+        self.existing_conversation(conversation)?;
+        Ok(self
+            .invoke(crate::invoke::Call {
+                tool,
+                actor: crate::policy::Actor::Agent,
+                input,
+                conversation: Some(conversation.to_owned()),
+            })
+            .await)
+    }
+}

@@ -235,3 +235,46 @@ pub fn install(engine: &Engine, canteen_source: &str) -> Result<(), EngineError>
     engine.install_remote("forum", "北大论坛", &forum_tools(), FORUM_URL)?;
     Ok(())
 }
+
+/// Installs the samples as the app does: the canteen document as a file in the data directory
+/// `data_dir`, so it is a community plugin installed from this device.
+pub fn install_on_device(engine: &Engine, data_dir: &std::path::Path) -> Result<(), EngineError> {
+    let source = format!("file://{}/plugins/canteen/PLUGIN.md", data_dir.display());
+    install(engine, &source)
+}
+
+#[cfg(test)]
+mod device_tests {
+    use super::*;
+    use crate::Options;
+
+    struct NoBroker;
+
+    #[async_trait]
+    impl crate::invoke::ApprovalBroker for NoBroker {
+        async fn ask(&self, _prompt: crate::invoke::Prompt) -> crate::policy::Answer {
+            crate::policy::Answer::Deny
+        }
+    }
+
+    #[test]
+    fn samples_installed_on_the_device_make_the_canteen_a_community_plugin() {
+        let mut options = Options::new(Arc::new(NoBroker));
+        options.catalog = Arc::new(Samples);
+        let engine = Engine::in_memory(options).unwrap();
+        install_on_device(&engine, std::path::Path::new("/data/pku")).unwrap();
+        let kinds: Vec<(String, PluginKind)> = engine
+            .plugins()
+            .iter()
+            .filter(|p| p.plugin.kind != PluginKind::Bundled)
+            .map(|p| (p.plugin.id.clone(), p.plugin.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("canteen".to_owned(), PluginKind::Community),
+                ("mcp-forum".to_owned(), PluginKind::Remote)
+            ]
+        );
+    }
+}
