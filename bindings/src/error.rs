@@ -1,8 +1,11 @@
-//! The one public error of the FFI surface (STYLE.md §2), converted from core errors here and
-//! nowhere else. A reason names what to fix (an argument, a plugin id, a conversation id) and
+//! The one public error of the FFI surface (STYLE.md §2), converted from every core error here
+//! and nowhere else. A reason names what to fix (an argument, a plugin id, a conversation id) and
 //! never carries personal data: no inputs, no results, no secrets.
 
 use harness_core::EngineError;
+use harness_core::datasource::SourceError;
+use harness_core::scheduler::SchedulerError;
+use harness_core::settings::SettingsError;
 
 /// What went wrong, in the few kinds a shell acts on differently. Kotlin sees it as
 /// `HarnessException`, Swift as `HarnessError`.
@@ -13,7 +16,7 @@ pub enum HarnessError {
     /// same call fails the same way.
     #[error("invalid argument: {reason}")]
     InvalidArgument { reason: String },
-    /// The plugin or conversation the call names does not exist.
+    /// The plugin, conversation, memory, job or data source the call names does not exist.
     #[error("not found: {reason}")]
     NotFound { reason: String },
     /// `close()` (Kotlin: `shutdown()`) was called on this Harness; open a new one.
@@ -55,6 +58,34 @@ impl From<EngineError> for HarnessError {
             | EngineError::NoSuchConversation(_)
             | EngineError::NoSuchMemory(_) => HarnessError::NotFound { reason },
             EngineError::Store(_) | EngineError::Secret(_) => HarnessError::Other { reason },
+        }
+    }
+}
+
+/// A setting's key or value that is not one: the reason names the key.
+impl From<SettingsError> for HarnessError {
+    fn from(e: SettingsError) -> Self {
+        HarnessError::invalid(e.to_string())
+    }
+}
+
+impl From<SchedulerError> for HarnessError {
+    fn from(e: SchedulerError) -> Self {
+        let reason = e.to_string();
+        match e {
+            SchedulerError::NoSuchJob(_) => HarnessError::NotFound { reason },
+            SchedulerError::Store(_) => HarnessError::Other { reason },
+            _ => HarnessError::InvalidArgument { reason },
+        }
+    }
+}
+
+impl From<SourceError> for HarnessError {
+    fn from(e: SourceError) -> Self {
+        let reason = e.to_string();
+        match e {
+            SourceError::NoSuchSource { .. } => HarnessError::NotFound { reason },
+            _ => HarnessError::Other { reason },
         }
     }
 }

@@ -4,34 +4,33 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::HarnessError;
-use crate::types::{Answer, ApprovalPrompt};
+use harness_core::policy::Answer;
 
-/// Something a shell may want to show. Which variants the core emits today is said on each;
-/// the others are defined so that shells can be written against them now.
+use crate::decisions::ApprovalPrompt;
+
+/// Something a shell may want to show, as it happens.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum HarnessEvent {
-    /// A prompt is about to be shown through `Platform::ask_approval` with this id. Emitted.
+    /// A prompt is about to be shown through `Platform::ask_approval` with this id.
     ApprovalRequested { id: u64, prompt: ApprovalPrompt },
-    /// The prompt with this id was answered. Emitted.
+    /// The prompt with this id was answered.
     ApprovalAnswered { id: u64, answer: Answer },
     /// The prompt with this id is gone without the user's answer: the platform failed to show
-    /// it, so the call was declined (fail closed). Emitted on a `Platform` error.
+    /// it, so the call was declined (fail closed).
     ApprovalWithdrawn { id: u64 },
-    /// A memory the agent wrote in a tainted turn waits for the user's approval. Not emitted
-    /// yet (no memory in the core).
+    /// A memory the agent wrote in a tainted turn waits for the user's approval on the memory
+    /// screen (`Harness::decide_memory`).
     MemoryPending {
-        memory_id: String,
+        memory_id: i64,
         conversation: Option<String>,
     },
-    /// A plugin's context contribution changed. Not emitted yet (no context gate in the core).
+    /// A plugin changed (or cleared) its contribution to the agent's system prompt.
     ContextChanged { plugin: String },
-    /// The scheduler's next wake time changed; `None` means nothing is scheduled. Not emitted
-    /// yet (no scheduler in the core).
+    /// The scheduler's wake-up was armed at `at_epoch_ms` through `Platform::arm_wake_up`, or
+    /// cancelled (`None`: nothing is scheduled).
     WakeTimeChanged { at_epoch_ms: Option<i64> },
-    /// `begin_turn` started turn number `turn` of a conversation. Emitted.
+    /// `begin_turn` started turn number `turn` of a conversation.
     TurnStarted { conversation: String, turn: u64 },
-    /// A turn ended. Not emitted yet (no agent loop in the core).
-    TurnEnded { conversation: String, turn: u64 },
 }
 
 /// Receives events. It is called on the thread that caused the event (a caller's thread or a

@@ -4,23 +4,25 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use harness_core::consent::{Permission as CorePermission, PermissionState as CorePermissionState};
+use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::Call;
 use harness_core::plugins::samples::{self, Samples};
-use harness_core::policy;
+use harness_core::policy::{self, Actor, Mode};
+use harness_core::registry::Effect;
 use harness_core::{Engine, Options};
 use harness_core::{scheduler, settings};
 
+use crate::audit::AuditEntry;
+use crate::consent::Consent;
+use crate::conversations::{ConversationInfo, ConversationSettings, Scope};
+use crate::decisions::{Decision, Invocation, ModelTool, Rule, core_rules};
 use crate::error::{HarnessError, parse_json};
 use crate::events::{EventListener, EventSubscription, HarnessEvent, Listeners};
-use crate::platform::{
-    Permission, PermissionState, Platform, PlatformBroker, PlatformSecrets, PlatformWake,
-};
+use crate::jobs::JobRun;
+use crate::memories::MemoryInfo;
+use crate::platform::{Platform, PlatformBroker, PlatformEvents, PlatformSecrets, PlatformWake};
+use crate::plugins::PluginInfo;
 use crate::runtime;
-use crate::types::{
-    Actor, AuditEntry, Consent, ConversationInfo, ConversationSettings, Decision, Effect,
-    Invocation, JobRun, MemoryInfo, Mode, ModelTool, PluginInfo, Rule, Scope, core_rules,
-};
 
 /// The PKU harness core: plugins, modes, rules, conversations, consent, the one invoke path and
 /// the audit log. Open one per data directory and keep it for the app's life; every method is
@@ -28,19 +30,30 @@ use crate::types::{
 /// `HarnessError.Closed`.
 #[derive(uniffi::Object)]
 pub struct Harness {
-    engine: RwLock<Option<Arc<Engine>>>,
+    open: RwLock<Option<Open>>,
     data_dir: PathBuf,
     events: Arc<Listeners>,
 }
 
+/// What `close()` lets go of.
+#[derive(Clone)]
+struct Open {
+    engine: Arc<Engine>,
+    platform: Arc<dyn Platform>,
+}
+
 impl Harness {
-    /// The engine, or `Closed`. The lock is held only to clone the `Arc`.
-    fn engine(&self) -> Result<Arc<Engine>, HarnessError> {
-        self.engine
+    /// The engine and platform, or `Closed`. The lock is held only to clone the `Arc`s.
+    fn open_parts(&self) -> Result<Open, HarnessError> {
+        self.open
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(HarnessError::closed)
+    }
+
+    fn engine(&self) -> Result<Arc<Engine>, HarnessError> {
+        self.open_parts().map(|open| open.engine)
     }
 
     /// Runs one call on the library's runtime, so that tools and prompts run on its workers
@@ -51,15 +64,6 @@ impl Harness {
             .spawn(async move { engine.invoke(call).await })
             .await?;
         Ok(invocation.into())
-    }
-
-    fn require_conversation(engine: &Engine, conversation: &str) -> Result<(), HarnessError> {
-        match engine.conversation(conversation) {
-            Some(_) => Ok(()),
-            None => Err(HarnessError::NotFound {
-                reason: format!("no conversation \"{conversation}\""),
-            }),
-        }
     }
 }
 
@@ -85,10 +89,17 @@ impl Harness {
         )));
         options.catalog = Arc::new(Samples);
         options.secrets = Arc::new(PlatformSecrets(platform.clone()));
-        options.wake = Arc::new(PlatformWake(platform));
-        let engine = Engine::open(&data_dir, options)?;
+        options.wake = Arc::new(PlatformWake {
+            platform: platform.clone(),
+            events: events.clone(),
+        });
+        options.events = Arc::new(PlatformEvents {
+            platform: platform.clone(),
+            events: events.clone(),
+        });
+        let engine = Arc::new(Engine::open(&data_dir, options)?);
         Ok(Arc::new(Harness {
-            engine: RwLock::new(Some(Arc::new(engine))),
+            open: RwLock::new(Some(Open { engine, platform })),
             data_dir,
             events,
         }))
@@ -103,11 +114,10 @@ impl Harness {
     /// device) and `mcp-forum` (a remote forum); the bundled `wallet` ships with the library.
     /// Installing them a second time in one data directory fails: they are installed.
     pub fn install_sample_plugins(&self) -> Result<(), HarnessError> {
-        let source = format!(
-            "file://{}/plugins/canteen/PLUGIN.md",
-            self.data_dir.display()
-        );
-        Ok(samples::install(&*self.engine()?, &source)?)
+        Ok(samples::install_on_device(
+            &*self.engine()?,
+            &self.data_dir,
+        )?)
     }
 
     /// Installed plugins in id order, each with its modes per effect and its tools.
@@ -118,9 +128,7 @@ impl Harness {
 
     /// Sets a plugin's mode for one effect (Settings → Plugins → <plugin> → AI permissions).
     pub fn set_mode(&self, plugin: String, effect: Effect, mode: Mode) -> Result<(), HarnessError> {
-        Ok(self
-            .engine()?
-            .set_mode(&plugin, effect.into(), mode.into())?)
+        Ok(self.engine()?.set_mode(&plugin, effect, mode)?)
     }
 
     /// Turns a plugin on or off; a plugin that is off is refused `unavailable` for everyone.
@@ -161,10 +169,7 @@ impl Harness {
 
     /// A conversation's settings, scope, taint and turn count.
     pub fn conversation(&self, conversation: String) -> Result<ConversationInfo, HarnessError> {
-        let found = self.engine()?.conversation(&conversation);
-        found.map(Into::into).ok_or_else(|| HarnessError::NotFound {
-            reason: format!("no conversation \"{conversation}\""),
-        })
+        Ok(self.engine()?.existing_conversation(&conversation)?.into())
     }
 
     /// Changes a conversation's settings; they apply at its next call and become the default
@@ -190,9 +195,7 @@ impl Harness {
 
     /// Starts a turn of a conversation (its taint starts clear) and emits `TurnStarted`.
     pub fn begin_turn(&self, conversation: String) -> Result<(), HarnessError> {
-        let engine = self.engine()?;
-        engine.begin_turn(&conversation)?;
-        let turn = engine.conversation(&conversation).map_or(0, |c| c.turns);
+        let turn = self.engine()?.begin_turn(&conversation)?;
         self.events
             .emit(HarnessEvent::TurnStarted { conversation, turn });
         Ok(())
@@ -225,14 +228,15 @@ impl Harness {
         input_json: String,
     ) -> Result<Invocation, HarnessError> {
         let input = parse_json("input_json", &input_json)?;
-        Self::require_conversation(&*self.engine()?, &conversation)?;
-        self.invoke(Call {
-            tool,
-            actor: policy::Actor::Agent,
-            input,
-            conversation: Some(conversation),
-        })
-        .await
+        let engine = self.engine()?;
+        let invocation = runtime()?
+            .spawn(async move {
+                engine
+                    .invoke_in_conversation(&conversation, tool, input)
+                    .await
+            })
+            .await??;
+        Ok(invocation.into())
     }
 
     /// A scheduled job's call: only reads run, and nothing ever asks.
@@ -264,7 +268,7 @@ impl Harness {
             .engine()?
             .decide(&Call {
                 tool,
-                actor: actor.into(),
+                actor,
                 input,
                 conversation,
             })
@@ -294,29 +298,9 @@ impl Harness {
     /// system permissions (`notifications`, `exact-alarm`) and other capabilities. With
     /// `terms_accepted`, also records the terms as accepted (acceptance is never withdrawn here).
     pub fn set_consent(&self, consent: Consent) -> Result<(), HarnessError> {
-        let engine = self.engine()?;
-        if consent.terms_accepted {
-            engine.accept_terms()?;
-        }
-        let has = |name: &str| consent.met.iter().any(|m| m == name);
-        let state = |name: &str| {
-            if has(name) {
-                CorePermissionState::Granted
-            } else {
-                CorePermissionState::Denied
-            }
-        };
-        engine.set_campus_session(has("campus-session"))?;
-        engine.report_permission(CorePermission::Notifications, state("notifications"))?;
-        engine.report_permission(CorePermission::ExactAlarm, state("exact-alarm"))?;
-        let others = ["campus-session", "notifications", "exact-alarm"];
-        Ok(engine.report_capabilities(
-            consent
-                .met
-                .into_iter()
-                .filter(|m| !others.contains(&m.as_str()))
-                .collect(),
-        )?)
+        Ok(self
+            .engine()?
+            .report_consent(consent.terms_accepted, consent.met)?)
     }
 
     /// The newest audit rows (at most 10,000), oldest first: every decision, answer and
@@ -324,7 +308,7 @@ impl Harness {
     pub fn audit_log(&self) -> Result<Vec<AuditEntry>, HarnessError> {
         Ok(self
             .engine()?
-            .audit(10_000)?
+            .audit_log()?
             .into_iter()
             .map(Into::into)
             .collect())
@@ -346,10 +330,7 @@ impl Harness {
     /// dropped, and the `Platform` is released once calls in flight have finished. Closing
     /// twice does nothing. (Kotlin: this is `shutdown()`, since `close()` frees the handle.)
     pub fn close(&self) {
-        self.engine
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.open.write().unwrap_or_else(|p| p.into_inner()).take();
         self.events.clear();
     }
 }
@@ -362,7 +343,7 @@ impl Harness {
     pub fn settings_json(&self) -> Result<String, HarnessError> {
         Ok(serde_json::to_value(self.engine()?.settings())
             .map_err(|e| HarnessError::Other {
-                reason: e.to_string(),
+                reason: format!("the settings cannot be written as JSON ({e})"),
             })?
             .to_string())
     }
@@ -371,8 +352,7 @@ impl Harness {
     /// …); `value_json` is its new value. An invalid value fails naming the key.
     pub fn change_setting(&self, key: String, value_json: String) -> Result<(), HarnessError> {
         let value = parse_json("value_json", &value_json)?;
-        let change = settings::parse_change(&key, &value)
-            .map_err(|e| HarnessError::invalid(e.to_string()))?;
+        let change = settings::parse_change(&key, &value)?;
         Ok(self.engine()?.change_setting(change)?)
     }
 
@@ -407,9 +387,15 @@ impl Harness {
         permission: Permission,
         state: PermissionState,
     ) -> Result<(), HarnessError> {
-        Ok(self
-            .engine()?
-            .report_permission(permission.into(), state.into())?)
+        Ok(self.engine()?.report_permission(permission, state)?)
+    }
+
+    /// Asks the `Platform` for every permission's state (`Platform::permission_state`) and
+    /// records what it says, e.g. when the app returns to the foreground. A permission the
+    /// platform fails to read keeps its recorded state, and the first failure is returned.
+    pub fn refresh_permissions(&self) -> Result<(), HarnessError> {
+        let Open { engine, platform } = self.open_parts()?;
+        engine.refresh_permissions(|permission| platform.permission_state(permission))
     }
 
     /// A document the user picked on a screen, read into text on the phone; the agent reads it
@@ -429,25 +415,18 @@ impl Harness {
     /// returns its id.
     pub fn add_job(&self, spec_json: String) -> Result<i64, HarnessError> {
         let spec = parse_json("spec_json", &spec_json)?;
-        let job = self
-            .engine()?
-            .add_job(&spec, scheduler::Owner::User)
-            .map_err(scheduler_error)?;
-        Ok(job.id)
+        Ok(self.engine()?.add_job(&spec, scheduler::Owner::User)?.id)
     }
 
-    /// Runs what is due at `now_epoch_ms`; the shell calls this when its wake-up fires, and
-    /// posts the notifications the reports carry.
+    /// Runs what is due at `now_epoch_ms`; the shell calls this when its wake-up fires. Each
+    /// notification a run produces is posted through `Platform::post_notification` before
+    /// this returns.
     pub async fn run_due(&self, now_epoch_ms: i64) -> Result<Vec<JobRun>, HarnessError> {
         let engine = self.engine()?;
         let reports = runtime()?
             .spawn(async move { engine.run_due(now_epoch_ms).await })
-            .await?;
-        Ok(reports
-            .map_err(scheduler_error)?
-            .into_iter()
-            .map(Into::into)
-            .collect())
+            .await??;
+        Ok(reports.into_iter().map(Into::into).collect())
     }
 
     /// A widget's read of a plugin's data source: the cached value while fresh, else refreshed
@@ -456,27 +435,7 @@ impl Harness {
         let engine = self.engine()?;
         let read = runtime()?
             .spawn(async move { engine.use_tool_data(&plugin, &key).await })
-            .await?;
-        let read = read.map_err(|e| match e {
-            harness_core::datasource::SourceError::NoSuchSource { .. } => HarnessError::NotFound {
-                reason: e.to_string(),
-            },
-            other => HarnessError::Other {
-                reason: other.to_string(),
-            },
-        })?;
+            .await??;
         Ok(read.value.to_string())
-    }
-}
-
-fn scheduler_error(e: scheduler::SchedulerError) -> HarnessError {
-    match e {
-        scheduler::SchedulerError::NoSuchJob(_) => HarnessError::NotFound {
-            reason: e.to_string(),
-        },
-        scheduler::SchedulerError::Store(_) => HarnessError::Other {
-            reason: e.to_string(),
-        },
-        other => HarnessError::invalid(other.to_string()),
     }
 }

@@ -1,22 +1,44 @@
 //! The UniFFI surface of the PKU harness core (DESIGN.md §8): one `Harness` object opened on a
 //! data directory with the shell's `Platform`, an event listener, one error enum, and the
-//! records and enums that mirror core types. Proc-macros only, no UDL (STYLE.md §3).
+//! records that carry core values across, one module per feature. The core's plain enums cross
+//! as they are (`#[uniffi::remote]`); only records and enums whose shape differs are
+//! redeclared here, with their conversions beside them. Proc-macros only, no UDL (STYLE.md §3).
 //!
 //! Kotlin package `edu.pku.harness`, Swift module `Harness` (uniffi.toml at the repo top).
 
 use std::sync::LazyLock;
 
+mod audit;
+mod consent;
+mod conversations;
+mod decisions;
 mod error;
 mod events;
 mod harness;
+mod jobs;
+mod memories;
 mod platform;
-mod types;
+mod plugins;
 
+pub use audit::AuditEntry;
+pub use consent::Consent;
+pub use conversations::{ConversationInfo, ConversationSettings, Scope};
+pub use decisions::{
+    ApprovalPrompt, Decision, Invocation, ModelTool, Outcome, Rule, Verdict, refusal_code_string,
+};
 pub use error::HarnessError;
 pub use events::{EventListener, EventSubscription, HarnessEvent};
 pub use harness::Harness;
-pub use platform::{AppNotification, Permission, PermissionState, Platform};
-pub use types::*;
+pub use jobs::JobRun;
+pub use memories::MemoryInfo;
+pub use platform::{AppNotification, Platform};
+pub use plugins::{ModeRow, PluginInfo, ToolInfo};
+// The core's plain enums, exported as they are.
+pub use harness_core::consent::{Permission, PermissionState};
+pub use harness_core::policy::{
+    Actor, Answer, Code, Mode, ModeSource, Preset, PromptKind, RuleKind, RuleRef, RuleScope, Step,
+};
+pub use harness_core::registry::{Effect, PluginKind};
 
 uniffi::setup_scaffolding!();
 

@@ -1,23 +1,27 @@
-//! What only the phone can do, implemented by each shell (STYLE.md §4), and the bridge from
-//! the core's `ApprovalBroker` to the platform's approval sheet.
+//! What only the phone can do, implemented by each shell (STYLE.md §4), and the bridges from
+//! the core's traits to it: approvals, secrets, the wake-up alarm, and the core's events
+//! (notifications to post, screens to open, events for the listeners).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
+use harness_core::consent::{Permission, PermissionState};
+use harness_core::events::{Event, EventSink};
 use harness_core::invoke::{ApprovalBroker, Prompt};
-use harness_core::policy;
+use harness_core::policy::{self, Answer};
 use harness_core::scheduler::WakeScheduler;
 use harness_core::secrets::{SecretError, SecretStore};
 
+use crate::decisions::ApprovalPrompt;
 use crate::error::HarnessError;
 use crate::events::{HarnessEvent, Listeners};
-use crate::types::{Answer, ApprovalPrompt};
 
 /// A notification to post. (Not `Notification`: Swift shells import Foundation's.)
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct AppNotification {
-    /// Stable for one notification, so that posting it again replaces it.
+    /// `job-<id>` for a scheduled job's notification: stable per job, so that a later run's
+    /// notification replaces the earlier one.
     pub id: String,
     pub title: String,
     pub body: String,
@@ -25,29 +29,10 @@ pub struct AppNotification {
     pub plugin: Option<String>,
 }
 
-/// A permission the shell reports and requests (only on a tap).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
-pub enum Permission {
-    Notifications,
-    /// Android's SCHEDULE_EXACT_ALARM; iOS has no such permission and reports `Granted`.
-    ExactAlarm,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
-pub enum PermissionState {
-    Granted,
-    Denied,
-    /// The user has not been asked yet.
-    NotDetermined,
-}
-
 /// What the shell does for the core. Every method may fail with `HarnessError` (an exception
 /// the shell throws that is not a `HarnessError` arrives as `HarnessError::Platform`). The
 /// core never calls these while it holds a lock, so an implementation may call back into the
-/// Harness.
-///
-/// Today the core calls `ask_approval` only; the other methods are the contract for the
-/// notifications, scheduler, uiOnly screens and secret store that come next.
+/// Harness. Each method says when it is called.
 #[uniffi::export(with_foreign)]
 #[async_trait]
 pub trait Platform: Send + Sync {
@@ -56,7 +41,8 @@ pub trait Platform: Send + Sync {
     /// error declines the call (fail closed).
     async fn ask_approval(&self, id: u64, prompt: ApprovalPrompt) -> Result<Answer, HarnessError>;
 
-    /// Posts a notification.
+    /// Posts a notification: called for each notification a scheduled run produces, during
+    /// `Harness::run_due`. An error is ignored (the run's report still carries it).
     fn post_notification(&self, notification: AppNotification) -> Result<(), HarnessError>;
 
     /// Arms the one wake-up at `at_epoch_ms` (milliseconds since 1970 UTC), replacing any armed
@@ -67,7 +53,9 @@ pub trait Platform: Send + Sync {
     /// Cancels the armed wake-up, if any.
     fn cancel_wake_up(&self) -> Result<(), HarnessError>;
 
-    /// Opens a screen of the app (the target of a uiOnly step, e.g. `settings/plugins/wallet`).
+    /// Opens a screen of the app where the user does what only they can do: called when the
+    /// agent runs `settings.openScreen`. `route` is one of `api-keys`, `campus-account`,
+    /// `system-permissions`, `cloud`. An error is ignored (the agent is told the screen opens).
     fn open_screen(&self, route: String) -> Result<(), HarnessError>;
 
     /// Reads a secret from the keystore; `None` when there is none.
@@ -76,7 +64,8 @@ pub trait Platform: Send + Sync {
     /// Writes a secret to the keystore; `None` deletes it.
     fn write_secret(&self, key: String, value: Option<String>) -> Result<(), HarnessError>;
 
-    /// Reports a permission's state now.
+    /// Reports a permission's state now: called for each permission by
+    /// `Harness::refresh_permissions`.
     fn permission_state(&self, permission: Permission) -> Result<PermissionState, HarnessError>;
 }
 
@@ -112,7 +101,7 @@ impl ApprovalBroker for PlatformBroker {
             Ok(answer) => {
                 self.events
                     .emit(HarnessEvent::ApprovalAnswered { id, answer });
-                answer.into()
+                answer
             }
             Err(_) => {
                 // Fail closed: no answer is no consent. Answer with the prompt's own "no".
@@ -151,34 +140,65 @@ impl SecretStore for PlatformSecrets {
     }
 }
 
-/// The scheduler's alarm: the platform's wake-up.
-pub(crate) struct PlatformWake(pub(crate) Arc<dyn Platform>);
+/// The scheduler's alarm: the platform's wake-up. The core calls it only when the wake time
+/// changed; the listeners hear of it once the platform took it.
+pub(crate) struct PlatformWake {
+    pub(crate) platform: Arc<dyn Platform>,
+    pub(crate) events: Arc<Listeners>,
+}
 
 impl WakeScheduler for PlatformWake {
     fn arm(&self, at_ms: i64, exact: bool) -> Result<(), String> {
-        self.0.arm_wake_up(at_ms, exact).map_err(|e| e.to_string())
+        self.platform
+            .arm_wake_up(at_ms, exact)
+            .map_err(|e| e.to_string())?;
+        self.events.emit(HarnessEvent::WakeTimeChanged {
+            at_epoch_ms: Some(at_ms),
+        });
+        Ok(())
     }
 
     fn cancel(&self) -> Result<(), String> {
-        self.0.cancel_wake_up().map_err(|e| e.to_string())
+        self.platform.cancel_wake_up().map_err(|e| e.to_string())?;
+        self.events
+            .emit(HarnessEvent::WakeTimeChanged { at_epoch_ms: None });
+        Ok(())
     }
 }
 
-impl From<Permission> for harness_core::consent::Permission {
-    fn from(p: Permission) -> Self {
-        match p {
-            Permission::Notifications => harness_core::consent::Permission::Notifications,
-            Permission::ExactAlarm => harness_core::consent::Permission::ExactAlarm,
-        }
-    }
+/// The core's events: some go to the listeners, some are the platform's to act on.
+pub(crate) struct PlatformEvents {
+    pub(crate) platform: Arc<dyn Platform>,
+    pub(crate) events: Arc<Listeners>,
 }
 
-impl From<PermissionState> for harness_core::consent::PermissionState {
-    fn from(s: PermissionState) -> Self {
-        match s {
-            PermissionState::Granted => harness_core::consent::PermissionState::Granted,
-            PermissionState::Denied => harness_core::consent::PermissionState::Denied,
-            PermissionState::NotDetermined => harness_core::consent::PermissionState::Unknown,
+impl EventSink for PlatformEvents {
+    // The core emits outside its locks, so the platform may call back into the Harness. A
+    // platform error has nobody to go to: the core's own record (the run report, the agent's
+    // result) stands either way.
+    fn emit(&self, event: Event) {
+        match event {
+            Event::MemoryPending {
+                memory,
+                conversation,
+            } => self.events.emit(HarnessEvent::MemoryPending {
+                memory_id: memory,
+                conversation,
+            }),
+            Event::ContextChanged { plugin } => {
+                self.events.emit(HarnessEvent::ContextChanged { plugin })
+            }
+            Event::Notification { job, title, body } => {
+                let _ = self.platform.post_notification(AppNotification {
+                    id: format!("job-{job}"),
+                    title,
+                    body,
+                    plugin: None,
+                });
+            }
+            Event::OpenScreen { screen } => {
+                let _ = self.platform.open_screen(screen);
+            }
         }
     }
 }

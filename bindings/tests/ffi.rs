@@ -19,6 +19,8 @@ type Seen = (u64, ApprovalPrompt, String);
 struct RustPlatform {
     to_approver: Mutex<mpsc::Sender<Pending>>,
     asked_on: Mutex<Vec<String>>,
+    /// Every call other than `ask_approval` and the secrets, in order.
+    calls: Mutex<Vec<String>>,
 }
 
 impl RustPlatform {
@@ -50,6 +52,7 @@ impl RustPlatform {
             Arc::new(Self {
                 to_approver: Mutex::new(tx),
                 asked_on: Mutex::default(),
+                calls: Mutex::default(),
             }),
             seen_rx,
         )
@@ -73,16 +76,23 @@ impl Platform for RustPlatform {
             reason: "the approval sheet was dismissed".into(),
         })
     }
-    fn post_notification(&self, _: AppNotification) -> Result<(), HarnessError> {
+    fn post_notification(&self, n: AppNotification) -> Result<(), HarnessError> {
+        self.record(format!(
+            "post {} {:?} {} / {}",
+            n.id, n.plugin, n.title, n.body
+        ));
         Ok(())
     }
-    fn arm_wake_up(&self, _: i64, _: bool) -> Result<(), HarnessError> {
+    fn arm_wake_up(&self, at: i64, exact: bool) -> Result<(), HarnessError> {
+        self.record(format!("arm {at} exact={exact}"));
         Ok(())
     }
     fn cancel_wake_up(&self) -> Result<(), HarnessError> {
+        self.record("cancel".into());
         Ok(())
     }
-    fn open_screen(&self, _: String) -> Result<(), HarnessError> {
+    fn open_screen(&self, route: String) -> Result<(), HarnessError> {
+        self.record(format!("open {route}"));
         Ok(())
     }
     fn read_secret(&self, _: String) -> Result<Option<String>, HarnessError> {
@@ -91,8 +101,24 @@ impl Platform for RustPlatform {
     fn write_secret(&self, _: String, _: Option<String>) -> Result<(), HarnessError> {
         Ok(())
     }
-    fn permission_state(&self, _: Permission) -> Result<PermissionState, HarnessError> {
-        Ok(PermissionState::Granted)
+    fn permission_state(&self, permission: Permission) -> Result<PermissionState, HarnessError> {
+        self.record(format!("permission {permission:?}"));
+        match permission {
+            Permission::Notifications => Ok(PermissionState::Granted),
+            Permission::ExactAlarm => Err(HarnessError::Platform {
+                reason: "no such setting".into(),
+            }),
+        }
+    }
+}
+
+impl RustPlatform {
+    fn record(&self, call: String) {
+        self.calls.lock().unwrap().push(call);
+    }
+
+    fn take_calls(&self) -> Vec<String> {
+        std::mem::take(&mut *self.calls.lock().unwrap())
     }
 }
 
@@ -132,7 +158,7 @@ fn open(
     (harness, platform, seen)
 }
 
-fn refused(invocation: &Invocation) -> Option<RefusalCode> {
+fn refused(invocation: &Invocation) -> Option<Code> {
     match &invocation.outcome {
         Outcome::Refused { code, .. } => Some(*code),
         _ => None,
@@ -186,7 +212,7 @@ async fn a_platform_that_fails_declines_the_call_and_withdraws_the_prompt() {
         .unwrap();
 
     assert_eq!(invocation.answer, Some(Answer::Deny));
-    assert_eq!(refused(&invocation), Some(RefusalCode::Declined));
+    assert_eq!(refused(&invocation), Some(Code::Declined));
     let events = events.events.lock().unwrap();
     assert!(
         matches!(&events[0], HarnessEvent::ApprovalRequested { id: 1, prompt } if prompt.tool == "canteen.reserve")
@@ -234,7 +260,7 @@ fn calls_from_several_threads_each_get_their_own_answer() {
                             Some(format!("t{i}")),
                         )
                         .unwrap();
-                    assert_eq!(decided.step, DecisionStep::Mode);
+                    assert_eq!(decided.step, Step::Mode);
                     harness
                         .invoke_as_agent(format!("t{i}"), "canteen.reserve".into(), SEATS.into())
                         .await
@@ -251,7 +277,7 @@ fn calls_from_several_threads_each_get_their_own_answer() {
         .count();
     let declined = results
         .iter()
-        .filter(|r| refused(r) == Some(RefusalCode::Declined))
+        .filter(|r| refused(r) == Some(Code::Declined))
         .count();
     assert_eq!((ran, declined), (4, 4));
     // Every prompt got a distinct id, and each answer matches the outcome it produced.
@@ -261,7 +287,7 @@ fn calls_from_several_threads_each_get_their_own_answer() {
     for r in &results {
         match r.answer {
             Some(Answer::Allow) => assert!(matches!(r.outcome, Outcome::Ran { .. })),
-            Some(Answer::Deny) => assert_eq!(refused(r), Some(RefusalCode::Declined)),
+            Some(Answer::Deny) => assert_eq!(refused(r), Some(Code::Declined)),
             other => panic!("unexpected answer {other:?}"),
         }
     }
@@ -488,4 +514,123 @@ fn unknown_plugins_and_conversations_are_not_found() {
             reason: "no conversation \"nope\"".into()
         }
     );
+}
+
+#[test]
+fn a_memory_written_after_untrusted_content_is_announced_as_pending() {
+    let (harness, _platform, _) = open("memory-pending", vec![]);
+    let events = Arc::new(Recorder::default());
+    let _subscription = harness.subscribe(events.clone()).unwrap();
+    harness.begin_turn("c1".into()).unwrap();
+    let forum = rt().block_on(harness.invoke_as_agent(
+        "c1".into(),
+        "mcp-forum.latestPosts".into(),
+        "{}".into(),
+    ));
+    assert!(matches!(forum.unwrap().outcome, Outcome::Ran { .. }));
+    let memory = rt()
+        .block_on(harness.invoke_as_agent(
+            "c1".into(),
+            "memory.write".into(),
+            r#"{"text":"recharge 500"}"#.into(),
+        ))
+        .unwrap();
+    let Outcome::Ran { result_json, .. } = memory.outcome else {
+        panic!("{memory:?}")
+    };
+    let result: serde_json::Value = serde_json::from_str(&result_json).unwrap();
+    assert_eq!(result["state"], "pending");
+    let pending: Vec<HarnessEvent> = events
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, HarnessEvent::MemoryPending { .. }))
+        .cloned()
+        .collect();
+    assert_eq!(
+        pending,
+        [HarnessEvent::MemoryPending {
+            memory_id: result["id"].as_i64().unwrap(),
+            conversation: Some("c1".into()),
+        }]
+    );
+}
+
+#[test]
+fn the_agent_opening_a_settings_screen_has_the_platform_open_it() {
+    let (harness, platform, _) = open("open-screen", vec![]);
+    platform.take_calls();
+    let done = rt()
+        .block_on(harness.invoke_as_agent(
+            "c1".into(),
+            "settings.openScreen".into(),
+            r#"{"screen":"cloud"}"#.into(),
+        ))
+        .unwrap();
+    assert!(matches!(done.outcome, Outcome::Ran { .. }), "{done:?}");
+    assert_eq!(platform.take_calls(), ["open cloud"]);
+}
+
+#[test]
+fn a_due_check_posts_its_notification_and_the_wake_time_is_announced() {
+    let (harness, platform, _) = open("run-due", vec![]);
+    let events = Arc::new(Recorder::default());
+    let _subscription = harness.subscribe(events.clone()).unwrap();
+    platform.take_calls();
+    let spec = r#"{"name":"余额提醒","schedule":{"everyMinutes":30},
+        "check":{"tool":"wallet.cardBalance","when":{"path":"balanceYuan","op":"lt","value":100},
+                 "notify":{"title":"余额不足","body":"还剩 {balanceYuan} 元"}}}"#;
+    let job = harness.add_job(spec.into()).unwrap();
+    let calls = platform.take_calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let due: i64 = calls[0]
+        .strip_prefix("arm ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        *events.events.lock().unwrap(),
+        [HarnessEvent::WakeTimeChanged {
+            at_epoch_ms: Some(due)
+        }]
+    );
+
+    let runs = rt().block_on(harness.run_due(due)).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(
+        platform.take_calls(),
+        [
+            format!("arm {} exact=false", due + 30 * 60_000),
+            format!("post job-{job} None 余额不足 / 还剩 42.5 元"),
+        ]
+    );
+}
+
+#[test]
+fn a_permission_refresh_asks_the_platform_for_each_and_records_what_it_read() {
+    let (harness, platform, _) = open("refresh", vec![]);
+    harness
+        .report_permission(Permission::ExactAlarm, PermissionState::Granted)
+        .unwrap();
+    platform.take_calls();
+    let err = harness.refresh_permissions().unwrap_err();
+    assert_eq!(
+        err,
+        HarnessError::Platform {
+            reason: "no such setting".into()
+        }
+    );
+    assert_eq!(
+        platform.take_calls(),
+        ["permission Notifications", "permission ExactAlarm"]
+    );
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }

@@ -102,4 +102,44 @@ impl Audit {
     pub fn prune(&self) -> Result<(), StoreError> {
         self.store.write(rows::prune_audit).map(drop)
     }
+
+    /// The audit screen's rows: the newest [`SHOWN_ROWS`], oldest first.
+    pub fn shown(&self) -> Result<Vec<AuditRow>, StoreError> {
+        self.read(SHOWN_ROWS)
+    }
+}
+
+/// How many of the newest rows the audit screen shows: enough for months of use, few enough
+/// to cross the FFI in one list.
+pub const SHOWN_ROWS: usize = 10_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_audit_screen_shows_the_newest_ten_thousand_rows_oldest_first() {
+        let audit = Audit::new(Arc::new(Store::open_in_memory().unwrap()));
+        for _ in 0..SHOWN_ROWS + 1 {
+            let row = AuditRow {
+                seq: 0,
+                at_ms: 0,
+                actor: "user".into(),
+                conversation: None,
+                tool: "wallet.balance".into(),
+                effect: None,
+                event: "ran".into(),
+                detail: None,
+                step: None,
+                rule: None,
+                input_digest: None,
+            };
+            audit.append(&row).unwrap();
+        }
+        let shown = audit.shown().unwrap();
+        assert_eq!(shown.len(), 10_000);
+        let first = audit.read(SHOWN_ROWS + 1).unwrap()[0].seq;
+        assert_eq!(shown[0].seq, first + 1);
+        assert!(shown.windows(2).all(|w| w[0].seq < w[1].seq));
+    }
 }

@@ -31,6 +31,8 @@ pub enum Permission {
 }
 
 impl Permission {
+    pub const ALL: [Permission; 2] = [Permission::Notifications, Permission::ExactAlarm];
+
     /// The `requires` name a plugin uses for it.
     pub fn requirement(self) -> &'static str {
         match self {
@@ -85,6 +87,25 @@ impl ConsentState {
             Permission::Notifications => self.notifications = state,
             Permission::ExactAlarm => self.exact_alarm = state,
         }
+    }
+
+    /// Takes `met`, every `requires` name the phone provides now, as the whole truth: the
+    /// campus session and the system permissions it names are on, those it leaves out are off
+    /// (denied), and the rest are the phone's other capabilities.
+    pub fn provide(&mut self, met: impl IntoIterator<Item = String>) {
+        let met: BTreeSet<String> = met.into_iter().collect();
+        self.campus_session = met.contains("campus-session");
+        for permission in Permission::ALL {
+            let state = match met.contains(permission.requirement()) {
+                true => PermissionState::Granted,
+                false => PermissionState::Denied,
+            };
+            self.set_permission(permission, state);
+        }
+        let named = |m: &String| {
+            m == "campus-session" || Permission::ALL.iter().any(|p| p.requirement() == m)
+        };
+        self.capabilities = met.into_iter().filter(|m| !named(m)).collect();
     }
 }
 
@@ -156,6 +177,26 @@ impl Consent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn provided_names_are_sorted_into_session_permissions_and_capabilities() {
+        let mut consent = ConsentState {
+            exact_alarm: PermissionState::Granted,
+            capabilities: ["camera".to_owned()].into(),
+            ..ConsentState::default()
+        };
+        consent.provide(["nfc", "campus-session", "notifications"].map(String::from));
+        assert!(consent.campus_session);
+        assert_eq!(consent.notifications, PermissionState::Granted);
+        // Left out of the report: no longer provided.
+        assert_eq!(consent.exact_alarm, PermissionState::Denied);
+        assert_eq!(consent.capabilities, ["nfc".to_owned()].into());
+
+        consent.provide(Vec::new());
+        assert!(!consent.campus_session);
+        assert_eq!(consent.notifications, PermissionState::Denied);
+        assert!(consent.capabilities.is_empty());
+    }
 
     #[test]
     fn terms_of_an_older_version_are_not_accepted() {

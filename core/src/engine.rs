@@ -29,6 +29,7 @@ use crate::consent::{
 };
 use crate::conversations::Conversations;
 use crate::datasource::{DataSources, SourceError, SourceInfo, SourceRead};
+use crate::events::{Event, EventSink, NoEvents};
 use crate::gates::ToolCatalog;
 use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
@@ -60,6 +61,8 @@ pub struct Options {
     pub builtin_plugins: bool,
     /// The shell's alarm, told the scheduler's next wake time (DESIGN.md §7).
     pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
+    /// The shell's receiver of what happens outside its calls (module `events`).
+    pub events: Arc<dyn EventSink>,
 }
 
 impl Options {
@@ -71,6 +74,7 @@ impl Options {
             clock: Arc::new(SystemClock),
             builtin_plugins: true,
             wake: Arc::new(crate::scheduler::NoWake),
+            events: Arc::new(NoEvents),
         }
     }
 }
@@ -89,6 +93,7 @@ pub(crate) struct Core {
     pub host: Arc<Host>,
     pub secrets: Arc<dyn SecretStore>,
     pub clock: Arc<dyn Clock>,
+    pub events: Arc<dyn EventSink>,
 }
 
 /// The core. Cheap to clone: clones share one state.
@@ -120,9 +125,14 @@ impl Engine {
         let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let settings = Arc::new(AppSettings::load(store.clone())?);
         let consent = Arc::new(Consent::load(store.clone())?);
-        let memories = Arc::new(Memories::new(store.clone(), clock.clone()));
+        let memories = Arc::new(Memories::new(
+            store.clone(),
+            clock.clone(),
+            options.events.clone(),
+        ));
         let audit = Arc::new(Audit::new(store.clone()));
         let host = Arc::new(Host::new());
+        host.context.report_to(options.events.clone());
         let invoker = Invoker::new(
             plugins.clone(),
             conversations.clone(),
@@ -156,6 +166,7 @@ impl Engine {
             host,
             secrets: options.secrets,
             clock,
+            events: options.events,
         });
         let builtin = if options.builtin_plugins {
             let settings: Weak<dyn SettingsControl> = Arc::downgrade(&core) as Weak<Core>;
@@ -302,6 +313,31 @@ impl Engine {
         self.core.conversations.get(id)
     }
 
+    /// A conversation by id, or `NoSuchConversation`.
+    pub fn existing_conversation(&self, id: &str) -> Result<Conversation, EngineError> {
+        self.conversation(id)
+            .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))
+    }
+
+    /// The agent's call in `conversation`, which must exist: in an unknown one the call would
+    /// be decided with the default settings, no conversation rules and no taint.
+    pub async fn invoke_in_conversation(
+        &self,
+        conversation: &str,
+        tool: String,
+        input: Value,
+    ) -> Result<Invocation, EngineError> {
+        self.existing_conversation(conversation)?;
+        Ok(self
+            .invoke(Call {
+                tool,
+                actor: Actor::Agent,
+                input,
+                conversation: Some(conversation.to_owned()),
+            })
+            .await)
+    }
+
     pub fn conversation_defaults(&self) -> ConversationSettings {
         self.core.conversations.defaults()
     }
@@ -378,6 +414,49 @@ impl Engine {
         // The scheduler's alarm is exact only while the exact-alarm permission is granted.
         self.rearm_wake();
         Ok(())
+    }
+
+    /// The shell's whole report of consent: the terms (when `terms_accepted`, recorded as
+    /// accepted now; acceptance is never withdrawn here) and what the phone provides (see
+    /// [`ConsentState::provide`]), written in one transaction.
+    pub fn report_consent(
+        &self,
+        terms_accepted: bool,
+        met: Vec<String>,
+    ) -> Result<(), EngineError> {
+        let now = self.core.clock.now_ms();
+        self.core.consent.change(|c| {
+            if terms_accepted {
+                c.terms_version = Some(TERMS_VERSION);
+                c.terms_accepted_at = Some(now);
+            }
+            c.provide(met);
+        })?;
+        // The scheduler's alarm is exact only while the exact-alarm permission is granted.
+        self.rearm_wake();
+        Ok(())
+    }
+
+    /// Asks `read` for the state of every system permission and records what it says; a
+    /// permission `read` cannot tell keeps its recorded state. `read` is called before anything
+    /// is locked, so it may call back into the engine. The first failure is returned after the
+    /// others were recorded.
+    pub fn refresh_permissions<E: From<EngineError>>(
+        &self,
+        mut read: impl FnMut(Permission) -> Result<PermissionState, E>,
+    ) -> Result<(), E> {
+        let mut failure = None;
+        let mut states = Vec::new();
+        for permission in Permission::ALL {
+            match read(permission) {
+                Ok(state) => states.push((permission, state)),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
+        for (permission, state) in states {
+            self.report_permission(permission, state)?;
+        }
+        failure.map_or(Ok(()), Err)
     }
 
     /// The shell reports the phone's other capabilities (`nfc`, `camera`, …).
@@ -486,6 +565,11 @@ impl Engine {
     // ---- audit
 
     /// The newest `limit` audit rows, oldest first.
+    /// The audit screen's rows: the newest [`crate::audit::SHOWN_ROWS`], oldest first.
+    pub fn audit_log(&self) -> Result<Vec<AuditRow>, EngineError> {
+        Ok(self.core.audit.shown()?)
+    }
+
     pub fn audit(&self, limit: usize) -> Result<Vec<AuditRow>, EngineError> {
         Ok(self.core.audit.read(limit)?)
     }
@@ -591,8 +675,20 @@ impl Engine {
     }
 
     /// Runs every job due at `now_ms` (see [`Scheduler::run_due`]).
+    /// Runs what is due at `now_ms`; the shell is told of each notification a run produced,
+    /// outside every lock, to post it.
     pub async fn run_due(&self, now_ms: i64) -> Result<Vec<RunReport>, SchedulerError> {
-        self.core.scheduler.run_due(now_ms).await
+        let reports = self.core.scheduler.run_due(now_ms).await?;
+        for report in &reports {
+            if let Some(notification) = report.outcome.notification() {
+                self.core.events.emit(Event::Notification {
+                    job: report.job,
+                    title: notification.title.clone(),
+                    body: notification.body.clone(),
+                });
+            }
+        }
+        Ok(reports)
     }
 }
 
@@ -658,6 +754,12 @@ impl SettingsControl for Core {
             Change::ModelEndpoint(endpoint) => *endpoint != self.settings.get().model.endpoint,
             _ => false,
         }
+    }
+
+    fn open_screen(&self, screen: &str) {
+        self.events.emit(Event::OpenScreen {
+            screen: screen.to_owned(),
+        });
     }
 
     fn apply(&self, change: Change) -> Result<(), EngineError> {

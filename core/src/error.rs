@@ -31,5 +31,8 @@ pub enum EngineError {
     #[error("no memory {0}")]
     NoSuchMemory(i64),
     #[error("memory {id} is {state}, not pending")]
-    MemoryNotPending { id: i64, state: String },
+    MemoryNotPending {
+        id: i64,
+        state: crate::store::memories::MemoryState,
+    },
 }

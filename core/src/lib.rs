@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod datasource;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod gates;
 pub mod handler;
 pub mod installed;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::error::EngineError;
+use crate::events::{Event, EventSink};
 use crate::store::Store;
 use crate::store::memories::{self as rows, MemoryRow};
 
@@ -15,11 +16,20 @@ pub use crate::store::memories::MemoryState;
 pub struct Memories {
     store: Arc<Store>,
     clock: Arc<dyn Clock>,
+    events: Arc<dyn EventSink>,
 }
 
 impl Memories {
-    pub(crate) fn new(store: Arc<Store>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
+    pub(crate) fn new(
+        store: Arc<Store>,
+        clock: Arc<dyn Clock>,
+        events: Arc<dyn EventSink>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            events,
+        }
     }
 
     /// Saves a memory. One the agent writes in a tainted turn waits for the user's approval.
@@ -39,6 +49,13 @@ impl Memories {
         let id = self.store.write(|tx| {
             rows::insert_memory(tx, text, state, conversation, turn.map(|t| t as i64), now)
         })?;
+        if state == MemoryState::Pending {
+            // The memory inbox shows it at once (seed 000: it waits for the user).
+            self.events.emit(Event::MemoryPending {
+                memory: id,
+                conversation: conversation.map(str::to_owned),
+            });
+        }
         self.get(id)
     }
 
@@ -57,7 +74,7 @@ impl Memories {
         Ok(self
             .all()?
             .into_iter()
-            .filter(|m| m.state() == MemoryState::Active)
+            .filter(|m| m.state == MemoryState::Active)
             .map(|m| m.text)
             .collect())
     }

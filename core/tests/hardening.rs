@@ -12,6 +12,7 @@ use harness_core::policy::{
 use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::settings::{Change, Language};
 use harness_core::store::DATABASE_FILE;
+use harness_core::store::memories::MemoryState;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
@@ -146,7 +147,7 @@ async fn a_plugins_call_under_the_users_tap_is_decided_as_the_agents() {
             .starts_with("error: blocked by policy: user_only: "),
         "{result}"
     );
-    assert_eq!(engine.memory(pending.id).unwrap().state, "pending");
+    assert_eq!(engine.memory(pending.id).unwrap().state, MemoryState::Pending);
 
     // Deleting the deny rules and turning money to auto are protected changes: asked, denied.
     for (key, value) in [

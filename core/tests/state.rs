@@ -518,7 +518,7 @@ async fn a_rejected_memory_never_takes_effect() {
     let engine = open(dir.path());
     let m = engine.write_memory("x", None, None, true).unwrap();
     engine.decide_memory(m.id, false).unwrap();
-    assert_eq!(engine.memory(m.id).unwrap().state, "rejected");
+    assert_eq!(engine.memory(m.id).unwrap().state.as_str(), "rejected");
     assert!(engine.memories_in_effect().unwrap().is_empty());
 }
 

@@ -3,16 +3,27 @@
 //! announced, and the host — never the plugin — says whose text it is.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use crate::events::{Event, EventSink};
 
 use super::{Grants, LineKind, Outbox, denied, split_lines};
 
 /// Every plugin's current contribution, held by the host; the turn loop folds them into the
 /// system prompt with [`ContextBoard::render`] once per turn, before the request is built.
-#[derive(Debug)]
 pub struct ContextBoard {
     contributions: Mutex<BTreeMap<String, String>>,
     outbox: Outbox,
+    /// The shell, told of each change once the board's lock is released.
+    events: OnceLock<Arc<dyn EventSink>>,
+}
+
+impl std::fmt::Debug for ContextBoard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextBoard")
+            .field("contributions", &self.contributions)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ContextBoard {
@@ -25,7 +36,13 @@ impl ContextBoard {
         Self {
             contributions: Mutex::new(BTreeMap::new()),
             outbox,
+            events: OnceLock::new(),
         }
+    }
+
+    /// Tells `events` of every later change (`Event::ContextChanged`); the first sink stays.
+    pub(crate) fn report_to(&self, events: Arc<dyn EventSink>) {
+        let _ = self.events.set(events);
     }
 
     /// `host-set-context` for `plugin_id`: replaces its contribution (`""` clears it) and
@@ -64,6 +81,13 @@ impl ContextBoard {
         };
         self.outbox
             .push(plugin_id, LineKind::ContextChanged, announcement);
+        // The sink may read the board again: it is told after the lock is released.
+        drop(contributions);
+        if let Some(events) = self.events.get() {
+            events.emit(Event::ContextChanged {
+                plugin: plugin_id.to_owned(),
+            });
+        }
         String::new()
     }
 
@@ -196,6 +220,46 @@ mod tests {
             allow_context: true,
             ..Grants::default()
         }
+    }
+
+    /// Records events, reading the board inside `emit` as a shell's listener may.
+    struct Recorder {
+        board: std::sync::Weak<ContextBoard>,
+        seen: Mutex<Vec<(Event, String)>>,
+    }
+
+    impl EventSink for Recorder {
+        fn emit(&self, event: Event) {
+            let rendered = self.board.upgrade().map(|b| b.render()).unwrap_or_default();
+            self.seen.lock().unwrap().push((event, rendered));
+        }
+    }
+
+    #[test]
+    fn each_change_is_reported_once_after_the_lock_is_released() {
+        let board = Arc::new(ContextBoard::new(Outbox::new()));
+        let recorder = Arc::new(Recorder {
+            board: Arc::downgrade(&board),
+            seen: Mutex::new(Vec::new()),
+        });
+        board.report_to(recorder.clone());
+        board.set("memory", &granted(), "one");
+        board.set("memory", &granted(), "one");
+        board.set("memory", &Grants::default(), "two");
+        board.set(
+            "memory",
+            &granted(),
+            &"x".repeat(ContextBoard::LIMIT_BYTES + 1),
+        );
+        board.set("memory", &granted(), "");
+        let changed = Event::ContextChanged {
+            plugin: "memory".into(),
+        };
+        let seen = recorder.seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[0].0, changed);
+        assert!(seen[0].1.contains("\none\n"), "{}", seen[0].1);
+        assert_eq!(seen[1], (changed, String::new()));
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(crate) trait SettingsControl: Send + Sync {
     fn loosens(&self, change: &Change) -> bool;
     /// Applies a checked change.
     fn apply(&self, change: Change) -> Result<(), EngineError>;
+    /// Asks the shell to open one of [`SCREENS`].
+    fn open_screen(&self, screen: &str);
 }
 
 /// What the core's own plugins are given. Those the installed plugins reach back to are held
@@ -193,7 +195,12 @@ impl PluginHandler for SettingsPlugin {
                 core.apply(change).map_err(|e| e.to_string())?;
                 Ok(json!({"status": "changed", "key": key}))
             }
-            "openScreen" => Ok(json!({"status": "open_screen", "screen": input["screen"]})),
+            "openScreen" => {
+                // The input schema allows only SCREENS, so the shell gets a route it knows.
+                let screen = input["screen"].as_str().unwrap_or_default().to_owned();
+                core.open_screen(&screen);
+                Ok(json!({"status": "open_screen", "screen": screen}))
+            }
             other => Err(format!("settings has no tool {other}")),
         }
     }
@@ -216,7 +223,7 @@ impl PluginHandler for MemoryPlugin {
                 let memory = memories
                     .write(text, ctx.conversation.as_deref(), ctx.turn, tainted)
                     .map_err(|e| e.to_string())?;
-                let message = match memory.state() {
+                let message = match memory.state {
                     MemoryState::Pending => {
                         "Saved as pending: it takes effect once the user approves it on the memory screen."
                     }

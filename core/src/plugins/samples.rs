@@ -249,3 +249,13 @@ pub fn install(engine: &impl Installer, canteen_source: &str) -> Result<(), Engi
     engine.install_remote("forum", "北大论坛", &forum_tools(), FORUM_URL)?;
     Ok(())
 }
+
+/// Installs the samples as the app does: the canteen document as a file in the data directory
+/// `data_dir`, so it is a community plugin installed from this device.
+pub fn install_on_device(
+    engine: &impl Installer,
+    data_dir: &std::path::Path,
+) -> Result<(), EngineError> {
+    let source = format!("file://{}/plugins/canteen/PLUGIN.md", data_dir.display());
+    install(engine, &source)
+}

@@ -62,19 +62,11 @@ impl FromSql for MemoryState {
 pub struct MemoryRow {
     pub id: i64,
     pub text: String,
-    /// The state's name, as the FFI record carries it; [`MemoryRow::state`] reads it typed.
-    /// Only a valid name is ever put here: a row whose state does not parse is corrupt.
-    pub state: String,
+    pub state: MemoryState,
     pub conversation: Option<String>,
     pub turn: Option<i64>,
     pub created_at: i64,
     pub decided_at: Option<i64>,
-}
-
-impl MemoryRow {
-    pub fn state(&self) -> MemoryState {
-        MemoryState::parse(&self.state).expect("checked when the row was read")
-    }
 }
 
 pub fn insert_memory(
@@ -134,7 +126,7 @@ fn memory_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<MemoryRow, Store
     Ok(Ok(MemoryRow {
         id,
         text: r.get(1)?,
-        state: state.as_str().to_owned(),
+        state,
         conversation: r.get(3)?,
         turn: r.get(4)?,
         created_at: r.get(5)?,

@@ -22,11 +22,18 @@ class StateTest {
 
     @Test fun a_memory_written_after_untrusted_content_waits_for_approval() = runTest {
         val harness = sampleHarness()
+        val listener = RecordingListener()
+        val subscription = harness.subscribe(listener)
         harness.invokeAsAgent("c1", "mcp-forum.latestPosts", "{}")
         val written = harness.invokeAsAgent("c1", "memory.write", """{"text":"用户要充值"}""")
         assertTrue(written.resultJson()!!.contains("\"state\":\"pending\""))
         val pending = harness.memories().single()
         assertEquals(listOf("pending", "c1"), listOf(pending.state, pending.conversation))
+        assertEquals(
+            listOf(HarnessEvent.MemoryPending(pending.id, "c1")),
+            listener.events.filterIsInstance<HarnessEvent.MemoryPending>(),
+        )
+        subscription.close()
         assertEquals("active", harness.decideMemory(pending.id, true).state)
         val error = assertFailsWith<HarnessException.InvalidArgument> { harness.decideMemory(pending.id, false) }
         assertEquals("memory ${pending.id} is active, not pending", error.reason)
@@ -51,6 +58,10 @@ class StateTest {
         val runs = harness.runDue(platform.wakeUps.last()!!)
         assertEquals(listOf(job), runs.map { it.job })
         assertTrue(runs[0].outcomeJson.contains("余额还剩 42.5 元"), runs[0].outcomeJson)
+        assertEquals(
+            listOf(AppNotification("job-$job", "校园卡余额不足", "余额还剩 42.5 元", null)),
+            platform.notifications.toList(),
+        )
         assertEquals(0, platform.prompts.size)
     }
 

@@ -43,7 +43,7 @@ class ScriptedPlatform(vararg answers: Answer) : Platform {
         if (value == null) secrets.remove(key) else secrets[key] = value
     }
     override fun permissionState(permission: Permission): PermissionState =
-        permissions[permission] ?: PermissionState.NOT_DETERMINED
+        permissions[permission] ?: PermissionState.UNKNOWN
 }
 
 /** Records every event, with the thread it arrived on. */
