@@ -649,3 +649,26 @@ async fn cancelling_during_the_backoff_does_not_wait_it_out() {
     );
     assert!(started.elapsed() < Duration::from_secs(2));
 }
+
+#[tokio::test]
+async fn an_endpoint_nobody_answers_at_is_unreachable_and_named() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
+    drop(listener);
+    let provider = Provider::new(&endpoint, ApiKey::new(KEY), limits()).unwrap();
+
+    let (events, result) = call(&provider, &request()).await;
+
+    assert_eq!(events, vec![]);
+    let error = result.unwrap_err();
+    assert!(
+        matches!(&error, ProviderError::Unreachable { endpoint: named, .. } if *named == endpoint),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().starts_with(&format!(
+            "could not reach the model provider at {endpoint}: "
+        )),
+        "{error}"
+    );
+}
