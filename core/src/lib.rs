@@ -2,6 +2,7 @@
 //! capability gates every plugin goes through, consent, settings, memory and persistence. No
 //! FFI types live here (STYLE.md §1).
 
+pub mod agent;
 pub mod audit;
 pub mod clock;
 pub mod consent;

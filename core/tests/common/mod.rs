@@ -3,6 +3,8 @@
 //! records what it was told.
 #![allow(dead_code)]
 
+pub mod model_server;
+
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -1,0 +1,10 @@
+//! The agent: the model the turn loop talks to. [`provider`] is the client of an
+//! OpenAI-compatible Chat Completions endpoint (the settings `model.endpoint` and `model.name`,
+//! the secret `model.apiKey`); [`wire`] holds what is sent and what comes back.
+
+pub mod provider;
+pub mod wire;
+
+pub use provider::{ApiKey, Limits, Provider, ProviderError};
+pub use tokio_util::sync::CancellationToken;
+pub use wire::{ChatRequest, Message, ProviderEvent, ToolCall, ToolSpec, Usage};

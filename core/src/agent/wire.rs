@@ -1,0 +1,515 @@
+//! The Chat Completions shapes: what is sent (messages, tool specs, the request body) and what
+//! comes back (streamed chunks or one JSON body), turned into [`ProviderEvent`]s.
+//!
+//! The providers students use through this API shape (OpenAI, DeepSeek, Qwen/DashScope
+//! compatible mode, Moonshot/Kimi, Zhipu GLM) differ in small ways, all tolerated here:
+//! `reasoning_content` (or `reasoning`) deltas, tool-call arguments split over many chunks,
+//! usage in its own last chunk (with no choices) or in the finishing one, nulls where others
+//! leave a field out.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One message of the conversation, as the model reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    /// What the model said before: text, tool calls, or both. `content` is sent as `null` when
+    /// the model only called tools, as the API writes it.
+    Assistant {
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// A tool's result, answering the call with the same id.
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+/// A tool call the model made: its id (which the tool's result answers), the tool's name as
+/// the model saw it, and the arguments exactly as the model wrote them. The arguments are not
+/// parsed here: the turn loop validates them against the tool's schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+impl Serialize for ToolCall {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            arguments: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            id: &'a str,
+            r#type: &'static str,
+            function: Function<'a>,
+        }
+        Wire {
+            id: &self.id,
+            r#type: "function",
+            function: Function {
+                name: &self.name,
+                arguments: &self.arguments,
+            },
+        }
+        .serialize(serializer)
+    }
+}
+
+/// A tool offered to the model: `{type: "function", function: {name, description,
+/// parameters}}` on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+impl Serialize for ToolSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+        }
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            r#type: &'static str,
+            function: Function<'a>,
+        }
+        Wire {
+            r#type: "function",
+            function: Function {
+                name: &self.name,
+                description: &self.description,
+                parameters: &self.parameters,
+            },
+        }
+        .serialize(serializer)
+    }
+}
+
+/// One call to the model. The model and the thinking effort are per conversation, so they
+/// travel with the request rather than with the client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    /// `reasoning_effort` (`low`, `medium`, `high`, …), sent only when set: providers that do
+    /// not know the field may refuse a request that carries it.
+    pub reasoning_effort: Option<String>,
+}
+
+impl ChatRequest {
+    /// The request body: always streamed, with the usage asked for in the last chunk.
+    pub(crate) fn body(&self) -> Value {
+        #[derive(Serialize)]
+        struct StreamOptions {
+            include_usage: bool,
+        }
+        #[derive(Serialize)]
+        struct Body<'a> {
+            model: &'a str,
+            messages: &'a [Message],
+            // Some providers refuse an empty `tools` array.
+            #[serde(skip_serializing_if = "<[ToolSpec]>::is_empty")]
+            tools: &'a [ToolSpec],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reasoning_effort: Option<&'a str>,
+            stream: bool,
+            stream_options: StreamOptions,
+        }
+        serde_json::to_value(Body {
+            model: &self.model,
+            messages: &self.messages,
+            tools: &self.tools,
+            reasoning_effort: self.reasoning_effort.as_deref(),
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+        })
+        .expect("the request body is plain data")
+    }
+}
+
+/// Token counts of one call, as the provider reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+/// What a model call produces, in order: text and thinking deltas as they arrive, each tool
+/// call once complete, the usage, and last `Finished`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderEvent {
+    Text(String),
+    /// The model's reasoning (`reasoning_content`): shown as thinking, never as the answer.
+    Thinking(String),
+    ToolCall(ToolCall),
+    Usage(Usage),
+    /// The answer is complete. `finish_reason` as the provider wrote it (`stop`,
+    /// `tool_calls`, `length`, …), when it wrote one.
+    Finished {
+        finish_reason: Option<String>,
+    },
+}
+
+// What comes back. Every field is optional and `null` is read as absent: providers differ in
+// which fields they send and which they send as null.
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    /// Some providers report a failure inside a 200 stream.
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    #[serde(default)]
+    index: Option<u32>,
+    /// Streamed chunks carry `delta`, a plain response `message`; both have the same fields.
+    #[serde(default, alias = "message")]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    /// The field's name at some OpenAI-compatible gateways.
+    #[serde(default)]
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    total_tokens: Option<u64>,
+}
+
+impl Chunk {
+    /// The message of an `error` the provider put in its answer, if it did.
+    pub(crate) fn error_message(&self) -> Option<String> {
+        self.error.as_ref().map(error_text)
+    }
+}
+
+/// The readable part of an `error` value: `{"message": …}`, a string, or the JSON itself.
+pub(crate) fn error_text(error: &Value) -> String {
+    match error {
+        Value::String(text) => text.clone(),
+        Value::Object(fields) => match fields.get("message") {
+            Some(Value::String(text)) => text.clone(),
+            _ => error.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Builds the events of one answer from its chunks: deltas pass straight through, tool calls
+/// are assembled by `index` and given out whole when the answer finishes.
+#[derive(Debug, Default)]
+pub(crate) struct Assembler {
+    calls: BTreeMap<u32, PartialCall>,
+    usage: Option<Usage>,
+    finish_reason: Option<String>,
+    calls_given: bool,
+}
+
+impl Assembler {
+    /// Takes one chunk (or a whole non-streamed response) and gives out what it completes.
+    pub(crate) fn push(&mut self, chunk: Chunk, emit: &mut dyn FnMut(ProviderEvent)) {
+        if let Some(usage) = chunk.usage {
+            let prompt = usage.prompt_tokens.unwrap_or(0);
+            let completion = usage.completion_tokens.unwrap_or(0);
+            self.usage = Some(Usage {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                total_tokens: usage
+                    .total_tokens
+                    .unwrap_or(prompt.saturating_add(completion)),
+            });
+        }
+        // One answer is asked for (no `n`); another choice would be a second, unrelated answer.
+        let choices = chunk.choices.unwrap_or_default();
+        for choice in choices.into_iter().filter(|c| c.index.unwrap_or(0) == 0) {
+            if let Some(delta) = choice.delta {
+                self.push_delta(delta, emit);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+                self.give_calls(emit);
+            }
+        }
+    }
+
+    fn push_delta(&mut self, delta: Delta, emit: &mut dyn FnMut(ProviderEvent)) {
+        for thinking in [delta.reasoning_content, delta.reasoning]
+            .into_iter()
+            .flatten()
+        {
+            if !thinking.is_empty() {
+                emit(ProviderEvent::Thinking(thinking));
+            }
+        }
+        if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
+            emit(ProviderEvent::Text(text));
+        }
+        for call in delta.tool_calls.into_iter().flatten() {
+            let index = call
+                .index
+                .unwrap_or_else(|| self.index_without_one(call.id.as_deref()));
+            let partial = self.calls.entry(index).or_default();
+            // The id and name come once, in the call's first chunk; a provider that repeats
+            // them in later chunks repeats the same value, so the first one is kept.
+            if partial.id.is_empty() {
+                partial.id = call.id.unwrap_or_default();
+            }
+            if let Some(function) = call.function {
+                if partial.name.is_empty() {
+                    partial.name = function.name.unwrap_or_default();
+                }
+                if let Some(arguments) = function.arguments {
+                    partial.arguments.push_str(&arguments);
+                }
+            }
+        }
+    }
+
+    /// A tool-call delta without `index` (some gateways leave it out): a new id starts a new
+    /// call, anything else continues the last one.
+    fn index_without_one(&self, id: Option<&str>) -> u32 {
+        let next = self.calls.keys().next_back().map_or(0, |last| last + 1);
+        match id.filter(|id| !id.is_empty()) {
+            Some(id) => self
+                .calls
+                .iter()
+                .find(|(_, call)| call.id == id)
+                .map_or(next, |(index, _)| *index),
+            None => next.saturating_sub(1),
+        }
+    }
+
+    fn give_calls(&mut self, emit: &mut dyn FnMut(ProviderEvent)) {
+        if self.calls_given {
+            return;
+        }
+        self.calls_given = true;
+        for (index, call) in std::mem::take(&mut self.calls) {
+            // The result must name the call it answers; a provider that sent no id gets one.
+            let id = if call.id.is_empty() {
+                format!("call_{index}")
+            } else {
+                call.id
+            };
+            emit(ProviderEvent::ToolCall(ToolCall {
+                id,
+                name: call.name,
+                arguments: call.arguments,
+            }));
+        }
+    }
+
+    /// Whether the answer said it was finished: a stream that ends before this was cut.
+    pub(crate) fn has_finished(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// Gives out what was held back (tool calls not yet given, the usage) and `Finished`.
+    pub(crate) fn finish(mut self, emit: &mut dyn FnMut(ProviderEvent)) {
+        self.give_calls(emit);
+        if let Some(usage) = self.usage {
+            emit(ProviderEvent::Usage(usage));
+        }
+        emit(ProviderEvent::Finished {
+            finish_reason: self.finish_reason,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(chunks: &[Value]) -> Vec<ProviderEvent> {
+        let mut events = Vec::new();
+        let mut assembler = Assembler::default();
+        for chunk in chunks {
+            let chunk: Chunk = serde_json::from_value(chunk.clone()).unwrap();
+            assembler.push(chunk, &mut |event| events.push(event));
+        }
+        assembler.finish(&mut |event| events.push(event));
+        events
+    }
+
+    #[test]
+    fn a_tool_call_delta_without_index_continues_the_call_it_belongs_to() {
+        let events = run(&[
+            json!({"choices": [{"delta": {"tool_calls": [
+                {"id": "a", "function": {"name": "x", "arguments": "{\"q\":"}}]}}]}),
+            json!({"choices": [{"delta": {"tool_calls": [
+                {"function": {"arguments": "1}"}}]}}]}),
+            json!({"choices": [{"delta": {"tool_calls": [
+                {"id": "b", "function": {"name": "y", "arguments": "{}"}}]}}]}),
+            json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}),
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                ProviderEvent::ToolCall(ToolCall {
+                    id: "a".into(),
+                    name: "x".into(),
+                    arguments: "{\"q\":1}".into()
+                }),
+                ProviderEvent::ToolCall(ToolCall {
+                    id: "b".into(),
+                    name: "y".into(),
+                    arguments: "{}".into()
+                }),
+                ProviderEvent::Finished {
+                    finish_reason: Some("tool_calls".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn nulls_where_other_providers_leave_fields_out_are_read_as_absent() {
+        let events = run(&[
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": null,
+                "reasoning_content": null, "tool_calls": null}, "finish_reason": null}],
+                "usage": null}),
+            json!({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1}}),
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                ProviderEvent::Text("hi".into()),
+                ProviderEvent::Usage(Usage {
+                    prompt_tokens: 3,
+                    completion_tokens: 1,
+                    total_tokens: 4
+                }),
+                ProviderEvent::Finished {
+                    finish_reason: Some("stop".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_call_without_an_id_is_given_one_its_result_can_name() {
+        let events = run(&[json!({"choices": [{"delta": {"tool_calls": [
+            {"index": 2, "function": {"name": "x", "arguments": "{}"}}]},
+            "finish_reason": "tool_calls"}]})]);
+        assert_eq!(
+            events[0],
+            ProviderEvent::ToolCall(ToolCall {
+                id: "call_2".into(),
+                name: "x".into(),
+                arguments: "{}".into()
+            })
+        );
+    }
+
+    #[test]
+    fn the_request_body_streams_with_usage_and_leaves_out_what_is_unset() {
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![
+                Message::Assistant {
+                    content: None,
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "a__b".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+                Message::Tool {
+                    tool_call_id: "c1".into(),
+                    content: "{\"ok\":true}".into(),
+                },
+            ],
+            tools: vec![],
+            reasoning_effort: None,
+        };
+        assert_eq!(
+            request.body(),
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "a__b", "arguments": "{}"}}]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "{\"ok\":true}"},
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            })
+        );
+    }
+}
