@@ -147,7 +147,10 @@ async fn a_plugins_call_under_the_users_tap_is_decided_as_the_agents() {
             .starts_with("error: blocked by policy: user_only: "),
         "{result}"
     );
-    assert_eq!(engine.memory(pending.id).unwrap().state, MemoryState::Pending);
+    assert_eq!(
+        engine.memory(pending.id).unwrap().state,
+        MemoryState::Pending
+    );
 
     // Deleting the deny rules and turning money to auto are protected changes: asked, denied.
     for (key, value) in [
