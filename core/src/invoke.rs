@@ -22,8 +22,8 @@ use crate::conversations::Conversations;
 use crate::gates::{Dispatched, ToolCatalog};
 use crate::installed::InstalledPlugins;
 use crate::policy::{
-    Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Verdict,
-    decide,
+    Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Standing,
+    Verdict, decide, precheck,
 };
 use crate::registry::{Effect, Plugin, Tool};
 use crate::services::{Host, PluginGates, PluginHost, Services};
@@ -117,10 +117,7 @@ pub struct ModelTool {
 /// Everything gathered under the lock for one call, so the lock is released before any
 /// plugin code runs or any prompt waits.
 struct Snapshot {
-    tool: Option<Arc<Tool>>,
-    plugin: Option<Arc<Plugin>>,
-    handler: Option<Arc<dyn PluginHandler>>,
-    gates: Option<Arc<PluginGates>>,
+    target: Target,
     availability: Availability,
     unmet: Option<String>,
     terms_accepted: bool,
@@ -131,6 +128,35 @@ struct Snapshot {
     turn: Option<u64>,
     global_rules: Arc<RuleSet>,
     conversation_rules: Arc<RuleSet>,
+}
+
+/// What the called id names.
+enum Target {
+    /// The tool, its plugin and the code and gates behind it.
+    Found {
+        tool: Arc<Tool>,
+        plugin: Arc<Plugin>,
+        handler: Arc<dyn PluginHandler>,
+        gates: Arc<PluginGates>,
+    },
+    /// No such tool; its plugin when that is installed, for the refusal's words.
+    Missing { plugin: Option<Arc<Plugin>> },
+}
+
+impl Target {
+    fn tool(&self) -> Option<&Arc<Tool>> {
+        match self {
+            Target::Found { tool, .. } => Some(tool),
+            Target::Missing { .. } => None,
+        }
+    }
+
+    fn plugin(&self) -> Option<&Arc<Plugin>> {
+        match self {
+            Target::Found { plugin, .. } => Some(plugin),
+            Target::Missing { plugin } => plugin.as_ref(),
+        }
+    }
 }
 
 /// The invoke path and what it reads: the owners of the state a decision needs, the broker
@@ -175,14 +201,19 @@ impl Invoker {
         })
     }
 
-    /// The tools the model is offered in a conversation: those that could run for it. A tool
-    /// whose effect is off, that a deny rule refuses outright, that is userOnly, or whose plugin
-    /// cannot be reached is left out — and still refused if called by name.
+    /// The tools the model is offered in a conversation: those that could run for it
+    /// (`policy::precheck` with actor agent). A tool whose effect is off, that a deny rule
+    /// refuses outright, that is userOnly, or whose plugin cannot be reached is left out — and
+    /// still refused if called by name. Plan mode leaves the writes in the list, so the model
+    /// can plan with them; they are refused if called while it is on.
     pub fn model_tools(&self, conversation: Option<&str>) -> Vec<ModelTool> {
+        self.offered(Actor::Agent, conversation)
+    }
+
+    /// Every installed tool that could run for `actor` in `conversation`, whatever the input
+    /// (`policy::precheck`), as the model is offered it.
+    pub fn offered(&self, actor: Actor, conversation: Option<&str>) -> Vec<ModelTool> {
         let consent = self.consent.get();
-        if !consent.terms_accepted() {
-            return Vec::new();
-        }
         let view = self.conversations.for_call(conversation);
         let rules = Rules {
             global: &view.global_rules,
@@ -192,19 +223,27 @@ impl Invoker {
             let mut tools = Vec::new();
             for plugin in state.registry.plugins() {
                 let installed = &state.installed[&plugin.id];
-                if !installed.enabled || plugin.requires.iter().any(|r| !consent.meets(r)) {
-                    continue;
-                }
+                let availability = match plugin.requires.iter().any(|r| !consent.meets(r)) {
+                    _ if !installed.enabled => Availability::Disabled,
+                    true => Availability::Unmet,
+                    false => Availability::Ready,
+                };
                 for tool in &plugin.tools {
-                    let (mode, _) = state.modes.effective(plugin, tool.effect);
-                    if tool.user_only || mode == Mode::Off || rules.denies_outright(tool) {
-                        continue;
+                    let standing = Standing {
+                        actor,
+                        tool: Some(tool),
+                        availability,
+                        terms_accepted: consent.terms_accepted(),
+                        mode: state.modes.effective(plugin, tool.effect).0,
+                        plan_mode: false,
+                    };
+                    if precheck(&standing, rules).is_ok() {
+                        tools.push(ModelTool {
+                            name: tool.model_name(),
+                            description: tool.description.clone(),
+                            input_schema: tool.input.source().clone(),
+                        });
                     }
-                    tools.push(ModelTool {
-                        name: tool.model_name(),
-                        description: tool.description.clone(),
-                        input_schema: tool.input.source().clone(),
-                    });
                 }
             }
             tools
@@ -254,15 +293,19 @@ impl Invoker {
                 None => Availability::Ready,
             },
         };
-        let (plugin, handler, gates) = match installed {
-            Some((p, h, g, _)) => (Some(p), Some(h), Some(g)),
-            None => (None, None, None),
+        let target = match (tool, installed) {
+            (Some(tool), Some((plugin, handler, gates, _))) => Target::Found {
+                tool,
+                plugin,
+                handler,
+                gates,
+            },
+            (_, installed) => Target::Missing {
+                plugin: installed.map(|(plugin, ..)| plugin),
+            },
         };
         Snapshot {
-            tool,
-            plugin,
-            handler,
-            gates,
+            target,
             availability,
             unmet,
             terms_accepted,
@@ -287,10 +330,12 @@ impl Invoker {
         call: &Call,
         snap: &Snapshot,
     ) -> (Decision, Option<String>, Assessment) {
-        let tool = snap.tool.as_deref();
+        let tool = snap.target.tool().map(|t| &**t);
         let input_error = tool.and_then(|t| t.input.validate(&call.input).err());
-        let assessment = match (tool, &snap.handler) {
-            (Some(t), Some(h)) if input_error.is_none() => h.assess(t, &call.input, &snap.scope),
+        let assessment = match &snap.target {
+            Target::Found { tool, handler, .. } if input_error.is_none() => {
+                handler.assess(tool, &call.input, &snap.scope)
+            }
             _ => Assessment::default(),
         };
         let facts = Facts {
@@ -324,8 +369,23 @@ impl Invoker {
 
         let mut prompt = None;
         let mut answer = None;
-        let grant = match decision.verdict {
-            Verdict::Refuse(code) => {
+        let found = match &snap.target {
+            Target::Found {
+                tool,
+                plugin,
+                handler,
+                gates,
+            } => Some((tool.clone(), plugin.clone(), handler.clone(), gates.clone())),
+            Target::Missing { .. } => None,
+        };
+        let (grant, (tool, plugin, handler, gates)) = match (decision.verdict, found) {
+            // decide runs or asks only about a tool it found (step 1); should that ever not
+            // hold, the call fails closed as unavailable.
+            (verdict, None) | (verdict @ Verdict::Refuse(_), Some(_)) => {
+                let code = match verdict {
+                    Verdict::Refuse(code) => code,
+                    _ => Code::Unavailable,
+                };
                 let message = refusal_message(
                     code,
                     &call,
@@ -342,12 +402,9 @@ impl Invoker {
                     outcome: Outcome::Refused { code, message },
                 };
             }
-            Verdict::Run => None,
-            Verdict::Ask(kind) => {
-                let (tool, plugin) = match (&snap.tool, &snap.plugin) {
-                    (Some(t), Some(p)) => (t.clone(), p.clone()),
-                    _ => unreachable!("decide only asks about an installed tool"),
-                };
+            (Verdict::Run, Some(found)) => (None, found),
+            (Verdict::Ask(kind), Some(found)) => {
+                let (tool, plugin, ..) = &found;
                 let asked = Prompt {
                     plugin: plugin.id.clone(),
                     plugin_title: plugin.title.clone(),
@@ -383,7 +440,7 @@ impl Invoker {
                         message,
                     );
                 }
-                match (kind, given) {
+                let grant = match (kind, given) {
                     (_, Answer::Deny | Answer::DontAllow) => {
                         let message = "The user declined this call.".to_owned();
                         return self.stopped(
@@ -415,19 +472,11 @@ impl Invoker {
                         None
                     }
                     _ => None,
-                }
+                };
+                (grant, found)
             }
         };
 
-        let (tool, handler, plugin, gates) = match (
-            snap.tool.clone(),
-            snap.handler.clone(),
-            snap.plugin.clone(),
-            snap.gates.clone(),
-        ) {
-            (Some(t), Some(h), Some(p), Some(g)) => (t, h, p, g),
-            _ => unreachable!("decide only runs an installed tool"),
-        };
         let services = Services {
             folder: self
                 .data_dir
@@ -521,7 +570,7 @@ impl Invoker {
             actor: call.actor.as_str().to_owned(),
             conversation: call.conversation.clone(),
             tool: call.tool.clone(),
-            effect: snap.tool.as_ref().map(|t| t.effect.as_str().to_owned()),
+            effect: snap.target.tool().map(|t| t.effect.as_str().to_owned()),
             event: event.to_owned(),
             detail,
             step,
@@ -606,8 +655,8 @@ fn deciding_rule<'s>(decision: &Decision, snap: &'s Snapshot) -> Option<&'s crat
 /// Why the deciding step decided, in words, for prompts, the demo and the audit.
 fn explain(decision: &Decision, snap: &Snapshot, assessment: &Assessment) -> String {
     use crate::policy::Step;
-    let effect = snap.tool.as_ref().map_or("", |t| t.effect.as_str());
-    let plugin = snap.plugin.as_ref().map_or("", |p| p.id.as_str());
+    let effect = snap.target.tool().map_or("", |t| t.effect.as_str());
+    let plugin = snap.target.plugin().map_or("", |p| p.id.as_str());
     let rule = |kind: &str| match deciding_rule(decision, snap) {
         Some(r) => {
             let at = decision.rule.expect("a deciding rule has a reference");
@@ -662,8 +711,8 @@ fn refusal_message(
     assessment: &Assessment,
     decision: &Decision,
 ) -> String {
-    let plugin = snap.plugin.as_ref().map_or("", |p| p.id.as_str());
-    let effect = snap.tool.as_ref().map_or("", |t| t.effect.as_str());
+    let plugin = snap.target.plugin().map_or("", |p| p.id.as_str());
+    let effect = snap.target.tool().map_or("", |t| t.effect.as_str());
     match code {
         Code::TermsNotAccepted => {
             "The terms have not been accepted yet. The user accepts them in first-run setup (Settings → About → Terms).".into()

@@ -280,12 +280,27 @@ mod tests {
         for outcomes in &results {
             assert_eq!(outcomes, &vec![String::new(); ROUNDS]);
         }
-        // The last rename wins whole: the file is exactly one gate's last map, never a mix.
+        // The last rename wins whole: the file is one gate's last map, never a torn mix. (A
+        // gate that first read the file after the other wrote also holds the other's key, at
+        // the value it read then; two engines never share a directory — the data directory is
+        // locked — so that lost update is not this test's concern.)
         let last = format!("{} {padding}", ROUNDS - 1);
         let file = on_disk(tmp.path());
-        let a_last = Map::from([("a".to_owned(), last.clone())]);
-        let b_last = Map::from([("b".to_owned(), last.clone())]);
-        assert!(file == a_last || file == b_last, "{:?}", file.keys());
+        let whole = |v: &String| {
+            v.split_once(' ').is_some_and(|(n, rest)| {
+                n.parse::<usize>().is_ok_and(|n| n < ROUNDS) && rest == padding
+            })
+        };
+        assert!(
+            file.keys().all(|k| k == "a" || k == "b"),
+            "{:?}",
+            file.keys()
+        );
+        assert!(file.values().all(whole), "a torn value");
+        assert!(
+            file.values().any(|v| *v == last),
+            "neither gate's last write is on disk"
+        );
         assert_eq!(entries(&tmp.path().join("memory")), ["store.json"]);
     }
 

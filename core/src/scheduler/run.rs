@@ -12,8 +12,8 @@ use super::spec::{Compiled, Notification, Task};
 use super::{Job, JobState, PAUSE_AFTER_REFUSALS, Scheduler, SchedulerError, to_row};
 use crate::invoke::{Call, Invocation, Invoker, ModelTool, Outcome};
 use crate::lock;
-use crate::policy::{Actor, Mode};
-use crate::registry::{Effect, tool_id};
+use crate::policy::Actor;
+use crate::registry::tool_id;
 use crate::store::jobs as rows;
 
 /// How one run ended.
@@ -145,30 +145,11 @@ pub struct AgentReply {
 }
 
 impl Scheduler {
-    /// The tools a scheduled run can run, as the model is offered them: the model tool list
-    /// filtered to read tools that need nobody's approval (seed 004: scheduled runs only read;
-    /// an ask mode, a grant or an alwaysAsk tool would only be declined).
+    /// The tools a scheduled run can run, as the model is offered them: those that could run
+    /// for actor scheduler (`policy::precheck`; seed 004: scheduled runs only read, and an ask
+    /// mode, an ask rule, a grant, alwaysAsk or targeted tool would only be declined).
     pub fn tools(&self) -> Vec<ModelTool> {
-        let offered = self.invoker.model_tools(None);
-        self.plugins.read(|state| {
-            offered
-                .into_iter()
-                .filter(|t| {
-                    let Some(tool) =
-                        tool_id(&t.name).and_then(|id| state.registry.tool(&id).cloned())
-                    else {
-                        return false;
-                    };
-                    let Some(installed) = state.installed.get(&tool.plugin) else {
-                        return false;
-                    };
-                    tool.effect == Effect::Read
-                        && !tool.grant
-                        && !tool.always_ask
-                        && state.modes.effective(&installed.plugin, Effect::Read).0 == Mode::Auto
-                })
-                .collect()
-        })
+        self.invoker.offered(Actor::Scheduler, None)
     }
 
     /// Runs every job due at `now_ms`, once each however many runs were missed, one after

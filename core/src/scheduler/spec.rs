@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use super::condition::{Condition, Template};
 use super::schedule::{self, ScheduleSpec, Timing};
-use crate::registry::{Effect, Tool};
+use crate::policy::{Actor, Availability, Code, Mode, RuleSet, Rules, Standing, precheck};
+use crate::registry::Tool;
 
 /// A problem with a job spec, naming the field (`schedule.at: "2026-13-01 08:00" is not a local
 /// time "YYYY-MM-DD HH:mm"`).
@@ -267,35 +268,47 @@ fn parse_check(check: &Value) -> Result<CheckSpec, JobError> {
     })
 }
 
-/// seed 004: scheduled runs only read. A check's tool must be a read tool that needs nobody's
-/// approval, and its arguments must fit its input.
+/// seed 004: scheduled runs only read. A check's tool must be one that could run unattended
+/// (`policy::precheck` with actor scheduler) as far as the tool itself decides — modes, rules
+/// and consent may change before it runs, and each run is decided then — and its arguments
+/// must fit its input.
 pub(crate) fn check_tool(tool: &Tool, args: &Value) -> Result<(), JobError> {
-    if tool.effect != Effect::Read {
-        return Err(JobError::new(
-            "check.tool",
-            format!(
+    let standing = Standing {
+        actor: Actor::Scheduler,
+        tool: Some(tool),
+        availability: Availability::Ready,
+        terms_accepted: true,
+        mode: Mode::Auto,
+        plan_mode: false,
+    };
+    let none = RuleSet::default();
+    let rules = Rules {
+        global: &none,
+        conversation: &none,
+    };
+    let refused = |message: String| Err(JobError::new("check.tool", message));
+    match precheck(&standing, rules) {
+        Ok(()) => {}
+        Err(Code::SchedulerReadOnly) => {
+            return refused(format!(
                 "scheduled runs only read, and \"{}\" has the {} effect",
                 tool.id, tool.effect
-            ),
-        ));
-    }
-    if tool.user_only {
-        return Err(JobError::new(
-            "check.tool",
-            format!(
+            ));
+        }
+        Err(Code::UserOnly) => {
+            return refused(format!(
                 "\"{}\" can only be started by the user, from its screen",
                 tool.id
-            ),
-        ));
-    }
-    if tool.grant || tool.always_ask {
-        return Err(JobError::new(
-            "check.tool",
-            format!(
-                "\"{}\" asks the user on every call, and nobody is there to ask during a scheduled run",
+            ));
+        }
+        // Declined: a grant, alwaysAsk or targeted tool asks on every call.
+        Err(_) => {
+            return refused(format!(
+                "\"{}\" asks the user on every call, and nobody is there to ask during a \
+                 scheduled run",
                 tool.id
-            ),
-        ));
+            ));
+        }
     }
     tool.input
         .validate(args)
