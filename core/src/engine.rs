@@ -752,6 +752,15 @@ impl SettingsControl for Core {
                         .any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
             }
             Change::ModelEndpoint(endpoint) => *endpoint != self.settings.get().model.endpoint,
+            // A raised guard lets the agent go further without the user: the user confirms it.
+            Change::AgentLimit { key, value } => {
+                let mut raised = self.settings.get().agent;
+                let before = raised.clone();
+                raised.set(key, *value);
+                raised.max_model_requests > before.max_model_requests
+                    || raised.max_tool_calls > before.max_tool_calls
+                    || raised.max_tokens_per_turn > before.max_tokens_per_turn
+            }
             _ => false,
         }
     }
@@ -772,6 +781,7 @@ impl SettingsControl for Core {
             Change::TimeZone(v) => app(&|s| s.time_zone = v.clone()),
             Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
             Change::ModelEndpoint(v) => app(&|s| s.model.endpoint = v.clone()),
+            Change::AgentLimit { key, value } => app(&|s| s.agent.set(&key, value)),
             Change::PluginEnabled { plugin, enabled } => self
                 .plugins
                 .set_enabled(&plugin, enabled)
