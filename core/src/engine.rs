@@ -22,7 +22,11 @@ use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 
+use crate::agent::turn::{AgentParts, Running, WithdrawingBroker};
+use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
+use crate::history::History;
+use crate::store::history::MessageRow;
 use crate::clock::{Clock, SystemClock};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION,
@@ -81,6 +85,8 @@ impl Options {
 
 /// The owners, wired together.
 pub(crate) struct Core {
+    pub agent: Agent,
+    pub history: Arc<History>,
     pub plugins: Arc<InstalledPlugins>,
     pub conversations: Arc<Conversations>,
     pub consent: Arc<Consent>,
@@ -131,6 +137,12 @@ impl Engine {
             options.events.clone(),
         ));
         let audit = Arc::new(Audit::new(store.clone()));
+        let history = Arc::new(History::load(store.clone(), clock.clone())?);
+        let running = Arc::new(Running::default());
+        let broker: Arc<dyn ApprovalBroker> = Arc::new(WithdrawingBroker {
+            inner: options.broker,
+            running: running.clone(),
+        });
         let host = Arc::new(Host::new());
         host.context.report_to(options.events.clone());
         let invoker = Invoker::new(
@@ -139,7 +151,7 @@ impl Engine {
             consent.clone(),
             audit.clone(),
             host.clone(),
-            options.broker,
+            broker,
             clock.clone(),
             data_dir,
         );
@@ -153,7 +165,22 @@ impl Engine {
             options.wake,
         ));
         let sources = DataSources::new(store, clock.clone(), plugins.clone(), invoker.clone());
+        let agent = Agent::new(AgentParts {
+            invoker: invoker.clone(),
+            conversations: conversations.clone(),
+            plugins: plugins.clone(),
+            memories: memories.clone(),
+            settings: settings.clone(),
+            history: history.clone(),
+            host: host.clone(),
+            secrets: options.secrets.clone(),
+            clock: clock.clone(),
+            events: options.events.clone(),
+            running,
+        });
         let core = Arc::new(Core {
+            agent,
+            history,
             plugins,
             conversations,
             consent,
@@ -199,6 +226,36 @@ impl Engine {
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {
         &self.core.scheduler
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.core.agent
+    }
+
+    // ---- the agent
+
+    /// One turn of the agent from the student's words; its steps stream to the event sink.
+    pub async fn send_message(
+        &self,
+        conversation: &str,
+        text: &str,
+    ) -> Result<TurnSummary, EngineError> {
+        self.core.agent.send(conversation, text).await
+    }
+
+    /// Cancels a running turn by its id (`TurnStarted`); false when none such runs.
+    pub fn cancel_turn(&self, turn: &str) -> bool {
+        self.core.agent.cancel(turn)
+    }
+
+    /// A page of a conversation's history, oldest first (see `History::page`).
+    pub fn history(
+        &self,
+        conversation: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<MessageRow>, EngineError> {
+        self.core.history.page(conversation, before, limit)
     }
 
     pub fn invoker(&self) -> &Arc<Invoker> {
