@@ -22,11 +22,9 @@ use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 
-use crate::agent::turn::{AgentParts, Running, WithdrawingBroker};
+use crate::agent::turn::{AgentJobs, AgentParts, Running, WithdrawingBroker};
 use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
-use crate::history::History;
-use crate::store::history::MessageRow;
 use crate::clock::{Clock, SystemClock};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION,
@@ -35,6 +33,7 @@ use crate::conversations::Conversations;
 use crate::datasource::{DataSources, SourceError, SourceInfo, SourceRead};
 use crate::events::{Event, EventSink, NoEvents};
 use crate::gates::ToolCatalog;
+use crate::history::History;
 use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
 use crate::memories::Memories;
@@ -47,6 +46,7 @@ use crate::secrets::{MemorySecrets, SecretStore};
 use crate::services::Host;
 use crate::settings::{AppSettings, Change, Settings, SettingsError};
 use crate::store::Store;
+use crate::store::history::MessageRow;
 use crate::store::rows::{AuditRow, MemoryRow};
 use crate::turn::{Conversation, ConversationSettings, Scope};
 
@@ -85,7 +85,7 @@ impl Options {
 
 /// The owners, wired together.
 pub(crate) struct Core {
-    pub agent: Agent,
+    pub agent: Arc<Agent>,
     pub history: Arc<History>,
     pub plugins: Arc<InstalledPlugins>,
     pub conversations: Arc<Conversations>,
@@ -165,7 +165,7 @@ impl Engine {
             options.wake,
         ));
         let sources = DataSources::new(store, clock.clone(), plugins.clone(), invoker.clone());
-        let agent = Agent::new(AgentParts {
+        let agent = Arc::new(Agent::new(AgentParts {
             invoker: invoker.clone(),
             conversations: conversations.clone(),
             plugins: plugins.clone(),
@@ -177,7 +177,7 @@ impl Engine {
             clock: clock.clone(),
             events: options.events.clone(),
             running,
-        });
+        }));
         let core = Arc::new(Core {
             agent,
             history,
@@ -209,6 +209,9 @@ impl Engine {
         };
         core.plugins.load(builtin)?;
         core.audit.prune()?;
+        if !core.settings.get().model.endpoint.is_empty() {
+            core.register_agent_jobs();
+        }
         let errors = core.scheduler.load()?;
         core.plugins.add_load_errors(errors);
         Ok(Engine { core })
@@ -774,6 +777,14 @@ impl Core {
 
 /// The settings plugin's view of the core: a change reaches the settings, the installed
 /// plugins or the rules, one owner at a time.
+impl Core {
+    /// Agent jobs run with the turn loop once a model provider is configured.
+    fn register_agent_jobs(&self) {
+        self.scheduler
+            .set_runner(Arc::new(AgentJobs(Arc::downgrade(&self.agent))));
+    }
+}
+
 impl SettingsControl for Core {
     fn settings(&self) -> Settings {
         self.settings.get()
@@ -837,7 +848,11 @@ impl SettingsControl for Core {
             Change::Language(v) => app(&|s| s.language = v),
             Change::TimeZone(v) => app(&|s| s.time_zone = v.clone()),
             Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
-            Change::ModelEndpoint(v) => app(&|s| s.model.endpoint = v.clone()),
+            Change::ModelEndpoint(v) => {
+                app(&|s| s.model.endpoint = v.clone())?;
+                self.register_agent_jobs();
+                Ok(())
+            }
             Change::AgentLimit { key, value } => app(&|s| s.agent.set(&key, value)),
             Change::PluginEnabled { plugin, enabled } => self
                 .plugins

@@ -59,12 +59,17 @@ impl History {
         reason: Option<&str>,
     ) -> Result<(), EngineError> {
         let now = self.clock.now_ms();
-        Ok(self.store.write(|tx| {
-            rows::end_turn(tx, conversation, turn, state.as_str(), reason, now)
-        })?)
+        Ok(self
+            .store
+            .write(|tx| rows::end_turn(tx, conversation, turn, state.as_str(), reason, now))?)
     }
 
-    pub(crate) fn user(&self, conversation: &str, turn: u64, text: &str) -> Result<i64, EngineError> {
+    pub(crate) fn user(
+        &self,
+        conversation: &str,
+        turn: u64,
+        text: &str,
+    ) -> Result<i64, EngineError> {
         self.append(NewMessage {
             conversation,
             turn,

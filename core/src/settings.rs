@@ -301,13 +301,17 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
         }
         "agent.maxModelRequests" | "agent.maxToolCalls" | "agent.maxTokensPerTurn" => {
             match value.as_u64() {
-                Some(n) if n >= 1 && (key == "agent.maxTokensPerTurn" || n <= u64::from(u32::MAX)) => {
+                Some(n)
+                    if n >= 1 && (key == "agent.maxTokensPerTurn" || n <= u64::from(u32::MAX)) =>
+                {
                     Ok(Change::AgentLimit {
                         key: key.to_owned(),
                         value: n,
                     })
                 }
-                _ => Err(fail(format!("expected a whole number of at least 1, got {value}"))),
+                _ => Err(fail(format!(
+                    "expected a whole number of at least 1, got {value}"
+                ))),
             }
         }
         "rules" => serde_json::from_value(value.clone())
@@ -446,7 +450,15 @@ mod tests {
         );
         assert_eq!(
             err("model.endpoint", json!("http://api.example.com")),
-            "settings key \"model.endpoint\": \"http://api.example.com\" is not an https URL"
+            "settings key \"model.endpoint\": \"http://api.example.com\" is not an https URL (plain http only to 127.0.0.1, ::1 or localhost)"
+        );
+        assert_eq!(
+            parse_change("model.endpoint", &json!("http://127.0.0.1:8080/v1")),
+            Ok(Change::ModelEndpoint("http://127.0.0.1:8080/v1".into()))
+        );
+        assert_eq!(
+            err("agent.maxToolCalls", json!(0)),
+            "settings key \"agent.maxToolCalls\": expected a whole number of at least 1, got 0"
         );
         assert_eq!(
             err("plugins.wallet.enabled", json!("yes")),

@@ -25,6 +25,7 @@ use crate::invoke::{ApprovalBroker, Call, Invoker, ModelTool, Outcome, Prompt, c
 use crate::memories::Memories;
 use crate::policy::{Actor, Answer, PromptKind, Verdict};
 use crate::registry::tool_id;
+use crate::scheduler::{AgentJob, AgentReply, JobRunner, Notification};
 use crate::secrets::{SecretStore, keys};
 use crate::services::Host;
 use crate::settings::{AppSettings, Language, Settings};
@@ -127,13 +128,14 @@ pub fn turn_id(conversation: &str, turn: u64) -> String {
     format!("{conversation}#{turn}")
 }
 
-/// Which tools a turn offers.
-#[derive(Clone)]
-pub(crate) enum Offer {
-    /// What `model_tools` offers in the conversation.
+/// Which tools a turn offers and how its calls are made.
+#[derive(Clone, Copy)]
+pub(crate) enum Offer<'a> {
+    /// What `model_tools` offers in the conversation; calls as the agent.
     Conversation,
-    /// Only these (an agent job: the scheduler's list).
-    Only(Vec<ModelTool>),
+    /// An agent job: only the scheduler's list, each call through the job (actor scheduler,
+    /// counted for the job's refusals).
+    Job(&'a AgentJob),
 }
 
 impl Agent {
@@ -156,7 +158,10 @@ impl Agent {
                 "no model provider is set: set model.endpoint (Settings → Model) to your provider's base URL".into(),
             ));
         }
-        if self.model_name(settings, &ConversationSettings::default()).is_empty() {
+        if self
+            .model_name(settings, &ConversationSettings::default())
+            .is_empty()
+        {
             return Err(EngineError::Agent(
                 "no model is named: set model.name (Settings → Model)".into(),
             ));
@@ -171,8 +176,12 @@ impl Agent {
                     "no API key is stored: set model.apiKey in Settings → Model (it is kept in the keystore)".into(),
                 )
             })?;
-        Provider::new(&settings.model.endpoint, ApiKey::new(key), self.limits.clone())
-            .map_err(|e| EngineError::Agent(e.to_string()))
+        Provider::new(
+            &settings.model.endpoint,
+            ApiKey::new(key),
+            self.limits.clone(),
+        )
+        .map_err(|e| EngineError::Agent(e.to_string()))
     }
 
     fn model_name(&self, settings: &Settings, conversation: &ConversationSettings) -> String {
@@ -197,16 +206,14 @@ impl Agent {
 
     /// One turn from the student's words.
     pub async fn send(&self, conversation: &str, text: &str) -> Result<TurnSummary, EngineError> {
-        self.run(conversation, text, Actor::Agent, Offer::Conversation)
-            .await
+        self.run(conversation, text, Offer::Conversation).await
     }
 
     pub(crate) async fn run(
         &self,
         conversation: &str,
         text: &str,
-        actor: Actor,
-        offer: Offer,
+        offer: Offer<'_>,
     ) -> Result<TurnSummary, EngineError> {
         let p = &self.parts;
         if p.conversations.get(conversation).is_none() {
@@ -226,13 +233,18 @@ impl Agent {
             turn: id.clone(),
         });
         let ended = self
-            .turn(&provider, conversation, turn, &id, actor, &offer, &token)
+            .turn(&provider, conversation, turn, &id, offer, &token)
             .await;
         crate::lock(&p.running.turns).remove(&id);
         self.drain_lines();
         let (state, message, answer, usage) = match ended {
             Ok(end) => end,
-            Err(e) => (TurnState::Failed, Some(e.to_string()), String::new(), TurnUsage::default()),
+            Err(e) => (
+                TurnState::Failed,
+                Some(e.to_string()),
+                String::new(),
+                TurnUsage::default(),
+            ),
         };
         p.history
             .close_turn(conversation, turn, state, message.as_deref())?;
@@ -258,8 +270,7 @@ impl Agent {
         conversation: &str,
         turn: u64,
         id: &str,
-        actor: Actor,
-        offer: &Offer,
+        offer: Offer<'_>,
         token: &super::CancellationToken,
     ) -> Result<(TurnState, Option<String>, String, TurnUsage), EngineError> {
         let p = &self.parts;
@@ -284,7 +295,7 @@ impl Agent {
                 .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
             let tools = match offer {
                 Offer::Conversation => p.invoker.model_tools(Some(conversation)),
-                Offer::Only(tools) => tools.clone(),
+                Offer::Job(job) => job.tools.clone(),
             };
             let request = ChatRequest {
                 model: self.model_name(&settings, &conv.settings),
@@ -377,7 +388,7 @@ impl Agent {
                     }
                     None => {
                         calls_made += 1;
-                        self.call(conversation, id, actor, call).await
+                        self.call(conversation, id, offer, call).await
                     }
                 };
                 let mut for_model = for_model;
@@ -432,7 +443,7 @@ impl Agent {
         &self,
         conversation: &str,
         turn: &str,
-        actor: Actor,
+        offer: Offer<'_>,
         call: &ToolCall,
     ) -> (Option<String>, bool, String, String) {
         let p = &self.parts;
@@ -479,11 +490,15 @@ impl Agent {
                 return (Some(tool), false, e.clone(), e);
             }
         };
+        let (actor, on) = match offer {
+            Offer::Conversation => (Actor::Agent, Some(conversation.to_owned())),
+            Offer::Job(_) => (Actor::Scheduler, None),
+        };
         let call = Call {
             tool: tool.clone(),
             actor,
             input,
-            conversation: Some(conversation.to_owned()),
+            conversation: on,
         };
         let decision = p.invoker.decide(&call);
         let verdict = match decision.verdict {
@@ -497,7 +512,10 @@ impl Agent {
             verdict: verdict.into(),
             reason: format!("step {}", decision.step.label()),
         });
-        let invocation = p.invoker.invoke(call).await;
+        let invocation = match offer {
+            Offer::Conversation => p.invoker.invoke(call).await,
+            Offer::Job(job) => job.call(&call.tool, call.input).await,
+        };
         let for_model = invocation.for_model();
         match invocation.outcome {
             Outcome::Ran { result, .. } => (Some(tool), true, result.to_string(), for_model),
@@ -556,7 +574,10 @@ impl Agent {
             instructions: &instructions,
             memories: &memories,
             board,
-            documents: &documents.iter().map(|(_, n, _)| n.clone()).collect::<Vec<_>>(),
+            documents: &documents
+                .iter()
+                .map(|(_, n, _)| n.clone())
+                .collect::<Vec<_>>(),
             plan_mode: conv.plan_mode,
         });
         let rows = p.history.all(conversation)?;
@@ -600,7 +621,11 @@ pub(crate) fn system_prompt(parts: &SystemParts<'_>) -> String {
         Language::Zh => "Answer in Simplified Chinese (简体中文), the language the student set.\n",
         Language::En => "Answer in English, the language the student set.\n",
     });
-    let zone: chrono_tz::Tz = parts.settings.time_zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
+    let zone: chrono_tz::Tz = parts
+        .settings
+        .time_zone
+        .parse()
+        .unwrap_or(chrono_tz::Asia::Shanghai);
     if let Some(utc) = chrono::DateTime::from_timestamp_millis(parts.now_ms) {
         let local = utc.with_timezone(&zone);
         out.push_str(&format!(
@@ -615,7 +640,9 @@ pub(crate) fn system_prompt(parts: &SystemParts<'_>) -> String {
         out.push_str("\nPlan mode is on: do not act. Describe the steps you would take and the tools you would call, and wait for the student's go-ahead.\n");
     }
     for (id, title, text) in parts.instructions {
-        out.push_str(&format!("\n## Instructions of the plugin {title} ({id})\n{text}\n"));
+        out.push_str(&format!(
+            "\n## Instructions of the plugin {title} ({id})\n{text}\n"
+        ));
     }
     if !parts.memories.is_empty() {
         out.push_str("\n## What the student asked you to remember\n");
@@ -628,7 +655,9 @@ pub(crate) fn system_prompt(parts: &SystemParts<'_>) -> String {
         out.push_str(parts.board);
     }
     if !parts.documents.is_empty() {
-        out.push_str("\n## Documents attached to this conversation (read them with the files tools)\n");
+        out.push_str(
+            "\n## Documents attached to this conversation (read them with the files tools)\n",
+        );
         for d in parts.documents {
             out.push_str(&format!("- {d}\n"));
         }
@@ -691,4 +720,41 @@ pub(crate) fn history_messages(rows: &[MessageRow], out: &mut Vec<Message>) {
         }
     }
     close(&mut unanswered, out);
+}
+
+/// The scheduler's agent jobs, run with this loop: each job in its own conversation
+/// (`job-<id>`), only the scheduler's tools offered, its calls as the actor `scheduler`, the
+/// answer posted as the job's notification.
+pub(crate) struct AgentJobs(pub std::sync::Weak<Agent>);
+
+#[async_trait]
+impl JobRunner for AgentJobs {
+    async fn run(&self, job: &AgentJob) -> Result<AgentReply, String> {
+        let agent = self
+            .0
+            .upgrade()
+            .ok_or_else(|| "the app is closing".to_owned())?;
+        let conversation = format!("job-{}", job.job);
+        agent
+            .parts
+            .conversations
+            .open(&conversation)
+            .map_err(|e| e.to_string())?;
+        let summary = agent
+            .run(&conversation, &job.prompt, Offer::Job(job))
+            .await
+            .map_err(|e| e.to_string())?;
+        if summary.state != TurnState::Done {
+            return Err(summary
+                .message
+                .unwrap_or_else(|| format!("the agent's turn ended {}", summary.state.as_str())));
+        }
+        Ok(AgentReply {
+            text: summary.answer.clone(),
+            notification: Some(Notification {
+                title: job.name.clone(),
+                body: summary.answer,
+            }),
+        })
+    }
 }

@@ -169,7 +169,11 @@ pub fn interrupt_running(tx: &Transaction<'_>, now: i64) -> Result<usize, StoreE
     )?)
 }
 
-pub fn turn(conn: &Connection, conversation: &str, turn: u64) -> Result<Option<TurnRow>, StoreError> {
+pub fn turn(
+    conn: &Connection,
+    conversation: &str,
+    turn: u64,
+) -> Result<Option<TurnRow>, StoreError> {
     Ok(conn
         .query_row(
             "SELECT conversation, turn, state, reason FROM turns \
