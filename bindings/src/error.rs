@@ -53,7 +53,8 @@ impl From<EngineError> for HarnessError {
             | EngineError::Settings(_)
             | EngineError::Consent(_)
             | EngineError::Bundled(_)
-            | EngineError::MemoryNotPending { .. } => HarnessError::InvalidArgument { reason },
+            | EngineError::MemoryNotPending { .. }
+            | EngineError::Agent(_) => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
             | EngineError::NoSuchConversation(_)
             | EngineError::NoSuchMemory(_) => HarnessError::NotFound { reason },

@@ -31,6 +31,48 @@ pub enum HarnessEvent {
     WakeTimeChanged { at_epoch_ms: Option<i64> },
     /// `begin_turn` started turn number `turn` of a conversation.
     TurnStarted { conversation: String, turn: u64 },
+    /// The agent began a turn; `turn` is the id `cancel_turn` takes.
+    AgentTurnStarted { conversation: String, turn: String },
+    /// Text of the model's answer, as it streams.
+    TextDelta { turn: String, text: String },
+    /// The model's reasoning, as it streams: shown as thinking, never as the answer.
+    ThinkingDelta { turn: String, text: String },
+    /// The model called a tool (`name` as the model wrote it; `tool` the id, if one matched).
+    ToolCallStarted {
+        turn: String,
+        call: String,
+        name: String,
+        tool: Option<String>,
+        input: String,
+    },
+    /// What the core decided about a call: `run`, `ask` or `refused`, and why.
+    ToolDecision {
+        turn: String,
+        call: String,
+        verdict: String,
+        reason: String,
+    },
+    /// A call's outcome: the whole result (the UI's copy), or the error the model was given.
+    ToolResult {
+        turn: String,
+        call: String,
+        ok: bool,
+        result: String,
+    },
+    /// A line a plugin's gates hand to the user (`notify`, `log`, `contextChanged`, …).
+    HostLine {
+        plugin: String,
+        kind: String,
+        text: String,
+    },
+    /// A turn ended: `state` is done, cancelled, interrupted or failed; `message` says why.
+    TurnEnded {
+        turn: String,
+        state: String,
+        message: Option<String>,
+        model_requests: u32,
+        total_tokens: u64,
+    },
 }
 
 /// Receives events. It is called on the thread that caused the event (a caller's thread or a

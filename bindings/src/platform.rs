@@ -196,6 +196,66 @@ impl EventSink for PlatformEvents {
                     plugin: None,
                 });
             }
+            Event::TurnStarted { conversation, turn } => self
+                .events
+                .emit(HarnessEvent::AgentTurnStarted { conversation, turn }),
+            Event::TextDelta { turn, text } => {
+                self.events.emit(HarnessEvent::TextDelta { turn, text })
+            }
+            Event::ThinkingDelta { turn, text } => {
+                self.events.emit(HarnessEvent::ThinkingDelta { turn, text })
+            }
+            Event::ToolCallStarted {
+                turn,
+                call,
+                name,
+                tool,
+                input,
+            } => self.events.emit(HarnessEvent::ToolCallStarted {
+                turn,
+                call,
+                name,
+                tool,
+                input,
+            }),
+            Event::ToolDecision {
+                turn,
+                call,
+                verdict,
+                reason,
+            } => self.events.emit(HarnessEvent::ToolDecision {
+                turn,
+                call,
+                verdict,
+                reason,
+            }),
+            Event::ToolResult {
+                turn,
+                call,
+                ok,
+                result,
+            } => self.events.emit(HarnessEvent::ToolResult {
+                turn,
+                call,
+                ok,
+                result,
+            }),
+            Event::HostLine { plugin, kind, text } => {
+                self.events
+                    .emit(HarnessEvent::HostLine { plugin, kind, text })
+            }
+            Event::TurnEnded {
+                turn,
+                state,
+                message,
+                usage,
+            } => self.events.emit(HarnessEvent::TurnEnded {
+                turn,
+                state,
+                message,
+                model_requests: usage.model_requests,
+                total_tokens: usage.total_tokens,
+            }),
             Event::OpenScreen { screen } => {
                 let _ = self.platform.open_screen(screen);
             }

@@ -22,6 +22,8 @@ use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 
+use crate::agent::turn::{AgentJobs, AgentParts, Running, WithdrawingBroker};
+use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
 use crate::clock::{Clock, SystemClock};
 use crate::consent::{
@@ -31,6 +33,7 @@ use crate::conversations::Conversations;
 use crate::datasource::{DataSources, SourceError, SourceInfo, SourceRead};
 use crate::events::{Event, EventSink, NoEvents};
 use crate::gates::ToolCatalog;
+use crate::history::History;
 use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
 use crate::memories::Memories;
@@ -43,6 +46,7 @@ use crate::secrets::{MemorySecrets, SecretStore};
 use crate::services::Host;
 use crate::settings::{AppSettings, Change, Settings, SettingsError};
 use crate::store::Store;
+use crate::store::history::MessageRow;
 use crate::store::rows::{AuditRow, MemoryRow};
 use crate::turn::{Conversation, ConversationSettings, Scope};
 
@@ -81,6 +85,8 @@ impl Options {
 
 /// The owners, wired together.
 pub(crate) struct Core {
+    pub agent: Arc<Agent>,
+    pub history: Arc<History>,
     pub plugins: Arc<InstalledPlugins>,
     pub conversations: Arc<Conversations>,
     pub consent: Arc<Consent>,
@@ -131,6 +137,12 @@ impl Engine {
             options.events.clone(),
         ));
         let audit = Arc::new(Audit::new(store.clone()));
+        let history = Arc::new(History::load(store.clone(), clock.clone())?);
+        let running = Arc::new(Running::default());
+        let broker: Arc<dyn ApprovalBroker> = Arc::new(WithdrawingBroker {
+            inner: options.broker,
+            running: running.clone(),
+        });
         let host = Arc::new(Host::new());
         host.context.report_to(options.events.clone());
         let invoker = Invoker::new(
@@ -139,7 +151,7 @@ impl Engine {
             consent.clone(),
             audit.clone(),
             host.clone(),
-            options.broker,
+            broker,
             clock.clone(),
             data_dir,
         );
@@ -153,7 +165,22 @@ impl Engine {
             options.wake,
         ));
         let sources = DataSources::new(store, clock.clone(), plugins.clone(), invoker.clone());
+        let agent = Arc::new(Agent::new(AgentParts {
+            invoker: invoker.clone(),
+            conversations: conversations.clone(),
+            plugins: plugins.clone(),
+            memories: memories.clone(),
+            settings: settings.clone(),
+            history: history.clone(),
+            host: host.clone(),
+            secrets: options.secrets.clone(),
+            clock: clock.clone(),
+            events: options.events.clone(),
+            running,
+        }));
         let core = Arc::new(Core {
+            agent,
+            history,
             plugins,
             conversations,
             consent,
@@ -182,6 +209,9 @@ impl Engine {
         };
         core.plugins.load(builtin)?;
         core.audit.prune()?;
+        if !core.settings.get().model.endpoint.is_empty() {
+            core.register_agent_jobs();
+        }
         let errors = core.scheduler.load()?;
         core.plugins.add_load_errors(errors);
         Ok(Engine { core })
@@ -199,6 +229,36 @@ impl Engine {
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {
         &self.core.scheduler
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.core.agent
+    }
+
+    // ---- the agent
+
+    /// One turn of the agent from the student's words; its steps stream to the event sink.
+    pub async fn send_message(
+        &self,
+        conversation: &str,
+        text: &str,
+    ) -> Result<TurnSummary, EngineError> {
+        self.core.agent.send(conversation, text).await
+    }
+
+    /// Cancels a running turn by its id (`TurnStarted`); false when none such runs.
+    pub fn cancel_turn(&self, turn: &str) -> bool {
+        self.core.agent.cancel(turn)
+    }
+
+    /// A page of a conversation's history, oldest first (see `History::page`).
+    pub fn history(
+        &self,
+        conversation: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<MessageRow>, EngineError> {
+        self.core.history.page(conversation, before, limit)
     }
 
     pub fn invoker(&self) -> &Arc<Invoker> {
@@ -717,6 +777,14 @@ impl Core {
 
 /// The settings plugin's view of the core: a change reaches the settings, the installed
 /// plugins or the rules, one owner at a time.
+impl Core {
+    /// Agent jobs run with the turn loop once a model provider is configured.
+    fn register_agent_jobs(&self) {
+        self.scheduler
+            .set_runner(Arc::new(AgentJobs(Arc::downgrade(&self.agent))));
+    }
+}
+
 impl SettingsControl for Core {
     fn settings(&self) -> Settings {
         self.settings.get()
@@ -752,6 +820,15 @@ impl SettingsControl for Core {
                         .any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
             }
             Change::ModelEndpoint(endpoint) => *endpoint != self.settings.get().model.endpoint,
+            // A raised guard lets the agent go further without the user: the user confirms it.
+            Change::AgentLimit { key, value } => {
+                let mut raised = self.settings.get().agent;
+                let before = raised.clone();
+                raised.set(key, *value);
+                raised.max_model_requests > before.max_model_requests
+                    || raised.max_tool_calls > before.max_tool_calls
+                    || raised.max_tokens_per_turn > before.max_tokens_per_turn
+            }
             _ => false,
         }
     }
@@ -771,7 +848,12 @@ impl SettingsControl for Core {
             Change::Language(v) => app(&|s| s.language = v),
             Change::TimeZone(v) => app(&|s| s.time_zone = v.clone()),
             Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
-            Change::ModelEndpoint(v) => app(&|s| s.model.endpoint = v.clone()),
+            Change::ModelEndpoint(v) => {
+                app(&|s| s.model.endpoint = v.clone())?;
+                self.register_agent_jobs();
+                Ok(())
+            }
+            Change::AgentLimit { key, value } => app(&|s| s.agent.set(&key, value)),
             Change::PluginEnabled { plugin, enabled } => self
                 .plugins
                 .set_enabled(&plugin, enabled)

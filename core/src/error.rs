@@ -28,6 +28,9 @@ pub enum EngineError {
     Bundled(String),
     #[error("no conversation \"{0}\"")]
     NoSuchConversation(String),
+    /// The agent cannot start a turn: what to set, named (`model.endpoint`, `model.apiKey`).
+    #[error("{0}")]
+    Agent(String),
     #[error("no memory {0}")]
     NoSuchMemory(i64),
     #[error("memory {id} is {state}, not pending")]

@@ -24,6 +24,58 @@ pub enum Event {
     /// The agent asked to open one of [`SCREENS`](crate::plugins::builtin::SCREENS): a step only
     /// the user's hands can take (seed 000: secrets and hands-on steps are uiOnly).
     OpenScreen { screen: String },
+    /// A turn of the agent began; `turn` is the id `cancel_turn` takes.
+    TurnStarted { conversation: String, turn: String },
+    /// Text of the model's answer, as it streams.
+    TextDelta { turn: String, text: String },
+    /// The model's reasoning, as it streams: shown as thinking, never as the answer.
+    ThinkingDelta { turn: String, text: String },
+    /// The model called a tool: its name as the model wrote it, the tool id it resolved to
+    /// (none for a name no tool has), and the arguments as written.
+    ToolCallStarted {
+        turn: String,
+        call: String,
+        name: String,
+        tool: Option<String>,
+        input: String,
+    },
+    /// What the core decided about a call: `run`, `ask` or `refused`, and why.
+    ToolDecision {
+        turn: String,
+        call: String,
+        verdict: String,
+        reason: String,
+    },
+    /// A call's outcome: the whole result (the UI's copy), or the error the model is given.
+    ToolResult {
+        turn: String,
+        call: String,
+        ok: bool,
+        result: String,
+    },
+    /// A line a plugin's gates hand to the user (a notify line, a context change announced).
+    HostLine {
+        plugin: String,
+        kind: String,
+        text: String,
+    },
+    /// A turn ended: `state` is done, cancelled, interrupted or failed; `message` says why
+    /// when it did not end with the model's answer.
+    TurnEnded {
+        turn: String,
+        state: String,
+        message: Option<String>,
+        usage: TurnUsage,
+    },
+}
+
+/// The tokens a turn used, summed over its model requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TurnUsage {
+    pub model_requests: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
 }
 
 /// Receives the core's events. The core calls it outside its locks, so an implementation may

@@ -13,6 +13,7 @@ pub mod error;
 pub mod events;
 pub mod gates;
 pub mod handler;
+pub mod history;
 pub mod installed;
 pub mod invoke;
 pub mod memories;

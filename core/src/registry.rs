@@ -278,6 +278,9 @@ pub struct Plugin {
     /// The manifest as loaded, kept so that an installed document or remote plugin can be
     /// stored and loaded again.
     pub manifest: Manifest,
+    /// What the plugin tells the agent in its system prompt while enabled: a plugin document's
+    /// Markdown body. Filled by whoever loads the plugin; none for plugins without one.
+    pub instructions: Option<String>,
 }
 
 impl Plugin {
@@ -414,6 +417,7 @@ impl Plugin {
             disclosure: manifest.disclosure,
             preferences,
             manifest: original,
+            instructions: None,
         })
     }
 

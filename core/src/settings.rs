@@ -50,6 +50,28 @@ pub struct Settings {
     pub time_zone: String,
     pub model: ModelSettings,
     pub official_host: String,
+    /// The agent's guards: how far one turn may go before it is stopped.
+    pub agent: AgentLimits,
+}
+
+/// How far one turn of the agent may go. Each is a setting (`agent.maxModelRequests`, …), so a
+/// student whose tasks are long can raise them; a turn that reaches one stops and says which.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentLimits {
+    pub max_model_requests: u32,
+    pub max_tool_calls: u32,
+    pub max_tokens_per_turn: u64,
+}
+
+impl Default for AgentLimits {
+    fn default() -> Self {
+        Self {
+            max_model_requests: 25,
+            max_tool_calls: 50,
+            max_tokens_per_turn: 200_000,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -60,6 +82,7 @@ impl Default for Settings {
             time_zone: "Asia/Shanghai".into(),
             model: ModelSettings::default(),
             official_host: DEFAULT_OFFICIAL_HOST.into(),
+            agent: AgentLimits::default(),
         }
     }
 }
@@ -146,6 +169,11 @@ pub enum Change {
     TimeZone(String),
     ModelName(String),
     ModelEndpoint(String),
+    /// One of the agent's guards, by its key (`agent.maxToolCalls`); at least 1.
+    AgentLimit {
+        key: String,
+        value: u64,
+    },
     PluginEnabled {
         plugin: String,
         enabled: bool,
@@ -181,7 +209,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Query parameters that carry a credential in the URLs of model providers.
 const CREDENTIAL_PARAMETERS: [&str; 8] = [
@@ -261,7 +289,29 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
                 Ok(url) if url.scheme() == "https" && url.host_str().is_some() => {
                     Ok(Change::ModelEndpoint(endpoint.to_owned()))
                 }
-                _ => Err(fail(format!("\"{endpoint}\" is not an https URL"))),
+                // A model served on the phone or computer itself (a local server, the demo's
+                // scripted model) never crosses a network, so plain HTTP is allowed there only.
+                Ok(url) if url.scheme() == "http" && is_loopback(&url) => {
+                    Ok(Change::ModelEndpoint(endpoint.to_owned()))
+                }
+                _ => Err(fail(format!(
+                    "\"{endpoint}\" is not an https URL (plain http only to 127.0.0.1, ::1 or localhost)"
+                ))),
+            }
+        }
+        "agent.maxModelRequests" | "agent.maxToolCalls" | "agent.maxTokensPerTurn" => {
+            match value.as_u64() {
+                Some(n)
+                    if n >= 1 && (key == "agent.maxTokensPerTurn" || n <= u64::from(u32::MAX)) =>
+                {
+                    Ok(Change::AgentLimit {
+                        key: key.to_owned(),
+                        value: n,
+                    })
+                }
+                _ => Err(fail(format!(
+                    "expected a whole number of at least 1, got {value}"
+                ))),
             }
         }
         "rules" => serde_json::from_value(value.clone())
@@ -269,6 +319,28 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
             .map_err(|e| fail(format!("not a list of rules: {e}"))),
         _ => parse_plugin_change(key, value)
             .unwrap_or_else(|| Err(fail(format!("unknown key; the keys are {KEYS}")))),
+    }
+}
+
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        None => false,
+    }
+}
+
+impl AgentLimits {
+    /// Sets the guard named by `key` (as [`parse_change`] checked it).
+    pub fn set(&mut self, key: &str, value: u64) {
+        let small = u32::try_from(value).unwrap_or(u32::MAX);
+        match key {
+            "agent.maxModelRequests" => self.max_model_requests = small,
+            "agent.maxToolCalls" => self.max_tool_calls = small,
+            "agent.maxTokensPerTurn" => self.max_tokens_per_turn = value,
+            _ => {}
+        }
     }
 }
 
@@ -378,7 +450,15 @@ mod tests {
         );
         assert_eq!(
             err("model.endpoint", json!("http://api.example.com")),
-            "settings key \"model.endpoint\": \"http://api.example.com\" is not an https URL"
+            "settings key \"model.endpoint\": \"http://api.example.com\" is not an https URL (plain http only to 127.0.0.1, ::1 or localhost)"
+        );
+        assert_eq!(
+            parse_change("model.endpoint", &json!("http://127.0.0.1:8080/v1")),
+            Ok(Change::ModelEndpoint("http://127.0.0.1:8080/v1".into()))
+        );
+        assert_eq!(
+            err("agent.maxToolCalls", json!(0)),
+            "settings key \"agent.maxToolCalls\": expected a whole number of at least 1, got 0"
         );
         assert_eq!(
             err("plugins.wallet.enabled", json!("yes")),

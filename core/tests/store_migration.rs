@@ -8,6 +8,7 @@ use rusqlite::Connection;
 
 const V1: &str = include_str!("fixtures/schema-v1.sql");
 const V2: &str = include_str!("fixtures/schema-v2.sql");
+const V3: &str = include_str!("fixtures/schema-v3.sql");
 
 /// Every schema object as (type, name, table, SQL), the SQL with white space dropped around
 /// punctuation and folded elsewhere, since `ALTER TABLE … ADD COLUMN` splices its text in as
@@ -94,7 +95,7 @@ fn a_version_1_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!((version(&upgraded), schema::VERSION), (3, 3));
+    assert_eq!((version(&upgraded), schema::VERSION), (4, 4));
     assert_eq!(objects(&upgraded), fresh_objects());
 
     // What version 1 stored is kept; the settings blob became one row per key.
@@ -130,7 +131,7 @@ fn a_version_2_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 3);
+    assert_eq!(version(&upgraded), 4);
     assert_eq!(objects(&upgraded), fresh_objects());
     let jobs: i64 = upgraded
         .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
@@ -144,4 +145,30 @@ fn a_version_2_database_left_as_it_was_differs_from_the_fresh_schema() {
     let dir = old_database(V2, 2, "");
     let conn = Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
     assert_ne!(objects(&conn), fresh_objects());
+}
+
+#[test]
+fn a_version_3_database_upgrades_to_exactly_the_fresh_schema() {
+    let old = old_database(
+        V3,
+        3,
+        "INSERT INTO conversations (id, settings, scope, turns, created_at, tainted) \
+         VALUES ('c1', '{}', '{}', 2, 1, 1);",
+    );
+    drop(Store::open(old.path()).unwrap());
+    let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
+    assert_eq!(version(&upgraded), 4);
+    assert_eq!(objects(&upgraded), fresh_objects());
+    let (turns, tainted): (i64, bool) = upgraded
+        .query_row(
+            "SELECT turns, tainted FROM conversations WHERE id = 'c1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((turns, tainted), (2, true));
+    let messages: i64 = upgraded
+        .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(messages, 0);
 }

@@ -3,8 +3,10 @@
 //! the secret `model.apiKey`); [`wire`] holds what is sent and what comes back.
 
 pub mod provider;
+pub mod turn;
 pub mod wire;
 
 pub use provider::{ApiKey, Limits, Provider, ProviderError};
 pub use tokio_util::sync::CancellationToken;
+pub use turn::{Agent, TurnSummary, turn_id};
 pub use wire::{ChatRequest, Message, ProviderEvent, ToolCall, ToolSpec, Usage};

@@ -57,7 +57,7 @@ pub mod schema {
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 3;
+    pub const VERSION: u32 = 4;
 
     /// The newest schema, for an empty database.
     pub const CREATE: &str = "
@@ -153,6 +153,28 @@ pub mod schema {
             fetched_at INTEGER NOT NULL,
             PRIMARY KEY (plugin, key)
         );
+        CREATE TABLE turns (
+            conversation TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('running', 'done', 'cancelled', 'interrupted', 'failed')),
+            reason TEXT,
+            started_at INTEGER NOT NULL,
+            ended_at INTEGER,
+            PRIMARY KEY (conversation, turn)
+        );
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+            content TEXT,
+            tool_calls TEXT,
+            tool_call_id TEXT,
+            tool TEXT,
+            for_model TEXT,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX messages_by_conversation ON messages (conversation, id);
     ";
 
     /// Creates the newest schema in an empty database.
@@ -199,6 +221,35 @@ pub mod schema {
                 "ALTER TABLE conversations ADD COLUMN tainted INTEGER NOT NULL DEFAULT 0;",
             )?;
             split_settings_blob(tx)?;
+        }
+        // Version 4: the agent's history — each turn's state (a turn still `running` at open
+        // was interrupted) and each message as it completed, so a killed process re-runs
+        // nothing.
+        if version < 4 {
+            tx.execute_batch(
+                "CREATE TABLE turns (
+                conversation TEXT NOT NULL,
+                turn INTEGER NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('running', 'done', 'cancelled', 'interrupted', 'failed')),
+                reason TEXT,
+                started_at INTEGER NOT NULL,
+                ended_at INTEGER,
+                PRIMARY KEY (conversation, turn)
+            );
+            CREATE TABLE messages (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation TEXT NOT NULL,
+                turn INTEGER NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+                content TEXT,
+                tool_calls TEXT,
+                tool_call_id TEXT,
+                tool TEXT,
+                for_model TEXT,
+                created_at INTEGER NOT NULL
+            );
+            CREATE INDEX messages_by_conversation ON messages (conversation, id);",
+            )?;
         }
         Ok(())
     }
@@ -467,6 +518,7 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<(), StoreError> {
 /// state change is.
 pub mod audit;
 pub mod conversations;
+pub mod history;
 pub mod jobs;
 pub mod memories;
 pub mod plugins;
