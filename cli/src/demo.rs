@@ -55,8 +55,8 @@ fn fresh_demo(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine
 }
 
 /// Answers prompts on the terminal, or always the same way when `--answer` was given.
-struct TerminalAnswers {
-    fixed: Option<Answer>,
+pub(crate) struct TerminalAnswers {
+    pub(crate) fixed: Option<Answer>,
 }
 
 impl TerminalAnswers {

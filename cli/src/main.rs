@@ -4,6 +4,7 @@
 #[macro_use]
 mod output;
 
+mod chat;
 mod demo;
 mod jobs;
 mod secrets;
@@ -95,6 +96,24 @@ enum Command {
         #[command(subcommand)]
         action: Option<jobs::JobsCommand>,
     },
+    /// Talk to the agent: one turn with --message, else a line a turn until end of input. The
+    /// API key comes from HARNESS_API_KEY or `harness secret set model.apiKey`.
+    Chat {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// The provider's OpenAI-compatible base URL (saved as the model.endpoint setting).
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// The model's name (saved as the model.name setting).
+        #[arg(long)]
+        model: Option<String>,
+        /// Run this one turn and exit.
+        #[arg(long)]
+        message: Option<String>,
+        /// Answer every approval prompt this way instead of asking on the terminal.
+        #[arg(long, value_enum)]
+        answer: Option<DemoAnswer>,
+    },
     /// Run the jobs due at a local time "YYYY-MM-DD HH:mm" in the settings time zone.
     Tick {
         #[arg(long)]
@@ -169,6 +188,22 @@ async fn main() -> ExitCode {
         }
         Command::Tick { now, data_dir } => {
             jobs::tick(&data_dir.unwrap_or_else(default_data_dir), &now).await
+        }
+        Command::Chat {
+            data_dir,
+            endpoint,
+            model,
+            message,
+            answer,
+        } => {
+            chat::run(chat::ChatArgs {
+                data_dir: &data_dir.unwrap_or_else(default_data_dir),
+                endpoint,
+                model,
+                message,
+                answer: answer.map(Answer::from),
+            })
+            .await
         }
         Command::Conformance { paths } => return run_conformance(&paths).await,
     };
