@@ -23,6 +23,7 @@ use crate::memories::MemoryInfo;
 use crate::platform::{Platform, PlatformBroker, PlatformEvents, PlatformSecrets, PlatformWake};
 use crate::plugins::PluginInfo;
 use crate::runtime;
+use crate::turns::{HistoryMessage, TurnResult};
 
 /// The PKU harness core: plugins, modes, rules, conversations, consent, the one invoke path and
 /// the audit log. Open one per data directory and keep it for the app's life; every method is
@@ -237,6 +238,42 @@ impl Harness {
             })
             .await??;
         Ok(invocation.into())
+    }
+
+    /// The student's words in a conversation: runs one whole turn of the agent — the model, each
+    /// tool call through the one invoke path (prompts through `Platform::ask_approval`) — and
+    /// returns how it ended. Each step streams to the event listener as it happens, starting
+    /// with `TurnStarted`, whose turn id `cancel_turn` takes.
+    pub async fn send_message(
+        &self,
+        conversation: String,
+        text: String,
+    ) -> Result<TurnResult, HarnessError> {
+        let engine = self.engine()?;
+        let summary = runtime()?
+            .spawn(async move { engine.send_message(&conversation, &text).await })
+            .await??;
+        Ok(summary.into())
+    }
+
+    /// Stops a running turn: the stream, and any prompt waiting for the user (withdrawn).
+    /// False when no turn with this id is running.
+    pub fn cancel_turn(&self, turn: String) -> Result<bool, HarnessError> {
+        Ok(self.engine()?.cancel_turn(&turn))
+    }
+
+    /// Up to `limit` messages of a conversation's history before message `before` (the newest
+    /// when none), oldest first.
+    pub fn history(
+        &self,
+        conversation: String,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<HistoryMessage>, HarnessError> {
+        let page = self
+            .engine()?
+            .history(&conversation, before, limit as usize)?;
+        Ok(page.into_iter().map(HistoryMessage::from).collect())
     }
 
     /// A scheduled job's call: only reads run, and nothing ever asks.

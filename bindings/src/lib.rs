@@ -19,6 +19,7 @@ mod jobs;
 mod memories;
 mod platform;
 mod plugins;
+mod turns;
 
 pub use audit::AuditEntry;
 pub use consent::Consent;
@@ -33,6 +34,7 @@ pub use jobs::JobRun;
 pub use memories::MemoryInfo;
 pub use platform::{AppNotification, Platform};
 pub use plugins::{ModeRow, PluginInfo, ToolInfo};
+pub use turns::{HistoryMessage, TurnResult};
 // The core's plain enums, exported as they are.
 pub use harness_core::consent::{Permission, PermissionState};
 pub use harness_core::policy::{

@@ -9,6 +9,9 @@ use async_trait::async_trait;
 use harness_ffi::*;
 use tokio::sync::oneshot;
 
+#[path = "../../core/tests/common/model_server.rs"]
+mod model_server;
+
 /// A prompt waiting for the approver thread.
 type Pending = (u64, ApprovalPrompt, oneshot::Sender<Answer>);
 
@@ -95,8 +98,8 @@ impl Platform for RustPlatform {
         self.record(format!("open {route}"));
         Ok(())
     }
-    fn read_secret(&self, _: String) -> Result<Option<String>, HarnessError> {
-        Ok(None)
+    fn read_secret(&self, key: String) -> Result<Option<String>, HarnessError> {
+        Ok((key == "model.apiKey").then(|| "sk-ffi-test".to_owned()))
     }
     fn write_secret(&self, _: String, _: Option<String>) -> Result<(), HarnessError> {
         Ok(())
@@ -626,6 +629,75 @@ fn a_permission_refresh_asks_the_platform_for_each_and_records_what_it_read() {
         platform.take_calls(),
         ["permission Notifications", "permission ExactAlarm"]
     );
+}
+
+#[test]
+fn a_message_runs_a_whole_turn_that_streams_its_steps_and_keeps_its_history() {
+    use model_server::{ModelServer, Reply, data, done};
+    use serde_json::json;
+    let (harness, platform, _seen) = open("turn", vec![Answer::Allow]);
+    let recorder = Arc::new(Recorder::default());
+    let _subscription = harness.subscribe(recorder.clone());
+    rt().block_on(async {
+        let call = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "id": "call_1", "type": "function",
+            "function": {"name": "canteen__reserve", "arguments": SEATS}}]}, "finish_reason": null}]});
+        let server = ModelServer::start(vec![
+            Reply::events([data(&call), data(&json!({"choices": [{"index": 0, "delta": {},
+                "finish_reason": "tool_calls"}]})), done()]),
+            Reply::events([data(&json!({"choices": [{"index": 0, "delta": {"content": "订好了。"},
+                "finish_reason": "stop"}]})), done()]),
+        ])
+        .await;
+        harness
+            .change_setting("model.endpoint".into(), json!(server.endpoint()).to_string())
+            .unwrap();
+        harness
+            .change_setting("model.name".into(), "\"qwen-plus\"".into())
+            .unwrap();
+        let result = harness
+            .send_message("c1".into(), "帮我订两个座位".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            (result.state.as_str(), result.answer.as_str(), result.model_requests),
+            ("done", "订好了。", 2)
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        assert_eq!(requests[0].header("authorization"), Some("Bearer sk-ffi-test"));
+    });
+    // The reservation asked (community write), and the platform's Allow let it run.
+    assert!(platform.asked_on.lock().unwrap().len() == 1);
+    let events = recorder.events.lock().unwrap().clone();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            HarnessEvent::AgentTurnStarted { .. } => Some("started"),
+            HarnessEvent::ToolCallStarted { .. } => Some("call"),
+            HarnessEvent::ToolResult { .. } => Some("result"),
+            HarnessEvent::TextDelta { .. } => Some("text"),
+            HarnessEvent::TurnEnded { .. } => Some("ended"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["started", "call", "result", "text", "ended"]);
+    let history = harness.history("c1".into(), None, 10).unwrap();
+    let roles: Vec<(&str, Vec<String>)> = history
+        .iter()
+        .map(|m| (m.role.as_str(), m.tool_calls.clone()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("user", vec![]),
+            ("assistant", vec!["canteen__reserve".to_owned()]),
+            ("tool", vec![]),
+            ("assistant", vec![]),
+        ]
+    );
+    assert_eq!(history[2].tool.as_deref(), Some("canteen.reserve"));
+    assert_eq!(harness.cancel_turn("c1#9".into()).unwrap(), false);
 }
 
 fn rt() -> tokio::runtime::Runtime {
