@@ -668,7 +668,7 @@ fn a_message_runs_a_whole_turn_that_streams_its_steps_and_keeps_its_history() {
         assert_eq!(requests[0].header("authorization"), Some("Bearer sk-ffi-test"));
     });
     // The reservation asked (community write), and the platform's Allow let it run.
-    assert!(platform.asked_on.lock().unwrap().len() == 1);
+    assert_eq!(platform.asked_on.lock().unwrap().len(), 1);
     let events = recorder.events.lock().unwrap().clone();
     let kinds: Vec<&str> = events
         .iter()
@@ -697,7 +697,7 @@ fn a_message_runs_a_whole_turn_that_streams_its_steps_and_keeps_its_history() {
         ]
     );
     assert_eq!(history[2].tool.as_deref(), Some("canteen.reserve"));
-    assert_eq!(harness.cancel_turn("c1#9".into()).unwrap(), false);
+    assert!(!harness.cancel_turn("c1#9".into()).unwrap());
 }
 
 fn rt() -> tokio::runtime::Runtime {
