@@ -53,8 +53,10 @@ impl From<EngineError> for HarnessError {
             | EngineError::Settings(_)
             | EngineError::Consent(_)
             | EngineError::Bundled(_)
-            | EngineError::MemoryNotPending { .. } => HarnessError::InvalidArgument { reason },
+            | EngineError::MemoryNotPending { .. }
+            | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
+            | EngineError::NoSuchPreview(_)
             | EngineError::NoSuchConversation(_)
             | EngineError::NoSuchMemory(_) => HarnessError::NotFound { reason },
             EngineError::Store(_) | EngineError::Secret(_) => HarnessError::Other { reason },

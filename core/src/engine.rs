@@ -35,7 +35,7 @@ use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
 use crate::memories::Memories;
 use crate::plugins::builtin::{self, Owners, SettingsControl};
-use crate::plugins::{document, samples};
+use crate::plugins::{document, interpreter, link, samples};
 use crate::policy::{Actor, Decision, Mode, ModeSource, Rule};
 use crate::registry::{Effect, McpTool, Plugin, Tool};
 use crate::scheduler::{Job, JobRunner, Owner, RunReport, Scheduler, SchedulerError};
@@ -63,6 +63,9 @@ pub struct Options {
     pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
     /// The shell's receiver of what happens outside its calls (module `events`).
     pub events: Arc<dyn EventSink>,
+    /// Accept `http://` plugin links to a loopback address (plugin authors on a desktop, and
+    /// the tests). Off in the app: students install from https links only.
+    pub development_links: bool,
 }
 
 impl Options {
@@ -75,6 +78,7 @@ impl Options {
             builtin_plugins: true,
             wake: Arc::new(crate::scheduler::NoWake),
             events: Arc::new(NoEvents),
+            development_links: false,
         }
     }
 }
@@ -94,6 +98,7 @@ pub(crate) struct Core {
     pub secrets: Arc<dyn SecretStore>,
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn EventSink>,
+    pub links: link::Links,
 }
 
 /// The core. Cheap to clone: clones share one state.
@@ -117,13 +122,16 @@ impl Engine {
         let data_dir = store.path().and_then(Path::parent).map(Path::to_path_buf);
         let store = Arc::new(store);
         let clock = options.clock;
-        let plugins = Arc::new(InstalledPlugins::new(
-            store.clone(),
-            clock.clone(),
-            options.catalog,
-        ));
-        let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let settings = Arc::new(AppSettings::load(store.clone())?);
+        let catalog = Arc::new(interpreter::WithInterpreter {
+            inner: options.catalog,
+            interpreter: Arc::new(interpreter::Interpreter::new(
+                options.secrets.clone(),
+                settings.clone(),
+            )),
+        });
+        let plugins = Arc::new(InstalledPlugins::new(store.clone(), clock.clone(), catalog));
+        let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let consent = Arc::new(Consent::load(store.clone())?);
         let memories = Arc::new(Memories::new(
             store.clone(),
@@ -153,6 +161,7 @@ impl Engine {
             options.wake,
         ));
         let sources = DataSources::new(store, clock.clone(), plugins.clone(), invoker.clone());
+        let links = link::Links::new(plugins.clone(), settings.clone(), options.development_links);
         let core = Arc::new(Core {
             plugins,
             conversations,
@@ -167,6 +176,7 @@ impl Engine {
             secrets: options.secrets,
             clock,
             events: options.events,
+            links,
         });
         let builtin = if options.builtin_plugins {
             let settings: Weak<dyn SettingsControl> = Arc::downgrade(&core) as Weak<Core>;
@@ -243,6 +253,41 @@ impl Engine {
         url: &str,
     ) -> Result<String, EngineError> {
         self.core.plugins.install_remote(server, title, tools, url)
+    }
+
+    // ---- plugins from outside: documents by link
+
+    /// Fetches the plugin document at `link` and returns what the consent screen shows,
+    /// installing nothing.
+    pub async fn preview_link(&self, link: &str) -> Result<link::Preview, EngineError> {
+        self.core.links.preview(link).await
+    }
+
+    /// Installs exactly what preview `id` showed (refused if the document changed since).
+    pub async fn install_preview(&self, id: &str) -> Result<String, EngineError> {
+        self.core.links.install(id).await
+    }
+
+    /// Re-fetches an installed document's link; an update that asks for more waits for
+    /// consent.
+    pub async fn update_document(&self, plugin: &str) -> Result<link::Update, EngineError> {
+        self.core.links.update(plugin).await
+    }
+
+    /// Removes a document or remote plugin with everything it left: its modes and
+    /// preferences, its jobs, and its store.
+    pub fn remove_plugin(&self, plugin: &str) -> Result<(), EngineError> {
+        self.core.plugins.uninstall(plugin)?;
+        for job in self.core.scheduler.all() {
+            let owned = matches!(&job.owner, crate::scheduler::Owner::Plugin { plugin: p, .. } if p == plugin);
+            if owned {
+                // The plugin is gone either way; a job that cannot be removed now fails its
+                // next run on the missing tool and is listed then.
+                let _ = self.core.scheduler.remove(job.id);
+            }
+        }
+        self.core.plugins.delete_store(plugin);
+        Ok(())
     }
 
     /// Removes an installed document or remote plugin, with its modes and preferences.

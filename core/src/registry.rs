@@ -475,6 +475,11 @@ impl Plugin {
     pub fn tool(&self, name: &str) -> Option<&Arc<Tool>> {
         self.tools.iter().find(|t| t.name == name)
     }
+
+    /// The manifest as JSON, to tell two versions of a document apart.
+    pub fn manifest_json(&self) -> Value {
+        serde_json::to_value(&self.manifest).unwrap_or(Value::Null)
+    }
 }
 
 /// One entry of an MCP `tools/list` result.

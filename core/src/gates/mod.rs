@@ -32,6 +32,7 @@ pub use network::{NetworkGate, NetworkPolicy};
 pub use notify::Notifier;
 pub use outbox::{HostLine, LineKind, Outbox};
 pub use rows::{check_grants, grant_row, startup_warnings};
+pub(crate) use store::store_dir;
 pub use store::{StoreGate, check_store_names};
 pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo};
 

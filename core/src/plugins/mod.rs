@@ -3,4 +3,6 @@
 
 pub mod builtin;
 pub mod document;
+pub mod interpreter;
+pub mod link;
 pub mod samples;
