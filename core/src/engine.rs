@@ -35,7 +35,7 @@ use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
 use crate::memories::Memories;
 use crate::plugins::builtin::{self, Owners, SettingsControl};
-use crate::plugins::{document, interpreter, link, samples};
+use crate::plugins::{document, interpreter, link, remote, samples};
 use crate::policy::{Actor, Decision, Mode, ModeSource, Rule};
 use crate::registry::{Effect, McpTool, Plugin, Tool};
 use crate::scheduler::{Job, JobRunner, Owner, RunReport, Scheduler, SchedulerError};
@@ -129,6 +129,7 @@ impl Engine {
                 options.secrets.clone(),
                 settings.clone(),
             )),
+            secrets: options.secrets.clone(),
         });
         let plugins = Arc::new(InstalledPlugins::new(store.clone(), clock.clone(), catalog));
         let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
@@ -272,6 +273,50 @@ impl Engine {
     /// consent.
     pub async fn update_document(&self, plugin: &str) -> Result<link::Update, EngineError> {
         self.core.links.update(plugin).await
+    }
+
+    // ---- plugins from outside: remote MCP servers
+
+    /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
+    /// `mcp-<name>`; a bearer `token` is kept in the keystore. Returns the plugin id.
+    pub async fn add_remote(
+        &self,
+        url: &str,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<String, EngineError> {
+        let link = |message: String| EngineError::Link {
+            link: url.to_owned(),
+            message,
+        };
+        let key = remote::token_key(name);
+        let server = remote::RemoteServer::new(url, token.map(str::to_owned), remote::CALL_TIMEOUT)
+            .map_err(link)?;
+        let tools = server.list_tools().await.map_err(link)?;
+        let plugin = Plugin::from_mcp(name, name, &tools)?;
+        let id = plugin.id.clone();
+        if let Some(token) = token {
+            self.core.secrets.set(&key, token)?;
+        }
+        let handler = remote::RemoteServer::with_keystore(
+            url,
+            self.core.secrets.clone(),
+            key,
+            remote::CALL_TIMEOUT,
+        )
+        .map_err(link)?;
+        self.core.plugins.install(plugin, url, Arc::new(handler))?;
+        Ok(id)
+    }
+
+    /// Connects to the MCP server at `url` and lists its tools, installing nothing.
+    pub async fn remote_tools(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
+        let link = |message: String| EngineError::Link {
+            link: url.to_owned(),
+            message,
+        };
+        let server = remote::RemoteServer::new(url, None, remote::CALL_TIMEOUT).map_err(link)?;
+        server.list_tools().await.map_err(link)
     }
 
     /// Removes a document or remote plugin with everything it left: its modes and

@@ -33,6 +33,12 @@ pub trait Catalog: Send + Sync {
     fn handler(&self, _plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
         None
     }
+
+    /// As [`handler`](Self::handler), told where the plugin was installed from (a remote
+    /// server's URL).
+    fn handler_at(&self, plugin: &Plugin, _source: &str) -> Option<Arc<dyn PluginHandler>> {
+        self.handler(plugin)
+    }
 }
 
 /// A catalog with nothing in it.
@@ -212,7 +218,10 @@ impl InstalledPlugins {
             message: e.to_string(),
         })?;
         let plugin = Plugin::reload(crate::registry::parse_manifest(&json)?, row.kind)?;
-        let handler = self.handler_for(&plugin);
+        let handler = self
+            .catalog
+            .handler_at(&plugin, &row.source)
+            .unwrap_or_else(|| Arc::new(NoCode));
         Ok((plugin, handler))
     }
 

@@ -536,6 +536,18 @@ impl NetworkGate {
     }
 }
 
+/// The HTTP client a plugin of `trust` gets — no redirects, no proxy, and for community and
+/// remote plugins the checked resolver — for a client that is not the gate's own request path
+/// (the MCP transport of a remote server).
+pub(crate) fn guarded_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
+    build_client(trust)
+}
+
+/// Whether `ip` is one a community or remote plugin may not reach (DESIGN.md §5).
+pub(crate) fn refused_address(ip: IpAddr) -> bool {
+    is_private_or_local(ip)
+}
+
 fn build_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
     // reqwest is built without a crypto provider (its default, aws-lc-rs, needs cmake and a
     // heavy C build); ring is installed as the process default. An Err only says a provider is

@@ -5,4 +5,5 @@ pub mod builtin;
 pub mod document;
 pub mod interpreter;
 pub mod link;
+pub mod remote;
 pub mod samples;
