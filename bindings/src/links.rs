@@ -87,6 +87,8 @@ impl From<Preview> for PluginPreview {
 }
 
 /// What updating a plugin document did.
+// A record crosses the FFI by value; boxing the large variant would buy nothing there.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum PluginUpdate {
     /// The document is unchanged.
