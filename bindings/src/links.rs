@@ -150,4 +150,19 @@ impl Harness {
             .spawn(async move { engine.add_remote(&url, &name, token.as_deref()).await })
             .await??)
     }
+
+    /// Lists a remote server's tools again and installs the list; new tools start under the
+    /// remote defaults, a tool the user made stricter stays so. Returns the new tools' ids.
+    pub async fn refresh_remote_server(&self, plugin: String) -> Result<Vec<String>, HarnessError> {
+        let engine = self.engine()?;
+        Ok(runtime()?
+            .spawn(async move { engine.refresh_remote(&plugin).await })
+            .await??)
+    }
+
+    /// Re-classes a remote tool (`mcp-<name>.<tool>`) to a stricter effect; a looser one is
+    /// refused, naming the tool.
+    pub fn reclass_remote_tool(&self, tool: String, effect: Effect) -> Result<(), HarnessError> {
+        Ok(self.engine()?.reclass_remote_tool(&tool, effect)?)
+    }
 }

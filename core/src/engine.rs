@@ -309,6 +309,87 @@ impl Engine {
         Ok(id)
     }
 
+    /// Lists a remote plugin's tools again (after `notifications/tools/list_changed`, or when
+    /// the user asks) and installs the list: a new tool starts under the remote defaults, a
+    /// tool the user made stricter stays so. Returns the ids of the tools that are new.
+    pub async fn refresh_remote(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
+        let (old, _, url) = self.core.plugins.installed(plugin)?;
+        let name = match (old.kind, plugin.strip_prefix("mcp-")) {
+            (crate::registry::PluginKind::Remote, Some(name)) => name.to_owned(),
+            _ => return Err(EngineError::NoSuchPlugin(plugin.to_owned())),
+        };
+        let link = |message: String| EngineError::Link {
+            link: url.clone(),
+            message,
+        };
+        let server = remote::RemoteServer::with_keystore(
+            &url,
+            self.core.secrets.clone(),
+            remote::token_key(&name),
+            remote::CALL_TIMEOUT,
+        )
+        .map_err(link)?;
+        let tools = server.list_tools().await.map_err(link)?;
+        let fresh = Plugin::from_mcp(&name, &old.title, &tools)?;
+        let mut manifest = fresh.manifest.clone();
+        for tool in &mut manifest.tools {
+            // The user's re-class is never undone by the server.
+            if let Some(before) = old.tool(&tool.name) {
+                let offered = fresh.tool(&tool.name).map(|t| t.effect);
+                if offered.is_some_and(|e| before.effect > e) {
+                    tool.effect = Some(Value::String(before.effect.as_str().into()));
+                }
+            }
+        }
+        let added = fresh
+            .tools
+            .iter()
+            .filter(|t| old.tool(&t.name).is_none())
+            .map(|t| t.id.clone())
+            .collect();
+        let plugin_now = Plugin::load(manifest, crate::registry::PluginKind::Remote)?;
+        // The code stays: the same server, its session kept.
+        self.core.plugins.replace(plugin, plugin_now, &url, None)?;
+        Ok(added)
+    }
+
+    /// Re-classes a remote tool to a stricter effect (seed 004: a remote server's hint can only
+    /// be tightened by the user, never loosened). Kept across restarts and refreshes.
+    pub fn reclass_remote_tool(&self, tool: &str, effect: Effect) -> Result<(), EngineError> {
+        let current = self
+            .core
+            .plugins
+            .tool(tool)
+            .ok_or_else(|| EngineError::NoSuchPlugin(tool.to_owned()))?;
+        let (plugin, _, url) = self.core.plugins.installed(&current.plugin)?;
+        if plugin.kind != crate::registry::PluginKind::Remote {
+            return Err(SettingsError::new(
+                &format!("tools.{tool}.effect"),
+                "only a remote server's tools are re-classed; a document's effects are its author's",
+            )
+            .into());
+        }
+        if effect < current.effect {
+            return Err(SettingsError::new(
+                &format!("tools.{tool}.effect"),
+                format!(
+                    "{tool} is a {} tool; it can be made stricter (a stronger effect), never \
+                     {effect}",
+                    current.effect
+                ),
+            )
+            .into());
+        }
+        let mut manifest = plugin.manifest.clone();
+        for t in &mut manifest.tools {
+            if t.name == current.name {
+                t.effect = Some(Value::String(effect.as_str().into()));
+            }
+        }
+        let reloaded = Plugin::load(manifest, crate::registry::PluginKind::Remote)?;
+        self.core.plugins.replace(&plugin.id, reloaded, &url, None)
+    }
+
     /// Connects to the MCP server at `url` and lists its tools, installing nothing.
     pub async fn remote_tools(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
         let link = |message: String| EngineError::Link {

@@ -353,11 +353,56 @@ impl InstalledPlugins {
         plugin: Plugin,
         source: &str,
     ) -> Result<(), EngineError> {
+        let handler = self
+            .catalog
+            .handler_at(&plugin, source)
+            .unwrap_or_else(|| Arc::new(NoCode));
+        self.replace(old, plugin, source, Some(handler))
+    }
+
+    /// An installed plugin, the code behind it and where it came from.
+    pub(crate) fn installed(
+        &self,
+        plugin: &str,
+    ) -> Result<(Arc<Plugin>, Arc<dyn PluginHandler>, String), EngineError> {
+        let (installed, handler) = self
+            .state()
+            .installed
+            .get(plugin)
+            .map(|i| (i.plugin.clone(), i.handler.clone()))
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        let source = self
+            .store
+            .read(rows::plugins)?
+            .into_iter()
+            .find(|r| r.id == plugin)
+            .map(|r| r.source)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        Ok((installed, handler, source))
+    }
+
+    /// Puts a new version of installed plugin `old` in its place with `handler` (or the one it
+    /// has); its switch, modes and preferences stay. Nothing changes if the new version does
+    /// not pass the checks.
+    pub(crate) fn replace(
+        &self,
+        old: &str,
+        plugin: Plugin,
+        source: &str,
+        handler: Option<Arc<dyn PluginHandler>>,
+    ) -> Result<(), EngineError> {
         if plugin.id != old {
             return Err(EngineError::NoSuchPlugin(plugin.id.clone()));
         }
-        let handler = self.handler_for(&plugin);
         let mut state = self.state();
+        let handler = match handler {
+            Some(handler) => handler,
+            None => state
+                .installed
+                .get(old)
+                .map(|i| i.handler.clone())
+                .ok_or_else(|| EngineError::NoSuchPlugin(old.to_owned()))?,
+        };
         let previous = state
             .installed
             .get(old)

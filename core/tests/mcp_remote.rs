@@ -215,3 +215,59 @@ async fn a_server_killed_mid_call_fails_the_call_and_the_next_call_reconnects() 
         .unwrap();
     assert_eq!(text_of(&echo), "Echo: back");
 }
+
+#[tokio::test]
+async fn a_remote_tool_is_made_stricter_never_looser_and_it_stays_so_across_refresh_and_reopen() {
+    let server = Everything::start();
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Engine::open(dir.path(), Options::new(Arc::new(Denies::default()))).unwrap();
+    let engine = open();
+    engine
+        .add_remote(&server.url(), "everything", None)
+        .await
+        .unwrap();
+    engine
+        .reclass_remote_tool("mcp-everything.echo", Effect::Money)
+        .unwrap();
+    assert_eq!(
+        engine.tool("mcp-everything.echo").unwrap().effect,
+        Effect::Money
+    );
+    let err = engine
+        .reclass_remote_tool("mcp-everything.echo", Effect::Write)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "settings key \"tools.mcp-everything.echo.effect\": mcp-everything.echo is a money tool; \
+         it can be made stricter (a stronger effect), never write"
+    );
+
+    let added = engine.refresh_remote("mcp-everything").await.unwrap();
+    assert!(added.is_empty(), "{added:?}");
+    assert_eq!(
+        engine.tool("mcp-everything.echo").unwrap().effect,
+        Effect::Money,
+        "a refresh keeps the user's re-class"
+    );
+
+    drop(engine);
+    let engine = open();
+    assert_eq!(
+        engine.tool("mcp-everything.echo").unwrap().effect,
+        Effect::Money
+    );
+    // Reopened, the plugin reaches its server again (its URL was kept as its source).
+    let outcome = engine
+        .invoke(Call {
+            tool: "mcp-everything.get-sum".into(),
+            actor: Actor::User,
+            input: json!({"a": 1, "b": 1}),
+            conversation: None,
+        })
+        .await
+        .outcome;
+    let Outcome::Ran { result, .. } = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(text_of(&result).contains('2'), "{result}");
+}
