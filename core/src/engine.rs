@@ -313,7 +313,7 @@ impl Engine {
     /// the user asks) and installs the list: a new tool starts under the remote defaults, a
     /// tool the user made stricter stays so. Returns the ids of the tools that are new.
     pub async fn refresh_remote(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
-        let (old, _, url) = self.core.plugins.installed(plugin)?;
+        let (old, url) = self.core.plugins.installed(plugin)?;
         let name = match (old.kind, plugin.strip_prefix("mcp-")) {
             (crate::registry::PluginKind::Remote, Some(name)) => name.to_owned(),
             _ => return Err(EngineError::NoSuchPlugin(plugin.to_owned())),
@@ -361,7 +361,7 @@ impl Engine {
             .plugins
             .tool(tool)
             .ok_or_else(|| EngineError::NoSuchPlugin(tool.to_owned()))?;
-        let (plugin, _, url) = self.core.plugins.installed(&current.plugin)?;
+        let (plugin, url) = self.core.plugins.installed(&current.plugin)?;
         if plugin.kind != crate::registry::PluginKind::Remote {
             return Err(SettingsError::new(
                 &format!("tools.{tool}.effect"),

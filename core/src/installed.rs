@@ -360,16 +360,13 @@ impl InstalledPlugins {
         self.replace(old, plugin, source, Some(handler))
     }
 
-    /// An installed plugin, the code behind it and where it came from.
-    pub(crate) fn installed(
-        &self,
-        plugin: &str,
-    ) -> Result<(Arc<Plugin>, Arc<dyn PluginHandler>, String), EngineError> {
-        let (installed, handler) = self
+    /// An installed plugin and where it came from.
+    pub(crate) fn installed(&self, plugin: &str) -> Result<(Arc<Plugin>, String), EngineError> {
+        let installed = self
             .state()
-            .installed
-            .get(plugin)
-            .map(|i| (i.plugin.clone(), i.handler.clone()))
+            .registry
+            .plugin(plugin)
+            .cloned()
             .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
         let source = self
             .store
@@ -378,7 +375,7 @@ impl InstalledPlugins {
             .find(|r| r.id == plugin)
             .map(|r| r.source)
             .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
-        Ok((installed, handler, source))
+        Ok((installed, source))
     }
 
     /// Puts a new version of installed plugin `old` in its place with `handler` (or the one it
