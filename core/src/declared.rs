@@ -196,6 +196,12 @@ pub fn load(request: &RequestManifest, input: &Value) -> Result<Request, (String
             }
         }
     }
+    if request.campus && parsed.scheme() != "https" {
+        return err(
+            "campus",
+            "the campus session is sent over https only; write the URL with https://".into(),
+        );
+    }
     if method == Method::Get && request.body.is_some() {
         return err(
             "body",
@@ -439,6 +445,20 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(field, "headers.Cookie");
+    }
+
+    #[test]
+    fn a_campus_request_over_plain_http_is_refused() {
+        let (field, message) = load(
+            &spec(json!({"method": "GET", "url": "http://portal.pku.edu.cn/x", "campus": true})),
+            &input(),
+        )
+        .unwrap_err();
+        assert_eq!(field, "campus");
+        assert_eq!(
+            message,
+            "the campus session is sent over https only; write the URL with https://"
+        );
     }
 
     #[test]

@@ -338,6 +338,7 @@ async fn a_campus_request_goes_only_to_the_campus_hosts() {
     let host = service.addr().to_string();
     let text = service_doc(&host, "")
         .replace("title: 菜单\n", "title: 菜单\nrequires: [campus-session]\n")
+        .replace("url: http://", "url: https://")
         .replace("      returns:", "      campus: true\n      returns:");
     let secrets = Arc::new(MemorySecrets::default());
     secrets.set("plugins.menu.token", "t").unwrap();
@@ -356,8 +357,9 @@ async fn a_campus_request_goes_only_to_the_campus_hosts() {
     );
     assert!(service.requests().is_empty());
 
-    let without =
-        service_doc(&host, "").replace("      returns:", "      campus: true\n      returns:");
+    let without = service_doc(&host, "")
+        .replace("url: http://", "url: https://")
+        .replace("      returns:", "      campus: true\n      returns:");
     let err = engine.install_document(&without.replace("id: menu", "id: menu2"), OFFICIAL);
     assert_eq!(
         err.unwrap_err().to_string(),
