@@ -295,6 +295,35 @@ fn shape(result: CallToolResult) -> Result<Value, String> {
 mod tests {
     use super::*;
 
+    fn result(json: Value) -> CallToolResult {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn is_error_is_the_tools_error_and_structured_content_is_the_result() {
+        assert_eq!(
+            shape(result(
+                json!({"content": [{"type": "text", "text": "no such post"}],
+                                 "isError": true})
+            )),
+            Err("no such post".to_owned())
+        );
+        assert_eq!(
+            shape(result(
+                json!({"content": [{"type": "text", "text": "{\"n\": 1}"}],
+                                 "structuredContent": {"n": 1}})
+            )),
+            Ok(json!({"n": 1}))
+        );
+        assert_eq!(
+            shape(result(json!({"content": [
+                {"type": "text", "text": "a picture"},
+                {"type": "image", "data": "AAAAAAAA", "mimeType": "image/png"}
+            ]}))),
+            Ok(json!({"content": ["a picture", "[image: image/png, about 6 bytes]"]}))
+        );
+    }
+
     #[test]
     fn a_server_is_https_or_http_to_loopback_only() {
         assert!(!check_url("https://mcp.example.com/mcp").unwrap().1);
