@@ -367,3 +367,33 @@ async fn a_campus_request_goes_only_to_the_campus_hosts() {
          add campus-session to requires"
     );
 }
+
+#[tokio::test]
+async fn removing_a_plugin_removes_its_jobs_and_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Options::new(Arc::new(Denies::default()))).unwrap();
+    engine.install_document(&doc(""), OFFICIAL).unwrap();
+    let job = engine
+        .add_job(
+            &common::check_every(30, "menu.today"),
+            harness_core::scheduler::Owner::Plugin {
+                plugin: "menu".into(),
+                conversation: None,
+            },
+        )
+        .unwrap();
+    let mine = engine
+        .add_job(
+            &common::check_every(30, "menu.today"),
+            harness_core::scheduler::Owner::User,
+        )
+        .unwrap();
+    let store = dir.path().join("plugins").join("stores").join("menu");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("store.json"), "{}").unwrap();
+
+    engine.remove_plugin("menu").unwrap();
+    assert!(engine.job(job.id).is_none(), "the plugin's job is gone");
+    assert!(engine.job(mine.id).is_some(), "the user's own job stays");
+    assert!(!store.exists(), "the plugin's store is gone");
+}
