@@ -21,6 +21,14 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# The remote-plugin tests talk to a real MCP server (core/tests/mcp_remote.rs), pinned here.
+mcp_prefix="${HOME}/.cache/pku-harness/mcp"
+mcp_server="${mcp_prefix}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+if [ ! -f "$mcp_server" ]; then
+  npm install --prefix "$mcp_prefix" @modelcontextprotocol/server-everything@2026.8.31
+fi
+export PKU_HARNESS_MCP_EVERYTHING="$mcp_server"
 cargo test --workspace --locked
 scripts/check-targets.sh
 scripts/check-swift.sh

@@ -54,8 +54,10 @@ impl From<EngineError> for HarnessError {
             | EngineError::Consent(_)
             | EngineError::Bundled(_)
             | EngineError::MemoryNotPending { .. }
-            | EngineError::Agent(_) => HarnessError::InvalidArgument { reason },
+            | EngineError::Agent(_)
+            | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
+            | EngineError::NoSuchPreview(_)
             | EngineError::NoSuchConversation(_)
             | EngineError::NoSuchMemory(_) => HarnessError::NotFound { reason },
             EngineError::Store(_) | EngineError::Secret(_) => HarnessError::Other { reason },

@@ -53,7 +53,7 @@ impl Harness {
             .ok_or_else(HarnessError::closed)
     }
 
-    fn engine(&self) -> Result<Arc<Engine>, HarnessError> {
+    pub(crate) fn engine(&self) -> Result<Arc<Engine>, HarnessError> {
         self.open_parts().map(|open| open.engine)
     }
 
@@ -137,9 +137,10 @@ impl Harness {
         Ok(self.engine()?.set_enabled(&plugin, enabled)?)
     }
 
-    /// Removes an installed plugin and its tools.
+    /// Removes an installed plugin document or remote server with its tools, modes,
+    /// preferences, jobs and store.
     pub fn remove_plugin(&self, plugin: String) -> Result<(), HarnessError> {
-        Ok(self.engine()?.uninstall(&plugin)?)
+        Ok(self.engine()?.remove_plugin(&plugin)?)
     }
 
     /// Replaces the global rules. A malformed pattern or `when_json` fails naming the rule's

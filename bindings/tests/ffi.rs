@@ -706,3 +706,43 @@ fn rt() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+#[tokio::test]
+async fn a_picked_plugin_file_is_previewed_then_installed_and_removed() {
+    let (harness, _platform, _seen) = open("link", vec![]);
+    let file =
+        std::env::temp_dir().join(format!("harness-ffi-test-{}-PLUGIN.md", std::process::id()));
+    std::fs::write(
+        &file,
+        "---\nid: menu\ntitle: 菜单\ntools:\n  - name: today\n    effect: read\n  - name: order\n    effect: write\n---\n# 菜单\n",
+    )
+    .unwrap();
+    let preview = harness
+        .preview_plugin(format!("file://{}", file.display()))
+        .await
+        .unwrap();
+    assert_eq!(preview.plugin, "menu");
+    assert_eq!(preview.kind, PluginKind::Community);
+    assert_eq!(
+        preview.starting_modes,
+        [
+            StartingMode {
+                effect: Effect::Read,
+                mode: Mode::Auto
+            },
+            StartingMode {
+                effect: Effect::Write,
+                mode: Mode::Ask
+            }
+        ]
+    );
+    assert!(harness.plugins().unwrap().iter().all(|p| p.id != "menu"));
+    assert_eq!(
+        harness.install_plugin_preview(preview.id).await.unwrap(),
+        "menu"
+    );
+    assert!(harness.plugins().unwrap().iter().any(|p| p.id == "menu"));
+    harness.remove_plugin("menu".into()).unwrap();
+    assert!(harness.plugins().unwrap().iter().all(|p| p.id != "menu"));
+    let _ = std::fs::remove_file(file);
+}

@@ -7,6 +7,7 @@ mod output;
 mod chat;
 mod demo;
 mod jobs;
+mod plugins;
 mod secrets;
 mod state;
 mod tools;
@@ -114,6 +115,27 @@ enum Command {
         #[arg(long, value_enum)]
         answer: Option<DemoAnswer>,
     },
+    /// Plugin documents: add by link or file (preview, then install), update, remove.
+    Plugins {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: plugins::PluginsCommand,
+    },
+    /// Remote plugins: add an MCP server by URL, or list a server's tools.
+    Mcp {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: plugins::McpCommand,
+    },
+    /// Call a tool as the user tapping it: TOOL is plugin.tool, JSON its input.
+    Call {
+        tool: String,
+        json: String,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
     /// Run the jobs due at a local time "YYYY-MM-DD HH:mm" in the settings time zone.
     Tick {
         #[arg(long)]
@@ -205,6 +227,17 @@ async fn main() -> ExitCode {
             })
             .await
         }
+        Command::Plugins { data_dir, command } => {
+            plugins::plugins(&data_dir.unwrap_or_else(default_data_dir), command).await
+        }
+        Command::Mcp { data_dir, command } => {
+            plugins::mcp(&data_dir.unwrap_or_else(default_data_dir), command).await
+        }
+        Command::Call {
+            tool,
+            json,
+            data_dir,
+        } => plugins::call(&data_dir.unwrap_or_else(default_data_dir), &tool, &json).await,
         Command::Conformance { paths } => return run_conformance(&paths).await,
     };
     match result {

@@ -97,3 +97,44 @@ fn a_credential_in_the_model_endpoint_is_refused_and_nothing_is_stored() {
         );
     }
 }
+
+#[test]
+fn a_plugin_document_from_a_file_is_previewed_installed_tapped_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let file = dir.path().join("PLUGIN.md");
+    std::fs::write(
+        &file,
+        "---\nid: menu\ntitle: 菜单\ntools:\n  - name: today\n    title: 今日菜单\n    effect: read\n---\n# 菜单\n",
+    )
+    .unwrap();
+    let added = run(&[
+        "plugins",
+        "--data-dir",
+        data,
+        "add",
+        file.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(text(&added.stderr), "");
+    let shown = text(&added.stdout);
+    assert!(
+        shown.starts_with("菜单 (menu) · community plugin from file://"),
+        "{shown}"
+    );
+    assert!(shown.contains("menu.today"), "{shown}");
+    assert!(shown.ends_with("Installed menu.\n"), "{shown}");
+
+    // A document without a request has no code on this device: the tap fails, saying so.
+    let tapped = run(&["call", "menu.today", "{}", "--data-dir", data]);
+    assert_eq!(
+        text(&tapped.stderr),
+        "harness: menu.today failed: the code behind plugin \"menu\" is not available on this device\n"
+    );
+
+    let removed = run(&["plugins", "--data-dir", data, "remove", "menu"]);
+    assert_eq!(text(&removed.stdout), "Removed menu.\n");
+    let again = run(&["call", "menu.today", "{}", "--data-dir", data]);
+    assert!(!again.status.success());
+}

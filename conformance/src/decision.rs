@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::{ApprovalBroker, Assessment, Call, PluginHandler, Prompt, ToolContext};
+use harness_core::plugins::document;
 use harness_core::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
-use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest, tool_id};
+use harness_core::registry::{Effect, McpTool, Plugin, PluginKind, Tool, parse_manifest, tool_id};
 use harness_core::turn::{ConversationSettings, Scope};
 use harness_core::{Engine, EngineError, Options};
 use serde::Deserialize;
@@ -53,6 +54,13 @@ struct PluginSpec {
     kind: PluginKind,
     #[serde(default = "yes")]
     enabled: bool,
+    /// A remote plugin as its server's `tools/list` gives it (with `id` `mcp-<server>`): the
+    /// effects come from `readOnlyHint`, as `Plugin::from_mcp` maps them.
+    #[serde(default)]
+    mcp_tools: Option<Vec<McpTool>>,
+    /// A plugin document's whole text (PLUGIN.md), loaded as its `kind`.
+    #[serde(default)]
+    document: Option<String>,
     #[serde(flatten)]
     manifest: Map<String, Value>,
 }
@@ -256,10 +264,23 @@ impl Scenario {
         options.builtin_plugins = false;
         let engine = Engine::in_memory(options).map_err(|e| e.to_string())?;
         for spec in self.plugins {
-            let manifest = parse_manifest(&Value::Object(spec.manifest))
-                .map_err(|e| format!("load error: {e}"))?;
-            let plugin =
-                Plugin::load(manifest, spec.kind).map_err(|e| format!("load error: {e}"))?;
+            let plugin = match (spec.mcp_tools, spec.document) {
+                (Some(tools), None) => {
+                    let id = spec.manifest.get("id").and_then(Value::as_str).unwrap_or("");
+                    let server = id.strip_prefix("mcp-").ok_or_else(|| {
+                        format!("bad scenario: a plugin with mcpTools has the id mcp-<server>, not \"{id}\"")
+                    })?;
+                    Plugin::from_mcp(server, server, &tools)
+                }
+                (None, Some(text)) => document::parse(&text)
+                    .and_then(|doc| Plugin::load(doc.manifest, spec.kind)),
+                (None, None) => parse_manifest(&Value::Object(spec.manifest))
+                    .and_then(|manifest| Plugin::load(manifest, spec.kind)),
+                (Some(_), Some(_)) => {
+                    return Err("bad scenario: a plugin has mcpTools or a document, not both".into());
+                }
+            }
+            .map_err(|e| format!("load error: {e}"))?;
             let id = plugin.id.clone();
             engine
                 .install(plugin, "scenario", tools.clone())

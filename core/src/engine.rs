@@ -38,7 +38,7 @@ use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, PluginHandler};
 use crate::memories::Memories;
 use crate::plugins::builtin::{self, Owners, SettingsControl};
-use crate::plugins::{document, samples};
+use crate::plugins::{document, interpreter, link, remote, samples};
 use crate::policy::{Actor, Decision, Mode, ModeSource, Rule};
 use crate::registry::{Effect, McpTool, Plugin, Tool};
 use crate::scheduler::{Job, JobRunner, Owner, RunReport, Scheduler, SchedulerError};
@@ -67,6 +67,9 @@ pub struct Options {
     pub wake: Arc<dyn crate::scheduler::WakeScheduler>,
     /// The shell's receiver of what happens outside its calls (module `events`).
     pub events: Arc<dyn EventSink>,
+    /// Accept `http://` plugin links to a loopback address (plugin authors on a desktop, and
+    /// the tests). Off in the app: students install from https links only.
+    pub development_links: bool,
 }
 
 impl Options {
@@ -79,6 +82,7 @@ impl Options {
             builtin_plugins: true,
             wake: Arc::new(crate::scheduler::NoWake),
             events: Arc::new(NoEvents),
+            development_links: false,
         }
     }
 }
@@ -100,6 +104,7 @@ pub(crate) struct Core {
     pub secrets: Arc<dyn SecretStore>,
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn EventSink>,
+    pub links: link::Links,
 }
 
 /// The core. Cheap to clone: clones share one state.
@@ -123,13 +128,17 @@ impl Engine {
         let data_dir = store.path().and_then(Path::parent).map(Path::to_path_buf);
         let store = Arc::new(store);
         let clock = options.clock;
-        let plugins = Arc::new(InstalledPlugins::new(
-            store.clone(),
-            clock.clone(),
-            options.catalog,
-        ));
-        let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let settings = Arc::new(AppSettings::load(store.clone())?);
+        let catalog = Arc::new(interpreter::WithInterpreter {
+            inner: options.catalog,
+            interpreter: Arc::new(interpreter::Interpreter::new(
+                options.secrets.clone(),
+                settings.clone(),
+            )),
+            secrets: options.secrets.clone(),
+        });
+        let plugins = Arc::new(InstalledPlugins::new(store.clone(), clock.clone(), catalog));
+        let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let consent = Arc::new(Consent::load(store.clone())?);
         let memories = Arc::new(Memories::new(
             store.clone(),
@@ -178,6 +187,7 @@ impl Engine {
             events: options.events.clone(),
             running,
         }));
+        let links = link::Links::new(plugins.clone(), settings.clone(), options.development_links);
         let core = Arc::new(Core {
             agent,
             history,
@@ -194,6 +204,7 @@ impl Engine {
             secrets: options.secrets,
             clock,
             events: options.events,
+            links,
         });
         let builtin = if options.builtin_plugins {
             let settings: Weak<dyn SettingsControl> = Arc::downgrade(&core) as Weak<Core>;
@@ -303,6 +314,166 @@ impl Engine {
         url: &str,
     ) -> Result<String, EngineError> {
         self.core.plugins.install_remote(server, title, tools, url)
+    }
+
+    // ---- plugins from outside: documents by link
+
+    /// Fetches the plugin document at `link` and returns what the consent screen shows,
+    /// installing nothing.
+    pub async fn preview_link(&self, link: &str) -> Result<link::Preview, EngineError> {
+        self.core.links.preview(link).await
+    }
+
+    /// Installs exactly what preview `id` showed (refused if the document changed since).
+    pub async fn install_preview(&self, id: &str) -> Result<String, EngineError> {
+        self.core.links.install(id).await
+    }
+
+    /// Re-fetches an installed document's link; an update that asks for more waits for
+    /// consent.
+    pub async fn update_document(&self, plugin: &str) -> Result<link::Update, EngineError> {
+        self.core.links.update(plugin).await
+    }
+
+    // ---- plugins from outside: remote MCP servers
+
+    /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
+    /// `mcp-<name>`; a bearer `token` is kept in the keystore. Returns the plugin id.
+    pub async fn add_remote(
+        &self,
+        url: &str,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<String, EngineError> {
+        let link = |message: String| EngineError::Link {
+            link: url.to_owned(),
+            message,
+        };
+        let key = remote::token_key(name);
+        let server = remote::RemoteServer::new(url, token.map(str::to_owned), remote::CALL_TIMEOUT)
+            .map_err(link)?;
+        let tools = server.list_tools().await.map_err(link)?;
+        let plugin = Plugin::from_mcp(name, name, &tools)?;
+        let id = plugin.id.clone();
+        if let Some(token) = token {
+            self.core.secrets.set(&key, token)?;
+        }
+        let handler = remote::RemoteServer::with_keystore(
+            url,
+            self.core.secrets.clone(),
+            key,
+            remote::CALL_TIMEOUT,
+        )
+        .map_err(link)?;
+        self.core.plugins.install(plugin, url, Arc::new(handler))?;
+        Ok(id)
+    }
+
+    /// Lists a remote plugin's tools again (after `notifications/tools/list_changed`, or when
+    /// the user asks) and installs the list: a new tool starts under the remote defaults, a
+    /// tool the user made stricter stays so. Returns the ids of the tools that are new.
+    pub async fn refresh_remote(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
+        let (old, url) = self.core.plugins.installed(plugin)?;
+        let name = match (old.kind, plugin.strip_prefix("mcp-")) {
+            (crate::registry::PluginKind::Remote, Some(name)) => name.to_owned(),
+            _ => return Err(EngineError::NoSuchPlugin(plugin.to_owned())),
+        };
+        let link = |message: String| EngineError::Link {
+            link: url.clone(),
+            message,
+        };
+        let server = remote::RemoteServer::with_keystore(
+            &url,
+            self.core.secrets.clone(),
+            remote::token_key(&name),
+            remote::CALL_TIMEOUT,
+        )
+        .map_err(link)?;
+        let tools = server.list_tools().await.map_err(link)?;
+        let fresh = Plugin::from_mcp(&name, &old.title, &tools)?;
+        let mut manifest = fresh.manifest.clone();
+        for tool in &mut manifest.tools {
+            // The user's re-class is never undone by the server.
+            if let Some(before) = old.tool(&tool.name) {
+                let offered = fresh.tool(&tool.name).map(|t| t.effect);
+                if offered.is_some_and(|e| before.effect > e) {
+                    tool.effect = Some(Value::String(before.effect.as_str().into()));
+                }
+            }
+        }
+        let added = fresh
+            .tools
+            .iter()
+            .filter(|t| old.tool(&t.name).is_none())
+            .map(|t| t.id.clone())
+            .collect();
+        let plugin_now = Plugin::load(manifest, crate::registry::PluginKind::Remote)?;
+        // The code stays: the same server, its session kept.
+        self.core.plugins.replace(plugin, plugin_now, &url, None)?;
+        Ok(added)
+    }
+
+    /// Re-classes a remote tool to a stricter effect (seed 004: a remote server's hint can only
+    /// be tightened by the user, never loosened). Kept across restarts and refreshes.
+    pub fn reclass_remote_tool(&self, tool: &str, effect: Effect) -> Result<(), EngineError> {
+        let current = self
+            .core
+            .plugins
+            .tool(tool)
+            .ok_or_else(|| EngineError::NoSuchPlugin(tool.to_owned()))?;
+        let (plugin, url) = self.core.plugins.installed(&current.plugin)?;
+        if plugin.kind != crate::registry::PluginKind::Remote {
+            return Err(SettingsError::new(
+                &format!("tools.{tool}.effect"),
+                "only a remote server's tools are re-classed; a document's effects are its author's",
+            )
+            .into());
+        }
+        if effect < current.effect {
+            return Err(SettingsError::new(
+                &format!("tools.{tool}.effect"),
+                format!(
+                    "{tool} is a {} tool; it can be made stricter (a stronger effect), never \
+                     {effect}",
+                    current.effect
+                ),
+            )
+            .into());
+        }
+        let mut manifest = plugin.manifest.clone();
+        for t in &mut manifest.tools {
+            if t.name == current.name {
+                t.effect = Some(Value::String(effect.as_str().into()));
+            }
+        }
+        let reloaded = Plugin::load(manifest, crate::registry::PluginKind::Remote)?;
+        self.core.plugins.replace(&plugin.id, reloaded, &url, None)
+    }
+
+    /// Connects to the MCP server at `url` and lists its tools, installing nothing.
+    pub async fn remote_tools(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
+        let link = |message: String| EngineError::Link {
+            link: url.to_owned(),
+            message,
+        };
+        let server = remote::RemoteServer::new(url, None, remote::CALL_TIMEOUT).map_err(link)?;
+        server.list_tools().await.map_err(link)
+    }
+
+    /// Removes a document or remote plugin with everything it left: its modes and
+    /// preferences, its jobs, and its store.
+    pub fn remove_plugin(&self, plugin: &str) -> Result<(), EngineError> {
+        self.core.plugins.uninstall(plugin)?;
+        for job in self.core.scheduler.all() {
+            let owned = matches!(&job.owner, crate::scheduler::Owner::Plugin { plugin: p, .. } if p == plugin);
+            if owned {
+                // The plugin is gone either way; a job that cannot be removed now fails its
+                // next run on the missing tool and is listed then.
+                let _ = self.core.scheduler.remove(job.id);
+            }
+        }
+        self.core.plugins.delete_store(plugin);
+        Ok(())
     }
 
     /// Removes an installed document or remote plugin, with its modes and preferences.

@@ -26,6 +26,10 @@ pub enum EngineError {
     NoSuchPlugin(String),
     #[error("plugin \"{0}\" ships with the app and cannot be removed; turn it off instead")]
     Bundled(String),
+    #[error("plugin link {link}: {message}")]
+    Link { link: String, message: String },
+    #[error("no preview \"{0}\" is waiting; preview the link again")]
+    NoSuchPreview(String),
     #[error("no conversation \"{0}\"")]
     NoSuchConversation(String),
     /// The agent cannot start a turn: what to set, named (`model.endpoint`, `model.apiKey`).

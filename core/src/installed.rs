@@ -33,6 +33,12 @@ pub trait Catalog: Send + Sync {
     fn handler(&self, _plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
         None
     }
+
+    /// As [`handler`](Self::handler), told where the plugin was installed from (a remote
+    /// server's URL).
+    fn handler_at(&self, plugin: &Plugin, _source: &str) -> Option<Arc<dyn PluginHandler>> {
+        self.handler(plugin)
+    }
 }
 
 /// A catalog with nothing in it.
@@ -212,7 +218,10 @@ impl InstalledPlugins {
             message: e.to_string(),
         })?;
         let plugin = Plugin::reload(crate::registry::parse_manifest(&json)?, row.kind)?;
-        let handler = self.handler_for(&plugin);
+        let handler = self
+            .catalog
+            .handler_at(&plugin, &row.source)
+            .unwrap_or_else(|| Arc::new(NoCode));
         Ok((plugin, handler))
     }
 
@@ -287,6 +296,143 @@ impl InstalledPlugins {
         self.install_from_catalog(Plugin::from_mcp(server, title, tools)?, url)
     }
 
+    /// The load-time checks of `plugin` against the installed ones, installing nothing: its
+    /// grant row and warnings, for a consent screen. With `replacing`, an installed plugin of
+    /// the same id is set aside for the check (an update).
+    pub(crate) fn check_new(
+        &self,
+        plugin: &Plugin,
+        replacing: bool,
+    ) -> Result<(String, Vec<String>), LoadError> {
+        let mut state = self.state();
+        let old = if replacing {
+            state.registry.plugin(&plugin.id).cloned()
+        } else {
+            None
+        };
+        if old.is_some() {
+            state.registry.remove(&plugin.id);
+        }
+        let checked = check(&state, plugin);
+        if let Some(old) = old {
+            state.registry.insert_checked(old);
+        }
+        checked.map(|c| (c.grant_row, c.warnings))
+    }
+
+    /// An installed document and the link it came from.
+    pub(crate) fn document(&self, plugin: &str) -> Result<(Arc<Plugin>, String), EngineError> {
+        let installed = self
+            .state()
+            .registry
+            .plugin(plugin)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        if !matches!(installed.kind, PluginKind::Official | PluginKind::Community) {
+            return Err(EngineError::Link {
+                link: plugin.to_owned(),
+                message: "only a plugin document is updated from its link".into(),
+            });
+        }
+        let source = self
+            .store
+            .read(rows::plugins)?
+            .into_iter()
+            .find(|r| r.id == plugin)
+            .map(|r| r.source)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        Ok((installed, source))
+    }
+
+    /// Puts a new version of installed plugin `old` in its place, with the code the catalog
+    /// has for it; its switch, modes and preferences stay. Nothing changes if the new version
+    /// does not pass the checks.
+    pub(crate) fn replace_from_catalog(
+        &self,
+        old: &str,
+        plugin: Plugin,
+        source: &str,
+    ) -> Result<(), EngineError> {
+        let handler = self
+            .catalog
+            .handler_at(&plugin, source)
+            .unwrap_or_else(|| Arc::new(NoCode));
+        self.replace(old, plugin, source, Some(handler))
+    }
+
+    /// An installed plugin and where it came from.
+    pub(crate) fn installed(&self, plugin: &str) -> Result<(Arc<Plugin>, String), EngineError> {
+        let installed = self
+            .state()
+            .registry
+            .plugin(plugin)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        let source = self
+            .store
+            .read(rows::plugins)?
+            .into_iter()
+            .find(|r| r.id == plugin)
+            .map(|r| r.source)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        Ok((installed, source))
+    }
+
+    /// Puts a new version of installed plugin `old` in its place with `handler` (or the one it
+    /// has); its switch, modes and preferences stay. Nothing changes if the new version does
+    /// not pass the checks.
+    pub(crate) fn replace(
+        &self,
+        old: &str,
+        plugin: Plugin,
+        source: &str,
+        handler: Option<Arc<dyn PluginHandler>>,
+    ) -> Result<(), EngineError> {
+        if plugin.id != old {
+            return Err(EngineError::NoSuchPlugin(plugin.id.clone()));
+        }
+        let mut state = self.state();
+        let handler = match handler {
+            Some(handler) => handler,
+            None => state
+                .installed
+                .get(old)
+                .map(|i| i.handler.clone())
+                .ok_or_else(|| EngineError::NoSuchPlugin(old.to_owned()))?,
+        };
+        let previous = state
+            .installed
+            .get(old)
+            .map(|i| (i.plugin.clone(), i.enabled))
+            .ok_or_else(|| EngineError::NoSuchPlugin(old.to_owned()))?;
+        state.registry.remove(old);
+        let checked = match check(&state, &plugin) {
+            Ok(checked) => checked,
+            Err(e) => {
+                state.registry.insert_checked(previous.0);
+                return Err(e.into());
+            }
+        };
+        let row = PluginRow {
+            id: plugin.id.clone(),
+            kind: plugin.kind,
+            source: source.into(),
+            manifest: Some(
+                serde_json::to_string(&plugin.manifest)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
+            enabled: previous.1,
+        };
+        let now = self.clock.now_ms();
+        if let Err(e) = self.store.write(|tx| rows::put_plugin(tx, &row, now)) {
+            state.registry.insert_checked(previous.0);
+            return Err(e.into());
+        }
+        state.installed.remove(old);
+        put(&mut state, plugin, handler, previous.1, checked);
+        Ok(())
+    }
+
     /// Removes an installed document or remote plugin, with its modes and preferences.
     pub fn uninstall(&self, plugin: &str) -> Result<(), EngineError> {
         let mut state = self.state();
@@ -301,7 +447,18 @@ impl InstalledPlugins {
         state.registry.remove(plugin);
         state.installed.remove(plugin);
         state.preferences.remove(plugin);
+        // The rows went with the plugin's (ON DELETE CASCADE); a reinstall starts afresh.
+        state.modes.forget(plugin);
         Ok(())
+    }
+
+    /// Deletes a removed plugin's store (`allow_store`) from the data directory.
+    pub(crate) fn delete_store(&self, plugin: &str) {
+        if let Some(data_dir) = self.store.path().and_then(std::path::Path::parent) {
+            let dir = crate::gates::store_dir(&data_dir.join("plugins").join("stores"), plugin);
+            // Absent when the plugin never stored anything.
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 
     pub fn contains(&self, plugin: &str) -> bool {

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod consent;
 pub mod conversations;
 pub mod datasource;
+pub mod declared;
 pub mod engine;
 pub mod error;
 pub mod events;

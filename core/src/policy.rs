@@ -97,6 +97,11 @@ impl UserModes {
         self.by_plugin.entry(plugin.to_owned()).or_default()[effect as usize] = Some(mode);
     }
 
+    /// Forgets every mode the user set for `plugin` (it was removed).
+    pub fn forget(&mut self, plugin: &str) {
+        self.by_plugin.remove(plugin);
+    }
+
     pub fn get(&self, plugin: &str, effect: Effect) -> Option<Mode> {
         self.by_plugin
             .get(plugin)

@@ -13,7 +13,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::gates::Grants;
+use crate::declared::{Request, RequestManifest};
+use crate::gates::{Grants, NetworkPolicy};
 use crate::schema::InputSchema;
 
 /// What a tool changes. Ordered from the weakest to the strongest (seed 004: "if more than one
@@ -136,6 +137,10 @@ pub struct Manifest {
     /// A JSON Schema for the plugin's preferences object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferences: Option<Value>,
+    /// A plugin document's Markdown body: what the agent is told while the plugin is enabled.
+    /// Set from the body by `plugins::document::parse`, never written in the front matter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -179,6 +184,9 @@ pub struct ToolManifest {
     /// `{field}` is replaced by that top-level input field.
     #[serde(default)]
     pub target: Option<String>,
+    /// A plugin document's declarative HTTP request (module `declared`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestManifest>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -208,6 +216,8 @@ pub struct Tool {
     pub grant: bool,
     pub always_ask: bool,
     pub target: Option<String>,
+    /// The HTTP request a document's tool makes, checked at load.
+    pub request: Option<Request>,
 }
 
 impl Tool {
@@ -275,12 +285,11 @@ pub struct Plugin {
     pub grants: Grants,
     pub disclosure: Vec<String>,
     pub preferences: Option<InputSchema>,
+    /// A document's Markdown body, for the agent's context while the plugin is enabled.
+    pub instructions: Option<String>,
     /// The manifest as loaded, kept so that an installed document or remote plugin can be
     /// stored and loaded again.
     pub manifest: Manifest,
-    /// What the plugin tells the agent in its system prompt while enabled: a plugin document's
-    /// Markdown body. Filled by whoever loads the plugin; none for plugins without one.
-    pub instructions: Option<String>,
 }
 
 impl Plugin {
@@ -402,6 +411,18 @@ impl Plugin {
             (Some(schema), Compile::OnFirstUse) => Some(InputSchema::deferred(schema)),
             (None, _) => None,
         };
+        for (index, tool) in tools.iter().enumerate() {
+            if let Some(request) = &tool.request {
+                check_request(
+                    id,
+                    index,
+                    request,
+                    kind,
+                    &manifest.requires,
+                    &manifest.grants,
+                )?;
+            }
+        }
         Ok(Plugin {
             id: manifest.id.clone(),
             kind,
@@ -416,8 +437,8 @@ impl Plugin {
             grants: manifest.grants,
             disclosure: manifest.disclosure,
             preferences,
+            instructions: manifest.instructions,
             manifest: original,
-            instructions: None,
         })
     }
 
@@ -453,6 +474,11 @@ impl Plugin {
 
     pub fn tool(&self, name: &str) -> Option<&Arc<Tool>> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The manifest as JSON, to tell two versions of a document apart.
+    pub fn manifest_json(&self) -> Value {
+        serde_json::to_value(&self.manifest).unwrap_or(Value::Null)
     }
 }
 
@@ -563,6 +589,12 @@ fn load_tool(
         }
     };
     let schema = tool.input.unwrap_or_else(empty_object_schema);
+    let request = match &tool.request {
+        Some(request) => Some(crate::declared::load(request, &schema).map_err(
+            |(name, message)| LoadError::new(plugin, field(&format!("request.{name}")), message),
+        )?),
+        None => None,
+    };
     let input = match compile {
         Compile::Now => InputSchema::compile(schema).map_err(|e| {
             LoadError::new(
@@ -594,7 +626,55 @@ fn load_tool(
         grant: tool.grant,
         always_ask: tool.always_ask,
         target: tool.target,
+        request,
     })
+}
+
+/// The plugin-level checks of a tool's declared request: a document may declare one (not a
+/// remote server, whose tools are its own), a campus request needs `requires: campus-session`,
+/// and the URL must pass the plugin's own network grants — so the consent screen's grant row
+/// names every host a tool reaches, and a request that could never be sent is a load error.
+fn check_request(
+    plugin: &str,
+    index: usize,
+    request: &Request,
+    kind: PluginKind,
+    requires: &[String],
+    grants: &Grants,
+) -> Result<(), LoadError> {
+    let field = |name: &str| format!("tools[{index}].request.{name}");
+    if kind == PluginKind::Remote {
+        return Err(LoadError::new(
+            plugin,
+            field("url"),
+            "a remote server's tools are its own; only plugin documents declare requests",
+        ));
+    }
+    if request.campus && !requires.iter().any(|r| r == "campus-session") {
+        return Err(LoadError::new(
+            plugin,
+            field("campus"),
+            "a campus request needs the campus session; add campus-session to requires",
+        ));
+    }
+    let sample = request
+        .url_fields
+        .iter()
+        .fold(request.url.clone(), |url, f| {
+            url.replace(&format!("{{{f}}}"), "x")
+        });
+    // A bad allowlist entry is reported by the grants' own check, with its own field.
+    if let Ok(policy) = NetworkPolicy::new(plugin, grants, kind) {
+        if let Err(refusal) = policy.check(&sample) {
+            let reason = refusal.strip_prefix("error: ").unwrap_or(&refusal);
+            return Err(LoadError::new(
+                plugin,
+                field("url"),
+                format!("the plugin's grants do not let this request out: {reason}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Model APIs accept `^[a-zA-Z0-9_-]{1,64}$` as a tool name.
@@ -831,6 +911,27 @@ pub fn json_with_unique_keys(text: &str) -> Result<Value, JsonTextError> {
     }
 }
 
+/// Parses YAML front matter into JSON, refusing a key written twice in one mapping as
+/// [`json_with_unique_keys`] does for JSON (YAML parsers keep one of the two, and the text
+/// must mean one thing). `Err(Ok(e))` is the duplicate key; `Err(Err(message))` is not YAML.
+pub fn yaml_with_unique_keys(text: &str) -> Result<Value, Result<LoadError, String>> {
+    let seen = Seen::default();
+    let parsed = UniqueKeys {
+        path: String::new(),
+        seen: &seen,
+    }
+    .deserialize(serde_yaml_ng::Deserializer::from_str(text));
+    match (parsed, seen.duplicate.into_inner()) {
+        (_, Some((path, key))) => Err(Ok(LoadError::new(
+            seen.id.into_inner().as_deref().unwrap_or("?"),
+            path,
+            format!("the key \"{key}\" appears more than once; write each key once"),
+        ))),
+        (Ok(value), None) => Ok(value),
+        (Err(e), None) => Err(Err(e.to_string())),
+    }
+}
+
 /// Parses manifest text into a manifest; see [`json_with_unique_keys`].
 pub fn parse_manifest_text(text: &str) -> Result<Manifest, LoadError> {
     match json_with_unique_keys(text) {
@@ -897,6 +998,10 @@ impl<'de> Visitor<'de> for UniqueKeys<'_> {
     }
 
     fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
 

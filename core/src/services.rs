@@ -90,16 +90,35 @@ impl std::fmt::Debug for Services {
 }
 
 impl Services {
+    fn network(&self) -> Result<&NetworkGate, String> {
+        self.gates
+            .network
+            .get_or_init(|| {
+                NetworkGate::new(&self.plugin.id, &self.plugin.grants, self.plugin.kind)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| format!("error: {e}"))
+    }
+
     /// `host-http-get`: the body, or an `error: ` string.
     pub async fn http_get(&self, url: &str) -> String {
-        let gate = self.gates.network.get_or_init(|| {
-            NetworkGate::new(&self.plugin.id, &self.plugin.grants, self.plugin.kind)
-                .map_err(|e| e.to_string())
-        });
-        match gate {
+        match self.network() {
             Ok(gate) => gate.get(url).await,
-            Err(e) => format!("error: {e}"),
+            Err(e) => e,
         }
+    }
+
+    /// A request of any method through the same network gate as `http_get`, with every one of
+    /// its checks: the body, or an `error: ` string that never repeats a header.
+    pub async fn http_request(
+        &self,
+        method: &reqwest::Method,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<&Value>,
+    ) -> Result<String, String> {
+        self.network()?.request(method, url, headers, body).await
     }
 
     fn store(&self) -> Result<&StoreGate, String> {

@@ -41,6 +41,27 @@ pub struct ModelSettings {
     pub endpoint: String,
 }
 
+/// The campus services a plugin that `requires: campus-session` may send the session to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CampusSettings {
+    pub hosts: Vec<String>,
+}
+
+impl Default for CampusSettings {
+    fn default() -> Self {
+        Self {
+            hosts: DEFAULT_CAMPUS_HOSTS
+                .iter()
+                .map(|h| (*h).to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// The campus hosts the session goes to, unless the settings say otherwise (`campus.hosts`).
+pub const DEFAULT_CAMPUS_HOSTS: [&str; 2] = ["portal.pku.edu.cn", "card.pku.edu.cn"];
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
@@ -50,6 +71,7 @@ pub struct Settings {
     pub time_zone: String,
     pub model: ModelSettings,
     pub official_host: String,
+    pub campus: CampusSettings,
     /// The agent's guards: how far one turn may go before it is stopped.
     pub agent: AgentLimits,
 }
@@ -83,6 +105,7 @@ impl Default for Settings {
             model: ModelSettings::default(),
             official_host: DEFAULT_OFFICIAL_HOST.into(),
             agent: AgentLimits::default(),
+            campus: CampusSettings::default(),
         }
     }
 }

@@ -29,9 +29,11 @@ pub use context::ContextBoard;
 pub use fs::FsGate;
 pub use message::{MessageGate, PendingMessage, TurnState};
 pub use network::{NetworkGate, NetworkPolicy};
+pub(crate) use network::{guarded_client, refused_address};
 pub use notify::Notifier;
 pub use outbox::{HostLine, LineKind, Outbox};
 pub use rows::{check_grants, grant_row, startup_warnings};
+pub(crate) use store::store_dir;
 pub use store::{StoreGate, check_store_names};
 pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo};
 

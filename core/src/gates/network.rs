@@ -495,26 +495,57 @@ impl NetworkGate {
     /// Fetches `url` and returns its body, or an `error: ` string (seed 001: in band). Nothing
     /// is sent unless every check passed.
     pub async fn get(&self, url: &str) -> String {
-        let parsed = match self.policy.check(url) {
-            Ok(parsed) => parsed,
-            Err(refusal) => return refusal,
-        };
+        self.request(&reqwest::Method::GET, url, &[], None)
+            .await
+            .unwrap_or_else(|refusal| refusal)
+    }
+
+    /// Sends `method url` with `headers` and an optional JSON `body`, under every check `get`
+    /// makes (the switch, the allowlist, the address guard, no redirects, the timeout, the body
+    /// cap). The body, or the `error: ` string. A refusal never repeats a header: a header may
+    /// carry a secret.
+    pub async fn request(
+        &self,
+        method: &reqwest::Method,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<&serde_json::Value>,
+    ) -> Result<String, String> {
+        let parsed = self.policy.check(url)?;
         // `check` refuses everything while allow_network is off, and the client exists
         // whenever it is on.
         let Some(client) = &self.client else {
-            return denied("network access", "allow_network");
+            return Err(denied("network access", "allow_network"));
         };
-        match tokio::time::timeout(self.timeout, fetch(client, parsed, url)).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(refusal)) => refusal,
-            Err(_elapsed) => {
-                format!(
-                    "error: request to {url} timed out after {}",
-                    human_duration(self.timeout)
-                )
-            }
+        let mut builder = client.request(method.clone(), parsed);
+        for (name, value) in headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        if let Some(body) = body {
+            builder = builder
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string());
+        }
+        match tokio::time::timeout(self.timeout, fetch(builder, url)).await {
+            Ok(answer) => answer,
+            Err(_elapsed) => Err(format!(
+                "error: request to {url} timed out after {}",
+                human_duration(self.timeout)
+            )),
         }
     }
+}
+
+/// The HTTP client a plugin of `trust` gets — no redirects, no proxy, and for community and
+/// remote plugins the checked resolver — for a client that is not the gate's own request path
+/// (the MCP transport of a remote server).
+pub(crate) fn guarded_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
+    build_client(trust)
+}
+
+/// Whether `ip` is one a community or remote plugin may not reach (DESIGN.md §5).
+pub(crate) fn refused_address(ip: IpAddr) -> bool {
+    is_private_or_local(ip)
 }
 
 fn build_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
@@ -535,8 +566,8 @@ fn build_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
     builder.build()
 }
 
-/// Sends `url` (the parsed form of the plugin's `raw`) and reads the body under the cap.
-async fn fetch(client: &reqwest::Client, url: Url, raw: &str) -> Result<String, String> {
+/// Sends the request for the plugin's `raw` URL and reads the body under the cap.
+async fn fetch(request: reqwest::RequestBuilder, raw: &str) -> Result<String, String> {
     let transport = |e: reqwest::Error| match find_refusal(&e) {
         Some(refused) => refused.to_string(),
         // reqwest's own top message only repeats the URL; the cause is in its sources.
@@ -545,7 +576,7 @@ async fn fetch(client: &reqwest::Client, url: Url, raw: &str) -> Result<String, 
             error_chain(e.source().unwrap_or(&e))
         ),
     };
-    let mut response = client.get(url).send().await.map_err(transport)?;
+    let mut response = request.send().await.map_err(transport)?;
     let status = response.status();
     if !status.is_success() {
         // seed 001: a 3xx comes back as `error: HTTP 30x` rather than being followed.

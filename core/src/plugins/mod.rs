@@ -3,4 +3,7 @@
 
 pub mod builtin;
 pub mod document;
+pub mod interpreter;
+pub mod link;
+pub mod remote;
 pub mod samples;

@@ -1,0 +1,288 @@
+//! The interpreter of plugin documents' declarative tools (module `declared`, docs/PLUGIN.md):
+//! it fills the request from the validated input and sends it through the plugin's network
+//! gate, so a document reaches only what its grants allow, with every check of the gate.
+//!
+//! Secrets (`{{secret:name}}` headers and the campus session) are read from the keystore at
+//! call time and go only into the request's headers: never into the result, an error, the
+//! audit or a log line. The gate's refusals never repeat a header.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Map, Value};
+
+use crate::declared::{CAMPUS_SESSION_KEY, HeaderPart, Method, Request, Returns, secret_key};
+use crate::handler::{PluginHandler, ToolContext};
+use crate::installed::Catalog;
+use crate::registry::{Plugin, PluginKind, Tool};
+use crate::secrets::SecretStore;
+use crate::settings::AppSettings;
+
+/// RFC 3986 unreserved characters stay; everything else in a value is percent-encoded, so a
+/// value cannot add a path segment, a query or a fragment.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Runs the declared requests of a document's tools.
+pub struct Interpreter {
+    secrets: Arc<dyn SecretStore>,
+    settings: Arc<AppSettings>,
+}
+
+impl Interpreter {
+    pub fn new(secrets: Arc<dyn SecretStore>, settings: Arc<AppSettings>) -> Self {
+        Self { secrets, settings }
+    }
+
+    /// Whether `plugin` is a document this interpreter runs: one that declares requests.
+    pub fn runs(plugin: &Plugin) -> bool {
+        plugin.tools.iter().any(|t| t.request.is_some())
+    }
+
+    fn secret(&self, key: &str, missing: impl FnOnce() -> String) -> Result<String, String> {
+        match self.secrets.get(key) {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err(missing()),
+            // The store's own message names no value; the key is ours.
+            Err(e) => Err(format!("could not read the secret {key}: {e}")),
+        }
+    }
+
+    fn headers(&self, plugin: &str, request: &Request) -> Result<Vec<(String, String)>, String> {
+        let mut out = Vec::with_capacity(request.headers.len() + 1);
+        for (name, parts) in &request.headers {
+            let mut value = String::new();
+            for part in parts {
+                match part {
+                    HeaderPart::Text(text) => value.push_str(text),
+                    HeaderPart::Secret(secret) => {
+                        value.push_str(&self.secret(&secret_key(plugin, secret), || {
+                            format!(
+                                "the secret \"{secret}\" of plugin \"{plugin}\" is not set; set it \
+                                 on the plugin's page"
+                            )
+                        })?)
+                    }
+                }
+            }
+            out.push((name.clone(), value));
+        }
+        if request.campus {
+            // The requirement is checked at load; the host against today's setting, here.
+            let hosts = self.settings.get().campus.hosts;
+            if !hosts.iter().any(|h| h.eq_ignore_ascii_case(&request.host)) {
+                return Err(format!(
+                    "the campus session goes only to the hosts of the campus.hosts setting \
+                     ({}); {} is not one of them",
+                    hosts.join(", "),
+                    request.host
+                ));
+            }
+            let session = self.secret(CAMPUS_SESSION_KEY, || {
+                "the campus account is not signed in; sign in on the campus account page".into()
+            })?;
+            out.push(("Cookie".into(), session));
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl PluginHandler for Interpreter {
+    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
+        let Some(request) = &tool.request else {
+            return Err(format!(
+                "tool \"{}\" declares no request, and its plugin has no other code on this device",
+                tool.id
+            ));
+        };
+        let url = fill_url(request, &input)?;
+        let body = request.body.as_ref().map(|fields| {
+            Value::Object(
+                fields
+                    .iter()
+                    .filter_map(|(key, field)| input.get(field).map(|v| (key.clone(), v.clone())))
+                    .collect::<Map<String, Value>>(),
+            )
+        });
+        let headers = self.headers(&tool.plugin, request)?;
+        let method = match request.method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+            Method::Put => reqwest::Method::PUT,
+            Method::Patch => reqwest::Method::PATCH,
+            Method::Delete => reqwest::Method::DELETE,
+        };
+        let answer = ctx
+            .services
+            .http_request(&method, &url, &headers, body.as_ref())
+            .await
+            .map_err(|e| e.strip_prefix("error: ").unwrap_or(&e).to_owned())?;
+        shape(&request.returns, answer)
+    }
+}
+
+/// The URL with each `{field}` replaced by the input's value, percent-encoded, and the query
+/// parameters of the fields present.
+fn fill_url(request: &Request, input: &Value) -> Result<String, String> {
+    let mut url = request.url.clone();
+    for field in &request.url_fields {
+        let value = input.get(field).ok_or_else(|| {
+            format!("input field \"{field}\" is needed to build the request's URL")
+        })?;
+        let text = scalar(field, value)?;
+        url = url.replacen(
+            &format!("{{{field}}}"),
+            &utf8_percent_encode(&text, COMPONENT).to_string(),
+            1,
+        );
+    }
+    let mut parsed = url::Url::parse(&url).map_err(|e| format!("the request's URL: {e}"))?;
+    let present: Vec<(String, String)> = request
+        .query
+        .iter()
+        .filter_map(|(name, field)| input.get(field).map(|v| (name, field, v)))
+        .map(|(name, field, v)| scalar(field, v).map(|text| (name.clone(), text)))
+        .collect::<Result<_, _>>()?;
+    if !present.is_empty() {
+        parsed.query_pairs_mut().extend_pairs(present);
+    }
+    Ok(parsed.into())
+}
+
+fn scalar(field: &str, value: &Value) -> Result<String, String> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(format!(
+            "input field \"{field}\" must be a string, number or boolean to go into the URL"
+        )),
+    }
+}
+
+/// The tool's result from the answer's body.
+fn shape(returns: &Returns, body: String) -> Result<Value, String> {
+    let json = || {
+        serde_json::from_str::<Value>(&body)
+            .map_err(|e| format!("the service did not answer JSON: {e}"))
+    };
+    match returns {
+        Returns::Text => Ok(Value::String(body)),
+        Returns::Json => json(),
+        Returns::Pointers(pointers) => {
+            let answer = json()?;
+            Ok(Value::Object(
+                pointers
+                    .iter()
+                    .map(|p| (p.clone(), answer.pointer(p).cloned().unwrap_or(Value::Null)))
+                    .collect(),
+            ))
+        }
+    }
+}
+
+/// The app's catalog with the interpreter in front: a document that declares requests runs
+/// them; anything else gets the code the catalog has for it.
+pub(crate) struct WithInterpreter {
+    pub inner: Arc<dyn Catalog>,
+    pub interpreter: Arc<Interpreter>,
+    /// For a remote plugin's token, read at connect.
+    pub secrets: Arc<dyn SecretStore>,
+}
+
+impl Catalog for WithInterpreter {
+    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+        self.inner.bundled()
+    }
+
+    fn handler(&self, plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
+        let document = matches!(plugin.kind, PluginKind::Official | PluginKind::Community);
+        if document && Interpreter::runs(plugin) {
+            Some(self.interpreter.clone())
+        } else {
+            self.inner.handler(plugin)
+        }
+    }
+
+    /// A remote plugin the catalog has no code for is the MCP server at its source.
+    fn handler_at(&self, plugin: &Plugin, source: &str) -> Option<Arc<dyn PluginHandler>> {
+        self.handler(plugin).or_else(|| {
+            let name = plugin.id.strip_prefix("mcp-")?;
+            if plugin.kind != PluginKind::Remote {
+                return None;
+            }
+            let server = super::remote::RemoteServer::with_keystore(
+                source,
+                self.secrets.clone(),
+                super::remote::token_key(name),
+                super::remote::CALL_TIMEOUT,
+            )
+            .ok()?;
+            Some(Arc::new(server) as Arc<dyn PluginHandler>)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::declared::{RequestManifest, load};
+    use serde_json::json;
+
+    fn request(spec: Value) -> Request {
+        let input = json!({"type": "object", "properties": {
+            "canteen": {"type": "string"}, "day": {"type": "string"}, "n": {"type": "integer"}}});
+        load(
+            &serde_json::from_value::<RequestManifest>(spec).unwrap(),
+            &input,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_value_in_the_url_is_percent_encoded_and_cannot_leave_its_segment() {
+        let r = request(
+            json!({"method": "GET", "url": "https://api.example.com/c/{canteen}/menu",
+                               "query": {"d": "day", "count": "n"}}),
+        );
+        let url = fill_url(
+            &r,
+            &json!({"canteen": "学一/../admin?x=1#f", "day": "a&b=c", "n": 3}),
+        )
+        .unwrap();
+        assert_eq!(
+            url,
+            "https://api.example.com/c/%E5%AD%A6%E4%B8%80%2F..%2Fadmin%3Fx%3D1%23f/menu?count=3&d=a%26b%3Dc"
+        );
+        let url = fill_url(&r, &json!({"canteen": "x"})).unwrap();
+        assert_eq!(url, "https://api.example.com/c/x/menu");
+    }
+
+    #[test]
+    fn a_missing_url_field_is_the_tools_error() {
+        let r = request(json!({"method": "GET", "url": "https://api.example.com/c/{canteen}"}));
+        assert_eq!(
+            fill_url(&r, &json!({})).unwrap_err(),
+            "input field \"canteen\" is needed to build the request's URL"
+        );
+    }
+
+    #[test]
+    fn pointers_project_the_answer() {
+        let shaped = shape(
+            &Returns::Pointers(vec!["/a/0".into(), "/missing".into()]),
+            r#"{"a": [7, 8], "b": 1}"#.into(),
+        )
+        .unwrap();
+        assert_eq!(shaped, json!({"/a/0": 7, "/missing": null}));
+        assert_eq!(
+            shape(&Returns::Json, "not json".into()).unwrap_err(),
+            "the service did not answer JSON: expected ident at line 1 column 2"
+        );
+    }
+}
