@@ -322,25 +322,13 @@ impl InstalledPlugins {
 
     /// An installed document and the link it came from.
     pub(crate) fn document(&self, plugin: &str) -> Result<(Arc<Plugin>, String), EngineError> {
-        let installed = self
-            .state()
-            .registry
-            .plugin(plugin)
-            .cloned()
-            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
+        let (installed, source) = self.installed(plugin)?;
         if !matches!(installed.kind, PluginKind::Official | PluginKind::Community) {
             return Err(EngineError::Link {
                 link: plugin.to_owned(),
                 message: "only a plugin document is updated from its link".into(),
             });
         }
-        let source = self
-            .store
-            .read(rows::plugins)?
-            .into_iter()
-            .find(|r| r.id == plugin)
-            .map(|r| r.source)
-            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
         Ok((installed, source))
     }
 
