@@ -87,6 +87,26 @@ fn open(dir: &std::path::Path, broker: Arc<Denies>, builtin: bool) -> Engine {
     Engine::open(dir, options).unwrap()
 }
 
+/// An engine with the wallet and a forum whose posts (or failures) are untrusted, the terms
+/// accepted and conversation "c" open.
+fn wallet_and_forum(
+    dir: &std::path::Path,
+    broker: Arc<Denies>,
+    builtin: bool,
+    failing: bool,
+) -> Engine {
+    let engine = open(dir, broker, builtin);
+    engine
+        .install(wallet(), "bundled", Arc::new(Forum { fail: false }))
+        .unwrap();
+    engine
+        .install(forum(), "bundled", Arc::new(Forum { fail: failing }))
+        .unwrap();
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    engine
+}
+
 fn call(tool: &str, actor: Actor, input: Value) -> Call {
     Call {
         tool: tool.into(),
@@ -219,15 +239,7 @@ async fn a_plugins_call_under_the_users_tap_is_decided_as_the_agents() {
 async fn a_failing_untrusted_tool_taints_the_turn() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Arc::new(Denies::default());
-    let engine = open(dir.path(), broker.clone(), false);
-    engine
-        .install(wallet(), "bundled", Arc::new(Forum { fail: false }))
-        .unwrap();
-    engine
-        .install(forum(), "bundled", Arc::new(Forum { fail: true }))
-        .unwrap();
-    engine.accept_terms().unwrap();
-    engine.open_conversation("c").unwrap();
+    let engine = wallet_and_forum(dir.path(), broker.clone(), false, true);
 
     let read = engine
         .invoke(call("forum.latest", Actor::Agent, json!({})))
@@ -403,15 +415,7 @@ fn a_settings_change_writes_only_its_own_key() {
 async fn a_loosening_change_in_a_tainted_turn_is_refused_saying_why_even_under_skip_all() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Arc::new(Denies::default());
-    let engine = open(dir.path(), broker.clone(), true);
-    engine
-        .install(wallet(), "bundled", Arc::new(Forum { fail: false }))
-        .unwrap();
-    engine
-        .install(forum(), "bundled", Arc::new(Forum { fail: false }))
-        .unwrap();
-    engine.accept_terms().unwrap();
-    engine.open_conversation("c").unwrap();
+    let engine = wallet_and_forum(dir.path(), broker.clone(), true, false);
     let mut settings = engine.conversation("c").unwrap().settings;
     settings.preset = harness_core::policy::Preset::SkipAll;
     engine.set_conversation_settings("c", settings).unwrap();
