@@ -9,6 +9,7 @@ use harness_core::policy::{
     self, Actor, Answer, Code, PromptKind, RuleKind, RuleRef, RuleScope, Step,
 };
 use harness_core::registry::Effect;
+use harness_core::screens::ApprovalSheet;
 
 use crate::error::{HarnessError, parse_json};
 
@@ -175,6 +176,9 @@ pub struct ApprovalPrompt {
     /// Why the user is asked.
     pub reason: String,
     pub conversation: Option<String>,
+    /// What the approval sheet shows, in the user's language: present in every prompt the
+    /// Platform is asked to show; none in an `Invocation`'s record of a prompt.
+    pub sheet: Option<ApprovalSheet>,
 }
 
 /// How a call ended.
@@ -249,6 +253,16 @@ impl From<invoke::Prompt> for ApprovalPrompt {
             headline: p.headline,
             reason: p.reason,
             conversation: p.conversation,
+            sheet: None,
+        }
+    }
+}
+
+impl ApprovalPrompt {
+    pub(crate) fn new(prompt: invoke::Prompt, sheet: ApprovalSheet) -> Self {
+        ApprovalPrompt {
+            sheet: Some(sheet),
+            ..prompt.into()
         }
     }
 }

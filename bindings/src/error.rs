@@ -55,6 +55,7 @@ impl From<EngineError> for HarnessError {
             | EngineError::Bundled(_)
             | EngineError::MemoryNotPending { .. }
             | EngineError::Agent(_)
+            | EngineError::Invalid(_)
             | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
             | EngineError::NoSuchPreview(_)

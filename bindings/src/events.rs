@@ -10,6 +10,10 @@ use crate::decisions::ApprovalPrompt;
 
 /// Something a shell may want to show, as it happens.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "crosses the FFI by value, once per event"
+)]
 pub enum HarnessEvent {
     /// A prompt is about to be shown through `Platform::ask_approval` with this id.
     ApprovalRequested { id: u64, prompt: ApprovalPrompt },

@@ -9,6 +9,10 @@ use harness_core::invoke::Call;
 use harness_core::plugins::samples::{self, Samples};
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
+use harness_core::screens::{
+    Acted, Action, AuditFilter, AuditScreen, ChatScreen, ConsentScreen, ConversationSettingsScreen,
+    JobsScreen, Live, MemoryInbox, ModelSettingsScreen, PluginDetail, PluginsScreen, Screens,
+};
 use harness_core::{Engine, Options};
 use harness_core::{scheduler, settings};
 
@@ -40,6 +44,7 @@ pub struct Harness {
 #[derive(Clone)]
 struct Open {
     engine: Arc<Engine>,
+    screens: Arc<Screens>,
     platform: Arc<dyn Platform>,
 }
 
@@ -55,6 +60,10 @@ impl Harness {
 
     pub(crate) fn engine(&self) -> Result<Arc<Engine>, HarnessError> {
         self.open_parts().map(|open| open.engine)
+    }
+
+    pub(crate) fn screens(&self) -> Result<Arc<Screens>, HarnessError> {
+        self.open_parts().map(|open| open.screens)
     }
 
     /// Runs one call on the library's runtime, so that tools and prompts run on its workers
@@ -84,23 +93,28 @@ impl Harness {
         })?;
         runtime()?;
         let events = Arc::new(Listeners::default());
-        let mut options = Options::new(Arc::new(PlatformBroker::new(
-            platform.clone(),
-            events.clone(),
-        )));
+        let broker = Arc::new(PlatformBroker::new(platform.clone(), events.clone()));
+        let live = Live::new();
+        let mut options = Options::new(broker.clone());
         options.catalog = Arc::new(Samples);
         options.secrets = Arc::new(PlatformSecrets(platform.clone()));
         options.wake = Arc::new(PlatformWake {
             platform: platform.clone(),
             events: events.clone(),
         });
-        options.events = Arc::new(PlatformEvents {
+        options.events = live.sink(Arc::new(PlatformEvents {
             platform: platform.clone(),
             events: events.clone(),
-        });
+        }));
         let engine = Arc::new(Engine::open(&data_dir, options)?);
+        let screens = Arc::new(Screens::new(engine.clone(), live));
+        broker.show_sheets_from(&screens);
         Ok(Arc::new(Harness {
-            open: RwLock::new(Some(Open { engine, platform })),
+            open: RwLock::new(Some(Open {
+                engine,
+                screens,
+                platform,
+            })),
             data_dir,
             events,
         }))
@@ -432,7 +446,9 @@ impl Harness {
     /// records what it says, e.g. when the app returns to the foreground. A permission the
     /// platform fails to read keeps its recorded state, and the first failure is returned.
     pub fn refresh_permissions(&self) -> Result<(), HarnessError> {
-        let Open { engine, platform } = self.open_parts()?;
+        let Open {
+            engine, platform, ..
+        } = self.open_parts()?;
         engine.refresh_permissions(|permission| platform.permission_state(permission))
     }
 
@@ -475,5 +491,60 @@ impl Harness {
             .spawn(async move { engine.use_tool_data(&plugin, &key).await })
             .await??;
         Ok(read.value.to_string())
+    }
+}
+
+/// The screens: each read whole in one call, in the user's language; each tap an `Action`
+/// from the screen's own model, done by `act` (see `harness_core::screens`).
+#[uniffi::export(async_runtime = "tokio")]
+impl Harness {
+    /// The chat of a conversation (opened with the current defaults if new).
+    pub fn chat_screen(&self, conversation: String) -> Result<ChatScreen, HarnessError> {
+        Ok(self.screens()?.chat(&conversation)?)
+    }
+
+    pub fn plugins_screen(&self) -> Result<PluginsScreen, HarnessError> {
+        Ok(self.screens()?.plugins())
+    }
+
+    pub fn plugin_detail_screen(&self, plugin: String) -> Result<PluginDetail, HarnessError> {
+        Ok(self.screens()?.plugin_detail(&plugin)?)
+    }
+
+    pub fn conversation_settings_screen(
+        &self,
+        conversation: String,
+    ) -> Result<ConversationSettingsScreen, HarnessError> {
+        Ok(self.screens()?.conversation_settings(&conversation)?)
+    }
+
+    pub fn consent_screen(&self) -> Result<ConsentScreen, HarnessError> {
+        Ok(self.screens()?.consent())
+    }
+
+    pub fn model_settings_screen(&self) -> Result<ModelSettingsScreen, HarnessError> {
+        Ok(self.screens()?.model_settings()?)
+    }
+
+    pub fn memory_inbox_screen(&self) -> Result<MemoryInbox, HarnessError> {
+        Ok(self.screens()?.memory_inbox()?)
+    }
+
+    pub fn audit_screen(&self, filter: AuditFilter) -> Result<AuditScreen, HarnessError> {
+        Ok(self.screens()?.audit(&filter)?)
+    }
+
+    pub fn jobs_screen(&self) -> Result<JobsScreen, HarnessError> {
+        Ok(self.screens()?.jobs())
+    }
+
+    /// Does what a tap asks: the `action` of a button or choice of a screen model (or one
+    /// carrying what the user typed). A bad value fails naming the field, and changes nothing.
+    /// Sending a message returns when the turn ends; its steps arrive as events meanwhile.
+    pub async fn act(&self, action: Action) -> Result<Acted, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.act(action).await })
+            .await??)
     }
 }

@@ -20,6 +20,7 @@ mod links;
 mod memories;
 mod platform;
 mod plugins;
+mod screens;
 mod turns;
 
 pub use audit::AuditEntry;
@@ -43,6 +44,14 @@ pub use harness_core::policy::{
     Actor, Answer, Code, Mode, ModeSource, Preset, PromptKind, RuleKind, RuleRef, RuleScope, Step,
 };
 pub use harness_core::registry::{Effect, PluginKind};
+pub use harness_core::screens::{
+    Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, AuditFilter, AuditRowView,
+    AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
+    ConsentScreen, ConversationSettingsScreen, InputRow, JobRow, JobsScreen, LabelValue,
+    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, PermissionRow, PluginDetail,
+    PluginRow, PluginsScreen, RuleRow, ShellEffect, ToolCallView, ToolRowView,
+};
+pub use harness_core::settings::Language;
 
 uniffi::setup_scaffolding!();
 

@@ -2,8 +2,8 @@
 //! the core's traits to it: approvals, secrets, the wake-up alarm, and the core's events
 //! (notifications to post, screens to open, events for the listeners).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use async_trait::async_trait;
 use harness_core::consent::{Permission, PermissionState};
@@ -11,6 +11,7 @@ use harness_core::events::{Event, EventSink};
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::policy::{self, Answer};
 use harness_core::scheduler::WakeScheduler;
+use harness_core::screens::Screens;
 use harness_core::secrets::{SecretError, SecretStore};
 
 use crate::decisions::ApprovalPrompt;
@@ -74,6 +75,8 @@ pub(crate) struct PlatformBroker {
     pub(crate) platform: Arc<dyn Platform>,
     pub(crate) events: Arc<Listeners>,
     next_id: AtomicU64,
+    /// Builds each prompt's sheet; weak, since the screens hold the engine that holds this.
+    screens: OnceLock<Weak<Screens>>,
 }
 
 impl PlatformBroker {
@@ -82,6 +85,29 @@ impl PlatformBroker {
             platform,
             events,
             next_id: AtomicU64::new(1),
+            screens: OnceLock::new(),
+        }
+    }
+
+    /// Set once, right after the engine opens and before any call can ask.
+    pub(crate) fn show_sheets_from(&self, screens: &Arc<Screens>) {
+        let _ = self.screens.set(Arc::downgrade(screens));
+    }
+}
+
+/// A prompt being shown: if the ask is dropped before an answer (the turn was cancelled), the
+/// shell is told to close its sheet.
+struct Showing<'a> {
+    id: u64,
+    events: &'a Listeners,
+    answered: bool,
+}
+
+impl Drop for Showing<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.events
+                .emit(HarnessEvent::ApprovalWithdrawn { id: self.id });
         }
     }
 }
@@ -92,12 +118,29 @@ impl ApprovalBroker for PlatformBroker {
     async fn ask(&self, prompt: Prompt) -> policy::Answer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let kind = prompt.kind;
-        let prompt = ApprovalPrompt::from(prompt);
+        let no = match kind {
+            policy::PromptKind::Grant => policy::Answer::DontAllow,
+            policy::PromptKind::Ordinary | policy::PromptKind::Confirm => policy::Answer::Deny,
+        };
+        // Fail closed: without the screens there is no sheet to show, and no consent.
+        let Some(screens) = self.screens.get().and_then(Weak::upgrade) else {
+            return no;
+        };
+        let sheet = screens.approval(&prompt);
+        drop(screens);
+        let prompt = ApprovalPrompt::new(prompt, sheet);
         self.events.emit(HarnessEvent::ApprovalRequested {
             id,
             prompt: prompt.clone(),
         });
-        match self.platform.ask_approval(id, prompt).await {
+        let mut showing = Showing {
+            id,
+            events: &self.events,
+            answered: false,
+        };
+        let answered = self.platform.ask_approval(id, prompt).await;
+        showing.answered = true;
+        match answered {
             Ok(answer) => {
                 self.events
                     .emit(HarnessEvent::ApprovalAnswered { id, answer });

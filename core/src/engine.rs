@@ -789,6 +789,10 @@ impl Engine {
         Ok(self.core.secrets.set(key, value)?)
     }
 
+    pub fn delete_secret(&self, key: &str) -> Result<(), EngineError> {
+        Ok(self.core.secrets.delete(key)?)
+    }
+
     pub fn has_secret(&self, key: &str) -> Result<bool, EngineError> {
         Ok(self.core.secrets.get(key)?.is_some())
     }

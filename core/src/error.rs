@@ -35,6 +35,9 @@ pub enum EngineError {
     /// The agent cannot start a turn: what to set, named (`model.endpoint`, `model.apiKey`).
     #[error("{0}")]
     Agent(String),
+    /// A value the user gave that cannot be used: the message names the field to change.
+    #[error("{0}")]
+    Invalid(String),
     #[error("no memory {0}")]
     NoSuchMemory(i64),
     #[error("memory {id} is {state}, not pending")]

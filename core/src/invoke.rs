@@ -27,8 +27,10 @@ use crate::policy::{
 };
 use crate::registry::{Effect, Plugin, Tool};
 use crate::services::{Host, PluginGates, PluginHost, Services};
+use crate::settings::Language;
 use crate::store::audit::AuditRow;
 use crate::turn::{ConversationSettings, Scope};
+use crate::why::{RuleAt, Why};
 
 pub use crate::handler::{Assessment, Grant, PluginHandler, ToolContext};
 
@@ -48,8 +50,11 @@ pub struct Prompt {
     pub offers: Vec<Answer>,
     /// The target for alwaysAsk and targeted tools; the tool's title otherwise.
     pub headline: String,
-    /// Why the user is asked (the deciding step).
+    /// Why the user is asked (the deciding step), in English.
     pub reason: String,
+    /// The same, as a value: `why.text(language)` in the user's language.
+    #[serde(skip)]
+    pub why: Why,
     pub conversation: Option<String>,
 }
 
@@ -364,7 +369,8 @@ impl Invoker {
     pub async fn invoke(&self, call: Call) -> Invocation {
         let snap = self.snapshot(&call);
         let (decision, input_error, assessment) = self.decide_snapshot(&call, &snap);
-        let reason = explain(&decision, &snap, &assessment);
+        let why = explain(&decision, &snap, &assessment);
+        let reason = why.text(Language::En);
         self.record(&call, &snap, AuditEvent::Decided { decision });
 
         let mut prompt = None;
@@ -418,6 +424,7 @@ impl Invoker {
                         .resolve_target(&call.input)
                         .unwrap_or_else(|| tool.title.clone()),
                     reason: reason.clone(),
+                    why: why.clone(),
                     conversation: call.conversation.clone(),
                 };
                 let given = self.broker.ask(asked.clone()).await;
@@ -652,53 +659,60 @@ fn deciding_rule<'s>(decision: &Decision, snap: &'s Snapshot) -> Option<&'s crat
     set.rules().get(at.index as usize)
 }
 
-/// Why the deciding step decided, in words, for prompts, the demo and the audit.
-fn explain(decision: &Decision, snap: &Snapshot, assessment: &Assessment) -> String {
-    use crate::policy::Step;
-    let effect = snap.target.tool().map_or("", |t| t.effect.as_str());
-    let plugin = snap.target.plugin().map_or("", |p| p.id.as_str());
-    let rule = |kind: &str| match deciding_rule(decision, snap) {
-        Some(r) => {
+/// Why the deciding step decided, for prompts, the demo and the audit.
+fn explain(decision: &Decision, snap: &Snapshot, assessment: &Assessment) -> Why {
+    use crate::policy::{RuleKind, Step};
+    let effect = snap.target.tool().map_or(Effect::Read, |t| t.effect);
+    let plugin = || {
+        snap.target
+            .plugin()
+            .map_or("", |p| p.id.as_str())
+            .to_owned()
+    };
+    let rule = |kind: RuleKind| Why::Rule {
+        kind,
+        rule: deciding_rule(decision, snap).map(|r| {
             let at = decision.rule.expect("a deciding rule has a reference");
-            format!(
-                "{kind} rule {} ({:?} rules[{}])",
-                r.tool, at.scope, at.index
-            )
-            .to_lowercase()
-        }
-        None => format!("{kind} tool check"),
+            RuleAt {
+                pattern: r.tool.clone(),
+                scope: at.scope,
+                index: at.index,
+            }
+        }),
     };
     match decision.step {
-        Step::Availability => "the tool cannot be reached".into(),
-        Step::UserOnly => "only the user may start this tool".into(),
-        Step::Input => "the input does not match the tool's schema".into(),
-        Step::DenyRule => format!("a {}", rule("deny")),
-        Step::ModeOff => format!("{plugin}'s mode for {effect} is off"),
-        Step::Scheduler => match decision.verdict {
-            Verdict::Run => "a scheduled read that needs nobody's approval".into(),
-            Verdict::Refuse(Code::SchedulerReadOnly) => {
-                format!("scheduled runs only read, and this is a {effect} tool")
-            }
-            Verdict::Refuse(Code::OutOfScope) => "the tool's own scope check refused".into(),
-            _ => "this call would need the user's approval, and nobody is there to ask".into(),
+        Step::Availability => Why::Unreachable,
+        Step::UserOnly => Why::UserOnly,
+        Step::Input => Why::InvalidInput,
+        Step::DenyRule => rule(RuleKind::Deny),
+        Step::ModeOff => Why::ModeOff {
+            plugin: plugin(),
+            effect,
         },
-        Step::UserTap => "a tap is never questioned".into(),
-        Step::PlanMode => "plan mode runs only reads".into(),
-        Step::Scope => "the tool's own scope check refused".into(),
-        Step::AlwaysAsks => "this tool asks on every call".into(),
-        Step::AskRule => format!("an {}", rule("ask")),
-        Step::SkipAll => "the preset is \"Skip all permissions\"".into(),
-        Step::Sensitive if assessment.sensitive && snap.tainted => {
-            "this change loosens a permission, and this turn has read untrusted content".into()
-        }
-        Step::Sensitive if assessment.sensitive => "this change loosens a permission".into(),
-        Step::Sensitive => {
-            format!("this turn has read untrusted content, and this is a {effect} call")
-        }
-        Step::Allowance if decision.rule.is_some() => format!("an {}", rule("allow")),
-        Step::Allowance => "the tool's own check allows it".into(),
-        Step::AskEveryTime => "the preset is \"Ask every time\"".into(),
-        Step::Mode => format!("{plugin}'s mode for {effect} is {}", snap.mode),
+        Step::Scheduler => match decision.verdict {
+            Verdict::Run => Why::ScheduledRead,
+            Verdict::Refuse(Code::SchedulerReadOnly) => Why::SchedulerReadOnly { effect },
+            Verdict::Refuse(Code::OutOfScope) => Why::OwnScopeCheck,
+            _ => Why::NobodyToAsk,
+        },
+        Step::UserTap => Why::UserTap,
+        Step::PlanMode => Why::PlanMode,
+        Step::Scope => Why::OwnScopeCheck,
+        Step::AlwaysAsks => Why::AlwaysAsks,
+        Step::AskRule => rule(RuleKind::Ask),
+        Step::SkipAll => Why::SkipAll,
+        Step::Sensitive if assessment.sensitive => Why::Loosens {
+            tainted: snap.tainted,
+        },
+        Step::Sensitive => Why::TaintedCall { effect },
+        Step::Allowance if decision.rule.is_some() => rule(RuleKind::Allow),
+        Step::Allowance => Why::OwnCheckAllows,
+        Step::AskEveryTime => Why::AskEveryTime,
+        Step::Mode => Why::Mode {
+            plugin: plugin(),
+            effect,
+            mode: snap.mode,
+        },
     }
 }
 

@@ -23,11 +23,13 @@ pub mod policy;
 pub mod registry;
 pub mod scheduler;
 pub mod schema;
+pub mod screens;
 pub mod secrets;
 pub mod services;
 pub mod settings;
 pub mod store;
 pub mod turn;
+pub mod why;
 
 pub use engine::{Engine, EngineError, Options};
 

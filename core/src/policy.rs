@@ -186,6 +186,16 @@ pub enum RuleKind {
     Allow,
 }
 
+impl RuleKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Deny => "deny",
+            RuleKind::Ask => "ask",
+            RuleKind::Allow => "allow",
+        }
+    }
+}
+
 /// `{kind, tool: "<plugin>.<tool>" | "<plugin>.*" | "*", effect?, when?}`. `when` holds
 /// top-level input fields that must all equal the call's for the rule to match.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -460,6 +470,24 @@ pub enum Code {
 }
 
 impl Code {
+    pub const ALL: [Code; 11] = [
+        Code::Unavailable,
+        Code::TermsNotAccepted,
+        Code::UserOnly,
+        Code::InvalidInput,
+        Code::DeniedByRule,
+        Code::Blocked,
+        Code::SchedulerReadOnly,
+        Code::Declined,
+        Code::PlanMode,
+        Code::OutOfScope,
+        Code::Tainted,
+    ];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Code::Unavailable => "unavailable",

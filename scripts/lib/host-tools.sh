@@ -63,12 +63,14 @@ ensure_host_jars() {
 }
 
 # kotlinc_cached OUT.jar CLASSPATH SOURCE…: compiles unless OUT.jar was built from exactly these
-# sources, classpath and compiler (a checksum beside it).
+# sources, classpath (the jars' contents, not only their paths: the bindings are rebuilt in
+# place) and compiler (a checksum beside it).
 kotlinc_cached() {
   local out="$1" classpath="$2"
   shift 2
-  local sum
-  sum="$( { echo "$KOTLIN_VERSION $classpath"; find "$@" -type f -name '*.kt' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)"
+  local sum jars
+  IFS=: read -r -a jars <<<"$classpath"
+  sum="$( { echo "$KOTLIN_VERSION $classpath"; sha256sum "${jars[@]}" 2>/dev/null; find "$@" -type f -name '*.kt' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)"
   if [ -f "$out" ] && [ "$(cat "$out.sum" 2>/dev/null)" = "$sum" ]; then
     return 0
   fi

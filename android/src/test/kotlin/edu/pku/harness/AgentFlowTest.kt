@@ -30,9 +30,15 @@ class AgentFlowTest {
             plugin = "canteen", pluginTitle = "食堂", tool = "canteen.reserve", toolTitle = "预订餐位",
             effect = Effect.WRITE, inputJson = SEATS, kind = PromptKind.ORDINARY,
             offers = listOf(Answer.ALLOW, Answer.DENY, Answer.ALWAYS_ALLOW), headline = "预订餐位",
-            reason = "canteen's mode for write is ask", conversation = "c1",
+            reason = "canteen's mode for write is ask", conversation = "c1", sheet = null,
         )
-        assertEquals(listOf(1uL to expectedPrompt), platform.prompts.toList())
+        val (id, shown) = platform.prompts.single()
+        assertEquals(1uL to expectedPrompt, id to shown.copy(sheet = null))
+        // The sheet the platform shows comes whole from the core, in the language setting.
+        val sheet = shown.sheet!!
+        assertEquals("canteen 的「写入」权限为「询问」", sheet.reason)
+        assertEquals(listOf("允许", "拒绝", "始终允许"), sheet.answers.map { it.label })
+        assertEquals(listOf("canteen" to "学一食堂", "seats" to "2", "time" to "12:00"), sheet.inputs.map { it.name to it.value })
         assertEquals(Decision(askWrite, DecisionStep.MODE, null), call.decision)
         assertEquals(expectedPrompt, call.prompt)
         assertEquals(Answer.ALLOW, call.answer)

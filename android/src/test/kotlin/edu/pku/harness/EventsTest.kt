@@ -13,10 +13,12 @@ class EventsTest {
         val listener = RecordingListener()
         val call = harness.subscribe(listener).use { harness.invokeAsAgent("c1", "canteen.reserve", SEATS) }
         assertEquals(
-            listOf(HarnessEvent.ApprovalRequested(1uL, call.prompt!!), HarnessEvent.ApprovalAnswered(1uL, Answer.ALLOW)),
+            listOf(HarnessEvent.ApprovalRequested(1uL, platform.prompts.single().second), HarnessEvent.ApprovalAnswered(1uL, Answer.ALLOW)),
             listener.events.toList(),
         )
         assertEquals(1uL, platform.prompts.single().first)
+        // The call's record of the prompt is the prompt shown, without its sheet.
+        assertEquals(call.prompt, platform.prompts.single().second.copy(sheet = null))
     }
 
     @Test fun begin_turn_announces_the_turn_number() {

@@ -1,0 +1,197 @@
+//! Consent and permissions (DESIGN.md §4): the terms, the campus session, cloud consent per
+//! plugin with its disclosure, and each system permission with the tap that fixes it; and the
+//! model settings (endpoint, model, whether a key is set — never the key).
+
+use super::texts::{permission_state_words, permission_words, title, tr};
+use super::{API_KEY, Action, Button, ButtonRole};
+use crate::consent::{Permission, PermissionState, TERMS_VERSION};
+use crate::engine::{Engine, EngineError};
+use crate::settings::Language;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PermissionRow {
+    pub permission: Permission,
+    pub label: String,
+    pub state: PermissionState,
+    pub state_label: String,
+    /// What the plugins that need it are: why the user would want it.
+    pub needed_by: Vec<String>,
+    /// The tap that fixes it, when it is not granted.
+    pub fix: Option<Button>,
+}
+
+/// A plugin that reaches the PKU harness Cloud, with its switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CloudRow {
+    pub plugin: String,
+    pub title: String,
+    pub allowed: bool,
+    pub disclosure: Vec<String>,
+    pub toggle: Action,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsentScreen {
+    pub title: String,
+    pub terms_label: String,
+    /// `Accepted (version 1)`, or what to do.
+    pub terms_state: String,
+    pub accept_terms: Option<Button>,
+    pub campus_label: String,
+    pub campus_signed_in: bool,
+    pub campus_toggle: Button,
+    pub cloud_label: String,
+    pub cloud: Vec<CloudRow>,
+    pub permissions_label: String,
+    pub permissions: Vec<PermissionRow>,
+}
+
+pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
+    let c = engine.consent();
+    let plugins = engine.plugins();
+    let accepted = c.terms_accepted();
+    let permissions = Permission::ALL
+        .into_iter()
+        .map(|permission| {
+            let state = match permission {
+                Permission::Notifications => c.notifications,
+                Permission::ExactAlarm => c.exact_alarm,
+            };
+            // seed 000: the system's prompt follows a tap; once denied (or for exact alarms,
+            // which have no prompt) only the system settings can grant it.
+            let fix = match (permission, state) {
+                (_, PermissionState::Granted) => None,
+                (Permission::Notifications, PermissionState::Unknown) => Some(Button::new(
+                    tr(lang, "允许通知", "Allow notifications").into(),
+                    ButtonRole::Primary,
+                    Action::RequestPermission { permission },
+                )),
+                _ => Some(Button::new(
+                    tr(lang, "打开系统设置", "Open system settings").into(),
+                    ButtonRole::Normal,
+                    Action::OpenPermissionSettings { permission },
+                )),
+            };
+            PermissionRow {
+                permission,
+                label: permission_words(lang, permission).into(),
+                state,
+                state_label: permission_state_words(lang, state).into(),
+                needed_by: plugins
+                    .iter()
+                    .filter(|v| {
+                        v.plugin
+                            .requires
+                            .iter()
+                            .any(|r| r == permission.requirement())
+                    })
+                    .map(|v| title(lang, &v.plugin.title, v.plugin.title_en.as_deref()))
+                    .collect(),
+                fix,
+            }
+        })
+        .collect();
+    let cloud = plugins
+        .iter()
+        .filter(|v| !v.plugin.disclosure.is_empty())
+        .map(|v| {
+            let allowed = c.cloud.contains(&v.plugin.id);
+            CloudRow {
+                plugin: v.plugin.id.clone(),
+                title: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
+                allowed,
+                disclosure: v.plugin.disclosure.clone(),
+                toggle: Action::SetCloudConsent {
+                    plugin: v.plugin.id.clone(),
+                    allowed: !allowed,
+                },
+            }
+        })
+        .collect();
+    ConsentScreen {
+        title: tr(lang, "同意与权限", "Consent and permissions").into(),
+        terms_label: tr(lang, "使用条款", "Terms of use").into(),
+        terms_state: if accepted {
+            match lang {
+                Language::Zh => format!("已同意（第 {TERMS_VERSION} 版）"),
+                Language::En => format!("Accepted (version {TERMS_VERSION})"),
+            }
+        } else {
+            tr(
+                lang,
+                "尚未同意：同意前助手不能使用任何工具",
+                "Not accepted: the assistant uses no tool until you accept",
+            )
+            .into()
+        },
+        accept_terms: (!accepted).then(|| {
+            Button::new(
+                tr(lang, "同意条款", "Accept the terms").into(),
+                ButtonRole::Primary,
+                Action::AcceptTerms,
+            )
+        }),
+        campus_label: tr(lang, "校园账号", "Campus account").into(),
+        campus_signed_in: c.campus_session,
+        campus_toggle: if c.campus_session {
+            Button::new(
+                tr(lang, "退出登录", "Sign out").into(),
+                ButtonRole::Destructive,
+                Action::SetCampusSession { signed_in: false },
+            )
+        } else {
+            Button::new(
+                tr(lang, "登录", "Sign in").into(),
+                ButtonRole::Primary,
+                Action::SetCampusSession { signed_in: true },
+            )
+        },
+        cloud_label: tr(lang, "云端处理", "Cloud processing").into(),
+        cloud,
+        permissions_label: tr(lang, "系统权限", "System permissions").into(),
+        permissions,
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelSettingsScreen {
+    pub title: String,
+    pub endpoint_label: String,
+    pub endpoint: String,
+    pub model_label: String,
+    pub model: String,
+    pub key_label: String,
+    /// Whether a key is in the keystore; the key itself never leaves it.
+    pub key_set: bool,
+    pub key_state: String,
+    pub clear_key: Option<Button>,
+    pub save_label: String,
+}
+
+pub(super) fn model(engine: &Engine, lang: Language) -> Result<ModelSettingsScreen, EngineError> {
+    let s = engine.settings();
+    let key_set = engine.has_secret(API_KEY)?;
+    Ok(ModelSettingsScreen {
+        title: tr(lang, "模型", "Model").into(),
+        endpoint_label: tr(lang, "接口地址", "Endpoint").into(),
+        endpoint: s.model.endpoint,
+        model_label: tr(lang, "模型名称", "Model name").into(),
+        model: s.model.name,
+        key_label: tr(lang, "API 密钥", "API key").into(),
+        key_set,
+        key_state: if key_set {
+            tr(lang, "已保存在钥匙串中", "Saved in the keystore")
+        } else {
+            tr(lang, "未设置", "Not set")
+        }
+        .into(),
+        clear_key: key_set.then(|| {
+            Button::new(
+                tr(lang, "删除密钥", "Remove the key").into(),
+                ButtonRole::Destructive,
+                Action::ClearApiKey,
+            )
+        }),
+        save_label: tr(lang, "保存", "Save").into(),
+    })
+}

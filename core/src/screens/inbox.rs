@@ -1,0 +1,277 @@
+//! The lists a student keeps an eye on: the memory inbox (pending first, approve or reject),
+//! the audit log (filtered by plugin, actor, verdict) and the scheduled jobs (next run, last
+//! outcome, pause, resume, remove).
+
+use super::texts::{local_time, tr};
+use super::{Action, Button, ButtonRole};
+use crate::engine::{Engine, EngineError};
+use crate::scheduler::RunOutcome;
+use crate::settings::Language;
+use crate::store::jobs::JobState;
+use crate::store::memories::MemoryState;
+
+/// How many audit entries the screen reads back.
+const AUDIT_SHOWN: usize = 500;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryRowView {
+    pub id: i64,
+    pub text: String,
+    pub state_label: String,
+    pub pending: bool,
+    pub when: String,
+    /// Approve and reject, for a pending memory.
+    pub approve: Option<Button>,
+    pub reject: Option<Button>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryInbox {
+    pub title: String,
+    /// Why some wait: written in a turn that read untrusted content (seed 000).
+    pub explanation: String,
+    pub pending_count: u32,
+    /// Pending first, then the others, newest first within each.
+    pub memories: Vec<MemoryRowView>,
+    pub empty_label: String,
+}
+
+pub(super) fn memories(engine: &Engine, lang: Language) -> Result<MemoryInbox, EngineError> {
+    let zone = engine.settings().time_zone;
+    let mut rows = engine.memories()?;
+    rows.sort_by_key(|m| (m.state != MemoryState::Pending, -m.created_at, -m.id));
+    let memories: Vec<MemoryRowView> = rows
+        .into_iter()
+        .map(|m| {
+            let pending = m.state == MemoryState::Pending;
+            let button = |approve: bool| {
+                Button::new(
+                    if approve {
+                        tr(lang, "保留", "Keep")
+                    } else {
+                        tr(lang, "丢弃", "Discard")
+                    }
+                    .into(),
+                    if approve {
+                        ButtonRole::Primary
+                    } else {
+                        ButtonRole::Destructive
+                    },
+                    Action::DecideMemory {
+                        memory: m.id,
+                        approve,
+                    },
+                )
+            };
+            MemoryRowView {
+                id: m.id,
+                text: m.text.clone(),
+                state_label: match m.state {
+                    MemoryState::Pending => tr(lang, "等待你确认", "Waiting for you"),
+                    MemoryState::Active => tr(lang, "生效中", "In use"),
+                    MemoryState::Rejected => tr(lang, "已丢弃", "Discarded"),
+                }
+                .into(),
+                pending,
+                when: local_time(&zone, m.created_at),
+                approve: pending.then(|| button(true)),
+                reject: pending.then(|| button(false)),
+            }
+        })
+        .collect();
+    Ok(MemoryInbox {
+        title: tr(lang, "记忆", "Memory").into(),
+        explanation: tr(
+            lang,
+            "助手在读取过不可信内容后写下的记忆，要你确认后才会使用。",
+            "Memories the assistant wrote after reading untrusted content are used only once you keep them.",
+        )
+        .into(),
+        pending_count: memories.iter().filter(|m| m.pending).count() as u32,
+        memories,
+        empty_label: tr(lang, "还没有记忆", "No memories yet").into(),
+    })
+}
+
+/// Which audit entries to show; empty fields match everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    pub plugin: Option<String>,
+    /// `user`, `agent` or `scheduler`.
+    pub actor: Option<String>,
+    /// `run`, `ask` or a refusal code (`declined`, `blocked`, …).
+    pub verdict: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditRowView {
+    pub when: String,
+    pub actor: String,
+    pub tool: String,
+    /// What happened: `decided run`, `answered allow`, `stopped declined`, …
+    pub event: String,
+    pub detail: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditScreen {
+    pub title: String,
+    pub filter: AuditFilter,
+    pub plugins: Vec<String>,
+    pub actors: Vec<String>,
+    pub rows: Vec<AuditRowView>,
+    pub empty_label: String,
+}
+
+pub(super) fn audit(
+    engine: &Engine,
+    lang: Language,
+    filter: &AuditFilter,
+) -> Result<AuditScreen, EngineError> {
+    let zone = engine.settings().time_zone;
+    let rows = engine
+        .audit(AUDIT_SHOWN)?
+        .into_iter()
+        .filter(|r| {
+            let plugin = r.tool.split_once('.').map_or(r.tool.as_str(), |(p, _)| p);
+            filter.plugin.as_deref().is_none_or(|p| p == plugin)
+                && filter.actor.as_deref().is_none_or(|a| a == r.actor)
+                && filter
+                    .verdict
+                    .as_deref()
+                    .is_none_or(|v| r.detail.as_deref() == Some(v))
+        })
+        .map(|r| AuditRowView {
+            when: local_time(&zone, r.at_ms),
+            actor: match r.actor.as_str() {
+                "user" => tr(lang, "你", "You"),
+                "agent" => tr(lang, "助手", "Assistant"),
+                "scheduler" => tr(lang, "定时任务", "Scheduled"),
+                _ => "",
+            }
+            .into(),
+            event: match &r.detail {
+                Some(d) => format!("{} {d}", r.event),
+                None => r.event.clone(),
+            },
+            detail: r.step.clone(),
+            tool: r.tool,
+        })
+        .collect();
+    Ok(AuditScreen {
+        title: tr(lang, "操作记录", "Activity log").into(),
+        filter: filter.clone(),
+        plugins: engine
+            .plugins()
+            .iter()
+            .map(|v| v.plugin.id.clone())
+            .collect(),
+        actors: ["user", "agent", "scheduler"].map(str::to_owned).to_vec(),
+        rows,
+        empty_label: tr(lang, "没有记录", "Nothing recorded").into(),
+    })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRow {
+    pub id: i64,
+    pub name: String,
+    pub state_label: String,
+    pub next_run: String,
+    pub last_outcome: String,
+    pub pause_or_resume: Option<Button>,
+    pub remove: Button,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobsScreen {
+    pub title: String,
+    /// How the phone wakes for a job: exact alarms, or when the system lets the app run.
+    pub wake_note: String,
+    pub jobs: Vec<JobRow>,
+    pub empty_label: String,
+}
+
+pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
+    let zone = engine.settings().time_zone;
+    let exact = engine.consent().exact_alarm == crate::consent::PermissionState::Granted;
+    let jobs = engine
+        .jobs()
+        .into_iter()
+        .map(|j| JobRow {
+            id: j.id,
+            name: j.spec.name.clone(),
+            state_label: match (j.state, &j.paused_reason) {
+                (JobState::Active, _) => tr(lang, "运行中", "Active").into(),
+                (JobState::Paused, Some(why)) => {
+                    format!("{}{why}", tr(lang, "已暂停：", "Paused: "))
+                }
+                (JobState::Paused, None) => tr(lang, "已暂停", "Paused").into(),
+                (JobState::Done, _) => tr(lang, "已完成", "Done").into(),
+            },
+            next_run: j
+                .next_due_ms
+                .filter(|_| j.state == JobState::Active)
+                .map_or(String::new(), |at| local_time(&zone, at)),
+            last_outcome: j
+                .last
+                .as_ref()
+                .map_or(tr(lang, "尚未运行", "Not run yet").into(), |last| {
+                    outcome_words(lang, &last.outcome)
+                }),
+            pause_or_resume: match j.state {
+                JobState::Active => Some(Button::new(
+                    tr(lang, "暂停", "Pause").into(),
+                    ButtonRole::Normal,
+                    Action::PauseJob { job: j.id },
+                )),
+                JobState::Paused => Some(Button::new(
+                    tr(lang, "恢复", "Resume").into(),
+                    ButtonRole::Primary,
+                    Action::ResumeJob { job: j.id },
+                )),
+                JobState::Done => None,
+            },
+            remove: Button::new(
+                tr(lang, "删除", "Remove").into(),
+                ButtonRole::Destructive,
+                Action::RemoveJob { job: j.id },
+            ),
+        })
+        .collect();
+    JobsScreen {
+        title: tr(lang, "定时任务", "Scheduled jobs").into(),
+        wake_note: if exact {
+            tr(lang, "到点准时运行。", "Jobs run on time.")
+        } else {
+            tr(
+                lang,
+                "没有精确闹钟权限：任务会在系统允许时运行，可能稍晚。",
+                "Without exact alarms, jobs run when the system lets the app run, possibly late.",
+            )
+        }
+        .into(),
+        jobs,
+        empty_label: tr(lang, "没有定时任务", "No scheduled jobs").into(),
+    }
+}
+
+fn outcome_words(lang: Language, outcome: &RunOutcome) -> String {
+    match outcome {
+        RunOutcome::Notified { .. } => tr(lang, "已提醒", "Notified").into(),
+        RunOutcome::Quiet => tr(
+            lang,
+            "条件未满足，未提醒",
+            "Condition not met; no notification",
+        )
+        .into(),
+        RunOutcome::Refused { message, .. } => {
+            format!("{}{message}", tr(lang, "未运行：", "Not run: "))
+        }
+        RunOutcome::Failed { message } | RunOutcome::ConditionError { message } => {
+            format!("{}{message}", tr(lang, "失败：", "Failed: "))
+        }
+        RunOutcome::AgentRan { reply, .. } => reply.clone(),
+        RunOutcome::Interrupted => tr(lang, "被中断", "Interrupted").into(),
+    }
+}

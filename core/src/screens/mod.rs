@@ -1,0 +1,425 @@
+//! What each screen of the app shows and what each tap on it does, decided here once for every
+//! shell (in the manner of Crux: the core owns the view model, the shells render it and perform
+//! only what the phone must). A screen is read whole, in one call, as a plain value in the
+//! user's language (settings `language`, zh or en); a tap is an [`Action`] the model handed
+//! out, given back to [`Screens::act`]. After the core's events (see [`Live`]) a shell re-reads
+//! the screen it shows.
+//!
+//! A client of the engine, like the CLI and the bindings: nothing below the engine imports it.
+
+mod approval;
+mod chat;
+mod consent;
+mod conversation;
+mod inbox;
+mod live;
+mod plugins;
+mod texts;
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+pub use approval::{AnswerButton, ApprovalSheet, InputRow};
+pub use chat::{ChatItem, ChatItemKind, ChatScreen, ToolCallView};
+pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
+pub use conversation::{ConversationSettingsScreen, RuleRow};
+pub use inbox::{
+    AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
+};
+pub use live::Live;
+pub use plugins::{
+    AddPluginScreen, ModeRowView, PluginDetail, PluginRow, PluginsScreen, ToolRowView,
+};
+
+use crate::consent::Permission;
+use crate::engine::{Engine, EngineError};
+use crate::policy::{Mode, Preset};
+use crate::registry::Effect;
+use crate::settings::{Language, parse_change};
+use texts::tr;
+
+/// A choice among several (a mode, a preset, an effect): its words, whether it is the current
+/// one, and what choosing it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub label: String,
+    pub selected: bool,
+    pub action: Action,
+}
+
+/// A label and its value, as a settings row shows them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelValue {
+    pub label: String,
+    pub value: String,
+}
+
+/// How a button looks: the shells map these to their own styles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ButtonRole {
+    Primary,
+    Normal,
+    Destructive,
+}
+
+/// A button: its words, its look, and what a tap does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Button {
+    pub label: String,
+    pub role: ButtonRole,
+    pub action: Action,
+}
+
+impl Button {
+    fn new(label: String, role: ButtonRole, action: Action) -> Self {
+        Self {
+            label,
+            role,
+            action,
+        }
+    }
+}
+
+/// Every tap a screen offers. Shells never build these from their own logic except for the
+/// ones that carry text the user typed (a message, a link, a setting's value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    SendMessage {
+        conversation: String,
+        text: String,
+    },
+    CancelTurn {
+        turn: String,
+    },
+    SetMode {
+        plugin: String,
+        effect: Effect,
+        mode: Mode,
+    },
+    SetEnabled {
+        plugin: String,
+        enabled: bool,
+    },
+    RemovePlugin {
+        plugin: String,
+    },
+    UpdatePlugin {
+        plugin: String,
+    },
+    /// A remote tool made stricter (seed 004: never looser).
+    ReclassTool {
+        tool: String,
+        effect: Effect,
+    },
+    PreviewLink {
+        link: String,
+    },
+    InstallPreview {
+        preview: String,
+    },
+    SetPreset {
+        conversation: String,
+        preset: Preset,
+    },
+    SetPlanMode {
+        conversation: String,
+        on: bool,
+    },
+    SetThinkingEffort {
+        conversation: String,
+        effort: Option<String>,
+    },
+    SetConversationModel {
+        conversation: String,
+        model: Option<String>,
+    },
+    /// Removes one rule: of the conversation, or a global one when `conversation` is none.
+    RemoveRule {
+        conversation: Option<String>,
+        index: u32,
+    },
+    AcceptTerms,
+    SetCampusSession {
+        signed_in: bool,
+    },
+    SetCloudConsent {
+        plugin: String,
+        allowed: bool,
+    },
+    /// Ask the system for a permission (its dialog), from the user's tap (seed 000).
+    RequestPermission {
+        permission: Permission,
+    },
+    /// Open the system's settings page where the user grants a permission the app cannot ask
+    /// for again (a denied notification permission, exact alarms).
+    OpenPermissionSettings {
+        permission: Permission,
+    },
+    DecideMemory {
+        memory: i64,
+        approve: bool,
+    },
+    PauseJob {
+        job: i64,
+    },
+    ResumeJob {
+        job: i64,
+    },
+    RemoveJob {
+        job: i64,
+    },
+    SetModelEndpoint {
+        endpoint: String,
+    },
+    SetModelName {
+        name: String,
+    },
+    SetApiKey {
+        key: String,
+    },
+    ClearApiKey,
+    SetLanguage {
+        language: Language,
+    },
+}
+
+/// What only the phone can do, asked of the shell after a tap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShellEffect {
+    /// Show the system's permission dialog, then report its answer (`report_permission`).
+    RequestPermission { permission: Permission },
+    /// Open the system settings page for this permission.
+    OpenPermissionSettings { permission: Permission },
+}
+
+/// What a tap did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "read once per tap; it crosses the FFI by value"
+)]
+pub enum Acted {
+    /// Done: re-read the screen.
+    Done,
+    /// The shell has something to do that only the phone can.
+    Shell(ShellEffect),
+    /// A plugin link was read: show its preview and consent screen.
+    Preview(AddPluginScreen),
+    /// The agent's turn started; its steps arrive as events.
+    TurnEnded { turn: String },
+}
+
+/// The key the model's API key is kept under in the keystore.
+pub const API_KEY: &str = "model.apiKey";
+
+/// The screens over one engine, and the live state of running turns.
+pub struct Screens {
+    engine: Arc<Engine>,
+    live: Arc<Live>,
+}
+
+impl Screens {
+    /// `live` is the one the engine's event sink feeds (see [`Live::sink`]).
+    pub fn new(engine: Arc<Engine>, live: Arc<Live>) -> Self {
+        Self { engine, live }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The language every text is in: the settings' `language`.
+    pub fn language(&self) -> Language {
+        self.engine.settings().language
+    }
+
+    pub fn chat(&self, conversation: &str) -> Result<ChatScreen, EngineError> {
+        chat::build(&self.engine, &self.live, self.language(), conversation)
+    }
+
+    pub fn approval(&self, prompt: &crate::invoke::Prompt) -> ApprovalSheet {
+        approval::build(&self.engine, self.language(), prompt)
+    }
+
+    pub fn plugins(&self) -> PluginsScreen {
+        plugins::list(&self.engine, self.language())
+    }
+
+    pub fn plugin_detail(&self, plugin: &str) -> Result<PluginDetail, EngineError> {
+        plugins::detail(&self.engine, self.language(), plugin)
+    }
+
+    pub fn conversation_settings(
+        &self,
+        conversation: &str,
+    ) -> Result<ConversationSettingsScreen, EngineError> {
+        conversation::build(&self.engine, self.language(), conversation)
+    }
+
+    pub fn consent(&self) -> ConsentScreen {
+        consent::build(&self.engine, self.language())
+    }
+
+    pub fn model_settings(&self) -> Result<ModelSettingsScreen, EngineError> {
+        consent::model(&self.engine, self.language())
+    }
+
+    pub fn memory_inbox(&self) -> Result<MemoryInbox, EngineError> {
+        inbox::memories(&self.engine, self.language())
+    }
+
+    pub fn audit(&self, filter: &AuditFilter) -> Result<AuditScreen, EngineError> {
+        inbox::audit(&self.engine, self.language(), filter)
+    }
+
+    pub fn jobs(&self) -> JobsScreen {
+        inbox::jobs(&self.engine, self.language())
+    }
+
+    /// Does what a tap asks. Every change goes through the engine's own checked path, so a tap
+    /// can do nothing the engine would refuse.
+    pub async fn act(&self, action: Action) -> Result<Acted, EngineError> {
+        let e = &self.engine;
+        match action {
+            Action::SendMessage { conversation, text } => {
+                if text.trim().is_empty() {
+                    return Err(EngineError::Invalid(
+                        "message: write something to send".into(),
+                    ));
+                }
+                // The chat is where a conversation starts.
+                e.open_conversation(&conversation)?;
+                let summary = e.send_message(&conversation, &text).await?;
+                return Ok(Acted::TurnEnded { turn: summary.turn });
+            }
+            Action::CancelTurn { turn } => {
+                e.cancel_turn(&turn);
+            }
+            Action::SetMode {
+                plugin,
+                effect,
+                mode,
+            } => e.set_mode(&plugin, effect, mode)?,
+            Action::SetEnabled { plugin, enabled } => e.set_enabled(&plugin, enabled)?,
+            Action::RemovePlugin { plugin } => e.remove_plugin(&plugin)?,
+            Action::UpdatePlugin { plugin } => {
+                let update = e.update_document(&plugin).await?;
+                if let crate::plugins::link::Update::NeedsConsent(preview) = update {
+                    let screen = plugins::add(e, self.language(), &preview);
+                    return Ok(Acted::Preview(screen));
+                }
+            }
+            Action::ReclassTool { tool, effect } => e.reclass_remote_tool(&tool, effect)?,
+            Action::PreviewLink { link } => {
+                let preview = e.preview_link(link.trim()).await?;
+                let screen = plugins::add(e, self.language(), &preview);
+                return Ok(Acted::Preview(screen));
+            }
+            Action::InstallPreview { preview } => {
+                e.install_preview(&preview).await?;
+            }
+            Action::SetPreset {
+                conversation,
+                preset,
+            } => self.change_conversation(&conversation, |s| s.preset = preset)?,
+            Action::SetPlanMode { conversation, on } => {
+                self.change_conversation(&conversation, |s| s.plan_mode = on)?
+            }
+            Action::SetThinkingEffort {
+                conversation,
+                effort,
+            } => self.change_conversation(&conversation, |s| s.thinking_effort = effort)?,
+            Action::SetConversationModel {
+                conversation,
+                model,
+            } => self.change_conversation(&conversation, |s| s.model = model)?,
+            Action::RemoveRule {
+                conversation,
+                index,
+            } => self.remove_rule(conversation.as_deref(), index as usize)?,
+            Action::AcceptTerms => e.accept_terms()?,
+            Action::SetCampusSession { signed_in } => e.set_campus_session(signed_in)?,
+            Action::SetCloudConsent { plugin, allowed } => e.set_cloud_consent(&plugin, allowed)?,
+            Action::RequestPermission { permission } => {
+                e.request_permission(permission, crate::policy::Actor::User)
+                    .map_err(|err| EngineError::Invalid(err.to_string()))?;
+                return Ok(Acted::Shell(ShellEffect::RequestPermission { permission }));
+            }
+            Action::OpenPermissionSettings { permission } => {
+                return Ok(Acted::Shell(ShellEffect::OpenPermissionSettings {
+                    permission,
+                }));
+            }
+            Action::DecideMemory { memory, approve } => {
+                e.decide_memory(memory, approve)?;
+            }
+            Action::PauseJob { job } => {
+                let reason = tr(self.language(), "你暂停了它", "paused by you");
+                e.pause_job(job, reason).map_err(job_error)?;
+            }
+            Action::ResumeJob { job } => {
+                e.resume_job(job).map_err(job_error)?;
+            }
+            Action::RemoveJob { job } => e.remove_job(job).map_err(job_error)?,
+            Action::SetModelEndpoint { endpoint } => {
+                e.change_setting(parse_change("model.endpoint", &json!(endpoint.trim()))?)?
+            }
+            Action::SetModelName { name } => {
+                e.change_setting(parse_change("model.name", &json!(name.trim()))?)?
+            }
+            Action::SetApiKey { key } => {
+                let key = key.trim();
+                if key.is_empty() {
+                    return Err(EngineError::Invalid(format!(
+                        "{API_KEY}: paste the key your provider gave you"
+                    )));
+                }
+                e.set_secret(API_KEY, key)?
+            }
+            Action::ClearApiKey => e.delete_secret(API_KEY)?,
+            Action::SetLanguage { language } => {
+                e.change_setting(crate::settings::Change::Language(language))?
+            }
+        }
+        Ok(Acted::Done)
+    }
+
+    fn change_conversation(
+        &self,
+        conversation: &str,
+        change: impl FnOnce(&mut crate::turn::ConversationSettings),
+    ) -> Result<(), EngineError> {
+        let mut settings = self.engine.existing_conversation(conversation)?.settings;
+        change(&mut settings);
+        self.engine
+            .set_conversation_settings(conversation, settings)
+    }
+
+    fn remove_rule(&self, conversation: Option<&str>, index: usize) -> Result<(), EngineError> {
+        let mut rules = match conversation {
+            Some(id) => self
+                .engine
+                .existing_conversation(id)?
+                .rules
+                .rules()
+                .to_vec(),
+            None => self.engine.rules(),
+        };
+        if index >= rules.len() {
+            return Err(EngineError::Invalid(format!(
+                "rules[{index}]: there is no such rule; re-read the screen"
+            )));
+        }
+        rules.remove(index);
+        match conversation {
+            Some(id) => self.engine.set_conversation_rules(id, rules),
+            None => self.engine.set_rules(rules),
+        }
+    }
+}
+
+/// A job that cannot be changed: the scheduler's message names the job and why.
+fn job_error(e: crate::scheduler::SchedulerError) -> EngineError {
+    EngineError::Invalid(e.to_string())
+}

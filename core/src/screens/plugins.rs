@@ -1,0 +1,368 @@
+//! The plugins: the list, one plugin's detail (its mode for each effect with where it came
+//! from and the choices the user has, grants and warnings, data sources, what it needs), and
+//! the preview and consent screen of a plugin about to be added.
+
+use super::texts::{effect_words, kind_words, mode_words, source_words, title, tr};
+use super::{Action, Button, ButtonRole, Choice, LabelValue};
+use crate::engine::{Engine, EngineError};
+use crate::installed::PluginView;
+use crate::plugins::link::Preview;
+use crate::policy::{Mode, ModeSource, kind_default};
+use crate::registry::{Effect, PluginKind};
+use crate::settings::Language;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginRow {
+    pub id: String,
+    pub title: String,
+    pub kind: PluginKind,
+    pub kind_label: String,
+    pub enabled: bool,
+    /// `On`, `Off`, or what it needs and the phone lacks.
+    pub state_label: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginsScreen {
+    pub title: String,
+    pub plugins: Vec<PluginRow>,
+    /// Plugins that could not be loaded, and why.
+    pub load_errors: Vec<String>,
+    pub add_label: String,
+    pub link_placeholder: String,
+}
+
+/// One effect's mode: where it came from and the modes the user may choose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModeRowView {
+    pub effect: Effect,
+    pub effect_label: String,
+    pub mode: Mode,
+    pub mode_label: String,
+    pub source_label: String,
+    /// Why a default the plugin asked for did not take effect (a community plugin can only
+    /// make its defaults stricter, seed 000).
+    pub note: Option<String>,
+    pub choices: Vec<Choice>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolRowView {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub effect_label: String,
+    /// A remote tool's effect may be made stricter, never looser (seed 004): only those
+    /// choices are offered. Empty for other plugins' tools.
+    pub reclass: Vec<Choice>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginDetail {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub kind_label: String,
+    pub enabled: bool,
+    pub enabled_label: String,
+    pub toggle: Action,
+    pub modes_label: String,
+    pub modes: Vec<ModeRowView>,
+    pub tools_label: String,
+    pub tools: Vec<ToolRowView>,
+    /// What the plugin may reach, in seed 001's order.
+    pub grant_row: String,
+    pub warnings: Vec<String>,
+    pub data_sources: Vec<String>,
+    /// What it needs that the phone does not provide now.
+    pub unmet: Option<String>,
+    pub disclosure: Vec<String>,
+    pub update: Option<Button>,
+    pub remove: Option<Button>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddPluginScreen {
+    pub preview: String,
+    pub title: String,
+    pub plugin: String,
+    pub plugin_title: String,
+    pub kind_label: String,
+    pub link: String,
+    /// For an update: what it asks for beyond the installed version.
+    pub asks_more: Vec<String>,
+    pub tools: Vec<ToolRowView>,
+    /// The mode each effect starts with.
+    pub modes: Vec<LabelValue>,
+    pub grant_row: String,
+    pub warnings: Vec<String>,
+    pub data_sources: Vec<String>,
+    pub disclosure: Vec<String>,
+    pub requires: Vec<String>,
+    pub install: Button,
+    pub cancel_label: String,
+}
+
+pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
+    PluginsScreen {
+        title: tr(lang, "插件", "Plugins").into(),
+        plugins: engine
+            .plugins()
+            .iter()
+            .map(|v| PluginRow {
+                id: v.plugin.id.clone(),
+                title: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
+                kind: v.plugin.kind,
+                kind_label: kind_words(lang, v.plugin.kind).into(),
+                enabled: v.enabled,
+                state_label: state_words(lang, v),
+            })
+            .collect(),
+        load_errors: engine.load_errors(),
+        add_label: tr(lang, "添加插件", "Add plugin").into(),
+        link_placeholder: tr(lang, "插件链接（https://…）", "Plugin link (https://…)").into(),
+    }
+}
+
+fn state_words(lang: Language, v: &PluginView) -> String {
+    match (&v.unmet, v.enabled) {
+        (_, false) => tr(lang, "已关闭", "Off").into(),
+        (Some(need), true) => format!("{}{need}", tr(lang, "需要：", "Needs: ")),
+        (None, true) => tr(lang, "已开启", "On").into(),
+    }
+}
+
+pub(super) fn detail(
+    engine: &Engine,
+    lang: Language,
+    id: &str,
+) -> Result<PluginDetail, EngineError> {
+    let views = engine.plugins();
+    let v = views
+        .iter()
+        .find(|v| v.plugin.id == id)
+        .ok_or_else(|| EngineError::NoSuchPlugin(id.to_owned()))?;
+    let p = &v.plugin;
+    let effects: Vec<Effect> = Effect::ALL
+        .into_iter()
+        .filter(|e| p.tools.iter().any(|t| t.effect == *e))
+        .collect();
+    let modes = v
+        .modes
+        .iter()
+        .filter(|(e, ..)| effects.contains(e))
+        .map(|&(effect, mode, source)| ModeRowView {
+            effect,
+            effect_label: effect_words(lang, effect).into(),
+            mode,
+            mode_label: mode_words(lang, mode).into(),
+            source_label: source_words(lang, source).into(),
+            note: clamp_note(lang, v, effect, source),
+            choices: [Mode::Auto, Mode::Ask, Mode::Off]
+                .into_iter()
+                .map(|m| Choice {
+                    label: mode_words(lang, m).into(),
+                    selected: m == mode,
+                    action: Action::SetMode {
+                        plugin: p.id.clone(),
+                        effect,
+                        mode: m,
+                    },
+                })
+                .collect(),
+        })
+        .collect();
+    let remote = p.kind == PluginKind::Remote;
+    let tools = p
+        .tools
+        .iter()
+        .map(|t| ToolRowView {
+            id: t.id.clone(),
+            title: title(lang, &t.title, t.title_en.as_deref()),
+            description: t.description.clone(),
+            effect_label: effect_words(lang, t.effect).into(),
+            reclass: if remote {
+                stricter(lang, &t.id, t.effect)
+            } else {
+                Vec::new()
+            },
+        })
+        .collect();
+    let from_link = engine
+        .installed()
+        .installed(id)
+        .is_ok_and(|(_, source)| source.starts_with("https://"));
+    let removable = p.kind != PluginKind::Bundled;
+    Ok(PluginDetail {
+        id: p.id.clone(),
+        title: title(lang, &p.title, p.title_en.as_deref()),
+        description: p.description.clone(),
+        kind_label: kind_words(lang, p.kind).into(),
+        enabled: v.enabled,
+        enabled_label: tr(lang, "启用", "Enabled").into(),
+        toggle: Action::SetEnabled {
+            plugin: p.id.clone(),
+            enabled: !v.enabled,
+        },
+        modes_label: tr(lang, "AI 权限", "AI permissions").into(),
+        modes,
+        tools_label: tr(lang, "工具", "Tools").into(),
+        tools,
+        grant_row: v.grant_row.clone(),
+        warnings: v.warnings.clone(),
+        data_sources: p.data_sources.iter().map(|d| d.title.clone()).collect(),
+        unmet: v
+            .unmet
+            .as_ref()
+            .map(|need| format!("{}{need}", tr(lang, "需要：", "Needs: "))),
+        disclosure: p.disclosure.clone(),
+        update: (from_link && matches!(p.kind, PluginKind::Official | PluginKind::Community)).then(
+            || {
+                Button::new(
+                    tr(lang, "检查更新", "Check for updates").into(),
+                    ButtonRole::Normal,
+                    Action::UpdatePlugin {
+                        plugin: p.id.clone(),
+                    },
+                )
+            },
+        ),
+        remove: removable.then(|| {
+            Button::new(
+                tr(lang, "移除插件", "Remove plugin").into(),
+                ButtonRole::Destructive,
+                Action::RemovePlugin {
+                    plugin: p.id.clone(),
+                },
+            )
+        }),
+    })
+}
+
+/// seed 000: a community document's `defaultModes` take effect only where stricter than the
+/// table; say so where one did not.
+fn clamp_note(
+    lang: Language,
+    v: &PluginView,
+    effect: Effect,
+    source: ModeSource,
+) -> Option<String> {
+    let p = &v.plugin;
+    let declared = *p.default_modes.get(&effect)?;
+    let ignored = match p.kind {
+        PluginKind::Community => declared < kind_default(p.kind, effect),
+        PluginKind::Remote => true,
+        _ => false,
+    };
+    (ignored && source != ModeSource::User).then(|| match lang {
+        Language::Zh => format!(
+            "插件请求默认「{}」；{}插件的默认值只能更严格",
+            mode_words(lang, declared),
+            kind_words(lang, p.kind)
+        ),
+        Language::En => format!(
+            "The plugin asks for {} by default; a {} plugin's defaults can only be stricter",
+            mode_words(lang, declared),
+            kind_words(lang, p.kind).to_lowercase()
+        ),
+    })
+}
+
+fn stricter(lang: Language, tool: &str, current: Effect) -> Vec<Choice> {
+    Effect::ALL
+        .into_iter()
+        .filter(|e| *e >= current)
+        .map(|e| Choice {
+            label: effect_words(lang, e).into(),
+            selected: e == current,
+            action: Action::ReclassTool {
+                tool: tool.to_owned(),
+                effect: e,
+            },
+        })
+        .collect()
+}
+
+pub(super) fn add(_engine: &Engine, lang: Language, preview: &Preview) -> AddPluginScreen {
+    AddPluginScreen {
+        preview: preview.id.clone(),
+        title: match preview.replaces {
+            Some(_) => tr(lang, "更新插件", "Update plugin"),
+            None => tr(lang, "添加插件", "Add plugin"),
+        }
+        .into(),
+        plugin: preview.plugin.clone(),
+        plugin_title: preview.title.clone(),
+        kind_label: kind_words(lang, preview.kind).into(),
+        link: preview.link.clone(),
+        asks_more: preview.asks_more.clone(),
+        tools: preview
+            .tools
+            .iter()
+            .map(|t| ToolRowView {
+                id: t.id.clone(),
+                title: t.title.clone(),
+                description: match &t.request {
+                    Some(request) => format!("{} · {request}", t.description),
+                    None => t.description.clone(),
+                },
+                effect_label: effect_words(lang, t.effect).into(),
+                reclass: Vec::new(),
+            })
+            .collect(),
+        modes: preview
+            .modes
+            .iter()
+            .map(|&(e, m)| LabelValue {
+                label: effect_words(lang, e).into(),
+                value: mode_words(lang, m).into(),
+            })
+            .collect(),
+        grant_row: preview.grant_row.clone(),
+        warnings: preview.warnings.clone(),
+        data_sources: preview
+            .data_sources
+            .iter()
+            .map(|d| d.title.clone())
+            .collect(),
+        disclosure: preview.disclosure.clone(),
+        requires: preview.requires.clone(),
+        install: Button::new(
+            match preview.replaces {
+                Some(_) => tr(lang, "同意并更新", "Agree and update"),
+                None => tr(lang, "同意并安装", "Agree and install"),
+            }
+            .into(),
+            ButtonRole::Primary,
+            Action::InstallPreview {
+                preview: preview.id.clone(),
+            },
+        ),
+        cancel_label: tr(lang, "取消", "Cancel").into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_tool_is_offered_only_stricter_effects() {
+        let choices = stricter(Language::En, "mcp-forum.post", Effect::Write);
+        let shown: Vec<(&str, bool)> = choices
+            .iter()
+            .map(|c| (c.label.as_str(), c.selected))
+            .collect();
+        assert_eq!(
+            shown,
+            [("write", true), ("money", false), ("public", false)]
+        );
+        assert_eq!(
+            choices[2].action,
+            Action::ReclassTool {
+                tool: "mcp-forum.post".into(),
+                effect: Effect::Public
+            }
+        );
+    }
+}
