@@ -2,6 +2,8 @@ package edu.pku.harness.ui
 
 import androidx.compose.ui.test.ExperimentalTestApi
 import androidx.compose.ui.test.SkikoComposeUiTest
+import androidx.compose.ui.test.assertIsEnabled
+import androidx.compose.ui.test.assertIsNotEnabled
 import androidx.compose.ui.test.assertTextEquals
 import androidx.compose.ui.test.onAllNodesWithTag
 import androidx.compose.ui.test.onNodeWithTag
@@ -74,6 +76,7 @@ class ChatApprovalTest {
         onNodeWithTag(ChatTags.DRAFT).performTextInput(ASK)
         onNodeWithTag(ChatTags.SEND).performClick()
         waitUntil("the approval sheet", 10_000) { phone.approvals.current != null }
+        waitForTheAnswers()
         return phone.approvals.current!!.prompt
     }
 
@@ -201,6 +204,7 @@ class ApprovalSheetTest {
     @Test fun a_prompt_in_a_tainted_turn_offers_no_always_allow() = runPhoneTest {
         val answers = mutableListOf<Answer>()
         setContent { HarnessTheme { ApprovalSheet(tainted, ZhLabels, { answers += it }) } }
+        waitForTheAnswers()
         onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).assertDoesNotExist()
         onNodeWithText(ZhLabels.answer(Answer.ALWAYS_ALLOW)).assertDoesNotExist()
         onNodeWithTag(ApprovalTags.answer(Answer.DENY)).performClick()
@@ -208,6 +212,21 @@ class ApprovalSheetTest {
         assertEquals(listOf(Answer.DENY, Answer.ALLOW), answers)
         onNodeWithText("花钱").assertExists()
         onNodeWithText("校园卡 (wallet)").assertExists()
+    }
+
+    @Test fun the_answers_take_no_tap_until_the_sheet_has_been_seen() = runPhoneTest {
+        val answers = mutableListOf<Answer>()
+        mainClock.autoAdvance = false
+        setContent { HarnessTheme { ApprovalSheet(tainted, EnLabels, { answers += it }) } }
+        // A disabled button takes no tap. (No click is tried here: the test's click waits for
+        // the screen to settle, which runs the clock past the delay.)
+        for (answer in tainted.offers) onNodeWithTag(ApprovalTags.answer(answer)).assertIsNotEnabled()
+        mainClock.advanceTimeBy(ANSWER_DELAY_MS - 100)
+        for (answer in tainted.offers) onNodeWithTag(ApprovalTags.answer(answer)).assertIsNotEnabled()
+        mainClock.advanceTimeBy(200)
+        for (answer in tainted.offers) onNodeWithTag(ApprovalTags.answer(answer)).assertIsEnabled()
+        onNodeWithTag(ApprovalTags.answer(Answer.DENY)).performClick()
+        assertEquals(listOf(Answer.DENY), answers)
     }
 
     @Test fun the_host_ignores_an_answer_the_prompt_did_not_offer() = runBlocking {

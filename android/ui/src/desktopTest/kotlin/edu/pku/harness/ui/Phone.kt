@@ -6,6 +6,10 @@ import androidx.compose.ui.test.ComposeUiTest
 import androidx.compose.ui.test.ExperimentalTestApi
 import androidx.compose.ui.test.SkikoComposeUiTest
 import androidx.compose.ui.test.captureToImage
+import androidx.compose.ui.test.hasAnyAncestor
+import androidx.compose.ui.test.hasClickAction
+import androidx.compose.ui.test.hasTestTag
+import androidx.compose.ui.test.isEnabled
 import androidx.compose.ui.test.onRoot
 import androidx.compose.ui.test.runSkikoComposeUiTest
 import androidx.compose.ui.unit.Density
@@ -17,6 +21,14 @@ import kotlin.test.assertTrue
 @OptIn(ExperimentalTestApi::class)
 fun runPhoneTest(block: SkikoComposeUiTest.() -> Unit) =
     runSkikoComposeUiTest(size = Size(824f, 1784f), density = Density(2f), block = block)
+
+/** Waits until the approval sheet's buttons take taps (ANSWER_DELAY_MS after it appeared). */
+@OptIn(ExperimentalTestApi::class)
+fun ComposeUiTest.waitForTheAnswers() = waitUntil("the sheet's answers to be enabled", 5_000) {
+    onAllNodes(hasTestTag(ApprovalTags.SHEET)).fetchSemanticsNodes().isNotEmpty() &&
+        onAllNodes(hasClickAction() and isEnabled() and hasAnyAncestor(hasTestTag(ApprovalTags.SHEET)))
+            .fetchSemanticsNodes().isNotEmpty()
+}
 
 /**
  * Saves the whole screen as `<screen>-<language>.png` in the directory the system property

@@ -19,7 +19,13 @@ import androidx.compose.material3.MaterialTheme
 import androidx.compose.material3.Surface
 import androidx.compose.material3.Text
 import androidx.compose.runtime.Composable
+import androidx.compose.runtime.LaunchedEffect
+import androidx.compose.runtime.getValue
+import androidx.compose.runtime.key
+import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
+import androidx.compose.runtime.setValue
+import androidx.compose.runtime.withFrameMillis
 import androidx.compose.ui.Alignment
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.graphics.Color
@@ -29,6 +35,9 @@ import androidx.compose.ui.text.font.FontWeight
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.Answer
 import edu.pku.harness.ApprovalPrompt
+
+/** How long a new approval sheet ignores taps, in milliseconds. */
+const val ANSWER_DELAY_MS = 500L
 
 /** Test tags of the approval sheet. */
 object ApprovalTags {
@@ -46,6 +55,17 @@ object ApprovalTags {
 @OptIn(ExperimentalLayoutApi::class)
 @Composable
 fun ApprovalSheet(prompt: ApprovalPrompt, labels: Labels, onAnswer: (Answer) -> Unit, modifier: Modifier = Modifier) {
+    // A sheet that slides in under a finger already on its way to the screen below (Stop, Send)
+    // must not take that tap as an answer: its buttons wait ANSWER_DELAY_MS before they work.
+    // The caller keys the sheet by the prompt's id, so each new prompt waits again.
+    var armed by remember { mutableStateOf(false) }
+    LaunchedEffect(Unit) {
+        // Counted in frames, as animations are, so that the time is the screen's own (a test's
+        // clock drives it exactly; a plain delay there would pass at once).
+        val shown = withFrameMillis { it }
+        while (withFrameMillis { it } - shown < ANSWER_DELAY_MS) Unit
+        armed = true
+    }
     Surface(
         modifier = modifier.fillMaxWidth().testTag(ApprovalTags.SHEET),
         shape = RoundedCornerShape(topStart = 24.dp, topEnd = 24.dp),
@@ -81,7 +101,11 @@ fun ApprovalSheet(prompt: ApprovalPrompt, labels: Labels, onAnswer: (Answer) -> 
             ) {
                 // Every answer looks alike: the sheet pushes the user towards none of them.
                 for (answer in prompt.offers) {
-                    FilledTonalButton(onClick = { onAnswer(answer) }, modifier = Modifier.testTag(ApprovalTags.answer(answer))) {
+                    FilledTonalButton(
+                        onClick = { onAnswer(answer) },
+                        enabled = armed,
+                        modifier = Modifier.testTag(ApprovalTags.answer(answer)),
+                    ) {
                         Text(labels.answer(answer))
                     }
                 }
@@ -105,13 +129,14 @@ private fun Field(label: String, value: String) {
 @Composable
 fun WithApprovalSheet(
     prompt: ApprovalPrompt?,
+    promptId: ULong?,
     labels: Labels,
     onAnswer: (Answer) -> Unit,
     content: @Composable () -> Unit,
 ) {
     Box(Modifier.fillMaxSize()) {
         content()
-        if (prompt != null) {
+        if (prompt != null) key(promptId) {
             Box(
                 Modifier
                     .fillMaxSize()

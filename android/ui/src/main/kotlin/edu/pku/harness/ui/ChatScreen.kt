@@ -45,7 +45,7 @@ object ChatTags {
  * The chat: the conversation so far (the student's messages, the assistant's text as it
  * streams, each tool call with the core's decision and its result), the turn's state, and the
  * field to write in, with Send, or Stop while a turn runs. The approval sheet covers it while
- * [prompt] waits for an answer. Plain data in, callbacks out: [ChatModel] and [ApprovalHost]
+ * [prompt] (number [promptId]) waits for an answer. Plain data in, callbacks out: [ChatModel] and [ApprovalHost]
  * own the calls to the Harness.
  */
 @Composable
@@ -53,12 +53,13 @@ fun ChatScreen(
     state: ChatState,
     labels: Labels,
     prompt: ApprovalPrompt?,
+    promptId: ULong?,
     onDraftChange: (String) -> Unit,
     onSend: () -> Unit,
     onCancel: () -> Unit,
     onAnswer: (Answer) -> Unit,
 ) {
-    WithApprovalSheet(prompt, labels, onAnswer) {
+    WithApprovalSheet(prompt, promptId, labels, onAnswer) {
         Surface(Modifier.fillMaxSize()) {
             Column(Modifier.fillMaxSize()) {
                 Row(
@@ -172,6 +173,7 @@ fun ChatRoute(chat: ChatModel, approvals: ApprovalHost, labels: Labels) {
         state = chat.state,
         labels = labels,
         prompt = pending?.prompt,
+        promptId = pending?.id,
         onDraftChange = chat::onDraftChange,
         onSend = chat::send,
         onCancel = chat::cancel,
