@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Every test of the project, in one command; exits non-zero on any failure. It installs what it
-# lacks (Debian packages, the Kotlin compiler from npm, tree-sitter from PyPI, Rust targets).
+# lacks (Debian packages, the Kotlin compiler from npm, Compose Multiplatform from Maven Central,
+# tree-sitter from PyPI, Rust targets).
 #  0. cargo fmt --check and cargo clippy -D warnings over the whole workspace
 #  1. the Rust workspace: unit, integration, property, crash and FFI tests
 #  2. cargo check of the FFI crate for aarch64-linux-android and aarch64-apple-ios
 #  3. a syntax check of the generated and hand-written Swift and of the C header
 #  4. the Kotlin tests on the host JVM against the real library
-#  5. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
+#  5. the shared Compose screens (android/ui) under test on the desktop JVM, headless, against
+#     the real library; screenshots in target/screenshots (its last line: N passed, N failed)
+#  6. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +36,7 @@ cargo test --workspace --locked
 scripts/check-targets.sh
 scripts/check-swift.sh
 scripts/test-kotlin-host.sh
+scripts/test-compose-desktop.sh
 
 scenarios=(conformance/scenarios)
 # The shared examples sit beside the checkout when there is one.

@@ -64,19 +64,21 @@ ensure_host_jars() {
 
 # kotlinc_cached OUT.jar CLASSPATH SOURCE…: compiles unless OUT.jar was built from exactly these
 # sources, classpath (the jars' contents, not only their paths: the bindings are rebuilt in
-# place) and compiler (a checksum beside it).
+# place), compiler and KOTLINC_FLAGS (extra options, e.g. a compiler plugin; a checksum beside
+# it). A SOURCE is a directory or one .kt file.
 kotlinc_cached() {
   local out="$1" classpath="$2"
   shift 2
   local sum jars
   IFS=: read -r -a jars <<<"$classpath"
-  sum="$( { echo "$KOTLIN_VERSION $classpath"; sha256sum "${jars[@]}" 2>/dev/null; find "$@" -type f -name '*.kt' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)"
+  sum="$( { echo "$KOTLIN_VERSION ${KOTLINC_FLAGS:-} $classpath"; sha256sum "${jars[@]}" 2>/dev/null; find "$@" -type f -name '*.kt' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)"
   if [ -f "$out" ] && [ "$(cat "$out.sum" 2>/dev/null)" = "$sum" ]; then
     return 0
   fi
   rm -f "$out" "$out.sum"
   mkdir -p "$(dirname "$out")"
-  "$KOTLINC" -nowarn -jvm-target 17 -cp "$classpath" -d "$out" "$@" 2>&1 | grep -v '^warning: ' >&2 || true
+  # shellcheck disable=SC2086 # KOTLINC_FLAGS is a list of options
+  "$KOTLINC" -nowarn -jvm-target 17 ${KOTLINC_FLAGS:-} -cp "$classpath" -d "$out" "$@" 2>&1 | grep -v '^warning: ' >&2 || true
   [ -f "$out" ] || { echo "$(basename "$0"): kotlinc failed for $out" >&2; exit 1; }
   echo "$sum" >"$out.sum"
 }

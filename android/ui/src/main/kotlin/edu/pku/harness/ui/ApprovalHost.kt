@@ -1,0 +1,71 @@
+package edu.pku.harness.ui
+
+import androidx.compose.runtime.getValue
+import androidx.compose.runtime.mutableStateOf
+import androidx.compose.runtime.setValue
+import edu.pku.harness.Answer
+import edu.pku.harness.ApprovalPrompt
+import edu.pku.harness.EventListener
+import edu.pku.harness.HarnessEvent
+import edu.pku.harness.HarnessException
+import kotlinx.coroutines.CompletableDeferred
+
+/** A prompt on screen, or waiting behind the one that is. */
+class PendingApproval(val id: ULong, val prompt: ApprovalPrompt) {
+    internal val answer = CompletableDeferred<Answer>()
+}
+
+/**
+ * Owns the approval sheet: the app's Platform hands its `askApproval` here, which shows the
+ * prompt and suspends until the user taps one of the prompt's answers. Prompts that arrive
+ * while one is shown wait their turn, in order. A prompt leaves the screen when it is answered,
+ * when the core withdraws it (the `ApprovalWithdrawn` event, through [listener]), and when the
+ * core stops waiting (its turn was cancelled: the call is cancelled and `askApproval` with it).
+ *
+ * Thread-safe: the core asks from its own threads and events arrive on them; the screen reads
+ * [current], a snapshot state, from the UI thread.
+ */
+class ApprovalHost {
+    private val lock = Any()
+    private var queue by mutableStateOf(emptyList<PendingApproval>())
+
+    /** The prompt to show now; null when none waits. */
+    val current: PendingApproval? get() = queue.firstOrNull()
+
+    /** The ids of the prompts waiting for an answer, the shown one first. */
+    val waiting: List<ULong> get() = queue.map { it.id }
+
+    /** The Platform's `askApproval`: the answer the user tapped, one of `prompt.offers`. */
+    suspend fun askApproval(id: ULong, prompt: ApprovalPrompt): Answer {
+        val pending = PendingApproval(id, prompt)
+        synchronized(lock) { queue = queue + pending }
+        try {
+            return pending.answer.await()
+        } finally {
+            synchronized(lock) { queue = queue - pending }
+        }
+    }
+
+    /**
+     * The user tapped [answer] on prompt [id]. An answer the prompt did not offer is no
+     * consent: it is ignored and false is returned (the core would refuse it as well).
+     */
+    fun answer(id: ULong, answer: Answer): Boolean {
+        val pending = synchronized(lock) { queue.firstOrNull { it.id == id } } ?: return false
+        if (answer !in pending.prompt.offers) return false
+        return pending.answer.complete(answer)
+    }
+
+    /** Closes prompt [id] without an answer; the core declines the call (fail closed). */
+    fun withdraw(id: ULong) {
+        val pending = synchronized(lock) { queue.firstOrNull { it.id == id } } ?: return
+        pending.answer.completeExceptionally(HarnessException.Platform("approval $id was withdrawn"))
+    }
+
+    /** Subscribe this to the Harness, so that a prompt the core withdraws leaves the screen. */
+    val listener: EventListener = object : EventListener {
+        override fun onEvent(event: HarnessEvent) {
+            if (event is HarnessEvent.ApprovalWithdrawn) withdraw(event.id)
+        }
+    }
+}

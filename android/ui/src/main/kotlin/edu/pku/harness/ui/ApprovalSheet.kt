@@ -1,0 +1,149 @@
+package edu.pku.harness.ui
+
+import androidx.compose.foundation.background
+import androidx.compose.foundation.clickable
+import androidx.compose.foundation.interaction.MutableInteractionSource
+import androidx.compose.foundation.layout.Arrangement
+import androidx.compose.foundation.layout.Box
+import androidx.compose.foundation.layout.Column
+import androidx.compose.foundation.layout.ExperimentalLayoutApi
+import androidx.compose.foundation.layout.FlowRow
+import androidx.compose.foundation.layout.fillMaxSize
+import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.foundation.layout.padding
+import androidx.compose.foundation.rememberScrollState
+import androidx.compose.foundation.shape.RoundedCornerShape
+import androidx.compose.foundation.verticalScroll
+import androidx.compose.material3.FilledTonalButton
+import androidx.compose.material3.MaterialTheme
+import androidx.compose.material3.Surface
+import androidx.compose.material3.Text
+import androidx.compose.runtime.Composable
+import androidx.compose.runtime.LaunchedEffect
+import androidx.compose.runtime.getValue
+import androidx.compose.runtime.key
+import androidx.compose.runtime.mutableStateOf
+import androidx.compose.runtime.remember
+import androidx.compose.runtime.setValue
+import androidx.compose.runtime.withFrameMillis
+import androidx.compose.ui.Alignment
+import androidx.compose.ui.Modifier
+import androidx.compose.ui.graphics.Color
+import androidx.compose.ui.platform.testTag
+import androidx.compose.ui.text.font.FontFamily
+import androidx.compose.ui.text.font.FontWeight
+import androidx.compose.ui.unit.dp
+import edu.pku.harness.Answer
+import edu.pku.harness.ApprovalPrompt
+
+/** How long a new approval sheet ignores taps, in milliseconds. */
+const val ANSWER_DELAY_MS = 500L
+
+/** Test tags of the approval sheet. */
+object ApprovalTags {
+    const val SHEET = "approval-sheet"
+    const val INPUTS = "approval-inputs"
+    fun answer(answer: Answer) = "approval-answer-" + answer.name.lowercase()
+}
+
+/**
+ * The approval sheet for one prompt: what asks (plugin and tool), what it would do (effect and
+ * the exact inputs), why the user is asked, and one button for each answer in `prompt.offers`,
+ * in the core's order, and no other (DESIGN.md: in a tainted turn "Always allow" is not offered,
+ * so it must not appear here either).
+ */
+@OptIn(ExperimentalLayoutApi::class)
+@Composable
+fun ApprovalSheet(prompt: ApprovalPrompt, labels: Labels, onAnswer: (Answer) -> Unit, modifier: Modifier = Modifier) {
+    // A sheet that slides in under a finger already on its way to the screen below (Stop, Send)
+    // must not take that tap as an answer: its buttons wait ANSWER_DELAY_MS before they work.
+    // The caller keys the sheet by the prompt's id, so each new prompt waits again.
+    var armed by remember { mutableStateOf(false) }
+    LaunchedEffect(Unit) {
+        // Counted in frames, as animations are, so that the time is the screen's own (a test's
+        // clock drives it exactly; a plain delay there would pass at once).
+        val shown = withFrameMillis { it }
+        while (withFrameMillis { it } - shown < ANSWER_DELAY_MS) Unit
+        armed = true
+    }
+    Surface(
+        modifier = modifier.fillMaxWidth().testTag(ApprovalTags.SHEET),
+        shape = RoundedCornerShape(topStart = 24.dp, topEnd = 24.dp),
+        tonalElevation = 6.dp,
+        shadowElevation = 8.dp,
+    ) {
+        Column(
+            Modifier.padding(24.dp).verticalScroll(rememberScrollState()),
+            verticalArrangement = Arrangement.spacedBy(12.dp),
+        ) {
+            Text(labels.approvalTitle, style = MaterialTheme.typography.labelLarge, color = MaterialTheme.colorScheme.primary)
+            Text(prompt.headline, style = MaterialTheme.typography.headlineSmall)
+            Field(labels.plugin, "${prompt.pluginTitle} (${prompt.plugin})")
+            Field(labels.tool, "${prompt.toolTitle} (${prompt.tool})")
+            Field(labels.effectLabel, labels.effect(prompt.effect))
+            Column(verticalArrangement = Arrangement.spacedBy(4.dp)) {
+                Text(labels.inputs, style = MaterialTheme.typography.labelMedium)
+                Text(
+                    prettyJson(prompt.inputJson),
+                    modifier = Modifier
+                        .fillMaxWidth()
+                        .background(MaterialTheme.colorScheme.surfaceVariant, RoundedCornerShape(8.dp))
+                        .padding(12.dp)
+                        .testTag(ApprovalTags.INPUTS),
+                    fontFamily = FontFamily.Monospace,
+                    style = MaterialTheme.typography.bodyMedium,
+                )
+            }
+            Field(labels.reason, prompt.reason)
+            FlowRow(
+                modifier = Modifier.fillMaxWidth(),
+                horizontalArrangement = Arrangement.spacedBy(8.dp, Alignment.End),
+            ) {
+                // Every answer looks alike: the sheet pushes the user towards none of them.
+                for (answer in prompt.offers) {
+                    FilledTonalButton(
+                        onClick = { onAnswer(answer) },
+                        enabled = armed,
+                        modifier = Modifier.testTag(ApprovalTags.answer(answer)),
+                    ) {
+                        Text(labels.answer(answer))
+                    }
+                }
+            }
+        }
+    }
+}
+
+@Composable
+private fun Field(label: String, value: String) {
+    Column(verticalArrangement = Arrangement.spacedBy(2.dp)) {
+        Text(label, style = MaterialTheme.typography.labelMedium)
+        Text(value, style = MaterialTheme.typography.bodyLarge, fontWeight = FontWeight.Medium)
+    }
+}
+
+/**
+ * [content] with the sheet over it when a prompt waits: a scrim takes the taps meant for the
+ * screen below, so the only way on is one of the sheet's answers.
+ */
+@Composable
+fun WithApprovalSheet(
+    prompt: ApprovalPrompt?,
+    promptId: ULong?,
+    labels: Labels,
+    onAnswer: (Answer) -> Unit,
+    content: @Composable () -> Unit,
+) {
+    Box(Modifier.fillMaxSize()) {
+        content()
+        if (prompt != null) key(promptId) {
+            Box(
+                Modifier
+                    .fillMaxSize()
+                    .background(Color.Black.copy(alpha = 0.32f))
+                    .clickable(interactionSource = remember { MutableInteractionSource() }, indication = null) {},
+            )
+            ApprovalSheet(prompt, labels, onAnswer, Modifier.align(Alignment.BottomCenter))
+        }
+    }
+}
