@@ -198,7 +198,7 @@ class ApprovalSheetTest {
         plugin = "wallet", pluginTitle = "校园卡", tool = "wallet.recharge", toolTitle = "充值",
         effect = Effect.MONEY, inputJson = """{"amountYuan":500}""", kind = PromptKind.CONFIRM,
         offers = listOf(Answer.ALLOW, Answer.DENY), headline = "充值",
-        reason = "this turn has read untrusted content, and this is a money call", conversation = "c1",
+        reason = "this turn has read untrusted content, and this is a money call", conversation = "c1", sheet = null,
     )
 
     @Test fun a_prompt_in_a_tainted_turn_offers_no_always_allow() = runPhoneTest {
