@@ -11,7 +11,8 @@ use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
     Acted, Action, AuditFilter, AuditScreen, ChatScreen, ConsentScreen, ConversationSettingsScreen,
-    JobsScreen, Live, MemoryInbox, ModelSettingsScreen, PluginDetail, PluginsScreen, Screens,
+    JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation, PluginDetail, PluginsScreen,
+    Route, Screens, route_for,
 };
 use harness_core::{Engine, Options};
 use harness_core::{scheduler, settings};
@@ -498,6 +499,16 @@ impl Harness {
 /// from the screen's own model, done by `act` (see `harness_core::screens`).
 #[uniffi::export(async_runtime = "tokio")]
 impl Harness {
+    /// The app's destinations, with what waits in each (pending memories).
+    pub fn navigation(&self) -> Result<Navigation, HarnessError> {
+        Ok(self.screens()?.navigation()?)
+    }
+
+    /// The screen a `Platform::open_screen` route opens; none for a route this app lacks.
+    pub fn route_for(&self, screen: String) -> Option<Route> {
+        route_for(&screen)
+    }
+
     /// The chat of a conversation (opened with the current defaults if new).
     pub fn chat_screen(&self, conversation: String) -> Result<ChatScreen, HarnessError> {
         Ok(self.screens()?.chat(&conversation)?)

@@ -48,8 +48,9 @@ pub use harness_core::screens::{
     Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, AuditFilter, AuditRowView,
     AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
     ConsentScreen, ConversationSettingsScreen, InputRow, JobRow, JobsScreen, LabelValue,
-    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, PermissionRow, PluginDetail,
-    PluginRow, PluginsScreen, RuleRow, ShellEffect, ToolCallView, ToolRowView,
+    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, NavItem, Navigation,
+    PermissionRow, PluginDetail, PluginRow, PluginsScreen, Route, RuleRow, ShellEffect,
+    ToolCallView, ToolRowView,
 };
 pub use harness_core::settings::Language;
 

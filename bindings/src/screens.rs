@@ -9,8 +9,9 @@ use harness_core::screens::{
     Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, AuditFilter, AuditRowView,
     AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
     ConsentScreen, ConversationSettingsScreen, InputRow, JobRow, JobsScreen, LabelValue,
-    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, PermissionRow, PluginDetail,
-    PluginRow, PluginsScreen, RuleRow, ShellEffect, ToolCallView, ToolRowView,
+    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, NavItem, Navigation,
+    PermissionRow, PluginDetail, PluginRow, PluginsScreen, Route, RuleRow, ShellEffect,
+    ToolCallView, ToolRowView,
 };
 use harness_core::settings::Language;
 
@@ -142,12 +143,21 @@ pub enum Action {
     SetLanguage {
         language: Language,
     },
+    PickDocument {
+        conversation: String,
+    },
+    AttachDocument {
+        conversation: String,
+        name: String,
+        text: String,
+    },
 }
 
 #[uniffi::remote(Enum)]
 pub enum ShellEffect {
     RequestPermission { permission: Permission },
     OpenPermissionSettings { permission: Permission },
+    PickDocument { conversation: String },
 }
 
 #[uniffi::remote(Enum)]
@@ -230,6 +240,34 @@ pub struct ChatScreen {
     pub send_label: String,
     pub can_send: bool,
     pub cancel: Option<Button>,
+    pub attach: Button,
+    pub documents: Vec<String>,
+}
+
+// ---- navigation
+
+#[uniffi::remote(Enum)]
+pub enum Route {
+    Chat,
+    ConversationSettings,
+    Plugins,
+    Memory,
+    Jobs,
+    Audit,
+    Consent,
+    Model,
+}
+
+#[uniffi::remote(Record)]
+pub struct NavItem {
+    pub route: Route,
+    pub label: String,
+    pub badge: Option<u32>,
+}
+
+#[uniffi::remote(Record)]
+pub struct Navigation {
+    pub items: Vec<NavItem>,
 }
 
 // ---- plugins

@@ -746,3 +746,110 @@ async fn a_picked_plugin_file_is_previewed_then_installed_and_removed() {
     assert!(harness.plugins().unwrap().iter().all(|p| p.id != "menu"));
     let _ = std::fs::remove_file(file);
 }
+
+/// A `Platform` whose approval sheet stays up until the core withdraws it.
+struct NeverAnswers;
+
+#[async_trait]
+impl Platform for NeverAnswers {
+    async fn ask_approval(&self, _: u64, _: ApprovalPrompt) -> Result<Answer, HarnessError> {
+        std::future::pending().await
+    }
+    fn post_notification(&self, _: AppNotification) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn arm_wake_up(&self, _: i64, _: bool) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn cancel_wake_up(&self) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn open_screen(&self, _: String) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn read_secret(&self, key: String) -> Result<Option<String>, HarnessError> {
+        Ok((key == "model.apiKey").then(|| "sk-ffi-test".to_owned()))
+    }
+    fn write_secret(&self, _: String, _: Option<String>) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn permission_state(&self, _: Permission) -> Result<PermissionState, HarnessError> {
+        Ok(PermissionState::Unknown)
+    }
+}
+
+#[test]
+fn cancelling_a_turn_withdraws_the_prompt_it_waits_on_and_the_sheet_came_from_the_core() {
+    use model_server::{ModelServer, Reply, data, done};
+    use serde_json::json;
+    let harness = Harness::open(data_dir("withdraw"), Arc::new(NeverAnswers)).unwrap();
+    harness.install_sample_plugins().unwrap();
+    harness
+        .set_consent(Consent {
+            terms_accepted: true,
+            met: vec!["campus-session".into()],
+        })
+        .unwrap();
+    harness.open_conversation("c1".into()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _subscription = harness.subscribe(recorder.clone());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ended = runtime.block_on(async {
+        let call = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "id": "call_1", "type": "function",
+            "function": {"name": "canteen__reserve", "arguments": SEATS}}]}}]});
+        let server = ModelServer::start(vec![Reply::events([data(&call), done()])]).await;
+        harness
+            .change_setting(
+                "model.endpoint".into(),
+                json!(server.endpoint()).to_string(),
+            )
+            .unwrap();
+        harness
+            .change_setting("model.name".into(), "\"qwen-plus\"".into())
+            .unwrap();
+        let turn = tokio::spawn({
+            let harness = harness.clone();
+            async move { harness.send_message("c1".into(), "订座".into()).await }
+        });
+        let asked = || {
+            recorder
+                .events
+                .lock()
+                .unwrap()
+                .iter()
+                .find_map(|e| match e {
+                    HarnessEvent::ApprovalRequested { id, prompt } => Some((*id, prompt.clone())),
+                    _ => None,
+                })
+        };
+        while asked().is_none() {
+            if turn.is_finished() {
+                panic!("the turn ended without asking: {:?}", turn.await);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let (id, prompt) = asked().unwrap();
+        let sheet = prompt.sheet.unwrap();
+        let answers: Vec<Answer> = sheet.answers.iter().map(|a| a.answer).collect();
+        assert_eq!(answers, prompt.offers);
+        assert_eq!(sheet.title, "允许这次操作吗？");
+        assert!(harness.cancel_turn("c1#1".into()).unwrap());
+        (id, turn.await.unwrap().unwrap())
+    });
+    let (id, result) = ended;
+    assert_eq!(result.state, "cancelled");
+    let events = recorder.events.lock().unwrap().clone();
+    assert!(
+        events.contains(&HarnessEvent::ApprovalWithdrawn { id }),
+        "{events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, HarnessEvent::ApprovalAnswered { .. }))
+    );
+}

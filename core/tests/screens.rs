@@ -13,7 +13,7 @@ use harness_core::events::NoEvents;
 use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::{Answer, Mode, PromptKind};
 use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
-use harness_core::screens::{Acted, Action, ChatItemKind, Live, Screens, ShellEffect};
+use harness_core::screens::{Acted, Action, ChatItemKind, Live, Route, Screens, ShellEffect};
 use harness_core::settings::{Change, Language, parse_change};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
@@ -524,5 +524,73 @@ async fn conversation_settings_change_through_their_choices() {
     assert_eq!(
         s.chat("c").unwrap().plan_mode_note.as_deref(),
         Some("计划模式：只运行读取，其他操作先列入计划")
+    );
+}
+
+#[tokio::test]
+async fn a_picked_text_file_is_attached_and_any_other_kind_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path(), Arc::new(Answers::default()));
+    let chat = s.chat("c").unwrap();
+    // The picker is the phone's, and only a tap opens it.
+    assert_eq!(
+        s.act(chat.attach.action.clone()).await.unwrap(),
+        Acted::Shell(ShellEffect::PickDocument {
+            conversation: "c".into()
+        })
+    );
+    let attach = |name: &str, text: &str| Action::AttachDocument {
+        conversation: "c".into(),
+        name: name.into(),
+        text: text.into(),
+    };
+    let err = s.act(attach("课表.pdf", "%PDF-1.7")).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "document \"课表.pdf\": only plain text (.txt) and Markdown (.md) files can be attached"
+    );
+    assert!(s.chat("c").unwrap().documents.is_empty());
+    s.act(attach("笔记.MD", "# 高数\n第三章")).await.unwrap();
+    assert_eq!(s.chat("c").unwrap().documents, ["笔记.MD"]);
+}
+
+#[tokio::test]
+async fn navigation_shows_how_many_memories_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path(), Arc::new(Answers::default()));
+    let badge = |s: &Screens| {
+        s.navigation()
+            .unwrap()
+            .items
+            .into_iter()
+            .find(|i| i.route == Route::Memory)
+            .unwrap()
+            .badge
+    };
+    assert_eq!(badge(&s), None);
+    s.engine()
+        .write_memory("宿舍 32 楼", None, None, true)
+        .unwrap();
+    s.engine().write_memory("早八", None, None, true).unwrap();
+    assert_eq!(badge(&s), Some(2));
+    set_language(&s, Language::En);
+    let labels: Vec<String> = s
+        .navigation()
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|i| i.label)
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Chat",
+            "Plugins",
+            "Memory",
+            "Scheduled jobs",
+            "Activity log",
+            "Consent and permissions",
+            "Model"
+        ]
     );
 }

@@ -73,6 +73,10 @@ pub struct ChatScreen {
     /// False while a turn runs: one turn at a time per conversation.
     pub can_send: bool,
     pub cancel: Option<Button>,
+    /// Attach a text or Markdown file: opens the system's picker.
+    pub attach: Button,
+    /// The names of the documents attached to this conversation.
+    pub documents: Vec<String>,
 }
 
 pub(super) fn build(
@@ -114,6 +118,11 @@ pub(super) fn build(
         Some(t) if t.text.is_empty() && !t.thinking.is_empty() => tr(lang, "思考中…", "Thinking…"),
         Some(_) => tr(lang, "处理中…", "Working…"),
     };
+    let documents = engine
+        .documents(conversation)?
+        .into_iter()
+        .map(|(_, name, _)| name)
+        .collect();
     Ok(ChatScreen {
         conversation: conversation.to_owned(),
         title: tr(lang, "对话", "Chat").into(),
@@ -140,6 +149,14 @@ pub(super) fn build(
                 },
             )
         }),
+        attach: Button::new(
+            tr(lang, "添加文件", "Attach a file").into(),
+            ButtonRole::Normal,
+            Action::PickDocument {
+                conversation: conversation.to_owned(),
+            },
+        ),
+        documents,
     })
 }
 

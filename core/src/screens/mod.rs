@@ -13,6 +13,7 @@ mod consent;
 mod conversation;
 mod inbox;
 mod live;
+mod nav;
 mod plugins;
 mod texts;
 
@@ -28,6 +29,7 @@ pub use inbox::{
     AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
 };
 pub use live::Live;
+pub use nav::{NavItem, Navigation, Route, route_for};
 pub use plugins::{
     AddPluginScreen, ModeRowView, PluginDetail, PluginRow, PluginsScreen, ToolRowView,
 };
@@ -182,6 +184,17 @@ pub enum Action {
     SetLanguage {
         language: Language,
     },
+    /// Open the system's document picker, from the user's tap (seed 000: files are chosen only
+    /// by the user, only from a screen).
+    PickDocument {
+        conversation: String,
+    },
+    /// The document the user picked, read into text by the shell.
+    AttachDocument {
+        conversation: String,
+        name: String,
+        text: String,
+    },
 }
 
 /// What only the phone can do, asked of the shell after a tap.
@@ -191,6 +204,9 @@ pub enum ShellEffect {
     RequestPermission { permission: Permission },
     /// Open the system settings page for this permission.
     OpenPermissionSettings { permission: Permission },
+    /// Show the system's document picker; hand what the user picks to
+    /// `Action::AttachDocument`.
+    PickDocument { conversation: String },
 }
 
 /// What a tap did.
@@ -232,6 +248,11 @@ impl Screens {
     /// The language every text is in: the settings' `language`.
     pub fn language(&self) -> Language {
         self.engine.settings().language
+    }
+
+    /// The app's destinations, with what waits in each.
+    pub fn navigation(&self) -> Result<Navigation, EngineError> {
+        nav::build(&self.engine, self.language())
     }
 
     pub fn chat(&self, conversation: &str) -> Result<ChatScreen, EngineError> {
@@ -381,6 +402,18 @@ impl Screens {
             Action::SetLanguage { language } => {
                 e.change_setting(crate::settings::Change::Language(language))?
             }
+            Action::PickDocument { conversation } => {
+                return Ok(Acted::Shell(ShellEffect::PickDocument { conversation }));
+            }
+            Action::AttachDocument {
+                conversation,
+                name,
+                text,
+            } => {
+                check_document(&name, &text)?;
+                e.open_conversation(&conversation)?;
+                e.attach_document(&conversation, &name, &text)?;
+            }
         }
         Ok(Acted::Done)
     }
@@ -417,6 +450,28 @@ impl Screens {
             None => self.engine.set_rules(rules),
         }
     }
+}
+
+/// The documents a conversation takes: plain text and Markdown, at most this many bytes.
+pub const DOCUMENT_KINDS: [&str; 3] = ["txt", "md", "markdown"];
+pub const DOCUMENT_BYTES: usize = 1024 * 1024;
+
+fn check_document(name: &str, text: &str) -> Result<(), EngineError> {
+    let kind = name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    if !kind.is_some_and(|k| DOCUMENT_KINDS.contains(&k.as_str())) {
+        return Err(EngineError::Invalid(format!(
+            "document \"{name}\": only plain text (.txt) and Markdown (.md) files can be attached"
+        )));
+    }
+    if text.len() > DOCUMENT_BYTES {
+        return Err(EngineError::Invalid(format!(
+            "document \"{name}\": {} bytes is more than the 1 MiB a conversation takes",
+            text.len()
+        )));
+    }
+    Ok(())
 }
 
 /// A job that cannot be changed: the scheduler's message names the job and why.
