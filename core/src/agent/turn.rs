@@ -289,20 +289,7 @@ impl Agent {
                 );
                 return Ok((TurnState::Failed, Some(message), String::new(), usage));
             }
-            let conv = p
-                .conversations
-                .get(conversation)
-                .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
-            let tools = match offer {
-                Offer::Conversation => p.invoker.model_tools(Some(conversation)),
-                Offer::Job(job) => job.tools.clone(),
-            };
-            let request = ChatRequest {
-                model: self.model_name(&settings, &conv.settings),
-                messages: self.context(conversation, &settings, &conv.settings, &board)?,
-                tools: tools.iter().map(spec).collect(),
-                reasoning_effort: conv.settings.thinking_effort.clone(),
-            };
+            let request = self.request(conversation, &settings, offer, &board)?;
             usage.model_requests += 1;
             let mut text = String::new();
             let mut calls: Vec<ToolCall> = Vec::new();
@@ -407,21 +394,16 @@ impl Agent {
                         stop = Some((TurnState::Failed, why));
                     }
                 }
-                p.events.emit(Event::ToolResult {
-                    turn: id.to_owned(),
-                    call: call.id.clone(),
-                    ok,
-                    result: whole.clone(),
-                });
-                p.history.tool_result(
+                self.record(
                     conversation,
                     turn,
-                    &call.id,
+                    id,
+                    call,
                     tool.as_deref(),
+                    ok,
                     &whole,
                     &for_model,
                 )?;
-                self.drain_lines();
             }
             if let Some((state, why)) = stop {
                 return Ok((state, Some(why), text, usage));
@@ -435,6 +417,88 @@ impl Agent {
                 ));
             }
         }
+    }
+
+    /// The next model request, rebuilt from the state of this moment.
+    fn request(
+        &self,
+        conversation: &str,
+        settings: &Settings,
+        offer: Offer<'_>,
+        board: &str,
+    ) -> Result<ChatRequest, EngineError> {
+        let p = &self.parts;
+        let conv = p
+            .conversations
+            .get(conversation)
+            .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
+        let tools = match offer {
+            Offer::Conversation => p.invoker.model_tools(Some(conversation)),
+            Offer::Job(job) => job.tools.clone(),
+        };
+        Ok(ChatRequest {
+            model: self.model_name(settings, &conv.settings),
+            messages: self.context(conversation, settings, &conv.settings, board)?,
+            tools: tools.iter().map(spec).collect(),
+            reasoning_effort: conv.settings.thinking_effort.clone(),
+        })
+    }
+
+    /// The body of the first model request a turn in `conversation` would send now, byte for
+    /// byte: what the `context_assembly` benchmark measures.
+    #[doc(hidden)]
+    pub fn request_body(&self, conversation: &str) -> Result<Vec<u8>, EngineError> {
+        let board = self.parts.host.context.render();
+        let request = self.request(
+            conversation,
+            &self.parts.settings.get(),
+            Offer::Conversation,
+            &board,
+        )?;
+        Ok(serde_json::to_vec(&request.body()).expect("the request body is plain data"))
+    }
+
+    /// One tool call of a turn as the loop makes it — decided, run through the invoke path as
+    /// the agent, cut for the model, appended to the history: what the `tool_round_trip`
+    /// benchmark measures. True when the tool ran and succeeded.
+    #[doc(hidden)]
+    pub async fn answer_call(
+        &self,
+        conversation: &str,
+        turn: u64,
+        call: &ToolCall,
+    ) -> Result<bool, EngineError> {
+        let id = turn_id(conversation, turn);
+        let (tool, ok, whole, for_model) =
+            self.call(conversation, &id, Offer::Conversation, call).await;
+        self.record(conversation, turn, &id, call, tool.as_deref(), ok, &whole, &for_model)?;
+        Ok(ok)
+    }
+
+    /// A call's result: told to the shell, appended to the history.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        conversation: &str,
+        turn: u64,
+        id: &str,
+        call: &ToolCall,
+        tool: Option<&str>,
+        ok: bool,
+        whole: &str,
+        for_model: &str,
+    ) -> Result<(), EngineError> {
+        let p = &self.parts;
+        p.events.emit(Event::ToolResult {
+            turn: id.to_owned(),
+            call: call.id.clone(),
+            ok,
+            result: whole.to_owned(),
+        });
+        p.history
+            .tool_result(conversation, turn, &call.id, tool, whole, for_model)?;
+        self.drain_lines();
+        Ok(())
     }
 
     /// Runs one call through the one invoke path. Returns the tool id it resolved to, whether
