@@ -6,8 +6,9 @@
 //!   system prompt, the history read and converted, every offered tool's spec);
 //! - `tool_round_trip`: one parsed tool call decided, run through the invoke path as the agent,
 //!   cut for the model and appended to the history;
-//! - `whole_turn`: a whole turn (one tool call, then the answer: two model requests), and for
-//!   the floor the same two requests sent by the provider client alone.
+//! - `whole_turn`: a whole turn (one tool call, then the answer: two model requests) in a
+//!   conversation holding a copy of the same 200 messages, and for the floor two requests of
+//!   the same weight sent by the provider client alone.
 //!
 //! `cargo bench -p harness-core --bench agent`.
 
@@ -28,6 +29,7 @@ use harness_core::policy::Answer;
 use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::secrets::{MemorySecrets, SecretStore};
 use harness_core::settings::parse_change;
+use harness_core::store::DATABASE_FILE;
 use harness_core::{Engine, Options};
 use model_server::{ModelServer, Reply, data, done};
 use serde_json::{Value, json};
@@ -81,7 +83,7 @@ fn answer() -> Reply {
 struct World {
     runtime: tokio::runtime::Runtime,
     engine: Engine,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 /// An engine on disk with 200 plugins × 5 tools and the conversation `bench` holding a history
@@ -134,7 +136,7 @@ fn world() -> World {
     World {
         runtime,
         engine,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -238,18 +240,39 @@ fn whole_turn(c: &mut Criterion, w: &World) {
         reasoning_effort: None,
     };
 
+    // Each turn in a conversation of its own holding a copy of the 200 messages of `bench`,
+    // copied before the clock starts: the history every turn reads stays the same size.
+    let db = rusqlite::Connection::open(w.dir.path().join(DATABASE_FILE)).unwrap();
+    db.busy_timeout(Duration::from_secs(5)).unwrap();
+    let mut copies = 0;
+    let mut copy = || {
+        copies += 1;
+        let id = format!("turn{copies}");
+        w.engine.open_conversation(&id).unwrap();
+        db.execute(
+            "INSERT INTO messages (conversation, turn, role, content, tool_calls, tool_call_id, \
+             tool, for_model, created_at) SELECT ?1, turn, role, content, tool_calls, \
+             tool_call_id, tool, for_model, created_at FROM messages \
+             WHERE conversation = 'bench' ORDER BY id",
+            [&id],
+        )
+        .unwrap();
+        id
+    };
+
     let mut group = c.benchmark_group("whole_turn");
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(5));
     group.bench_function("engine (1 tool call, 2 model requests)", |b| {
         b.iter_custom(|iters| {
+            let conversations: Vec<String> = (0..iters).map(|_| copy()).collect();
             w.runtime.block_on(async {
                 let started = Instant::now();
-                for _ in 0..iters {
+                for conversation in &conversations {
                     let summary = w
                         .engine
-                        .send_message("bench", "我的校园卡余额是多少？")
+                        .send_message(conversation, "我的校园卡余额是多少？")
                         .await
                         .unwrap();
                     assert_eq!(summary.usage.model_requests, 2);
@@ -275,9 +298,14 @@ fn whole_turn(c: &mut Criterion, w: &World) {
         })
     });
     group.finish();
-    println!(
-        "whole_turn: the history grew to {} messages over the runs",
-        w.engine.history("bench", None, 1_000_000).unwrap().len()
+    if copies == 0 {
+        return; // filtered out
+    }
+    let last = format!("turn{copies}");
+    assert_eq!(
+        w.engine.history(&last, None, 10_000).unwrap().len(),
+        2 * HISTORY_TURNS + 4,
+        "each turn read the 200 messages and added its 4"
     );
 }
 
