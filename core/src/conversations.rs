@@ -34,6 +34,8 @@ pub(crate) struct CallView {
     pub scope: Scope,
     pub tainted: bool,
     pub turn: Option<u64>,
+    /// The current turn started from the user's own words.
+    pub user_asked: bool,
     pub global_rules: Arc<RuleSet>,
     pub conversation_rules: Arc<RuleSet>,
 }
@@ -94,6 +96,7 @@ impl Conversations {
                 scope: c.scope.clone(),
                 tainted: c.tainted,
                 turn: Some(c.turns),
+                user_asked: c.user_asked,
                 global_rules: state.rules.clone(),
                 conversation_rules: c.rules.clone(),
             },
@@ -102,6 +105,7 @@ impl Conversations {
                 scope: Scope::default(),
                 tainted: false,
                 turn: None,
+                user_asked: false,
                 global_rules: state.rules.clone(),
                 conversation_rules: Arc::new(RuleSet::default()),
             },
@@ -217,7 +221,17 @@ impl Conversations {
     /// Starts a turn: taint belongs to the turn that read untrusted content. Returns the turn's
     /// number.
     pub fn begin_turn(&self, id: &str) -> Result<u64, EngineError> {
-        self.change(&mut self.state(), id, Conversation::begin_turn, |_| Ok(()))
+        self.begin_turn_from(id, true)
+    }
+
+    /// A new turn; `user_asked` is false when it did not start from the user's own words.
+    pub fn begin_turn_from(&self, id: &str, user_asked: bool) -> Result<u64, EngineError> {
+        self.change(
+            &mut self.state(),
+            id,
+            |c| c.begin_turn(user_asked),
+            |_| Ok(()),
+        )
     }
 
     /// Marks the current turn as having read untrusted content. The mark is saved with the

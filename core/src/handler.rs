@@ -35,10 +35,27 @@ pub struct ToolContext {
     pub actor: Actor,
     pub grant: Option<Grant>,
     pub conversation: Option<String>,
-    /// The conversation's current turn.
-    pub turn: Option<u64>,
+    /// The conversation's current turn, for a call made in a conversation.
+    pub turn: Option<TurnContext>,
     pub tainted: bool,
     pub services: Services,
+}
+
+/// The turn a call is made in, as the tool is told it (seed 004: "ctx.turn is set to
+/// { sessionId, tainted, userAsked }").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnContext {
+    /// The conversation.
+    pub session_id: String,
+    /// The turn's number in its conversation.
+    #[serde(skip)]
+    pub number: u64,
+    /// The turn has taken in untrusted content, as of this call.
+    pub tainted: bool,
+    /// The turn started from the user's own words — not from a scheduled job or a plugin's
+    /// message.
+    pub user_asked: bool,
 }
 
 /// The code behind a plugin's tools: bundled Rust, the document interpreter, or an MCP client.

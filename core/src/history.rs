@@ -79,11 +79,14 @@ impl History {
         })
     }
 
+    /// What the model said: its text, its thinking (kept for the history screen only) and
+    /// its tool calls.
     pub(crate) fn assistant(
         &self,
         conversation: &str,
         turn: u64,
         text: Option<&str>,
+        thinking: Option<&str>,
         calls: &[StoredCall],
     ) -> Result<i64, EngineError> {
         self.append(NewMessage {
@@ -92,6 +95,7 @@ impl History {
             role: "assistant",
             content: text,
             tool_calls: calls,
+            thinking,
             ..NewMessage::default()
         })
     }
@@ -139,6 +143,13 @@ impl History {
     /// The whole history of a conversation, oldest first.
     pub fn all(&self, conversation: &str) -> Result<Vec<MessageRow>, EngineError> {
         self.page(conversation, None, usize::MAX)
+    }
+
+    /// The messages of a conversation newer than the message `after`, oldest first.
+    pub fn after(&self, conversation: &str, after: i64) -> Result<Vec<MessageRow>, EngineError> {
+        Ok(self
+            .store
+            .read(|c| rows::messages_after(c, conversation, after))?)
     }
 
     pub fn turn(&self, conversation: &str, turn: u64) -> Result<Option<TurnRow>, EngineError> {

@@ -32,7 +32,7 @@ use crate::store::audit::AuditRow;
 use crate::turn::{ConversationSettings, Scope};
 use crate::why::{RuleAt, Why};
 
-pub use crate::handler::{Assessment, Grant, PluginHandler, ToolContext};
+pub use crate::handler::{Assessment, Grant, PluginHandler, ToolContext, TurnContext};
 
 /// The model's history keeps at most this many characters of each result (seed 004).
 pub const MODEL_RESULT_CHARS: usize = 12_000;
@@ -131,6 +131,7 @@ struct Snapshot {
     scope: Scope,
     tainted: bool,
     turn: Option<u64>,
+    user_asked: bool,
     global_rules: Arc<RuleSet>,
     conversation_rules: Arc<RuleSet>,
 }
@@ -218,6 +219,19 @@ impl Invoker {
     /// Every installed tool that could run for `actor` in `conversation`, whatever the input
     /// (`policy::precheck`), as the model is offered it.
     pub fn offered(&self, actor: Actor, conversation: Option<&str>) -> Vec<ModelTool> {
+        self.offered_tools(actor, conversation)
+            .iter()
+            .map(|tool| ModelTool {
+                name: tool.model_name(),
+                description: tool.description.clone(),
+                input_schema: tool.input.source().clone(),
+            })
+            .collect()
+    }
+
+    /// The tools `offered` lists, as the registry holds them: the turn loop keeps their specs
+    /// written as JSON while the same tools (the same `Arc`s) are offered.
+    pub(crate) fn offered_tools(&self, actor: Actor, conversation: Option<&str>) -> Vec<Arc<Tool>> {
         let consent = self.consent.get();
         let view = self.conversations.for_call(conversation);
         let rules = Rules {
@@ -243,11 +257,7 @@ impl Invoker {
                         plan_mode: false,
                     };
                     if precheck(&standing, rules).is_ok() {
-                        tools.push(ModelTool {
-                            name: tool.model_name(),
-                            description: tool.description.clone(),
-                            input_schema: tool.input.source().clone(),
-                        });
+                        tools.push(tool.clone());
                     }
                 }
             }
@@ -319,6 +329,7 @@ impl Invoker {
             scope: view.scope,
             tainted: view.tainted,
             turn: view.turn,
+            user_asked: view.user_asked,
             global_rules: view.global_rules,
             conversation_rules: view.conversation_rules,
         }
@@ -499,7 +510,17 @@ impl Invoker {
             actor: call.actor,
             grant,
             conversation: call.conversation.clone(),
-            turn: snap.turn,
+            // seed 004: ctx.turn is { sessionId, tainted, userAsked }.
+            turn: call
+                .conversation
+                .clone()
+                .zip(snap.turn)
+                .map(|(session_id, number)| TurnContext {
+                    session_id,
+                    number,
+                    tainted: snap.tainted,
+                    user_asked: snap.user_asked,
+                }),
             tainted: snap.tainted,
             services,
         };

@@ -42,6 +42,9 @@ pub struct Conversation {
     pub tainted: bool,
     /// Turns begun so far.
     pub turns: u64,
+    /// The current turn started from the user's own words (seed 004: `ctx.turn.userAsked`).
+    /// Not stored: a turn does not outlive the process that ran it.
+    pub user_asked: bool,
 }
 
 impl Conversation {
@@ -53,6 +56,7 @@ impl Conversation {
             scope: Scope::default(),
             tainted: false,
             turns: 0,
+            user_asked: false,
         }
     }
 
@@ -68,8 +72,9 @@ impl Conversation {
     }
 
     /// A new turn starts clean: taint belongs to the turn that read the content.
-    pub fn begin_turn(&mut self) {
+    pub fn begin_turn(&mut self, user_asked: bool) {
         self.turns += 1;
         self.tainted = false;
+        self.user_asked = user_asked;
     }
 }

@@ -528,3 +528,232 @@ async fn an_agent_job_runs_with_the_loop_and_posts_its_answer_as_the_notificatio
     assert!(w.answers.shown.lock().unwrap().is_empty());
     assert_eq!(*w.shop.runs.lock().unwrap(), ["shop.stock"]);
 }
+
+/// A tool whose run changes the state the next model request is built from: it disables the
+/// plugin `bank`, turns shop's writes off, and saves a memory.
+struct Switch(Mutex<Option<Engine>>);
+
+#[async_trait]
+impl PluginHandler for Switch {
+    async fn run(&self, _tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        let engine = self.0.lock().unwrap().clone().unwrap();
+        engine.set_enabled("bank", false).unwrap();
+        engine.set_mode("shop", Effect::Write, Mode::Off).unwrap();
+        engine
+            .write_memory("学生住在燕园 MEMORY-MARK", None, None, false)
+            .unwrap();
+        Ok(json!({"done": true}))
+    }
+}
+
+fn offered(server: &ModelServer, request: usize) -> Vec<String> {
+    server.requests()[request].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn install(w: &World, manifest: Value, handler: Arc<dyn PluginHandler>) {
+    let plugin = Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Bundled).unwrap();
+    w.engine.install(plugin, "bundled", handler).unwrap();
+}
+
+#[tokio::test]
+async fn what_changes_mid_turn_shows_in_the_next_request_of_the_same_turn() {
+    let w = world(
+        vec![
+            calls(&[("c1", "admin__flip", "{}")]),
+            text("好了"),
+            text("再见"),
+        ],
+        &[],
+    )
+    .await;
+    let switch = Arc::new(Switch(Mutex::default()));
+    install(
+        &w,
+        json!({"id": "admin", "tools": [{"name": "flip", "effect": "read"}]}),
+        switch.clone(),
+    );
+    install(
+        &w,
+        json!({"id": "bank", "tools": [{"name": "balance", "effect": "read"}]}),
+        w.shop.clone(),
+    );
+    *switch.0.lock().unwrap() = Some(w.engine.clone());
+    let turn = send(&w, "切换").await;
+    assert_eq!(turn.state, TurnState::Done);
+    let first = offered(&w.server, 0);
+    assert!(first.contains(&"bank__balance".to_owned()), "{first:?}");
+    assert!(first.contains(&"shop__order".to_owned()), "{first:?}");
+    // The second request of the same turn: the disabled plugin's tools and the tool whose
+    // effect is now off are gone, the rest is as it was, and the new memory is in the prompt.
+    let second = offered(&w.server, 1);
+    let mut expected: Vec<String> = first
+        .iter()
+        .filter(|t| *t != "bank__balance" && *t != "shop__order")
+        .cloned()
+        .collect();
+    expected.sort();
+    let mut got = second.clone();
+    got.sort();
+    assert_eq!(got, expected);
+    let system = messages(&w.server, 1)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("MEMORY-MARK"), "{system}");
+    assert!(
+        !messages(&w.server, 0)[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("MEMORY-MARK")
+    );
+    // Enabled again, the plugin's tools are offered again at the next turn.
+    w.engine.set_enabled("bank", true).unwrap();
+    send(&w, "再见").await;
+    assert!(offered(&w.server, 2).contains(&"bank__balance".to_owned()));
+}
+
+fn usage(total: u64) -> Part {
+    data(
+        &json!({"choices": [], "usage": {"prompt_tokens": total - 10, "completion_tokens": 10,
+        "total_tokens": total}}),
+    )
+}
+
+#[tokio::test]
+async fn a_turn_whose_usage_reached_the_token_budget_sends_no_further_request() {
+    let w = world(
+        vec![
+            Reply::events([
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                    "function": {"name": "shop__stock", "arguments": "{}"}}]}),
+                ),
+                data(
+                    &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+                ),
+                usage(500),
+                done(),
+            ]),
+            text("不该发出的请求"),
+        ],
+        &[],
+    )
+    .await;
+    w.engine
+        .change_setting(parse_change("agent.maxTokensPerTurn", &json!(500)).unwrap())
+        .unwrap();
+    let turn = send(&w, "查库存").await;
+    assert_eq!(turn.state, TurnState::Failed);
+    assert_eq!(
+        turn.message.as_deref(),
+        Some(
+            "the turn was stopped after 500 tokens (the limit agent.maxTokensPerTurn is 500); ask again to go on"
+        )
+    );
+    // The call within the budget ran and was answered; no request went out after it.
+    assert_eq!(*w.shop.runs.lock().unwrap(), ["shop.stock"]);
+    assert_eq!(w.server.requests().len(), 1);
+    assert_eq!(turn.usage.model_requests, 1);
+}
+
+#[tokio::test]
+async fn thinking_is_kept_in_the_history_and_never_sent_back_to_the_model() {
+    let w = world(
+        vec![
+            Reply::events([
+                chunk(json!({"reasoning_content": "先查库存，"})),
+                chunk(json!({"reasoning_content": "THINKING-MARK"})),
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                    "function": {"name": "shop__stock", "arguments": "{}"}}]}),
+                ),
+                data(
+                    &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+                ),
+                done(),
+            ]),
+            text("有货"),
+        ],
+        &[],
+    )
+    .await;
+    let turn = send(&w, "还有货吗").await;
+    assert_eq!(turn.state, TurnState::Done);
+    let history = w.engine.history("c", None, 10).unwrap();
+    assert_eq!(history[1].role, "assistant");
+    assert_eq!(
+        history[1].thinking.as_deref(),
+        Some("先查库存，THINKING-MARK")
+    );
+    assert_eq!(history[3].thinking, None);
+    let second = &w.server.requests()[1];
+    assert_eq!(
+        second.body["messages"][2],
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "shop__stock", "arguments": "{}"}}]})
+    );
+    assert!(!second.body.to_string().contains("THINKING-MARK"));
+}
+
+/// Records `ctx.turn` as the tool was given it.
+#[derive(Default)]
+struct Probe(Mutex<Vec<Value>>);
+
+#[async_trait]
+impl PluginHandler for Probe {
+    async fn run(&self, _tool: &Tool, _input: Value, ctx: ToolContext) -> Result<Value, String> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&ctx.turn).unwrap());
+        Ok(json!({"seen": true}))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_called_in_a_turn_is_told_the_session_the_taint_and_that_the_user_asked() {
+    let w = world(
+        vec![
+            calls(&[("c1", "probe__look", "{}")]),
+            calls(&[("c2", "shop__forum", "{}")]),
+            calls(&[("c3", "probe__look", "{}")]),
+            text("看完了"),
+        ],
+        &[],
+    )
+    .await;
+    let probe = Arc::new(Probe::default());
+    install(
+        &w,
+        json!({"id": "probe", "tools": [{"name": "look", "effect": "read"}]}),
+        probe.clone(),
+    );
+    send(&w, "看看").await;
+    assert_eq!(
+        *probe.0.lock().unwrap(),
+        [
+            json!({"sessionId": "c", "tainted": false, "userAsked": true}),
+            json!({"sessionId": "c", "tainted": true, "userAsked": true}),
+        ]
+    );
+    assert!(w.engine.conversation("c").unwrap().user_asked);
+}
+
+#[tokio::test]
+async fn an_agent_jobs_turn_did_not_start_from_the_users_words() {
+    let w = world(vec![text("库存充足")], &[]).await;
+    let spec =
+        json!({"name": "早报", "schedule": {"everyMinutes": 60}, "agent": {"prompt": "看看库存"}});
+    let job = w
+        .engine
+        .add_job(&spec, harness_core::scheduler::Owner::User)
+        .unwrap();
+    w.engine.run_due(job.next_due_ms.unwrap()).await.unwrap();
+    let conversation = w.engine.conversation(&format!("job-{}", job.id)).unwrap();
+    assert_eq!((conversation.turns, conversation.user_asked), (1, false));
+}

@@ -9,6 +9,7 @@ use rusqlite::Connection;
 const V1: &str = include_str!("fixtures/schema-v1.sql");
 const V2: &str = include_str!("fixtures/schema-v2.sql");
 const V3: &str = include_str!("fixtures/schema-v3.sql");
+const V4: &str = include_str!("fixtures/schema-v4.sql");
 
 /// Every schema object as (type, name, table, SQL), the SQL with white space dropped around
 /// punctuation and folded elsewhere, since `ALTER TABLE … ADD COLUMN` splices its text in as
@@ -95,7 +96,7 @@ fn a_version_1_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!((version(&upgraded), schema::VERSION), (4, 4));
+    assert_eq!((version(&upgraded), schema::VERSION), (5, 5));
     assert_eq!(objects(&upgraded), fresh_objects());
 
     // What version 1 stored is kept; the settings blob became one row per key.
@@ -131,7 +132,7 @@ fn a_version_2_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 4);
+    assert_eq!(version(&upgraded), 5);
     assert_eq!(objects(&upgraded), fresh_objects());
     let jobs: i64 = upgraded
         .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
@@ -157,7 +158,7 @@ fn a_version_3_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 4);
+    assert_eq!(version(&upgraded), 5);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (turns, tainted): (i64, bool) = upgraded
         .query_row(
@@ -171,4 +172,26 @@ fn a_version_3_database_upgrades_to_exactly_the_fresh_schema() {
         .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
         .unwrap();
     assert_eq!(messages, 0);
+}
+
+#[test]
+fn a_version_4_database_upgrades_to_exactly_the_fresh_schema_and_keeps_its_history() {
+    let old = old_database(
+        V4,
+        4,
+        "INSERT INTO messages (conversation, turn, role, content, created_at) \
+         VALUES ('c1', 1, 'assistant', '好的', 7);",
+    );
+    drop(Store::open(old.path()).unwrap());
+    let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
+    assert_eq!(version(&upgraded), 5);
+    assert_eq!(objects(&upgraded), fresh_objects());
+    let (content, thinking): (String, Option<String>) = upgraded
+        .query_row(
+            "SELECT content, thinking FROM messages WHERE conversation = 'c1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((content.as_str(), thinking), ("好的", None));
 }

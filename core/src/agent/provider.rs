@@ -11,6 +11,7 @@ use std::error::Error;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use futures_util::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
@@ -164,9 +165,21 @@ impl Provider {
         &self,
         request: &ChatRequest,
         cancel: &CancellationToken,
+        on_event: impl FnMut(ProviderEvent) + Send,
+    ) -> Result<(), ProviderError> {
+        self.complete_body(request.body().into(), &request.model, cancel, on_event)
+            .await
+    }
+
+    /// [`Provider::complete`] with the body already written (the turn loop writes it from the
+    /// parts it keeps between requests); `model` is the one the body names, for the errors.
+    pub(crate) async fn complete_body(
+        &self,
+        body: Bytes,
+        model: &str,
+        cancel: &CancellationToken,
         mut on_event: impl FnMut(ProviderEvent) + Send,
     ) -> Result<(), ProviderError> {
-        let body = serde_json::to_vec(&request.body()).expect("the request body is plain data");
         let started = Instant::now();
         let mut tries = 0;
         loop {
@@ -177,7 +190,7 @@ impl Provider {
                 return self.read_answer(response, cancel, &mut on_event).await;
             }
             if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
-                return Err(self.refusal(status, request, response, cancel).await?);
+                return Err(self.refusal(status, model, response, cancel).await?);
             }
             let wait = retry_after(&response).unwrap_or_else(|| {
                 self.limits
@@ -205,7 +218,7 @@ impl Provider {
     /// Sends the body and waits for the response head, within the idle timeout.
     async fn send(
         &self,
-        body: &[u8],
+        body: &Bytes,
         cancel: &CancellationToken,
     ) -> Result<reqwest::Response, ProviderError> {
         let sending = self
@@ -214,7 +227,8 @@ impl Provider {
             .bearer_auth(&self.api_key.0)
             .header(CONTENT_TYPE, "application/json")
             .header("accept", "text/event-stream, application/json")
-            .body(body.to_vec())
+            // A retry sends the same bytes again without copying them.
+            .body(body.clone())
             .send();
         let sent = tokio::select! {
             biased;
@@ -242,7 +256,7 @@ impl Provider {
     async fn refusal(
         &self,
         status: StatusCode,
-        request: &ChatRequest,
+        model: &str,
         response: reqwest::Response,
         cancel: &CancellationToken,
     ) -> Result<ProviderError, ProviderError> {
@@ -252,7 +266,7 @@ impl Provider {
                 status: status.as_u16(),
             }),
             StatusCode::NOT_FOUND => Ok(ProviderError::ModelNotFound {
-                model: request.model.clone(),
+                model: model.to_owned(),
                 endpoint: self.shown.clone(),
             }),
             _ if status.is_redirection() => Ok(ProviderError::Rejected {

@@ -12,8 +12,10 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use rustc_hash::FxHashMap;
+
 use super::provider::{ApiKey, Limits, Provider, ProviderError};
-use super::wire::{ChatRequest, Message, ProviderEvent, ToolCall, ToolSpec};
+use super::wire::{BodyParts, Message, ProviderEvent, SpecOnWire, ToolCall};
 use crate::clock::Clock;
 use crate::conversations::Conversations;
 use crate::error::EngineError;
@@ -21,10 +23,10 @@ use crate::events::{Event, EventSink, TurnUsage};
 use crate::gates::LineKind;
 use crate::history::{History, TurnState};
 use crate::installed::InstalledPlugins;
-use crate::invoke::{ApprovalBroker, Call, Invoker, ModelTool, Outcome, Prompt, cut_for_model};
+use crate::invoke::{ApprovalBroker, Call, Invoker, Outcome, Prompt, cut_for_model};
 use crate::memories::Memories;
 use crate::policy::{Actor, Answer, PromptKind, Verdict};
-use crate::registry::tool_id;
+use crate::registry::{Tool, tool_id};
 use crate::scheduler::{AgentJob, AgentReply, JobRunner, Notification};
 use crate::secrets::{SecretStore, keys};
 use crate::services::Host;
@@ -121,6 +123,159 @@ pub struct TurnSummary {
 pub struct Agent {
     parts: AgentParts,
     limits: Limits,
+    /// The offered tools' specs, written once for as long as the same tools are offered.
+    tools: Mutex<ToolsJson>,
+}
+
+/// The specs of the tools offered last, as JSON. Keyed by the registry's own `Arc<Tool>`s,
+/// held here so none can be freed and its address reused: a plugin reinstalled or updated has
+/// new ones, and anything that changes what is offered (a plugin installed, disabled or
+/// removed, a mode or a rule that hides a tool, consent) changes the list, which is then
+/// written again — reusing the spec of each tool that stayed.
+#[derive(Default)]
+struct ToolsJson {
+    tools: Vec<Arc<Tool>>,
+    /// Each tool's spec, in the order of `tools`.
+    specs: Vec<Arc<str>>,
+    /// The specs joined by commas, as the body's `tools` array holds them.
+    joined: Arc<str>,
+}
+
+impl ToolsJson {
+    /// The joined specs of `offered`, written again only when the list is not the one held.
+    fn of(&mut self, offered: Vec<Arc<Tool>>) -> Arc<str> {
+        let same = offered.len() == self.tools.len()
+            && offered
+                .iter()
+                .zip(&self.tools)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        if !same {
+            let known: FxHashMap<*const Tool, &Arc<str>> = self
+                .tools
+                .iter()
+                .map(Arc::as_ptr)
+                .zip(&self.specs)
+                .collect();
+            let specs: Vec<Arc<str>> = offered
+                .iter()
+                .map(|tool| match known.get(&Arc::as_ptr(tool)) {
+                    Some(spec) => Arc::clone(spec),
+                    None => {
+                        spec_json(&tool.model_name(), &tool.description, tool.input.source()).into()
+                    }
+                })
+                .collect();
+            self.joined = join(&specs).into();
+            self.specs = specs;
+            self.tools = offered;
+        }
+        Arc::clone(&self.joined)
+    }
+}
+
+fn spec_json(name: &str, description: &str, parameters: &Value) -> String {
+    serde_json::to_string(&SpecOnWire::new(name, description, parameters))
+        .expect("a tool spec is plain data")
+}
+
+fn join(specs: &[impl AsRef<str>]) -> String {
+    let mut out = String::with_capacity(specs.iter().map(|s| s.as_ref().len() + 1).sum());
+    for (i, spec) in specs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(spec.as_ref());
+    }
+    out
+}
+
+/// The history as the model reads it, kept by a turn between its model requests: read whole
+/// at the first, then only the rows written since, each message written as JSON once. It is
+/// still the state of the moment: every message of the conversation is a row, appended, never
+/// changed, and ids only grow.
+#[derive(Default)]
+struct HistoryJson {
+    /// The newest row taken in.
+    last: i64,
+    /// Each message's JSON, in order.
+    messages: Vec<String>,
+    /// The calls of the last assistant message not answered yet.
+    unanswered: Vec<String>,
+}
+
+impl HistoryJson {
+    fn catch_up(&mut self, history: &History, conversation: &str) -> Result<(), EngineError> {
+        for row in history.after(conversation, self.last)? {
+            self.last = row.id;
+            for message in self.take(&row) {
+                self.messages.push(message_json(&message));
+            }
+        }
+        Ok(())
+    }
+
+    /// The messages a row adds. A call left without a result (the app was killed while it
+    /// ran) is answered with an error saying so when the next message comes: the model must
+    /// see every call answered, and the call is not run again.
+    fn take(&mut self, row: &MessageRow) -> Vec<Message> {
+        let mut out = Vec::new();
+        match row.role.as_str() {
+            "tool" => {
+                let id = row.tool_call_id.clone().unwrap_or_default();
+                self.unanswered.retain(|u| *u != id);
+                let content = match &row.for_model {
+                    Some(m) => m.clone(),
+                    None => cut_for_model(row.content.as_deref().unwrap_or("")),
+                };
+                out.push(Message::Tool {
+                    tool_call_id: id,
+                    content,
+                });
+            }
+            "assistant" => {
+                out.extend(self.closings());
+                self.unanswered = row.tool_calls.iter().map(|c| c.id.clone()).collect();
+                out.push(Message::Assistant {
+                    content: row.content.clone(),
+                    tool_calls: row
+                        .tool_calls
+                        .iter()
+                        .map(|c| ToolCall {
+                            id: c.id.clone(),
+                            name: c.name.clone(),
+                            arguments: c.arguments.clone(),
+                        })
+                        .collect(),
+                });
+            }
+            _ => {
+                out.extend(self.closings());
+                self.unanswered.clear();
+                out.push(Message::User {
+                    content: row.content.clone().unwrap_or_default(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The answers of the calls still unanswered.
+    fn closings(&self) -> Vec<Message> {
+        self.unanswered
+            .iter()
+            .map(|id| Message::Tool {
+                tool_call_id: id.clone(),
+                content: error(
+                    "interrupted",
+                    "the app stopped before this call's result was kept; it was not run again",
+                ),
+            })
+            .collect()
+    }
+}
+
+fn message_json(message: &Message) -> String {
+    serde_json::to_string(message).expect("a message is plain data")
 }
 
 /// The id of a conversation's turn, as the shell holds it: `<conversation>#<n>`.
@@ -143,6 +298,7 @@ impl Agent {
         Self {
             parts,
             limits: Limits::default(),
+            tools: Mutex::default(),
         }
     }
 
@@ -222,7 +378,9 @@ impl Agent {
         let provider = self.provider(&p.settings.get())?;
         // A turn that starts from the student's words starts clean (seed 000: taint belongs to
         // the turn that read the content).
-        let turn = p.conversations.begin_turn(conversation)?;
+        // seed 004: ctx.turn.userAsked — an agent job's turn did not start from the user's words.
+        let user_asked = matches!(offer, Offer::Conversation);
+        let turn = p.conversations.begin_turn_from(conversation, user_asked)?;
         let id = turn_id(conversation, turn);
         p.history.open_turn(conversation, turn)?;
         p.history.user(conversation, turn, text)?;
@@ -279,6 +437,7 @@ impl Agent {
         let mut failures: HashMap<(String, String), u32> = HashMap::new();
         // seed 001: the plugins' context contributions are rendered once per turn.
         let board = p.host.context.render();
+        let mut history = HistoryJson::default();
         loop {
             let settings = p.settings.get();
             let limits = settings.agent.clone();
@@ -289,26 +448,21 @@ impl Agent {
                 );
                 return Ok((TurnState::Failed, Some(message), String::new(), usage));
             }
-            let conv = p
-                .conversations
-                .get(conversation)
-                .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
-            let tools = match offer {
-                Offer::Conversation => p.invoker.model_tools(Some(conversation)),
-                Offer::Job(job) => job.tools.clone(),
-            };
-            let request = ChatRequest {
-                model: self.model_name(&settings, &conv.settings),
-                messages: self.context(conversation, &settings, &conv.settings, &board)?,
-                tools: tools.iter().map(spec).collect(),
-                reasoning_effort: conv.settings.thinking_effort.clone(),
-            };
+            // The budget is checked before a request as well as after an answer: a turn whose
+            // usage already reached it sends nothing more.
+            if usage.total_tokens >= limits.max_tokens_per_turn {
+                let message = over_budget(usage.total_tokens, limits.max_tokens_per_turn);
+                return Ok((TurnState::Failed, Some(message), String::new(), usage));
+            }
+            let (body, model) =
+                self.request(conversation, &settings, offer, &board, &mut history)?;
             usage.model_requests += 1;
             let mut text = String::new();
+            let mut thinking = String::new();
             let mut calls: Vec<ToolCall> = Vec::new();
             let events = p.events.clone();
             let streamed = provider
-                .complete(&request, token, |event| match event {
+                .complete_body(body.into(), &model, token, |event| match event {
                     ProviderEvent::Text(t) => {
                         text.push_str(&t);
                         events.emit(Event::TextDelta {
@@ -316,10 +470,13 @@ impl Agent {
                             text: t,
                         });
                     }
-                    ProviderEvent::Thinking(t) => events.emit(Event::ThinkingDelta {
-                        turn: id.to_owned(),
-                        text: t,
-                    }),
+                    ProviderEvent::Thinking(t) => {
+                        thinking.push_str(&t);
+                        events.emit(Event::ThinkingDelta {
+                            turn: id.to_owned(),
+                            text: t,
+                        });
+                    }
                     ProviderEvent::ToolCall(c) => calls.push(c),
                     ProviderEvent::Usage(u) => {
                         usage.prompt_tokens += u.prompt_tokens;
@@ -329,10 +486,13 @@ impl Agent {
                     ProviderEvent::Finished { .. } => {}
                 })
                 .await;
+            let thought = (!thinking.is_empty()).then_some(thinking.as_str());
             if let Err(e) = streamed {
                 // The text that arrived stands; calls of a cut answer are not run.
-                if !text.is_empty() {
-                    p.history.assistant(conversation, turn, Some(&text), &[])?;
+                if !text.is_empty() || thought.is_some() {
+                    let said = (!text.is_empty()).then_some(text.as_str());
+                    p.history
+                        .assistant(conversation, turn, said, thought, &[])?;
                 }
                 return Ok(match e {
                     ProviderError::Cancelled => (
@@ -353,7 +513,8 @@ impl Agent {
                 })
                 .collect();
             let said = (!text.is_empty()).then_some(text.as_str());
-            p.history.assistant(conversation, turn, said, &stored)?;
+            p.history
+                .assistant(conversation, turn, said, thought, &stored)?;
             if calls.is_empty() {
                 return Ok((TurnState::Done, None, text, usage));
             }
@@ -361,10 +522,7 @@ impl Agent {
             if usage.total_tokens > limits.max_tokens_per_turn {
                 stop = Some((
                     TurnState::Failed,
-                    format!(
-                        "the turn was stopped after {} tokens (the limit agent.maxTokensPerTurn is {}); ask again to go on",
-                        usage.total_tokens, limits.max_tokens_per_turn
-                    ),
+                    over_budget(usage.total_tokens, limits.max_tokens_per_turn),
                 ));
             }
             for call in &calls {
@@ -407,21 +565,16 @@ impl Agent {
                         stop = Some((TurnState::Failed, why));
                     }
                 }
-                p.events.emit(Event::ToolResult {
-                    turn: id.to_owned(),
-                    call: call.id.clone(),
-                    ok,
-                    result: whole.clone(),
-                });
-                p.history.tool_result(
+                self.record(
                     conversation,
                     turn,
-                    &call.id,
+                    id,
+                    call,
                     tool.as_deref(),
+                    ok,
                     &whole,
                     &for_model,
                 )?;
-                self.drain_lines();
             }
             if let Some((state, why)) = stop {
                 return Ok((state, Some(why), text, usage));
@@ -435,6 +588,124 @@ impl Agent {
                 ));
             }
         }
+    }
+
+    /// The body of the next model request and the model it names, rebuilt from the state of
+    /// this moment: the system prompt, the history (`history` brought up to date), and the
+    /// tools offered now. Only what did not change is reused, as the JSON it was written as.
+    fn request(
+        &self,
+        conversation: &str,
+        settings: &Settings,
+        offer: Offer<'_>,
+        board: &str,
+        history: &mut HistoryJson,
+    ) -> Result<(Vec<u8>, String), EngineError> {
+        let p = &self.parts;
+        let conv = p
+            .conversations
+            .get(conversation)
+            .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
+        let tools: Arc<str> = match offer {
+            Offer::Conversation => {
+                let offered = p.invoker.offered_tools(Actor::Agent, Some(conversation));
+                crate::lock(&self.tools).of(offered)
+            }
+            Offer::Job(job) => {
+                let specs: Vec<String> = job
+                    .tools
+                    .iter()
+                    .map(|t| spec_json(&t.name, &t.description, &t.input_schema))
+                    .collect();
+                join(&specs).into()
+            }
+        };
+        let system = message_json(&Message::System {
+            content: self.system(conversation, settings, &conv.settings, board)?,
+        });
+        history.catch_up(&p.history, conversation)?;
+        let closings: Vec<String> = history.closings().iter().map(message_json).collect();
+        let messages: Vec<&str> = std::iter::once(system.as_str())
+            .chain(history.messages.iter().map(String::as_str))
+            .chain(closings.iter().map(String::as_str))
+            .collect();
+        let model = self.model_name(settings, &conv.settings);
+        let body = BodyParts {
+            model: &model,
+            messages: &messages,
+            tools: &tools,
+            reasoning_effort: conv.settings.thinking_effort.as_deref(),
+        }
+        .write();
+        Ok((body, model))
+    }
+
+    /// The body of the first model request a turn in `conversation` would send now, byte for
+    /// byte: what the `context_assembly` benchmark measures.
+    #[doc(hidden)]
+    pub fn request_body(&self, conversation: &str) -> Result<Vec<u8>, EngineError> {
+        let board = self.parts.host.context.render();
+        let (body, _) = self.request(
+            conversation,
+            &self.parts.settings.get(),
+            Offer::Conversation,
+            &board,
+            &mut HistoryJson::default(),
+        )?;
+        Ok(body)
+    }
+
+    /// One tool call of a turn as the loop makes it — decided, run through the invoke path as
+    /// the agent, cut for the model, appended to the history: what the `tool_round_trip`
+    /// benchmark measures. True when the tool ran and succeeded.
+    #[doc(hidden)]
+    pub async fn answer_call(
+        &self,
+        conversation: &str,
+        turn: u64,
+        call: &ToolCall,
+    ) -> Result<bool, EngineError> {
+        let id = turn_id(conversation, turn);
+        let (tool, ok, whole, for_model) = self
+            .call(conversation, &id, Offer::Conversation, call)
+            .await;
+        self.record(
+            conversation,
+            turn,
+            &id,
+            call,
+            tool.as_deref(),
+            ok,
+            &whole,
+            &for_model,
+        )?;
+        Ok(ok)
+    }
+
+    /// A call's result: told to the shell, appended to the history.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        conversation: &str,
+        turn: u64,
+        id: &str,
+        call: &ToolCall,
+        tool: Option<&str>,
+        ok: bool,
+        whole: &str,
+        for_model: &str,
+    ) -> Result<(), EngineError> {
+        let p = &self.parts;
+        p.events.emit(Event::ToolResult {
+            turn: id.to_owned(),
+            call: call.id.clone(),
+            ok,
+            result: whole.to_owned(),
+        });
+        p.history
+            .tool_result(conversation, turn, &call.id, tool, whole, for_model)?;
+        self.drain_lines();
+        Ok(())
     }
 
     /// Runs one call through the one invoke path. Returns the tool id it resolved to, whether
@@ -542,15 +813,15 @@ impl Agent {
         }
     }
 
-    /// The messages of the next model request, rebuilt from the state of this moment: the
-    /// system prompt, then the history with each tool result as the model's (cut) copy.
-    pub(crate) fn context(
+    /// The system prompt of this moment: the plugins' instructions, the memories in effect,
+    /// the context board, the attached documents, plan mode.
+    fn system(
         &self,
         conversation: &str,
         settings: &Settings,
         conv: &ConversationSettings,
         board: &str,
-    ) -> Result<Vec<Message>, EngineError> {
+    ) -> Result<String, EngineError> {
         let p = &self.parts;
         let mut instructions: Vec<(String, String, String)> = p.plugins.read(|state| {
             state
@@ -568,7 +839,7 @@ impl Agent {
         instructions.sort();
         let memories = p.memories.in_effect()?;
         let documents = p.conversations.documents(conversation)?;
-        let system = system_prompt(&SystemParts {
+        Ok(system_prompt(&SystemParts {
             settings,
             now_ms: p.clock.now_ms(),
             instructions: &instructions,
@@ -579,21 +850,14 @@ impl Agent {
                 .map(|(_, n, _)| n.clone())
                 .collect::<Vec<_>>(),
             plan_mode: conv.plan_mode,
-        });
-        let rows = p.history.all(conversation)?;
-        let mut messages = Vec::with_capacity(rows.len() + 1);
-        messages.push(Message::System { content: system });
-        history_messages(&rows, &mut messages);
-        Ok(messages)
+        }))
     }
 }
 
-fn spec(tool: &ModelTool) -> ToolSpec {
-    ToolSpec {
-        name: tool.name.clone(),
-        description: tool.description.clone(),
-        parameters: tool.input_schema.clone(),
-    }
+fn over_budget(used: u64, limit: u64) -> String {
+    format!(
+        "the turn was stopped after {used} tokens (the limit agent.maxTokensPerTurn is {limit}); ask again to go on"
+    )
 }
 
 fn error(code: &str, message: &str) -> String {
@@ -665,63 +929,6 @@ pub(crate) fn system_prompt(parts: &SystemParts<'_>) -> String {
     out
 }
 
-/// The history as the model reads it. A call left without a result (the app was killed while
-/// it ran) is answered with an error saying so: the model must see every call answered, and the
-/// call is not run again.
-pub(crate) fn history_messages(rows: &[MessageRow], out: &mut Vec<Message>) {
-    let mut unanswered: Vec<String> = Vec::new();
-    let close = |unanswered: &mut Vec<String>, out: &mut Vec<Message>| {
-        for id in unanswered.drain(..) {
-            out.push(Message::Tool {
-                tool_call_id: id,
-                content: error(
-                    "interrupted",
-                    "the app stopped before this call's result was kept; it was not run again",
-                ),
-            });
-        }
-    };
-    for row in rows {
-        match row.role.as_str() {
-            "tool" => {
-                let id = row.tool_call_id.clone().unwrap_or_default();
-                unanswered.retain(|u| *u != id);
-                let content = match &row.for_model {
-                    Some(m) => m.clone(),
-                    None => cut_for_model(row.content.as_deref().unwrap_or("")),
-                };
-                out.push(Message::Tool {
-                    tool_call_id: id,
-                    content,
-                });
-            }
-            "assistant" => {
-                close(&mut unanswered, out);
-                unanswered = row.tool_calls.iter().map(|c| c.id.clone()).collect();
-                out.push(Message::Assistant {
-                    content: row.content.clone(),
-                    tool_calls: row
-                        .tool_calls
-                        .iter()
-                        .map(|c| ToolCall {
-                            id: c.id.clone(),
-                            name: c.name.clone(),
-                            arguments: c.arguments.clone(),
-                        })
-                        .collect(),
-                });
-            }
-            _ => {
-                close(&mut unanswered, out);
-                out.push(Message::User {
-                    content: row.content.clone().unwrap_or_default(),
-                });
-            }
-        }
-    }
-    close(&mut unanswered, out);
-}
-
 /// The scheduler's agent jobs, run with this loop: each job in its own conversation
 /// (`job-<id>`), only the scheduler's tools offered, its calls as the actor `scheduler`, the
 /// answer posted as the job's notification.
@@ -756,5 +963,95 @@ impl JobRunner for AgentJobs {
                 body: summary.answer,
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(
+        id: i64,
+        role: &str,
+        content: Option<&str>,
+        calls: &[&str],
+        answers: Option<&str>,
+    ) -> MessageRow {
+        MessageRow {
+            id,
+            conversation: "c".into(),
+            turn: 1,
+            role: role.into(),
+            content: content.map(str::to_owned),
+            tool_calls: calls
+                .iter()
+                .map(|id| StoredCall {
+                    id: (*id).into(),
+                    name: "shop__stock".into(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+            tool_call_id: answers.map(str::to_owned),
+            tool: None,
+            for_model: None,
+            created_at: 0,
+            thinking: Some("never sent".into()),
+        }
+    }
+
+    fn written(history: &mut HistoryJson, rows: &[MessageRow]) -> Vec<Value> {
+        for row in rows {
+            for message in history.take(row) {
+                history.messages.push(message_json(&message));
+            }
+        }
+        history
+            .messages
+            .iter()
+            .cloned()
+            .chain(history.closings().iter().map(message_json))
+            .map(|m| serde_json::from_str(&m).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_call_left_without_a_result_is_answered_as_interrupted_and_the_rest_is_kept_as_taken() {
+        let interrupted = json!({"role": "tool", "tool_call_id": "c2", "content": error(
+            "interrupted",
+            "the app stopped before this call's result was kept; it was not run again",
+        )});
+        let mut history = HistoryJson::default();
+        // A turn killed after the first of two calls had its result, then a new question.
+        let got = written(
+            &mut history,
+            &[
+                row(1, "user", Some("查"), &[], None),
+                row(2, "assistant", None, &["c1", "c2"], None),
+                row(3, "tool", Some("{\"n\":1}"), &[], Some("c1")),
+                row(4, "user", Some("再查"), &[], None),
+            ],
+        );
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(
+            got[2],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "{\"n\":1}"})
+        );
+        assert_eq!(got[3], interrupted);
+        assert_eq!(got[4], json!({"role": "user", "content": "再查"}));
+        // Taken in later, row by row, as a turn reads them: a trailing call without its result
+        // is answered at the end, and answered for real once its row comes.
+        let got = written(
+            &mut history,
+            &[row(5, "assistant", Some("好"), &["c2"], None)],
+        );
+        assert_eq!(got.last(), Some(&interrupted));
+        assert_eq!(got.len(), 7);
+        let got = written(&mut history, &[row(6, "tool", Some("{}"), &[], Some("c2"))]);
+        assert_eq!(got.len(), 7);
+        assert_eq!(
+            got[6],
+            json!({"role": "tool", "tool_call_id": "c2", "content": "{}"})
+        );
+        assert!(!got.iter().any(|m| m.to_string().contains("never sent")));
     }
 }

@@ -83,26 +83,35 @@ pub struct ToolSpec {
 
 impl Serialize for ToolSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Function<'a> {
-            name: &'a str,
-            description: &'a str,
-            parameters: &'a Value,
-        }
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            r#type: &'static str,
-            function: Function<'a>,
-        }
-        Wire {
+        SpecOnWire::new(&self.name, &self.description, &self.parameters).serialize(serializer)
+    }
+}
+
+/// A tool spec as it is written into a request, from borrowed parts: the turn loop writes the
+/// registry's tools without copying them into [`ToolSpec`]s first.
+#[derive(Serialize)]
+pub(crate) struct SpecOnWire<'a> {
+    r#type: &'static str,
+    function: FunctionOnWire<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionOnWire<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+impl<'a> SpecOnWire<'a> {
+    pub(crate) fn new(name: &'a str, description: &'a str, parameters: &'a Value) -> Self {
+        Self {
             r#type: "function",
-            function: Function {
-                name: &self.name,
-                description: &self.description,
-                parameters: &self.parameters,
+            function: FunctionOnWire {
+                name,
+                description,
+                parameters,
             },
         }
-        .serialize(serializer)
     }
 }
 
@@ -119,8 +128,8 @@ pub struct ChatRequest {
 }
 
 impl ChatRequest {
-    /// The request body: always streamed, with the usage asked for in the last chunk.
-    pub(crate) fn body(&self) -> Value {
+    /// The request body, as sent: always streamed, with the usage asked for in the last chunk.
+    pub(crate) fn body(&self) -> Vec<u8> {
         #[derive(Serialize)]
         struct StreamOptions {
             include_usage: bool,
@@ -137,7 +146,7 @@ impl ChatRequest {
             stream: bool,
             stream_options: StreamOptions,
         }
-        serde_json::to_value(Body {
+        serde_json::to_vec(&Body {
             model: &self.model,
             messages: &self.messages,
             tools: &self.tools,
@@ -149,6 +158,56 @@ impl ChatRequest {
         })
         .expect("the request body is plain data")
     }
+}
+
+/// A request body put together from parts already written as JSON: the turn loop keeps each
+/// history message's JSON and the offered tools' JSON between requests, so a request costs
+/// copying bytes, not serialising the history and 1,000 schemas again. The bytes are those
+/// [`ChatRequest::body`] writes for the same request (a test holds them equal).
+pub(crate) struct BodyParts<'a> {
+    pub model: &'a str,
+    /// The messages, each one JSON object, in order.
+    pub messages: &'a [&'a str],
+    /// The tool specs, each one JSON object joined by commas; empty when none is offered.
+    pub tools: &'a str,
+    pub reasoning_effort: Option<&'a str>,
+}
+
+impl BodyParts<'_> {
+    pub(crate) fn write(&self) -> Vec<u8> {
+        let size = self.messages.iter().map(|m| m.len() + 1).sum::<usize>()
+            + self.tools.len()
+            + self.model.len()
+            + 128;
+        let mut out = Vec::with_capacity(size);
+        out.extend_from_slice(b"{\"model\":");
+        write_json(&mut out, self.model);
+        out.extend_from_slice(b",\"messages\":[");
+        for (i, message) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(message.as_bytes());
+        }
+        out.push(b']');
+        // Some providers refuse an empty `tools` array.
+        if !self.tools.is_empty() {
+            out.extend_from_slice(b",\"tools\":[");
+            out.extend_from_slice(self.tools.as_bytes());
+            out.push(b']');
+        }
+        if let Some(effort) = self.reasoning_effort {
+            out.extend_from_slice(b",\"reasoning_effort\":");
+            write_json(&mut out, effort);
+        }
+        out.extend_from_slice(b",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        out
+    }
+}
+
+/// Appends `value` as JSON.
+fn write_json(out: &mut Vec<u8>, value: &str) {
+    serde_json::to_writer(out, value).expect("plain data serialises");
 }
 
 /// Token counts of one call, as the provider reported them.
@@ -498,7 +557,7 @@ mod tests {
             reasoning_effort: None,
         };
         assert_eq!(
-            request.body(),
+            serde_json::from_slice::<Value>(&request.body()).unwrap(),
             json!({
                 "model": "m",
                 "messages": [
@@ -511,5 +570,72 @@ mod tests {
                 "stream_options": {"include_usage": true},
             })
         );
+    }
+
+    #[test]
+    fn a_body_from_parts_is_byte_for_byte_the_body_of_the_same_request() {
+        let parameters = json!({"type": "object", "properties": {"day": {"type": "string"}}});
+        let messages = vec![
+            Message::System {
+                content: "规则\n\"quoted\"".into(),
+            },
+            Message::User {
+                content: "余额？".into(),
+            },
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "card__balance".into(),
+                    arguments: "{}".into(),
+                }],
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                content: "{\"balanceYuan\":1}".into(),
+            },
+        ];
+        let tools = vec![
+            ToolSpec {
+                name: "card__balance".into(),
+                description: "The balance.".into(),
+                parameters: parameters.clone(),
+            },
+            ToolSpec {
+                name: "card__spent".into(),
+                description: String::new(),
+                parameters,
+            },
+        ];
+        for (tools, effort) in [(tools, Some("high")), (vec![], None)] {
+            let request = ChatRequest {
+                model: "deepseek-chat".into(),
+                messages: messages.clone(),
+                tools: tools.clone(),
+                reasoning_effort: effort.map(str::to_owned),
+            };
+            let written: Vec<String> = messages
+                .iter()
+                .map(|m| serde_json::to_string(m).unwrap())
+                .collect();
+            let written: Vec<&str> = written.iter().map(String::as_str).collect();
+            let specs: Vec<String> = tools
+                .iter()
+                .map(|t| {
+                    serde_json::to_string(&SpecOnWire::new(&t.name, &t.description, &t.parameters))
+                        .unwrap()
+                })
+                .collect();
+            let parts = BodyParts {
+                model: "deepseek-chat",
+                messages: &written,
+                tools: &specs.join(","),
+                reasoning_effort: effort,
+            };
+            assert_eq!(
+                String::from_utf8(parts.write()).unwrap(),
+                String::from_utf8(request.body()).unwrap()
+            );
+        }
     }
 }

@@ -221,7 +221,12 @@ impl PluginHandler for MemoryPlugin {
                 // seed 000: after untrusted content, a memory waits for the user's approval.
                 let tainted = ctx.actor != crate::policy::Actor::User && ctx.tainted;
                 let memory = memories
-                    .write(text, ctx.conversation.as_deref(), ctx.turn, tainted)
+                    .write(
+                        text,
+                        ctx.conversation.as_deref(),
+                        ctx.turn.as_ref().map(|t| t.number),
+                        tainted,
+                    )
                     .map_err(|e| e.to_string())?;
                 let message = match memory.state {
                     MemoryState::Pending => {

@@ -32,6 +32,9 @@ pub struct MessageRow {
     /// What the model is given of a tool result: cut to `invoke::MODEL_RESULT_CHARS`.
     pub for_model: Option<String>,
     pub created_at: i64,
+    /// The model's thinking (`reasoning_content`) before an assistant message: shown in the
+    /// history, never sent back to the model.
+    pub thinking: Option<String>,
 }
 
 /// A message to append; the id is given by the database.
@@ -46,6 +49,7 @@ pub struct NewMessage<'a> {
     pub tool: Option<&'a str>,
     pub for_model: Option<&'a str>,
     pub created_at: i64,
+    pub thinking: Option<&'a str>,
 }
 
 pub fn insert_message(tx: &Transaction<'_>, m: &NewMessage<'_>) -> Result<i64, StoreError> {
@@ -56,7 +60,7 @@ pub fn insert_message(tx: &Transaction<'_>, m: &NewMessage<'_>) -> Result<i64, S
     };
     tx.execute(
         "INSERT INTO messages (conversation, turn, role, content, tool_calls, tool_call_id, \
-         tool, for_model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         tool, for_model, created_at, thinking) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             m.conversation,
             m.turn as i64,
@@ -66,7 +70,8 @@ pub fn insert_message(tx: &Transaction<'_>, m: &NewMessage<'_>) -> Result<i64, S
             m.tool_call_id,
             m.tool,
             m.for_model,
-            m.created_at
+            m.created_at,
+            m.thinking
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -82,30 +87,58 @@ pub fn messages(
 ) -> Result<Vec<MessageRow>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, conversation, turn, role, content, tool_calls, tool_call_id, tool, \
-         for_model, created_at FROM messages WHERE conversation = ?1 AND id < ?2 \
+         for_model, created_at, thinking FROM messages WHERE conversation = ?1 AND id < ?2 \
          ORDER BY id DESC LIMIT ?3",
     )?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = stmt.query_map(
         params![conversation, before.unwrap_or(i64::MAX), limit],
-        |r| {
-            Ok((
-                MessageRow {
-                    id: r.get(0)?,
-                    conversation: r.get(1)?,
-                    turn: r.get::<_, i64>(2)? as u64,
-                    role: r.get(3)?,
-                    content: r.get(4)?,
-                    tool_calls: Vec::new(),
-                    tool_call_id: r.get(6)?,
-                    tool: r.get(7)?,
-                    for_model: r.get(8)?,
-                    created_at: r.get(9)?,
-                },
-                r.get::<_, Option<String>>(5)?,
-            ))
-        },
+        message_row,
     )?;
+    let mut out = parse_calls(rows)?;
+    out.reverse();
+    Ok(out)
+}
+
+/// The messages of `conversation` with an id above `after`, oldest first: what a running turn
+/// reads to bring the history it holds up to date.
+pub fn messages_after(
+    conn: &Connection,
+    conversation: &str,
+    after: i64,
+) -> Result<Vec<MessageRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, conversation, turn, role, content, tool_calls, tool_call_id, tool, \
+         for_model, created_at, thinking FROM messages WHERE conversation = ?1 AND id > ?2 \
+         ORDER BY id",
+    )?;
+    let rows = stmt.query_map(params![conversation, after], message_row)?;
+    parse_calls(rows)
+}
+
+/// A row, with its tool calls still as the stored JSON.
+fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(MessageRow, Option<String>)> {
+    Ok((
+        MessageRow {
+            id: r.get(0)?,
+            conversation: r.get(1)?,
+            turn: r.get::<_, i64>(2)? as u64,
+            role: r.get(3)?,
+            content: r.get(4)?,
+            tool_calls: Vec::new(),
+            tool_call_id: r.get(6)?,
+            tool: r.get(7)?,
+            for_model: r.get(8)?,
+            created_at: r.get(9)?,
+            thinking: r.get(10)?,
+        },
+        r.get::<_, Option<String>>(5)?,
+    ))
+}
+
+fn parse_calls(
+    rows: impl Iterator<Item = rusqlite::Result<(MessageRow, Option<String>)>>,
+) -> Result<Vec<MessageRow>, StoreError> {
     let mut out = Vec::new();
     for row in rows {
         let (mut row, calls) = row?;
@@ -116,7 +149,6 @@ pub fn messages(
         }
         out.push(row);
     }
-    out.reverse();
     Ok(out)
 }
 

@@ -57,7 +57,7 @@ pub mod schema {
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 4;
+    pub const VERSION: u32 = 5;
 
     /// The newest schema, for an empty database.
     pub const CREATE: &str = "
@@ -172,7 +172,8 @@ pub mod schema {
             tool_call_id TEXT,
             tool TEXT,
             for_model TEXT,
-            created_at INTEGER NOT NULL
+            created_at INTEGER NOT NULL,
+            thinking TEXT
         );
         CREATE INDEX messages_by_conversation ON messages (conversation, id);
     ";
@@ -250,6 +251,11 @@ pub mod schema {
             );
             CREATE INDEX messages_by_conversation ON messages (conversation, id);",
             )?;
+        }
+        // Version 5: the model's thinking kept with its assistant message, for the history
+        // screen (it is never sent back to the model).
+        if version < 5 {
+            tx.execute_batch("ALTER TABLE messages ADD COLUMN thinking TEXT;")?;
         }
         Ok(())
     }
