@@ -594,3 +594,37 @@ async fn navigation_shows_how_many_memories_wait() {
         ]
     );
 }
+
+#[tokio::test]
+async fn the_models_thinking_is_shown_before_its_answer_after_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = world(
+        dir.path(),
+        vec![Reply::events([
+            chunk(json!({"reasoning_content": "先想想食堂几点关门"})),
+            chunk(json!({"content": "学一食堂开到 19:00。"})),
+            done(),
+        ])],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        send(&w.screens, "食堂几点关门").await,
+        Acted::TurnEnded { turn: "c#1".into() }
+    );
+    let chat = w.screens.chat("c").unwrap();
+    let shown: Vec<(ChatItemKind, &str)> = chat
+        .items
+        .iter()
+        .map(|i| (i.kind, i.text.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (ChatItemKind::User, "食堂几点关门"),
+            (ChatItemKind::Thinking, "先想想食堂几点关门"),
+            (ChatItemKind::Assistant, "学一食堂开到 19:00。"),
+        ]
+    );
+    assert_eq!((chat.running_turn, chat.status.as_str()), (None, ""));
+}

@@ -173,6 +173,9 @@ fn push_row(
             row.content.clone().unwrap_or_default(),
         )),
         "assistant" => {
+            if let Some(thinking) = row.thinking.as_ref().filter(|t| !t.is_empty()) {
+                items.push(ChatItem::text(ChatItemKind::Thinking, thinking.clone()));
+            }
             if let Some(text) = row.content.as_ref().filter(|t| !t.is_empty()) {
                 items.push(ChatItem::text(ChatItemKind::Assistant, text.clone()));
             }
