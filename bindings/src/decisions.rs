@@ -66,8 +66,10 @@ pub enum PromptKind {
     Ordinary,
     /// A grant tool: Allow once / Always allow / Don't allow; never changes a mode.
     Grant,
-    /// An alwaysAsk or targeted tool: Allow / Deny, with the target as the headline.
+    /// An alwaysAsk or targeted tool, or an ordinary prompt in a tainted turn: Allow / Deny.
     Confirm,
+    /// A grant tool's prompt in a tainted turn: Allow once / Don't allow.
+    GrantOnce,
 }
 
 /// The step of the decision (DESIGN.md §3) that decided. (Kotlin and Swift name it

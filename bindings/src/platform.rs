@@ -117,11 +117,7 @@ impl ApprovalBroker for PlatformBroker {
     // The core calls this outside its locks, so the platform may call back into the Harness.
     async fn ask(&self, prompt: Prompt) -> policy::Answer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let kind = prompt.kind;
-        let no = match kind {
-            policy::PromptKind::Grant => policy::Answer::DontAllow,
-            policy::PromptKind::Ordinary | policy::PromptKind::Confirm => policy::Answer::Deny,
-        };
+        let no = prompt.kind.no();
         // Fail closed: without the screens there is no sheet to show, and no consent.
         let Some(screens) = self.screens.get().and_then(Weak::upgrade) else {
             return no;
@@ -149,12 +145,7 @@ impl ApprovalBroker for PlatformBroker {
             Err(_) => {
                 // Fail closed: no answer is no consent. Answer with the prompt's own "no".
                 self.events.emit(HarnessEvent::ApprovalWithdrawn { id });
-                match kind {
-                    policy::PromptKind::Grant => policy::Answer::DontAllow,
-                    policy::PromptKind::Ordinary | policy::PromptKind::Confirm => {
-                        policy::Answer::Deny
-                    }
-                }
+                no
             }
         }
     }

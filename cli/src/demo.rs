@@ -73,14 +73,19 @@ impl TerminalAnswers {
                 ("n", Answer::DontAllow, "Don't allow"),
             ],
             PromptKind::Confirm => &[("a", Answer::Allow, "Allow"), ("d", Answer::Deny, "Deny")],
+            PromptKind::GrantOnce => &[
+                ("o", Answer::AllowOnce, "Allow once"),
+                ("n", Answer::DontAllow, "Don't allow"),
+            ],
         }
     }
 
     /// `--answer` speaks of the ordinary prompt; a grant or confirm prompt takes its nearest.
     fn fixed_for(answer: Answer, kind: PromptKind) -> Answer {
         match (kind, answer) {
-            (PromptKind::Grant, Answer::Allow) => Answer::AllowOnce,
-            (PromptKind::Grant, Answer::Deny) => Answer::DontAllow,
+            (PromptKind::Grant | PromptKind::GrantOnce, Answer::Allow) => Answer::AllowOnce,
+            (PromptKind::Grant | PromptKind::GrantOnce, Answer::Deny) => Answer::DontAllow,
+            (PromptKind::GrantOnce, Answer::AlwaysAllow) => Answer::AllowOnce,
             (PromptKind::Confirm, Answer::AlwaysAllow) => Answer::Allow,
             _ => answer,
         }

@@ -471,7 +471,9 @@ impl Invoker {
                             message,
                         );
                     }
-                    (PromptKind::Grant, Answer::AllowOnce) => Some(Grant::Once),
+                    (PromptKind::Grant | PromptKind::GrantOnce, Answer::AllowOnce) => {
+                        Some(Grant::Once)
+                    }
                     (PromptKind::Grant, Answer::AlwaysAllow) => Some(Grant::Always),
                     (PromptKind::Ordinary, Answer::AlwaysAllow) => {
                         // seed 000: Always allow sets that plugin's mode for that effect to auto,

@@ -551,6 +551,8 @@ pub enum PromptKind {
     /// An alwaysAsk or targeted tool, or any ordinary prompt in a tainted turn: Allow / Deny,
     /// never "always".
     Confirm,
+    /// A grant tool's prompt in a tainted turn: Allow once / Don't allow, never "always".
+    GrantOnce,
 }
 
 impl PromptKind {
@@ -559,6 +561,15 @@ impl PromptKind {
             PromptKind::Ordinary => &[Answer::Allow, Answer::Deny, Answer::AlwaysAllow],
             PromptKind::Grant => &[Answer::AllowOnce, Answer::AlwaysAllow, Answer::DontAllow],
             PromptKind::Confirm => &[Answer::Allow, Answer::Deny],
+            PromptKind::GrantOnce => &[Answer::AllowOnce, Answer::DontAllow],
+        }
+    }
+
+    /// The prompt's own "no": what a prompt nobody answered counts as (fail closed).
+    pub fn no(self) -> Answer {
+        match self {
+            PromptKind::Grant | PromptKind::GrantOnce => Answer::DontAllow,
+            PromptKind::Ordinary | PromptKind::Confirm => Answer::Deny,
         }
     }
 }
@@ -772,10 +783,15 @@ pub fn precheck(s: &Standing<'_>, rules: Rules<'_>) -> Result<(), Code> {
 /// The decision of DESIGN.md §3. The first step that decides, decides.
 pub fn decide(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     let mut decision = decide_step(f, rules);
-    // DESIGN.md §3: in a tainted turn an ordinary prompt offers Allow / Deny only, so an
-    // injected instruction is never one tap away from a permanent mode change.
-    if f.tainted && decision.verdict == Verdict::Ask(PromptKind::Ordinary) {
-        decision.verdict = Verdict::Ask(PromptKind::Confirm);
+    // DESIGN.md §3: a prompt in a tainted turn offers no "Always allow", so an injected
+    // instruction is never one tap away from a permanent change: neither a mode set to auto
+    // (an ordinary prompt) nor a standing grant (a grant tool's prompt).
+    if f.tainted {
+        decision.verdict = match decision.verdict {
+            Verdict::Ask(PromptKind::Ordinary) => Verdict::Ask(PromptKind::Confirm),
+            Verdict::Ask(PromptKind::Grant) => Verdict::Ask(PromptKind::GrantOnce),
+            verdict => verdict,
+        };
     }
     decision
 }

@@ -25,7 +25,7 @@ use crate::history::{History, TurnState};
 use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invoker, Outcome, Prompt, cut_for_model};
 use crate::memories::Memories;
-use crate::policy::{Actor, Answer, PromptKind, Verdict};
+use crate::policy::{Actor, Answer, Verdict};
 use crate::registry::{Tool, tool_id};
 use crate::scheduler::{AgentJob, AgentReply, JobRunner, Notification};
 use crate::secrets::{SecretStore, keys};
@@ -72,10 +72,7 @@ impl ApprovalBroker for WithdrawingBroker {
             .conversation
             .as_deref()
             .and_then(|c| self.running.token_of_conversation(c));
-        let no = match prompt.kind {
-            PromptKind::Grant => Answer::DontAllow,
-            PromptKind::Ordinary | PromptKind::Confirm => Answer::Deny,
-        };
+        let no = prompt.kind.no();
         match token {
             None => self.inner.ask(prompt).await,
             Some(token) => {

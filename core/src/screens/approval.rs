@@ -80,7 +80,9 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         _ => Vec::new(),
     };
     let question = match prompt.kind {
-        PromptKind::Grant => tr(lang, "要授予这项访问吗？", "Grant this access?"),
+        PromptKind::Grant | PromptKind::GrantOnce => {
+            tr(lang, "要授予这项访问吗？", "Grant this access?")
+        }
         _ => tr(lang, "允许这次操作吗？", "Allow this action?"),
     };
     ApprovalSheet {
