@@ -82,7 +82,8 @@ final class Shell: @unchecked Sendable {
     /// Opens the Harness in Application Support. The UI tests set the environment:
     /// HARNESS_RESET=1 starts from an empty data directory, HARNESS_SAMPLE_PLUGINS=1 installs the
     /// sample plugins and accepts the terms, HARNESS_MODEL_ENDPOINT / HARNESS_MODEL_NAME /
-    /// HARNESS_API_KEY point the app at the tests' scripted model server.
+    /// HARNESS_API_KEY point the app at the tests' scripted model server, and
+    /// HARNESS_OPEN_SCREEN opens a screen by its Platform.openScreen route.
     @MainActor
     static func open(environment: [String: String]) throws -> Shell {
         let support = try FileManager.default.url(
@@ -124,6 +125,9 @@ final class Shell: @unchecked Sendable {
         shell.notifications.shell = shell
         UNUserNotificationCenter.current().delegate = shell.notifications
         router.routeFor = { [weak harness] screen in harness?.routeFor(screen: screen) }
+        if let screen = environment["HARNESS_OPEN_SCREEN"] {
+            router.open(screen: screen)
+        }
         return shell
     }
 
