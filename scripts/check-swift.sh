@@ -3,7 +3,10 @@
 #  - parses the generated Harness.swift, ios/Package.swift and every hand-written file under
 #    ios/Sources with tree-sitter-swift (PyPI), allowing only the grammar's two known misreads
 #    of valid UniFFI output (see scripts/lib/check_swift.py), and
-#  - runs `gcc -fsyntax-only` on the generated C header HarnessFFI.h.
+#  - runs `gcc -fsyntax-only` on the generated C header HarnessFFI.h, and
+#  - checks that the SwiftUI app (ios/App/Sources) reads every field of every screen model in
+#    the generated bindings, except those listed in ios/App/fields-not-shown.txt
+#    (scripts/lib/check_swift_fields.py).
 # Installs tree-sitter into a virtualenv under the tools directory when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,4 +38,6 @@ mapfile -t sources < <(find ios -name '*.swift' | sort)
 printf '#include "HarnessFFI.h"\n' |
   gcc -fsyntax-only -Wall -Werror -D_Nonnull= -D_Nullable= -D_Null_unspecified= -I "$swift_dir" -x c -
 echo "$swift_dir/HarnessFFI.h: gcc -fsyntax-only passed"
+
+python3 scripts/lib/check_swift_fields.py "$swift_dir/Harness.swift" ios/App/fields-not-shown.txt ios/App/Sources
 echo "swift check passed"

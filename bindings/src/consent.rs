@@ -13,7 +13,8 @@ pub struct Consent {
 #[uniffi::remote(Enum)]
 pub enum Permission {
     Notifications,
-    /// Android's SCHEDULE_EXACT_ALARM; iOS has no such permission and reports `Granted`.
+    /// Android's SCHEDULE_EXACT_ALARM. iOS has none: it reports `Denied` and the capability
+    /// `exact-alarm-unsupported` (`Harness::report_capabilities`).
     ExactAlarm,
 }
 

@@ -443,6 +443,13 @@ impl Harness {
         Ok(self.engine()?.report_permission(permission, state)?)
     }
 
+    /// The phone's capabilities besides the system permissions, as the whole list (`nfc`,
+    /// `camera`, …). iOS reports `exact-alarm-unsupported`: it has no exact alarms, so the
+    /// consent screen offers no fix for them and the jobs screen says how the phone wakes.
+    pub fn report_capabilities(&self, capabilities: Vec<String>) -> Result<(), HarnessError> {
+        Ok(self.engine()?.report_capabilities(capabilities)?)
+    }
+
     /// Asks the `Platform` for every permission's state (`Platform::permission_state`) and
     /// records what it says, e.g. when the app returns to the foreground. A permission the
     /// platform fails to read keeps its recorded state, and the first failure is returned.

@@ -628,3 +628,55 @@ async fn the_models_thinking_is_shown_before_its_answer_after_the_turn() {
     );
     assert_eq!((chat.running_turn, chat.status.as_str()), (None, ""));
 }
+
+#[tokio::test]
+async fn a_phone_without_exact_alarms_says_how_jobs_wake_and_offers_no_fix_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path(), Arc::new(Answers::default()));
+    set_language(&s, Language::En);
+    // Denied alone is Android's state with a settings page to fix it.
+    s.engine()
+        .report_permission(Permission::ExactAlarm, PermissionState::Denied)
+        .unwrap();
+    assert_eq!(
+        s.jobs().wake_note,
+        "Without exact alarms, jobs run when the system lets the app run, possibly late."
+    );
+    assert_eq!(
+        s.consent().permissions[1]
+            .fix
+            .as_ref()
+            .map(|b| b.action.clone()),
+        Some(Action::OpenPermissionSettings {
+            permission: Permission::ExactAlarm
+        })
+    );
+    // iOS reports that it has none at all.
+    s.engine()
+        .report_capabilities(vec![harness_core::screens::EXACT_ALARM_UNSUPPORTED.into()])
+        .unwrap();
+    assert_eq!(
+        s.jobs().wake_note,
+        "iPhone has no exact alarms: at the due time you get a notification, and due jobs run when you open it or the app, or when iOS gives the app background time, possibly late."
+    );
+    let c = s.consent();
+    let exact = &c.permissions[1];
+    assert_eq!(
+        (
+            exact.permission,
+            exact.state,
+            exact.state_label.as_str(),
+            exact.fix.is_none()
+        ),
+        (
+            Permission::ExactAlarm,
+            PermissionState::Denied,
+            "Not available on this phone",
+            true
+        )
+    );
+    // Notifications keep their fix: the iOS wake-up is a notification.
+    assert!(c.permissions[0].fix.is_some());
+    set_language(&s, Language::Zh);
+    assert!(s.jobs().wake_note.starts_with("iPhone 没有精确闹钟"));
+}

@@ -3,7 +3,7 @@
 //! model settings (endpoint, model, whether a key is set — never the key).
 
 use super::texts::{permission_state_words, permission_words, title, tr};
-use super::{API_KEY, Action, Button, ButtonRole};
+use super::{API_KEY, Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED};
 use crate::consent::{Permission, PermissionState, TERMS_VERSION};
 use crate::engine::{Engine, EngineError};
 use crate::settings::Language;
@@ -50,6 +50,7 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
     let c = engine.consent();
     let plugins = engine.plugins();
     let accepted = c.terms_accepted();
+    let no_exact_alarms = c.capabilities.contains(EXACT_ALARM_UNSUPPORTED);
     let permissions = Permission::ALL
         .into_iter()
         .map(|permission| {
@@ -59,8 +60,11 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
             };
             // seed 000: the system's prompt follows a tap; once denied (or for exact alarms,
             // which have no prompt) only the system settings can grant it.
+            let unsupported = permission == Permission::ExactAlarm && no_exact_alarms;
             let fix = match (permission, state) {
                 (_, PermissionState::Granted) => None,
+                // No system setting grants what the phone does not have.
+                _ if unsupported => None,
                 (Permission::Notifications, PermissionState::Unknown) => Some(Button::new(
                     tr(lang, "允许通知", "Allow notifications").into(),
                     ButtonRole::Primary,
@@ -76,7 +80,11 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
                 permission,
                 label: permission_words(lang, permission).into(),
                 state,
-                state_label: permission_state_words(lang, state).into(),
+                state_label: if unsupported {
+                    tr(lang, "此手机不支持", "Not available on this phone").into()
+                } else {
+                    permission_state_words(lang, state).into()
+                },
                 needed_by: plugins
                     .iter()
                     .filter(|v| {

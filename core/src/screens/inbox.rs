@@ -3,7 +3,7 @@
 //! outcome, pause, resume, remove).
 
 use super::texts::{local_time, tr};
-use super::{Action, Button, ButtonRole};
+use super::{Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED};
 use crate::engine::{Engine, EngineError};
 use crate::scheduler::RunOutcome;
 use crate::settings::Language;
@@ -194,7 +194,9 @@ pub struct JobsScreen {
 
 pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
     let zone = engine.settings().time_zone;
-    let exact = engine.consent().exact_alarm == crate::consent::PermissionState::Granted;
+    let consent = engine.consent();
+    let exact = consent.exact_alarm == crate::consent::PermissionState::Granted;
+    let no_exact_alarms = consent.capabilities.contains(EXACT_ALARM_UNSUPPORTED);
     let jobs = engine
         .jobs()
         .into_iter()
@@ -241,7 +243,15 @@ pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
         .collect();
     JobsScreen {
         title: tr(lang, "定时任务", "Scheduled jobs").into(),
-        wake_note: if exact {
+        wake_note: if no_exact_alarms {
+            // iOS: the shell arms a local notification at the due time and asks for a
+            // background refresh; due jobs run when either fires or the app is opened.
+            tr(
+                lang,
+                "iPhone 没有精确闹钟：到点时会发一条提醒，任务在你打开提醒或应用、或系统给予后台时间时运行，可能稍晚。",
+                "iPhone has no exact alarms: at the due time you get a notification, and due jobs run when you open it or the app, or when iOS gives the app background time, possibly late.",
+            )
+        } else if exact {
             tr(lang, "到点准时运行。", "Jobs run on time.")
         } else {
             tr(

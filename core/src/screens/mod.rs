@@ -229,6 +229,11 @@ pub enum Acted {
 /// The key the model's API key is kept under in the keystore.
 pub const API_KEY: &str = "model.apiKey";
 
+/// The capability a shell reports (`Harness::report_capabilities`) when its phone has no exact
+/// alarms at all (iOS): the exact-alarm permission stays denied, no screen offers a fix that
+/// cannot exist, and the jobs screen says how the phone wakes instead.
+pub const EXACT_ALARM_UNSUPPORTED: &str = "exact-alarm-unsupported";
+
 /// The screens over one engine, and the live state of running turns.
 pub struct Screens {
     engine: Arc<Engine>,

@@ -1,0 +1,151 @@
+import Harness
+import SwiftUI
+import UniformTypeIdentifiers
+
+/// The chat: its items by kind, the status line, the plan-mode note, stop, attach and send.
+struct ChatView: View {
+    @State private var store: ScreenStore<ChatScreen>
+    @State private var draft = ""
+    private let shell: Shell
+
+    init(shell: Shell, conversation: String) {
+        self.shell = shell
+        _store = State(initialValue: ScreenStore(shell: shell) { harness in
+            _ = try harness.openConversation(conversation: conversation)
+            return try harness.chatScreen(conversation: conversation)
+        })
+    }
+
+    var body: some View {
+        Loaded(store: store) { chat in
+            VStack(spacing: 0) {
+                ScrollViewReader { scroll in
+                    List {
+                        ForEach(Array(chat.items.enumerated()), id: \.offset) { index, item in
+                            ChatItemView(item: item).id(index)
+                        }
+                    }
+                    .listStyle(.plain)
+                    .onChange(of: chat.items.count) { _, count in
+                        if count > 0 { scroll.scrollTo(count - 1, anchor: .bottom) }
+                    }
+                }
+                if let note = chat.planModeNote {
+                    Text(note).font(.footnote).padding(6).accessibilityIdentifier("chat.plan-mode")
+                }
+                if !chat.documents.isEmpty {
+                    ScrollView(.horizontal) {
+                        HStack { Lines(lines: chat.documents) }
+                    }
+                    .padding(.horizontal)
+                    .accessibilityIdentifier("chat.documents")
+                }
+                HStack {
+                    Text(chat.status)
+                        .font(.caption)
+                        .foregroundStyle(.secondary)
+                        .accessibilityIdentifier("chat.status")
+                        .accessibilityValue(chat.runningTurn ?? "")
+                    Spacer()
+                    if let cancel = chat.cancel {
+                        ActionButton(button: cancel, act: store.act)
+                    }
+                }
+                .padding(.horizontal)
+                HStack {
+                    SwiftUI.Button {
+                        // The picker opens only after this tap, when the core answers pickDocument.
+                        store.act(chat.attach.action)
+                    } label: {
+                        Text(chat.attach.label)
+                    }
+                    .accessibilityIdentifier("chat.attach")
+                    TextField(chat.placeholder, text: $draft, axis: .vertical)
+                        .textFieldStyle(.roundedBorder)
+                        .accessibilityIdentifier("chat.draft")
+                    SwiftUI.Button(chat.sendLabel) {
+                        let text = draft
+                        draft = ""
+                        store.act(.sendMessage(conversation: chat.conversation, text: text))
+                    }
+                    .disabled(!chat.canSend || draft.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+                    .accessibilityIdentifier("chat.send")
+                }
+                .padding()
+            }
+            .navigationTitle(chat.title)
+            .fileImporter(
+                isPresented: Binding(
+                    get: { shell.router.pickingFor == chat.conversation },
+                    set: { if !$0 { shell.router.pickingFor = nil } }
+                ),
+                allowedContentTypes: [.plainText, UTType("net.daringfireball.markdown") ?? .plainText]
+            ) { result in
+                attach(result, conversation: chat.conversation)
+            }
+        }
+    }
+
+    /// Reads the picked file as text on the phone and hands it to the core, which checks its
+    /// kind and size and refuses anything else naming it.
+    private func attach(_ result: Result<URL, Error>, conversation: String) {
+        guard case .success(let url) = result else { return }
+        let scoped = url.startAccessingSecurityScopedResource()
+        defer { if scoped { url.stopAccessingSecurityScopedResource() } }
+        guard let data = try? Data(contentsOf: url) else { return }
+        let text = String(decoding: data, as: UTF8.self)
+        store.act(.attachDocument(conversation: conversation, name: url.lastPathComponent, text: text))
+    }
+}
+
+/// One chat item, drawn by its kind.
+struct ChatItemView: View {
+    let item: ChatItem
+
+    var body: some View {
+        switch item.kind {
+        case .user:
+            HStack {
+                Spacer()
+                Text(item.text).padding(8).background(.blue.opacity(0.15), in: .rect(cornerRadius: 10))
+            }
+            .accessibilityIdentifier("chat.user")
+        case .assistant:
+            Text(item.text).accessibilityIdentifier("chat.assistant")
+        case .thinking:
+            Text(item.text).font(.footnote).italic().foregroundStyle(.secondary)
+                .accessibilityIdentifier("chat.thinking")
+        case .notice:
+            Text(item.text).font(.footnote).foregroundStyle(.orange).accessibilityIdentifier("chat.notice")
+        case .toolCall:
+            if let call = item.toolCall {
+                ToolCallRow(call: call, text: item.text)
+            } else {
+                Text(item.text)
+            }
+        }
+    }
+}
+
+struct ToolCallRow: View {
+    let call: ToolCallView
+    let text: String
+
+    var body: some View {
+        VStack(alignment: .leading, spacing: 4) {
+            Text(call.title).font(.subheadline.weight(.semibold))
+            if !text.isEmpty { Text(text).font(.footnote) }
+            Text(call.inputJson).font(.system(.caption, design: .monospaced)).lineLimit(4)
+            Text(call.decision).font(.caption).accessibilityIdentifier("tool-call.decision")
+            if let result = call.result {
+                Text(result)
+                    .font(.system(.caption, design: .monospaced))
+                    .foregroundStyle(call.ok == false ? .red : .primary)
+                    .accessibilityIdentifier("tool-call.result")
+            }
+        }
+        .accessibilityElement(children: .contain)
+        .accessibilityIdentifier("tool-call.\(call.call)")
+        .accessibilityValue(call.tool ?? "")
+    }
+}

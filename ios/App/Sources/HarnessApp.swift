@@ -1,0 +1,198 @@
+import BackgroundTasks
+import Harness
+import SwiftUI
+import UserNotifications
+
+/// The background refresh the wake-up asks iOS for (listed in Info.plist's
+/// BGTaskSchedulerPermittedIdentifiers by project.yml).
+let wakeTaskIdentifier = "edu.pku.harness.wake"
+
+@main
+struct HarnessApp: App {
+    @State private var app = AppModel.open()
+    @Environment(\.scenePhase) private var scenePhase
+
+    var body: some Scene {
+        WindowGroup {
+            Group {
+                switch app.state {
+                case .ready(let shell):
+                    RootView(shell: shell)
+                case .failed(let message):
+                    // The core's own error text: nothing else can be said without the core.
+                    Text(message).padding()
+                }
+            }
+        }
+        .onChange(of: scenePhase) { _, phase in
+            // iOS has no exact alarms: due jobs also run whenever the app comes to the front.
+            if phase == .active, case .ready(let shell) = app.state {
+                Task.detached { await shell.becameActive() }
+            }
+        }
+        .backgroundTask(.appRefresh(wakeTaskIdentifier)) {
+            if case .ready(let shell) = app.state {
+                await shell.runDue()
+            }
+        }
+    }
+}
+
+/// The one Harness of the app, or why it could not be opened; fixed at launch.
+final class AppModel: Sendable {
+    enum State {
+        case ready(Shell)
+        case failed(String)
+    }
+
+    let state: State
+
+    private init(state: State) {
+        self.state = state
+    }
+
+    @MainActor
+    static func open() -> AppModel {
+        do {
+            return AppModel(state: .ready(try Shell.open(environment: ProcessInfo.processInfo.environment)))
+        } catch {
+            return AppModel(state: .failed(String(describing: error)))
+        }
+    }
+}
+
+/// The Harness, its Platform, the approval sheets and the router, shared by every screen.
+final class Shell: @unchecked Sendable {
+    let harness: Harness
+    let platform: IOSPlatform
+    let approvals: ApprovalCenter
+    let router: Router
+    let events: EventHub
+    private let notifications: NotificationDelegate
+
+    private init(harness: Harness, platform: IOSPlatform, approvals: ApprovalCenter, router: Router, events: EventHub) {
+        self.harness = harness
+        self.platform = platform
+        self.approvals = approvals
+        self.router = router
+        self.events = events
+        self.notifications = NotificationDelegate()
+    }
+
+    /// Opens the Harness in Application Support. The UI tests set the environment:
+    /// HARNESS_RESET=1 starts from an empty data directory, HARNESS_SAMPLE_PLUGINS=1 installs the
+    /// sample plugins and accepts the terms, HARNESS_MODEL_ENDPOINT / HARNESS_MODEL_NAME /
+    /// HARNESS_API_KEY point the app at the tests' scripted model server, and
+    /// HARNESS_OPEN_SCREEN opens a screen by its Platform.openScreen route.
+    @MainActor
+    static func open(environment: [String: String]) throws -> Shell {
+        let support = try FileManager.default.url(
+            for: .applicationSupportDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
+        let dataDir = support.appendingPathComponent("harness", isDirectory: true)
+        if environment["HARNESS_RESET"] == "1" {
+            try? FileManager.default.removeItem(at: dataDir)
+            Keychain.deleteAll()
+        }
+        try FileManager.default.createDirectory(at: dataDir, withIntermediateDirectories: true)
+
+        let approvals = ApprovalCenter()
+        let router = Router()
+        let platform = IOSPlatform(approvals: approvals, router: router)
+        let harness = try Harness.open(dataDir: dataDir.path, platform: platform)
+        platform.attach(harness)
+        // iOS has no exact alarms: say so once, so the jobs and consent screens tell the truth.
+        try harness.reportCapabilities(capabilities: ["exact-alarm-unsupported"])
+        try harness.reportPermission(permission: .exactAlarm, state: .denied)
+
+        if environment["HARNESS_SAMPLE_PLUGINS"] == "1" {
+            try harness.installSamplePlugins()
+            try harness.acceptTerms()
+            try harness.setCampusSession(signedIn: true)
+        }
+        if let endpoint = environment["HARNESS_MODEL_ENDPOINT"] {
+            try harness.changeSetting(key: "model.endpoint", valueJson: jsonString(endpoint))
+        }
+        if let name = environment["HARNESS_MODEL_NAME"] {
+            try harness.changeSetting(key: "model.name", valueJson: jsonString(name))
+        }
+        if let key = environment["HARNESS_API_KEY"] {
+            try platform.writeSecret(key: "model.apiKey", value: key)
+        }
+
+        let events = EventHub()
+        try events.start(harness: harness, approvals: approvals)
+        let shell = Shell(harness: harness, platform: platform, approvals: approvals, router: router, events: events)
+        shell.notifications.shell = shell
+        UNUserNotificationCenter.current().delegate = shell.notifications
+        router.routeFor = { [weak harness] screen in harness?.routeFor(screen: screen) }
+        if let screen = environment["HARNESS_OPEN_SCREEN"] {
+            router.open(screen: screen)
+        }
+        return shell
+    }
+
+    /// The app came to the front: the permission the user may have changed in Settings, then
+    /// any job that fell due while iOS kept the app asleep.
+    func becameActive() async {
+        let settings = await UNUserNotificationCenter.current().notificationSettings()
+        platform.notificationAuthorization = settings.authorizationStatus
+        try? harness.refreshPermissions()
+        await runDue()
+    }
+
+    /// Runs every job that is due now; the core arms the next wake-up itself.
+    func runDue() async {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        _ = try? await harness.runDue(nowEpochMs: now)
+        events.changed()
+    }
+
+    /// Performs a tap off the main actor and does what only the phone can.
+    func act(_ action: Action) async throws -> Acted {
+        let acted = try await harness.act(action: action)
+        if case .shell(let effect) = acted {
+            try await perform(effect)
+        }
+        events.changed()
+        return acted
+    }
+
+    private func perform(_ effect: ShellEffect) async throws {
+        switch effect {
+        case .requestPermission(let permission):
+            try await platform.requestPermission(permission)
+        case .openPermissionSettings(let permission):
+            await platform.openSettings(for: permission)
+        case .pickDocument(let conversation):
+            await router.pickDocument(conversation: conversation)
+        }
+    }
+}
+
+/// A JSON string literal for `changeSetting`.
+func jsonString(_ text: String) -> String {
+    let data = try? JSONSerialization.data(withJSONObject: [text], options: [])
+    let array = data.flatMap { String(data: $0, encoding: .utf8) } ?? "[\"\"]"
+    return String(array.dropFirst().dropLast())
+}
+
+/// The wake-up notification: tapping it, or its arrival while the app is open, runs due jobs.
+final class NotificationDelegate: NSObject, UNUserNotificationCenterDelegate, @unchecked Sendable {
+    weak var shell: Shell?
+
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse
+    ) async {
+        await shell?.runDue()
+    }
+
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification
+    ) async -> UNNotificationPresentationOptions {
+        if notification.request.identifier == wakeNotificationIdentifier {
+            await shell?.runDue()
+            return []
+        }
+        return [.banner, .list, .sound]
+    }
+}

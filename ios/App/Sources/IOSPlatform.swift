@@ -1,0 +1,224 @@
+import BackgroundTasks
+import Foundation
+import Harness
+import Security
+import UIKit
+import UserNotifications
+
+/// The identifier of the one armed wake-up notification; arming replaces it.
+let wakeNotificationIdentifier = "harness-wake"
+
+/// What the core asks of the phone (the `Platform` of the bindings): approval sheets, the
+/// Keychain, notifications and the wake-up. The core never calls it while holding a lock.
+final class IOSPlatform: Platform, @unchecked Sendable {
+    private let approvals: ApprovalCenter
+    private let router: Router
+    private let lock = NSLock()
+    private weak var harness: Harness?
+    private var authorization: UNAuthorizationStatus = .notDetermined
+
+    init(approvals: ApprovalCenter, router: Router) {
+        self.approvals = approvals
+        self.router = router
+    }
+
+    /// The Harness this platform serves, for the wake-up's text (read from the jobs screen).
+    func attach(_ harness: Harness) {
+        lock.withLock { self.harness = harness }
+    }
+
+    /// The notification authorization last read from the system: `permissionState` is
+    /// synchronous and must not wait on the notification center.
+    var notificationAuthorization: UNAuthorizationStatus {
+        get { lock.withLock { authorization } }
+        set { lock.withLock { authorization = newValue } }
+    }
+
+    // ---- approvals
+
+    func askApproval(id: UInt64, prompt: ApprovalPrompt) async throws -> Answer {
+        guard let sheet = prompt.sheet else {
+            // Fail closed: without the core's sheet there is nothing to show the user.
+            return .deny
+        }
+        return await approvals.ask(id: id, sheet: sheet)
+    }
+
+    // ---- notifications and the wake-up
+
+    func postNotification(notification: AppNotification) throws {
+        let content = UNMutableNotificationContent()
+        content.title = notification.title
+        content.body = notification.body
+        content.sound = .default
+        if let plugin = notification.plugin {
+            content.threadIdentifier = plugin
+        }
+        // The id is stable per job, so a later run's notification replaces the earlier one.
+        let request = UNNotificationRequest(identifier: notification.id, content: content, trigger: nil)
+        UNUserNotificationCenter.current().add(request)
+    }
+
+    /// iOS has no exact alarms, whatever `exact` says: a local notification at the due time
+    /// (tapping it, or its arrival with the app open, runs due jobs) plus a background refresh
+    /// no earlier than then; the app also runs due jobs whenever it becomes active.
+    func armWakeUp(atEpochMs: Int64, exact: Bool) throws {
+        let due = Date(timeIntervalSince1970: TimeInterval(atEpochMs) / 1000)
+        let center = UNUserNotificationCenter.current()
+        center.removePendingNotificationRequests(withIdentifiers: [wakeNotificationIdentifier])
+        if let content = wakeContent() {
+            let trigger = UNTimeIntervalNotificationTrigger(
+                timeInterval: max(1, due.timeIntervalSinceNow), repeats: false)
+            center.add(UNNotificationRequest(identifier: wakeNotificationIdentifier, content: content, trigger: trigger))
+        }
+        BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: wakeTaskIdentifier)
+        let refresh = BGAppRefreshTaskRequest(identifier: wakeTaskIdentifier)
+        refresh.earliestBeginDate = due
+        do {
+            try BGTaskScheduler.shared.submit(refresh)
+        } catch {
+            throw HarnessError.Platform(reason: "iOS refused the background refresh for the next job (\(error)); due jobs still run when the app opens")
+        }
+    }
+
+    func cancelWakeUp() throws {
+        UNUserNotificationCenter.current().removePendingNotificationRequests(withIdentifiers: [wakeNotificationIdentifier])
+        BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: wakeTaskIdentifier)
+    }
+
+    /// The wake-up's words come from the core: the jobs screen's title, and the jobs that have
+    /// a next run. None when notifications are off (the request would be dropped anyway).
+    private func wakeContent() -> UNMutableNotificationContent? {
+        guard notificationAuthorization == .authorized || notificationAuthorization == .provisional,
+              let harness = lock.withLock({ self.harness }),
+              let jobs = try? harness.jobsScreen()
+        else { return nil }
+        let content = UNMutableNotificationContent()
+        content.title = jobs.title
+        content.body = jobs.jobs.filter { !$0.nextRun.isEmpty }.map(\.name).joined(separator: "\n")
+        content.sound = .default
+        return content
+    }
+
+    // ---- screens
+
+    func openScreen(route: String) throws {
+        let router = self.router
+        Task { @MainActor in router.open(screen: route) }
+    }
+
+    // ---- the Keychain
+
+    func readSecret(key: String) throws -> String? {
+        try Keychain.read(key)
+    }
+
+    func writeSecret(key: String, value: String?) throws {
+        if let value {
+            try Keychain.write(key, value)
+        } else {
+            try Keychain.delete(key)
+        }
+    }
+
+    // ---- permissions
+
+    func permissionState(permission: Permission) throws -> PermissionState {
+        switch permission {
+        case .notifications:
+            switch notificationAuthorization {
+            case .authorized, .provisional, .ephemeral: return .granted
+            case .denied: return .denied
+            case .notDetermined: return .unknown
+            @unknown default: return .unknown
+            }
+        case .exactAlarm:
+            // iOS has none; the capability `exact-alarm-unsupported` keeps the screens honest.
+            return .denied
+        }
+    }
+
+    /// The system's prompt, shown only because the user tapped (ShellEffect.requestPermission),
+    /// then its answer reported to the core.
+    func requestPermission(_ permission: Permission) async throws {
+        guard let harness = lock.withLock({ self.harness }) else { return }
+        switch permission {
+        case .notifications:
+            let center = UNUserNotificationCenter.current()
+            _ = try? await center.requestAuthorization(options: [.alert, .sound, .badge])
+            notificationAuthorization = await center.notificationSettings().authorizationStatus
+            try harness.reportPermission(permission: .notifications, state: try permissionState(permission: .notifications))
+        case .exactAlarm:
+            try harness.reportPermission(permission: .exactAlarm, state: .denied)
+        }
+    }
+
+    @MainActor
+    func openSettings(for permission: Permission) async {
+        let address = permission == .notifications
+            ? UIApplication.openNotificationSettingsURLString
+            : UIApplication.openSettingsURLString
+        if let url = URL(string: address) {
+            await UIApplication.shared.open(url)
+        }
+    }
+}
+
+/// The model's API key and other secrets, in the Keychain on this device only.
+enum Keychain {
+    static let service = "edu.pku.harness"
+
+    private static func query(_ key: String) -> [String: Any] {
+        [
+            kSecClass as String: kSecClassGenericPassword,
+            kSecAttrService as String: service,
+            kSecAttrAccount as String: key,
+        ]
+    }
+
+    static func read(_ key: String) throws -> String? {
+        var q = query(key)
+        q[kSecReturnData as String] = true
+        q[kSecMatchLimit as String] = kSecMatchLimitOne
+        var item: CFTypeRef?
+        let status = SecItemCopyMatching(q as CFDictionary, &item)
+        if status == errSecItemNotFound {
+            return nil
+        }
+        guard status == errSecSuccess, let data = item as? Data else {
+            throw HarnessError.Platform(reason: "the Keychain could not read \(key) (OSStatus \(status))")
+        }
+        return String(data: data, encoding: .utf8)
+    }
+
+    /// Updates the item if it exists, else adds it.
+    static func write(_ key: String, _ value: String) throws {
+        let data = Data(value.utf8)
+        let attributes: [String: Any] = [
+            kSecValueData as String: data,
+            kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+        ]
+        var status = SecItemUpdate(query(key) as CFDictionary, attributes as CFDictionary)
+        if status == errSecItemNotFound {
+            var add = query(key)
+            add.merge(attributes) { _, new in new }
+            status = SecItemAdd(add as CFDictionary, nil)
+        }
+        guard status == errSecSuccess else {
+            throw HarnessError.Platform(reason: "the Keychain could not save \(key) (OSStatus \(status))")
+        }
+    }
+
+    static func delete(_ key: String) throws {
+        let status = SecItemDelete(query(key) as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else {
+            throw HarnessError.Platform(reason: "the Keychain could not delete \(key) (OSStatus \(status))")
+        }
+    }
+
+    /// Every secret of the app: only for a fresh start the UI tests ask for (HARNESS_RESET=1).
+    static func deleteAll() {
+        let q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service]
+        SecItemDelete(q as CFDictionary)
+    }
+}

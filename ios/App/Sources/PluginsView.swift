@@ -1,0 +1,171 @@
+import Harness
+import SwiftUI
+
+/// The installed plugins, load errors, and the link field that previews a plugin to add.
+struct PluginsView: View {
+    private let shell: Shell
+    @State private var store: ScreenStore<PluginsScreen>
+    @State private var link = ""
+
+    init(shell: Shell) {
+        self.shell = shell
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.pluginsScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            List {
+                ForEach(screen.plugins, id: \.id) { row in
+                    NavigationLink {
+                        PluginDetailView(shell: shell, plugin: row.id)
+                    } label: {
+                        VStack(alignment: .leading) {
+                            Text(row.title)
+                            Text("\(row.kindLabel) · \(row.stateLabel)").font(.caption).foregroundStyle(.secondary)
+                        }
+                        .opacity(row.enabled ? 1 : 0.5)
+                        .accessibilityValue(String(describing: row.kind))
+                    }
+                    .accessibilityIdentifier("plugin.\(row.id)")
+                }
+                if !screen.loadErrors.isEmpty {
+                    Section { Lines(lines: screen.loadErrors) }
+                }
+                Section(screen.addLabel) {
+                    TextField(screen.linkPlaceholder, text: $link)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                        .onSubmit { store.act(.previewLink(link: link)) }
+                        .accessibilityIdentifier("plugins.link")
+                    SwiftUI.Button(screen.addLabel) { store.act(.previewLink(link: link)) }
+                        .disabled(link.isEmpty)
+                }
+            }
+            .navigationTitle(screen.title)
+            .sheet(item: Binding(get: { store.preview.map(PreviewItem.init) }, set: { if $0 == nil { store.preview = nil } })) { item in
+                NavigationStack {
+                    AddPluginView(screen: item.screen) { action in
+                        store.preview = nil
+                        link = ""
+                        store.act(action)
+                    } cancel: {
+                        store.preview = nil
+                    }
+                }
+            }
+        }
+    }
+}
+
+private struct PreviewItem: Identifiable {
+    let screen: AddPluginScreen
+    var id: String { screen.preview }
+}
+
+/// What installing a linked plugin would add, before the user agrees.
+struct AddPluginView: View {
+    let screen: AddPluginScreen
+    let install: (Action) -> Void
+    let cancel: () -> Void
+
+    var body: some View {
+        List {
+            Section {
+                Text(screen.pluginTitle).font(.headline)
+                LabeledContent(screen.kindLabel, value: screen.plugin)
+                Text(screen.link).font(.caption).textSelection(.enabled)
+                Text(screen.grantRow)
+            }
+            if !screen.asksMore.isEmpty { Section { Lines(lines: screen.asksMore) } }
+            if !screen.warnings.isEmpty { Section { Lines(lines: screen.warnings).foregroundStyle(.orange) } }
+            Section {
+                ForEach(Array(screen.modes.enumerated()), id: \.offset) { _, row in LabelValueRow(row: row) }
+            }
+            Section {
+                ForEach(screen.tools, id: \.id) { tool in ToolRow(tool: tool, act: nil) }
+            }
+            if !screen.dataSources.isEmpty { Section { Lines(lines: screen.dataSources) } }
+            if !screen.disclosure.isEmpty { Section { Lines(lines: screen.disclosure) } }
+            if !screen.requires.isEmpty { Section { Lines(lines: screen.requires) } }
+            Section {
+                ActionButton(button: screen.install, act: install)
+                SwiftUI.Button(screen.cancelLabel, role: .cancel, action: cancel)
+            }
+        }
+        .navigationTitle(screen.title)
+    }
+}
+
+/// One plugin: on/off, its modes per effect with their source, its tools, and what it needs.
+struct PluginDetailView: View {
+    @State private var store: ScreenStore<PluginDetail>
+
+    init(shell: Shell, plugin: String) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.pluginDetailScreen(plugin: plugin) })
+    }
+
+    var body: some View {
+        Loaded(store: store) { detail in
+            List {
+                Section {
+                    Text(detail.description)
+                    LabeledContent(detail.kindLabel, value: detail.id)
+                    Toggle(detail.enabledLabel, isOn: Binding(get: { detail.enabled }, set: { _ in store.act(detail.toggle) }))
+                        .accessibilityIdentifier(identifier(detail.toggle))
+                    Text(detail.grantRow).font(.footnote)
+                    if let unmet = detail.unmet { Text(unmet).foregroundStyle(.orange) }
+                }
+                Section(detail.modesLabel) {
+                    ForEach(Array(detail.modes.enumerated()), id: \.offset) { _, row in
+                        ModeRow(row: row, act: store.act)
+                    }
+                }
+                Section(detail.toolsLabel) {
+                    ForEach(detail.tools, id: \.id) { tool in ToolRow(tool: tool, act: store.act) }
+                }
+                if !detail.warnings.isEmpty { Section { Lines(lines: detail.warnings).foregroundStyle(.orange) } }
+                if !detail.dataSources.isEmpty { Section { Lines(lines: detail.dataSources) } }
+                if !detail.disclosure.isEmpty { Section { Lines(lines: detail.disclosure) } }
+                Section {
+                    if let update = detail.update { ActionButton(button: update, act: store.act) }
+                    if let remove = detail.remove { ActionButton(button: remove, act: store.act) }
+                }
+            }
+            .navigationTitle(detail.title)
+        }
+    }
+}
+
+struct ModeRow: View {
+    let row: ModeRowView
+    let act: (Action) -> Void
+
+    var body: some View {
+        VStack(alignment: .leading, spacing: 4) {
+            LabeledContent(row.effectLabel, value: row.modeLabel)
+                .accessibilityIdentifier("mode.\(row.effect)")
+                .accessibilityValue(String(describing: row.mode))
+            Text(row.sourceLabel).font(.caption).foregroundStyle(.secondary)
+            if let note = row.note { Text(note).font(.caption).foregroundStyle(.orange) }
+            ChoiceRow(choices: row.choices, act: act)
+        }
+    }
+}
+
+struct ToolRow: View {
+    let tool: ToolRowView
+    /// None where the tool cannot be changed (the add-plugin preview).
+    let act: ((Action) -> Void)?
+
+    var body: some View {
+        VStack(alignment: .leading, spacing: 4) {
+            Text(tool.title)
+            Text(tool.description).font(.caption).foregroundStyle(.secondary)
+            Text(tool.effectLabel).font(.caption)
+            if let act, !tool.reclass.isEmpty {
+                ChoiceRow(choices: tool.reclass, act: act)
+            }
+        }
+        .accessibilityIdentifier("tool.\(tool.id)")
+    }
+}

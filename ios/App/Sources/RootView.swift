@@ -1,0 +1,51 @@
+import Harness
+import SwiftUI
+
+/// The tabs from `navigation()`: their labels and the pending-memory badge come from the core.
+struct RootView: View {
+    let shell: Shell
+    @State private var nav: ScreenStore<Navigation>
+    /// The conversation the chat tab shows.
+    private let conversation = "main"
+
+    init(shell: Shell) {
+        self.shell = shell
+        _nav = State(initialValue: ScreenStore(shell: shell) { try $0.navigation() })
+    }
+
+    var body: some View {
+        @Bindable var router = shell.router
+        Loaded(store: nav) { navigation in
+            TabView(selection: $router.selected) {
+                ForEach(Array(navigation.items.enumerated()), id: \.offset) { _, item in
+                    NavigationStack {
+                        screen(item.route)
+                    }
+                    .tabItem { Text(item.label) }
+                    .badge(Int(item.badge ?? 0))
+                    .tag(item.route)
+                    .accessibilityIdentifier("tab.\(item.route)")
+                }
+            }
+        }
+        // The sheet shows while a question waits; only an answer or a withdrawal closes it.
+        .sheet(item: Binding(get: { shell.approvals.current }, set: { _ in })) { pending in
+            ApprovalSheetView(pending: pending, approvals: shell.approvals)
+                .interactiveDismissDisabled()
+        }
+    }
+
+    @ViewBuilder
+    private func screen(_ route: Route) -> some View {
+        switch route {
+        case .chat: ChatView(shell: shell, conversation: conversation)
+        case .conversationSettings: ConversationSettingsView(shell: shell, conversation: conversation)
+        case .plugins: PluginsView(shell: shell)
+        case .memory: MemoryInboxView(shell: shell)
+        case .jobs: JobsView(shell: shell)
+        case .audit: AuditView(shell: shell)
+        case .consent: ConsentView(shell: shell)
+        case .model: ModelSettingsView(shell: shell)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Harness
+import SwiftUI
+
+/// The conversation's model, thinking effort, preset, plan mode, scope and rules.
+struct ConversationSettingsView: View {
+    @State private var store: ScreenStore<ConversationSettingsScreen>
+    @State private var model = ""
+
+    init(shell: Shell, conversation: String) {
+        _store = State(initialValue: ScreenStore(shell: shell) { harness in
+            _ = try harness.openConversation(conversation: conversation)
+            return try harness.conversationSettingsScreen(conversation: conversation)
+        })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            Form {
+                Section(screen.modelLabel) {
+                    TextField(screen.defaultModel, text: $model)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                        .onAppear { model = screen.model ?? "" }
+                        .onSubmit {
+                            let name = model.trimmingCharacters(in: .whitespaces)
+                            store.act(.setConversationModel(conversation: screen.conversation, model: name.isEmpty ? nil : name))
+                        }
+                }
+                Section(screen.thinkingLabel) { ChoiceRow(choices: screen.thinking, act: store.act) }
+                Section(screen.presetLabel) { ChoiceRow(choices: screen.presets, act: store.act) }
+                Section {
+                    Toggle(screen.planModeLabel, isOn: Binding(get: { screen.planMode }, set: { _ in store.act(screen.planModeToggle) }))
+                        .accessibilityIdentifier("plan-mode")
+                }
+                Section(screen.scopeLabel) { Lines(lines: screen.scope) }
+                Section(screen.rulesLabel) { RuleRows(rules: screen.rules, act: store.act) }
+                Section(screen.globalRulesLabel) { RuleRows(rules: screen.globalRules, act: store.act) }
+            }
+            .navigationTitle(screen.title)
+        }
+    }
+}
+
+struct RuleRows: View {
+    let rules: [RuleRow]
+    let act: (Action) -> Void
+
+    var body: some View {
+        ForEach(Array(rules.enumerated()), id: \.offset) { _, rule in
+            Text(rule.text)
+                .swipeActions { SwiftUI.Button(role: .destructive) { act(rule.remove) } label: { Image(systemName: "trash") } }
+        }
+    }
+}
+
+/// The terms, the campus account, cloud consent per plugin, and the system permissions with
+/// the tap that fixes each.
+struct ConsentView: View {
+    @State private var store: ScreenStore<ConsentScreen>
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.consentScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            Form {
+                Section(screen.termsLabel) {
+                    Text(screen.termsState)
+                    if let accept = screen.acceptTerms { ActionButton(button: accept, act: store.act) }
+                }
+                Section(screen.campusLabel) {
+                    ActionButton(button: screen.campusToggle, act: store.act)
+                        .accessibilityValue(screen.campusSignedIn ? "1" : "0")
+                }
+                Section(screen.cloudLabel) {
+                    ForEach(screen.cloud, id: \.plugin) { row in
+                        Toggle(row.title, isOn: Binding(get: { row.allowed }, set: { _ in store.act(row.toggle) }))
+                        Lines(lines: row.disclosure)
+                    }
+                }
+                Section(screen.permissionsLabel) {
+                    ForEach(Array(screen.permissions.enumerated()), id: \.offset) { _, row in
+                        VStack(alignment: .leading, spacing: 4) {
+                            LabeledContent(row.label, value: row.stateLabel)
+                                .accessibilityIdentifier("permission.\(row.permission)")
+                                .accessibilityValue(String(describing: row.state))
+                            Lines(lines: row.neededBy)
+                            if let fix = row.fix { ActionButton(button: fix, act: store.act) }
+                        }
+                    }
+                }
+            }
+            .navigationTitle(screen.title)
+        }
+    }
+}
+
+/// The model's endpoint and name, and whether a key is set. The key is never shown: it goes
+/// from the SecureField straight to the core, which keeps it in the Keychain.
+struct ModelSettingsView: View {
+    @State private var store: ScreenStore<ModelSettingsScreen>
+    @State private var endpoint = ""
+    @State private var name = ""
+    @State private var key = ""
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.modelSettingsScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            Form {
+                Section(screen.endpointLabel) {
+                    TextField(screen.endpointLabel, text: $endpoint)
+                        .keyboardType(.URL)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                        .onAppear { endpoint = screen.endpoint }
+                }
+                Section(screen.modelLabel) {
+                    TextField(screen.modelLabel, text: $name)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                        .onAppear { name = screen.model }
+                }
+                Section(screen.keyLabel) {
+                    Text(screen.keyState).accessibilityValue(screen.keySet ? "1" : "0")
+                    SecureField(screen.keyLabel, text: $key)
+                        .textContentType(.password)
+                    if let clear = screen.clearKey { ActionButton(button: clear, act: store.act) }
+                }
+                SwiftUI.Button(screen.saveLabel) {
+                    if endpoint != screen.endpoint { store.act(.setModelEndpoint(endpoint: endpoint)) }
+                    if name != screen.model { store.act(.setModelName(name: name)) }
+                    if !key.isEmpty {
+                        store.act(.setApiKey(key: key))
+                        key = ""
+                    }
+                }
+            }
+            .navigationTitle(screen.title)
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Harness
+import Observation
+
+/// The approval sheets the core is waiting on. The core's question stays suspended in a
+/// CheckedContinuation until the user taps one of the sheet's answers; a cancelled question
+/// (the turn stopped, the prompt withdrawn) resumes with Deny and its sheet closes.
+@MainActor
+@Observable
+final class ApprovalCenter {
+    struct Pending: Identifiable {
+        let id: UInt64
+        let sheet: ApprovalSheet
+    }
+
+    /// The oldest question is shown; the others wait behind it.
+    private(set) var queue: [Pending] = []
+    @ObservationIgnored private var waiting: [UInt64: CheckedContinuation<Answer, Never>] = [:]
+
+    var current: Pending? { queue.first }
+
+    nonisolated init() {}
+
+    nonisolated func ask(id: UInt64, sheet: ApprovalSheet) async -> Answer {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Task { @MainActor in self.enqueue(id: id, sheet: sheet, continuation) }
+            }
+        } onCancel: {
+            Task { @MainActor in self.finish(id: id, with: .deny) }
+        }
+    }
+
+    private func enqueue(id: UInt64, sheet: ApprovalSheet, _ continuation: CheckedContinuation<Answer, Never>) {
+        if waiting[id] != nil || queue.contains(where: { $0.id == id }) {
+            continuation.resume(returning: .deny)
+            return
+        }
+        waiting[id] = continuation
+        queue.append(Pending(id: id, sheet: sheet))
+    }
+
+    /// The user's tap (one of `sheet.answers`), a withdrawal, or a cancellation: each question
+    /// is resumed exactly once, and a cancellation that arrives before the sheet is a no-op.
+    func finish(id: UInt64, with answer: Answer) {
+        queue.removeAll { $0.id == id }
+        waiting.removeValue(forKey: id)?.resume(returning: answer)
+    }
+}
+
+/// Which tab is shown, the document picker's pending conversation, and Platform.openScreen.
+@MainActor
+@Observable
+final class Router {
+    var selected: Route = .chat
+    /// Set while the file importer is open for a conversation (after the attach button's tap).
+    var pickingFor: String?
+    @ObservationIgnored var routeFor: ((String) -> Route?)?
+
+    nonisolated init() {}
+
+    func open(screen: String) {
+        if let route = routeFor?(screen) {
+            selected = route
+        }
+    }
+
+    func pickDocument(conversation: String) {
+        pickingFor = conversation
+    }
+}
+
+/// The core's events: approvals withdrawn close their sheet, and every event makes the stores
+/// on screen read their model again (coalesced: one re-read per burst).
+final class EventHub: EventListener, @unchecked Sendable {
+    private let lock = NSLock()
+    private var subscription: EventSubscription?
+    private weak var approvals: ApprovalCenter?
+    private var stores: [UUID: () -> Void] = [:]
+    private var scheduled = false
+
+    func start(harness: Harness, approvals: ApprovalCenter) throws {
+        self.approvals = approvals
+        let subscription = try harness.subscribe(listener: self)
+        lock.withLock { self.subscription = subscription }
+    }
+
+    func onEvent(event: HarnessEvent) throws {
+        if case .approvalWithdrawn(let id) = event, let approvals {
+            Task { @MainActor in approvals.finish(id: id, with: .deny) }
+        }
+        changed()
+    }
+
+    /// Something changed in the core: every store on screen re-reads, once per burst.
+    func changed() {
+        let first = lock.withLock { () -> Bool in
+            defer { scheduled = true }
+            return !scheduled
+        }
+        guard first else { return }
+        Task { @MainActor in
+            try? await Task.sleep(for: .milliseconds(50))
+            let reloads = self.lock.withLock { () -> [() -> Void] in
+                self.scheduled = false
+                return Array(self.stores.values)
+            }
+            for reload in reloads { reload() }
+        }
+    }
+
+    func register(_ id: UUID, reload: @escaping () -> Void) {
+        lock.withLock { stores[id] = reload }
+    }
+
+    func unregister(_ id: UUID) {
+        lock.withLock { _ = stores.removeValue(forKey: id) }
+    }
+}
+
+/// One screen's store: reads the screen's model whole, re-reads after every tap and on every
+/// event, and performs taps off the main actor. Errors are the core's own text.
+@MainActor
+@Observable
+final class ScreenStore<Model> {
+    private(set) var model: Model?
+    private(set) var error: String?
+    /// A tap's result the screen shows next (the add-plugin preview).
+    var preview: AddPluginScreen?
+    @ObservationIgnored let shell: Shell
+    @ObservationIgnored private let read: (Harness) throws -> Model
+    @ObservationIgnored private let id = UUID()
+
+    init(shell: Shell, read: @escaping (Harness) throws -> Model) {
+        self.shell = shell
+        self.read = read
+    }
+
+    /// Starts following the core's events while the screen is visible.
+    func appear() {
+        shell.events.register(id) { [weak self] in self?.reload() }
+        reload()
+    }
+
+    func disappear() {
+        shell.events.unregister(id)
+    }
+
+    func reload() {
+        do {
+            model = try read(shell.harness)
+        } catch {
+            self.error = String(describing: error)
+        }
+    }
+
+    /// A tap: the Action from the model's Button or Choice, or built from typed text.
+    func act(_ action: Action) {
+        let shell = self.shell
+        Task {
+            do {
+                let acted = try await Task.detached { try await shell.act(action) }.value
+                error = nil
+                if case .preview(let screen) = acted {
+                    preview = screen
+                }
+            } catch {
+                self.error = String(describing: error)
+            }
+            reload()
+        }
+    }
+}
