@@ -72,6 +72,9 @@ class AppModels(
     private val all = listOf(navigation, chat, conversationSettings, plugins, consent, model, memory, audit, jobs)
     private var detail: ScreenModel<PluginDetail>? = null
 
+    /** The holder of the plugin detail on screen, if one is. */
+    val currentDetail: ScreenModel<PluginDetail>? get() = detail
+
     fun filterAudit(plugin: String?, actor: String?) {
         auditFilter = auditFilter.copy(plugin = plugin, actor = actor)
         audit.refresh()

@@ -81,7 +81,8 @@ class ScreenModel<T : Any>(
         true
     } catch (e: Exception) {
         if (e is kotlinx.coroutines.CancellationException) throw e
-        message = e.message ?: e.toString()
+        // The bindings' exceptions print as `reason=…`; the user reads the core's words alone.
+        message = (e.message ?: e.toString()).removePrefix("reason=")
         false
     }
 
