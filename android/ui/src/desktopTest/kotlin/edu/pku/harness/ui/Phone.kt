@@ -13,6 +13,7 @@ import androidx.compose.ui.test.isEnabled
 import androidx.compose.ui.test.onRoot
 import androidx.compose.ui.test.runSkikoComposeUiTest
 import androidx.compose.ui.unit.Density
+import edu.pku.harness.Language
 import java.io.File
 import javax.imageio.ImageIO
 import kotlin.test.assertTrue
@@ -35,12 +36,12 @@ fun ComposeUiTest.waitForTheAnswers() = waitUntil("the sheet's answers to be ena
  * `pku.screenshots` names (scripts/test-compose-desktop.sh: target/screenshots).
  */
 @OptIn(ExperimentalTestApi::class)
-fun ComposeUiTest.saveScreenshot(screen: String, labels: Labels): File {
+fun ComposeUiTest.saveScreenshot(screen: String, language: Language): File {
     waitForIdle()
     val image = onRoot().captureToImage().toAwtImage()
     val dir = File(System.getProperty("pku.screenshots") ?: "target/screenshots")
     dir.mkdirs()
-    val file = File(dir, "$screen-${labels.language}.png")
+    val file = File(dir, "$screen-${language.name.lowercase()}.png")
     assertTrue(ImageIO.write(image, "png", file), "no PNG writer for $file")
     return file
 }

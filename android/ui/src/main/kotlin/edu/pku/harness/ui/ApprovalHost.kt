@@ -37,6 +37,9 @@ class ApprovalHost {
 
     /** The Platform's `askApproval`: the answer the user tapped, one of `prompt.offers`. */
     suspend fun askApproval(id: ULong, prompt: ApprovalPrompt): Answer {
+        // The sheet is what the user reads; a prompt without one cannot be shown, so it is
+        // declined (fail closed) rather than answered from fields the user never saw.
+        if (prompt.sheet == null) throw HarnessException.Platform("approval $id arrived without its sheet")
         val pending = PendingApproval(id, prompt)
         synchronized(lock) { queue = queue + pending }
         try {

@@ -34,7 +34,7 @@ import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.Answer
-import edu.pku.harness.ApprovalPrompt
+import edu.pku.harness.ApprovalSheet
 
 /** How long a new approval sheet ignores taps, in milliseconds. */
 const val ANSWER_DELAY_MS = 500L
@@ -43,18 +43,19 @@ const val ANSWER_DELAY_MS = 500L
 object ApprovalTags {
     const val SHEET = "approval-sheet"
     const val INPUTS = "approval-inputs"
+    fun input(name: String) = "approval-input-$name"
     fun answer(answer: Answer) = "approval-answer-" + answer.name.lowercase()
 }
 
 /**
- * The approval sheet for one prompt: what asks (plugin and tool), what it would do (effect and
- * the exact inputs), why the user is asked, and one button for each answer in `prompt.offers`,
- * in the core's order, and no other (DESIGN.md: in a tainted turn "Always allow" is not offered,
- * so it must not appear here either).
+ * The approval sheet as the core wrote it: what asks (plugin and tool), what it would do (effect
+ * and the exact inputs), why the user is asked, and one button for each of the core's answers
+ * that the prompt offers ([offers]), in the core's order, and no other (DESIGN.md: in a tainted
+ * turn "Always allow" is not offered, so it must not appear here either).
  */
 @OptIn(ExperimentalLayoutApi::class)
 @Composable
-fun ApprovalSheet(prompt: ApprovalPrompt, labels: Labels, onAnswer: (Answer) -> Unit, modifier: Modifier = Modifier) {
+fun ApprovalSheetView(sheet: ApprovalSheet, offers: List<Answer>, onAnswer: (Answer) -> Unit, modifier: Modifier = Modifier) {
     // A sheet that slides in under a finger already on its way to the screen below (Stop, Send)
     // must not take that tap as an answer: its buttons wait ANSWER_DELAY_MS before they work.
     // The caller keys the sheet by the prompt's id, so each new prompt waits again.
@@ -74,39 +75,44 @@ fun ApprovalSheet(prompt: ApprovalPrompt, labels: Labels, onAnswer: (Answer) -> 
     ) {
         Column(
             Modifier.padding(24.dp).verticalScroll(rememberScrollState()),
-            verticalArrangement = Arrangement.spacedBy(12.dp),
+            verticalArrangement = Arrangement.spacedBy(10.dp),
         ) {
-            Text(labels.approvalTitle, style = MaterialTheme.typography.labelLarge, color = MaterialTheme.colorScheme.primary)
-            Text(prompt.headline, style = MaterialTheme.typography.headlineSmall)
-            Field(labels.plugin, "${prompt.pluginTitle} (${prompt.plugin})")
-            Field(labels.tool, "${prompt.toolTitle} (${prompt.tool})")
-            Field(labels.effectLabel, labels.effect(prompt.effect))
-            Column(verticalArrangement = Arrangement.spacedBy(4.dp)) {
-                Text(labels.inputs, style = MaterialTheme.typography.labelMedium)
-                Text(
-                    prettyJson(prompt.inputJson),
-                    modifier = Modifier
-                        .fillMaxWidth()
-                        .background(MaterialTheme.colorScheme.surfaceVariant, RoundedCornerShape(8.dp))
-                        .padding(12.dp)
-                        .testTag(ApprovalTags.INPUTS),
-                    fontFamily = FontFamily.Monospace,
-                    style = MaterialTheme.typography.bodyMedium,
-                )
+            Text(sheet.title, style = MaterialTheme.typography.labelLarge, color = MaterialTheme.colorScheme.primary)
+            Text(sheet.headline, style = MaterialTheme.typography.headlineSmall)
+            Text("${sheet.pluginTitle} · ${sheet.toolTitle}", style = MaterialTheme.typography.bodyLarge, fontWeight = FontWeight.Medium)
+            Text(sheet.effectLabel, style = MaterialTheme.typography.labelLarge, color = MaterialTheme.colorScheme.tertiary)
+            Column(
+                Modifier.fillMaxWidth()
+                    .background(MaterialTheme.colorScheme.surfaceVariant, RoundedCornerShape(8.dp))
+                    .padding(12.dp)
+                    .testTag(ApprovalTags.INPUTS),
+                verticalArrangement = Arrangement.spacedBy(4.dp),
+            ) {
+                for (row in sheet.inputs) {
+                    Column(Modifier.testTag(ApprovalTags.input(row.name))) {
+                        Text(row.name, style = MaterialTheme.typography.labelMedium)
+                        Text(row.value, style = MaterialTheme.typography.bodyLarge, fontFamily = FontFamily.Monospace)
+                    }
+                }
+                // A call with nothing the core could lay out as rows still shows what it sends.
+                if (sheet.inputs.isEmpty()) Text(prettyJson(sheet.inputJson), fontFamily = FontFamily.Monospace)
             }
-            Field(labels.reason, prompt.reason)
+            Column(verticalArrangement = Arrangement.spacedBy(2.dp)) {
+                Text(sheet.reasonLabel, style = MaterialTheme.typography.labelMedium)
+                Text(sheet.reason, style = MaterialTheme.typography.bodyLarge)
+            }
             FlowRow(
                 modifier = Modifier.fillMaxWidth(),
                 horizontalArrangement = Arrangement.spacedBy(8.dp, Alignment.End),
             ) {
                 // Every answer looks alike: the sheet pushes the user towards none of them.
-                for (answer in prompt.offers) {
+                for (button in sheet.answers) if (button.answer in offers) {
                     FilledTonalButton(
-                        onClick = { onAnswer(answer) },
+                        onClick = { onAnswer(button.answer) },
                         enabled = armed,
-                        modifier = Modifier.testTag(ApprovalTags.answer(answer)),
+                        modifier = Modifier.testTag(ApprovalTags.answer(button.answer)),
                     ) {
-                        Text(labels.answer(answer))
+                        Text(button.label)
                     }
                 }
             }
@@ -114,36 +120,29 @@ fun ApprovalSheet(prompt: ApprovalPrompt, labels: Labels, onAnswer: (Answer) -> 
     }
 }
 
-@Composable
-private fun Field(label: String, value: String) {
-    Column(verticalArrangement = Arrangement.spacedBy(2.dp)) {
-        Text(label, style = MaterialTheme.typography.labelMedium)
-        Text(value, style = MaterialTheme.typography.bodyLarge, fontWeight = FontWeight.Medium)
-    }
-}
-
 /**
- * [content] with the sheet over it when a prompt waits: a scrim takes the taps meant for the
- * screen below, so the only way on is one of the sheet's answers.
+ * [content] with the host's current prompt over it: a scrim takes the taps meant for the screen
+ * below, so the only way on is one of the sheet's answers.
  */
 @Composable
-fun WithApprovalSheet(
-    prompt: ApprovalPrompt?,
-    promptId: ULong?,
-    labels: Labels,
-    onAnswer: (Answer) -> Unit,
-    content: @Composable () -> Unit,
-) {
+fun WithApprovalSheet(approvals: ApprovalHost, content: @Composable () -> Unit) {
+    val pending = approvals.current
     Box(Modifier.fillMaxSize()) {
         content()
-        if (prompt != null) key(promptId) {
+        val sheet = pending?.prompt?.sheet
+        if (pending != null && sheet != null) key(pending.id) {
             Box(
                 Modifier
                     .fillMaxSize()
                     .background(Color.Black.copy(alpha = 0.32f))
                     .clickable(interactionSource = remember { MutableInteractionSource() }, indication = null) {},
             )
-            ApprovalSheet(prompt, labels, onAnswer, Modifier.align(Alignment.BottomCenter))
+            ApprovalSheetView(
+                sheet,
+                pending.prompt.offers,
+                { approvals.answer(pending.id, it) },
+                Modifier.align(Alignment.BottomCenter),
+            )
         }
     }
 }

@@ -1,0 +1,354 @@
+package edu.pku.harness.ui
+
+import androidx.compose.ui.test.ExperimentalTestApi
+import androidx.compose.ui.test.SkikoComposeUiTest
+import androidx.compose.ui.test.assertCountEquals
+import androidx.compose.ui.test.assertIsEnabled
+import androidx.compose.ui.test.assertIsNotEnabled
+import androidx.compose.ui.test.assertTextEquals
+import androidx.compose.ui.test.hasAnyAncestor
+import androidx.compose.ui.test.hasTestTag
+import androidx.compose.ui.test.hasText
+import androidx.compose.ui.test.onNodeWithTag
+import androidx.compose.ui.test.onNodeWithText
+import androidx.compose.ui.test.performClick
+import androidx.compose.ui.test.performScrollTo
+import androidx.compose.ui.test.performTextInput
+import edu.pku.harness.Action
+import edu.pku.harness.Answer
+import edu.pku.harness.ChatItemKind
+import edu.pku.harness.Effect
+import edu.pku.harness.Language
+import edu.pku.harness.Mode
+import edu.pku.harness.Permission
+import edu.pku.harness.PermissionState
+import edu.pku.harness.PluginDetail
+import edu.pku.harness.Route
+import edu.pku.harness.SEATS
+import edu.pku.harness.ScriptedModel
+import edu.pku.harness.ToolCallView
+import edu.pku.harness.chunk
+import edu.pku.harness.jsonString
+import java.nio.file.Files
+import kotlin.test.assertEquals
+import kotlin.test.assertNotNull
+import kotlin.test.assertTrue
+import org.junit.Test
+
+private const val ASK = "帮我在学一订两个座位"
+
+private fun callOf(id: String, name: String, args: String) = listOf(
+    chunk("""{"tool_calls":[{"index":0,"id":"$id","type":"function","function":{"name":"$name","arguments":${jsonString(args)}}}]}"""),
+    chunk("{}", "tool_calls"),
+    "[DONE]",
+)
+
+private fun answerOf(text: String) = listOf(chunk("""{"content":${jsonString(text)}}""", "stop"), "[DONE]")
+
+/** The model asks to reserve seats, then answers with [answer] once the tool's result is back. */
+private fun reservingModel(answer: String) = ScriptedModel(callOf("call_1", "canteen__reserve", SEATS), answerOf(answer))
+
+@OptIn(ExperimentalTestApi::class)
+private fun SkikoComposeUiTest.show(app: App) {
+    setContent { HarnessAppContent(app.models, app.approvals, app.navigator) }
+    waitUntil("the navigation", 10_000) { app.models.navigation.model != null && app.models.chat.model != null }
+}
+
+@OptIn(ExperimentalTestApi::class)
+private fun SkikoComposeUiTest.sendAndWaitForTheSheet(app: App) {
+    onNodeWithTag(ChatTags.DRAFT).performTextInput(ASK)
+    onNodeWithTag(ChatTags.SEND).performClick()
+    waitUntil("the approval sheet", 10_000) { app.approvals.current != null }
+    waitForTheAnswers()
+}
+
+private fun App.toolCall(): ToolCallView? =
+    models.chat.model?.items?.singleOrNull { it.kind == ChatItemKind.TOOL_CALL }?.toolCall
+
+private fun App.turnOver(): Boolean = models.chat.model?.let { it.runningTurn == null && it.items.any { i -> i.kind == ChatItemKind.ASSISTANT } } == true
+
+/** The agent's call that asks, through the real library, the sheet and the chat. */
+@OptIn(ExperimentalTestApi::class)
+class ChatApprovalTest {
+    @Test fun allow_on_the_sheet_runs_the_tool_and_the_chat_shows_it() {
+        for (language in listOf(Language.ZH, Language.EN)) reservingModel("订好了：两个座位。").use { model ->
+            App(language, model).use { app ->
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheSheet(app)
+                    val prompt = app.approvals.current!!.prompt
+                    val sheet = assertNotNull(prompt.sheet)
+                    assertEquals("canteen.reserve", prompt.tool)
+                    assertEquals(SEATS, prompt.inputJson)
+                    // The exact inputs, each row as the core laid it out.
+                    assertEquals(listOf("canteen", "seats", "time"), sheet.inputs.map { it.name }.sorted())
+                    for (row in sheet.inputs) {
+                        onAllNodes(hasText(row.value) and hasAnyAncestor(hasTestTag(ApprovalTags.input(row.name)))).assertCountEquals(1)
+                    }
+                    // The headline may repeat the tool's title, which the sheet shows as well.
+                    assertTrue(onAllNodes(hasText(sheet.headline)).fetchSemanticsNodes().isNotEmpty(), sheet.headline)
+                    onNodeWithText(sheet.reason).assertExists()
+                    // Exactly the answers offered, with the core's labels.
+                    assertEquals(listOf(Answer.ALLOW, Answer.DENY, Answer.ALWAYS_ALLOW), prompt.offers)
+                    for (answer in Answer.entries) {
+                        val shown = onAllNodes(hasTestTag(ApprovalTags.answer(answer))).fetchSemanticsNodes().size
+                        assertEquals(if (answer in prompt.offers) 1 else 0, shown, "buttons for $answer")
+                    }
+                    for (button in sheet.answers) onNodeWithTag(ApprovalTags.answer(button.answer)).assertTextEquals(button.label)
+                    saveScreenshot("approval", language)
+
+                    onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).performClick()
+                    waitUntil("the turn's end", 10_000) { app.turnOver() }
+                    onNodeWithTag(ApprovalTags.SHEET).assertDoesNotExist()
+                    // The tool ran: its result went back to the model and is in the chat.
+                    assertTrue(model.bodies[1].contains("R-20261130-0042"), model.bodies[1])
+                    val call = assertNotNull(app.toolCall())
+                    assertEquals(true, call.ok)
+                    assertTrue(call.result!!.contains("R-20261130-0042"), call.result)
+                    onNodeWithText(call.decision).assertExists()
+                    onNodeWithText("R-20261130-0042", substring = true).assertExists()
+                    onNodeWithText("订好了：两个座位。").assertExists()
+                    onNodeWithTag(ChatTags.STATUS).assertTextEquals(app.models.chat.model!!.status)
+                    saveScreenshot("chat", language)
+                }
+            }
+        }
+    }
+
+    @Test fun deny_on_the_sheet_declines_the_call_and_the_chat_shows_it() {
+        reservingModel("I did not reserve the seats.").use { model ->
+            App(Language.EN, model).use { app ->
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheSheet(app)
+                    onNodeWithTag(ApprovalTags.answer(Answer.DENY)).performClick()
+                    waitUntil("the turn's end", 10_000) { app.turnOver() }
+                    onNodeWithTag(ApprovalTags.SHEET).assertDoesNotExist()
+                    assertTrue(model.bodies[1].contains("The user declined this call."), model.bodies[1])
+                    val call = assertNotNull(app.toolCall())
+                    assertEquals(false, call.ok)
+                    onNodeWithText(call.decision).assertExists()
+                    onNodeWithText(prettyJson(call.result!!)).assertExists()
+                    onNodeWithText("I did not reserve the seats.").assertExists()
+                }
+            }
+        }
+    }
+
+    /** The sheet alone: in a tainted turn the core offers no "Always allow", and none is shown. */
+    @Test fun an_answer_the_prompt_does_not_offer_has_no_button() {
+        reservingModel("unused").use { model ->
+            App(Language.ZH, model).use { app ->
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheSheet(app)
+                    val pending = app.approvals.current!!
+                    val sheet = pending.prompt.sheet!!
+                    setContent {
+                        HarnessTheme { ApprovalSheetView(sheet, listOf(Answer.ALLOW, Answer.DENY), {}) }
+                    }
+                    onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).assertDoesNotExist()
+                    onNodeWithTag(ApprovalTags.answer(Answer.DENY)).assertExists()
+                    app.approvals.answer(pending.id, Answer.DENY)
+                }
+            }
+        }
+    }
+}
+
+@OptIn(ExperimentalTestApi::class)
+class SheetGuardTest {
+    @Test fun the_answers_take_no_tap_until_the_sheet_has_been_seen() {
+        reservingModel("unused").use { model ->
+            App(Language.EN, model).use { app ->
+                var sheet: edu.pku.harness.ApprovalSheet? = null
+                var id = 0uL
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheSheet(app)
+                    sheet = app.approvals.current!!.prompt.sheet
+                    id = app.approvals.current!!.id
+                }
+                runPhoneTest {
+                    val answers = mutableListOf<Answer>()
+                    mainClock.autoAdvance = false
+                    setContent { HarnessTheme { ApprovalSheetView(sheet!!, listOf(Answer.ALLOW, Answer.DENY), { answers += it }) } }
+                    for (a in listOf(Answer.ALLOW, Answer.DENY)) onNodeWithTag(ApprovalTags.answer(a)).assertIsNotEnabled()
+                    mainClock.advanceTimeBy(ANSWER_DELAY_MS - 100)
+                    for (a in listOf(Answer.ALLOW, Answer.DENY)) onNodeWithTag(ApprovalTags.answer(a)).assertIsNotEnabled()
+                    mainClock.advanceTimeBy(200)
+                    for (a in listOf(Answer.ALLOW, Answer.DENY)) onNodeWithTag(ApprovalTags.answer(a)).assertIsEnabled()
+                    onNodeWithTag(ApprovalTags.answer(Answer.DENY)).performClick()
+                    assertEquals(listOf(Answer.DENY), answers)
+                }
+                app.approvals.answer(id, Answer.DENY)
+            }
+        }
+    }
+}
+
+/** Plugin detail, memory, consent and attaching, through the screens on the real library. */
+@OptIn(ExperimentalTestApi::class)
+class ScreensTest {
+    private fun SkikoComposeUiTest.openDetail(app: App, id: String): () -> PluginDetail? {
+        app.navigator.open(Route.PLUGINS)
+        waitUntil("the plugins", 10_000) { app.models.plugins.model != null }
+        onNodeWithTag(ScreenTags.plugin(id)).performScrollTo().performClick()
+        var holder: ScreenModel<PluginDetail>? = null
+        waitUntil("the detail", 10_000) {
+            holder = app.models.currentDetail
+            holder?.model?.id == id
+        }
+        return { holder?.model }
+    }
+
+    @Test fun a_mode_changed_in_plugin_detail_survives_reopening_and_the_community_clamp_is_shown() {
+        val dir = App(Language.EN).use { app ->
+            runPhoneTest {
+                show(app)
+                val detail = openDetail(app, "canteen")
+                val shown = detail()!!
+                // canteen is a community plugin: a default looser than the table is clamped,
+                // and the core says so on the row.
+                val clamped = shown.modes.filter { it.note != null }
+                for (row in clamped) {
+                    onNodeWithText(row.note!!).performScrollTo().assertExists()
+                    assertEquals("Default", row.sourceLabel)
+                }
+                saveScreenshot("plugin-detail-clamp", Language.EN)
+                val read = shown.modes.single { it.effect == Effect.READ }
+                val choice = read.choices.first { !it.selected }
+                val mode = (choice.action as Action.SetMode).mode
+                onNode(hasText(choice.label) and hasAnyAncestor(hasTestTag(ScreenTags.mode("read")))).performScrollTo().performClick()
+                waitUntil("the new mode", 10_000) { detail()?.modes?.single { it.effect == Effect.READ }?.mode == mode }
+                onNodeWithText("${choice.label} · Set by you").assertExists()
+            }
+            app.dataDir to (app.models.currentDetail!!.model!!.modes.single { it.effect == Effect.READ }.mode)
+        }
+        App(Language.EN, dataDir = dir.first, fresh = false).use { app ->
+            runPhoneTest {
+                show(app)
+                val detail = openDetail(app, "canteen")
+                val read = detail()!!.modes.single { it.effect == Effect.READ }
+                assertEquals(dir.second, read.mode)
+                assertEquals("Set by you", read.sourceLabel)
+                onNodeWithText("${read.modeLabel} · Set by you").assertExists()
+            }
+        }
+    }
+
+    @Test fun a_pending_memory_is_approved_from_the_inbox() {
+        // The turn reads an attached document (untrusted), then writes a memory: it waits.
+        val model = ScriptedModel(
+            callOf("call_1", "files__list", "{}"),
+            callOf("call_2", "memory__write", """{"text":"喜欢吃辣"}"""),
+            answerOf("记下了。"),
+        )
+        model.use {
+            App(Language.ZH, model).use { app ->
+                runPhoneTest {
+                    show(app)
+                    onNodeWithTag(ChatTags.DRAFT).performTextInput("记住我喜欢吃辣")
+                    onNodeWithTag(ChatTags.SEND).performClick()
+                    waitUntil("the pending memory", 15_000) {
+                        app.approvals.current?.let { app.approvals.answer(it.id, Answer.ALLOW) }
+                        app.models.navigation.model?.items?.single { it.route == Route.MEMORY }?.badge == 1u
+                    }
+                    waitUntil("the memory's badge", 5_000) { app.models.memory.model?.pendingCount == 1u }
+                    onNodeWithTag(navTag(Route.MEMORY)).performClick()
+                    val pending = app.models.memory.model!!.memories.single { it.pending }
+                    assertEquals("喜欢吃辣", pending.text)
+                    saveScreenshot("memory", Language.ZH)
+                    val approve = assertNotNull(pending.approve)
+                    onNode(hasText(approve.label) and hasAnyAncestor(hasTestTag(ScreenTags.memory(pending.id)))).performClick()
+                    waitUntil("the approval", 10_000) { app.models.memory.model?.memories?.single { it.id == pending.id }?.pending == false }
+                    waitUntil("the badge to go", 10_000) {
+                        app.models.navigation.model?.items?.single { it.route == Route.MEMORY }?.badge == null
+                    }
+                    assertEquals(listOf("喜欢吃辣"), app.harness.memories().filter { it.state == "active" }.map { it.text })
+                }
+            }
+        }
+    }
+
+    @Test fun a_denied_permission_then_offers_the_system_settings() {
+        App(Language.EN).use { app ->
+            runPhoneTest {
+                show(app)
+                app.navigator.open(Route.CONSENT)
+                waitUntil("consent", 10_000) { app.models.consent.model != null }
+                val row = app.models.consent.model!!.permissions.single { it.permission == Permission.NOTIFICATIONS }
+                val ask = assertNotNull(row.fix)
+                assertEquals(Action.RequestPermission(Permission.NOTIFICATIONS), ask.action, row.toString())
+                onNode(hasText(ask.label) and hasAnyAncestor(hasTestTag(ScreenTags.permission("notifications")))).performScrollTo().performClick()
+                waitUntil("the denial", 10_000) {
+                    app.models.consent.model!!.permissions.single { it.permission == Permission.NOTIFICATIONS }.state == PermissionState.DENIED
+                }
+                assertEquals(listOf(Permission.NOTIFICATIONS), app.phone.requested.toList())
+                val settings = assertNotNull(app.models.consent.model!!.permissions.single { it.permission == Permission.NOTIFICATIONS }.fix)
+                assertEquals(Action.OpenPermissionSettings(Permission.NOTIFICATIONS), settings.action)
+                onNode(hasText(settings.label) and hasAnyAncestor(hasTestTag(ScreenTags.permission("notifications")))).performScrollTo().performClick()
+                waitUntil("the settings page", 10_000) { app.phone.opened.toList() == listOf(Permission.NOTIFICATIONS) }
+                assertEquals(listOf(Permission.NOTIFICATIONS), app.phone.requested.toList())
+            }
+        }
+    }
+
+    @Test fun a_markdown_file_is_attached_and_a_pdf_refused_with_the_cores_words() {
+        App(Language.ZH).use { app ->
+            runPhoneTest {
+                show(app)
+                app.phone.document = PickedDocument("笔记.md", "# 高数\n第三章")
+                onNodeWithTag(ChatTags.ATTACH).performClick()
+                waitUntil("the document", 10_000) { app.models.chat.model?.documents == listOf("笔记.md") }
+                onNodeWithTag(ChatTags.DOCUMENTS).assertTextEquals("笔记.md")
+                app.phone.document = PickedDocument("课表.pdf", "%PDF-1.7")
+                onNodeWithTag(ChatTags.ATTACH).performClick()
+                waitUntil("the refusal", 10_000) { app.models.chat.message != null }
+                val refusal = "document \"课表.pdf\": only plain text (.txt) and Markdown (.md) files can be attached"
+                assertEquals(refusal, app.models.chat.message)
+                onNodeWithTag(MESSAGE_TAG).assertTextEquals(refusal)
+                assertEquals(listOf("笔记.md"), app.models.chat.model?.documents)
+            }
+        }
+    }
+
+    /** Every screen in both languages, saved for a look; each shows its core-given title. */
+    @Test fun every_screen_renders_in_both_languages() {
+        val file = Files.createTempFile("harness-ui-", "-PLUGIN.md")
+        Files.writeString(file, "---\nid: menu\ntitle: 菜单\ntools:\n  - name: today\n    effect: read\n  - name: order\n    effect: write\n---\n# 菜单\n")
+        for (language in listOf(Language.ZH, Language.EN)) App(language).use { app ->
+            runPhoneTest {
+                show(app)
+                val m = app.models
+                fun screen(route: Route, name: String, title: () -> String?) {
+                    app.navigator.open(route)
+                    waitUntil(name, 10_000) { title() != null }
+                    assertTrue(onAllNodes(hasText(title()!!)).fetchSemanticsNodes().isNotEmpty(), name)
+                    saveScreenshot(name, language)
+                }
+                screen(Route.PLUGINS, "plugins") { m.plugins.model?.title }
+                screen(Route.CONVERSATION_SETTINGS, "conversation-settings") { m.conversationSettings.model?.title }
+                screen(Route.CONSENT, "consent") { m.consent.model?.title }
+                screen(Route.MODEL, "model") { m.model.model?.title }
+                onNodeWithText("sk-ui").assertDoesNotExist()
+                screen(Route.MEMORY, "memory-empty") { m.memory.model?.title }
+                screen(Route.AUDIT, "audit") { m.audit.model?.title }
+                screen(Route.JOBS, "jobs") { m.jobs.model?.title }
+                openDetail(app, "canteen")
+                saveScreenshot("plugin-detail", language)
+                onNodeWithTag(ScreenTags.BACK).performClick()
+                onNodeWithTag(ScreenTags.LINK).performScrollTo().performTextInput("file://$file")
+                onNodeWithTag(ScreenTags.ADD).performScrollTo().performClick()
+                waitUntil("the add-plugin screen", 10_000) { m.plugins.preview != null || m.plugins.message != null }
+                val preview = assertNotNull(m.plugins.preview, m.plugins.message)
+                assertEquals("menu", preview.plugin)
+                onNodeWithText(preview.title).assertExists()
+                saveScreenshot("add-plugin", language)
+                onNodeWithText(preview.install.label).performScrollTo().performClick()
+                waitUntil("the installed plugin", 10_000) { m.plugins.model?.plugins?.any { it.id == "menu" } == true && m.plugins.preview == null }
+                onNodeWithTag(ScreenTags.plugin("menu")).assertExists()
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package edu.pku.harness.ui
+
+import androidx.compose.foundation.layout.Arrangement
+import androidx.compose.foundation.layout.ExperimentalLayoutApi
+import androidx.compose.foundation.layout.FlowRow
+import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.material3.Button
+import androidx.compose.material3.ButtonDefaults
+import androidx.compose.material3.ExperimentalMaterial3Api
+import androidx.compose.material3.FilledTonalButton
+import androidx.compose.material3.FilterChip
+import androidx.compose.material3.MaterialTheme
+import androidx.compose.material3.OutlinedButton
+import androidx.compose.material3.SegmentedButton
+import androidx.compose.material3.SegmentedButtonDefaults
+import androidx.compose.material3.SingleChoiceSegmentedButtonRow
+import androidx.compose.material3.Text
+import androidx.compose.runtime.Composable
+import androidx.compose.ui.Modifier
+import androidx.compose.ui.unit.dp
+import edu.pku.harness.Action
+import edu.pku.harness.Button as CoreButtonModel
+import edu.pku.harness.ButtonRole
+import edu.pku.harness.Choice
+
+/** A button of the core's: its label, its role's look, and its action on tap. */
+@Composable
+fun CoreButton(button: CoreButtonModel, modifier: Modifier = Modifier, onAct: (Action) -> Unit) {
+    when (button.role) {
+        ButtonRole.PRIMARY -> Button(onClick = { onAct(button.action) }, modifier = modifier) { Text(button.label) }
+        ButtonRole.NORMAL -> FilledTonalButton(onClick = { onAct(button.action) }, modifier = modifier) { Text(button.label) }
+        ButtonRole.DESTRUCTIVE -> OutlinedButton(
+            onClick = { onAct(button.action) },
+            modifier = modifier,
+            colors = ButtonDefaults.outlinedButtonColors(contentColor = MaterialTheme.colorScheme.error),
+        ) { Text(button.label) }
+    }
+}
+
+/** The core's choices as a segmented control: one selected, a tap performs the other's action. */
+@OptIn(ExperimentalMaterial3Api::class)
+@Composable
+fun Segments(choices: List<Choice>, modifier: Modifier = Modifier, onAct: (Action) -> Unit) {
+    if (choices.isEmpty()) return
+    SingleChoiceSegmentedButtonRow(modifier.fillMaxWidth()) {
+        choices.forEachIndexed { index, choice ->
+            SegmentedButton(
+                selected = choice.selected,
+                onClick = { if (!choice.selected) onAct(choice.action) },
+                shape = SegmentedButtonDefaults.itemShape(index, choices.size),
+            ) { Text(choice.label) }
+        }
+    }
+}
+
+/** Choices that wrap over lines (many, or long labels) as filter chips. */
+@OptIn(ExperimentalMaterial3Api::class, ExperimentalLayoutApi::class)
+@Composable
+fun Chips(choices: List<Choice>, onAct: (Action) -> Unit) {
+    FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+        for (choice in choices) {
+            FilterChip(selected = choice.selected, onClick = { if (!choice.selected) onAct(choice.action) }, label = { Text(choice.label) })
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package edu.pku.harness.ui
+
+import androidx.compose.foundation.layout.Column
+import androidx.compose.foundation.layout.fillMaxSize
+import androidx.compose.foundation.layout.padding
+import androidx.compose.material3.Badge
+import androidx.compose.material3.BadgedBox
+import androidx.compose.material3.ScrollableTabRow
+import androidx.compose.material3.Tab
+import androidx.compose.material3.Text
+import androidx.compose.runtime.Composable
+import androidx.compose.runtime.DisposableEffect
+import androidx.compose.runtime.collectAsState
+import androidx.compose.runtime.getValue
+import androidx.compose.runtime.key
+import androidx.compose.runtime.mutableStateOf
+import androidx.compose.runtime.remember
+import androidx.compose.runtime.rememberCoroutineScope
+import androidx.compose.runtime.setValue
+import androidx.compose.ui.Modifier
+import androidx.compose.ui.platform.testTag
+import androidx.compose.ui.unit.dp
+import edu.pku.harness.AuditFilter
+import edu.pku.harness.Harness
+import edu.pku.harness.HarnessEvent
+import edu.pku.harness.PluginDetail
+import edu.pku.harness.Route
+import kotlinx.coroutines.CoroutineScope
+
+/** The conversation the app's chat shows. */
+const val MAIN_CONVERSATION = "main"
+
+/** Test tag of a navigation tab. */
+fun navTag(route: Route) = "nav-" + route.name.lowercase()
+
+/**
+ * Every screen's state holder, for one Harness. A tap the core took on any screen re-reads them
+ * all: a tap may change what another screen shows (the language, a plugin's state, a badge).
+ */
+class AppModels(
+    private val harness: Harness,
+    private val phone: PhoneActions,
+    private val scope: CoroutineScope,
+    val conversation: String = MAIN_CONVERSATION,
+) : AutoCloseable {
+    private val refreshAll: () -> Unit = { refresh() }
+    private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: (Harness) -> T) =
+        ScreenModel(harness, phone, scope, refreshOn, refreshAll, read)
+
+    private val memoryEvents: (HarnessEvent) -> Boolean = { it is HarnessEvent.MemoryPending }
+
+    init {
+        // The chat of a conversation nobody opened yet starts with the default settings.
+        harness.openConversation(conversation)
+    }
+
+    val navigation = screen(memoryEvents) { it.navigation() }
+    val chat = screen(chatEvents(conversation)) { it.chatScreen(conversation) }
+    val conversationSettings = screen { it.conversationSettingsScreen(conversation) }
+    val plugins = screen { it.pluginsScreen() }
+    val consent = screen { it.consentScreen() }
+    val model = screen { it.modelSettingsScreen() }
+    val memory = screen(memoryEvents) { it.memoryInboxScreen() }
+
+    @Volatile var auditFilter = AuditFilter(plugin = null, actor = null, verdict = null)
+        private set
+
+    // The log grows with every call: the chat's turns re-read it as well.
+    val audit = screen(chatEvents(conversation)) { it.auditScreen(auditFilter) }
+    val jobs = screen { it.jobsScreen() }
+
+    private val all = listOf(navigation, chat, conversationSettings, plugins, consent, model, memory, audit, jobs)
+    private var detail: ScreenModel<PluginDetail>? = null
+
+    /** The holder of the plugin detail on screen, if one is. */
+    val currentDetail: ScreenModel<PluginDetail>? get() = detail
+
+    fun filterAudit(plugin: String?, actor: String?) {
+        auditFilter = auditFilter.copy(plugin = plugin, actor = actor)
+        audit.refresh()
+    }
+
+    /** The holder of plugin [id]'s detail screen (one at a time). */
+    fun pluginDetail(id: String): ScreenModel<PluginDetail> {
+        detail?.close()
+        return screen { it.pluginDetailScreen(id) }.also { detail = it }
+    }
+
+    fun refresh() {
+        all.forEach { it.refresh() }
+        detail?.refresh()
+    }
+
+    override fun close() {
+        all.forEach { it.close() }
+        detail?.close()
+    }
+}
+
+/**
+ * The app: the core's navigation (its labels, the pending-memory badge) over the screen
+ * [navigator] shows, with the approval sheet over everything.
+ */
+@Composable
+fun HarnessApp(harness: Harness, approvals: ApprovalHost, phone: PhoneActions, navigator: AppNavigator, modifier: Modifier = Modifier) {
+    val scope = rememberCoroutineScope()
+    val models = remember(harness) { AppModels(harness, phone, scope) }
+    DisposableEffect(models) { onDispose { models.close() } }
+    HarnessAppContent(models, approvals, navigator, modifier)
+}
+
+/** [HarnessApp] on holders made elsewhere (tests hold them to wait on what the core says). */
+@Composable
+fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: AppNavigator, modifier: Modifier = Modifier) {
+    val route by navigator.route.collectAsState()
+    HarnessTheme {
+        WithApprovalSheet(approvals) {
+            Column(modifier.fillMaxSize()) {
+                val items = models.navigation.model?.items.orEmpty()
+                if (items.isNotEmpty()) {
+                    val selected = items.indexOfFirst { it.route == route }.coerceAtLeast(0)
+                    ScrollableTabRow(selectedTabIndex = selected, edgePadding = 8.dp) {
+                        for (item in items) {
+                            Tab(
+                                selected = item.route == route,
+                                onClick = { navigator.open(item.route) },
+                                modifier = Modifier.testTag(navTag(item.route)),
+                                text = {
+                                    val badge = item.badge
+                                    if (badge == null) Text(item.label) else BadgedBox(badge = { Badge { Text("$badge") } }) {
+                                        Text(item.label, modifier = Modifier.padding(end = 6.dp))
+                                    }
+                                },
+                            )
+                        }
+                    }
+                }
+                Route(models, route, navigator)
+            }
+        }
+    }
+}
+
+@Composable
+private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
+    when (route) {
+        Route.CHAT -> ChatPage(
+            models.chat,
+            models.conversationSettings.model?.title,
+            openSettings = { navigator.open(Route.CONVERSATION_SETTINGS) },
+        )
+        Route.CONVERSATION_SETTINGS -> ConversationSettingsPage(models.conversationSettings)
+        Route.PLUGINS -> {
+            var open by remember { mutableStateOf<String?>(null) }
+            val id = open
+            if (id == null) {
+                PluginsPage(models.plugins) { open = it }
+            } else key(id) {
+                val holder = remember { models.pluginDetail(id) }
+                PluginDetailPage(holder) { open = null }
+            }
+        }
+        Route.MEMORY -> MemoryPage(models.memory)
+        Route.JOBS -> JobsPage(models.jobs)
+        Route.AUDIT -> AuditPage(models.audit) { plugin, actor -> models.filterAudit(plugin, actor) }
+        Route.CONSENT -> ConsentPage(models.consent)
+        Route.MODEL -> ModelPage(models.model)
+    }
+}

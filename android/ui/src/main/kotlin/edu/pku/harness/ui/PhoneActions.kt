@@ -1,0 +1,39 @@
+package edu.pku.harness.ui
+
+import edu.pku.harness.Permission
+import edu.pku.harness.PermissionState
+import edu.pku.harness.Route
+import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.asStateFlow
+
+/**
+ * What only the phone can do, asked for by the core as a `ShellEffect` after a tap: the app
+ * implements it with Android's APIs, the tests fake it.
+ */
+interface PhoneActions {
+    /** Shows the system permission dialog (only ever after a tap); returns what the user chose. */
+    suspend fun requestPermission(permission: Permission): PermissionState
+
+    /** Opens the system settings page where this permission is granted. */
+    fun openPermissionSettings(permission: Permission)
+
+    /** Shows the system document picker; null when the user cancels. */
+    suspend fun pickDocument(): PickedDocument?
+}
+
+/** A document the user picked: its file name (the core decides by it what may be attached). */
+data class PickedDocument(val name: String, val text: String)
+
+/**
+ * Which screen is shown. The Platform's `openScreen(route)` lands here:
+ * `navigator.open(harness.routeFor(screen) ?: return)`.
+ */
+class AppNavigator(start: Route = Route.CHAT) {
+    private val current = MutableStateFlow(start)
+    val route: StateFlow<Route> = current.asStateFlow()
+
+    fun open(route: Route) {
+        current.value = route
+    }
+}

@@ -1,0 +1,132 @@
+package edu.pku.harness.ui
+
+import androidx.compose.runtime.getValue
+import androidx.compose.runtime.mutableStateOf
+import androidx.compose.runtime.setValue
+import edu.pku.harness.Acted
+import edu.pku.harness.Action
+import edu.pku.harness.AddPluginScreen
+import edu.pku.harness.EventListener
+import edu.pku.harness.Harness
+import edu.pku.harness.HarnessEvent
+import edu.pku.harness.ShellEffect
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
+import java.util.concurrent.ConcurrentHashMap
+
+/**
+ * One screen's state holder: [model] is the core's whole screen, read in one call, re-read after
+ * every tap and whenever [refreshOn] accepts an event. The core's calls run off the main thread
+ * (on [Dispatchers.IO]); [model], [message] and [preview] are written on [scope] (the UI's).
+ * Reads are coalesced: a burst of events (a streaming answer) costs one read per free moment.
+ */
+class ScreenModel<T : Any>(
+    private val harness: Harness,
+    private val phone: PhoneActions,
+    private val scope: CoroutineScope,
+    private val refreshOn: (HarnessEvent) -> Boolean = { false },
+    /** Called after each tap the core took: a tap may change what other screens show. */
+    private val afterAct: () -> Unit = {},
+    private val read: (Harness) -> T,
+) : AutoCloseable {
+    var model: T? by mutableStateOf(null)
+        private set
+
+    /** The core's words for what went wrong with the last tap; null when nothing did. */
+    var message: String? by mutableStateOf(null)
+
+    /** The add-plugin screen a link's preview returned, until it is installed or cancelled. */
+    var preview: AddPluginScreen? by mutableStateOf(null)
+
+    private val reads = Channel<Unit>(Channel.CONFLATED)
+    private val subscription = harness.subscribe(object : EventListener {
+        override fun onEvent(event: HarnessEvent) {
+            if (refreshOn(event)) reads.trySend(Unit)
+        }
+    })
+    private val reader = scope.launch {
+        for (unit in reads) {
+            val result = withContext(Dispatchers.IO) { runCatching { read(harness) } }
+            result.onSuccess { model = it }.onFailure { message = it.message ?: it.toString() }
+        }
+    }
+
+    init {
+        reads.trySend(Unit)
+    }
+
+    fun refresh() {
+        reads.trySend(Unit)
+    }
+
+    /** Performs the tap [actions] (one after the other, stopping at the first the core refuses). */
+    fun act(vararg actions: Action): Job = scope.launch {
+        message = null
+        for (action in actions) if (!perform(action)) break
+        refresh()
+        afterAct()
+    }
+
+    /** One action and the shell effect it asks for; false (and [message] set) when refused. */
+    private suspend fun perform(action: Action): Boolean = try {
+        when (val acted = withContext(Dispatchers.IO) { harness.act(action) }) {
+            is Acted.Shell -> shell(acted.v1)
+            is Acted.Preview -> preview = acted.v1
+            is Acted.Done, is Acted.TurnEnded -> if (action is Action.InstallPreview) preview = null
+        }
+        true
+    } catch (e: Exception) {
+        if (e is kotlinx.coroutines.CancellationException) throw e
+        // The bindings' exceptions print as `reason=…`; the user reads the core's words alone.
+        message = (e.message ?: e.toString()).removePrefix("reason=")
+        false
+    }
+
+    private suspend fun shell(effect: ShellEffect) {
+        when (effect) {
+            is ShellEffect.RequestPermission -> {
+                val state = phone.requestPermission(effect.permission)
+                withContext(Dispatchers.IO) { harness.reportPermission(effect.permission, state) }
+            }
+            is ShellEffect.OpenPermissionSettings -> phone.openPermissionSettings(effect.permission)
+            is ShellEffect.PickDocument -> {
+                // Cancelled: nothing to attach, and nothing to say.
+                val document = phone.pickDocument() ?: return
+                withContext(Dispatchers.IO) {
+                    harness.act(Action.AttachDocument(effect.conversation, document.name, document.text))
+                }
+            }
+        }
+    }
+
+    override fun close() {
+        subscription.cancel()
+        reads.close()
+        reader.cancel()
+    }
+}
+
+/**
+ * The events that change [conversation]'s chat: the start of each of its agent turns, and every
+ * event of those turns (they carry only the turn's id). Called on the core's threads.
+ */
+fun chatEvents(conversation: String): (HarnessEvent) -> Boolean {
+    val turns = ConcurrentHashMap.newKeySet<String>()
+    return { event ->
+        when (event) {
+            is HarnessEvent.AgentTurnStarted -> (event.conversation == conversation).also { if (it) turns += event.turn }
+            is HarnessEvent.TextDelta -> event.turn in turns
+            is HarnessEvent.ThinkingDelta -> event.turn in turns
+            is HarnessEvent.ToolCallStarted -> event.turn in turns
+            is HarnessEvent.ToolDecision -> event.turn in turns
+            is HarnessEvent.ToolResult -> event.turn in turns
+            is HarnessEvent.TurnEnded -> event.turn in turns
+            is HarnessEvent.MemoryPending -> event.conversation == conversation
+            else -> false
+        }
+    }
+}

@@ -1,0 +1,385 @@
+package edu.pku.harness.ui
+
+import androidx.compose.foundation.clickable
+import androidx.compose.foundation.layout.Arrangement
+import androidx.compose.foundation.layout.Column
+import androidx.compose.foundation.layout.ColumnScope
+import androidx.compose.foundation.layout.ExperimentalLayoutApi
+import androidx.compose.foundation.layout.FlowRow
+import androidx.compose.foundation.layout.Row
+import androidx.compose.foundation.layout.fillMaxSize
+import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.foundation.layout.padding
+import androidx.compose.foundation.rememberScrollState
+import androidx.compose.foundation.shape.RoundedCornerShape
+import androidx.compose.foundation.verticalScroll
+import androidx.compose.material3.Button
+import androidx.compose.material3.ExperimentalMaterial3Api
+import androidx.compose.material3.FilterChip
+import androidx.compose.material3.HorizontalDivider
+import androidx.compose.material3.MaterialTheme
+import androidx.compose.material3.OutlinedButton
+import androidx.compose.material3.OutlinedTextField
+import androidx.compose.material3.Surface
+import androidx.compose.material3.Switch
+import androidx.compose.material3.Text
+import androidx.compose.material3.TextButton
+import androidx.compose.runtime.Composable
+import androidx.compose.runtime.getValue
+import androidx.compose.runtime.mutableStateOf
+import androidx.compose.runtime.remember
+import androidx.compose.runtime.setValue
+import androidx.compose.ui.Alignment
+import androidx.compose.ui.Modifier
+import androidx.compose.ui.platform.testTag
+import androidx.compose.ui.text.font.FontWeight
+import androidx.compose.ui.text.input.PasswordVisualTransformation
+import androidx.compose.ui.unit.dp
+import edu.pku.harness.Action
+import edu.pku.harness.AddPluginScreen
+import edu.pku.harness.AuditScreen
+import edu.pku.harness.ConsentScreen
+import edu.pku.harness.ConversationSettingsScreen
+import edu.pku.harness.JobsScreen
+import edu.pku.harness.MemoryInbox
+import edu.pku.harness.ModelSettingsScreen
+import edu.pku.harness.PluginDetail
+import edu.pku.harness.PluginsScreen
+import edu.pku.harness.ToolRowView
+
+/** Test tags of the screens other than the chat. */
+object ScreenTags {
+    const val LINK = "plugins-link"
+    const val ADD = "plugins-add"
+    const val BACK = "back"
+    const val ENABLED = "plugin-enabled"
+    const val ENDPOINT = "model-endpoint"
+    const val MODEL = "model-name"
+    const val KEY = "model-key"
+    const val SAVE = "model-save"
+    fun plugin(id: String) = "plugin-$id"
+    fun mode(effect: String) = "mode-$effect"
+    fun memory(id: Long) = "memory-$id"
+    fun permission(name: String) = "permission-$name"
+}
+
+/** A screen's scrolling column, with the core's message for a refused tap at its top. */
+@Composable
+private fun Page(message: String?, content: @Composable ColumnScope.() -> Unit) {
+    Column(Modifier.fillMaxSize()) {
+        Message(message)
+        Column(
+            Modifier.fillMaxSize().verticalScroll(rememberScrollState()).padding(16.dp),
+            verticalArrangement = Arrangement.spacedBy(10.dp),
+            content = content,
+        )
+    }
+}
+
+@Composable
+private fun Title(text: String) = Text(text, style = MaterialTheme.typography.titleLarge)
+
+@Composable
+private fun Section(text: String) = Text(text, style = MaterialTheme.typography.titleSmall, color = MaterialTheme.colorScheme.primary)
+
+@Composable
+private fun Small(text: String) = Text(text, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.onSurfaceVariant)
+
+@Composable
+private fun Lines(lines: List<String>) {
+    for (line in lines) Text("• $line", style = MaterialTheme.typography.bodyMedium)
+}
+
+@Composable
+private fun Card(modifier: Modifier = Modifier, content: @Composable ColumnScope.() -> Unit) {
+    Surface(modifier.fillMaxWidth(), shape = RoundedCornerShape(12.dp), tonalElevation = 1.dp) {
+        Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(6.dp), content = content)
+    }
+}
+
+/** A row with a label and a switch whose tap is the core's [toggle]. */
+@Composable
+private fun SwitchRow(label: String, on: Boolean, toggle: Action, tag: String? = null, onAct: (Action) -> Unit) {
+    Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
+        Text(label, modifier = Modifier.weight(1f))
+        Switch(checked = on, onCheckedChange = { onAct(toggle) }, modifier = if (tag != null) Modifier.testTag(tag) else Modifier)
+    }
+}
+
+/** The installed plugins, and adding one by its link (which shows [AddPluginPage] first). */
+@Composable
+fun PluginsPage(holder: ScreenModel<PluginsScreen>, open: (String) -> Unit) {
+    val screen = holder.model ?: return
+    holder.preview?.let { preview ->
+        AddPluginPage(preview, holder.message, install = { holder.act(it) }, cancel = { holder.preview = null })
+        return
+    }
+    var link by remember { mutableStateOf("") }
+    Page(holder.message) {
+        Title(screen.title)
+        for (plugin in screen.plugins) {
+            Card(Modifier.clickable { open(plugin.id) }.testTag(ScreenTags.plugin(plugin.id))) {
+                Text(plugin.title, fontWeight = FontWeight.Medium)
+                Small("${plugin.kindLabel} · ${plugin.stateLabel}")
+            }
+        }
+        for (error in screen.loadErrors) Text(error, color = MaterialTheme.colorScheme.error)
+        HorizontalDivider()
+        OutlinedTextField(
+            value = link,
+            onValueChange = { link = it },
+            placeholder = { Text(screen.linkPlaceholder) },
+            singleLine = true,
+            modifier = Modifier.fillMaxWidth().testTag(ScreenTags.LINK),
+        )
+        Button(onClick = { holder.act(Action.PreviewLink(link.trim())) }, enabled = link.isNotBlank(), modifier = Modifier.testTag(ScreenTags.ADD)) {
+            Text(screen.addLabel)
+        }
+    }
+}
+
+/** What a plugin would be allowed before it is installed: install, or cancel. */
+@Composable
+fun AddPluginPage(screen: AddPluginScreen, message: String?, install: (Action) -> Unit, cancel: () -> Unit) {
+    Page(message) {
+        Title(screen.title)
+        Text(screen.pluginTitle, style = MaterialTheme.typography.headlineSmall)
+        Small("${screen.plugin} · ${screen.kindLabel}")
+        Small(screen.link)
+        Lines(screen.asksMore)
+        Tools(screen.tools) {}
+        for (mode in screen.modes) Text("${mode.label}: ${mode.value}")
+        Text(screen.grantRow)
+        Lines(screen.warnings)
+        Lines(screen.dataSources)
+        Lines(screen.disclosure)
+        Lines(screen.requires)
+        Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+            OutlinedButton(onClick = cancel) { Text(screen.cancelLabel) }
+            CoreButton(screen.install, onAct = install)
+        }
+    }
+}
+
+@Composable
+private fun Tools(tools: List<ToolRowView>, onAct: (Action) -> Unit) {
+    for (tool in tools) {
+        Card {
+            Text(tool.title, fontWeight = FontWeight.Medium)
+            Small("${tool.id} · ${tool.effectLabel}")
+            if (tool.description.isNotEmpty()) Text(tool.description, style = MaterialTheme.typography.bodySmall)
+            Chips(tool.reclass, onAct)
+        }
+    }
+}
+
+/** One plugin: on or off, each effect's mode and where it came from, its tools, and more. */
+@Composable
+fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
+    val detail = holder.model
+    Page(holder.message) {
+        TextButton(onClick = back, modifier = Modifier.testTag(ScreenTags.BACK)) { Text("←") }
+        if (detail == null) return@Page
+        Title(detail.title)
+        Small(detail.kindLabel)
+        Text(detail.description)
+        SwitchRow(detail.enabledLabel, detail.enabled, detail.toggle, ScreenTags.ENABLED) { holder.act(it) }
+        Section(detail.modesLabel)
+        for (row in detail.modes) {
+            Card(Modifier.testTag(ScreenTags.mode(row.effect.name.lowercase()))) {
+                Row(verticalAlignment = Alignment.CenterVertically) {
+                    Text(row.effectLabel, fontWeight = FontWeight.Medium, modifier = Modifier.weight(1f))
+                    Small("${row.modeLabel} · ${row.sourceLabel}")
+                }
+                row.note?.let { Text(it, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.tertiary) }
+                Segments(row.choices) { holder.act(it) }
+            }
+        }
+        Section(detail.toolsLabel)
+        Tools(detail.tools) { holder.act(it) }
+        Text(detail.grantRow)
+        for (warning in detail.warnings) Text(warning, color = MaterialTheme.colorScheme.error)
+        Lines(detail.dataSources)
+        detail.unmet?.let { Text(it, color = MaterialTheme.colorScheme.error) }
+        Lines(detail.disclosure)
+        Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+            detail.update?.let { CoreButton(it) { a -> holder.act(a) } }
+            detail.remove?.let { CoreButton(it) { a -> holder.act(a).invokeOnCompletion { back() } } }
+        }
+    }
+}
+
+/** One conversation's model, thinking, preset, plan mode, scope and rules. */
+@Composable
+fun ConversationSettingsPage(holder: ScreenModel<ConversationSettingsScreen>) {
+    val screen = holder.model ?: return
+    val act: (Action) -> Unit = { holder.act(it) }
+    Page(holder.message) {
+        Title(screen.title)
+        Section(screen.modelLabel)
+        Text(screen.model ?: screen.defaultModel)
+        Section(screen.thinkingLabel)
+        Chips(screen.thinking, act)
+        Section(screen.presetLabel)
+        Chips(screen.presets, act)
+        SwitchRow(screen.planModeLabel, screen.planMode, screen.planModeToggle, onAct = act)
+        Section(screen.scopeLabel)
+        Lines(screen.scope)
+        Section(screen.rulesLabel)
+        for (rule in screen.rules) RuleLine(rule.text) { act(rule.remove) }
+        Section(screen.globalRulesLabel)
+        for (rule in screen.globalRules) RuleLine(rule.text) { act(rule.remove) }
+    }
+}
+
+@Composable
+private fun RuleLine(text: String, remove: () -> Unit) {
+    Row(verticalAlignment = Alignment.CenterVertically) {
+        Text(text, modifier = Modifier.weight(1f))
+        TextButton(onClick = remove) { Text("✕") }
+    }
+}
+
+/** The terms, the campus session, what goes to the cloud, and the phone's permissions. */
+@Composable
+fun ConsentPage(holder: ScreenModel<ConsentScreen>) {
+    val screen = holder.model ?: return
+    val act: (Action) -> Unit = { holder.act(it) }
+    Page(holder.message) {
+        Title(screen.title)
+        Section(screen.termsLabel)
+        Text(screen.termsState)
+        screen.acceptTerms?.let { CoreButton(it, onAct = act) }
+        Section(screen.campusLabel)
+        CoreButton(screen.campusToggle, onAct = act)
+        Section(screen.cloudLabel)
+        for (row in screen.cloud) {
+            Card {
+                SwitchRow(row.title, row.allowed, row.toggle, onAct = act)
+                Lines(row.disclosure)
+            }
+        }
+        Section(screen.permissionsLabel)
+        for (row in screen.permissions) {
+            Card(Modifier.testTag(ScreenTags.permission(row.permission.name.lowercase()))) {
+                Row(verticalAlignment = Alignment.CenterVertically) {
+                    Text(row.label, fontWeight = FontWeight.Medium, modifier = Modifier.weight(1f))
+                    Small(row.stateLabel)
+                }
+                Lines(row.neededBy)
+                row.fix?.let { CoreButton(it, onAct = act) }
+            }
+        }
+    }
+}
+
+/** The model's endpoint and name, and its API key: typed in, never shown (only whether set). */
+@Composable
+fun ModelPage(holder: ScreenModel<ModelSettingsScreen>) {
+    val screen = holder.model ?: return
+    var endpoint by remember(screen.endpoint) { mutableStateOf(screen.endpoint) }
+    var model by remember(screen.model) { mutableStateOf(screen.model) }
+    var key by remember { mutableStateOf("") }
+    Page(holder.message) {
+        Title(screen.title)
+        OutlinedTextField(endpoint, { endpoint = it }, label = { Text(screen.endpointLabel) }, singleLine = true,
+            modifier = Modifier.fillMaxWidth().testTag(ScreenTags.ENDPOINT))
+        OutlinedTextField(model, { model = it }, label = { Text(screen.modelLabel) }, singleLine = true,
+            modifier = Modifier.fillMaxWidth().testTag(ScreenTags.MODEL))
+        OutlinedTextField(key, { key = it }, label = { Text(screen.keyLabel) }, singleLine = true,
+            visualTransformation = PasswordVisualTransformation(),
+            modifier = Modifier.fillMaxWidth().testTag(ScreenTags.KEY))
+        Small(screen.keyState)
+        Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+            screen.clearKey?.let { CoreButton(it) { a -> holder.act(a) } }
+            Button(
+                onClick = {
+                    val actions = mutableListOf<Action>()
+                    if (endpoint != screen.endpoint) actions += Action.SetModelEndpoint(endpoint.trim())
+                    if (model != screen.model) actions += Action.SetModelName(model.trim())
+                    if (key.isNotEmpty()) actions += Action.SetApiKey(key)
+                    // The key leaves the screen as soon as it is handed over.
+                    key = ""
+                    holder.act(*actions.toTypedArray())
+                },
+                modifier = Modifier.testTag(ScreenTags.SAVE),
+            ) { Text(screen.saveLabel) }
+        }
+    }
+}
+
+/** The memories, the ones waiting for the user's approval first. */
+@Composable
+fun MemoryPage(holder: ScreenModel<MemoryInbox>) {
+    val inbox = holder.model ?: return
+    Page(holder.message) {
+        Title(inbox.title)
+        Small(inbox.explanation)
+        if (inbox.memories.isEmpty()) Text(inbox.emptyLabel)
+        for (memory in inbox.memories) {
+            Card(Modifier.testTag(ScreenTags.memory(memory.id))) {
+                Text(memory.text)
+                Small("${memory.stateLabel} · ${memory.`when`}")
+                Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+                    memory.approve?.let { CoreButton(it) { a -> holder.act(a) } }
+                    memory.reject?.let { CoreButton(it) { a -> holder.act(a) } }
+                }
+            }
+        }
+    }
+}
+
+/** The activity log, filtered by plugin and by who acted ([filter] re-reads it). */
+@OptIn(ExperimentalMaterial3Api::class, ExperimentalLayoutApi::class)
+@Composable
+fun AuditPage(holder: ScreenModel<AuditScreen>, filter: (plugin: String?, actor: String?) -> Unit) {
+    val screen = holder.model ?: return
+    Page(holder.message) {
+        Title(screen.title)
+        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+            for (plugin in screen.plugins) {
+                val on = screen.filter.plugin == plugin
+                FilterChip(on, { filter(if (on) null else plugin, screen.filter.actor) }, label = { Text(plugin) })
+            }
+        }
+        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+            for (actor in screen.actors) {
+                val on = screen.filter.actor == actor
+                FilterChip(on, { filter(screen.filter.plugin, if (on) null else actor) }, label = { Text(actor) })
+            }
+        }
+        if (screen.rows.isEmpty()) Text(screen.emptyLabel)
+        for (row in screen.rows) {
+            Card {
+                Row {
+                    Text(row.tool, fontWeight = FontWeight.Medium, modifier = Modifier.weight(1f))
+                    Small(row.`when`)
+                }
+                Small("${row.actor} · ${row.event}")
+                row.detail?.let { Text(it, style = MaterialTheme.typography.bodySmall) }
+            }
+        }
+    }
+}
+
+/** The scheduled jobs: when each runs next, how it went, pause or resume, remove. */
+@Composable
+fun JobsPage(holder: ScreenModel<JobsScreen>) {
+    val screen = holder.model ?: return
+    Page(holder.message) {
+        Title(screen.title)
+        Small(screen.wakeNote)
+        if (screen.jobs.isEmpty()) Text(screen.emptyLabel)
+        for (job in screen.jobs) {
+            Card {
+                Text(job.name, fontWeight = FontWeight.Medium)
+                Small("${job.stateLabel} · ${job.nextRun}")
+                Small(job.lastOutcome)
+                Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+                    job.pauseOrResume?.let { CoreButton(it) { a -> holder.act(a) } }
+                    CoreButton(job.remove) { a -> holder.act(a) }
+                }
+            }
+        }
+    }
+}
