@@ -257,6 +257,15 @@ impl Engine {
         self.core.agent.send(conversation, text).await
     }
 
+    /// The turns plugins' messages queued in a conversation while no turn ran to take them
+    /// (a message sent from a tap): the shell calls this when the conversation is idle.
+    pub async fn run_queued_turns(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<TurnSummary>, EngineError> {
+        self.core.agent.run_queued(conversation).await
+    }
+
     /// Cancels a running turn by its id (`TurnStarted`); false when none such runs.
     pub fn cancel_turn(&self, turn: &str) -> bool {
         self.core.agent.cancel(turn)
