@@ -1,32 +1,53 @@
-//! `harness demo`: a scripted agent session over the sample plugins that shows each kind of
-//! outcome — a read that runs, a write that asks, a money call blocked by off, a scheduled
-//! write refused, and a turn tainted by forum posts asking before it spends.
+//! `harness demo`: an agent session over the sample plugins, with a scripted model on
+//! 127.0.0.1 (module `script`) in place of a provider, that shows each kind of outcome — a read
+//! that runs, a write that asks, a money call blocked by off, a scheduled write refused, and a
+//! turn tainted by forum posts asking before it spends. The turns run the agent's real loop.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::Path;
 use std::sync::Arc;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use async_trait::async_trait;
-use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
+use harness_core::events::{Event, EventSink};
+use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::plugins::samples::{self, Samples};
 use harness_core::policy::{Actor, Answer, Mode, PromptKind};
 use harness_core::registry::Effect;
+use harness_core::secrets::keys;
+use harness_core::settings::parse_change;
 use harness_core::store::DATABASE_FILE;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
+
+use crate::script::{Reply, ScriptedModel};
 
 const CONVERSATION: &str = "demo";
 
 /// Opens a data directory with the sample plugins' code available.
 pub fn open(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
+    open_with(data_dir, broker, Arc::new(harness_core::events::NoEvents))
+}
+
+fn open_with(
+    data_dir: &Path,
+    broker: Arc<dyn ApprovalBroker>,
+    events: Arc<dyn EventSink>,
+) -> Result<Engine, String> {
     let mut options = Options::new(broker);
     options.catalog = Arc::new(Samples);
+    options.events = events;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 
 /// Starts the demo's data directory afresh — only the files the demo itself made — and installs
 /// the sample plugins the way a user would.
-fn fresh_demo(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
+fn fresh_demo(
+    data_dir: &Path,
+    broker: Arc<dyn ApprovalBroker>,
+    events: Arc<dyn EventSink>,
+) -> Result<Engine, String> {
     for name in [
         DATABASE_FILE.to_owned(),
         format!("{DATABASE_FILE}-wal"),
@@ -46,7 +67,7 @@ fn fresh_demo(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine
     std::fs::write(&document, samples::CANTEEN_DOCUMENT)
         .map_err(|e| format!("cannot write {}: {e}", document.display()))?;
     let document = std::fs::canonicalize(&document).map_err(|e| e.to_string())?;
-    let engine = open(data_dir, broker)?;
+    let engine = open_with(data_dir, broker, events)?;
     samples::install(&engine, &format!("file://{}", document.display()))
         .map_err(|e| e.to_string())?;
     engine.accept_terms().map_err(|e| e.to_string())?;
@@ -136,8 +157,64 @@ impl ApprovalBroker for TerminalAnswers {
     }
 }
 
+/// What the model says in the demo, request by request: the real agent loop sends each request
+/// to the scripted model on 127.0.0.1 and runs the calls it answers with.
+fn script() -> Vec<Reply> {
+    vec![
+        // Turn 1: a read that runs, a write that asks.
+        Reply::Calls(vec![
+            ("wallet__cardBalance", json!({})),
+            (
+                "canteen__reserve",
+                json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}),
+            ),
+        ]),
+        Reply::Says("Your card has 42.5 yuan left; the table at 学一 is handled as you answered."),
+        // Turn 2: the money effect is off, so recharge is not even offered; called by name it
+        // is refused.
+        Reply::Calls(vec![("wallet__recharge", json!({"amountYuan": 50}))]),
+        Reply::Says(
+            "I cannot top up your card: money calls of the campus card are off in Settings.",
+        ),
+        // Overnight, the agent job: a read runs, a write is refused (scheduled runs only read).
+        Reply::Calls(vec![
+            ("canteen__crowd", json!({})),
+            (
+                "canteen__reserve",
+                json!({"canteen": "农园食堂", "seats": 1, "time": "11:30"}),
+            ),
+        ]),
+        Reply::Says(
+            "农园 is quiet at 11:30; a scheduled job cannot book a table, so please book it yourself.",
+        ),
+        // Turn 3: the forum's posts taint the turn; a post's instruction to spend asks first.
+        Reply::Calls(vec![("mcp-forum__latestPosts", json!({"limit": 2}))]),
+        Reply::Calls(vec![("wallet__recharge", json!({"amountYuan": 500}))]),
+        Reply::Says(
+            "Two new posts; one of them asked me to recharge your card, which I only do if you allow it.",
+        ),
+    ]
+}
+
 pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> {
-    let engine = fresh_demo(data_dir, Arc::new(TerminalAnswers { fixed: answer }))?;
+    let printer = Arc::new(Printer::default());
+    let engine = fresh_demo(
+        data_dir,
+        Arc::new(TerminalAnswers { fixed: answer }),
+        printer.clone(),
+    )?;
+    let model = ScriptedModel::start(script())?;
+    for (key, value) in [
+        ("model.endpoint", model.endpoint()),
+        ("model.name", "demo-script"),
+    ] {
+        let change = parse_change(key, &json!(value)).map_err(|e| e.to_string())?;
+        engine.change_setting(change).map_err(|e| e.to_string())?;
+    }
+    // The scripted model checks no key; the agent sends one as it does to any provider.
+    engine
+        .set_secret(keys::MODEL_API_KEY, "demo")
+        .map_err(|e| e.to_string())?;
     outln!("PKU harness demo — data directory {}", data_dir.display());
     for view in engine.plugins() {
         let plugin = &view.plugin;
@@ -149,6 +226,7 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
         );
     }
     outln!("  terms accepted; campus session signed in");
+    outln!("  the model: a scripted one at {}", model.endpoint());
     engine
         .open_conversation(CONVERSATION)
         .map_err(|e| e.to_string())?;
@@ -157,60 +235,47 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
         &engine,
         1,
         "How much is left on my card, and can I get a table for two at 学一 at 12:00?",
-    );
-    call(&engine, Actor::Agent, "wallet.cardBalance", json!({})).await;
-    call(
-        &engine,
-        Actor::Agent,
-        "canteen.reserve",
-        json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}),
     )
-    .await;
+    .await?;
 
-    turn(&engine, 2, "Top up my card with 50 yuan.");
     note("the user has set Settings → Plugins → wallet → AI permissions → money to off");
     engine
         .set_mode("wallet", Effect::Money, Mode::Off)
         .map_err(|e| e.to_string())?;
-    call(
-        &engine,
-        Actor::Agent,
-        "wallet.recharge",
-        json!({"amountYuan": 50}),
-    )
-    .await;
+    turn(&engine, 2, "Top up my card with 50 yuan.").await?;
 
-    outln!("\n— overnight, a scheduled job —");
-    call(&engine, Actor::Scheduler, "canteen.crowd", json!({})).await;
-    call(
+    outln!("\n— overnight, a scheduled agent job —");
+    printer.set_actor(Actor::Scheduler);
+    scheduled(
         &engine,
-        Actor::Scheduler,
-        "canteen.reserve",
-        json!({"canteen": "农园食堂", "seats": 1, "time": "11:30"}),
+        json!({
+            "name": "农园午饭",
+            "schedule": {"everyMinutes": 1440},
+            "agent": {"prompt": "Book me a seat at 农园 for 11:30 if it is quiet."}
+        }),
     )
-    .await;
-    scheduled_check(&engine).await?;
+    .await?;
+    scheduled(
+        &engine,
+        json!({
+            "name": "校园卡余额低于 50 元",
+            "schedule": {"everyMinutes": 60},
+            "check": {
+                "tool": "wallet.cardBalance",
+                "when": {"path": "balanceYuan", "op": "lt", "value": 50},
+                "notify": {"title": "校园卡余额不足", "body": "余额还剩 {balanceYuan} 元"}
+            }
+        }),
+    )
+    .await?;
+    printer.set_actor(Actor::Agent);
 
-    turn(&engine, 3, "What's new on the forum?");
     note("the user has set wallet's money mode back to auto");
     engine
         .set_mode("wallet", Effect::Money, Mode::Auto)
         .map_err(|e| e.to_string())?;
-    call(
-        &engine,
-        Actor::Agent,
-        "mcp-forum.latestPosts",
-        json!({"limit": 2}),
-    )
-    .await;
-    note("a post asks the agent to recharge the card; the turn is tainted");
-    call(
-        &engine,
-        Actor::Agent,
-        "wallet.recharge",
-        json!({"amountYuan": 500}),
-    )
-    .await;
+    note("a forum post asks the agent to recharge the card; reading it taints the turn");
+    turn(&engine, 3, "What's new on the forum?").await?;
 
     let audit = engine.audit(10_000).map_err(|e| e.to_string())?;
     outln!(
@@ -221,70 +286,77 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     Ok(())
 }
 
-fn turn(engine: &Engine, n: u32, user_says: &str) {
-    let _ = engine.begin_turn(CONVERSATION);
+/// One turn of the agent from the user's words; its steps print as they happen.
+async fn turn(engine: &Engine, n: u32, user_says: &str) -> Result<(), String> {
     outln!("\n— turn {n} — the user: “{user_says}”");
+    let summary = engine
+        .send_message(CONVERSATION, user_says)
+        .await
+        .map_err(|e| e.to_string())?;
+    match summary.message {
+        None => outln!("  the agent answers: “{}”", summary.answer),
+        Some(why) => outln!("  the turn ended {}: {why}", summary.state.as_str()),
+    }
+    Ok(())
 }
 
 fn note(text: &str) {
     outln!("  ({text})");
 }
 
-async fn call(engine: &Engine, actor: Actor, tool: &str, input: Value) {
-    outln!("  {} → {tool} {input}", actor.as_str());
-    let conversation = (actor == Actor::Agent).then(|| CONVERSATION.to_owned());
-    let invocation = engine
-        .invoke(Call {
-            tool: tool.to_owned(),
-            actor,
-            input,
-            conversation,
-        })
-        .await;
-    let headline = invocation.prompt.as_ref().map(|p| p.headline.as_str());
-    outln!(
-        "    decision: {} — {}",
-        invocation.decision.describe(headline),
-        invocation.reason
-    );
-    if let Some(answer) = invocation.answer {
-        outln!("    answer: {}", answer.as_str());
-    }
-    match &invocation.outcome {
-        Outcome::Ran { result, .. } => outln!("    ran: {result}"),
-        Outcome::Failed { message } => outln!("    failed: {message}"),
-        Outcome::Refused { .. } if actor == Actor::Scheduler => {
-            outln!("    the job records: {}", invocation.for_model())
-        }
-        Outcome::Refused { .. } => outln!("    the agent is told: {}", invocation.for_model()),
+/// Prints the steps of the agent's turns as the core reports them: each call, what was decided
+/// and why, and what came of it.
+#[derive(Default)]
+struct Printer {
+    scheduled: AtomicBool,
+}
+
+impl Printer {
+    fn set_actor(&self, actor: Actor) {
+        self.scheduled
+            .store(actor == Actor::Scheduler, Ordering::Relaxed);
     }
 }
 
-/// The scheduled check of the demo: the user adds "balance below 50 yuan" on wallet.cardBalance,
-/// every hour, and the scheduler wakes at its due time and runs it — as a read, with actor
-/// scheduler (seed 004: scheduled runs only read).
-async fn scheduled_check(engine: &Engine) -> Result<(), String> {
-    use harness_core::scheduler::Owner;
-    outln!("\n— a scheduled check —");
-    let spec = json!({
-        "name": "校园卡余额低于 50 元",
-        "schedule": {"everyMinutes": 60},
-        "check": {
-            "tool": "wallet.cardBalance",
-            "when": {"path": "balanceYuan", "op": "lt", "value": 50},
-            "notify": {"title": "校园卡余额不足", "body": "余额还剩 {balanceYuan} 元"}
+impl EventSink for Printer {
+    fn emit(&self, event: Event) {
+        let scheduled = self.scheduled.load(Ordering::Relaxed);
+        match event {
+            Event::ToolCallStarted {
+                name, tool, input, ..
+            } => {
+                let actor = if scheduled { "scheduler" } else { "agent" };
+                outln!("  {actor} → {} {input}", tool.unwrap_or(name));
+            }
+            Event::ToolDecision {
+                verdict, reason, ..
+            } => outln!("    decision: {verdict} ({reason})"),
+            Event::ToolResult {
+                ok: true, result, ..
+            } => outln!("    ran: {result}"),
+            Event::ToolResult { result, .. } if scheduled => {
+                outln!("    the job records: {result}")
+            }
+            Event::ToolResult { result, .. } => outln!("    the agent is told: {result}"),
+            Event::HostLine { plugin, text, .. } => outln!("    [{plugin}] {text}"),
+            _ => {}
         }
-    });
+    }
+}
+
+/// A job the user adds; the phone wakes at its due time and runs what is due — with actor
+/// scheduler, so only reads (seed 004).
+async fn scheduled(engine: &Engine, spec: Value) -> Result<(), String> {
+    use harness_core::scheduler::Owner;
     let job = engine
         .add_job(&spec, Owner::User)
         .map_err(|e| e.to_string())?;
     let due = job.next_due_ms.ok_or("the job has no due time")?;
     outln!(
-        "  the user adds job {}: {} — {}, next at {}",
+        "  the user adds job {}: {} — {}",
         job.id,
         job.spec.name,
-        job.spec.schedule,
-        job.next_due_local().unwrap_or_default()
+        job.spec.schedule
     );
     outln!(
         "  the phone wakes at {} and runs what is due",

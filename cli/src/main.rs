@@ -8,6 +8,7 @@ mod chat;
 mod demo;
 mod jobs;
 mod plugins;
+mod script;
 mod secrets;
 mod state;
 mod tools;

@@ -9,6 +9,13 @@
 //!   new turn: its taint starts clear) or `{"setEnabled": {"plugin": "wallet", "enabled":
 //!   false}}`; `conversation.rules` holds rules of the conversation's own and
 //!   `conversation.scope` its scope.
+//! - Decision scenarios: a plugin may be given, instead of its manifest fields, as
+//!   `"mcpTools": [{"name", "title"?, "description"?, "inputSchema"?, "annotations"?: {"readOnlyHint"}}]`
+//!   — a remote server's `tools/list` answer, with the plugin's `id` `mcp-<server>`; each tool's
+//!   effect comes from `readOnlyHint` (true → read, anything else → write) as
+//!   `Plugin::from_mcp` maps it — or as `"document": "<the whole PLUGIN.md text>"`, loaded as
+//!   the plugin's `kind` (official or community) the way an installed document is. A plugin has
+//!   one of the two at most.
 //! - Gate scenarios: the shapes of every gate, listed at the top of `gate.rs`.
 //!
 //! The runner passes only what it checked, so it is stricter than FORMAT.md says:

@@ -257,6 +257,15 @@ impl Engine {
         self.core.agent.send(conversation, text).await
     }
 
+    /// The turns plugins' messages queued in a conversation while no turn ran to take them
+    /// (a message sent from a tap): the shell calls this when the conversation is idle.
+    pub async fn run_queued_turns(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<TurnSummary>, EngineError> {
+        self.core.agent.run_queued(conversation).await
+    }
+
     /// Cancels a running turn by its id (`TurnStarted`); false when none such runs.
     pub fn cancel_turn(&self, turn: &str) -> bool {
         self.core.agent.cancel(turn)
@@ -995,6 +1004,14 @@ impl SettingsControl for Core {
                         .any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
             }
             Change::ModelEndpoint(endpoint) => *endpoint != self.settings.get().model.endpoint,
+            // A campus host added is one more place the session may be sent; another official
+            // host makes its documents official, with their declared defaults (DESIGN.md §2).
+            // Removing a campus host only narrows.
+            Change::CampusHosts(next) => {
+                let current = self.settings.get().campus.hosts;
+                next.iter().any(|h| !current.contains(h))
+            }
+            Change::OfficialHost(host) => *host != self.settings.get().official_host,
             // A raised guard lets the agent go further without the user: the user confirms it.
             Change::AgentLimit { key, value } => {
                 let mut raised = self.settings.get().agent;
@@ -1048,6 +1065,8 @@ impl SettingsControl for Core {
                 .conversations
                 .set_rules(rules)
                 .map_err(|e| named("rules", e)),
+            Change::CampusHosts(hosts) => app(&|s| s.campus.hosts = hosts.clone()),
+            Change::OfficialHost(host) => app(&|s| s.official_host = host.clone()),
         }
     }
 }

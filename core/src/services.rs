@@ -2,16 +2,17 @@
 //! handed to every plugin kind's code in its `ToolContext` (module `handler`), so
 //! one code path enforces them for bundled code, documents and remote plugins alike.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::consent::ConsentError;
 use crate::gates::{
-    ContextBoard, Dispatched, FsGate, NetworkGate, Notifier, Outbox, StoreGate, ToolCallGate,
-    ToolCatalog, ToolDispatch, ToolInfo,
+    ContextBoard, Dispatched, FsGate, MessageGate, NetworkGate, Notifier, Outbox, PendingMessage,
+    StoreGate, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo, TurnState,
 };
 use crate::policy::Actor;
 use crate::registry::{Plugin, PluginKind};
@@ -39,6 +40,7 @@ pub(crate) struct Host {
     pub outbox: Outbox,
     pub notifier: Notifier,
     pub context: ContextBoard,
+    pub messages: Messages,
 }
 
 impl Host {
@@ -47,8 +49,70 @@ impl Host {
         Self {
             notifier: Notifier::new(outbox.clone()),
             context: ContextBoard::new(outbox.clone()),
+            messages: Messages::new(outbox.clone()),
             outbox,
         }
+    }
+}
+
+/// The send-message gates, one per session — a conversation, as a tool's `ctx.turn.sessionId`
+/// names it (seed 001: the loop guards and the 20 turns count per session) — with what the turn
+/// loop is doing in each, which the guards read.
+pub(crate) struct Messages {
+    outbox: Outbox,
+    sessions: Mutex<HashMap<String, (Arc<MessageGate>, TurnState)>>,
+}
+
+impl Messages {
+    fn new(outbox: Outbox) -> Self {
+        Self {
+            outbox,
+            sessions: Mutex::default(),
+        }
+    }
+
+    /// `host-send-user-message` from `plugin` in `conversation`.
+    fn send(&self, conversation: &str, plugin: &Plugin, text: &str) -> String {
+        let (gate, turn) = {
+            let mut sessions = crate::lock(&self.sessions);
+            let (gate, turn) = sessions.entry(conversation.to_owned()).or_insert_with(|| {
+                (
+                    Arc::new(MessageGate::new(self.outbox.clone())),
+                    TurnState::default(),
+                )
+            });
+            (gate.clone(), turn.clone())
+        };
+        gate.send(&plugin.id, &plugin.grants, text, &turn)
+    }
+
+    /// A turn of `conversation` runs; `started_by` is the plugin whose message started it.
+    pub fn turn_started(&self, conversation: &str, started_by: Option<&str>) {
+        let mut sessions = crate::lock(&self.sessions);
+        let (_, turn) = sessions.entry(conversation.to_owned()).or_insert_with(|| {
+            (
+                Arc::new(MessageGate::new(self.outbox.clone())),
+                TurnState::default(),
+            )
+        });
+        *turn = TurnState {
+            running: true,
+            started_by: started_by.map(str::to_owned),
+        };
+    }
+
+    pub fn turn_ended(&self, conversation: &str) {
+        if let Some((_, turn)) = crate::lock(&self.sessions).get_mut(conversation) {
+            *turn = TurnState::default();
+        }
+    }
+
+    /// The oldest message waiting for a turn of `conversation`.
+    pub fn take_next(&self, conversation: &str) -> Option<PendingMessage> {
+        let gate = crate::lock(&self.sessions)
+            .get(conversation)
+            .map(|(gate, _)| gate.clone())?;
+        gate.take_next()
     }
 }
 
@@ -161,6 +225,19 @@ impl Services {
     pub fn notify(&self, text: &str) -> String {
         match self.core.upgrade() {
             Some(core) => core.host().notifier.notify(&self.plugin.id, text),
+            None => "error: the app is closing".into(),
+        }
+    }
+
+    /// `host-send-user-message`: queues `text` for the agent as a new turn of this call's
+    /// conversation, started once the running turn ends. `""`, or an `error: ` string.
+    pub fn send_message(&self, text: &str) -> String {
+        let Some(conversation) = &self.conversation else {
+            return "error: sending a message needs a conversation; this call was made outside one"
+                .into();
+        };
+        match self.core.upgrade() {
+            Some(core) => core.host().messages.send(conversation, &self.plugin, text),
             None => "error: the app is closing".into(),
         }
     }

@@ -212,6 +212,10 @@ pub enum Change {
     },
     /// The global rules, replaced whole.
     Rules(Vec<Rule>),
+    /// The campus services the session may be sent to (`campus.hosts`), replaced whole.
+    CampusHosts(Vec<String>),
+    /// The host official plugin documents are installed from (`plugins.officialHost`).
+    OfficialHost(String),
 }
 
 /// A change that cannot be made, naming the key.
@@ -232,7 +236,49 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, campus.hosts, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+
+/// Checks that `text` is a bare host name — what the campus list and the official host hold,
+/// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
+/// path, port or user part would never match a host, so each is refused with what to remove.
+fn host_name(text: &str) -> Result<String, String> {
+    let host = text.trim();
+    if host.is_empty() {
+        return Err("a host name is empty".into());
+    }
+    if host.contains("://") {
+        return Err(format!(
+            "\"{host}\" has a scheme; give the host name only (e.g. portal.pku.edu.cn)"
+        ));
+    }
+    for (what, mark) in [
+        ("a path", '/'),
+        ("a port", ':'),
+        ("a user part", '@'),
+        ("a query", '?'),
+        ("a fragment", '#'),
+    ] {
+        if host.contains(mark) {
+            return Err(format!(
+                "\"{host}\" has {what} ('{mark}'); give the host name only (e.g. portal.pku.edu.cn)"
+            ));
+        }
+    }
+    let lower = host.to_ascii_lowercase();
+    let label_ok = |label: &str| {
+        !label.is_empty()
+            && label.len() <= 63
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    };
+    if lower.len() > 253 || !lower.split('.').all(label_ok) {
+        return Err(format!(
+            "\"{host}\" is not a host name: use letters, digits and hyphens between dots"
+        ));
+    }
+    Ok(lower)
+}
 
 /// Query parameters that carry a credential in the URLs of model providers.
 const CREDENTIAL_PARAMETERS: [&str; 8] = [
@@ -340,6 +386,24 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
         "rules" => serde_json::from_value(value.clone())
             .map(Change::Rules)
             .map_err(|e| fail(format!("not a list of rules: {e}"))),
+        "campus.hosts" => {
+            let list = value
+                .as_array()
+                .ok_or_else(|| fail(format!("expected a JSON array of host names, got {value}")))?;
+            let mut hosts: Vec<String> = Vec::with_capacity(list.len());
+            for (i, item) in list.iter().enumerate() {
+                let text = item.as_str().ok_or_else(|| {
+                    fail(format!("item {i}: expected a host name string, got {item}"))
+                })?;
+                let host = host_name(text).map_err(|e| fail(format!("item {i}: {e}")))?;
+                if hosts.contains(&host) {
+                    return Err(fail(format!("item {i}: \"{host}\" is listed twice")));
+                }
+                hosts.push(host);
+            }
+            Ok(Change::CampusHosts(hosts))
+        }
+        "plugins.officialHost" => host_name(text()?).map(Change::OfficialHost).map_err(fail),
         _ => parse_plugin_change(key, value)
             .unwrap_or_else(|| Err(fail(format!("unknown key; the keys are {KEYS}")))),
     }

@@ -757,3 +757,97 @@ async fn an_agent_jobs_turn_did_not_start_from_the_users_words() {
     let conversation = w.engine.conversation(&format!("job-{}", job.id)).unwrap();
     assert_eq!((conversation.turns, conversation.user_asked), (1, false));
 }
+
+/// Sends a message to the agent on each run (the send-message gate) and keeps what its
+/// context said of the turn, and what the gate answered.
+#[derive(Default)]
+struct Pager {
+    seen: Mutex<Vec<(bool, bool, String)>>,
+}
+
+#[async_trait]
+impl PluginHandler for Pager {
+    async fn run(&self, _tool: &Tool, _input: Value, ctx: ToolContext) -> Result<Value, String> {
+        let sent = ctx.services.send_message("提醒：明天交作业");
+        let turn = ctx.turn.clone().unwrap();
+        self.seen
+            .lock()
+            .unwrap()
+            .push((turn.user_asked, turn.tainted, sent.clone()));
+        Ok(json!({"sent": sent}))
+    }
+}
+
+#[tokio::test]
+async fn a_message_a_plugin_queues_starts_the_next_turn_as_the_plugins_words_not_the_users() {
+    let w = world(
+        vec![
+            calls(&[("c1", "pager__ping", "{}")]),
+            text("好"),
+            calls(&[("c2", "pager__ping", "{}")]),
+            text("已提醒"),
+        ],
+        &[],
+    )
+    .await;
+    let manifest = json!({"id": "pager", "title": "提醒", "grants": {"allow_send_message": true},
+        "tools": [{"name": "ping", "title": "提醒", "effect": "read"}]});
+    let pager = Arc::new(Pager::default());
+    w.engine
+        .install(
+            Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community).unwrap(),
+            "https://example.org/pager/PLUGIN.md",
+            pager.clone(),
+        )
+        .unwrap();
+
+    let turn = send(&w, "提醒我").await;
+    assert_eq!(
+        (turn.turn.as_str(), turn.state, turn.answer.as_str()),
+        ("c#1", TurnState::Done, "好")
+    );
+    // After the student's turn ended, the queued message ran as a turn of its own.
+    let requests = w.server.requests();
+    assert_eq!(requests.len(), 4);
+    let third = messages(&w.server, 2);
+    assert_eq!(
+        third.last().unwrap(),
+        &json!({"role": "user", "content": "[from plugin pager] 提醒：明天交作业"})
+    );
+    // In the student's turn the tool saw userAsked; in the plugin's turn it did not, the turn
+    // was tainted (a community plugin's words are third-party text), and the plugin could not
+    // send again from inside the turn its own message started (seed 001, rule 1).
+    assert_eq!(
+        *pager.seen.lock().unwrap(),
+        vec![
+            (true, false, String::new()),
+            (
+                false,
+                true,
+                "error: this plugin cannot send during a turn its own message started".to_owned()
+            ),
+        ]
+    );
+    let ended: Vec<(String, String)> = w
+        .events
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnEnded { turn, state, .. } => Some((turn.clone(), state.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ended,
+        [
+            ("c#1".to_owned(), "done".to_owned()),
+            ("c#2".to_owned(), "done".to_owned())
+        ]
+    );
+    assert!(w.engine.conversation("c").unwrap().tainted);
+    // Nothing is left queued: a later turn of the student's starts clean.
+    let rows = w.engine.history("c", None, 100).unwrap();
+    assert_eq!(rows.iter().filter(|r| r.role == "user").count(), 2);
+}

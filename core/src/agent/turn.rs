@@ -26,7 +26,7 @@ use crate::installed::InstalledPlugins;
 use crate::invoke::{ApprovalBroker, Call, Invoker, Outcome, Prompt, cut_for_model};
 use crate::memories::Memories;
 use crate::policy::{Actor, Answer, Verdict};
-use crate::registry::{Tool, tool_id};
+use crate::registry::{PluginKind, Tool, tool_id};
 use crate::scheduler::{AgentJob, AgentReply, JobRunner, Notification};
 use crate::secrets::{SecretStore, keys};
 use crate::services::Host;
@@ -357,32 +357,88 @@ impl Agent {
         }
     }
 
-    /// One turn from the student's words.
+    /// One turn from the student's words, then the turns the plugins' messages queued in it
+    /// (seed 001). Returns how the student's turn ended; the others report through the events.
     pub async fn send(&self, conversation: &str, text: &str) -> Result<TurnSummary, EngineError> {
-        self.run(conversation, text, Offer::Conversation).await
+        let summary = self
+            .run(conversation, text, Offer::Conversation, None)
+            .await?;
+        // The student's turn ended well or not; its answer stands either way. A queued turn
+        // that cannot start (the provider unset meanwhile) ends the draining: its message was
+        // already shown to the user when it was sent.
+        let _ = self.run_queued(conversation).await;
+        Ok(summary)
     }
 
+    /// The turns the plugins' messages queued in `conversation` (the send-message gate, seed
+    /// 001), one after another, each as a turn of its own with the message as its user
+    /// message. The gate bounds them: at most one pending message per plugin, none from a
+    /// plugin inside a turn its own message started, 20 per plugin per session.
+    pub async fn run_queued(&self, conversation: &str) -> Result<Vec<TurnSummary>, EngineError> {
+        let mut ran = Vec::new();
+        while let Some(message) = self.parts.host.messages.take_next(conversation) {
+            ran.push(
+                self.run(
+                    conversation,
+                    &message.text,
+                    Offer::Conversation,
+                    Some(&message.plugin_id),
+                )
+                .await?,
+            );
+        }
+        Ok(ran)
+    }
+
+    /// A turn; `from_plugin` names the plugin whose queued message starts it, none for the
+    /// student's words or an agent job's prompt.
     pub(crate) async fn run(
         &self,
         conversation: &str,
         text: &str,
         offer: Offer<'_>,
+        from_plugin: Option<&str>,
     ) -> Result<TurnSummary, EngineError> {
         let p = &self.parts;
-        if p.conversations.get(conversation).is_none() {
+        let Some(before) = p.conversations.get(conversation) else {
             return Err(EngineError::NoSuchConversation(conversation.to_owned()));
-        }
+        };
         let provider = self.provider(&p.settings.get())?;
+        // seed 004: ctx.turn.userAsked — an agent job's turn, or one a plugin's message
+        // started, did not start from the user's words.
+        let user_asked = matches!(offer, Offer::Conversation) && from_plugin.is_none();
         // A turn that starts from the student's words starts clean (seed 000: taint belongs to
         // the turn that read the content).
-        // seed 004: ctx.turn.userAsked — an agent job's turn did not start from the user's words.
-        let user_asked = matches!(offer, Offer::Conversation);
         let turn = p.conversations.begin_turn_from(conversation, user_asked)?;
+        let text = match from_plugin {
+            Some(plugin) => {
+                // Not the student's words, so they clear nothing (DESIGN.md §3): the turn keeps
+                // the taint of the turn in which the plugin sent them — the message may carry
+                // what that turn read — and a message from a community or remote plugin is
+                // third-party text entering the turn, which taints it like an untrusted result.
+                let third_party = p.plugins.read(|state| {
+                    state
+                        .registry
+                        .plugins()
+                        .find(|candidate| candidate.id == plugin)
+                        .is_none_or(|candidate| candidate.kind != PluginKind::Bundled)
+                });
+                if before.tainted || third_party {
+                    p.conversations.taint(conversation)?;
+                }
+                // The model must not take a plugin's words for the student's.
+                format!("[from plugin {plugin}] {text}")
+            }
+            None => text.to_owned(),
+        };
         let id = turn_id(conversation, turn);
         p.history.open_turn(conversation, turn)?;
-        p.history.user(conversation, turn, text)?;
+        p.history.user(conversation, turn, &text)?;
         let token = super::CancellationToken::new();
         crate::lock(&p.running.turns).insert(id.clone(), (conversation.to_owned(), token.clone()));
+        if matches!(offer, Offer::Conversation) {
+            p.host.messages.turn_started(conversation, from_plugin);
+        }
         p.events.emit(Event::TurnStarted {
             conversation: conversation.to_owned(),
             turn: id.clone(),
@@ -391,6 +447,9 @@ impl Agent {
             .turn(&provider, conversation, turn, &id, offer, &token)
             .await;
         crate::lock(&p.running.turns).remove(&id);
+        if matches!(offer, Offer::Conversation) {
+            p.host.messages.turn_ended(conversation);
+        }
         self.drain_lines();
         let (state, message, answer, usage) = match ended {
             Ok(end) => end,
@@ -945,7 +1004,7 @@ impl JobRunner for AgentJobs {
             .open(&conversation)
             .map_err(|e| e.to_string())?;
         let summary = agent
-            .run(&conversation, &job.prompt, Offer::Job(job))
+            .run(&conversation, &job.prompt, Offer::Job(job), None)
             .await
             .map_err(|e| e.to_string())?;
         if summary.state != TurnState::Done {

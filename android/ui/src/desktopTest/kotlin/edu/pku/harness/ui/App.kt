@@ -58,7 +58,10 @@ class App(
     val harness: Harness = Harness.open(dataDir, platform).apply {
         if (fresh) {
             installSamplePlugins()
-            setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
+            // The terms and the campus session; the system permissions stay as the phone
+            // reports them (not asked yet), as on a new install.
+            acceptTerms()
+            setCampusSession(true)
         }
         if (model != null) {
             changeSetting("model.endpoint", jsonString(model.endpoint))

@@ -14,6 +14,7 @@ import androidx.compose.ui.test.onNodeWithText
 import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performScrollTo
 import androidx.compose.ui.test.performTextInput
+import edu.pku.harness.Acted
 import edu.pku.harness.Action
 import edu.pku.harness.Answer
 import edu.pku.harness.ChatItemKind
@@ -30,6 +31,7 @@ import edu.pku.harness.ToolCallView
 import edu.pku.harness.chunk
 import edu.pku.harness.jsonString
 import java.nio.file.Files
+import kotlinx.coroutines.runBlocking
 import kotlin.test.assertEquals
 import kotlin.test.assertNotNull
 import kotlin.test.assertTrue
@@ -203,18 +205,32 @@ class ScreensTest {
     }
 
     @Test fun a_mode_changed_in_plugin_detail_survives_reopening_and_the_community_clamp_is_shown() {
+        // A community document asking for looser defaults than the table: write auto is
+        // clamped to ask (and the core says so on the row), money off is stricter and kept.
+        val file = Files.createTempFile("harness-ui-", "-PLUGIN.md")
+        Files.writeString(
+            file,
+            "---\nid: menu\ntitle: 菜单\ndefaultModes:\n  write: auto\n  money: 'off'\ntools:\n" +
+                "  - name: today\n    effect: read\n  - name: order\n    effect: write\n  - name: pay\n    effect: money\n---\n今天的菜单\n",
+        )
         val dir = App(Language.EN).use { app ->
+            runBlocking {
+                val preview = app.harness.act(Action.PreviewLink("file://$file")) as Acted.Preview
+                assertEquals(Acted.Done, app.harness.act(preview.v1.install.action))
+            }
+            app.models.refresh()
             runPhoneTest {
                 show(app)
-                val detail = openDetail(app, "canteen")
+                val detail = openDetail(app, "menu")
                 val shown = detail()!!
-                // canteen is a community plugin: a default looser than the table is clamped,
-                // and the core says so on the row.
-                val clamped = shown.modes.filter { it.note != null }
-                for (row in clamped) {
-                    onNodeWithText(row.note!!).performScrollTo().assertExists()
-                    assertEquals("Default", row.sourceLabel)
-                }
+                val write = shown.modes.single { it.effect == Effect.WRITE }
+                assertEquals(Mode.ASK, write.mode)
+                assertEquals("Default", write.sourceLabel)
+                assertEquals("The plugin asks for auto by default; a community plugin's defaults can only be stricter", write.note)
+                onNodeWithText(write.note!!).performScrollTo().assertExists()
+                val money = shown.modes.single { it.effect == Effect.MONEY }
+                assertEquals(Mode.OFF to "Set by the plugin", money.mode to money.sourceLabel)
+                assertEquals(null, money.note)
                 saveScreenshot("plugin-detail-clamp", Language.EN)
                 val read = shown.modes.single { it.effect == Effect.READ }
                 val choice = read.choices.first { !it.selected }
@@ -228,7 +244,7 @@ class ScreensTest {
         App(Language.EN, dataDir = dir.first, fresh = false).use { app ->
             runPhoneTest {
                 show(app)
-                val detail = openDetail(app, "canteen")
+                val detail = openDetail(app, "menu")
                 val read = detail()!!.modes.single { it.effect == Effect.READ }
                 assertEquals(dir.second, read.mode)
                 assertEquals("Set by you", read.sourceLabel)
