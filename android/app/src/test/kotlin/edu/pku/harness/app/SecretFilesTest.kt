@@ -35,7 +35,7 @@ class SecretFilesTest {
         secrets.write("model.apiKey", value)
         // SHA-256("model.apiKey"), as `printf model.apiKey | sha256sum` prints it.
         val name = SecretFiles.sha256Hex("model.apiKey")
-        assertEquals(64, name.length)
+        assertEquals("b614b10a553b228602667dcf4a66a1f6d14459ad3a65e907afd8b8bf3eca07de", name)
         assertEquals(listOf(name), dir.list()!!.toList(), "no temp file left behind")
         val stored = File(dir, name).readText()
         assertFalse(stored.contains(value))
