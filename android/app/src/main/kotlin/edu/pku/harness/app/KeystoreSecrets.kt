@@ -18,7 +18,7 @@ import javax.crypto.SecretKey
 class KeystoreSecrets(dir: File) {
     constructor(context: Context) : this(File(context.noBackupFilesDir, "secrets"))
 
-    private val files = SecretFiles(dir, ::keystoreKey)
+    private val files = SecretFiles(dir) { keystoreKey() }
 
     /** The value stored for [key]; null when there is none. */
     fun read(key: String): String? = files.read(key)
