@@ -1,51 +1,8 @@
-// The Kotlin layer over the Rust core: the generated UniFFI bindings (package edu.pku.harness)
-// and the libraries built by scripts/build-android.sh.
-//
-//   scripts/build-android.sh      # .so files into src/main/jniLibs, bindings into build/generated/uniffi
-//   cargo build -p harness-ffi    # the host library the unit tests load (target/debug)
-//   ./gradlew testDebugUnitTest
+// The Android shell: the app (:app), its screens (:ui) and the Kotlin layer over the Rust core
+// (:core). The plugin versions are pinned here, once, and applied in each module.
 plugins {
-    id("com.android.library") version "8.7.3"
-    id("org.jetbrains.kotlin.android") version "2.4.20"
-}
-
-android {
-    namespace = "edu.pku.harness"
-    compileSdk = 35
-
-    defaultConfig {
-        // UniFFI's android_cleaner uses SystemCleaner from API 34 and JNA's cleaner below it.
-        minSdk = 26
-    }
-
-    sourceSets["main"].kotlin.srcDir("build/generated/uniffi/kotlin")
-
-    compileOptions {
-        sourceCompatibility = JavaVersion.VERSION_17
-        targetCompatibility = JavaVersion.VERSION_17
-    }
-
-    testOptions {
-        // The unit tests run on the host JVM against the host build of the library.
-        unitTests.isReturnDefaultValues = true
-        unitTests.all {
-            it.systemProperty("jna.library.path", rootDir.resolve("../target/debug").absolutePath)
-        }
-    }
-}
-
-kotlin {
-    jvmToolchain(17)
-}
-
-dependencies {
-    implementation("net.java.dev.jna:jna:5.13.0@aar")
-    implementation("org.jetbrains.kotlinx:kotlinx-coroutines-android:1.8.1")
-    implementation("androidx.annotation:annotation:1.9.1")
-
-    // On the host JVM the unit tests need JNA's jar (with desktop natives), not the AAR.
-    testImplementation("net.java.dev.jna:jna:5.13.0")
-    testImplementation("junit:junit:4.13.2")
-    testImplementation("org.jetbrains.kotlin:kotlin-test-junit:2.4.20")
-    testImplementation("org.jetbrains.kotlinx:kotlinx-coroutines-core:1.8.1")
+    id("com.android.application") version "8.7.3" apply false
+    id("com.android.library") version "8.7.3" apply false
+    id("org.jetbrains.kotlin.android") version "2.4.20" apply false
+    id("org.jetbrains.kotlin.plugin.compose") version "2.4.20" apply false
 }

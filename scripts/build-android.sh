@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Android libraries with cargo-ndk: libharness_ffi.so for arm64-v8a, armeabi-v7a
-# and x86_64 into android/src/main/jniLibs, linked for 16 KB pages; then generates the Kotlin
-# bindings into android/build/generated/uniffi/kotlin, where android/build.gradle.kts reads
-# them. The .so files keep their symbols (the Android Gradle plugin strips them when it
-# packages the app).
+# and x86_64 into android/core/src/main/jniLibs, linked for 16 KB pages; then generates the
+# Kotlin bindings into android/core/build/generated/uniffi/kotlin, where the :core module
+# (android/core/build.gradle.kts) reads them. The .so files keep their symbols (the Android
+# Gradle plugin strips them when it packages the app).
 #
 # Needs the Android NDK (ANDROID_NDK_HOME) and cargo-ndk (cargo install cargo-ndk). Fails
 # before building anything when either is missing.
@@ -33,7 +33,7 @@ export CARGO_TARGET_ARMV7_LINUX_ANDROIDEABI_RUSTFLAGS="$page_size"
 export CARGO_TARGET_X86_64_LINUX_ANDROID_RUSTFLAGS="$page_size"
 
 cargo ndk --platform "${ANDROID_PLATFORM:-26}" -t arm64-v8a -t armeabi-v7a -t x86_64 \
-  -o android/src/main/jniLibs build --locked --release -p harness-ffi --lib
+  -o android/core/src/main/jniLibs build --locked --release -p harness-ffi --lib
 
-scripts/gen-bindings.sh --release android/build/generated/uniffi
-echo "Android libraries in android/src/main/jniLibs; Kotlin bindings in android/build/generated/uniffi/kotlin"
+scripts/gen-bindings.sh --release android/core/build/generated/uniffi
+echo "Android libraries in android/core/src/main/jniLibs; Kotlin bindings in android/core/build/generated/uniffi/kotlin"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Kotlin tests of android/src/test on the host JVM against the real library: builds the
 # cdylib (debug), generates the bindings, compiles them with kotlinc together with the tests,
-# and runs them through JUnit 4 with JNA loading target/debug/libharness_ffi.so. Installs what
-# it needs when missing (kotlin-compiler from npm, Debian's libjna-java and junit4). Ends with
-# the line `N passed, N failed`; exits non-zero on any failure.
+# and runs them through JUnit 4 with JNA loading target/debug/libharness_ffi.so; with them, the
+# app's plain-JVM parts (secret file format, document reader) and their tests in
+# android/app/src/test. Installs what it needs when missing (kotlin-compiler from npm, Debian's
+# libjna-java and junit4). Ends with the line `N passed, N failed`; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/host-tools.sh
@@ -22,7 +23,10 @@ test_cp="$runtime_cp:$KOTLIN_LIB/kotlin-test.jar:$KOTLIN_LIB/kotlin-test-junit.j
 # The generated bindings exactly as they ship (android_cleaner included), with host stand-ins
 # for the three Android classes they name.
 kotlinc_cached "$build/bindings.jar" "$runtime_cp" "$target_dir/bindings/kotlin" android/host-stubs
-kotlinc_cached "$build/tests.jar" "$build/bindings.jar:$test_cp" android/src/test/kotlin android/host-runner
+# The app's parts that need no Android, with their tests (Gradle: :app:testDebugUnitTest).
+app_main=android/app/src/main/kotlin/edu/pku/harness/app
+kotlinc_cached "$build/tests.jar" "$build/bindings.jar:$test_cp" android/src/test/kotlin android/host-runner \
+  "$app_main/SecretFiles.kt" "$app_main/DocumentText.kt" android/app/src/test/kotlin
 
 exec java -Djna.library.path="$target_dir/debug" -cp "$build/bindings.jar:$build/tests.jar:$test_cp" \
   edu.pku.harness.host.RunHostTestsKt "$build/tests.jar"

@@ -1,0 +1,104 @@
+package edu.pku.harness.app
+
+import android.Manifest
+import android.content.Context
+import android.content.pm.PackageManager
+import android.os.Build
+import android.os.Handler
+import android.os.Looper
+import androidx.core.content.ContextCompat
+import edu.pku.harness.Answer
+import edu.pku.harness.AppNotification
+import edu.pku.harness.ApprovalPrompt
+import edu.pku.harness.Harness
+import edu.pku.harness.HarnessException
+import edu.pku.harness.Permission
+import edu.pku.harness.PermissionState
+import edu.pku.harness.Platform
+import edu.pku.harness.ui.AppNavigator
+import edu.pku.harness.ui.ApprovalHost
+
+/**
+ * What only the phone can do, for the core (bindings/src/platform.rs): the approval sheet,
+ * the keystore, notifications, the wake-up alarm, the app's screens and the permission states.
+ * The core calls these from its own threads and never while it holds a lock, so each may call
+ * back into the Harness.
+ */
+class AndroidPlatform(
+    private val context: Context,
+    private val approvals: ApprovalHost,
+    private val navigator: AppNavigator,
+    private val secrets: KeystoreSecrets = KeystoreSecrets(context),
+    val alarms: WakeAlarms = WakeAlarms(context),
+    val notifications: JobNotifications = JobNotifications(context),
+) : Platform {
+    private val main = Handler(Looper.getMainLooper())
+    private val prefs = context.getSharedPreferences(PREFS, Context.MODE_PRIVATE)
+
+    /** The Harness opened on this platform; set right after Harness.open returns. */
+    @Volatile var harness: Harness? = null
+
+    /**
+     * Suspends until the user taps an answer on the sheet. When the core stops waiting (the
+     * turn was cancelled) this coroutine is cancelled, and ApprovalHost takes the sheet down.
+     */
+    override suspend fun askApproval(id: ULong, prompt: ApprovalPrompt): Answer = approvals.askApproval(id, prompt)
+
+    override fun postNotification(notification: AppNotification) = notifications.post(notification)
+
+    override fun armWakeUp(atEpochMs: Long, exact: Boolean) = alarms.arm(atEpochMs, exact)
+
+    override fun cancelWakeUp() = alarms.cancel()
+
+    override fun openScreen(route: String) {
+        val target = harness?.routeFor(route) ?: return
+        main.post { navigator.open(target) }
+    }
+
+    override fun readSecret(key: String): String? = try {
+        secrets.read(key)
+    } catch (e: java.io.IOException) {
+        throw HarnessException.Platform(e.message ?: "the secret \"$key\" cannot be read")
+    } catch (e: java.security.GeneralSecurityException) {
+        throw HarnessException.Platform("the keystore cannot open the secret \"$key\": $e")
+    }
+
+    override fun writeSecret(key: String, value: String?) = try {
+        secrets.write(key, value)
+    } catch (e: java.io.IOException) {
+        throw HarnessException.Platform("the secret \"$key\" cannot be stored: ${e.message}")
+    } catch (e: java.security.GeneralSecurityException) {
+        throw HarnessException.Platform("the keystore cannot seal the secret \"$key\": $e")
+    }
+
+    override fun permissionState(permission: Permission): PermissionState = when (permission) {
+        Permission.NOTIFICATIONS -> notificationsState()
+        Permission.EXACT_ALARM ->
+            if (WakeAlarms.canScheduleExactAlarms(context)) PermissionState.GRANTED else PermissionState.DENIED
+    }
+
+    /**
+     * GRANTED when notifications would show. Before Android 13 there is no prompt, only the
+     * app's switch in the system settings. From 13 on, a permission not granted is UNKNOWN until
+     * the app has asked once (the shell then offers the system's dialog), DENIED after.
+     */
+    private fun notificationsState(): PermissionState {
+        if (notifications.allowed()) return PermissionState.GRANTED
+        if (Build.VERSION.SDK_INT < Build.VERSION_CODES.TIRAMISU) return PermissionState.DENIED
+        val granted = ContextCompat.checkSelfPermission(context, Manifest.permission.POST_NOTIFICATIONS) ==
+            PackageManager.PERMISSION_GRANTED
+        // Granted but switched off in the settings: the dialog cannot help, the settings can.
+        if (granted) return PermissionState.DENIED
+        return if (prefs.getBoolean(KEY_ASKED_NOTIFICATIONS, false)) PermissionState.DENIED else PermissionState.UNKNOWN
+    }
+
+    /** Records that the system's notification dialog was shown once (see notificationsState). */
+    fun markNotificationsAsked() {
+        prefs.edit().putBoolean(KEY_ASKED_NOTIFICATIONS, true).apply()
+    }
+
+    private companion object {
+        const val PREFS = "permissions"
+        const val KEY_ASKED_NOTIFICATIONS = "asked-notifications"
+    }
+}

@@ -1,0 +1,55 @@
+package edu.pku.harness.app
+
+import android.app.Application
+import android.util.Log
+import edu.pku.harness.EventSubscription
+import edu.pku.harness.Harness
+import edu.pku.harness.HarnessException
+import edu.pku.harness.ui.AppNavigator
+import edu.pku.harness.ui.ApprovalHost
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import java.io.File
+
+/**
+ * Opens the one Harness of the app, on filesDir/harness, and keeps it for the process's life:
+ * the activity, the approval sheet and the alarm receivers all use this one.
+ */
+class HarnessApplication : Application() {
+    /** Work that outlives a screen: the receivers' runs, permission refreshes. */
+    val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
+    val approvals = ApprovalHost()
+    val navigator = AppNavigator()
+    lateinit var platform: AndroidPlatform
+        private set
+    lateinit var harness: Harness
+        private set
+
+    // Delivery stops when this handle is collected: held for the app's life.
+    private lateinit var withdrawals: EventSubscription
+
+    override fun onCreate() {
+        super.onCreate()
+        platform = AndroidPlatform(this, approvals, navigator)
+        platform.notifications.createChannel()
+        harness = Harness.open(File(filesDir, "harness").path, platform)
+        platform.harness = harness
+        // A prompt the core withdraws (its turn was stopped) leaves the screen.
+        withdrawals = harness.subscribe(approvals.listener)
+        refreshPermissions()
+    }
+
+    /** Tells the core what the system allows now (the user may have changed it in Settings). */
+    fun refreshPermissions() {
+        try {
+            harness.refreshPermissions()
+        } catch (e: HarnessException) {
+            Log.w(TAG, "refreshing the permission states failed: ${e.message}")
+        }
+    }
+
+    companion object {
+        const val TAG = "PkuHarness"
+    }
+}

@@ -1,0 +1,29 @@
+package edu.pku.harness.app
+
+import android.os.Bundle
+import androidx.activity.ComponentActivity
+import androidx.activity.compose.setContent
+import edu.pku.harness.ui.HarnessApp
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.launch
+
+/** The app's one activity: the screens of :ui over the application's Harness. */
+class MainActivity : ComponentActivity() {
+    /** A field, so that its result launchers are registered before the activity starts. */
+    val phone = AndroidPhoneActions(this)
+
+    private val app get() = application as HarnessApplication
+
+    override fun onCreate(savedInstanceState: Bundle?) {
+        super.onCreate(savedInstanceState)
+        setContent {
+            HarnessApp(harness = app.harness, approvals = app.approvals, phone = phone, navigator = app.navigator)
+        }
+    }
+
+    override fun onResume() {
+        super.onResume()
+        // The user may come back from the system settings with a permission changed.
+        app.scope.launch(Dispatchers.IO) { app.refreshPermissions() }
+    }
+}
