@@ -33,6 +33,8 @@ KOTLINC_FLAGS="-Xplugin=$COMPOSE_PLUGIN" kotlinc_cached "$build/tests.jar" \
   android/src/test/kotlin/edu/pku/harness/ScriptedModel.kt android/host-runner
 
 screenshots="$target_dir/screenshots"
+# Only this run's screens: a screen a test no longer saves must not linger.
+rm -rf "$screenshots"
 mkdir -p "$screenshots"
 # The host stand-in for android.os.Build makes kotlinx-coroutines take the JVM for Android and
 # look for Android's Main dispatcher only; its plain service lookup finds Swing's (the EDT).

@@ -33,6 +33,7 @@ import edu.pku.harness.jsonString
 import java.nio.file.Files
 import kotlinx.coroutines.runBlocking
 import kotlin.test.assertEquals
+import kotlin.test.assertFalse
 import kotlin.test.assertNotNull
 import kotlin.test.assertTrue
 import org.junit.Test
@@ -132,6 +133,34 @@ class ChatApprovalTest {
                     onNodeWithText(call.decision).assertExists()
                     onNodeWithText(prettyJson(call.result!!)).assertExists()
                     onNodeWithText("I did not reserve the seats.").assertExists()
+                }
+            }
+        }
+    }
+
+    @Test fun stopping_the_turn_withdraws_its_prompt_and_the_sheet_closes() {
+        reservingModel("never sent").use { model ->
+            App(Language.EN, model).use { app ->
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheSheet(app)
+                    val shown = app.approvals.current!!
+                    // An answer the prompt does not offer is no consent: ignored, the sheet stays.
+                    assertFalse(app.approvals.answer(shown.id, Answer.DONT_ALLOW))
+                    onNodeWithTag(ApprovalTags.SHEET).assertExists()
+                    // The sheet covers the chat, so Stop is tapped through the chat's own model:
+                    // the core cancels the turn and withdraws the prompt it waited on.
+                    waitUntil("the running turn", 10_000) { app.models.chat.model?.cancel != null }
+                    app.models.chat.act(app.models.chat.model!!.cancel!!.action)
+                    waitUntil("the sheet to close", 10_000) { app.approvals.current == null }
+                    onNodeWithTag(ApprovalTags.SHEET).assertDoesNotExist()
+                    waitUntil("the turn's end", 10_000) { app.models.chat.model?.runningTurn == null }
+                    val notice = app.models.chat.model!!.items.last()
+                    assertEquals(ChatItemKind.NOTICE, notice.kind)
+                    assertTrue(notice.text.startsWith("Cancelled"), notice.text)
+                    onNodeWithText(notice.text).assertExists()
+                    // The model was asked once: nothing went back to it after the stop.
+                    assertEquals(1, model.bodies.size)
                 }
             }
         }
