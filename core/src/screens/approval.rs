@@ -50,12 +50,12 @@ pub struct ApprovalSheet {
 
 pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> ApprovalSheet {
     let tool = engine.tool(&prompt.tool);
+    // One lookup in the registry: a prompt needs its plugin's titles, not every plugin's view.
     let plugin = engine
-        .plugins()
-        .into_iter()
-        .find(|v| v.plugin.id == prompt.plugin);
-    let plugin_title = plugin.map_or(prompt.plugin_title.clone(), |v| {
-        title(lang, &v.plugin.title, v.plugin.title_en.as_deref())
+        .installed()
+        .read(|s| s.registry.plugin(&prompt.plugin).cloned());
+    let plugin_title = plugin.map_or(prompt.plugin_title.clone(), |p| {
+        title(lang, &p.title, p.title_en.as_deref())
     });
     let tool_title = tool.as_ref().map_or(prompt.tool_title.clone(), |t| {
         title(lang, &t.title, t.title_en.as_deref())
