@@ -105,6 +105,7 @@ pub(crate) struct Core {
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn EventSink>,
     pub links: link::Links,
+    pub remotes: Arc<remote::Remotes>,
 }
 
 /// The core. Cheap to clone: clones share one state.
@@ -129,15 +130,27 @@ impl Engine {
         let store = Arc::new(store);
         let clock = options.clock;
         let settings = Arc::new(AppSettings::load(store.clone())?);
-        let catalog = Arc::new(interpreter::WithInterpreter {
-            inner: options.catalog,
-            interpreter: Arc::new(interpreter::Interpreter::new(
+        // The remote plugins' handlers reach back to the installed plugins (to install a tool
+        // list their server announced), weakly: the installed plugins hold them.
+        let mut remotes = None;
+        let plugins = Arc::new_cyclic(|plugins: &Weak<InstalledPlugins>| {
+            let made = Arc::new(remote::Remotes::new(
+                plugins.clone(),
                 options.secrets.clone(),
-                settings.clone(),
-            )),
-            secrets: options.secrets.clone(),
+            ));
+            remotes = Some(made.clone());
+            let catalog = Arc::new(interpreter::WithInterpreter {
+                inner: options.catalog,
+                interpreter: Arc::new(interpreter::Interpreter::new(
+                    options.secrets.clone(),
+                    settings.clone(),
+                )),
+                remotes: made,
+            });
+            InstalledPlugins::new(store.clone(), clock.clone(), catalog)
         });
-        let plugins = Arc::new(InstalledPlugins::new(store.clone(), clock.clone(), catalog));
+        // new_cyclic ran the closure, once, before returning.
+        let remotes = remotes.expect("the remote plugins' handlers were built");
         let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let consent = Arc::new(Consent::load(store.clone())?);
         let memories = Arc::new(Memories::new(
@@ -205,6 +218,7 @@ impl Engine {
             clock,
             events: options.events,
             links,
+            remotes,
         });
         let builtin = if options.builtin_plugins {
             let settings: Weak<dyn SettingsControl> = Arc::downgrade(&core) as Weak<Core>;
@@ -354,109 +368,21 @@ impl Engine {
         name: &str,
         token: Option<&str>,
     ) -> Result<String, EngineError> {
-        let link = |message: String| EngineError::Link {
-            link: url.to_owned(),
-            message,
-        };
-        let key = remote::token_key(name);
-        let server = remote::RemoteServer::new(url, token.map(str::to_owned), remote::CALL_TIMEOUT)
-            .map_err(link)?;
-        let tools = server.list_tools().await.map_err(link)?;
-        let plugin = Plugin::from_mcp(name, name, &tools)?;
-        let id = plugin.id.clone();
-        if let Some(token) = token {
-            self.core.secrets.set(&key, token)?;
-        }
-        let handler = remote::RemoteServer::with_keystore(
-            url,
-            self.core.secrets.clone(),
-            key,
-            remote::CALL_TIMEOUT,
-        )
-        .map_err(link)?;
-        self.core.plugins.install(plugin, url, Arc::new(handler))?;
-        Ok(id)
+        self.core.remotes.add(url, name, token).await
     }
 
-    /// Lists a remote plugin's tools again (after `notifications/tools/list_changed`, or when
-    /// the user asks) and installs the list: a new tool starts under the remote defaults, a
-    /// tool the user made stricter stays so. Returns the ids of the tools that are new.
+    /// Lists a remote plugin's tools again and installs the list (as after
+    /// `notifications/tools/list_changed`, which the server's session acts on by itself): a
+    /// new tool starts under the remote defaults, a tool the user made stricter stays so, a
+    /// tool the server dropped is gone. Returns the ids of the tools that are new.
     pub async fn refresh_remote(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
-        let (old, url) = self.core.plugins.installed(plugin)?;
-        let name = match (old.kind, plugin.strip_prefix("mcp-")) {
-            (crate::registry::PluginKind::Remote, Some(name)) => name.to_owned(),
-            _ => return Err(EngineError::NoSuchPlugin(plugin.to_owned())),
-        };
-        let link = |message: String| EngineError::Link {
-            link: url.clone(),
-            message,
-        };
-        let server = remote::RemoteServer::with_keystore(
-            &url,
-            self.core.secrets.clone(),
-            remote::token_key(&name),
-            remote::CALL_TIMEOUT,
-        )
-        .map_err(link)?;
-        let tools = server.list_tools().await.map_err(link)?;
-        let fresh = Plugin::from_mcp(&name, &old.title, &tools)?;
-        let mut manifest = fresh.manifest.clone();
-        for tool in &mut manifest.tools {
-            // The user's re-class is never undone by the server.
-            if let Some(before) = old.tool(&tool.name) {
-                let offered = fresh.tool(&tool.name).map(|t| t.effect);
-                if offered.is_some_and(|e| before.effect > e) {
-                    tool.effect = Some(Value::String(before.effect.as_str().into()));
-                }
-            }
-        }
-        let added = fresh
-            .tools
-            .iter()
-            .filter(|t| old.tool(&t.name).is_none())
-            .map(|t| t.id.clone())
-            .collect();
-        let plugin_now = Plugin::load(manifest, crate::registry::PluginKind::Remote)?;
-        // The code stays: the same server, its session kept.
-        self.core.plugins.replace(plugin, plugin_now, &url, None)?;
-        Ok(added)
+        self.core.remotes.refresh(plugin).await
     }
 
     /// Re-classes a remote tool to a stricter effect (seed 004: a remote server's hint can only
     /// be tightened by the user, never loosened). Kept across restarts and refreshes.
     pub fn reclass_remote_tool(&self, tool: &str, effect: Effect) -> Result<(), EngineError> {
-        let current = self
-            .core
-            .plugins
-            .tool(tool)
-            .ok_or_else(|| EngineError::NoSuchPlugin(tool.to_owned()))?;
-        let (plugin, url) = self.core.plugins.installed(&current.plugin)?;
-        if plugin.kind != crate::registry::PluginKind::Remote {
-            return Err(SettingsError::new(
-                &format!("tools.{tool}.effect"),
-                "only a remote server's tools are re-classed; a document's effects are its author's",
-            )
-            .into());
-        }
-        if effect < current.effect {
-            return Err(SettingsError::new(
-                &format!("tools.{tool}.effect"),
-                format!(
-                    "{tool} is a {} tool; it can be made stricter (a stronger effect), never \
-                     {effect}",
-                    current.effect
-                ),
-            )
-            .into());
-        }
-        let mut manifest = plugin.manifest.clone();
-        for t in &mut manifest.tools {
-            if t.name == current.name {
-                t.effect = Some(Value::String(effect.as_str().into()));
-            }
-        }
-        let reloaded = Plugin::load(manifest, crate::registry::PluginKind::Remote)?;
-        self.core.plugins.replace(&plugin.id, reloaded, &url, None)
+        self.core.plugins.reclass_remote(tool, effect)
     }
 
     /// Connects to the MCP server at `url` and lists its tools, installing nothing.

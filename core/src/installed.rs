@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use rusqlite::Transaction;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
@@ -225,12 +226,6 @@ impl InstalledPlugins {
         Ok((plugin, handler))
     }
 
-    fn handler_for(&self, plugin: &Plugin) -> Arc<dyn PluginHandler> {
-        self.catalog
-            .handler(plugin)
-            .unwrap_or_else(|| Arc::new(NoCode))
-    }
-
     /// Plugins that were installed but could not be loaded at open, with why.
     pub fn load_errors(&self) -> Vec<String> {
         crate::lock(&self.load_errors).clone()
@@ -280,7 +275,11 @@ impl InstalledPlugins {
         source: &str,
     ) -> Result<String, EngineError> {
         let id = plugin.id.clone();
-        let handler = self.handler_for(&plugin);
+        // Told the source: a remote plugin's code is the server at its URL.
+        let handler = self
+            .catalog
+            .handler_at(&plugin, source)
+            .unwrap_or_else(|| Arc::new(NoCode));
         self.install(plugin, source, handler)?;
         Ok(id)
     }
@@ -388,13 +387,149 @@ impl InstalledPlugins {
                 .map(|i| i.handler.clone())
                 .ok_or_else(|| EngineError::NoSuchPlugin(old.to_owned()))?,
         };
+        self.swap(&mut state, plugin, source, handler, |_| Ok(()))
+    }
+
+    /// Puts the tool list remote server `plugin` gave last (`tools/list`, after
+    /// `notifications/tools/list_changed` or the user's refresh) in place of the plugin's, in
+    /// one transaction under the lock, so that whatever the user changed while the list was
+    /// being fetched is merged rather than overwritten:
+    ///
+    /// - a tool the user made stricter stays so (seed 004: a server's hint is only tightened);
+    /// - a tool the server no longer lists is gone, and a call to it is refused as unknown;
+    /// - a new tool starts under the remote defaults. Modes are kept per plugin and effect
+    ///   (DESIGN.md §3), so where the user had loosened the mode of a new tool's effect (an
+    ///   "Always allow"), that mode is withdrawn: the user allowed the tools they had seen, not
+    ///   whatever the server adds later.
+    ///
+    /// The code stays (the same server, its session kept). Returns the new tools' ids.
+    pub(crate) fn update_remote(
+        &self,
+        plugin: &str,
+        tools: &[McpTool],
+    ) -> Result<Vec<String>, EngineError> {
+        let no_such = || EngineError::NoSuchPlugin(plugin.to_owned());
+        let mut state = self.state();
+        let (old, handler) = state
+            .installed
+            .get(plugin)
+            .filter(|i| i.plugin.kind == PluginKind::Remote)
+            .map(|i| (i.plugin.clone(), i.handler.clone()))
+            .ok_or_else(no_such)?;
+        let name = plugin.strip_prefix("mcp-").ok_or_else(no_such)?;
+        let fresh = Plugin::from_mcp(name, &old.title, tools)?;
+        let mut manifest = fresh.manifest.clone();
+        for tool in &mut manifest.tools {
+            let (Some(before), Some(offered)) = (old.tool(&tool.name), fresh.tool(&tool.name))
+            else {
+                continue;
+            };
+            if before.effect > offered.effect {
+                tool.effect = Some(Value::String(before.effect.as_str().into()));
+            }
+        }
+        let now = Plugin::load(manifest, PluginKind::Remote)?;
+        let added: Vec<&Arc<Tool>> = now
+            .tools
+            .iter()
+            .filter(|t| old.tool(&t.name).is_none())
+            .collect();
+        let mut withdrawn: Vec<Effect> = Vec::new();
+        for tool in &added {
+            let looser = state
+                .modes
+                .get(plugin, tool.effect)
+                .is_some_and(|mode| mode < crate::policy::default_mode(&now, tool.effect).0);
+            if looser && !withdrawn.contains(&tool.effect) {
+                withdrawn.push(tool.effect);
+            }
+        }
+        let added: Vec<String> = added.iter().map(|t| t.id.clone()).collect();
+        let source = self.source(plugin)?;
+        self.swap(&mut state, now, &source, handler, |tx| {
+            withdrawn
+                .iter()
+                .try_for_each(|&effect| rows::clear_mode(tx, plugin, effect))
+        })?;
+        for effect in withdrawn {
+            state.modes.unset(plugin, effect);
+        }
+        Ok(added)
+    }
+
+    /// Re-classes remote tool `tool` to `effect`, never to a looser one (seed 004: a remote
+    /// server's hint can only be tightened by the user). Under the lock, so a tool list
+    /// installed meanwhile is kept.
+    pub(crate) fn reclass_remote(&self, tool: &str, effect: Effect) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let current = state
+            .registry
+            .tool(tool)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchPlugin(tool.to_owned()))?;
+        let (plugin, handler) = state
+            .installed
+            .get(&current.plugin)
+            .map(|i| (i.plugin.clone(), i.handler.clone()))
+            .ok_or_else(|| EngineError::NoSuchPlugin(tool.to_owned()))?;
+        if plugin.kind != PluginKind::Remote {
+            return Err(SettingsError::new(
+                &format!("tools.{tool}.effect"),
+                "only a remote server's tools are re-classed; a document's effects are its author's",
+            )
+            .into());
+        }
+        if effect < current.effect {
+            return Err(SettingsError::new(
+                &format!("tools.{tool}.effect"),
+                format!(
+                    "{tool} is a {} tool; it can be made stricter (a stronger effect), never \
+                     {effect}",
+                    current.effect
+                ),
+            )
+            .into());
+        }
+        let mut manifest = plugin.manifest.clone();
+        for t in &mut manifest.tools {
+            if t.name == current.name {
+                t.effect = Some(Value::String(effect.as_str().into()));
+            }
+        }
+        let reloaded = Plugin::load(manifest, PluginKind::Remote)?;
+        let source = self.source(&plugin.id)?;
+        self.swap(&mut state, reloaded, &source, handler, |_| Ok(()))
+    }
+
+    /// Where installed plugin `plugin` came from, as stored.
+    fn source(&self, plugin: &str) -> Result<String, EngineError> {
+        self.store
+            .read(rows::plugins)?
+            .into_iter()
+            .find(|r| r.id == plugin)
+            .map(|r| r.source)
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))
+    }
+
+    /// Puts `plugin` in the place of the installed plugin of its id, keeping its switch, modes
+    /// and preferences: checked, then written with `also` in one transaction, then swapped in
+    /// memory. Nothing changes if the check or the write fails.
+    fn swap(
+        &self,
+        state: &mut State,
+        plugin: Plugin,
+        source: &str,
+        handler: Arc<dyn PluginHandler>,
+        also: impl FnOnce(&Transaction<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), EngineError> {
+        let old = plugin.id.clone();
         let previous = state
             .installed
-            .get(old)
+            .get(&old)
             .map(|i| (i.plugin.clone(), i.enabled))
-            .ok_or_else(|| EngineError::NoSuchPlugin(old.to_owned()))?;
-        state.registry.remove(old);
-        let checked = match check(&state, &plugin) {
+            .ok_or_else(|| EngineError::NoSuchPlugin(old.clone()))?;
+        state.registry.remove(&old);
+        let checked = match check(state, &plugin) {
             Ok(checked) => checked,
             Err(e) => {
                 state.registry.insert_checked(previous.0);
@@ -412,12 +547,16 @@ impl InstalledPlugins {
             enabled: previous.1,
         };
         let now = self.clock.now_ms();
-        if let Err(e) = self.store.write(|tx| rows::put_plugin(tx, &row, now)) {
+        let written = self.store.write(|tx| {
+            rows::put_plugin(tx, &row, now)?;
+            also(tx)
+        });
+        if let Err(e) = written {
             state.registry.insert_checked(previous.0);
             return Err(e.into());
         }
-        state.installed.remove(old);
-        put(&mut state, plugin, handler, previous.1, checked);
+        state.installed.remove(&old);
+        put(state, plugin, handler, previous.1, checked);
         Ok(())
     }
 

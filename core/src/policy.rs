@@ -97,6 +97,13 @@ impl UserModes {
         self.by_plugin.entry(plugin.to_owned()).or_default()[effect as usize] = Some(mode);
     }
 
+    /// Forgets the mode the user set for one effect of `plugin`: its default applies again.
+    pub fn unset(&mut self, plugin: &str, effect: Effect) {
+        if let Some(modes) = self.by_plugin.get_mut(plugin) {
+            modes[effect as usize] = None;
+        }
+    }
+
     /// Forgets every mode the user set for `plugin` (it was removed).
     pub fn forget(&mut self, plugin: &str) {
         self.by_plugin.remove(plugin);

@@ -1,5 +1,8 @@
-//! Remote plugins against a real MCP server: `@modelcontextprotocol/server-everything` in its
-//! Streamable HTTP mode on a loopback port, started by each test.
+//! Remote plugins against a real MCP server: `@modelcontextprotocol/server-everything` on a
+//! loopback port, started by each test, in its Streamable HTTP mode or in its HTTP+SSE mode (the
+//! older transport). What server-everything cannot be made to do — change its tool list when
+//! the test says so, require a bearer token, answer slowly, name another origin as its endpoint
+//! — is done by the small loopback server of `common::mcp_server`.
 //!
 //! The server is found through `PKU_HARNESS_MCP_EVERYTHING` (its `dist/index.js`; scripts/test.sh
 //! installs it and sets the variable) or at the install location scripts/test.sh uses. When it
@@ -14,10 +17,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::Denies;
+use common::mcp_server::{McpServer, tool};
 use harness_core::invoke::{Call, Outcome};
-use harness_core::plugins::remote::RemoteServer;
-use harness_core::policy::Actor;
+use harness_core::plugins::remote::{RemoteServer, token_key};
+use harness_core::policy::{Actor, Code, Mode, ModeSource};
 use harness_core::registry::Effect;
+use harness_core::secrets::{MemorySecrets, SecretStore};
 use harness_core::{Engine, Options};
 use serde_json::json;
 
@@ -50,22 +55,36 @@ fn server_script() -> PathBuf {
 struct Everything {
     child: Child,
     port: u16,
+    /// `/mcp` (Streamable HTTP) or `/sse` (HTTP+SSE).
+    path: &'static str,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl Everything {
     fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        Self::start_on(port)
+        Self::start_on(free_port())
     }
 
     fn start_on(port: u16) -> Self {
+        Self::start_mode(port, "streamableHttp", "/mcp")
+    }
+
+    /// In its HTTP+SSE mode: GET /sse opens the stream, messages go to POST /message.
+    fn start_sse() -> Self {
+        Self::start_mode(free_port(), "sse", "/sse")
+    }
+
+    fn start_mode(port: u16, mode: &str, path: &'static str) -> Self {
         let child = Command::new("node")
             .arg(server_script())
-            .arg("streamableHttp")
+            .arg(mode)
             .env("PORT", port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -77,11 +96,11 @@ impl Everything {
             assert!(Instant::now() < until, "the MCP test server did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Self { child, port }
+        Self { child, port, path }
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
+        format!("http://127.0.0.1:{}{}", self.port, self.path)
     }
 
     fn kill(&mut self) {
@@ -270,4 +289,520 @@ async fn a_remote_tool_is_made_stricter_never_looser_and_it_stays_so_across_refr
         panic!("{outcome:?}");
     };
     assert!(text_of(&result).contains('2'), "{result}");
+}
+
+/// Waits (up to 10 s) for `done`, saying what did not happen.
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A tap on `tool` with `{"message": message}`.
+fn tap(tool: &str, message: &str) -> Call {
+    Call {
+        tool: tool.into(),
+        actor: Actor::User,
+        input: json!({"message": message}),
+        conversation: None,
+    }
+}
+
+/// The result text of a call that ran.
+async fn ran(engine: &Engine, call: Call) -> String {
+    let outcome = engine.invoke(call).await.outcome;
+    let Outcome::Ran { result, .. } = outcome else {
+        panic!("{outcome:?}");
+    };
+    text_of(&result)
+}
+
+/// The names of `plugin`'s tools, in the order the server listed them.
+fn tool_names(engine: &Engine, plugin: &str) -> Vec<String> {
+    engine
+        .plugins()
+        .into_iter()
+        .find(|v| v.plugin.id == plugin)
+        .map(|v| v.plugin.tools.iter().map(|t| t.name.clone()).collect())
+        .unwrap_or_default()
+}
+
+fn mode(engine: &Engine, plugin: &str, effect: Effect) -> (Mode, ModeSource) {
+    engine
+        .modes(plugin)
+        .unwrap()
+        .into_iter()
+        .find(|(e, ..)| *e == effect)
+        .map(|(_, mode, source)| (mode, source))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_server_of_the_older_http_sse_transport_is_added_by_its_sse_url_and_answers_echo() {
+    let server = Everything::start_sse();
+    let engine = Engine::in_memory(Options::new(Arc::new(Denies::default()))).unwrap();
+    let id = engine
+        .add_remote(&server.url(), "legacy", None)
+        .await
+        .unwrap();
+    assert_eq!(id, "mcp-legacy");
+    let names = tool_names(&engine, "mcp-legacy");
+    for expected in ["echo", "get-sum", "trigger-long-running-operation"] {
+        assert!(names.iter().any(|n| n == expected), "{names:?}");
+    }
+    assert_eq!(engine.tool("mcp-legacy.echo").unwrap().effect, Effect::Read);
+    assert_eq!(
+        ran(&engine, tap("mcp-legacy.echo", "你好, HTTP+SSE")).await,
+        "Echo: 你好, HTTP+SSE"
+    );
+    let sum = RemoteServer::new(&server.url(), None, Duration::from_secs(30))
+        .unwrap()
+        .call("get-sum", json!({"a": 20, "b": 22}))
+        .await
+        .unwrap();
+    assert!(text_of(&sum).contains("42"), "{sum}");
+}
+
+#[tokio::test]
+async fn server_everything_announcing_its_research_tool_over_http_sse_installs_it_by_itself() {
+    // server-everything registers `simulate-research-query` when a session is initialised and
+    // announces it with notifications/tools/list_changed. Over Streamable HTTP that announcement
+    // goes out before rmcp opens the GET stream and is lost; over HTTP+SSE the stream is open
+    // from the start, so the plugin's session receives it.
+    let server = Everything::start_sse();
+    let engine = Engine::in_memory(Options::new(Arc::new(Denies::default()))).unwrap();
+    let listed = engine.remote_tools(&server.url()).await.unwrap();
+    assert!(
+        listed.iter().any(|t| t.name == "simulate-research-query"),
+        "{listed:?}"
+    );
+    // The plugin as it was installed when the server did not have the tool yet.
+    let older: Vec<_> = listed
+        .into_iter()
+        .filter(|t| t.name != "simulate-research-query")
+        .collect();
+    engine
+        .install_remote("everything", "everything", &older, &server.url())
+        .unwrap();
+    // The user had allowed the plugin's write tools always.
+    engine
+        .set_mode("mcp-everything", Effect::Write, Mode::Auto)
+        .unwrap();
+    assert!(
+        engine
+            .tool("mcp-everything.simulate-research-query")
+            .is_none()
+    );
+
+    // A call opens the plugin's session, whose initialisation makes the server announce.
+    assert_eq!(
+        ran(&engine, tap("mcp-everything.echo", "hello")).await,
+        "Echo: hello"
+    );
+    until("the announced tool was not installed", || {
+        engine
+            .tool("mcp-everything.simulate-research-query")
+            .is_some()
+    })
+    .await;
+    let research = engine
+        .tool("mcp-everything.simulate-research-query")
+        .unwrap();
+    assert_eq!((research.effect, research.untrusted), (Effect::Write, true));
+    assert_eq!(
+        mode(&engine, "mcp-everything", Effect::Write),
+        (Mode::Ask, ModeSource::KindDefault),
+        "a new write tool starts under the remote default, not the user's earlier 'always'"
+    );
+    assert_eq!(tool_names(&engine, "mcp-everything").len(), older.len() + 1);
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_installed_by_itself_new_tools_under_the_remote_defaults() {
+    let server = McpServer::streamable(vec![tool("echo", true), tool("post", false)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Engine::open(dir.path(), Options::new(Arc::new(Denies::default()))).unwrap();
+    let engine = open();
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "campus", None)
+        .await
+        .unwrap();
+    // "Always allow" on the write tool `post`, and the read tools made to ask: stricter than
+    // their default, which a new read tool keeps.
+    engine
+        .set_mode("mcp-campus", Effect::Write, Mode::Auto)
+        .unwrap();
+    engine
+        .set_mode("mcp-campus", Effect::Read, Mode::Ask)
+        .unwrap();
+    // A call opens the plugin's session, and with it the stream the server announces on.
+    assert_eq!(ran(&engine, tap("mcp-campus.echo", "hi")).await, "echo: hi");
+    server.stream_opened().await;
+
+    server.set_tools(vec![
+        tool("echo", true),
+        tool("upload", false),
+        tool("lookup", true),
+    ]);
+    assert_eq!(server.announce(), 1);
+    until("the announced list was not installed", || {
+        engine.tool("mcp-campus.upload").is_some()
+    })
+    .await;
+    assert_eq!(
+        tool_names(&engine, "mcp-campus"),
+        ["echo", "upload", "lookup"]
+    );
+    assert_eq!(
+        engine.tool("mcp-campus.upload").unwrap().effect,
+        Effect::Write
+    );
+    assert_eq!(
+        engine.tool("mcp-campus.lookup").unwrap().effect,
+        Effect::Read
+    );
+    assert_eq!(
+        mode(&engine, "mcp-campus", Effect::Write),
+        (Mode::Ask, ModeSource::KindDefault)
+    );
+    assert_eq!(
+        mode(&engine, "mcp-campus", Effect::Read),
+        (Mode::Ask, ModeSource::User),
+        "a mode stricter than the default is the user's to keep"
+    );
+    assert_eq!(
+        server.count("tools/list"),
+        2,
+        "one listing when added, one for the announcement"
+    );
+
+    // The new write tool asks the agent's call first (the broker denies).
+    let asked = engine
+        .invoke(Call {
+            actor: Actor::Agent,
+            ..tap("mcp-campus.upload", "a file")
+        })
+        .await;
+    assert!(asked.prompt.is_some(), "{asked:?}");
+    assert!(
+        matches!(
+            asked.outcome,
+            Outcome::Refused {
+                code: Code::Declined,
+                ..
+            }
+        ),
+        "{asked:?}"
+    );
+    // The tool the server dropped is gone, and a call to it is refused, saying so.
+    let gone = engine.invoke(tap("mcp-campus.post", "x")).await.outcome;
+    assert_eq!(
+        gone,
+        Outcome::Refused {
+            code: Code::Unavailable,
+            message: "Plugin \"mcp-campus\" has no tool \"mcp-campus.post\".".into()
+        }
+    );
+
+    drop(engine);
+    let engine = open();
+    assert_eq!(
+        tool_names(&engine, "mcp-campus"),
+        ["echo", "upload", "lookup"]
+    );
+    assert_eq!(
+        mode(&engine, "mcp-campus", Effect::Write),
+        (Mode::Ask, ModeSource::KindDefault)
+    );
+}
+
+#[tokio::test]
+async fn a_refresh_that_fails_leaves_the_old_list_whole_and_is_not_retried() {
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    let engine = Engine::in_memory(Options::new(Arc::new(Denies::default()))).unwrap();
+    engine
+        .add_remote(&server.url(), "campus", None)
+        .await
+        .unwrap();
+    ran(&engine, tap("mcp-campus.echo", "hi")).await;
+    server.stream_opened().await;
+
+    // The server announces, then fails the list.
+    server.fail_lists(true);
+    server.set_tools(vec![tool("echo", true), tool("upload", false)]);
+    assert_eq!(server.announce(), 1);
+    until("the announcement was not acted on", || {
+        server.count("tools/list") == 2
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        server.count("tools/list"),
+        2,
+        "a failed refresh is not retried"
+    );
+    assert_eq!(tool_names(&engine, "mcp-campus"), ["echo"]);
+
+    // The server goes away while its list is on the way.
+    server.fail_lists(false);
+    server.delay_lists([Duration::from_secs(5)]);
+    assert_eq!(server.announce(), 1);
+    until("the second announcement was not acted on", || {
+        server.count("tools/list") == 3
+    })
+    .await;
+    server.kill();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(tool_names(&engine, "mcp-campus"), ["echo"]);
+    assert_eq!(engine.tool("mcp-campus.echo").unwrap().effect, Effect::Read);
+}
+
+#[tokio::test]
+async fn a_refresh_begun_later_installs_its_list_last() {
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    let engine = Engine::in_memory(Options::new(Arc::new(Denies::default()))).unwrap();
+    engine
+        .add_remote(&server.url(), "campus", None)
+        .await
+        .unwrap();
+    ran(&engine, tap("mcp-campus.echo", "hi")).await;
+    server.stream_opened().await;
+
+    // The announced refresh gets its list (echo, a) slowly...
+    server.delay_lists([Duration::from_millis(1500)]);
+    server.set_tools(vec![tool("echo", true), tool("a", true)]);
+    assert_eq!(server.announce(), 1);
+    until("the announcement was not acted on", || {
+        server.count("tools/list") == 2
+    })
+    .await;
+    // ...while the user's refresh, begun after it, would get (echo, a, b) at once.
+    server.set_tools(vec![tool("echo", true), tool("a", true), tool("b", true)]);
+    let added = engine.refresh_remote("mcp-campus").await.unwrap();
+    assert_eq!(
+        added,
+        ["mcp-campus.b"],
+        "the announced list was installed first"
+    );
+    assert_eq!(tool_names(&engine, "mcp-campus"), ["echo", "a", "b"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(tool_names(&engine, "mcp-campus"), ["echo", "a", "b"]);
+}
+
+#[tokio::test]
+async fn a_re_class_made_while_a_refresh_lists_is_kept() {
+    let server = McpServer::streamable(vec![tool("echo", true), tool("post", false)]).await;
+    let engine = Engine::in_memory(Options::new(Arc::new(Denies::default()))).unwrap();
+    engine
+        .add_remote(&server.url(), "campus", None)
+        .await
+        .unwrap();
+    ran(&engine, tap("mcp-campus.echo", "hi")).await;
+    server.stream_opened().await;
+
+    server.delay_lists([Duration::from_millis(1500)]);
+    server.set_tools(vec![
+        tool("echo", true),
+        tool("post", false),
+        tool("upload", false),
+    ]);
+    assert_eq!(server.announce(), 1);
+    until("the announcement was not acted on", || {
+        server.count("tools/list") == 2
+    })
+    .await;
+    engine
+        .reclass_remote_tool("mcp-campus.post", Effect::Money)
+        .unwrap();
+    until("the announced list was not installed", || {
+        engine.tool("mcp-campus.upload").is_some()
+    })
+    .await;
+    assert_eq!(
+        engine.tool("mcp-campus.post").unwrap().effect,
+        Effect::Money
+    );
+}
+
+/// Every file under `dir`, read whole.
+fn files(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            out.push((path, bytes));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_server_that_requires_a_bearer_token_is_added_with_it_and_the_token_stays_in_the_keystore()
+ {
+    const TOKEN: &str = "tok-7f3a9c51";
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    server.require_token(Some(TOKEN));
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let mut options = Options::new(Arc::new(Denies::default()));
+    options.secrets = secrets.clone();
+    let engine = Engine::open(dir.path(), options).unwrap();
+    let key = token_key("campus");
+    assert_eq!(key, "mcp.campus.token");
+
+    let without = engine.add_remote(&url, "campus", None).await.unwrap_err();
+    assert_eq!(
+        without.to_string(),
+        format!(
+            "plugin link {url}: the server at {url} refused the connection (HTTP 401 \
+             Unauthorized): it needs a bearer token; give the server's token when adding it"
+        )
+    );
+    let wrong = engine
+        .add_remote(&url, "campus", Some("tok-wrong-0000"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        wrong.to_string(),
+        format!(
+            "plugin link {url}: the server at {url} refused the token (HTTP 401 Unauthorized); \
+             check the bearer token given for it"
+        )
+    );
+    assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-campus"));
+    assert_eq!(
+        secrets.get(&key).unwrap(),
+        None,
+        "a refused token is not kept"
+    );
+
+    engine
+        .add_remote(&url, "campus", Some(TOKEN))
+        .await
+        .unwrap();
+    assert_eq!(secrets.get(&key).unwrap().as_deref(), Some(TOKEN));
+    assert_eq!(ran(&engine, tap("mcp-campus.echo", "hi")).await, "echo: hi");
+    let bearer = format!("Bearer {TOKEN}");
+    let accepted: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("authorization") == Some(bearer.as_str()))
+        .map(|r| r.body["method"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        accepted.iter().any(|m| m == "tools/call"),
+        "the installed plugin's call carried the keystore's token: {accepted:?}"
+    );
+
+    // The token is nowhere but the keystore: not in the audit log, the registry, the plugin's
+    // view, an error, or any file of the data directory.
+    let audit = engine.audit_log().unwrap();
+    assert!(!audit.is_empty());
+    assert!(!format!("{audit:?}").contains(TOKEN));
+    assert!(!format!("{:?}", engine.plugins()).contains(TOKEN));
+    assert!(!format!("{:?}", engine.tool("mcp-campus.echo")).contains(TOKEN));
+    assert!(!wrong.to_string().contains("tok-wrong-0000"));
+    drop(engine);
+    for (path, bytes) in files(dir.path()) {
+        assert!(
+            !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+            "the token is in {}",
+            path.display()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_token_changed_in_the_keystore_is_used_at_the_next_reconnect() {
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    server.require_token(Some("tok-first-1111"));
+    let secrets = Arc::new(MemorySecrets::default());
+    let mut options = Options::new(Arc::new(Denies::default()));
+    options.secrets = secrets.clone();
+    let engine = Engine::in_memory(options).unwrap();
+    engine
+        .add_remote(&server.url(), "campus", Some("tok-first-1111"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ran(&engine, tap("mcp-campus.echo", "one")).await,
+        "echo: one"
+    );
+
+    // The server restarts with a new token, and the keystore is given it.
+    server.require_token(Some("tok-second-2222"));
+    server.forget_sessions();
+    secrets
+        .set(&token_key("campus"), "tok-second-2222")
+        .unwrap();
+    // The open session is refused now; the call fails and the session is dropped.
+    let refused = engine.invoke(tap("mcp-campus.echo", "two")).await.outcome;
+    assert!(matches!(refused, Outcome::Failed { .. }), "{refused:?}");
+    assert_eq!(
+        ran(&engine, tap("mcp-campus.echo", "three")).await,
+        "echo: three"
+    );
+    let initialize: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.body["method"] == "initialize")
+        .map(|r| r.header("authorization").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        initialize.last().map(String::as_str),
+        Some("Bearer tok-second-2222")
+    );
+}
+
+#[tokio::test]
+async fn an_endpoint_event_naming_another_origin_is_refused_and_nothing_is_sent_there() {
+    // A listener the client must never reach.
+    let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let other = elsewhere.local_addr().unwrap();
+    let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counting = reached.clone();
+    let watcher = tokio::spawn(async move {
+        while elsewhere.accept().await.is_ok() {
+            counting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    for endpoint in [
+        format!("http://{other}/message?sessionId=1"),
+        "https://mcp.example.com/message?sessionId=1".to_owned(),
+    ] {
+        let server = McpServer::sse(&endpoint).await;
+        let url = server.url();
+        let engine = Engine::in_memory(Options::new(Arc::new(Denies::default()))).unwrap();
+        let err = engine.add_remote(&url, "spoof", None).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "plugin link {url}: the server at {url} named {endpoint} as its message \
+                 endpoint, which is not on its own origin (http://{}); messages are only sent \
+                 to the server that was added",
+                server.addr()
+            )
+        );
+        assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-spoof"));
+        let seen: Vec<_> = server
+            .requests()
+            .into_iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+        assert_eq!(
+            seen,
+            ["POST /sse", "GET /sse"],
+            "initialize POSTed, then the stream"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 0);
+    watcher.abort();
 }

@@ -191,8 +191,8 @@ fn shape(returns: &Returns, body: String) -> Result<Value, String> {
 pub(crate) struct WithInterpreter {
     pub inner: Arc<dyn Catalog>,
     pub interpreter: Arc<Interpreter>,
-    /// For a remote plugin's token, read at connect.
-    pub secrets: Arc<dyn SecretStore>,
+    /// The handlers of remote plugins.
+    pub remotes: Arc<super::remote::Remotes>,
 }
 
 impl Catalog for WithInterpreter {
@@ -212,17 +212,10 @@ impl Catalog for WithInterpreter {
     /// A remote plugin the catalog has no code for is the MCP server at its source.
     fn handler_at(&self, plugin: &Plugin, source: &str) -> Option<Arc<dyn PluginHandler>> {
         self.handler(plugin).or_else(|| {
-            let name = plugin.id.strip_prefix("mcp-")?;
             if plugin.kind != PluginKind::Remote {
                 return None;
             }
-            let server = super::remote::RemoteServer::with_keystore(
-                source,
-                self.secrets.clone(),
-                super::remote::token_key(name),
-                super::remote::CALL_TIMEOUT,
-            )
-            .ok()?;
+            let server = self.remotes.server(&plugin.id, source).ok()?;
             Some(Arc::new(server) as Arc<dyn PluginHandler>)
         })
     }

@@ -1,7 +1,7 @@
-//! Remote plugins: MCP servers reached over Streamable HTTP with `rmcp`, the official Rust MCP
-//! SDK, as the client. A server's tools become plugin `mcp-<name>` (`Plugin::from_mcp`:
-//! `readOnlyHint: true` is read, anything else write; every result untrusted), and each call
-//! goes through the one invoke path to [`RemoteServer`], the plugin's handler.
+//! Remote plugins: MCP servers reached with `rmcp`, the official Rust MCP SDK, as the client. A
+//! server's tools become plugin `mcp-<name>` (`Plugin::from_mcp`: `readOnlyHint: true` is read,
+//! anything else write; every result untrusted), and each call goes through the one invoke path
+//! to [`RemoteServer`], the plugin's handler.
 //!
 //! Where a server may be (DESIGN.md §5): `https://` to a public address — the address guard of
 //! remote plugins applies, in the client's own resolver, so a name that resolves to loopback or
@@ -9,25 +9,53 @@
 //! for a server the user runs on the same machine while developing. Nothing else: no plain
 //! http to any other host, no https to a private address, no redirects.
 //!
-//! rmcp 2.2 has no client for the older HTTP+SSE transport (it was removed from the SDK), so a
-//! server that speaks only that is reported as unreachable by Streamable HTTP.
+//! Transports. A server is first spoken to over Streamable HTTP (rmcp's client). One that
+//! answers the `initialize` POST with 400, 404 or 405 is taken for a server of the older
+//! HTTP+SSE transport (protocol 2024-11-05), as the MCP specification's backwards-compatibility
+//! section says: its URL is opened with GET as an event stream whose first event, `endpoint`,
+//! names where each message is POSTed, and the answers arrive as `message` events on that
+//! stream. rmcp dropped its client for that transport (0.11, rust-sdk PR #562), so
+//! [`LegacySse`] is ours, on the same guarded HTTP client and bearer token. The endpoint must be
+//! on the server's own origin and pass [`check_url`]: a server may not send the client's
+//! messages, token included, anywhere else.
+//!
+//! A bearer token is sent on every request; one kept in the keystore is read at each connect
+//! (and each re-initialised session), so a changed token is used from the next connect on. A
+//! server that refuses it (HTTP 401) is reported as such, naming what to change.
+//!
+//! A server that announces `notifications/tools/list_changed` has its plugin's tool list
+//! installed again by itself ([`Remotes`]), listed on the session that announced it.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, PingRequest};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::common::client_side_sse::NeverRetry;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use futures_util::StreamExt;
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest, PingRequest,
+    ServerJsonRpcMessage,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService, TxJsonRpcMessage};
+use rmcp::transport::common::client_side_sse::{BoxedSseResponse, NeverRetry};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse,
+};
+use rmcp::transport::{StreamableHttpClientTransport, Transport};
+use rmcp::{ClientHandler, Peer, ServiceExt};
+use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
+use sse_stream::SseStream;
 use url::{Host, Url};
 
+use crate::error::EngineError;
 use crate::handler::{PluginHandler, ToolContext};
-use crate::registry::{McpTool, PluginKind, Tool};
+use crate::installed::InstalledPlugins;
+use crate::registry::{LoadError, McpTool, Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
 
 /// seed: a remote call must not hang a turn; longer than the gate's 10 s since a server may
@@ -66,7 +94,24 @@ pub fn check_url(raw: &str) -> Result<(Url, bool), String> {
     }
 }
 
-type Session = RunningService<RoleClient, ()>;
+type Session = RunningService<RoleClient, Listener>;
+
+/// Told that a server's tool list changed, with the session that said so.
+type ToolsChanged = Arc<dyn Fn(Peer<RoleClient>) + Send + Sync>;
+
+/// The client's side of a session. It serves nothing (no roots, sampling or elicitation), so a
+/// server's requests are answered as unsupported; a changed tool list is passed up.
+struct Listener {
+    tools_changed: Option<ToolsChanged>,
+}
+
+impl ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        if let Some(changed) = &self.tools_changed {
+            changed(context.peer);
+        }
+    }
+}
 
 /// Where a server's bearer token comes from.
 enum Token {
@@ -76,15 +121,45 @@ enum Token {
     Keystore(Arc<dyn SecretStore>, String),
 }
 
+impl Token {
+    fn read(&self) -> Result<Option<String>, String> {
+        match self {
+            Token::None => Ok(None),
+            Token::Given(token) => Ok(Some(token.clone())),
+            Token::Keystore(secrets, key) => secrets
+                .get(key)
+                .map_err(|e| format!("could not read the server's token {key}: {e}")),
+        }
+    }
+
+    /// A 401 from the server at `url`, saying what to change; never the token itself.
+    fn refused(&self, url: &Url, sent: bool) -> String {
+        match (self, sent) {
+            (_, false) => format!(
+                "the server at {url} refused the connection (HTTP 401 Unauthorized): it needs \
+                 a bearer token; give the server's token when adding it"
+            ),
+            (Token::Keystore(_, key), true) => format!(
+                "the server at {url} refused its token, kept in the keystore as {key} (HTTP 401 \
+                 Unauthorized); remove the plugin and add the server again with its current \
+                 token"
+            ),
+            _ => format!(
+                "the server at {url} refused the token (HTTP 401 Unauthorized); check the \
+                 bearer token given for it"
+            ),
+        }
+    }
+}
+
 /// One MCP server: its URL, token and open session, reconnected after the session ends.
 pub struct RemoteServer {
     url: Url,
     loopback: bool,
-    token: Token,
+    token: Arc<Token>,
     timeout: Duration,
+    tools_changed: Option<ToolsChanged>,
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
-    /// The tool list the server gave last.
-    tools: Mutex<Vec<McpTool>>,
 }
 
 impl RemoteServer {
@@ -94,10 +169,10 @@ impl RemoteServer {
         Ok(Self {
             url,
             loopback,
-            token: token.map_or(Token::None, Token::Given),
+            token: Arc::new(token.map_or(Token::None, Token::Given)),
             timeout,
+            tools_changed: None,
             session: tokio::sync::Mutex::new(None),
-            tools: Mutex::new(Vec::new()),
         })
     }
 
@@ -109,12 +184,28 @@ impl RemoteServer {
         timeout: Duration,
     ) -> Result<Self, String> {
         let mut server = Self::new(url, None, timeout)?;
-        server.token = Token::Keystore(secrets, key);
+        server.token = Arc::new(Token::Keystore(secrets, key));
         Ok(server)
+    }
+
+    /// Calls `changed` with the announcing session whenever the server says its tool list
+    /// changed. It runs on the session's task: it must hand the work off, not wait for it.
+    pub(crate) fn on_tools_changed(
+        mut self,
+        changed: impl Fn(Peer<RoleClient>) + Send + Sync + 'static,
+    ) -> Self {
+        self.tools_changed = Some(Arc::new(changed));
+        self
     }
 
     pub fn url(&self) -> &str {
         self.url.as_str()
+    }
+
+    fn listener(&self) -> Listener {
+        Listener {
+            tools_changed: self.tools_changed.clone(),
+        }
     }
 
     async fn connect(&self) -> Result<Session, String> {
@@ -125,31 +216,68 @@ impl RemoteServer {
         };
         let client = crate::gates::guarded_client(trust)
             .map_err(|e| format!("the HTTP client could not start: {e}"))?;
-        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
-        // A broken stream ends the session at once rather than being retried behind the call's
-        // back: the call fails now, and the next one connects anew.
-        config.retry_config = Arc::new(NeverRetry::default());
-        let token = match &self.token {
-            Token::None => None,
-            Token::Given(token) => Some(token.clone()),
-            Token::Keystore(secrets, key) => secrets
-                .get(key)
-                .map_err(|e| format!("could not read the server's token: {e}"))?,
+        let connecting = async {
+            let probe = Probe::new(client.clone(), self.token.clone());
+            let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
+            // A broken stream ends the session at once rather than being retried behind the
+            // call's back: the call fails now, and the next one connects anew.
+            config.retry_config = Arc::new(NeverRetry::default());
+            let transport = StreamableHttpClientTransport::with_client(probe.clone(), config);
+            let error = match self.listener().serve(transport).await {
+                Ok(session) => return Ok(session),
+                Err(e) => e,
+            };
+            match probe.answer() {
+                Some(Ok(StatusCode::UNAUTHORIZED)) => {
+                    Err(self.token.refused(&self.url, probe.sent_token()))
+                }
+                // MCP spec, backwards compatibility: a 4xx to the initialize POST is a server
+                // of the older HTTP+SSE transport, or none at all (the GET says which).
+                Some(Ok(
+                    status @ (StatusCode::BAD_REQUEST
+                    | StatusCode::NOT_FOUND
+                    | StatusCode::METHOD_NOT_ALLOWED),
+                )) => self.connect_legacy(client, status).await,
+                Some(Err(keystore)) => Err(keystore),
+                _ => Err(format!("could not connect to {}: {error}", self.url)),
+            }
         };
-        if let Some(token) = token {
-            config = config.auth_header(token);
-        }
-        let transport = StreamableHttpClientTransport::with_client(client, config);
-        let connecting = ().serve(transport);
         match tokio::time::timeout(self.timeout, connecting).await {
-            Ok(Ok(session)) => Ok(session),
-            Ok(Err(e)) => Err(format!("could not connect to {}: {e}", self.url)),
+            Ok(outcome) => outcome,
             Err(_) => Err(format!(
                 "could not connect to {}: no answer within {} s",
                 self.url,
                 self.timeout.as_secs()
             )),
         }
+    }
+
+    /// Connects over HTTP+SSE, after the initialize POST was answered with `posted`.
+    async fn connect_legacy(
+        &self,
+        client: reqwest::Client,
+        posted: StatusCode,
+    ) -> Result<Session, String> {
+        let token = self.token.read()?;
+        let sent = token.is_some();
+        let transport = match LegacySse::open(client, &self.url, token).await {
+            Ok(transport) => transport,
+            Err(Opening::Unauthorized) => return Err(self.token.refused(&self.url, sent)),
+            Err(Opening::NotSse(what)) => {
+                return Err(format!(
+                    "could not connect to {}: it answered the initialize POST with HTTP {} and \
+                     the GET for an event stream with {what}, so it speaks neither Streamable \
+                     HTTP nor HTTP+SSE at this URL; check the server's URL",
+                    self.url,
+                    posted.as_u16()
+                ));
+            }
+            Err(Opening::Failed(message)) => return Err(message),
+        };
+        self.listener()
+            .serve(transport)
+            .await
+            .map_err(|e| format!("could not connect to {} over HTTP+SSE: {e}", self.url))
     }
 
     /// The open session, connecting (again) when there is none or it ended.
@@ -171,28 +299,18 @@ impl RemoteServer {
     /// Connects if needed and lists every tool (all pages).
     pub async fn list_tools(&self) -> Result<Vec<McpTool>, String> {
         let session = self.session().await?;
-        let listing = session.peer().list_all_tools();
-        let tools = match tokio::time::timeout(self.timeout, listing).await {
-            Ok(Ok(tools)) => tools,
-            Ok(Err(e)) => {
+        match list(session.peer(), self.timeout).await {
+            Ok(tools) => Ok(tools),
+            Err(Listing::Failed(e)) => {
                 self.drop_session().await;
-                return Err(format!("{} did not list its tools: {e}", self.url));
+                Err(format!("{} did not list its tools: {e}", self.url))
             }
-            Err(_) => {
+            Err(Listing::Late) => {
                 self.drop_session().await;
-                return Err(format!("{} did not list its tools in time", self.url));
+                Err(format!("{} did not list its tools in time", self.url))
             }
-        };
-        let tools: Vec<McpTool> = tools
-            .into_iter()
-            .map(|t| {
-                serde_json::to_value(&t)
-                    .and_then(serde_json::from_value)
-                    .map_err(|e| format!("tool {} is not readable: {e}", t.name))
-            })
-            .collect::<Result<_, _>>()?;
-        *crate::lock(&self.tools) = tools.clone();
-        Ok(tools)
+            Err(Listing::Unreadable(e)) => Err(e),
+        }
     }
 
     /// Calls tool `name` with `input`; the result as JSON, or the tool's error.
@@ -224,6 +342,535 @@ impl RemoteServer {
                 self.timeout.as_secs()
             )),
         }
+    }
+}
+
+/// Why a `tools/list` gave no list.
+enum Listing {
+    Failed(String),
+    Late,
+    Unreadable(String),
+}
+
+/// Every tool `peer`'s server lists (all pages), within `timeout`.
+async fn list(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<McpTool>, Listing> {
+    let tools = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(e)) => return Err(Listing::Failed(e.to_string())),
+        Err(_) => return Err(Listing::Late),
+    };
+    tools
+        .into_iter()
+        .map(|t| {
+            serde_json::to_value(&t)
+                .and_then(serde_json::from_value)
+                .map_err(|e| Listing::Unreadable(format!("tool {} is not readable: {e}", t.name)))
+        })
+        .collect()
+}
+
+/// rmcp's Streamable HTTP client with our hand on two things. It sends the bearer token of the
+/// session on every request, read from its source at each `initialize` (a session rmcp
+/// re-initialises after a 404 uses the keystore's token of now). And it sends `initialize`
+/// itself, so that the HTTP status of the answer is known: a 401 is a refused token, a 400,
+/// 404 or 405 a server of the older transport. Everything else is rmcp's own code.
+#[derive(Clone)]
+struct Probe {
+    http: reqwest::Client,
+    source: Arc<Token>,
+    token: Arc<Mutex<Option<String>>>,
+    /// The status of the last `initialize` answer, or why no token could be read for it.
+    answer: Arc<Mutex<Option<Result<StatusCode, String>>>>,
+}
+
+impl Probe {
+    fn new(http: reqwest::Client, source: Arc<Token>) -> Self {
+        Self {
+            http,
+            source,
+            token: Arc::default(),
+            answer: Arc::default(),
+        }
+    }
+
+    fn answer(&self) -> Option<Result<StatusCode, String>> {
+        crate::lock(&self.answer).clone()
+    }
+
+    fn sent_token(&self) -> bool {
+        crate::lock(&self.token).is_some()
+    }
+
+    fn token(&self) -> Option<String> {
+        crate::lock(&self.token).clone()
+    }
+
+    async fn initialize(
+        &self,
+        uri: &str,
+        message: ClientJsonRpcMessage,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let token = match self.source.read() {
+            Ok(token) => token,
+            Err(e) => {
+                *crate::lock(&self.answer) = Some(Err(e.clone()));
+                return Err(StreamableHttpError::UnexpectedServerResponse(e.into()));
+            }
+        };
+        crate::lock(&self.token).clone_from(&token);
+        let mut request = self
+            .http
+            .post(uri)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .json(&message);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        *crate::lock(&self.answer) = Some(Ok(status));
+        if !status.is_success() {
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                format!("HTTP {status}").into(),
+            ));
+        }
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let answer = if content_type.starts_with("text/event-stream") {
+            // The initialize result is the first answer on the stream; a log line may come
+            // before it.
+            let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+            loop {
+                let data = match events.next().await {
+                    Some(Ok(event)) => event.data.unwrap_or_default(),
+                    Some(Err(e)) => {
+                        return Err(StreamableHttpError::UnexpectedServerResponse(
+                            e.to_string().into(),
+                        ));
+                    }
+                    None => {
+                        return Err(StreamableHttpError::UnexpectedServerResponse(
+                            "the stream ended before the initialize result".into(),
+                        ));
+                    }
+                };
+                if data.trim().is_empty() {
+                    continue;
+                }
+                let message: ServerJsonRpcMessage = serde_json::from_str(&data)?;
+                if matches!(
+                    message,
+                    ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
+                ) {
+                    break message;
+                }
+            }
+        } else if content_type.starts_with("application/json") {
+            response.json().await?
+        } else {
+            return Err(StreamableHttpError::UnexpectedContentType(Some(
+                content_type,
+            )));
+        };
+        Ok(StreamableHttpPostResponse::Json(answer, session))
+    }
+}
+
+impl StreamableHttpClient for Probe {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let initialize = matches!(
+            &message,
+            ClientJsonRpcMessage::Request(request)
+                if matches!(request.request, ClientRequest::InitializeRequest(_))
+        );
+        if initialize && session_id.is_none() {
+            return self.initialize(&uri, message, custom_headers).await;
+        }
+        let token = self.token();
+        self.http
+            .post_message(uri, message, session_id, token, custom_headers)
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        let token = self.token();
+        self.http
+            .delete_session(uri, session_id, token, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxedSseResponse, StreamableHttpError<reqwest::Error>> {
+        let token = self.token();
+        self.http
+            .get_stream(uri, session_id, last_event_id, token, custom_headers)
+            .await
+    }
+}
+
+/// Why the event stream of an HTTP+SSE server did not open.
+enum Opening {
+    Unauthorized,
+    /// The GET was answered, but not with an event stream: what it was answered with.
+    NotSse(String),
+    Failed(String),
+}
+
+/// A failure of the HTTP+SSE transport.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct LegacyError(String);
+
+/// The client side of the HTTP+SSE transport (MCP 2024-11-05): messages are POSTed to the
+/// endpoint the server named, and everything the server sends arrives on the one event stream.
+struct LegacySse {
+    http: reqwest::Client,
+    endpoint: Url,
+    token: Option<String>,
+    incoming: tokio::sync::mpsc::Receiver<ServerJsonRpcMessage>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl LegacySse {
+    /// Opens the event stream at `url` and reads its `endpoint` event.
+    async fn open(
+        http: reqwest::Client,
+        url: &Url,
+        token: Option<String>,
+    ) -> Result<Self, Opening> {
+        let mut request = http.get(url.as_str()).header(ACCEPT, "text/event-stream");
+        if let Some(token) = &token {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| Opening::Failed(format!("could not connect to {url}: {e}")))?;
+        match response.status() {
+            StatusCode::UNAUTHORIZED => return Err(Opening::Unauthorized),
+            status if !status.is_success() => {
+                return Err(Opening::NotSse(format!("HTTP {}", status.as_u16())));
+            }
+            _ => {}
+        }
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("no content type")
+            .to_owned();
+        if !content_type.starts_with("text/event-stream") {
+            return Err(Opening::NotSse(content_type));
+        }
+        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+        let named = loop {
+            match events.next().await {
+                Some(Ok(event)) if event.data.is_none() => continue,
+                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
+                    break event.data.unwrap_or_default();
+                }
+                Some(Ok(event)) => {
+                    return Err(Opening::Failed(format!(
+                        "the server at {url} began its event stream with {} instead of the \
+                         `endpoint` event of HTTP+SSE",
+                        event.event.as_deref().unwrap_or("a message")
+                    )));
+                }
+                Some(Err(e)) => {
+                    return Err(Opening::Failed(format!(
+                        "the event stream of {url} is not readable: {e}"
+                    )));
+                }
+                None => {
+                    return Err(Opening::Failed(format!(
+                        "the event stream of {url} ended before its `endpoint` event"
+                    )));
+                }
+            }
+        };
+        let endpoint = url.join(named.trim()).map_err(|e| {
+            Opening::Failed(format!(
+                "the server at {url} named {named:?} as its message endpoint, which is not a URL \
+                 ({e})"
+            ))
+        })?;
+        // The endpoint is where every message goes, token included: a server naming another
+        // origin would have the client send them to a host the user never added (SSRF).
+        if endpoint.origin() != url.origin() {
+            return Err(Opening::Failed(format!(
+                "the server at {url} named {endpoint} as its message endpoint, which is not on \
+                 its own origin ({}); messages are only sent to the server that was added",
+                url.origin().ascii_serialization()
+            )));
+        }
+        check_url(endpoint.as_str()).map_err(Opening::Failed)?;
+        let (sender, incoming) = tokio::sync::mpsc::channel(64);
+        let reader = tokio::spawn(async move {
+            while let Some(Ok(event)) = events.next().await {
+                if !matches!(event.event.as_deref(), None | Some("message")) {
+                    continue;
+                }
+                let Some(data) = event.data else { continue };
+                // A message this client cannot read is dropped, as rmcp drops one.
+                let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                    continue;
+                };
+                if sender.send(message).await.is_err() {
+                    break;
+                }
+            }
+            // The stream ended: `receive` answers None, and rmcp closes the session.
+        });
+        Ok(Self {
+            http,
+            endpoint,
+            token,
+            incoming,
+            reader,
+        })
+    }
+}
+
+impl Transport<RoleClient> for LegacySse {
+    type Error = LegacyError;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), LegacyError>> + Send + 'static {
+        let mut request = self.http.post(self.endpoint.as_str()).json(&item);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let response = request
+                .send()
+                .await
+                .map_err(|e| LegacyError(format!("could not send a message: {e}")))?;
+            let status = response.status();
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(LegacyError(format!(
+                    "the server answered a message with HTTP {}",
+                    status.as_u16()
+                )))
+            }
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), LegacyError> {
+        self.reader.abort();
+        Ok(())
+    }
+}
+
+impl Drop for LegacySse {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// The remote plugins' servers: adding one, and keeping each plugin's tool list as its server
+/// last gave it — when the user refreshes, and by itself when the server announces
+/// `notifications/tools/list_changed`. Holds the installed plugins weakly: it is reached from
+/// their handlers.
+pub(crate) struct Remotes {
+    plugins: Weak<InstalledPlugins>,
+    secrets: Arc<dyn SecretStore>,
+    refreshes: Mutex<FxHashMap<String, Arc<Refreshes>>>,
+}
+
+/// The refreshes of one plugin. They run one at a time, in the order they began (tokio's lock
+/// is fair), so a list fetched earlier is never installed over one fetched later. This lock is
+/// held across the listing by design: it orders refreshes and guards no state.
+#[derive(Default)]
+struct Refreshes {
+    running: tokio::sync::Mutex<()>,
+    /// The session of the latest announcement no refresh has taken yet: a burst of
+    /// announcements makes one refresh, on the newest session.
+    announced: Mutex<Option<Peer<RoleClient>>>,
+}
+
+impl Remotes {
+    pub(crate) fn new(plugins: Weak<InstalledPlugins>, secrets: Arc<dyn SecretStore>) -> Self {
+        Self {
+            plugins,
+            secrets,
+            refreshes: Mutex::default(),
+        }
+    }
+
+    fn plugins(&self, plugin: &str) -> Result<Arc<InstalledPlugins>, EngineError> {
+        self.plugins
+            .upgrade()
+            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))
+    }
+
+    fn refreshes(&self, plugin: &str) -> Arc<Refreshes> {
+        crate::lock(&self.refreshes)
+            .entry(plugin.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// The handler of remote plugin `plugin` (`mcp-<name>`): the server at `url`, with the
+    /// keystore's token, whose announced tool-list changes refresh the plugin.
+    pub(crate) fn server(
+        self: &Arc<Self>,
+        plugin: &str,
+        url: &str,
+    ) -> Result<RemoteServer, String> {
+        let name = plugin
+            .strip_prefix("mcp-")
+            .ok_or_else(|| format!("{plugin} is not a remote plugin (mcp-<name>)"))?;
+        let remotes = Arc::downgrade(self);
+        let id = plugin.to_owned();
+        let server =
+            RemoteServer::with_keystore(url, self.secrets.clone(), token_key(name), CALL_TIMEOUT)?;
+        Ok(server.on_tools_changed(move |peer| {
+            if let Some(remotes) = remotes.upgrade() {
+                remotes.announced(&id, peer);
+            }
+        }))
+    }
+
+    /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
+    /// `mcp-<name>`; a bearer `token` is kept in the keystore as [`token_key`]. Nothing is
+    /// installed or kept when the server cannot be listed (a refused token included).
+    pub(crate) async fn add(
+        self: &Arc<Self>,
+        url: &str,
+        name: &str,
+        token: Option<&str>,
+    ) -> Result<String, EngineError> {
+        let link = |message: String| EngineError::Link {
+            link: url.to_owned(),
+            message,
+        };
+        let id = format!("mcp-{name}");
+        let plugins = self.plugins(&id)?;
+        if plugins.contains(&id) {
+            return Err(LoadError {
+                plugin: id,
+                field: "id".into(),
+                message: "duplicate plugin id: a plugin with this id is already installed; \
+                          remove it first or choose another name"
+                    .into(),
+            }
+            .into());
+        }
+        let server =
+            RemoteServer::new(url, token.map(str::to_owned), CALL_TIMEOUT).map_err(link)?;
+        let tools = server.list_tools().await.map_err(link)?;
+        drop(server);
+        let plugin = Plugin::from_mcp(name, name, &tools)?;
+        let key = token_key(name);
+        // A token left by an earlier server of this name must not go to this one.
+        match token {
+            Some(token) => self.secrets.set(&key, token)?,
+            None => self.secrets.delete(&key)?,
+        }
+        let handler = self.server(&id, url).map_err(link)?;
+        if let Err(e) = plugins.install(plugin, url, Arc::new(handler)) {
+            // Nothing was installed: nor is the token kept.
+            let _ = self.secrets.delete(&key);
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// Lists remote plugin `plugin`'s tools again, on a new session, and installs the list
+    /// ([`InstalledPlugins::update_remote`]). Returns the ids of the tools that are new.
+    pub(crate) async fn refresh(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
+        let plugins = self.plugins(plugin)?;
+        let (installed, url) = plugins.installed(plugin)?;
+        let name = match (installed.kind, plugin.strip_prefix("mcp-")) {
+            (PluginKind::Remote, Some(name)) => name,
+            _ => return Err(EngineError::NoSuchPlugin(plugin.to_owned())),
+        };
+        let link = |message: String| EngineError::Link {
+            link: url.clone(),
+            message,
+        };
+        let server =
+            RemoteServer::with_keystore(&url, self.secrets.clone(), token_key(name), CALL_TIMEOUT)
+                .map_err(link)?;
+        let refreshes = self.refreshes(plugin);
+        let _in_turn = refreshes.running.lock().await;
+        let tools = server.list_tools().await.map_err(link)?;
+        plugins.update_remote(plugin, &tools)
+    }
+
+    /// The server of `plugin` announced a changed tool list on session `peer`: refresh in the
+    /// background.
+    fn announced(self: &Arc<Self>, plugin: &str, peer: Peer<RoleClient>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let refreshes = self.refreshes(plugin);
+        if crate::lock(&refreshes.announced).replace(peer).is_some() {
+            // A refresh is already waiting to start; it takes this newer session.
+            return;
+        }
+        let remotes = Arc::downgrade(self);
+        let plugin = plugin.to_owned();
+        runtime.spawn(async move {
+            let _in_turn = refreshes.running.lock().await;
+            let Some(peer) = crate::lock(&refreshes.announced).take() else {
+                return;
+            };
+            // Listed on the session that announced the change, never on a new connection, and
+            // not retried: a failed refresh leaves the installed list whole, and a server that
+            // announces on every connect and fails its list cannot make this loop.
+            let Ok(tools) = list(&peer, CALL_TIMEOUT).await else {
+                return;
+            };
+            let Some(plugins) = remotes.upgrade().and_then(|r| r.plugins.upgrade()) else {
+                return;
+            };
+            // Refused only when the plugin is gone or the new list does not load; the old list
+            // then stays, as it is.
+            let _ = plugins.update_remote(&plugin, &tools);
+        });
     }
 }
 

@@ -128,6 +128,15 @@ pub fn set_mode(
     Ok(())
 }
 
+/// Forgets the mode the user set for one effect of `plugin`: its default applies again.
+pub fn clear_mode(tx: &Transaction<'_>, plugin: &str, effect: Effect) -> Result<(), StoreError> {
+    tx.execute(
+        "DELETE FROM modes WHERE plugin = ?1 AND effect = ?2",
+        params![plugin, effect],
+    )?;
+    Ok(())
+}
+
 /// Every mode the user set, as (plugin, effect, mode).
 pub fn modes(conn: &Connection) -> Result<Vec<(String, Effect, Mode)>, StoreError> {
     let mut stmt =

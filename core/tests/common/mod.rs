@@ -3,6 +3,7 @@
 //! records what it was told.
 #![allow(dead_code)]
 
+pub mod mcp_server;
 pub mod model_server;
 
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -234,7 +234,7 @@ async fn answer(
     socket.shutdown().await
 }
 
-async fn read_request(socket: &mut TcpStream) -> std::io::Result<Request> {
+pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Request> {
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
