@@ -40,7 +40,7 @@ use crate::memories::Memories;
 use crate::plugins::builtin::{self, Owners, SettingsControl};
 use crate::plugins::{document, interpreter, link, remote, samples};
 use crate::policy::{Actor, Decision, Mode, ModeSource, Rule};
-use crate::registry::{Effect, McpTool, Plugin, Tool};
+use crate::registry::{Effect, McpTool, Plugin, PluginKind, Tool};
 use crate::scheduler::{Job, JobRunner, Owner, RunReport, Scheduler, SchedulerError};
 use crate::secrets::{MemorySecrets, SecretStore};
 use crate::services::Host;
@@ -396,9 +396,22 @@ impl Engine {
     }
 
     /// Removes a document or remote plugin with everything it left: its modes and
-    /// preferences, its jobs, and its store.
+    /// preferences, its jobs, its store, and a remote server's bearer token in the keystore.
     pub fn remove_plugin(&self, plugin: &str) -> Result<(), EngineError> {
+        let remote = self.core.plugins.read(|state| {
+            state
+                .registry
+                .plugin(plugin)
+                .is_some_and(|p| p.kind == PluginKind::Remote)
+        });
         self.core.plugins.uninstall(plugin)?;
+        if let Some(name) = plugin.strip_prefix("mcp-").filter(|_| remote) {
+            // A token left behind would be sent to whatever server is added under this name
+            // next; the plugin is gone either way, so a keystore that fails here is reported.
+            self.core
+                .secrets
+                .delete(&crate::plugins::remote::token_key(name))?;
+        }
         for job in self.core.scheduler.all() {
             let owned = matches!(&job.owner, crate::scheduler::Owner::Plugin { plugin: p, .. } if p == plugin);
             if owned {

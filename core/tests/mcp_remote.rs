@@ -709,6 +709,11 @@ async fn a_server_that_requires_a_bearer_token_is_added_with_it_and_the_token_st
     assert!(!format!("{:?}", engine.plugins()).contains(TOKEN));
     assert!(!format!("{:?}", engine.tool("mcp-campus.echo")).contains(TOKEN));
     assert!(!wrong.to_string().contains("tok-wrong-0000"));
+
+    // Removing the plugin takes its token out of the keystore: a server added later under the
+    // same name must not be sent it.
+    engine.remove_plugin("mcp-campus").unwrap();
+    assert_eq!(secrets.get(&key).unwrap(), None);
     drop(engine);
     for (path, bytes) in files(dir.path()) {
         assert!(
