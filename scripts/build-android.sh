@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Android libraries with cargo-ndk: libharness_ffi.so for arm64-v8a, armeabi-v7a
-# and x86_64 into android/core/src/main/jniLibs, linked for 16 KB pages; then generates the
-# Kotlin bindings into android/core/build/generated/uniffi/kotlin, where the :core module
-# (android/core/build.gradle.kts) reads them. The .so files keep their symbols (the Android
-# Gradle plugin strips them when it packages the app).
+# and x86_64 into android/core/src/main/jniLibs, linked for 16 KB pages with packed relocations;
+# then generates the Kotlin bindings into android/core/build/generated/uniffi/kotlin, where the
+# :core module (android/core/build.gradle.kts) reads them. The .so files keep their symbols
+# (the Android Gradle plugin strips them when it packages the app).
 #
 # Needs the Android NDK (ANDROID_NDK_HOME) and cargo-ndk (cargo install cargo-ndk). Fails
 # before building anything when either is missing.
@@ -26,11 +26,11 @@ command -v cargo-ndk >/dev/null 2>&1 || fail "cargo-ndk is not installed; run: c
 
 rustup target add aarch64-linux-android armv7-linux-androideabi x86_64-linux-android >/dev/null
 
-# 16 KB page size (required for new apps on Android 15+ devices).
-page_size="-C link-arg=-Wl,-z,max-page-size=16384"
-export CARGO_TARGET_AARCH64_LINUX_ANDROID_RUSTFLAGS="$page_size"
-export CARGO_TARGET_ARMV7_LINUX_ANDROIDEABI_RUSTFLAGS="$page_size"
-export CARGO_TARGET_X86_64_LINUX_ANDROID_RUSTFLAGS="$page_size"
+# 16 KB pages and packed relocations (scripts/lib/android-link.sh; the NDK links with lld).
+source scripts/lib/android-link.sh
+export CARGO_TARGET_AARCH64_LINUX_ANDROID_RUSTFLAGS="$ANDROID_LINK_RUSTFLAGS"
+export CARGO_TARGET_ARMV7_LINUX_ANDROIDEABI_RUSTFLAGS="$ANDROID_LINK_RUSTFLAGS"
+export CARGO_TARGET_X86_64_LINUX_ANDROID_RUSTFLAGS="$ANDROID_LINK_RUSTFLAGS"
 
 cargo ndk --platform "${ANDROID_PLATFORM:-26}" -t arm64-v8a -t armeabi-v7a -t x86_64 \
   -o android/core/src/main/jniLibs build --locked --release -p harness-ffi --lib

@@ -9,7 +9,10 @@ Attribution, by the demangled name:
 - generic std code instantiated for a crate's type (`core::ptr::drop_in_place<rmcp::…>`,
   `alloc::vec::Vec<harness_core::…>`) goes to that crate: it is there because of it;
 - C and assembly: `sqlite3…` to SQLite, ring's C and assembly (`ring_core_…`, `GFp_…`,
-  `ecp_nistz256…`, …) to ring; anything else without a Rust path to "C, other".
+  `ecp_nistz256…`, …) to ring; anything else without a Rust path to "C, other";
+- names the build made: UniFFI's exported scaffolding (`uniffi_harness_ffi_…`) to harness_ffi,
+  the machine outliner's `OUTLINED_FUNCTION_…` (opt-level "z") to a row of its own, and a
+  v0-mangled standard-library name without a crate in its path (`<str>::to_lowercase`) to std.
 What no symbol covers (section headers, unwind tables, string literals, relocations) is the
 row "not in a symbol".
 
@@ -61,6 +64,18 @@ def c_libraries(build_dir):
     return owners
 
 
+def exported(raw):
+    """Symbols named by the build rather than by a Rust path: the UniFFI scaffolding's exported
+    functions and metadata (the FFI crate's), and code the outliner shared."""
+    if raw.lower().startswith(("uniffi_harness_ffi_", "ffi_harness_ffi_", "uniffi_meta_harness_ffi_")):
+        return "harness_ffi"
+    if raw.startswith("OUTLINED_FUNCTION_"):
+        # opt-level "z" runs LLVM's machine outliner: runs of instructions shared by many
+        # functions, of every crate, moved into one.
+        return "outlined (shared by many crates)"
+    return None
+
+
 def crate_of(name):
     if name.startswith("sqlite3"):
         return "libsqlite3-sys (C)"
@@ -98,8 +113,14 @@ def main():
         if len(parts) < 4 or parts[2].lower() not in "tdrvw":
             continue  # b: zero-initialised data takes no room in the file
         size = int(parts[1], 16)
-        owner = owners.get(parts[3])
-        sizes[owner or crate_of(pretty.split(" ", 3)[3])] += size
+        owner = owners.get(parts[3]) or exported(parts[3])
+        if owner is None:
+            owner = crate_of(pretty.split(" ", 3)[3])
+            if owner == "C, other" and parts[3].startswith("_R"):
+                # A v0-mangled name (the standard library's) without a crate in its path,
+                # such as `<str>::to_lowercase`.
+                owner = "std"
+        sizes[owner] += size
 
     file_size = os.path.getsize(stripped)
     in_symbols = sum(sizes.values())
