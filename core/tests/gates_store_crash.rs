@@ -4,12 +4,13 @@
 //! varied moments; after each kill the file must parse and hold a value no older than before.
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::child;
 use harness_core::gates::{Grants, StoreGate};
 
 /// Set in the child's environment: the data directory to write in.
@@ -68,31 +69,17 @@ fn a_killed_writer_never_tears_the_store() {
         | 1;
     let mut seen = 0;
     for round in 0..50 {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "store_writer_child",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_DIR, tmp.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = child::rerun("store_writer_child", [(CHILD_DIR, tmp.path())]);
         // Kill only once the child is in its write loop, so the kill lands among writes.
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         assert!(
-            lines.any(|line| line.is_ok_and(|line| line.contains(READY))),
+            child::reached(&mut child::lines(&mut child), READY),
             "round {round}: the child never started writing"
         );
         state = state
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         thread::sleep(Duration::from_millis(1 + (state >> 33) % 30));
-        child.kill().unwrap(); // SIGKILL
-        assert!(!child.wait().unwrap().success());
+        child::kill(&mut child);
 
         let Ok(bytes) = std::fs::read(&file) else {
             assert_eq!(seen, 0, "round {round}: the store file vanished");

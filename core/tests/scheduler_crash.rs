@@ -7,9 +7,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -73,27 +72,18 @@ async fn a_job_killed_mid_run_is_not_lost_and_not_run_twice() {
     };
     assert_eq!(due, t0 + HOUR);
 
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "scheduler_run_child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_DIR, tmp.path())
-        .env(CHILD_NOW, due.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut child = child::rerun(
+        "scheduler_run_child",
+        [
+            (CHILD_DIR, tmp.path().as_os_str().to_owned()),
+            (CHILD_NOW, due.to_string().into()),
+        ],
+    );
     assert!(
-        lines.any(|l| l.is_ok_and(|l| l.contains(IN_TOOL))),
+        child::reached(&mut child::lines(&mut child), IN_TOOL),
         "the child never reached the tool"
     );
-    child.kill().unwrap(); // SIGKILL, inside the tool
-    assert!(!child.wait().unwrap().success());
+    child::kill(&mut child); // inside the tool
 
     // The kill landed mid-run: the claim for `due` is in the database.
     {

@@ -5,15 +5,17 @@
 //! written.
 #![cfg(unix)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use common::child;
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::policy::{Answer, Preset};
 use harness_core::turn::ConversationSettings;
@@ -90,19 +92,7 @@ fn a_killed_process_loses_no_committed_change() {
         | 1;
     let mut reported_total = 0;
     for round in 0..50 {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "state_writer_child",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_DIR, tmp.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = child::rerun("state_writer_child", [(CHILD_DIR, tmp.path())]);
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         let reader = thread::spawn(move || {
@@ -122,8 +112,7 @@ fn a_killed_process_loses_no_committed_change() {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         thread::sleep(Duration::from_millis(2 + (jitter >> 33) % 40));
-        child.kill().unwrap(); // SIGKILL
-        assert!(!child.wait().unwrap().success());
+        child::kill(&mut child);
         let last_reported = reader.join().unwrap();
 
         let engine = open(tmp.path());

@@ -8,14 +8,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use common::model_server::{ModelServer, Part, Reply, data, done};
-use common::{CampusCatalog, NobodyThere};
+use common::{CampusCatalog, NobodyThere, child};
 use harness_core::history::TurnState;
 use harness_core::invoke::{PluginHandler, ToolContext};
 use harness_core::registry::Tool;
@@ -112,26 +111,12 @@ async fn turn_child() {
 #[tokio::test]
 async fn a_turn_killed_mid_call_is_interrupted_and_nothing_runs_twice() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "turn_child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_DIR, tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut child = child::rerun("turn_child", [(CHILD_DIR, tmp.path())]);
     assert!(
-        lines.any(|l| l.is_ok_and(|l| l.contains(IN_TOOL))),
+        child::reached(&mut child::lines(&mut child), IN_TOOL),
         "the child never reached the second tool"
     );
-    child.kill().unwrap(); // SIGKILL, inside the second tool
-    assert!(!child.wait().unwrap().success());
+    child::kill(&mut child); // inside the second tool
 
     let server = ModelServer::start(vec![Reply::events([
         chunk(json!({"content": "好的"})),

@@ -3,6 +3,7 @@
 //! records what it was told.
 #![allow(dead_code)]
 
+pub mod child;
 pub mod mcp_server;
 pub mod model_server;
 
