@@ -16,10 +16,28 @@ ensure_host_jars
 profile=release
 [ "${1:-}" = "--debug" ] && profile=debug
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+# release_cdylib PACKAGE LIBNAME: the release cdylib alone (the staticlib would double the LTO
+# time and is not measured). `cargo bench -p harness-ffi` writes its bench-profile build to the
+# same file (target/release/deps has one libharness_ffi.so for both profiles), and cargo deems
+# the release build fresh without looking at that file: so a library this script did not see
+# cargo build is removed and built again.
+release_cdylib() {
+  local package="$1" so="$target_dir/release/lib$2.so" stamp="$target_dir/kotlin-host/lib$2.so.sha256"
+  local messages
+  messages="$(cargo rustc --quiet --locked --release -p "$package" --lib --crate-type cdylib \
+    --message-format=json-render-diagnostics)"
+  if grep -F "\"$so\"" <<<"$messages" | grep -q '"fresh":true' &&
+    [ "$(sha256sum <"$so")" != "$(cat "$stamp" 2>/dev/null)" ]; then
+    echo "$so was not built by this script's last build; building it again"
+    rm -f "$so" "$target_dir/release/deps/lib$2.so"
+    cargo rustc --quiet --locked --release -p "$package" --lib --crate-type cdylib
+  fi
+  mkdir -p "$(dirname "$stamp")"
+  sha256sum <"$so" >"$stamp"
+}
 if [ "$profile" = release ]; then
-  # The cdylib alone: the staticlib would double the LTO time and is not measured.
-  cargo rustc --quiet --locked --release -p harness-ffi --lib --crate-type cdylib
-  cargo rustc --quiet --locked --release -p harness-ffi-floor --lib --crate-type cdylib
+  release_cdylib harness-ffi harness_ffi
+  release_cdylib harness-ffi-floor harness_ffi_floor
 else
   cargo build --quiet --locked -p harness-ffi-floor --lib
 fi

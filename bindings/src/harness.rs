@@ -34,6 +34,10 @@ use crate::{run_on_caller, runtime};
 /// the audit log. Open one per data directory and keep it for the app's life; every method is
 /// safe to call from any thread. After `close()` every method fails with
 /// `HarnessError.Closed`.
+///
+/// A tool call (`invoke_as_*`, `use_tool_data`) runs on the thread that awaits it, as a
+/// screen's read does, and writes the audit log there: await it off the main thread. A call
+/// whose caller stops waiting still ends (asked, run and audited).
 #[derive(uniffi::Object)]
 pub struct Harness {
     open: RwLock<Option<Open>>,

@@ -201,10 +201,10 @@ mod tests {
 
     #[test]
     fn a_panic_in_a_call_run_on_the_caller_is_an_error_not_an_unwind() {
-        let bug: Option<()> = None;
-        let ended = block_on(run_on_caller(
-            async move { bug.expect("a bug in the core") },
-        ));
+        fn a_bug_in_the_core() {
+            panic!("a bug in the core");
+        }
+        let ended = block_on(run_on_caller(async { a_bug_in_the_core() }));
         assert_eq!(
             ended,
             Err(HarnessError::Other {

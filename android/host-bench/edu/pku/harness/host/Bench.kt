@@ -69,23 +69,49 @@ private class FloorAllowAll : FloorPlatform {
 /** One row of the table: a call, its ns, and its floor's ns (null where it has none). */
 private class Row(val call: String, val ns: Long, val floor: Long?)
 
+private const val ROUNDS = 3
+
+private fun timeRound(calls: Int, call: () -> Unit): Long {
+    val start = System.nanoTime()
+    repeat(calls) { call() }
+    return (System.nanoTime() - start) / calls
+}
+
+private fun report(name: String, ns: Long, calls: Int) =
+    println("%-58s %,10d ns/call  (%,d calls, best of %d)".format(name, ns, calls, ROUNDS))
+
 private fun measure(name: String, warmup: Int, calls: Int, call: () -> Unit): Long {
     repeat(warmup) { call() }
-    // Best of three rounds: the machine is shared, so the minimum is the call's own cost.
-    val best = (1..3).minOf {
-        val start = System.nanoTime()
-        repeat(calls) { call() }
-        (System.nanoTime() - start) / calls
-    }
-    println("%-58s %,10d ns/call  (%,d calls, best of 3)".format(name, best, calls))
+    // Best of the rounds: the machine is shared, so the minimum is the call's own cost.
+    val best = (1..ROUNDS).minOf { timeRound(calls, call) }
+    report(name, best, calls)
     return best
+}
+
+/**
+ * A call and its floor, measured in alternate rounds so that whatever else the machine does
+ * weighs on both alike; returns (ours, floor), each the best of its rounds.
+ */
+private fun measurePair(
+    floorName: String, ourName: String, warmup: Int, calls: Int, floor: () -> Unit, ours: () -> Unit,
+): Pair<Long, Long> {
+    repeat(warmup) { floor(); ours() }
+    var bestFloor = Long.MAX_VALUE
+    var bestOurs = Long.MAX_VALUE
+    repeat(ROUNDS) {
+        bestFloor = minOf(bestFloor, timeRound(calls, floor))
+        bestOurs = minOf(bestOurs, timeRound(calls, ours))
+    }
+    report(floorName, bestFloor, calls)
+    report(ourName, bestOurs, calls)
+    return bestOurs to bestFloor
 }
 
 /** What lifting a value costs in Kotlin alone: read back from a heap buffer, no JNA. */
 private fun <T> measureLift(name: String, converter: FfiConverter<T, *>, value: T): Long {
     val buffer = ByteBuffer.allocate(converter.allocationSize(value).toInt())
     converter.write(value, buffer)
-    return measure(name, 5_000, 20_000) {
+    return measure(name, 5_000, 10_000) {
         buffer.rewind()
         check(converter.read(buffer) == value)
     }
@@ -106,42 +132,47 @@ fun main() {
 
     println("-- each call beside its floor")
     val rows = mutableListOf<Row>()
-    val getpid = measure("JNA: libc getpid() (calibration)", 100_000, 1_000_000) { CalibrationLibC.getpid() }
-    val structure = measure("JNA: one Structure allocation (calibration)", 50_000, 200_000) { CalibrationStatus() }
-    rows += Row("JNA: getpid() / one Structure", getpid, structure)
-    val floorFn = measure("floor: noop() (top-level function)", 50_000, 200_000) { edu.pku.harness.floor.noop() }
-    rows += Row("floor: no-op function", floorFn, null)
-    val floorPing = measure("floor: Floor.ping() (no-op method)", 50_000, 200_000) { floor.ping() }
-    val ping = measure("ours: ping()", 50_000, 200_000) { harness.ping() }
+    val getpid = measure("JNA: libc getpid() (calibration)", 100_000, 500_000) { CalibrationLibC.getpid() }
+    val structure = measure("JNA: one Structure allocation (calibration)", 20_000, 50_000) { CalibrationStatus() }
+    rows += Row("JNA alone: getpid()", getpid, null)
+    rows += Row("JNA alone: one Structure allocated", structure, null)
+    val floorFn = measure("floor: noop() (top-level function)", 20_000, 50_000) { edu.pku.harness.floor.noop() }
+    rows += Row("UniFFI alone: a no-op function", floorFn, null)
+    val (ping, floorPing) = measurePair(
+        "floor: Floor.ping() (no-op method)", "ours: ping()", 20_000, 50_000,
+        { floor.ping() }, { harness.ping() },
+    )
     rows += Row("ping (no-op method)", ping, floorPing)
-    val floorDecide = measure("floor: Floor.decide(…) (decide's shape)", 20_000, 100_000) {
-        floor.decide(FloorActor.AGENT, "canteen.reserve", seats, "bench")
-    }
-    val decide = measure("ours: decide (agent, canteen.reserve → ask)", 20_000, 100_000) {
-        harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench")
-    }
+    val (decide, floorDecide) = measurePair(
+        "floor: Floor.decide(…) (decide's shape)", "ours: decide (agent, canteen.reserve → ask)", 10_000, 20_000,
+        { floor.decide(FloorActor.AGENT, "canteen.reserve", seats, "bench") },
+        { harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench") },
+    )
     rows += Row("decide (→ ask)", decide, floorDecide)
-    val floorRead = measure("floor: Floor.invokeRead (async, ready at once)", 2_000, 10_000) {
-        runBlocking { floor.invokeRead("bench", "wallet.cardBalance", "{}") }
-    }
-    val read = measure("ours: invokeAsAgent read, no prompt", 2_000, 10_000) {
-        runBlocking { harness.invokeAsAgent("bench", "wallet.cardBalance", "{}") }
-    }
+    val (read, floorRead) = measurePair(
+        "floor: Floor.invokeRead (async, ready at once)", "ours: invokeAsAgent read, no prompt", 2_000, 3_000,
+        { runBlocking { floor.invokeRead("bench", "wallet.cardBalance", "{}") } },
+        { runBlocking { harness.invokeAsAgent("bench", "wallet.cardBalance", "{}") } },
+    )
     rows += Row("invokeAsAgent, a read (no prompt)", read, floorRead)
-    val floorPrompt = measure("floor: Floor.invokePrompted (async + Platform prompt)", 2_000, 10_000) {
-        runBlocking { floor.invokePrompted("bench", "canteen.reserve", seats) }
-    }
-    val prompt = measure("ours: invokeAsAgent write, prompt answered Allow", 2_000, 10_000) {
-        runBlocking { harness.invokeAsAgent("bench", "canteen.reserve", seats) }
-    }
+    val (prompt, floorPrompt) = measurePair(
+        "floor: Floor.invokePrompted (async + Platform prompt)", "ours: invokeAsAgent write, prompt answered Allow",
+        2_000, 3_000,
+        { runBlocking { floor.invokePrompted("bench", "canteen.reserve", seats) } },
+        { runBlocking { harness.invokeAsAgent("bench", "canteen.reserve", seats) } },
+    )
     rows += Row("invokeAsAgent, prompt answered Allow", prompt, floorPrompt)
-    val chat = measure("ours: chatScreen (whole screen model)", 2_000, 10_000) { harness.chatScreen("bench") }
-    rows += Row("chatScreen (whole model)", chat, null)
-    val plugins = measure("ours: pluginsScreen (whole screen model)", 2_000, 10_000) { harness.pluginsScreen() }
-    rows += Row("pluginsScreen (whole model)", plugins, null)
+    val chat = measure("ours: chatScreen (whole screen model)", 2_000, 5_000) { harness.chatScreen("bench") }
+    rows += Row("chatScreen (whole model, one call)", chat, null)
+    val plugins = measure("ours: pluginsScreen (whole screen model)", 2_000, 5_000) { harness.pluginsScreen() }
+    rows += Row("pluginsScreen (whole model, one call)", plugins, null)
 
     println("-- the pieces: UniFFI's own work per call, on the Kotlin side")
-    measure("UniFFI call status: 2 JNA Structures (one per call)", 50_000, 200_000) { UniffiShapeStatus() }
+    // Every UniFFI call allocates one call status; a no-op function is little more.
+    measurePair(
+        "floor: noop() (top-level function)", "UniFFI's call status alone: 2 JNA Structures",
+        20_000, 50_000, { edu.pku.harness.floor.noop() }, { UniffiShapeStatus() },
+    )
     measureLift("lift Decision (Kotlin only)", FfiConverterTypeDecision,
         harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench"))
     val invocation = runBlocking { harness.invokeAsAgent("bench", "canteen.reserve", seats) }
