@@ -118,7 +118,8 @@ private fun <T> measureLift(name: String, converter: FfiConverter<T, *>, value: 
 }
 
 fun main() {
-    val harness = Harness.open(Files.createTempDirectory("harness-bench").toString(), AllowAll())
+    val dataDir = Files.createTempDirectory("harness-bench")
+    val harness = Harness.open(dataDir.toString(), AllowAll())
     harness.installSamplePlugins()
     harness.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
     harness.openConversation("bench")
@@ -181,6 +182,8 @@ fun main() {
     measureLift("lift PluginsScreen (Kotlin only)", FfiConverterTypePluginsScreen, harness.pluginsScreen())
     floor.close()
     harness.shutdown()
+    harness.close()
+    dataDir.toFile().deleteRecursively()
 
     println()
     println("| call | ns | floor ns |")
