@@ -27,13 +27,17 @@ use crate::jobs::JobRun;
 use crate::memories::MemoryInfo;
 use crate::platform::{Platform, PlatformBroker, PlatformEvents, PlatformSecrets, PlatformWake};
 use crate::plugins::PluginInfo;
-use crate::runtime;
 use crate::turns::{HistoryMessage, TurnResult};
+use crate::{run_on_caller, runtime};
 
 /// The PKU harness core: plugins, modes, rules, conversations, consent, the one invoke path and
 /// the audit log. Open one per data directory and keep it for the app's life; every method is
 /// safe to call from any thread. After `close()` every method fails with
 /// `HarnessError.Closed`.
+///
+/// A tool call (`invoke_as_*`, `use_tool_data`) runs on the thread that awaits it, as a
+/// screen's read does, and writes the audit log there: await it off the main thread. A call
+/// whose caller stops waiting still ends (asked, run and audited).
 #[derive(uniffi::Object)]
 pub struct Harness {
     open: RwLock<Option<Open>>,
@@ -67,13 +71,11 @@ impl Harness {
         self.open_parts().map(|open| open.screens)
     }
 
-    /// Runs one call on the library's runtime, so that tools and prompts run on its workers
-    /// whatever thread or coroutine awaits the result.
+    /// Runs one call through the invoke path, on the caller's thread inside the library's
+    /// runtime (`run_on_caller`: no hop to a worker, and it ends even if the caller goes).
     async fn invoke(&self, call: Call) -> Result<Invocation, HarnessError> {
         let engine = self.engine()?;
-        let invocation = runtime()?
-            .spawn(async move { engine.invoke(call).await })
-            .await?;
+        let invocation = run_on_caller(async move { engine.invoke(call).await }).await?;
         Ok(invocation.into())
     }
 }
@@ -246,13 +248,12 @@ impl Harness {
     ) -> Result<Invocation, HarnessError> {
         let input = parse_json("input_json", &input_json)?;
         let engine = self.engine()?;
-        let invocation = runtime()?
-            .spawn(async move {
-                engine
-                    .invoke_in_conversation(&conversation, tool, input)
-                    .await
-            })
-            .await??;
+        let invocation = run_on_caller(async move {
+            engine
+                .invoke_in_conversation(&conversation, tool, input)
+                .await
+        })
+        .await??;
         Ok(invocation.into())
     }
 
@@ -495,9 +496,8 @@ impl Harness {
     /// as a scheduled read (never a prompt). Returns the value as JSON.
     pub async fn use_tool_data(&self, plugin: String, key: String) -> Result<String, HarnessError> {
         let engine = self.engine()?;
-        let read = runtime()?
-            .spawn(async move { engine.use_tool_data(&plugin, &key).await })
-            .await??;
+        let read =
+            run_on_caller(async move { engine.use_tool_data(&plugin, &key).await }).await??;
         Ok(read.value.to_string())
     }
 }

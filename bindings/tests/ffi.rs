@@ -171,6 +171,7 @@ fn refused(invocation: &Invocation) -> Option<Code> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_is_answered_by_the_platform_from_another_thread() {
     let (harness, platform, seen) = open("answered", vec![Answer::Allow]);
+    let caller = thread::current().name().unwrap().to_owned();
     let invocation = harness
         .invoke_as_agent("c1".into(), "canteen.reserve".into(), SEATS.into())
         .await
@@ -197,11 +198,9 @@ async fn a_prompt_is_answered_by_the_platform_from_another_thread() {
             for_model: r#"{"canteen":"学一食堂","reservationId":"R-20261130-0042","seats":2,"status":"reserved","time":"12:00"}"#.into(),
         }
     );
-    // The platform was called from a worker of the library's runtime, not the test's.
-    assert_eq!(
-        platform.asked_on.lock().unwrap().as_slice(),
-        ["harness-tokio"]
-    );
+    // The platform was asked on the thread that awaits the call, with no hop to a worker of
+    // the library's runtime: from Kotlin, a worker would have to be attached to the JVM.
+    assert_eq!(platform.asked_on.lock().unwrap().as_slice(), [caller]);
 }
 
 #[tokio::test]
@@ -851,5 +850,111 @@ fn cancelling_a_turn_withdraws_the_prompt_it_waits_on_and_the_sheet_came_from_th
         !events
             .iter()
             .any(|e| matches!(e, HarnessEvent::ApprovalAnswered { .. }))
+    );
+}
+
+/// A `Platform` whose approval sheet is answered when the test sends the answer.
+struct AnswersWhenTold(Mutex<Option<oneshot::Receiver<Answer>>>);
+
+#[async_trait]
+impl Platform for AnswersWhenTold {
+    async fn ask_approval(&self, _: u64, _: ApprovalPrompt) -> Result<Answer, HarnessError> {
+        let answer = self.0.lock().unwrap().take().expect("one prompt only");
+        answer.await.map_err(|_| HarnessError::Platform {
+            reason: "the approval sheet was dismissed".into(),
+        })
+    }
+    fn post_notification(&self, _: AppNotification) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn arm_wake_up(&self, _: i64, _: bool) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn cancel_wake_up(&self) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn open_screen(&self, _: String) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn read_secret(&self, _: String) -> Result<Option<String>, HarnessError> {
+        Ok(None)
+    }
+    fn write_secret(&self, _: String, _: Option<String>) -> Result<(), HarnessError> {
+        Ok(())
+    }
+    fn permission_state(&self, _: Permission) -> Result<PermissionState, HarnessError> {
+        Ok(PermissionState::Unknown)
+    }
+}
+
+#[test]
+fn an_agent_call_whose_caller_stops_waiting_still_asks_runs_and_is_audited() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    use std::time::{Duration, Instant};
+
+    let (answer, answered) = oneshot::channel();
+    let harness = Harness::open(
+        data_dir("abandoned"),
+        Arc::new(AnswersWhenTold(Mutex::new(Some(answered)))),
+    )
+    .unwrap();
+    harness.install_sample_plugins().unwrap();
+    harness
+        .set_consent(Consent {
+            terms_accepted: true,
+            met: vec!["campus-session".into()],
+        })
+        .unwrap();
+    harness.open_conversation("c1".into()).unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let _subscription = harness.subscribe(recorder.clone()).unwrap();
+
+    // Polled once, as the foreign side does, on a thread with no runtime: the call decides and
+    // asks, then waits for the answer. Then the caller goes, as a cancelled coroutine does.
+    let mut call =
+        Box::pin(harness.invoke_as_agent("c1".into(), "canteen.reserve".into(), SEATS.into()));
+    assert!(
+        call.as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending()
+    );
+    drop(call);
+    answer
+        .send(Answer::Allow)
+        .expect("the prompt must still be waiting for its answer");
+
+    // The call ends on the library's runtime as it would have for the caller.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let events = loop {
+        let log = harness.audit_log().unwrap();
+        let events: Vec<(String, Option<String>)> = log
+            .iter()
+            .filter(|e| e.tool == "canteen.reserve")
+            .map(|e| (e.event.clone(), e.detail.clone()))
+            .collect();
+        if events.len() == 3 || Instant::now() > deadline {
+            break events;
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(
+        events,
+        [
+            ("decided".to_owned(), Some("ask:ordinary".to_owned())),
+            ("answered".to_owned(), Some("allow".to_owned())),
+            ("ran".to_owned(), None),
+        ]
+    );
+    let events = recorder.events.lock().unwrap().clone();
+    assert!(events.contains(&HarnessEvent::ApprovalAnswered {
+        id: 1,
+        answer: Answer::Allow
+    }));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, HarnessEvent::ApprovalWithdrawn { .. })),
+        "{events:?}"
     );
 }

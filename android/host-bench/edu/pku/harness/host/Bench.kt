@@ -1,12 +1,21 @@
-// The cost of one call across the FFI, from Kotlin on the host JVM against the real library:
-// a no-op (ping), a decision (decide), and an agent call that raises a prompt answered at once
-// by the Kotlin Platform. Prints ns/call after warm-up. Run by scripts/bench-kotlin.sh.
+// The cost of one call across the FFI, from Kotlin on the host JVM against the real library,
+// each beside its floor: the same call shape exported by bindings/floor (harness-ffi-floor), a
+// UniFFI library whose calls do nothing, loaded in the same JVM through the same JNA. What the
+// floor costs, UniFFI and JNA cost; the rest is ours. Prints ns/call (best of 3 after warm-up),
+// the pieces a call is made of, and the table README.md holds. Run by scripts/bench-kotlin.sh.
 package edu.pku.harness.host
 
 import edu.pku.harness.*
+import edu.pku.harness.floor.Floor
+import edu.pku.harness.floor.FloorActor
+import edu.pku.harness.floor.FloorAnswer
+import edu.pku.harness.floor.FloorPlatform
+import edu.pku.harness.floor.FloorPrompt
 import com.sun.jna.Native
+import com.sun.jna.Pointer
 import com.sun.jna.Structure
 import kotlinx.coroutines.runBlocking
+import java.nio.ByteBuffer
 import java.nio.file.Files
 
 /** Calibration: what JNA itself costs on this machine, without UniFFI or the core. */
@@ -15,13 +24,29 @@ object CalibrationLibC {
     @JvmStatic external fun getpid(): Int
 }
 
-/** The shape of UniFFI's per-call status structure (a byte and a buffer). */
+/** The shape of one JNA structure with UniFFI's buffer fields. */
 class CalibrationStatus : Structure() {
     @JvmField var code: Byte = 0
     @JvmField var capacity: Long = 0
     @JvmField var len: Long = 0
     @JvmField var data: Long = 0
     override fun getFieldOrder() = listOf("code", "capacity", "len", "data")
+}
+
+/** UniFFI 0.32's RustBuffer as its Kotlin declares it (the generated one is internal). */
+@Structure.FieldOrder("capacity", "len", "data")
+open class UniffiShapeBuffer : Structure() {
+    @JvmField var capacity: Long = 0
+    @JvmField var len: Long = 0
+    @JvmField var data: Pointer? = null
+    class ByValue : UniffiShapeBuffer(), Structure.ByValue
+}
+
+/** UniFFI 0.32's RustCallStatus as its Kotlin declares it: what every call allocates. */
+@Structure.FieldOrder("code", "error_buf")
+open class UniffiShapeStatus : Structure() {
+    @JvmField var code: Byte = 0
+    @JvmField var error_buf: UniffiShapeBuffer.ByValue = UniffiShapeBuffer.ByValue()
 }
 
 /** Answers every prompt Allow at once; everything else does nothing. */
@@ -36,35 +61,134 @@ private class AllowAll : Platform {
     override fun permissionState(permission: Permission) = PermissionState.GRANTED
 }
 
-private fun measure(name: String, warmup: Int, calls: Int, call: () -> Unit) {
+/** The floor's Platform: answers Allow at once, as [AllowAll] does. */
+private class FloorAllowAll : FloorPlatform {
+    override suspend fun askApproval(id: ULong, prompt: FloorPrompt) = FloorAnswer.ALLOW
+}
+
+/** One row of the table: a call, its ns, and its floor's ns (null where it has none). */
+private class Row(val call: String, val ns: Long, val floor: Long?)
+
+private const val ROUNDS = 3
+
+private fun timeRound(calls: Int, call: () -> Unit): Long {
+    val start = System.nanoTime()
+    repeat(calls) { call() }
+    return (System.nanoTime() - start) / calls
+}
+
+private fun report(name: String, ns: Long, calls: Int) =
+    println("%-58s %,10d ns/call  (%,d calls, best of %d)".format(name, ns, calls, ROUNDS))
+
+private fun measure(name: String, warmup: Int, calls: Int, call: () -> Unit): Long {
     repeat(warmup) { call() }
-    // Best of three rounds: the machine is shared, so the minimum is the call's own cost.
-    val best = (1..3).minOf {
-        val start = System.nanoTime()
-        repeat(calls) { call() }
-        (System.nanoTime() - start) / calls
+    // Best of the rounds: the machine is shared, so the minimum is the call's own cost.
+    val best = (1..ROUNDS).minOf { timeRound(calls, call) }
+    report(name, best, calls)
+    return best
+}
+
+/**
+ * A call and its floor, measured in alternate rounds so that whatever else the machine does
+ * weighs on both alike; returns (ours, floor), each the best of its rounds.
+ */
+private fun measurePair(
+    floorName: String, ourName: String, warmup: Int, calls: Int, floor: () -> Unit, ours: () -> Unit,
+): Pair<Long, Long> {
+    repeat(warmup) { floor(); ours() }
+    var bestFloor = Long.MAX_VALUE
+    var bestOurs = Long.MAX_VALUE
+    repeat(ROUNDS) {
+        bestFloor = minOf(bestFloor, timeRound(calls, floor))
+        bestOurs = minOf(bestOurs, timeRound(calls, ours))
     }
-    println("%-44s %,10d ns/call  (%,d calls, best of 3)".format(name, best, calls))
+    report(floorName, bestFloor, calls)
+    report(ourName, bestOurs, calls)
+    return bestOurs to bestFloor
+}
+
+/** What lifting a value costs in Kotlin alone: read back from a heap buffer, no JNA. */
+private fun <T> measureLift(name: String, converter: FfiConverter<T, *>, value: T): Long {
+    val buffer = ByteBuffer.allocate(converter.allocationSize(value).toInt())
+    converter.write(value, buffer)
+    return measure(name, 5_000, 10_000) {
+        buffer.rewind()
+        check(converter.read(buffer) == value)
+    }
 }
 
 fun main() {
-    val harness = Harness.open(Files.createTempDirectory("harness-bench").toString(), AllowAll())
+    val dataDir = Files.createTempDirectory("harness-bench")
+    val harness = Harness.open(dataDir.toString(), AllowAll())
     harness.installSamplePlugins()
     harness.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
     harness.openConversation("bench")
+    val floor = Floor(FloorAllowAll())
     val seats = """{"canteen":"学一食堂","seats":2,"time":"12:00"}"""
+    // The calls measured must do what they say, or the numbers mean nothing.
+    check(harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench").verdict is Verdict.Ask)
+    check(runBlocking { harness.invokeAsAgent("bench", "canteen.reserve", seats) }.answer == Answer.ALLOW)
+    check(runBlocking { harness.invokeAsAgent("bench", "wallet.cardBalance", "{}") }.prompt == null)
+    check(runBlocking { floor.invokePrompted("bench", "canteen.reserve", seats) }.answer == FloorAnswer.ALLOW)
 
-    measure("JNA: libc getpid() (calibration)", 100_000, 1_000_000) { CalibrationLibC.getpid() }
-    measure("JNA: one Structure allocation (calibration)", 50_000, 200_000) { CalibrationStatus() }
-    measure("ping (no-op)", 50_000, 200_000) { harness.ping() }
-    measure("decide (agent, canteen.reserve → ask)", 20_000, 100_000) {
-        harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench")
-    }
-    measure("invokeAsAgent read, no prompt", 2_000, 10_000) {
-        runBlocking { harness.invokeAsAgent("bench", "wallet.cardBalance", "{}") }
-    }
-    measure("invokeAsAgent write, prompt answered Allow", 2_000, 10_000) {
-        runBlocking { harness.invokeAsAgent("bench", "canteen.reserve", seats) }
-    }
+    println("-- each call beside its floor")
+    val rows = mutableListOf<Row>()
+    val getpid = measure("JNA: libc getpid() (calibration)", 100_000, 500_000) { CalibrationLibC.getpid() }
+    val structure = measure("JNA: one Structure allocation (calibration)", 20_000, 50_000) { CalibrationStatus() }
+    rows += Row("JNA alone: getpid()", getpid, null)
+    rows += Row("JNA alone: one Structure allocated", structure, null)
+    val floorFn = measure("floor: noop() (top-level function)", 20_000, 50_000) { edu.pku.harness.floor.noop() }
+    rows += Row("UniFFI alone: a no-op function", floorFn, null)
+    val (ping, floorPing) = measurePair(
+        "floor: Floor.ping() (no-op method)", "ours: ping()", 20_000, 50_000,
+        { floor.ping() }, { harness.ping() },
+    )
+    rows += Row("ping (no-op method)", ping, floorPing)
+    val (decide, floorDecide) = measurePair(
+        "floor: Floor.decide(…) (decide's shape)", "ours: decide (agent, canteen.reserve → ask)", 10_000, 20_000,
+        { floor.decide(FloorActor.AGENT, "canteen.reserve", seats, "bench") },
+        { harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench") },
+    )
+    rows += Row("decide (→ ask)", decide, floorDecide)
+    val (read, floorRead) = measurePair(
+        "floor: Floor.invokeRead (async, ready at once)", "ours: invokeAsAgent read, no prompt", 2_000, 3_000,
+        { runBlocking { floor.invokeRead("bench", "wallet.cardBalance", "{}") } },
+        { runBlocking { harness.invokeAsAgent("bench", "wallet.cardBalance", "{}") } },
+    )
+    rows += Row("invokeAsAgent, a read (no prompt)", read, floorRead)
+    val (prompt, floorPrompt) = measurePair(
+        "floor: Floor.invokePrompted (async + Platform prompt)", "ours: invokeAsAgent write, prompt answered Allow",
+        2_000, 3_000,
+        { runBlocking { floor.invokePrompted("bench", "canteen.reserve", seats) } },
+        { runBlocking { harness.invokeAsAgent("bench", "canteen.reserve", seats) } },
+    )
+    rows += Row("invokeAsAgent, prompt answered Allow", prompt, floorPrompt)
+    val chat = measure("ours: chatScreen (whole screen model)", 2_000, 5_000) { harness.chatScreen("bench") }
+    rows += Row("chatScreen (whole model, one call)", chat, null)
+    val plugins = measure("ours: pluginsScreen (whole screen model)", 2_000, 5_000) { harness.pluginsScreen() }
+    rows += Row("pluginsScreen (whole model, one call)", plugins, null)
+
+    println("-- the pieces: UniFFI's own work per call, on the Kotlin side")
+    // Every UniFFI call allocates one call status; a no-op function is little more.
+    measurePair(
+        "floor: noop() (top-level function)", "UniFFI's call status alone: 2 JNA Structures",
+        20_000, 50_000, { edu.pku.harness.floor.noop() }, { UniffiShapeStatus() },
+    )
+    measureLift("lift Decision (Kotlin only)", FfiConverterTypeDecision,
+        harness.decide(Actor.AGENT, "canteen.reserve", seats, "bench"))
+    val invocation = runBlocking { harness.invokeAsAgent("bench", "canteen.reserve", seats) }
+    measureLift("lift Invocation with its prompt (Kotlin only)", FfiConverterTypeInvocation, invocation)
+    measureLift("lift ChatScreen (Kotlin only)", FfiConverterTypeChatScreen, harness.chatScreen("bench"))
+    measureLift("lift PluginsScreen (Kotlin only)", FfiConverterTypePluginsScreen, harness.pluginsScreen())
+    floor.close()
     harness.shutdown()
+    harness.close()
+    dataDir.toFile().deleteRecursively()
+
+    println()
+    println("| call | ns | floor ns |")
+    println("| --- | ---: | ---: |")
+    for (row in rows) {
+        println("| ${row.call} | %,d | %s |".format(row.ns, row.floor?.let { "%,d".format(it) } ?: "—"))
+    }
 }
