@@ -185,10 +185,11 @@ fun main() {
     harness.close()
     dataDir.toFile().deleteRecursively()
 
+    // The rows of README.md's numbers table (its size row comes from scripts/check-size.sh).
     println()
-    println("| call | ns | floor ns |")
+    println("| what | measured | floor |")
     println("| --- | ---: | ---: |")
     for (row in rows) {
-        println("| ${row.call} | %,d | %s |".format(row.ns, row.floor?.let { "%,d".format(it) } ?: "—"))
+        println("| ${row.call} | %,d ns | %s |".format(row.ns, row.floor?.let { "%,d ns".format(it) } ?: "—"))
     }
 }
