@@ -2,69 +2,12 @@
 //! server (server-everything in Streamable HTTP mode on a loopback port, started by each test),
 //! and the remote plugin as `harness tools` lists it afterwards.
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+#[path = "../../core/tests/common/everything.rs"]
+mod everything;
 
-fn server_script() -> PathBuf {
-    let path = std::env::var("PKU_HARNESS_MCP_EVERYTHING").map_or_else(
-        |_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(
-                ".cache/pku-harness/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-            )
-        },
-        PathBuf::from,
-    );
-    assert!(
-        path.is_file(),
-        "the MCP test server is not installed at {}; run scripts/test.sh or set PKU_HARNESS_MCP_EVERYTHING",
-        path.display()
-    );
-    path
-}
+use std::process::{Command, Output};
 
-/// server-everything on a loopback port; killed when dropped.
-struct Everything {
-    child: Child,
-    port: u16,
-}
-
-impl Everything {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("node")
-            .arg(server_script())
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("node runs the MCP test server");
-        let until = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < until, "the MCP test server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-}
-
-impl Drop for Everything {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use everything::Everything;
 
 fn harness(args: &[&str]) -> (String, Output) {
     let output = Command::new(env!("CARGO_BIN_EXE_harness"))

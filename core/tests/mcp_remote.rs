@@ -4,19 +4,17 @@
 //! the test says so, require a bearer token, answer slowly, name another origin as its endpoint
 //! — is done by the small loopback server of `common::mcp_server`.
 //!
-//! The server is found through `PKU_HARNESS_MCP_EVERYTHING` (its `dist/index.js`; scripts/test.sh
-//! installs it and sets the variable) or at the install location scripts/test.sh uses. When it
-//! is in neither place the tests fail, saying how to install it: they never skip.
+//! The server comes from `common::everything`: when it is not installed the tests fail, saying
+//! how to install it; they never skip.
 
 mod common;
 
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::Denies;
+use common::everything::Everything;
 use common::mcp_server::{McpServer, tool};
 use harness_core::invoke::{Call, Outcome};
 use harness_core::plugins::remote::{RemoteServer, token_key};
@@ -25,95 +23,6 @@ use harness_core::registry::Effect;
 use harness_core::secrets::{MemorySecrets, SecretStore};
 use harness_core::{Engine, Options};
 use serde_json::json;
-
-const INSTALL: &str = "npm install --prefix ~/.cache/pku-harness/mcp \
-                       @modelcontextprotocol/server-everything@2026.8.31";
-
-fn server_script() -> PathBuf {
-    if let Ok(path) = std::env::var("PKU_HARNESS_MCP_EVERYTHING") {
-        let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "PKU_HARNESS_MCP_EVERYTHING is {}, which is not a file; install the server with: {INSTALL}",
-            path.display()
-        );
-        return path;
-    }
-    let home = std::env::var("HOME").unwrap_or_default();
-    let path = PathBuf::from(home).join(
-        ".cache/pku-harness/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
-    assert!(
-        path.is_file(),
-        "the MCP test server is not installed; run scripts/test.sh, or install it with: {INSTALL} \
-         (or set PKU_HARNESS_MCP_EVERYTHING to its dist/index.js)"
-    );
-    path
-}
-
-/// server-everything on a loopback port; killed when dropped.
-struct Everything {
-    child: Child,
-    port: u16,
-    /// `/mcp` (Streamable HTTP) or `/sse` (HTTP+SSE).
-    path: &'static str,
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-impl Everything {
-    fn start() -> Self {
-        Self::start_on(free_port())
-    }
-
-    fn start_on(port: u16) -> Self {
-        Self::start_mode(port, "streamableHttp", "/mcp")
-    }
-
-    /// In its HTTP+SSE mode: GET /sse opens the stream, messages go to POST /message.
-    fn start_sse() -> Self {
-        Self::start_mode(free_port(), "sse", "/sse")
-    }
-
-    fn start_mode(port: u16, mode: &str, path: &'static str) -> Self {
-        let child = Command::new("node")
-            .arg(server_script())
-            .arg(mode)
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("node runs the MCP test server");
-        let until = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < until, "the MCP test server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self { child, port, path }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}{}", self.port, self.path)
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Everything {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 fn text_of(result: &serde_json::Value) -> String {
     result["content"]

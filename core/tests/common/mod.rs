@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod everything;
 pub mod mcp_server;
 pub mod model_server;
 
