@@ -116,15 +116,7 @@ fn world_with(server: ModelServer, answers: &[Answer]) -> World {
         )
         .unwrap();
     engine.open_conversation("c").unwrap();
-    for (key, value) in [
-        ("model.endpoint", json!(server.endpoint())),
-        ("model.name", json!("test-model")),
-    ] {
-        engine
-            .change_setting(parse_change(key, &value).unwrap())
-            .unwrap();
-    }
-    engine.set_secret("model.apiKey", KEY).unwrap();
+    server.configure(&engine, KEY);
     World {
         engine,
         answers,

@@ -14,7 +14,7 @@ use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::{Answer, Mode, PromptKind};
 use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::screens::{Acted, Action, ChatItemKind, Live, Route, Screens, ShellEffect};
-use harness_core::settings::{Change, Language, parse_change};
+use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
@@ -90,14 +90,7 @@ async fn world(dir: &Path, script: Vec<Reply>, answers: &[Answer]) -> World {
     let screens = open(dir, answers.clone());
     let e = screens.engine();
     e.accept_terms().unwrap();
-    for (key, value) in [
-        ("model.endpoint", json!(server.endpoint())),
-        ("model.name", json!("test-model")),
-    ] {
-        e.change_setting(parse_change(key, &value).unwrap())
-            .unwrap();
-    }
-    e.set_secret("model.apiKey", KEY).unwrap();
+    server.configure(e, KEY);
     World {
         screens,
         answers,

@@ -18,7 +18,6 @@ use common::{CampusCatalog, NobodyThere, child};
 use harness_core::history::TurnState;
 use harness_core::invoke::{PluginHandler, ToolContext};
 use harness_core::registry::Tool;
-use harness_core::settings::parse_change;
 use harness_core::store::Store;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
@@ -65,15 +64,7 @@ fn open(dir: &Path, hang: bool, server: &ModelServer) -> Engine {
     let engine = Engine::open(dir, options).unwrap();
     engine.accept_terms().unwrap();
     engine.open_conversation("c").unwrap();
-    for (key, value) in [
-        ("model.endpoint", json!(server.endpoint())),
-        ("model.name", json!("test-model")),
-    ] {
-        engine
-            .change_setting(parse_change(key, &value).unwrap())
-            .unwrap();
-    }
-    engine.set_secret("model.apiKey", "sk-test").unwrap();
+    server.configure(&engine, "sk-test");
     engine
 }
 

@@ -118,6 +118,19 @@ pub struct ModelServer {
 }
 
 impl ModelServer {
+    /// Points `engine`'s agent at this server: its endpoint, model `test-model`, API key `key`.
+    pub fn configure(&self, engine: &harness_core::Engine, key: &str) {
+        for (name, value) in [
+            ("model.endpoint", Value::from(self.endpoint())),
+            ("model.name", Value::from("test-model")),
+        ] {
+            engine
+                .change_setting(harness_core::settings::parse_change(name, &value).unwrap())
+                .unwrap();
+        }
+        engine.set_secret("model.apiKey", key).unwrap();
+    }
+
     /// A server answering its requests with `script`, in order; a request past the end gets
     /// a 599 the client reports as busy.
     pub async fn start(script: Vec<Reply>) -> Self {
