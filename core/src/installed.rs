@@ -355,14 +355,7 @@ impl InstalledPlugins {
             .plugin(plugin)
             .cloned()
             .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
-        let source = self
-            .store
-            .read(rows::plugins)?
-            .into_iter()
-            .find(|r| r.id == plugin)
-            .map(|r| r.source)
-            .ok_or_else(|| EngineError::NoSuchPlugin(plugin.to_owned()))?;
-        Ok((installed, source))
+        Ok((installed, self.source(plugin)?))
     }
 
     /// Puts a new version of installed plugin `old` in its place with `handler` (or the one it
