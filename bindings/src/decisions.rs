@@ -99,9 +99,9 @@ pub enum Step {
     /// 8d
     AskRule,
     /// 8e
-    SkipAll,
-    /// 8f
     Sensitive,
+    /// 8f
+    SkipAll,
     /// 8g
     Allowance,
     /// 8h

@@ -669,7 +669,7 @@ impl Engine {
     }
 
     /// Whether a change loosens a permission: a mode to a less strict value, a plugin turned
-    /// on, a rule removed or an allow rule added, the model endpoint changed (DESIGN.md §3 8f).
+    /// on, a rule removed or an allow rule added, the model endpoint changed (DESIGN.md §3 8e).
     pub fn loosens(&self, change: &Change) -> bool {
         self.core.loosens(change)
     }
