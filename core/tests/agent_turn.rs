@@ -997,3 +997,41 @@ async fn a_turn_begun_by_hand_is_refused_while_the_agents_turn_runs() {
     assert_eq!(turn.state, TurnState::Done);
     assert_eq!(w.engine.begin_turn("c").unwrap(), 2);
 }
+
+#[tokio::test]
+async fn a_long_tool_error_and_a_refusal_echoing_a_long_argument_reach_the_model_cut() {
+    let long = "x".repeat(40_000);
+    let args = json!({"item": [long]}).to_string();
+    let w = world(
+        vec![
+            calls(&[("c1", "shop__stock", "{}"), ("c2", "shop__order", &args)]),
+            text("出错了"),
+        ],
+        &[],
+    )
+    .await;
+    w.shop
+        .results
+        .lock()
+        .unwrap()
+        .push(("shop.stock".into(), Err("e".repeat(50_000))));
+    send(&w, "看看库存，再下单").await;
+    let second = messages(&w.server, 1);
+    let error = |i: usize| -> Value {
+        let content: Value = serde_json::from_str(second[i]["content"].as_str().unwrap()).unwrap();
+        content["error"].clone()
+    };
+    let failed = error(3);
+    assert_eq!(failed["code"], "tool_failed");
+    assert_eq!(
+        failed["message"],
+        cut_for_model(&"e".repeat(50_000)).as_str()
+    );
+    let refused = error(4);
+    assert_eq!(refused["code"], "invalid_input");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.chars().count() < 400 && message.contains("… (40004 characters) is not of type"),
+        "{message}"
+    );
+}
