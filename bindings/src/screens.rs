@@ -101,7 +101,7 @@ pub enum Action {
     },
     RemoveRule {
         conversation: Option<String>,
-        index: u32,
+        rule: String,
     },
     AcceptTerms,
     SetCampusSession {

@@ -173,6 +173,40 @@ impl Conversations {
         Ok(())
     }
 
+    /// Removes `rule` — the rule itself, as the user saw it, not a position that a change made
+    /// meanwhile may have moved — from a conversation's rules, or the global ones without a
+    /// conversation. False, changing nothing, when no such rule is there any more.
+    pub fn remove_rule(
+        &self,
+        conversation: Option<&str>,
+        rule: &Rule,
+    ) -> Result<bool, EngineError> {
+        let mut state = self.state();
+        let current = match conversation {
+            Some(id) => state
+                .conversations
+                .get(id)
+                .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?
+                .rules
+                .clone(),
+            None => state.rules.clone(),
+        };
+        let Some(at) = current.rules().iter().position(|r| r == rule) else {
+            return Ok(false);
+        };
+        let mut rules = current.rules().to_vec();
+        rules.remove(at);
+        let set = Arc::new(RuleSet::new(rules)?);
+        let scope = conversation.unwrap_or(GLOBAL_SCOPE);
+        self.store
+            .write(|tx| rows::put_rules(tx, scope, set.rules()))?;
+        match conversation.and_then(|id| state.conversations.get_mut(id)) {
+            Some(conv) => conv.rules = set,
+            None => state.rules = set,
+        }
+        Ok(true)
+    }
+
     /// Opens a conversation with the current defaults; an existing one is kept as it is.
     pub fn open(&self, id: &str) -> Result<ConversationSettings, EngineError> {
         let mut state = self.state();
