@@ -55,6 +55,10 @@ impl EventSink for Printer {
                 out!("{text}");
                 crate::output::flush();
             }
+            // What was printed of the cut answer stays on the terminal; say that it is void.
+            Event::AnswerRestarted { .. } => {
+                outln!("\n  (the answer was cut off; asking the model again)")
+            }
             Event::ToolCallStarted { name, input, .. } => outln!("\n  → {name} {input}"),
             Event::ToolDecision {
                 verdict, reason, ..

@@ -683,6 +683,15 @@ impl Agent {
                         usage.completion_tokens += u.completion_tokens;
                         usage.total_tokens += u.total_tokens;
                     }
+                    ProviderEvent::Restarted => {
+                        // The cut attempt's words are replaced, not doubled: in the history (only
+                        // what the finished attempt said is written) and on the screen.
+                        text.clear();
+                        thinking.clear();
+                        events.emit(Event::AnswerRestarted {
+                            turn: id.to_owned(),
+                        });
+                    }
                     ProviderEvent::Finished { .. } => {}
                 })
                 .await;
