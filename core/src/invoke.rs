@@ -19,7 +19,7 @@ use crate::audit::{Audit, AuditEvent};
 use crate::clock::Clock;
 use crate::consent::{Consent, ConsentError};
 use crate::conversations::Conversations;
-use crate::gates::{Dispatched, ToolCatalog};
+use crate::gates::{CallScope, Dispatched, ToolCatalog, out_of_scope};
 use crate::installed::InstalledPlugins;
 use crate::policy::{
     Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Standing,
@@ -269,9 +269,20 @@ impl Invoker {
         })
     }
 
-    fn snapshot(&self, call: &Call) -> Snapshot {
+    /// `made_in`: the conversation whose scope bounds a scheduled call (the one that made its
+    /// job); an agent's call is bounded by its own conversation's, a tap by none.
+    fn snapshot(&self, call: &Call, made_in: Option<&str>) -> Snapshot {
         // One owner at a time, never nested (engine.rs, the lock rule).
         let view = self.conversations.for_call(call.conversation.as_deref());
+        // seed 003: the scope applies to the agent (step 8b) and the scheduler (step 6); a tap
+        // is never questioned (step 7).
+        let scope = match call.actor {
+            Actor::Agent => view.scope.clone(),
+            Actor::Scheduler => made_in.map_or_else(Scope::default, |c| {
+                self.conversations.for_call(Some(c)).scope
+            }),
+            Actor::User => Scope::default(),
+        };
         let plugin_id = call
             .tool
             .split_once('.')
@@ -330,7 +341,7 @@ impl Invoker {
             terms_accepted,
             mode,
             settings: view.settings,
-            scope: view.scope,
+            scope,
             tainted: view.tainted,
             turn: view.turn,
             user_asked: view.user_asked,
@@ -341,7 +352,7 @@ impl Invoker {
 
     /// Decides a call without running it or asking anyone: what `invoke` would do first.
     pub fn decide(&self, call: &Call) -> Decision {
-        let snap = self.snapshot(call);
+        let snap = self.snapshot(call, None);
         self.decide_snapshot(call, &snap).0
     }
 
@@ -382,7 +393,14 @@ impl Invoker {
 
     /// The one invoke path.
     pub async fn invoke(&self, call: Call) -> Invocation {
-        let snap = self.snapshot(&call);
+        self.invoke_made_in(call, None).await
+    }
+
+    /// The one invoke path, for a scheduled call of a job that conversation `made_in` made: it
+    /// is bounded by that conversation's scope (seed 003; DESIGN.md §3 step 6), as it stands
+    /// when the call is decided. A job the user made (`None`) is bounded by no conversation's.
+    pub async fn invoke_made_in(&self, call: Call, made_in: Option<String>) -> Invocation {
+        let snap = self.snapshot(&call, made_in.as_deref());
         let (decision, input_error, assessment) = self.decide_snapshot(&call, &snap);
         let why = explain(&decision, &snap, &assessment);
         let reason = why.text(Language::En);
@@ -501,6 +519,12 @@ impl Invoker {
             }
         };
 
+        // The gates learn the scope for this call only: what they refuse for it is read back
+        // below, so the agent is told `out_of_scope` and where to widen it.
+        let scope = Arc::new(match call.actor {
+            Actor::User => CallScope::unbounded(),
+            Actor::Agent | Actor::Scheduler => CallScope::new(&snap.scope.hosts, &snap.scope.roots),
+        });
         let services = Services {
             folder: self
                 .data_dir
@@ -511,6 +535,8 @@ impl Invoker {
             core: self.me.clone(),
             actor: call.actor,
             conversation: call.conversation.clone(),
+            scope: scope.clone(),
+            made_in,
         };
         let ctx = ToolContext {
             actor: call.actor,
@@ -541,13 +567,19 @@ impl Invoker {
                 }
             }
         }
-        let outcome = match ran {
-            Ok(result) => {
+        let outcome = match (ran, scope.refusal()) {
+            // The tool failed on a gate's refusal for the scope: the call was out of scope,
+            // whatever prompt was answered before it ran.
+            (Err(_), Some(message)) => {
+                let stop = (decision, reason);
+                return self.stopped(call, &snap, stop, prompt, answer, Code::OutOfScope, message);
+            }
+            (Ok(result), _) => {
                 self.record(&call, &snap, AuditEvent::Ran);
                 let for_model = cut_for_model(&result.to_string());
                 Outcome::Ran { result, for_model }
             }
-            Err(message) => {
+            (Err(message), None) => {
                 self.record(
                     &call,
                     &snap,
@@ -637,6 +669,7 @@ impl PluginHost for Invoker {
         actor: Actor,
         input: Value,
         conversation: Option<String>,
+        made_in: Option<String>,
     ) -> Dispatched {
         let call = Call {
             tool: tool.to_owned(),
@@ -644,7 +677,7 @@ impl PluginHost for Invoker {
             input,
             conversation,
         };
-        match self.invoke(call).await.outcome {
+        match self.invoke_made_in(call, made_in).await.outcome {
             Outcome::Ran { result, .. } => Dispatched::Ran(result),
             Outcome::Failed { message } => Dispatched::Failed(message),
             Outcome::Refused { code, message } => {
@@ -797,9 +830,11 @@ fn refusal_message(
              agent may not make this change. The user can make it in Settings.",
             call.tool
         ),
-        Code::OutOfScope => format!(
-            "{} Approving a call never widens the conversation's scope; only the user can, from the conversation's scope settings.",
-            assessment.reason.as_deref().unwrap_or("This call reaches outside the conversation's scope.")
+        Code::OutOfScope => out_of_scope(
+            assessment
+                .reason
+                .as_deref()
+                .unwrap_or("This call reaches outside the conversation's scope."),
         ),
     }
 }

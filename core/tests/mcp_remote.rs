@@ -720,3 +720,45 @@ async fn an_endpoint_event_naming_another_origin_is_refused_and_nothing_is_sent_
     assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 0);
     watcher.abort();
 }
+
+#[tokio::test]
+async fn a_remote_tool_whose_server_is_outside_the_conversations_hosts_is_refused_and_not_called() {
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    let engine = Engine::in_memory(Options::new(Arc::new(Denies::default()))).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "campus", None)
+        .await
+        .unwrap();
+    engine.open_conversation("c").unwrap();
+    engine
+        .set_scope(
+            "c",
+            harness_core::turn::Scope {
+                roots: vec![],
+                hosts: vec!["pku.edu.cn".into()],
+                apps: vec![],
+            },
+        )
+        .unwrap();
+
+    let call = Call {
+        tool: "mcp-campus.echo".into(),
+        actor: Actor::Agent,
+        input: json!({"message": "hi"}),
+        conversation: Some("c".into()),
+    };
+    let outcome = engine.invoke(call).await.outcome;
+
+    assert_eq!(
+        outcome,
+        Outcome::Refused {
+            code: Code::OutOfScope,
+            message: "Host \"127.0.0.1\" is outside this conversation's network scope \
+                      (pku.edu.cn). Approving a call never widens the conversation's scope; the \
+                      user widens it in the conversation's settings → Scope."
+                .into()
+        }
+    );
+    assert_eq!(server.count("tools/call"), 0);
+}

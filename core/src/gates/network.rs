@@ -16,6 +16,7 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
+use super::scope::CallScope;
 use super::{GrantError, Grants, MIB, PluginKind, decode_capped, denied, human_duration};
 
 /// One `url_allowlist` entry, in one of seed 001's three spellings and only those.
@@ -32,8 +33,28 @@ enum HostPattern {
     Address(IpAddr),
 }
 
+/// Why an entry is in none of the three spellings.
+enum BadEntry {
+    MisplacedWildcard,
+    NotAHost(String),
+}
+
 impl HostPattern {
     fn parse(plugin: &str, entry: &str) -> Result<Self, GrantError> {
+        Self::read(entry).map_err(|bad| match bad {
+            BadEntry::MisplacedWildcard => GrantError::MisplacedWildcard {
+                plugin: plugin.to_owned(),
+                entry: entry.trim().to_owned(),
+            },
+            BadEntry::NotAHost(reason) => GrantError::NotAHost {
+                plugin: plugin.to_owned(),
+                entry: entry.trim().to_owned(),
+                reason,
+            },
+        })
+    }
+
+    fn read(entry: &str) -> Result<Self, BadEntry> {
         let entry = entry.trim();
         if entry == "*" {
             return Ok(Self::Any);
@@ -44,16 +65,9 @@ impl HostPattern {
             None => (false, entry),
         };
         if rest.contains('*') {
-            return Err(GrantError::MisplacedWildcard {
-                plugin: plugin.to_owned(),
-                entry: entry.to_owned(),
-            });
+            return Err(BadEntry::MisplacedWildcard);
         }
-        let not_a_host = |reason: &str| GrantError::NotAHost {
-            plugin: plugin.to_owned(),
-            entry: entry.to_owned(),
-            reason: reason.to_owned(),
-        };
+        let not_a_host = |reason: &str| BadEntry::NotAHost(reason.to_owned());
         if subdomains_only && rest.is_empty() {
             return Err(not_a_host(
                 "\"*.\" must be followed by a domain name, as in *.example.com",
@@ -294,6 +308,49 @@ fn not_permitted(raw: &str, reason: &str, hint: &str) -> String {
     format!("error: url_allowlist does not permit {raw} ({reason}){hint}")
 }
 
+/// The hosts a conversation's scope names (seed 003), written as url_allowlist entries are and
+/// matched the same way (seed 001 rule 5: the host, or a subdomain at a dot boundary).
+#[derive(Debug, Clone)]
+pub(crate) struct HostScope {
+    /// An entry in none of the spellings matches nothing: a scope fails closed.
+    patterns: Vec<HostPattern>,
+}
+
+impl HostScope {
+    pub(crate) fn new(entries: &[String]) -> Self {
+        Self {
+            patterns: entries
+                .iter()
+                .filter_map(|e| HostPattern::read(e).ok())
+                .collect(),
+        }
+    }
+
+    /// Whether the host of `url`, parsed once and sent as it is, is in the scope.
+    pub(crate) fn admits(&self, url: &Url) -> bool {
+        url.host()
+            .is_some_and(|host| self.patterns.iter().any(|p| p.matches(&host)))
+    }
+}
+
+/// Why `entry` cannot be a host of a conversation's scope, or `Ok` when it can be: the
+/// spellings of url_allowlist (`example.com`, `*.example.com`, an address, `*`).
+pub fn check_scope_host(entry: &str) -> Result<(), String> {
+    match HostPattern::read(entry) {
+        Ok(_) => Ok(()),
+        Err(BadEntry::MisplacedWildcard) => Err(format!(
+            "\"{}\" puts a star somewhere other than a leading \"*.\" or a lone \"*\"; write \
+             example.com (the host and its subdomains), *.example.com (subdomains only) or * \
+             (any host)",
+            entry.trim()
+        )),
+        Err(BadEntry::NotAHost(reason)) => Err(format!(
+            "\"{}\" is not a host name ({reason})",
+            entry.trim()
+        )),
+    }
+}
+
 /// DESIGN.md §5: whether a community or remote plugin is refused this address. Judged by the
 /// tables below, first match deciding; an IPv6 address in none of them is refused unless it is
 /// global unicast (2000::/3, the only IPv6 space IANA has allocated for it).
@@ -511,7 +568,23 @@ impl NetworkGate {
         headers: &[(String, String)],
         body: Option<&serde_json::Value>,
     ) -> Result<String, String> {
+        self.request_within(&CallScope::unbounded(), method, url, headers, body)
+            .await
+    }
+
+    /// [`NetworkGate::request`] for one call, also bounded by the calling conversation's
+    /// hosts (seed 003): after the plugin's own checks (which name the grant to change) and
+    /// before anything is sent.
+    pub(crate) async fn request_within(
+        &self,
+        scope: &CallScope,
+        method: &reqwest::Method,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<&serde_json::Value>,
+    ) -> Result<String, String> {
         let parsed = self.policy.check(url)?;
+        scope.check_url(&parsed)?;
         // `check` refuses everything while allow_network is off, and the client exists
         // whenever it is on.
         let Some(client) = &self.client else {

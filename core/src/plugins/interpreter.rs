@@ -13,11 +13,12 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
 use crate::declared::{CAMPUS_SESSION_KEY, HeaderPart, Method, Request, Returns, secret_key};
-use crate::handler::{PluginHandler, ToolContext};
+use crate::handler::{Assessment, PluginHandler, ToolContext};
 use crate::installed::Catalog;
 use crate::registry::{Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
 use crate::settings::AppSettings;
+use crate::turn::Scope;
 
 /// RFC 3986 unreserved characters stay; everything else in a value is percent-encoded, so a
 /// value cannot add a path segment, a query or a fragment.
@@ -93,6 +94,17 @@ impl Interpreter {
 
 #[async_trait]
 impl PluginHandler for Interpreter {
+    /// A document's request goes to the one host it declares, so the conversation's scope is
+    /// checked at the decision (step 8b), ahead of any prompt; the gate checks it again as it
+    /// sends.
+    fn assess(&self, tool: &Tool, _input: &Value, scope: &Scope) -> Assessment {
+        match tool.request.as_ref().map(|r| url::Url::parse(&r.url)) {
+            Some(Ok(url)) => Assessment::reaching(&url, scope),
+            // No request: run says so. A URL that does not parse is refused as it is filled.
+            _ => Assessment::default(),
+        }
+    }
+
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
         let Some(request) = &tool.request else {
             return Err(format!(

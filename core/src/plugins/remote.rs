@@ -53,10 +53,11 @@ use sse_stream::SseStream;
 use url::{Host, Url};
 
 use crate::error::EngineError;
-use crate::handler::{PluginHandler, ToolContext};
+use crate::handler::{Assessment, PluginHandler, ToolContext};
 use crate::installed::InstalledPlugins;
 use crate::registry::{LoadError, McpTool, Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
+use crate::turn::Scope;
 
 /// seed: a remote call must not hang a turn; longer than the gate's 10 s since a server may
 /// itself call out.
@@ -896,6 +897,12 @@ async fn watch(session: &Session) -> String {
 
 #[async_trait]
 impl PluginHandler for RemoteServer {
+    /// Every call goes to the server's host: outside the conversation's hosts it is refused at
+    /// step 8b, before anything is sent.
+    fn assess(&self, _tool: &Tool, _input: &Value, scope: &Scope) -> Assessment {
+        Assessment::reaching(&self.url, scope)
+    }
+
     async fn run(&self, tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
         self.call(&tool.name, input).await
     }
