@@ -352,7 +352,12 @@ impl Invoker {
 
     /// Decides a call without running it or asking anyone: what `invoke` would do first.
     pub fn decide(&self, call: &Call) -> Decision {
-        let snap = self.snapshot(call, None);
+        self.decide_made_in(call, None)
+    }
+
+    /// What `invoke_made_in` would decide first.
+    pub fn decide_made_in(&self, call: &Call, made_in: Option<&str>) -> Decision {
+        let snap = self.snapshot(call, made_in);
         self.decide_snapshot(call, &snap).0
     }
 

@@ -984,7 +984,11 @@ impl Agent {
             input,
             conversation: on,
         };
-        let decision = p.invoker.decide(&call);
+        let made_in = match offer {
+            Offer::Conversation => None,
+            Offer::Job(job) => job.made_in(),
+        };
+        let decision = p.invoker.decide_made_in(&call, made_in);
         let verdict = match decision.verdict {
             Verdict::Run => "run",
             Verdict::Ask(_) => "ask",

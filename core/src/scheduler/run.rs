@@ -107,6 +107,11 @@ pub struct AgentJob {
 }
 
 impl AgentJob {
+    /// The conversation that made the job, whose scope bounds its calls.
+    pub(crate) fn made_in(&self) -> Option<&str> {
+        self.made_in.as_deref()
+    }
+
     /// Calls a tool, by id (`wallet.cardBalance`) or model name (`wallet__cardBalance`), with
     /// actor scheduler.
     pub async fn call(&self, tool: &str, input: Value) -> Invocation {
