@@ -4,6 +4,7 @@
 #[macro_use]
 mod output;
 
+mod campus;
 mod chat;
 mod demo;
 mod jobs;
@@ -137,6 +138,13 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// The campus account: sign in, status, a plugin's request, sign out; the simulator.
+    Campus {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: campus::CampusCommand,
+    },
     /// Run the jobs due at a local time "YYYY-MM-DD HH:mm" in the settings time zone.
     Tick {
         #[arg(long)]
@@ -186,6 +194,9 @@ async fn main() -> ExitCode {
                 answer.map(Answer::from),
             )
             .await
+        }
+        Command::Campus { data_dir, command } => {
+            campus::run(&data_dir.unwrap_or_else(default_data_dir), command).await
         }
         Command::Tools { data_dir } => tools::run(&data_dir.unwrap_or_else(default_data_dir)),
         Command::Settings { data_dir, command } => state::settings(

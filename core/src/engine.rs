@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::agent::turn::{AgentJobs, AgentParts, Running, WithdrawingBroker};
 use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
+use crate::campus::{Campus, CampusError, SignInStep};
 use crate::clock::{Clock, SystemClock};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION,
@@ -70,6 +71,10 @@ pub struct Options {
     /// Accept `http://` plugin links to a loopback address (plugin authors on a desktop, and
     /// the tests). Off in the app: students install from https links only.
     pub development_links: bool,
+    /// Where campus requests go: the campus hosts, or in development (the CLI's
+    /// `HARNESS_CAMPUS_ORIGIN`, the tests) the campus simulator. The phone library never sets
+    /// it (DESIGN.md §10).
+    pub campus: crate::campus::wire::Origin,
 }
 
 impl Options {
@@ -83,6 +88,7 @@ impl Options {
             wake: Arc::new(crate::scheduler::NoWake),
             events: Arc::new(NoEvents),
             development_links: false,
+            campus: crate::campus::wire::Origin::campus(),
         }
     }
 }
@@ -94,6 +100,7 @@ pub(crate) struct Core {
     pub plugins: Arc<InstalledPlugins>,
     pub conversations: Arc<Conversations>,
     pub consent: Arc<Consent>,
+    pub campus: Arc<Campus>,
     pub settings: Arc<AppSettings>,
     pub memories: Arc<Memories>,
     pub audit: Arc<Audit>,
@@ -153,6 +160,11 @@ impl Engine {
         let remotes = remotes.expect("the remote plugins' handlers were built");
         let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let consent = Arc::new(Consent::load(store.clone())?);
+        let campus = Arc::new(Campus::new(
+            options.secrets.clone(),
+            clock.clone(),
+            options.campus,
+        ));
         let memories = Arc::new(Memories::new(
             store.clone(),
             clock.clone(),
@@ -207,6 +219,7 @@ impl Engine {
             plugins,
             conversations,
             consent,
+            campus,
             settings,
             memories,
             audit,
@@ -564,6 +577,46 @@ impl Engine {
             c.terms_version = Some(TERMS_VERSION);
             c.terms_accepted_at = Some(now);
         })?)
+    }
+
+    /// The campus account (module `campus`): sign-in, sessions, requests.
+    pub fn campus(&self) -> &Arc<Campus> {
+        &self.core.campus
+    }
+
+    /// Signs in to the campus account (see [`Campus::sign_in`]); the consent's campus session
+    /// follows the sessions (DESIGN.md §4).
+    pub async fn campus_sign_in(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+    ) -> Result<SignInStep, CampusError> {
+        let step = self.core.campus.sign_in(user, password, remember).await;
+        self.follow_campus_session();
+        step
+    }
+
+    /// Finishes a campus sign-in with the second factor's code.
+    pub async fn campus_submit_code(&self, code: &str) -> Result<SignInStep, CampusError> {
+        let step = self.core.campus.submit_code(code).await;
+        self.follow_campus_session();
+        step
+    }
+
+    /// Signs out of the campus account: every session and the remembered password go.
+    pub fn campus_sign_out(&self) -> Result<(), CampusError> {
+        let out = self.core.campus.sign_out();
+        self.follow_campus_session();
+        out
+    }
+
+    /// The consent's "campus session" is whether sessions exist, nothing else.
+    fn follow_campus_session(&self) {
+        let signed_in = self.core.campus.signed_in();
+        if self.core.consent.get().campus_session != signed_in {
+            let _ = self.core.consent.change(|c| c.campus_session = signed_in);
+        }
     }
 
     /// The shell reports signing in to (or out of) the campus account.
