@@ -25,7 +25,7 @@ use crate::policy::{
     Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Standing,
     Verdict, decide, precheck,
 };
-use crate::registry::{Effect, Plugin, Tool};
+use crate::registry::{Effect, Plugin, Tool, plugin_id};
 use crate::services::{Host, PluginGates, PluginHost, Services};
 use crate::settings::Language;
 use crate::store::audit::AuditRow;
@@ -283,10 +283,7 @@ impl Invoker {
             }),
             Actor::User => Scope::default(),
         };
-        let plugin_id = call
-            .tool
-            .split_once('.')
-            .map_or(call.tool.as_str(), |(p, _)| p);
+        let plugin_id = plugin_id(&call.tool);
         let (tool, installed, mode) = self.plugins.read(|state| {
             let tool = state.registry.tool(&call.tool).cloned();
             let installed = state.installed.get(plugin_id);
@@ -790,7 +787,11 @@ fn refusal_message(
     assessment: &Assessment,
     decision: &Decision,
 ) -> String {
-    let plugin = snap.target.plugin().map_or("", |p| p.id.as_str());
+    // A plugin that is not installed is named as the call named it (`nosuch` of `nosuch.x`).
+    let plugin = snap
+        .target
+        .plugin()
+        .map_or_else(|| plugin_id(&call.tool), |p| p.id.as_str());
     let effect = snap.target.tool().map_or("", |t| t.effect.as_str());
     match code {
         Code::TermsNotAccepted => {

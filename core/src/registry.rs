@@ -808,6 +808,12 @@ fn is_format_char(c: char) -> bool {
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
+/// `wallet.cardBalance` → `wallet`: a tool id's plugin is the part before its first `.` (a plugin
+/// id holds none); a text without a `.` is all plugin.
+pub fn plugin_id(tool_id: &str) -> &str {
+    tool_id.split_once('.').map_or(tool_id, |(plugin, _)| plugin)
+}
+
 /// `wallet.cardBalance` → `wallet__cardBalance`: the first `.` becomes `__`.
 pub fn model_name(tool_id: &str) -> String {
     tool_id.replacen('.', "__", 1)
