@@ -55,6 +55,7 @@ impl From<EngineError> for HarnessError {
             | EngineError::Bundled(_)
             | EngineError::MemoryNotPending { .. }
             | EngineError::Agent(_)
+            | EngineError::Unset(_)
             | EngineError::Invalid(_)
             | EngineError::TurnRunning(_)
             | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
