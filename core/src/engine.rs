@@ -20,7 +20,7 @@
 use std::path::Path;
 use std::sync::{Arc, Weak};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::agent::turn::{AgentJobs, AgentParts, Running, WithdrawingBroker};
 use crate::agent::{Agent, TurnSummary};
@@ -740,6 +740,49 @@ impl Engine {
     /// Applies a checked change, from the settings screen or the settings plugin.
     pub fn change_setting(&self, change: Change) -> Result<(), EngineError> {
         self.core.apply(change)
+    }
+
+    /// Puts a checked `model.endpoint` or `model.name` change in effect without saving it, so
+    /// that a shell can try a provider before keeping it: turns use it from now on, and it is
+    /// saved by [`Engine::save_settings_in_effect`] or gone when the data directory is opened
+    /// again. Any other change is refused: it is made with [`Engine::change_setting`].
+    pub fn use_setting_for_now(&self, change: Change) -> Result<(), EngineError> {
+        match change {
+            Change::ModelEndpoint(v) => self.core.settings.use_for_now(|s| s.model.endpoint = v),
+            Change::ModelName(v) => self.core.settings.use_for_now(|s| s.model.name = v),
+            _ => {
+                return Err(EngineError::Invalid(
+                    "only model.endpoint and model.name can be used before they are saved".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Saves what [`Engine::use_setting_for_now`] put in effect.
+    pub fn save_settings_in_effect(&self) -> Result<(), EngineError> {
+        Ok(self.core.settings.save_in_effect()?)
+    }
+
+    /// Every setting under the key [`parse_change`](crate::settings::parse_change) takes, with
+    /// its value in effect: the app's settings, each plugin's switch, modes and preferences
+    /// (for a plugin that has them), and the global rules. Each pair parses back as a change.
+    pub fn setting_values(&self) -> Vec<(String, Value)> {
+        let mut values = self.settings().keyed();
+        for view in self.plugins() {
+            let id = &view.plugin.id;
+            values.push((format!("plugins.{id}.enabled"), json!(view.enabled)));
+            for (effect, mode, _) in &view.modes {
+                values.push((format!("plugins.{id}.modes.{effect}"), json!(mode.as_str())));
+            }
+            if view.plugin.preferences.is_some() {
+                let stored = self.preferences(id).unwrap_or_else(|| json!({}));
+                values.push((format!("plugins.{id}.preferences"), stored));
+            }
+        }
+        let rules = serde_json::to_value(self.rules()).expect("rules serialise");
+        values.push(("rules".to_owned(), rules));
+        values
     }
 
     // ---- memories
