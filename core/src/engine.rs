@@ -766,7 +766,8 @@ impl Engine {
 
     /// Every setting under the key [`parse_change`](crate::settings::parse_change) takes, with
     /// its value in effect: the app's settings, each plugin's switch, modes and preferences
-    /// (for a plugin that has them), and the global rules. Each pair parses back as a change.
+    /// (for a plugin that has them), and the global rules, in the order of their keys. Each
+    /// pair parses back as a change.
     pub fn setting_values(&self) -> Vec<(String, Value)> {
         let mut values = self.settings().keyed();
         for view in self.plugins() {
@@ -782,6 +783,7 @@ impl Engine {
         }
         let rules = serde_json::to_value(self.rules()).expect("rules serialise");
         values.push(("rules".to_owned(), rules));
+        values.sort_by(|(a, _), (b, _)| a.cmp(b));
         values
     }
 
