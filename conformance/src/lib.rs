@@ -1,4 +1,4 @@
-//! The conformance runner (shared/conformance/FORMAT.md): JSON files that state a situation,
+//! The conformance runner (../shared/conformance/FORMAT.md): JSON files that state a situation,
 //! a call and the expected decision, or a gate, its inputs and the expected return, run
 //! through the real engine — registry, policy, invoke and gates — never a copy of their logic.
 //! It is its own crate so the phone library does not ship it.
