@@ -7,13 +7,13 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use harness_core::error::Unset;
 use harness_core::events::{Event, EventSink};
 use harness_core::history::TurnState;
 use harness_core::plugins::samples::Samples;
 use harness_core::policy::Answer;
 use harness_core::secrets::{SecretError, SecretStore};
 use harness_core::settings::parse_change;
-use harness_core::error::Unset;
 use harness_core::{Engine, EngineError, Options};
 use serde_json::json;
 

@@ -116,10 +116,7 @@ enum Command {
         command: plugins::McpCommand,
     },
     /// Call a tool as the user tapping it: TOOL is plugin.tool, JSON its input.
-    Call {
-        tool: String,
-        json: String,
-    },
+    Call { tool: String, json: String },
     /// The campus account: sign in, status, a plugin's request, sign out; the simulator.
     Campus {
         #[command(subcommand)]
@@ -175,18 +172,15 @@ async fn main() -> ExitCode {
         }
         Command::Campus { command } => campus::run(&data_dir(), command).await,
         Command::Tools => tools::run(&data_dir()),
-        Command::Settings { command } => state::settings(
-            &data_dir(),
-            command.unwrap_or(state::SettingsCommand::Show),
-        ),
-        Command::Memory { command } => state::memory(
-            &data_dir(),
-            command.unwrap_or(state::MemoryCommand::List),
-        ),
-        Command::Consent { command } => state::consent(
-            &data_dir(),
-            command.unwrap_or(state::ConsentCommand::Show),
-        ),
+        Command::Settings { command } => {
+            state::settings(&data_dir(), command.unwrap_or(state::SettingsCommand::Show))
+        }
+        Command::Memory { command } => {
+            state::memory(&data_dir(), command.unwrap_or(state::MemoryCommand::List))
+        }
+        Command::Consent { command } => {
+            state::consent(&data_dir(), command.unwrap_or(state::ConsentCommand::Show))
+        }
         Command::Audit { limit } => state::audit(&data_dir(), limit),
         Command::Secret { command } => state::secret(&data_dir(), command),
         Command::Jobs { action } => jobs::run(&data_dir(), action),

@@ -28,7 +28,9 @@ pub enum Reply {
 
 /// Whether a tool message answering the model's last calls is the user's refusal.
 fn declined(request: &Value) -> bool {
-    let messages = request["messages"].as_array().map_or(&[][..], Vec::as_slice);
+    let messages = request["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
     messages
         .iter()
         .rev()
@@ -108,7 +110,10 @@ fn answer(stream: TcpStream, reply: Option<Reply>, calls: &Mutex<u32>) -> std::i
             events.push(says(text));
             "stop"
         }
-        Reply::Hears { ran, declined: refused } => {
+        Reply::Hears {
+            ran,
+            declined: refused,
+        } => {
             let request = serde_json::from_slice(&body).unwrap_or(Value::Null);
             events.push(says(if declined(&request) { refused } else { ran }));
             "stop"

@@ -200,9 +200,7 @@ pub fn audit(data_dir: &Path, limit: usize) -> Result<(), String> {
     outln!("Times are in {zone} (the settings time zone).");
     for row in engine.audit(limit).map_err(|e| e.to_string())? {
         let at = chrono::DateTime::from_timestamp_millis(row.at_ms).map_or(String::new(), |t| {
-            t.with_timezone(&tz)
-                .format("%Y-%m-%d %H:%M:%S")
-                .to_string()
+            t.with_timezone(&tz).format("%Y-%m-%d %H:%M:%S").to_string()
         });
         let mut line = format!(
             "{:>6} {at} {:<9} {:<26} {:<8}",

@@ -17,7 +17,9 @@ enum Response {
 
 /// Serves one response per connection, in order, and returns each request's Authorization
 /// header and JSON body.
-fn scripted_server(responses: Vec<Response>) -> (String, thread::JoinHandle<Vec<(String, String)>>) {
+fn scripted_server(
+    responses: Vec<Response>,
+) -> (String, thread::JoinHandle<Vec<(String, String)>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
     let server = thread::spawn(move || {
@@ -162,7 +164,8 @@ fn one_message_runs_a_whole_turn_with_a_tool_call_and_prints_each_step() {
 
 /// An answer that says `text` and, when given, the usage of its request.
 fn says(text: &str, usage: Option<serde_json::Value>) -> Response {
-    let mut last: serde_json::Value = serde_json::from_str(&chunk(serde_json::json!({}), Some("stop"))).unwrap();
+    let mut last: serde_json::Value =
+        serde_json::from_str(&chunk(serde_json::json!({}), Some("stop"))).unwrap();
     if let Some(usage) = usage {
         last["usage"] = usage;
     }
@@ -231,10 +234,15 @@ fn setting(data: &Path, key: &str) -> String {
 fn a_failed_turn_in_a_piped_session_is_reported_and_the_next_line_still_runs() {
     let dir = accepted_data_dir();
     let (endpoint, server) = scripted_server(vec![
-        Response::Refuse(400, serde_json::json!({"error": {"message": "bad request"}})),
+        Response::Refuse(
+            400,
+            serde_json::json!({"error": {"message": "bad request"}}),
+        ),
         says(
             "还在。",
-            Some(serde_json::json!({"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34})),
+            Some(
+                serde_json::json!({"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}),
+            ),
         ),
     ]);
     let (stdout, stderr, status) = chat(
@@ -281,12 +289,21 @@ fn an_endpoint_that_never_answered_is_not_saved_and_one_that_answered_is() {
     drop(closed);
     let (stdout, stderr, status) = chat(
         dir.path(),
-        &["--endpoint", &unreachable, "--model", "qwen-plus", "--message", "你好"],
+        &[
+            "--endpoint",
+            &unreachable,
+            "--model",
+            "qwen-plus",
+            "--message",
+            "你好",
+        ],
         "",
     );
     assert_eq!(status, Some(1), "{stdout}");
     assert!(
-        stderr.starts_with(&format!("harness: could not reach the model provider at {unreachable}")),
+        stderr.starts_with(&format!(
+            "harness: could not reach the model provider at {unreachable}"
+        )),
         "{stderr}"
     );
     assert!(
@@ -301,7 +318,14 @@ fn an_endpoint_that_never_answered_is_not_saved_and_one_that_answered_is() {
     let (endpoint, server) = scripted_server(vec![says("你好！", None)]);
     let (stdout, stderr, status) = chat(
         dir.path(),
-        &["--endpoint", &endpoint, "--model", "qwen-plus", "--message", "你好"],
+        &[
+            "--endpoint",
+            &endpoint,
+            "--model",
+            "qwen-plus",
+            "--message",
+            "你好",
+        ],
         "",
     );
     assert_eq!((stderr.as_str(), status), ("", Some(0)), "{stdout}");
@@ -312,7 +336,10 @@ fn an_endpoint_that_never_answered_is_not_saved_and_one_that_answered_is() {
         )),
         "{stdout}"
     );
-    assert_eq!(setting(dir.path(), "model.endpoint"), format!("{endpoint:?}"));
+    assert_eq!(
+        setting(dir.path(), "model.endpoint"),
+        format!("{endpoint:?}")
+    );
     assert_eq!(setting(dir.path(), "model.name"), "\"qwen-plus\"");
 }
 
@@ -332,7 +359,13 @@ fn with_no_api_key_chat_says_how_to_store_one_from_the_terminal() {
         "this test needs the user keyring without a model.apiKey"
     );
     let output = Command::new(harness)
-        .args(["chat", "--endpoint", "https://api.deepseek.com/v1", "--model", "deepseek-chat"])
+        .args([
+            "chat",
+            "--endpoint",
+            "https://api.deepseek.com/v1",
+            "--model",
+            "deepseek-chat",
+        ])
         .args(["--message", "你好", "--data-dir"])
         .arg(dir.path())
         .env_remove("HARNESS_API_KEY")

@@ -144,8 +144,16 @@ fn data_dir_means_the_same_before_and_after_the_subcommand() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
     let added = run(&[
-        "jobs", "add", "--name", "提醒", "--every", "60", "--tool", "wallet.cardBalance",
-        "--data-dir", data,
+        "jobs",
+        "add",
+        "--name",
+        "提醒",
+        "--every",
+        "60",
+        "--tool",
+        "wallet.cardBalance",
+        "--data-dir",
+        data,
     ]);
     assert!(added.status.success(), "{}", text(&added.stderr));
     let after = run(&["jobs", "list", "--data-dir", data]);
@@ -176,7 +184,10 @@ fn settings_lists_every_key_as_settings_set_takes_it() {
     let shown = run(&["settings", "--data-dir", data]);
     assert_eq!(text(&shown.stderr), "");
     let listing = text(&shown.stdout);
-    let keys: Vec<&str> = listing.lines().filter_map(|l| l.split(" = ").next()).collect();
+    let keys: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.split(" = ").next())
+        .collect();
     assert!(keys.is_sorted(), "{listing}");
     for line in [
         "plugins.officialHost = \"plugins.pku-harness.cn\"",
@@ -187,7 +198,10 @@ fn settings_lists_every_key_as_settings_set_takes_it() {
         "timeZone = \"Asia/Shanghai\"",
         "rules = []",
     ] {
-        assert!(listing.lines().any(|l| l == line), "{line} not in {listing}");
+        assert!(
+            listing.lines().any(|l| l == line),
+            "{line} not in {listing}"
+        );
     }
     // Each line, given back to `settings set`, is taken (an empty model name or endpoint is
     // listed as it is and refused as a value, naming why).
@@ -212,7 +226,14 @@ fn settings_lists_every_key_as_settings_set_takes_it() {
 fn an_unknown_settings_key_names_the_key_it_is_close_to() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    let output = run(&["settings", "--data-dir", data, "set", "officialHost", "x.pku.edu.cn"]);
+    let output = run(&[
+        "settings",
+        "--data-dir",
+        data,
+        "set",
+        "officialHost",
+        "x.pku.edu.cn",
+    ]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
         text(&output.stderr).starts_with(
@@ -227,7 +248,14 @@ fn an_unknown_settings_key_names_the_key_it_is_close_to() {
 fn the_api_key_given_as_a_setting_is_refused_naming_harness_secret_set() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    let output = run(&["settings", "--data-dir", data, "set", "model.apiKey", "sk-secret-77"]);
+    let output = run(&[
+        "settings",
+        "--data-dir",
+        data,
+        "set",
+        "model.apiKey",
+        "sk-secret-77",
+    ]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         text(&output.stderr),
@@ -243,8 +271,16 @@ fn audit_times_are_local_to_the_settings_zone_and_say_which() {
     let data = dir.path().to_str().unwrap();
     // UTC+14: a time printed in UTC could not pass for it.
     let zone = "Pacific/Kiritimati";
-    assert!(run(&["settings", "--data-dir", data, "set", "timeZone", zone]).status.success());
-    assert!(run(&["consent", "--data-dir", data, "accept-terms"]).status.success());
+    assert!(
+        run(&["settings", "--data-dir", data, "set", "timeZone", zone])
+            .status
+            .success()
+    );
+    assert!(
+        run(&["consent", "--data-dir", data, "accept-terms"])
+            .status
+            .success()
+    );
     let start = chrono::Utc::now().timestamp_millis();
     let tapped = run(&["call", "settings.get", "{}", "--data-dir", data]);
     assert!(tapped.status.success(), "{}", text(&tapped.stderr));
@@ -252,7 +288,10 @@ fn audit_times_are_local_to_the_settings_zone_and_say_which() {
     let output = run(&["audit", "--data-dir", data]);
     let shown = text(&output.stdout);
     let mut lines = shown.lines();
-    assert_eq!(lines.next(), Some("Times are in Pacific/Kiritimati (the settings time zone)."));
+    assert_eq!(
+        lines.next(),
+        Some("Times are in Pacific/Kiritimati (the settings time zone).")
+    );
     let tz = parse_tz("timeZone", zone).unwrap();
     let expected = [format_local(tz, start), format_local(tz, end)];
     let rows: Vec<&str> = lines.collect();
@@ -260,7 +299,10 @@ fn audit_times_are_local_to_the_settings_zone_and_say_which() {
     for row in rows {
         // "     1 YYYY-MM-DD HH:mm:ss user …": the minute is that of the call, in the zone.
         let minute = &row[7..23];
-        assert!(expected.iter().any(|e| e == minute), "{row} vs {expected:?}");
+        assert!(
+            expected.iter().any(|e| e == minute),
+            "{row} vs {expected:?}"
+        );
     }
 }
 
@@ -268,7 +310,11 @@ fn audit_times_are_local_to_the_settings_zone_and_say_which() {
 fn a_call_to_a_plugin_not_installed_names_it() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    assert!(run(&["consent", "--data-dir", data, "accept-terms"]).status.success());
+    assert!(
+        run(&["consent", "--data-dir", data, "accept-terms"])
+            .status
+            .success()
+    );
     let output = run(&["call", "nosuch.x", "{}", "--data-dir", data]);
     assert_eq!(
         text(&output.stderr),

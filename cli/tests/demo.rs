@@ -6,7 +6,7 @@ use std::process::Command;
 use harness_core::scheduler::schedule::parse_tz;
 
 /// The same text with each local time "YYYY-MM-DD HH:mm" written as that pattern: the demo's
-/// jobs are due an hour or a day from now.
+/// jobs are due at the next 07:00, whose date depends on when the test runs.
 fn without_times(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let pattern: Vec<char> = "dddd-dd-dd dd:dd".chars().collect();
@@ -54,7 +54,9 @@ fn demo(answer: &str) -> String {
         endpoint.starts_with("http://127.0.0.1:") && endpoint.ends_with("/v1"),
         "{endpoint}"
     );
-    stdout.replace(data, "{DIR}").replace(endpoint, "{ENDPOINT}")
+    stdout
+        .replace(data, "{DIR}")
+        .replace(endpoint, "{ENDPOINT}")
 }
 
 /// The next 07:00 after `ms` in Asia/Shanghai (the settings' zone in a new data directory).

@@ -811,7 +811,9 @@ fn is_format_char(c: char) -> bool {
 /// `wallet.cardBalance` → `wallet`: a tool id's plugin is the part before its first `.` (a plugin
 /// id holds none); a text without a `.` is all plugin.
 pub fn plugin_id(tool_id: &str) -> &str {
-    tool_id.split_once('.').map_or(tool_id, |(plugin, _)| plugin)
+    tool_id
+        .split_once('.')
+        .map_or(tool_id, |(plugin, _)| plugin)
 }
 
 /// `wallet.cardBalance` → `wallet__cardBalance`: the first `.` becomes `__`.

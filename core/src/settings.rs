@@ -687,7 +687,10 @@ mod tests {
             ("timezone", "\"timeZone\""),
             ("model.endpont", "\"model.endpoint\""),
             ("maxToolCalls", "\"agent.maxToolCalls\""),
-            ("plugins.wallet.mode.money", "\"plugins.wallet.modes.money\""),
+            (
+                "plugins.wallet.mode.money",
+                "\"plugins.wallet.modes.money\"",
+            ),
             ("enabled", "\"plugins.<id>.enabled\""),
         ] {
             assert_eq!(

@@ -751,8 +751,14 @@ fn a_model_setting_used_for_now_is_in_effect_and_saved_only_when_kept() {
             .change_setting(parse_change("language", &json!("en")).unwrap())
             .unwrap();
         assert_eq!(
-            engine.setting_values().iter().find(|(k, _)| k == "model.endpoint"),
-            Some(&("model.endpoint".to_owned(), json!("https://api.deepseek.com/v1")))
+            engine
+                .setting_values()
+                .iter()
+                .find(|(k, _)| k == "model.endpoint"),
+            Some(&(
+                "model.endpoint".to_owned(),
+                json!("https://api.deepseek.com/v1")
+            ))
         );
     }
     {
