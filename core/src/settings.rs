@@ -459,7 +459,7 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
         "plugins.officialHost" => host_name(text()?).map(Change::OfficialHost).map_err(fail),
         // The message never repeats the value: it is the key.
         crate::secrets::keys::MODEL_API_KEY => Err(fail(
-            "the API key is a secret, not a setting: it goes in Settings → Model → API key, which keeps it in the keystore".into(),
+            "the API key is a secret, not a setting: the user enters it in Settings → Model → API key, which keeps it in the keystore".into(),
         )),
         _ => parse_plugin_change(key, value).unwrap_or_else(|| Err(fail(unknown_key(key)))),
     }
@@ -706,7 +706,7 @@ mod tests {
     fn the_api_key_is_refused_as_a_setting_without_repeating_it() {
         assert_eq!(
             err("model.apiKey", json!("sk-secret")),
-            "settings key \"model.apiKey\": the API key is a secret, not a setting: it goes in Settings → Model → API key, which keeps it in the keystore"
+            "settings key \"model.apiKey\": the API key is a secret, not a setting: the user enters it in Settings → Model → API key, which keeps it in the keystore"
         );
     }
 

@@ -654,9 +654,12 @@ async fn the_agent_can_only_open_the_screen_of_a_secret() {
             "c",
         ))
         .await;
-    assert!(
-        matches!(done.outcome, Outcome::Failed { ref message } if message.starts_with("settings key \"model.apiKey\": unknown key")),
-        "{done:?}"
+    // The agent is told where the user enters it; the value is not repeated.
+    assert_eq!(
+        done.outcome,
+        Outcome::Failed {
+            message: "settings key \"model.apiKey\": the API key is a secret, not a setting: the user enters it in Settings → Model → API key, which keeps it in the keystore".into()
+        }
     );
 }
 
