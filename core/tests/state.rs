@@ -791,13 +791,9 @@ fn every_listed_setting_is_a_key_a_change_takes_and_setting_it_back_changes_noth
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     samples::install(&engine, "file:///x/PLUGIN.md").unwrap();
+    let rules = json!([{"kind": "ask", "tool": "canteen.*", "effect": "write"}]);
     engine
-        .set_rules(vec![Rule {
-            kind: RuleKind::Deny,
-            tool: "wallet.recharge".into(),
-            effect: None,
-            when: None,
-        }])
+        .change_setting(parse_change("rules", &rules).unwrap())
         .unwrap();
     let listed = engine.setting_values();
     let keys: Vec<&str> = listed.iter().map(|(k, _)| k.as_str()).collect();
@@ -812,6 +808,10 @@ fn every_listed_setting_is_a_key_a_change_takes_and_setting_it_back_changes_noth
     ] {
         assert!(keys.contains(&key), "{key} missing from {keys:?}");
     }
+    assert!(
+        listed.contains(&("rules".to_owned(), rules.clone())),
+        "{listed:?}"
+    );
     assert!(!keys.contains(&"officialHost"), "{keys:?}");
     for (key, value) in &listed {
         // An empty model name or endpoint is listed as it is, and refused as a value.
