@@ -380,3 +380,16 @@ fn with_no_api_key_chat_says_how_to_store_one_from_the_terminal() {
         "{stderr}"
     );
 }
+
+#[test]
+fn chat_help_says_what_the_exit_status_means() {
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["chat", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        help.contains("A turn that fails prints why and the session reads the next line. The exit status is 0 when every turn ended done, 1 when any failed or the session could not start."),
+        "{help}"
+    );
+}
