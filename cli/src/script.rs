@@ -27,7 +27,7 @@ pub enum Reply {
 }
 
 /// Whether a tool message answering the model's last calls is the user's refusal.
-fn declined(request: &Value) -> bool {
+fn user_declined(request: &Value) -> bool {
     let messages = request["messages"]
         .as_array()
         .map_or(&[][..], Vec::as_slice);
@@ -110,12 +110,13 @@ fn answer(stream: TcpStream, reply: Option<Reply>, calls: &Mutex<u32>) -> std::i
             events.push(says(text));
             "stop"
         }
-        Reply::Hears {
-            ran,
-            declined: refused,
-        } => {
+        Reply::Hears { ran, declined } => {
             let request = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            events.push(says(if declined(&request) { refused } else { ran }));
+            events.push(says(if user_declined(&request) {
+                declined
+            } else {
+                ran
+            }));
             "stop"
         }
         Reply::Calls(list) => {
