@@ -190,6 +190,30 @@ async fn an_update_that_asks_for_more_waits_for_consent_and_one_that_does_not_is
 }
 
 #[tokio::test]
+async fn an_update_that_drops_user_only_waits_and_the_old_version_stays() {
+    let v1 = doc("    userOnly: true\n");
+    let v2 = doc("");
+    let server = ModelServer::start(vec![served(&v1), served(&v1), served(&v2), served(&v2)]).await;
+    let engine = engine();
+    let preview = engine.preview_link(&link(&server)).await.unwrap();
+    engine.install_preview(&preview.id).await.unwrap();
+
+    let Update::NeedsConsent(preview) = engine.update_document("menu").await.unwrap() else {
+        panic!("dropping userOnly lets the AI call the tool: it must ask");
+    };
+    assert_eq!(
+        preview.asks_more,
+        ["tool menu.today is no longer for the user only: the AI may call it"]
+    );
+    assert!(
+        engine.tool("menu.today").unwrap().user_only,
+        "the old version stays until the user installs the update"
+    );
+    engine.install_preview(&preview.id).await.unwrap();
+    assert!(!engine.tool("menu.today").unwrap().user_only);
+}
+
+#[tokio::test]
 async fn removing_a_plugin_forgets_its_modes() {
     let engine = engine();
     engine.install_document(&doc(""), OFFICIAL).unwrap();
