@@ -294,6 +294,91 @@ async fn a_declared_tool_calls_the_service_with_its_secret_and_returns_the_proje
     assert!(!audit.contains("s3cret"), "the secret reached the audit");
 }
 
+fn orders_doc(host: &str) -> String {
+    format!(
+        r#"---
+id: orders
+title: 订单
+grants:
+  allow_network: true
+  url_allowlist: ["{host}"]
+tools:
+  - name: cancel
+    effect: read
+    input:
+      type: object
+      properties:
+        a: {{type: string}}
+        b: {{type: string}}
+      required: [a, b]
+    request:
+      method: GET
+      url: http://{host}/api/v1/users/me/orders/{{a}}/{{b}}/cancel
+      headers:
+        Authorization: "Bearer {{{{secret:token}}}}"
+      returns: text
+---
+"#
+    )
+}
+
+#[tokio::test]
+async fn a_dot_value_cannot_climb_out_of_its_url_segment() {
+    let service = ModelServer::always(Reply::whole(200, "text/plain", "ok")).await;
+    let secrets = Arc::new(MemorySecrets::default());
+    secrets.set("plugins.orders.token", "s3cret-value").unwrap();
+    let engine = engine_with(false, secrets);
+    engine
+        .install_document(&orders_doc(&service.addr().to_string()), OFFICIAL)
+        .unwrap();
+    for spelling in [
+        ".",
+        "..",
+        "...",
+        "%2e",
+        "%2E",
+        "%2e%2e",
+        "%2E%2e",
+        ".%2e",
+        "%2e.",
+        "%252e%252e",
+        "",
+    ] {
+        let outcome = tap(
+            &engine,
+            "orders.cancel",
+            json!({"a": spelling, "b": spelling}),
+        )
+        .await;
+        assert_eq!(
+            outcome,
+            Outcome::Failed {
+                message: format!(
+                    "input field \"a\" is \"{spelling}\", which cannot stand as one segment of \
+                     the request's URL path (a path value may not be empty or only dots)"
+                )
+            },
+            "value {spelling:?}"
+        );
+    }
+    assert_eq!(
+        service
+            .requests()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect::<Vec<_>>(),
+        Vec::<String>::new(),
+        "no dot value is sent"
+    );
+    let outcome = tap(&engine, "orders.cancel", json!({"a": "7.1", "b": ".x"})).await;
+    assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
+    assert_eq!(
+        service.requests()[0].path,
+        "/api/v1/users/me/orders/7.1/.x/cancel",
+        "a dot inside a value stays"
+    );
+}
+
 #[tokio::test]
 async fn a_missing_secret_and_an_http_error_are_the_tools_errors() {
     let service = ModelServer::always(Reply::json(404, &json!({"error": "no"}))).await;

@@ -130,11 +130,23 @@ impl PluginHandler for Interpreter {
 /// parameters of the fields present.
 fn fill_url(request: &Request, input: &Value) -> Result<String, String> {
     let mut url = request.url.clone();
+    let query_at = request.url.find('?').unwrap_or(request.url.len());
     for field in &request.url_fields {
         let value = input.get(field).ok_or_else(|| {
             format!("input field \"{field}\" is needed to build the request's URL")
         })?;
         let text = scalar(field, value)?;
+        let placeholder = format!("{{{field}}}");
+        let in_path = request
+            .url
+            .find(&placeholder)
+            .is_some_and(|at| at < query_at);
+        if in_path && !one_segment(&text) {
+            return Err(format!(
+                "input field \"{field}\" is \"{text}\", which cannot stand as one segment of the \
+                 request's URL path (a path value may not be empty or only dots)"
+            ));
+        }
         url = url.replacen(
             &format!("{{{field}}}"),
             &utf8_percent_encode(&text, COMPONENT).to_string(),
@@ -152,6 +164,28 @@ fn fill_url(request: &Request, input: &Value) -> Result<String, String> {
         parsed.query_pairs_mut().extend_pairs(present);
     }
     Ok(parsed.into())
+}
+
+/// Whether `value` stays one path segment wherever it is read. A value that is empty or only
+/// dots — once percent-decoded, as often as it decodes — is refused rather than encoded: the URL
+/// parser (WHATWG) takes `%2e` for `.` when it removes dot segments, so `..` encoded as `%2E%2E`
+/// would still climb out (`/orders/{a}/{b}/cancel` with `..`, `..` is `/cancel` two levels
+/// up, with the plugin's secret header), and a server that decodes once more would do the same
+/// with `%252e`. An empty value would make `//`, which servers merge, moving the next segment
+/// into its place.
+fn one_segment(value: &str) -> bool {
+    let mut text = value.to_owned();
+    // Each round removes at least one `%XX`, so this ends; the bound keeps it cheap.
+    for _ in 0..8 {
+        let decoded = percent_encoding::percent_decode_str(&text)
+            .decode_utf8_lossy()
+            .into_owned();
+        if decoded == text {
+            break;
+        }
+        text = decoded;
+    }
+    !text.is_empty() && !text.bytes().all(|b| b == b'.')
 }
 
 fn scalar(field: &str, value: &Value) -> Result<String, String> {
