@@ -380,6 +380,55 @@ async fn a_dot_value_cannot_climb_out_of_its_url_segment() {
 }
 
 #[tokio::test]
+async fn a_secret_the_service_echoes_back_is_redacted_from_the_result() {
+    let service = ModelServer::always(Reply::echo()).await;
+    let secrets = Arc::new(MemorySecrets::default());
+    secrets.set("plugins.menu.token", "s3cret-value").unwrap();
+    secrets.set("plugins.menu2.token", "s3cret-value").unwrap();
+    let engine = engine_with(false, secrets);
+    let host = service.addr().to_string();
+    for (id, returns) in [("menu", "json"), ("menu2", "text")] {
+        let text = service_doc(&host, "")
+            .replace("id: menu", &format!("id: {id}"))
+            .replace(
+                r#"returns: ["/dishes", "/closesAt"]"#,
+                &format!("returns: {returns}"),
+            );
+        engine.install_document(&text, OFFICIAL).unwrap();
+    }
+    let json_outcome = tap(&engine, "menu.today", json!({"canteen": "a"})).await;
+    let Outcome::Ran { result, for_model } = &json_outcome else {
+        panic!("{json_outcome:?}");
+    };
+    assert_eq!(
+        result["headers"]["authorization"],
+        json!("Bearer [redacted]"),
+        "{result}"
+    );
+    assert_eq!(
+        service.requests()[0].header("authorization"),
+        Some("Bearer s3cret-value"),
+        "the service itself got the secret"
+    );
+    let text_outcome = tap(&engine, "menu2.today", json!({"canteen": "a"})).await;
+    for (what, shown) in [
+        ("the UI's result", result.to_string()),
+        ("the model's result", for_model.clone()),
+        ("the text result", format!("{text_outcome:?}")),
+        ("the audit", format!("{:?}", engine.audit_log().unwrap())),
+    ] {
+        assert!(
+            !shown.contains("s3cret"),
+            "the secret reached {what}: {shown}"
+        );
+    }
+    assert!(
+        format!("{text_outcome:?}").contains("Bearer [redacted]"),
+        "{text_outcome:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_missing_secret_and_an_http_error_are_the_tools_errors() {
     let service = ModelServer::always(Reply::json(404, &json!({"error": "no"}))).await;
     let secrets = Arc::new(MemorySecrets::default());

@@ -4,7 +4,8 @@
 //!
 //! Secrets (`{{secret:name}}` headers and the campus session) are read from the keystore at
 //! call time and go only into the request's headers: never into the result, an error, the
-//! audit or a log line. The gate's refusals never repeat a header.
+//! audit or a log line. The gate's refusals never repeat a header, and a service that echoes a
+//! secret back has it redacted from the result and the error ([`Redact`]).
 
 use std::sync::Arc;
 
@@ -52,20 +53,24 @@ impl Interpreter {
         }
     }
 
-    fn headers(&self, plugin: &str, request: &Request) -> Result<Vec<(String, String)>, String> {
+    /// The request's headers, and every secret value they carry (to redact from the answer).
+    fn headers(&self, plugin: &str, request: &Request) -> Result<Headers, String> {
         let mut out = Vec::with_capacity(request.headers.len() + 1);
+        let mut carried = Vec::new();
         for (name, parts) in &request.headers {
             let mut value = String::new();
             for part in parts {
                 match part {
                     HeaderPart::Text(text) => value.push_str(text),
                     HeaderPart::Secret(secret) => {
-                        value.push_str(&self.secret(&secret_key(plugin, secret), || {
+                        let secret = self.secret(&secret_key(plugin, secret), || {
                             format!(
                                 "the secret \"{secret}\" of plugin \"{plugin}\" is not set; set it \
                                  on the plugin's page"
                             )
-                        })?)
+                        })?;
+                        value.push_str(&secret);
+                        carried.push(secret);
                     }
                 }
             }
@@ -85,9 +90,16 @@ impl Interpreter {
             let session = self.secret(CAMPUS_SESSION_KEY, || {
                 "the campus account is not signed in; sign in on the campus account page".into()
             })?;
+            // A service may echo one cookie's value alone, without its name.
+            carried.extend(
+                session
+                    .split(';')
+                    .filter_map(|c| c.split_once('=').map(|(_, v)| v.trim().to_owned())),
+            );
+            carried.push(session.clone());
             out.push(("Cookie".into(), session));
         }
-        Ok(out)
+        Ok((out, Redact::new(carried)))
     }
 }
 
@@ -109,7 +121,7 @@ impl PluginHandler for Interpreter {
                     .collect::<Map<String, Value>>(),
             )
         });
-        let headers = self.headers(&tool.plugin, request)?;
+        let (headers, redact) = self.headers(&tool.plugin, request)?;
         let method = match request.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
@@ -121,8 +133,75 @@ impl PluginHandler for Interpreter {
             .services
             .http_request(&method, &url, &headers, body.as_ref())
             .await
-            .map_err(|e| e.strip_prefix("error: ").unwrap_or(&e).to_owned())?;
+            .map_err(|e| redact.text(e.strip_prefix("error: ").unwrap_or(&e)))?;
+        // Redacted here, where the answer is first a result: everything downstream (the model's
+        // copy, the UI's whole result, history, audit, events) gets it from this one value.
         shape(&request.returns, answer)
+            .map(|result| redact.value(result))
+            .map_err(|e| redact.text(&e))
+    }
+}
+
+type Headers = (Vec<(String, String)>, Redact);
+
+/// The secret values one request carried. A service that echoes its request (an error page,
+/// a debug endpoint) must not hand them to the model: every place they appear in the answer
+/// becomes `[redacted]`.
+struct Redact(Vec<String>);
+
+impl Redact {
+    const MARK: &'static str = "[redacted]";
+
+    fn new(mut secrets: Vec<String>) -> Self {
+        secrets.retain(|s| !s.is_empty());
+        // Longest first, so a secret that holds another is removed whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        // In a text answer a secret may stand JSON-escaped.
+        let escaped: Vec<String> = secrets
+            .iter()
+            .filter_map(|s| serde_json::to_string(s).ok())
+            .map(|quoted| quoted[1..quoted.len() - 1].to_owned())
+            .filter(|e| !secrets.contains(e))
+            .collect();
+        secrets.extend(escaped);
+        Self(secrets)
+    }
+
+    fn text(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in &self.0 {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), Self::MARK);
+            }
+        }
+        out
+    }
+
+    fn value(&self, value: Value) -> Value {
+        if self.0.is_empty() {
+            return value;
+        }
+        match value {
+            Value::String(s) => Value::String(self.text(&s)),
+            Value::Number(n) => {
+                let shown = n.to_string();
+                let redacted = self.text(&shown);
+                if redacted == shown {
+                    Value::Number(n)
+                } else {
+                    Value::String(redacted)
+                }
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.value(v)).collect()),
+            Value::Object(entries) => Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (self.text(&k), self.value(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
     }
 }
 
@@ -297,6 +376,16 @@ mod tests {
             fill_url(&r, &json!({})).unwrap_err(),
             "input field \"canteen\" is needed to build the request's URL"
         );
+    }
+
+    #[test]
+    fn a_secret_is_redacted_from_strings_keys_numbers_and_escaped_text() {
+        let redact = Redact::new(vec!["123456".into(), "a\"b".into(), String::new()]);
+        assert_eq!(
+            redact.value(json!({"pin": 123456, "123456": ["x a\"b y", 7]})),
+            json!({"pin": "[redacted]", "[redacted]": ["x [redacted] y", 7]})
+        );
+        assert_eq!(redact.text(r#"{"k": "a\"b"}"#), r#"{"k": "[redacted]"}"#);
     }
 
     #[test]
