@@ -89,6 +89,9 @@ pub struct ChatArgs<'a> {
 pub async fn run(args: ChatArgs<'_>) -> Result<(), String> {
     let mut options = Options::new(Arc::new(TerminalAnswers { fixed: args.answer }));
     options.catalog = Arc::new(Samples);
+    // A development tool: an MCP server on this machine, which a plugin author runs, is
+    // accepted; the app never accepts one (DESIGN.md §5).
+    options.development_servers = true;
     options.secrets = Arc::new(KeySource {
         from_env: std::env::var("HARNESS_API_KEY")
             .ok()

@@ -57,6 +57,9 @@ fn open(data_dir: &Path, development: bool) -> Result<Engine, String> {
     options.catalog = Arc::new(harness_core::plugins::samples::Samples);
     options.secrets = Arc::new(KeyringSecrets::new());
     options.development_links = development;
+    // A development tool: an MCP server on this machine, which a plugin author runs, is
+    // accepted; the app never accepts one (DESIGN.md §5).
+    options.development_servers = true;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 

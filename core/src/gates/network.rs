@@ -543,6 +543,63 @@ pub(crate) fn guarded_client(trust: PluginKind) -> reqwest::Result<reqwest::Clie
     build_client(trust)
 }
 
+/// The HTTP client of an MCP server on this machine, for development only (the CLI): no
+/// redirects, no proxy, and a resolver that connects only when every address the name resolves
+/// to is loopback, so a `localhost` mapped elsewhere is refused.
+pub(crate) fn loopback_client() -> reqwest::Result<reqwest::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(LoopbackResolver))
+        .build()
+}
+
+/// A name that resolves to an address off this machine, where only loopback was accepted.
+#[derive(Debug)]
+struct NotLoopback {
+    host: String,
+    addr: IpAddr,
+}
+
+impl fmt::Display for NotLoopback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} resolves to {}, which is not on this machine; a development server is reached \
+             only at a loopback address (127.0.0.1 or [::1])",
+            self.host, self.addr
+        )
+    }
+}
+
+impl Error for NotLoopback {}
+
+/// Resolves once and hands the connector the addresses it checked, all of them loopback.
+struct LoopbackResolver;
+
+impl Resolve for LoopbackResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let checked = loopback_only(host, resolved)?;
+            Ok(Box::new(checked.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// `resolved` when every address is loopback (and there is one); else the first that is not.
+fn loopback_only(host: String, resolved: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, NotLoopback> {
+    match resolved.iter().find(|a| !a.ip().is_loopback()) {
+        Some(off) => Err(NotLoopback {
+            host,
+            addr: off.ip(),
+        }),
+        None => Ok(resolved),
+    }
+}
+
 /// Whether `ip` is one a community or remote plugin may not reach (DESIGN.md §5).
 pub(crate) fn refused_address(ip: IpAddr) -> bool {
     is_private_or_local(ip)
@@ -1035,6 +1092,25 @@ mod tests {
                 .to_string(),
             "error: localhost resolves to a private or local address (::1), which community and \
              remote plugins may not reach"
+        );
+    }
+
+    #[test]
+    fn a_development_localhost_is_accepted_only_when_every_address_is_loopback() {
+        let addrs = |list: &[&str]| -> Vec<SocketAddr> {
+            list.iter().map(|a| a.parse().unwrap()).collect()
+        };
+        let local = addrs(&["[::1]:0", "127.0.0.1:0"]);
+        assert_eq!(
+            loopback_only("localhost".into(), local.clone()).unwrap(),
+            local
+        );
+        assert_eq!(
+            loopback_only("localhost".into(), addrs(&["127.0.0.1:0", "10.0.0.7:0"]))
+                .unwrap_err()
+                .to_string(),
+            "localhost resolves to 10.0.0.7, which is not on this machine; a development server \
+             is reached only at a loopback address (127.0.0.1 or [::1])"
         );
     }
 

@@ -3,11 +3,13 @@
 //! anything else write; every result untrusted), and each call goes through the one invoke path
 //! to [`RemoteServer`], the plugin's handler.
 //!
-//! Where a server may be (DESIGN.md §5): `https://` to a public address — the address guard of
-//! remote plugins applies, in the client's own resolver, so a name that resolves to loopback or
-//! a private network is refused — or `http://` to a loopback IP literal (127.0.0.0/8, [::1]),
-//! for a server the user runs on the same machine while developing. Nothing else: no plain
-//! http to any other host, no https to a private address, no redirects.
+//! Where a server may be (DESIGN.md §5, [`check_url`]): in the app, `https://` to a public
+//! address only — the address guard of remote plugins applies, in the client's own resolver, so
+//! a name that resolves to loopback or a private network is refused, like a literal one. A
+//! development tool (the CLI, `Options::development_servers`) also reaches a server on this
+//! machine: `localhost` (connected only when every address it resolves to is loopback),
+//! `127.0.0.0/8` or `[::1]`, over http or https. Nothing else: no plain http to any other host,
+//! no private address, no redirects.
 //!
 //! Transports. A server is first spoken to over Streamable HTTP (rmcp's client). One that
 //! answers the `initialize` POST with 400, 404 or 405 is taken for a server of the older
@@ -67,30 +69,67 @@ pub fn token_key(name: &str) -> String {
     format!("mcp.{name}.token")
 }
 
+/// Where remote servers may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Servers {
+    /// The app: `https://` to a public address only (DESIGN.md §5).
+    PublicOnly,
+    /// A development tool (the CLI) also reaches a server on this machine: `http://` or
+    /// `https://` to `localhost`, `127.0.0.1` (any of 127.0.0.0/8) or `[::1]`, the addresses a
+    /// plugin author types.
+    AlsoLoopback,
+}
+
+/// What to tell someone who gave the app a server on this machine or a private network.
+const PUBLIC_ONLY: &str = "the app adds a remote server only at a public https:// address; give \
+                           the server's public address (a server on this computer can be tried \
+                           with the harness CLI, a development tool)";
+
 /// Checks where a server is before anything is sent; returns the URL and whether it is the
-/// loopback development case (no address guard).
-pub fn check_url(raw: &str) -> Result<(Url, bool), String> {
+/// loopback development case (reached with [`crate::gates::loopback_client`], not the address
+/// guard).
+pub fn check_url(raw: &str, servers: Servers) -> Result<(Url, bool), String> {
     let url = Url::parse(raw).map_err(|e| format!("{raw} is not a URL ({e})"))?;
-    let literal = match url.host() {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "{raw}: {} is not https; give the server's https:// address",
+            url.scheme()
+        ));
+    }
+    // A name for this machine; the resolver of the loopback client checks what it resolves to.
+    let localhost = |d: &str| d.eq_ignore_ascii_case("localhost");
+    let address = match url.host() {
         Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
         Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-        Some(Host::Domain(_)) => None,
+        Some(Host::Domain(d)) if localhost(d) => None,
+        Some(Host::Domain(_)) => {
+            // Any other name: a public server over https, whose addresses the guarded
+            // resolver checks as it connects (a name resolving to a private one is refused).
+            if url.scheme() != "https" {
+                return Err(format!(
+                    "{raw}: a remote server is reached over https; write the URL with https://"
+                ));
+            }
+            return Ok((url, false));
+        }
         None => return Err(format!("{raw} names no host")),
     };
-    match url.scheme() {
-        "https" => match literal {
-            Some(ip) if crate::gates::refused_address(ip) => Err(format!(
-                "{ip} is a private or local address, which remote servers may not be at; \
-                 use http://127.0.0.1 only for a server on this machine"
-            )),
-            _ => Ok((url, false)),
-        },
-        "http" if literal.is_some_and(|ip| ip.is_loopback()) => Ok((url, true)),
-        "http" => Err(format!(
-            "{raw}: a remote server is reached over https; plain http only to a loopback \
-             address (127.0.0.1 or [::1]) for development"
+    let loopback = address.is_none_or(|ip| ip.is_loopback());
+    match (address, servers) {
+        (_, Servers::AlsoLoopback) if loopback => Ok((url, true)),
+        (Some(ip), _) if crate::gates::refused_address(ip) => Err(format!(
+            "{raw}: {ip} is a private or local address, which remote servers may not be at; {}",
+            if servers == Servers::AlsoLoopback {
+                "a server on this machine is reached at localhost, 127.0.0.1 or [::1]"
+            } else {
+                PUBLIC_ONLY
+            }
         )),
-        other => Err(format!("{raw}: {other} is not https")),
+        (Some(_), _) if url.scheme() == "https" => Ok((url, false)),
+        (Some(_), _) => Err(format!(
+            "{raw}: a remote server is reached over https; write the URL with https://"
+        )),
+        (None, _) => Err(format!("{raw}: localhost is this device; {PUBLIC_ONLY}")),
     }
 }
 
@@ -155,6 +194,7 @@ impl Token {
 /// One MCP server: its URL, token and open session, reconnected after the session ends.
 pub struct RemoteServer {
     url: Url,
+    servers: Servers,
     loopback: bool,
     token: Arc<Token>,
     timeout: Duration,
@@ -163,11 +203,17 @@ pub struct RemoteServer {
 }
 
 impl RemoteServer {
-    /// Checks `url`, without connecting.
-    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, String> {
-        let (url, loopback) = check_url(url)?;
+    /// Checks `url` against where `servers` may be, without connecting.
+    pub fn new(
+        url: &str,
+        token: Option<String>,
+        timeout: Duration,
+        servers: Servers,
+    ) -> Result<Self, String> {
+        let (url, loopback) = check_url(url, servers)?;
         Ok(Self {
             url,
+            servers,
             loopback,
             token: Arc::new(token.map_or(Token::None, Token::Given)),
             timeout,
@@ -182,8 +228,9 @@ impl RemoteServer {
         secrets: Arc<dyn SecretStore>,
         key: String,
         timeout: Duration,
+        servers: Servers,
     ) -> Result<Self, String> {
-        let mut server = Self::new(url, None, timeout)?;
+        let mut server = Self::new(url, None, timeout, servers)?;
         server.token = Arc::new(Token::Keystore(secrets, key));
         Ok(server)
     }
@@ -209,13 +256,12 @@ impl RemoteServer {
     }
 
     async fn connect(&self) -> Result<Session, String> {
-        let trust = if self.loopback {
-            PluginKind::Bundled
+        let client = if self.loopback {
+            crate::gates::loopback_client()
         } else {
-            PluginKind::Remote
-        };
-        let client = crate::gates::guarded_client(trust)
-            .map_err(|e| format!("the HTTP client could not start: {e}"))?;
+            crate::gates::guarded_client(PluginKind::Remote)
+        }
+        .map_err(|e| format!("the HTTP client could not start: {e}"))?;
         let connecting = async {
             let probe = Probe::new(client.clone(), self.token.clone());
             let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
@@ -260,7 +306,7 @@ impl RemoteServer {
     ) -> Result<Session, String> {
         let token = self.token.read()?;
         let sent = token.is_some();
-        let transport = match LegacySse::open(client, &self.url, token).await {
+        let transport = match LegacySse::open(client, &self.url, token, self.servers).await {
             Ok(transport) => transport,
             Err(Opening::Unauthorized) => return Err(self.token.refused(&self.url, sent)),
             Err(Opening::NotSse(what)) => {
@@ -571,6 +617,7 @@ impl LegacySse {
         http: reqwest::Client,
         url: &Url,
         token: Option<String>,
+        servers: Servers,
     ) -> Result<Self, Opening> {
         let mut request = http.get(url.as_str()).header(ACCEPT, "text/event-stream");
         if let Some(token) = &token {
@@ -637,7 +684,7 @@ impl LegacySse {
                 url.origin().ascii_serialization()
             )));
         }
-        check_url(endpoint.as_str()).map_err(Opening::Failed)?;
+        check_url(endpoint.as_str(), servers).map_err(Opening::Failed)?;
         let (sender, incoming) = tokio::sync::mpsc::channel(64);
         let reader = tokio::spawn(async move {
             while let Some(Ok(event)) = events.next().await {
@@ -716,6 +763,7 @@ impl Drop for LegacySse {
 pub(crate) struct Remotes {
     plugins: Weak<InstalledPlugins>,
     secrets: Arc<dyn SecretStore>,
+    servers: Servers,
     refreshes: Mutex<FxHashMap<String, Arc<Refreshes>>>,
 }
 
@@ -731,10 +779,15 @@ struct Refreshes {
 }
 
 impl Remotes {
-    pub(crate) fn new(plugins: Weak<InstalledPlugins>, secrets: Arc<dyn SecretStore>) -> Self {
+    pub(crate) fn new(
+        plugins: Weak<InstalledPlugins>,
+        secrets: Arc<dyn SecretStore>,
+        servers: Servers,
+    ) -> Self {
         Self {
             plugins,
             secrets,
+            servers,
             refreshes: Mutex::default(),
         }
     }
@@ -764,8 +817,13 @@ impl Remotes {
             .ok_or_else(|| format!("{plugin} is not a remote plugin (mcp-<name>)"))?;
         let remotes = Arc::downgrade(self);
         let id = plugin.to_owned();
-        let server =
-            RemoteServer::with_keystore(url, self.secrets.clone(), token_key(name), CALL_TIMEOUT)?;
+        let server = RemoteServer::with_keystore(
+            url,
+            self.secrets.clone(),
+            token_key(name),
+            CALL_TIMEOUT,
+            self.servers,
+        )?;
         Ok(server.on_tools_changed(move |peer| {
             if let Some(remotes) = remotes.upgrade() {
                 remotes.announced(&id, peer);
@@ -798,8 +856,8 @@ impl Remotes {
             }
             .into());
         }
-        let server =
-            RemoteServer::new(url, token.map(str::to_owned), CALL_TIMEOUT).map_err(link)?;
+        let server = RemoteServer::new(url, token.map(str::to_owned), CALL_TIMEOUT, self.servers)
+            .map_err(link)?;
         let tools = server.list_tools().await.map_err(link)?;
         drop(server);
         let plugin = Plugin::from_mcp(name, name, &tools)?;
@@ -818,6 +876,16 @@ impl Remotes {
         Ok(id)
     }
 
+    /// Connects to the MCP server at `url` and lists its tools, installing nothing.
+    pub(crate) async fn tools_at(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
+        let link = |message: String| EngineError::Link {
+            link: url.to_owned(),
+            message,
+        };
+        let server = RemoteServer::new(url, None, CALL_TIMEOUT, self.servers).map_err(link)?;
+        server.list_tools().await.map_err(link)
+    }
+
     /// Lists remote plugin `plugin`'s tools again, on a new session, and installs the list
     /// ([`InstalledPlugins::update_remote`]). Returns the ids of the tools that are new.
     pub(crate) async fn refresh(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
@@ -831,9 +899,14 @@ impl Remotes {
             link: url.clone(),
             message,
         };
-        let server =
-            RemoteServer::with_keystore(&url, self.secrets.clone(), token_key(name), CALL_TIMEOUT)
-                .map_err(link)?;
+        let server = RemoteServer::with_keystore(
+            &url,
+            self.secrets.clone(),
+            token_key(name),
+            CALL_TIMEOUT,
+            self.servers,
+        )
+        .map_err(link)?;
         let refreshes = self.refreshes(plugin);
         let _in_turn = refreshes.running.lock().await;
         let tools = server.list_tools().await.map_err(link)?;
@@ -972,22 +1045,52 @@ mod tests {
     }
 
     #[test]
-    fn a_server_is_https_or_http_to_loopback_only() {
-        assert!(!check_url("https://mcp.example.com/mcp").unwrap().1);
-        assert!(check_url("http://127.0.0.1:3001/mcp").unwrap().1);
-        assert!(check_url("http://[::1]:3001/mcp").unwrap().1);
+    fn the_app_reaches_public_https_servers_only() {
+        let app = |url: &str| check_url(url, Servers::PublicOnly);
+        assert!(!app("https://mcp.example.com/mcp").unwrap().1);
         assert_eq!(
-            check_url("http://mcp.example.com/mcp").unwrap_err(),
-            "http://mcp.example.com/mcp: a remote server is reached over https; plain http only \
-             to a loopback address (127.0.0.1 or [::1]) for development"
+            app("http://mcp.example.com/mcp").unwrap_err(),
+            "http://mcp.example.com/mcp: a remote server is reached over https; write the URL \
+             with https://"
         );
-        assert!(check_url("http://localhost:3001/mcp").is_err());
         assert_eq!(
-            check_url("https://192.168.1.2/mcp").unwrap_err(),
-            "192.168.1.2 is a private or local address, which remote servers may not be at; use \
-             http://127.0.0.1 only for a server on this machine"
+            app("https://192.168.1.2/mcp").unwrap_err(),
+            format!(
+                "https://192.168.1.2/mcp: 192.168.1.2 is a private or local address, which remote \
+                 servers may not be at; {PUBLIC_ONLY}"
+            )
         );
-        assert!(check_url("https://127.0.0.1/mcp").is_err());
-        assert!(check_url("ftp://mcp.example.com/").is_err());
+        for url in [
+            "http://127.0.0.1:3001/mcp",
+            "https://127.0.0.1/mcp",
+            "http://[::1]:3001/mcp",
+            "https://localhost/mcp",
+            "http://LOCALHOST:3001/mcp",
+        ] {
+            let err = app(url).unwrap_err();
+            assert!(err.ends_with(PUBLIC_ONLY), "{url}: {err}");
+        }
+        assert!(app("ftp://mcp.example.com/").is_err());
+    }
+
+    #[test]
+    fn a_development_tool_also_reaches_this_machine() {
+        let dev = |url: &str| check_url(url, Servers::AlsoLoopback);
+        for url in [
+            "http://127.0.0.1:3001/mcp",
+            "http://127.8.9.1:3001/mcp",
+            "http://[::1]:3001/mcp",
+            "https://[::1]/mcp",
+            "http://localhost:3001/mcp",
+        ] {
+            assert!(dev(url).unwrap().1, "{url}");
+        }
+        assert!(!dev("https://mcp.example.com/mcp").unwrap().1);
+        assert_eq!(
+            dev("http://10.0.0.2/mcp").unwrap_err(),
+            "http://10.0.0.2/mcp: 10.0.0.2 is a private or local address, which remote servers \
+             may not be at; a server on this machine is reached at localhost, 127.0.0.1 or [::1]"
+        );
+        assert!(dev("http://mcp.example.com/mcp").is_err());
     }
 }
