@@ -859,3 +859,72 @@ async fn a_remote_tools_words_are_capped_cleaned_and_marked_as_the_servers_on_th
     assert_eq!(sheet.words_from_server_label, "以下文字来自服务器");
     assert_eq!(sheet.tool_title, installed.title);
 }
+
+/// What a tap on a remote tool gives back.
+async fn tap_remote(engine: &Engine, tool: &str, input: serde_json::Value) -> Outcome {
+    engine
+        .invoke(Call {
+            tool: tool.into(),
+            actor: Actor::User,
+            input,
+            conversation: None,
+        })
+        .await
+        .outcome
+}
+
+fn too_large(url: &str) -> Outcome {
+    Outcome::Failed {
+        message: format!(
+            "the server at {url} sent an answer larger than 1 MiB (1048576 bytes), the most the \
+             app takes from a remote server; it was refused, not cut"
+        ),
+    }
+}
+
+#[tokio::test]
+async fn a_remote_answer_past_1_mib_is_refused_and_one_just_under_passes() {
+    let server = McpServer::streamable(vec![tool("big", true)]).await;
+    let engine = Engine::in_memory(development()).unwrap();
+    engine.add_remote(&server.url(), "big", None).await.unwrap();
+    for events in [false, true] {
+        server.answer_as_events(events);
+        server.answer_calls_with(4 * 1024 * 1024);
+        let outcome = tap_remote(&engine, "mcp-big.big", json!({})).await;
+        assert_eq!(outcome, too_large(&server.url()), "events: {events}");
+        // The JSON-RPC message around the text stays under the bound.
+        server.answer_calls_with(1024 * 1024 - 200);
+        let outcome = tap_remote(&engine, "mcp-big.big", json!({})).await;
+        let Outcome::Ran { result, .. } = &outcome else {
+            panic!("events: {events}: {outcome:?}");
+        };
+        assert_eq!(text_of(result).len(), 1024 * 1024 - 200);
+    }
+}
+
+#[tokio::test]
+async fn an_http_sse_servers_answer_past_1_mib_is_refused() {
+    let server = Everything::start_sse();
+    let engine = Engine::in_memory(development()).unwrap();
+    engine
+        .add_remote(&server.url(), "legacy", None)
+        .await
+        .unwrap();
+    let outcome = tap_remote(
+        &engine,
+        "mcp-legacy.echo",
+        json!({"message": "y".repeat(2 * 1024 * 1024)}),
+    )
+    .await;
+    assert_eq!(outcome, too_large(&server.url()));
+    let outcome = tap_remote(
+        &engine,
+        "mcp-legacy.echo",
+        json!({"message": "y".repeat(512 * 1024)}),
+    )
+    .await;
+    let Outcome::Ran { result, .. } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(text_of(result).len(), "Echo: ".len() + 512 * 1024);
+}

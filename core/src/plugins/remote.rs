@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -41,7 +42,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest, PingRequest,
     ServerJsonRpcMessage,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService, TxJsonRpcMessage};
+use rmcp::service::{
+    NotificationContext, RoleClient, RunningService, ServiceError, TxJsonRpcMessage,
+};
 use rmcp::transport::common::client_side_sse::{BoxedSseResponse, NeverRetry};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -54,6 +57,7 @@ use serde_json::{Value, json};
 use sse_stream::SseStream;
 use url::{Host, Url};
 
+use super::bounded;
 use crate::error::EngineError;
 use crate::handler::{PluginHandler, ToolContext};
 use crate::installed::InstalledPlugins;
@@ -347,6 +351,10 @@ impl RemoteServer {
         let session = self.session().await?;
         match list(session.peer(), self.timeout).await {
             Ok(tools) => Ok(tools),
+            Err(Listing::TooLarge) => {
+                self.drop_session().await;
+                Err(self.too_large())
+            }
             Err(Listing::Failed(e)) => {
                 self.drop_session().await;
                 Err(format!("{} did not list its tools: {e}", self.url))
@@ -357,6 +365,16 @@ impl RemoteServer {
             }
             Err(Listing::Unreadable(e)) => Err(e),
         }
+    }
+
+    /// The error of an answer past the cap: refused, not cut (DESIGN.md §5).
+    fn too_large(&self) -> String {
+        format!(
+            "the server at {} sent an answer larger than 1 MiB ({} bytes), the most the app \
+             takes from a remote server; it was refused, not cut",
+            self.url,
+            bounded::ANSWER_CAP
+        )
     }
 
     /// Calls tool `name` with `input`; the result as JSON, or the tool's error.
@@ -380,7 +398,10 @@ impl RemoteServer {
                 // The session may be gone (the server died, the network dropped): the next
                 // call connects anew.
                 self.drop_session().await;
-                Err(format!("the server at {} failed the call: {e}", self.url))
+                Err(match too_large(&e) {
+                    true => self.too_large(),
+                    false => format!("the server at {} failed the call: {e}", self.url),
+                })
             }
             Err(_) => Err(format!(
                 "the server at {} did not answer within {} s",
@@ -391,8 +412,14 @@ impl RemoteServer {
     }
 }
 
+/// Whether `error` is the refusal the client put in place of an answer past the cap.
+fn too_large(error: &ServiceError) -> bool {
+    matches!(error, ServiceError::McpError(data) if data.message == bounded::TOO_LARGE)
+}
+
 /// Why a `tools/list` gave no list.
 enum Listing {
+    TooLarge,
     Failed(String),
     Late,
     Unreadable(String),
@@ -402,6 +429,7 @@ enum Listing {
 async fn list(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<McpTool>, Listing> {
     let tools = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
+        Ok(Err(e)) if too_large(&e) => return Err(Listing::TooLarge),
         Ok(Err(e)) => return Err(Listing::Failed(e.to_string())),
         Err(_) => return Err(Listing::Late),
     };
@@ -498,7 +526,8 @@ impl Probe {
         let answer = if content_type.starts_with("text/event-stream") {
             // The initialize result is the first answer on the stream; a log line may come
             // before it.
-            let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+            let refused = Arc::new(AtomicBool::new(false));
+            let mut events = SseStream::from_bytes_stream(bounded::events(response, refused));
             loop {
                 let data = match events.next().await {
                     Some(Ok(event)) => event.data.unwrap_or_default(),
@@ -525,13 +554,24 @@ impl Probe {
                 }
             }
         } else if content_type.starts_with("application/json") {
-            response.json().await?
+            let body = bounded::read(response).await.map_err(body_error)?;
+            serde_json::from_slice(&body)?
         } else {
             return Err(StreamableHttpError::UnexpectedContentType(Some(
                 content_type,
             )));
         };
         Ok(StreamableHttpPostResponse::Json(answer, session))
+    }
+}
+
+/// The session header of Streamable HTTP.
+const SESSION_ID: &str = "mcp-session-id";
+
+fn body_error(e: bounded::BodyError) -> StreamableHttpError<reqwest::Error> {
+    match e {
+        bounded::BodyError::Http(e) => e.into(),
+        too_large => StreamableHttpError::UnexpectedServerResponse(too_large.to_string().into()),
     }
 }
 
@@ -554,10 +594,100 @@ impl StreamableHttpClient for Probe {
         if initialize && session_id.is_none() {
             return self.initialize(&uri, message, custom_headers).await;
         }
-        let token = self.token();
-        self.http
-            .post_message(uri, message, session_id, token, custom_headers)
-            .await
+        // rmcp's own reqwest client, but with every body read under the cap (module
+        // `bounded`): rmcp would take an answer of any size whole.
+        let mut request = self
+            .http
+            .post(uri.as_ref())
+            .header(ACCEPT, "text/event-stream, application/json")
+            .json(&message);
+        if let Some(token) = self.token() {
+            request = request.bearer_auth(token);
+        }
+        let had_session = session_id.is_some();
+        if let Some(session) = session_id {
+            request = request.header(SESSION_ID, session.as_ref());
+        }
+        for (name, value) in custom_headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == StatusCode::NOT_FOUND && had_session {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let session = response
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let id = bounded::request_id(&message);
+        // As rmcp: some servers answer a notification with an empty 200.
+        if status.is_success() && id.is_none() && response.content_length() == Some(0) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if !status.is_success() {
+            // A JSON-RPC error in the body is the server's answer; anything else, its status
+            // (never the body's text, which could be of any size).
+            if content_type.starts_with("application/json") {
+                let error = bounded::read(response)
+                    .await
+                    .ok()
+                    .and_then(|body| serde_json::from_slice::<ServerJsonRpcMessage>(&body).ok())
+                    .filter(|m| matches!(m, ServerJsonRpcMessage::Error(_)));
+                if let Some(error) = error {
+                    return Ok(StreamableHttpPostResponse::Json(error, session));
+                }
+            }
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                format!("HTTP {status}").into(),
+            ));
+        }
+        if content_type.starts_with("text/event-stream") {
+            let refused = Arc::new(AtomicBool::new(false));
+            let events = rmcp_sse_stream::SseStream::from_bytes_stream(bounded::events(
+                response,
+                refused.clone(),
+            ));
+            // The stream's one request fails with the cap's error in place of its answer.
+            let refusal = bounded::refusal(&id.unwrap_or(Value::Null)).to_string();
+            let events = events.map(move |event| match event {
+                Err(_) if refused.load(Ordering::SeqCst) => Ok(rmcp_sse_stream::Sse {
+                    event: None,
+                    data: Some(refusal.clone()),
+                    id: None,
+                    retry: None,
+                }),
+                other => other,
+            });
+            return Ok(StreamableHttpPostResponse::Sse(events.boxed(), session));
+        }
+        if !content_type.starts_with("application/json") {
+            return Err(StreamableHttpError::UnexpectedContentType(Some(
+                content_type,
+            )));
+        }
+        let answer = match bounded::read(response).await {
+            Ok(body) => serde_json::from_slice(&body),
+            Err(bounded::BodyError::TooLarge) => {
+                serde_json::from_value(bounded::refusal(&id.unwrap_or(Value::Null)))
+            }
+            Err(bounded::BodyError::Http(e)) => return Err(e.into()),
+        };
+        match answer {
+            Ok(message) => Ok(StreamableHttpPostResponse::Json(message, session)),
+            // As rmcp: a body that is no message (a 200 to a notification) is taken as accepted.
+            Err(_) => Ok(StreamableHttpPostResponse::Accepted),
+        }
     }
 
     async fn delete_session(
@@ -581,10 +711,43 @@ impl StreamableHttpClient for Probe {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxedSseResponse, StreamableHttpError<reqwest::Error>> {
-        let token = self.token();
-        self.http
-            .get_stream(uri, session_id, last_event_id, token, custom_headers)
-            .await
+        // rmcp's own, with the stream's events bounded (module `bounded`).
+        let mut request = self
+            .http
+            .get(uri.as_ref())
+            .header(ACCEPT, "text/event-stream, application/json")
+            .header(SESSION_ID, session_id.as_ref());
+        if let Some(last) = last_event_id {
+            request = request.header("last-event-id", last);
+        }
+        if let Some(token) = self.token() {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in custom_headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await?;
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
+        let response = response.error_for_status()?;
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if !content_type.as_deref().is_some_and(|ct| {
+            ct.starts_with("text/event-stream") || ct.starts_with("application/json")
+        }) {
+            return Err(StreamableHttpError::UnexpectedContentType(content_type));
+        }
+        // A message past the cap ends the stream; nothing waits on it but the notifications
+        // the server would send there.
+        let refused = Arc::new(AtomicBool::new(false));
+        Ok(
+            rmcp_sse_stream::SseStream::from_bytes_stream(bounded::events(response, refused))
+                .boxed(),
+        )
     }
 }
 
@@ -607,6 +770,9 @@ struct LegacySse {
     http: reqwest::Client,
     endpoint: Url,
     token: Option<String>,
+    /// The ids of the requests sent and not yet answered: an answer past the cap cannot say
+    /// which one it was, so each fails with the cap's error.
+    unanswered: Arc<Mutex<Vec<Value>>>,
     incoming: tokio::sync::mpsc::Receiver<ServerJsonRpcMessage>,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -643,7 +809,8 @@ impl LegacySse {
         if !content_type.starts_with("text/event-stream") {
             return Err(Opening::NotSse(content_type));
         }
-        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+        let refused = Arc::new(AtomicBool::new(false));
+        let mut events = SseStream::from_bytes_stream(bounded::events(response, refused.clone()));
         let named = loop {
             match events.next().await {
                 Some(Ok(event)) if event.data.is_none() => continue,
@@ -686,6 +853,8 @@ impl LegacySse {
         }
         check_url(endpoint.as_str(), servers).map_err(Opening::Failed)?;
         let (sender, incoming) = tokio::sync::mpsc::channel(64);
+        let unanswered = Arc::new(Mutex::new(Vec::new()));
+        let waiting = unanswered.clone();
         let reader = tokio::spawn(async move {
             while let Some(Ok(event)) = events.next().await {
                 if !matches!(event.event.as_deref(), None | Some("message")) {
@@ -693,11 +862,30 @@ impl LegacySse {
                 }
                 let Some(data) = event.data else { continue };
                 // A message this client cannot read is dropped, as rmcp drops one.
-                let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                let Ok(value) = serde_json::from_str::<Value>(&data) else {
+                    continue;
+                };
+                if value.get("method").is_none() {
+                    if let Some(id) = value.get("id") {
+                        crate::lock(&waiting).retain(|w| w != id);
+                    }
+                }
+                let Ok(message) = serde_json::from_value::<ServerJsonRpcMessage>(value) else {
                     continue;
                 };
                 if sender.send(message).await.is_err() {
-                    break;
+                    return;
+                }
+            }
+            if refused.load(Ordering::SeqCst) {
+                let ids = std::mem::take(&mut *crate::lock(&waiting));
+                for id in ids {
+                    let Ok(refusal) = serde_json::from_value(bounded::refusal(&id)) else {
+                        continue;
+                    };
+                    if sender.send(refusal).await.is_err() {
+                        return;
+                    }
                 }
             }
             // The stream ended: `receive` answers None, and rmcp closes the session.
@@ -706,6 +894,7 @@ impl LegacySse {
             http,
             endpoint,
             token,
+            unanswered,
             incoming,
             reader,
         })
@@ -719,6 +908,9 @@ impl Transport<RoleClient> for LegacySse {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), LegacyError>> + Send + 'static {
+        if let Some(id) = bounded::request_id(&item) {
+            crate::lock(&self.unanswered).push(id);
+        }
         let mut request = self.http.post(self.endpoint.as_str()).json(&item);
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
