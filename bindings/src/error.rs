@@ -56,7 +56,8 @@ impl From<EngineError> for HarnessError {
             | EngineError::MemoryNotPending { .. }
             | EngineError::Agent(_)
             | EngineError::Invalid(_)
-            | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
+            | EngineError::Link { .. }
+            | EngineError::Server { .. } => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
             | EngineError::NoSuchPreview(_)
             | EngineError::NoSuchConversation(_)

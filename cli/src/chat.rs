@@ -119,7 +119,10 @@ pub async fn run(args: ChatArgs<'_>) -> Result<(), String> {
         .open_conversation(CONVERSATION)
         .map_err(|e| e.to_string())?;
     if let Some(message) = args.message {
-        return turn(&engine, &message).await;
+        let ended = turn(&engine, &message).await;
+        // No remote plugin's session is left open on its server when the process exits.
+        engine.shutdown().await;
+        return ended;
     }
     outln!(
         "Talking in {} — one line a turn; end with Ctrl-D.",
@@ -137,6 +140,7 @@ pub async fn run(args: ChatArgs<'_>) -> Result<(), String> {
             == 0
         {
             outln!();
+            engine.shutdown().await;
             return Ok(());
         }
         if !line.trim().is_empty() {

@@ -397,6 +397,13 @@ impl Engine {
         self.core.plugins.reclass_remote(tool, effect)
     }
 
+    /// Ends what the engine holds open outside the device: each remote plugin's session is
+    /// closed, and its server told (Streamable HTTP: the session's DELETE). Call it before the
+    /// process exits; a remote plugin used afterwards connects anew.
+    pub async fn shutdown(&self) {
+        self.core.remotes.close_all().await;
+    }
+
     /// Connects to the MCP server at `url` and lists its tools, installing nothing.
     pub async fn remote_tools(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
         self.core.remotes.tools_at(url).await

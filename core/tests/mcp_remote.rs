@@ -606,7 +606,7 @@ async fn a_server_that_requires_a_bearer_token_is_added_with_it_and_the_token_st
     assert_eq!(
         without.to_string(),
         format!(
-            "plugin link {url}: the server at {url} refused the connection (HTTP 401 \
+            "the server at {url} refused the connection (HTTP 401 \
              Unauthorized): it needs a bearer token; give the server's token when adding it"
         )
     );
@@ -617,7 +617,7 @@ async fn a_server_that_requires_a_bearer_token_is_added_with_it_and_the_token_st
     assert_eq!(
         wrong.to_string(),
         format!(
-            "plugin link {url}: the server at {url} refused the token (HTTP 401 Unauthorized); \
+            "the server at {url} refused the token (HTTP 401 Unauthorized); \
              check the bearer token given for it"
         )
     );
@@ -734,7 +734,7 @@ async fn an_endpoint_event_naming_another_origin_is_refused_and_nothing_is_sent_
         assert_eq!(
             err.to_string(),
             format!(
-                "plugin link {url}: the server at {url} named {endpoint} as its message \
+                "the server at {url} named {endpoint} as its message \
                  endpoint, which is not on its own origin (http://{}); messages are only sent \
                  to the server that was added",
                 server.addr()
@@ -786,7 +786,7 @@ async fn the_app_refuses_a_server_on_this_machine_and_sends_it_nothing() {
         assert_eq!(
             err.to_string(),
             format!(
-                "plugin link {url}: {url}: {place}; the app adds a remote server only at a public \
+                "{url}: {place}; the app adds a remote server only at a public \
                  https:// address; give the server's public address (a server on this computer \
                  can be tried with the harness CLI, a development tool)"
             )
@@ -927,4 +927,44 @@ async fn an_http_sse_servers_answer_past_1_mib_is_refused() {
         panic!("{outcome:?}");
     };
     assert_eq!(text_of(result).len(), "Echo: ".len() + 512 * 1024);
+}
+
+#[tokio::test]
+async fn the_client_introduces_itself_as_the_app() {
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    let engine = Engine::in_memory(development()).unwrap();
+    engine.remote_tools(&server.url()).await.unwrap();
+    let initialize = server
+        .requests()
+        .into_iter()
+        .find(|r| r.body["method"] == "initialize")
+        .unwrap();
+    assert_eq!(
+        initialize.body["params"]["clientInfo"],
+        json!({"name": "pku-harness", "version": env!("CARGO_PKG_VERSION")})
+    );
+}
+
+#[tokio::test]
+async fn a_session_is_ended_with_delete_when_listed_and_at_shutdown() {
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    let engine = Engine::in_memory(development()).unwrap();
+    engine
+        .add_remote(&server.url(), "loop", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        server.deleted_sessions(),
+        ["session-0"],
+        "the session that listed the tools is ended"
+    );
+    let outcome = tap_remote(&engine, "mcp-loop.echo", json!({"message": "hi"})).await;
+    assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
+    assert_eq!(
+        server.deleted_sessions(),
+        ["session-0"],
+        "the plugin's session stays open while the engine runs"
+    );
+    engine.shutdown().await;
+    assert_eq!(server.deleted_sessions(), ["session-0", "session-1"]);
 }

@@ -679,7 +679,7 @@ fn find_refusal<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a AddressRefus
 }
 
 /// An error with its causes, `outer: inner: …`.
-fn error_chain(error: &(dyn Error + 'static)) -> String {
+pub(crate) fn error_chain(error: &(dyn Error + 'static)) -> String {
     let mut parts = vec![error.to_string()];
     let mut next = error.source();
     while let Some(error) = next {

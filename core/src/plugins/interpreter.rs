@@ -329,7 +329,7 @@ impl Catalog for WithInterpreter {
                 return None;
             }
             let server = self.remotes.server(&plugin.id, source).ok()?;
-            Some(Arc::new(server) as Arc<dyn PluginHandler>)
+            Some(server as Arc<dyn PluginHandler>)
         })
     }
 }

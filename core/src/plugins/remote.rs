@@ -68,6 +68,9 @@ use crate::secrets::SecretStore;
 /// itself call out.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long closing a session waits for the server to take its end.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The keystore key of a remote server's bearer token.
 pub fn token_key(name: &str) -> String {
     format!("mcp.{name}.token")
@@ -149,6 +152,14 @@ struct Listener {
 }
 
 impl ClientHandler for Listener {
+    /// The client introduces itself as the app, not as the SDK it is built with.
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let mut info = rmcp::model::ClientInfo::default();
+        info.client_info =
+            rmcp::model::Implementation::new("pku-harness", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         if let Some(changed) = &self.tools_changed {
             changed(context.peer);
@@ -289,7 +300,11 @@ impl RemoteServer {
                     | StatusCode::METHOD_NOT_ALLOWED),
                 )) => self.connect_legacy(client, status).await,
                 Some(Err(keystore)) => Err(keystore),
-                _ => Err(format!("could not connect to {}: {error}", self.url)),
+                _ => Err(format!(
+                    "could not connect to {}: {}",
+                    self.url,
+                    opening_words(&error)
+                )),
             }
         };
         match tokio::time::timeout(self.timeout, connecting).await {
@@ -324,10 +339,13 @@ impl RemoteServer {
             }
             Err(Opening::Failed(message)) => return Err(message),
         };
-        self.listener()
-            .serve(transport)
-            .await
-            .map_err(|e| format!("could not connect to {} over HTTP+SSE: {e}", self.url))
+        self.listener().serve(transport).await.map_err(|e| {
+            format!(
+                "could not connect to {} over HTTP+SSE: {}",
+                self.url,
+                opening_words(&e)
+            )
+        })
     }
 
     /// The open session, connecting (again) when there is none or it ended.
@@ -339,6 +357,23 @@ impl RemoteServer {
         let session = Arc::new(self.connect().await?);
         *slot = Some(session.clone());
         Ok(session)
+    }
+
+    /// Ends the open session, if there is one, and tells the server so (Streamable HTTP: the
+    /// DELETE of the session, within 5 s), so no session is left open on it when the app is
+    /// done with the server.
+    pub async fn close(&self) {
+        let Some(session) = self.session.lock().await.take() else {
+            return;
+        };
+        match Arc::try_unwrap(session) {
+            Ok(mut session) => {
+                let _ = session.close_with_timeout(CLOSE_TIMEOUT).await;
+            }
+            // A call still holds it: cancelled, the session ends, and tells the server, as soon
+            // as that call lets go of it.
+            Err(shared) => shared.cancellation_token().cancel(),
+        }
     }
 
     /// Forgets the session, so the next call connects anew (after a failure of the transport).
@@ -400,7 +435,11 @@ impl RemoteServer {
                 self.drop_session().await;
                 Err(match too_large(&e) {
                     true => self.too_large(),
-                    false => format!("the server at {} failed the call: {e}", self.url),
+                    false => format!(
+                        "the server at {} failed the call: {}",
+                        self.url,
+                        service_words(&e)
+                    ),
                 })
             }
             Err(_) => Err(format!(
@@ -408,6 +447,51 @@ impl RemoteServer {
                 self.url,
                 self.timeout.as_secs()
             )),
+        }
+    }
+}
+
+/// A failed request in words for a person: the server's own message, or what went wrong with
+/// the connection — never the SDK's type names.
+fn service_words(error: &ServiceError) -> String {
+    match error {
+        ServiceError::McpError(data) => data.message.to_string(),
+        ServiceError::TransportSend(_) => {
+            "the request could not be sent; the connection failed".into()
+        }
+        ServiceError::TransportClosed => "the connection to the server closed".into(),
+        ServiceError::UnexpectedResponse => {
+            "it answered with something other than an answer to the request".into()
+        }
+        ServiceError::Cancelled { .. } => "the request was cancelled".into(),
+        ServiceError::Timeout { .. } => "it did not answer in time".into(),
+        _ => "the request failed".into(),
+    }
+}
+
+/// A connection failure's causes without the HTTP stack's own prefixes.
+fn plain_cause(cause: &str) -> &str {
+    let cause = cause.strip_prefix("error: ").unwrap_or(cause);
+    cause
+        .strip_prefix("client error (Connect): ")
+        .unwrap_or(cause)
+}
+
+/// Why a session could not begin, in words for a person.
+fn opening_words(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match error {
+        E::JsonRpcError(data) => format!("it refused to begin a session: {}", data.message),
+        E::ConnectionClosed(_) => {
+            "the server closed the connection before the session began".into()
+        }
+        E::TransportError { .. } => {
+            "the connection failed; check the server's URL and that it is running".into()
+        }
+        E::Cancelled => "the connection was cancelled".into(),
+        _ => {
+            "it did not answer the initialize request as an MCP server does; check the server's URL"
+                .into()
         }
     }
 }
@@ -430,7 +514,7 @@ async fn list(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<McpTool>
     let tools = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(e)) if too_large(&e) => return Err(Listing::TooLarge),
-        Ok(Err(e)) => return Err(Listing::Failed(e.to_string())),
+        Ok(Err(e)) => return Err(Listing::Failed(service_words(&e))),
         Err(_) => return Err(Listing::Late),
     };
     tools
@@ -453,7 +537,8 @@ struct Probe {
     http: reqwest::Client,
     source: Arc<Token>,
     token: Arc<Mutex<Option<String>>>,
-    /// The status of the last `initialize` answer, or why no token could be read for it.
+    /// The status of the last `initialize` answer, or why there was none (no token could be
+    /// read, or the request could not be sent), in words.
     answer: Arc<Mutex<Option<Result<StatusCode, String>>>>,
 }
 
@@ -504,7 +589,19 @@ impl Probe {
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
-        let response = request.send().await?;
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                // Kept in words (reqwest's causes, not rmcp's wrapping of them) for the error.
+                let cause = crate::gates::error_chain(std::error::Error::source(&e).unwrap_or(&e));
+                *crate::lock(&self.answer) = Some(Err(format!(
+                    "could not connect to {uri}: {}; check the server's URL and that it is \
+                     running",
+                    plain_cause(&cause)
+                )));
+                return Err(e.into());
+            }
+        };
         let status = response.status();
         *crate::lock(&self.answer) = Some(Ok(status));
         if !status.is_success() {
@@ -789,10 +886,13 @@ impl LegacySse {
         if let Some(token) = &token {
             request = request.bearer_auth(token);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| Opening::Failed(format!("could not connect to {url}: {e}")))?;
+        let response = request.send().await.map_err(|e| {
+            let cause = crate::gates::error_chain(std::error::Error::source(&e).unwrap_or(&e));
+            Opening::Failed(format!(
+                "could not connect to {url}: {}; check the server's URL and that it is running",
+                plain_cause(&cause)
+            ))
+        })?;
         match response.status() {
             StatusCode::UNAUTHORIZED => return Err(Opening::Unauthorized),
             status if !status.is_success() => {
@@ -956,6 +1056,8 @@ pub(crate) struct Remotes {
     plugins: Weak<InstalledPlugins>,
     secrets: Arc<dyn SecretStore>,
     servers: Servers,
+    /// The installed plugins' handlers, to close their sessions at shutdown.
+    handlers: Mutex<Vec<Weak<RemoteServer>>>,
     refreshes: Mutex<FxHashMap<String, Arc<Refreshes>>>,
 }
 
@@ -980,6 +1082,7 @@ impl Remotes {
             plugins,
             secrets,
             servers,
+            handlers: Mutex::default(),
             refreshes: Mutex::default(),
         }
     }
@@ -1003,7 +1106,7 @@ impl Remotes {
         self: &Arc<Self>,
         plugin: &str,
         url: &str,
-    ) -> Result<RemoteServer, String> {
+    ) -> Result<Arc<RemoteServer>, String> {
         let name = plugin
             .strip_prefix("mcp-")
             .ok_or_else(|| format!("{plugin} is not a remote plugin (mcp-<name>)"))?;
@@ -1016,11 +1119,27 @@ impl Remotes {
             CALL_TIMEOUT,
             self.servers,
         )?;
-        Ok(server.on_tools_changed(move |peer| {
+        let server = Arc::new(server.on_tools_changed(move |peer| {
             if let Some(remotes) = remotes.upgrade() {
                 remotes.announced(&id, peer);
             }
-        }))
+        }));
+        let mut handlers = crate::lock(&self.handlers);
+        handlers.retain(|h| h.strong_count() > 0);
+        handlers.push(Arc::downgrade(&server));
+        Ok(server)
+    }
+
+    /// Closes every remote plugin's open session, telling each server (at the engine's
+    /// shutdown).
+    pub(crate) async fn close_all(&self) {
+        let open: Vec<Arc<RemoteServer>> = crate::lock(&self.handlers)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for server in open {
+            server.close().await;
+        }
     }
 
     /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
@@ -1032,8 +1151,8 @@ impl Remotes {
         name: &str,
         token: Option<&str>,
     ) -> Result<String, EngineError> {
-        let link = |message: String| EngineError::Link {
-            link: url.to_owned(),
+        let link = |message: String| EngineError::Server {
+            url: url.to_owned(),
             message,
         };
         let id = format!("mcp-{name}");
@@ -1050,8 +1169,9 @@ impl Remotes {
         }
         let server = RemoteServer::new(url, token.map(str::to_owned), CALL_TIMEOUT, self.servers)
             .map_err(link)?;
-        let tools = server.list_tools().await.map_err(link)?;
-        drop(server);
+        let listed = server.list_tools().await;
+        server.close().await;
+        let tools = listed.map_err(link)?;
         let plugin = Plugin::from_mcp(name, name, &tools)?;
         let key = token_key(name);
         // A token left by an earlier server of this name must not go to this one.
@@ -1060,7 +1180,7 @@ impl Remotes {
             None => self.secrets.delete(&key)?,
         }
         let handler = self.server(&id, url).map_err(link)?;
-        if let Err(e) = plugins.install(plugin, url, Arc::new(handler)) {
+        if let Err(e) = plugins.install(plugin, url, handler) {
             // Nothing was installed: nor is the token kept.
             let _ = self.secrets.delete(&key);
             return Err(e);
@@ -1070,12 +1190,14 @@ impl Remotes {
 
     /// Connects to the MCP server at `url` and lists its tools, installing nothing.
     pub(crate) async fn tools_at(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
-        let link = |message: String| EngineError::Link {
-            link: url.to_owned(),
+        let link = |message: String| EngineError::Server {
+            url: url.to_owned(),
             message,
         };
         let server = RemoteServer::new(url, None, CALL_TIMEOUT, self.servers).map_err(link)?;
-        server.list_tools().await.map_err(link)
+        let listed = server.list_tools().await;
+        server.close().await;
+        listed.map_err(link)
     }
 
     /// Lists remote plugin `plugin`'s tools again, on a new session, and installs the list
@@ -1087,8 +1209,8 @@ impl Remotes {
             (PluginKind::Remote, Some(name)) => name,
             _ => return Err(EngineError::NoSuchPlugin(plugin.to_owned())),
         };
-        let link = |message: String| EngineError::Link {
-            link: url.clone(),
+        let link = |message: String| EngineError::Server {
+            url: url.clone(),
             message,
         };
         let server = RemoteServer::with_keystore(
@@ -1101,8 +1223,9 @@ impl Remotes {
         .map_err(link)?;
         let refreshes = self.refreshes(plugin);
         let _in_turn = refreshes.running.lock().await;
-        let tools = server.list_tools().await.map_err(link)?;
-        plugins.update_remote(plugin, &tools)
+        let listed = server.list_tools().await;
+        server.close().await;
+        plugins.update_remote(plugin, &listed.map_err(link)?)
     }
 
     /// The server of `plugin` announced a changed tool list on session `peer`: refresh in the
