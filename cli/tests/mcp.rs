@@ -13,13 +13,17 @@ use std::process::{Command, Output};
 
 use everything::Everything;
 
-fn harness(args: &[&str]) -> (String, Output) {
-    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(args)
         .env_remove("HARNESS_DATA_DIR")
         .env_remove("HARNESS_MCP_TOKEN")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn harness(args: &[&str]) -> (String, Output) {
+    let output = run(args);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
@@ -81,12 +85,7 @@ fn mcp_add_installs_the_server_as_a_remote_plugin_that_tools_lists() {
 
 /// What `harness mcp tools URL` prints when it fails.
 fn failing(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .env_remove("HARNESS_DATA_DIR")
-        .env_remove("HARNESS_MCP_TOKEN")
-        .output()
-        .unwrap();
+    let output = run(args);
     assert!(!output.status.success(), "{args:?} succeeded");
     String::from_utf8_lossy(&output.stderr).into_owned()
 }

@@ -860,19 +860,6 @@ async fn a_remote_tools_words_are_capped_cleaned_and_marked_as_the_servers_on_th
     assert_eq!(sheet.tool_title, installed.title);
 }
 
-/// What a tap on a remote tool gives back.
-async fn tap_remote(engine: &Engine, tool: &str, input: serde_json::Value) -> Outcome {
-    engine
-        .invoke(Call {
-            tool: tool.into(),
-            actor: Actor::User,
-            input,
-            conversation: None,
-        })
-        .await
-        .outcome
-}
-
 fn too_large(url: &str) -> Outcome {
     Outcome::Failed {
         message: format!(
@@ -890,11 +877,11 @@ async fn a_remote_answer_past_1_mib_is_refused_and_one_just_under_passes() {
     for events in [false, true] {
         server.answer_as_events(events);
         server.answer_calls_with(4 * 1024 * 1024);
-        let outcome = tap_remote(&engine, "mcp-big.big", json!({})).await;
+        let outcome = common::tap(&engine, "mcp-big.big", json!({})).await;
         assert_eq!(outcome, too_large(&server.url()), "events: {events}");
         // The JSON-RPC message around the text stays under the bound.
         server.answer_calls_with(1024 * 1024 - 200);
-        let outcome = tap_remote(&engine, "mcp-big.big", json!({})).await;
+        let outcome = common::tap(&engine, "mcp-big.big", json!({})).await;
         let Outcome::Ran { result, .. } = &outcome else {
             panic!("events: {events}: {outcome:?}");
         };
@@ -910,14 +897,14 @@ async fn an_http_sse_servers_answer_past_1_mib_is_refused() {
         .add_remote(&server.url(), "legacy", None)
         .await
         .unwrap();
-    let outcome = tap_remote(
+    let outcome = common::tap(
         &engine,
         "mcp-legacy.echo",
         json!({"message": "y".repeat(2 * 1024 * 1024)}),
     )
     .await;
     assert_eq!(outcome, too_large(&server.url()));
-    let outcome = tap_remote(
+    let outcome = common::tap(
         &engine,
         "mcp-legacy.echo",
         json!({"message": "y".repeat(512 * 1024)}),
@@ -958,7 +945,7 @@ async fn a_session_is_ended_with_delete_when_listed_and_at_shutdown() {
         ["session-0"],
         "the session that listed the tools is ended"
     );
-    let outcome = tap_remote(&engine, "mcp-loop.echo", json!({"message": "hi"})).await;
+    let outcome = common::tap(&engine, "mcp-loop.echo", json!({"message": "hi"})).await;
     assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
     assert_eq!(
         server.deleted_sessions(),

@@ -10,11 +10,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::Denies;
 use common::model_server::{ModelServer, Reply};
-use harness_core::invoke::{Call, Outcome};
+use common::{Denies, tap};
+use harness_core::invoke::Outcome;
 use harness_core::plugins::link::Update;
-use harness_core::policy::{Actor, Mode, ModeSource};
+use harness_core::policy::{Mode, ModeSource};
 use harness_core::registry::{Effect, PluginKind};
 use harness_core::secrets::{MemorySecrets, SecretStore};
 use harness_core::{Engine, Options};
@@ -45,18 +45,6 @@ fn served(text: &str) -> Reply {
 
 fn link(server: &ModelServer) -> String {
     format!("http://{}/menu/PLUGIN.md", server.addr())
-}
-
-async fn tap(engine: &Engine, tool: &str, input: serde_json::Value) -> Outcome {
-    engine
-        .invoke(Call {
-            tool: tool.into(),
-            actor: Actor::User,
-            input,
-            conversation: None,
-        })
-        .await
-        .outcome
 }
 
 #[tokio::test]

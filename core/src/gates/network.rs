@@ -416,17 +416,18 @@ impl fmt::Display for AddressRefused {
 
 impl Error for AddressRefused {}
 
-/// The resolver of a community or remote plugin's client: it resolves once, drops every
-/// refused address and hands the connector only what it checked, so there is no second lookup
-/// an attacker's DNS could answer differently.
-struct CheckedResolver;
+/// A resolver that resolves once, keeps what `check` lets through of the addresses, and hands
+/// the connector only those, so there is no second lookup an attacker's DNS could answer
+/// differently.
+struct CheckingResolver<E>(fn(String, Vec<SocketAddr>) -> Result<Vec<SocketAddr>, E>);
 
-impl Resolve for CheckedResolver {
+impl<E: Error + Send + Sync + 'static> Resolve for CheckingResolver<E> {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
+        let check = self.0;
         Box::pin(async move {
             let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let checked = checked_addresses(host, resolved)?;
+            let checked = check(host, resolved)?;
             Ok(Box::new(checked.into_iter()) as Addrs)
         })
     }
@@ -551,7 +552,7 @@ pub(crate) fn loopback_client() -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
-        .dns_resolver(Arc::new(LoopbackResolver))
+        .dns_resolver(Arc::new(CheckingResolver(loopback_only)))
         .build()
 }
 
@@ -574,20 +575,6 @@ impl fmt::Display for NotLoopback {
 }
 
 impl Error for NotLoopback {}
-
-/// Resolves once and hands the connector the addresses it checked, all of them loopback.
-struct LoopbackResolver;
-
-impl Resolve for LoopbackResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let checked = loopback_only(host, resolved)?;
-            Ok(Box::new(checked.into_iter()) as Addrs)
-        })
-    }
-}
 
 /// `resolved` when every address is loopback (and there is one); else the first that is not.
 fn loopback_only(host: String, resolved: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, NotLoopback> {
@@ -616,7 +603,8 @@ fn build_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
         // A proxy would resolve the name itself, out of the address check's reach.
         .no_proxy();
     let builder = if trust.guards_addresses() {
-        builder.dns_resolver(Arc::new(CheckedResolver))
+        // A community or remote plugin's client: public addresses only.
+        builder.dns_resolver(Arc::new(CheckingResolver(checked_addresses)))
     } else {
         builder
     };

@@ -609,17 +609,8 @@ impl Probe {
                 format!("HTTP {status}").into(),
             ));
         }
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let session = header(&response, SESSION_ID);
+        let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
         let answer = if content_type.starts_with("text/event-stream") {
             // The initialize result is the first answer on the stream; a log line may come
             // before it.
@@ -664,6 +655,15 @@ impl Probe {
 
 /// The session header of Streamable HTTP.
 const SESSION_ID: &str = "mcp-session-id";
+
+/// Header `name` of `response`, when it is text.
+fn header(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
 
 fn body_error(e: bounded::BodyError) -> StreamableHttpError<reqwest::Error> {
     match e {
@@ -716,17 +716,8 @@ impl StreamableHttpClient for Probe {
         if status == StatusCode::NOT_FOUND && had_session {
             return Err(StreamableHttpError::SessionExpired);
         }
-        let session = response
-            .headers()
-            .get(SESSION_ID)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let session = header(&response, SESSION_ID);
+        let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
         let id = bounded::request_id(&message);
         // As rmcp: some servers answer a notification with an empty 200.
         if status.is_success() && id.is_none() && response.content_length() == Some(0) {
@@ -828,11 +819,7 @@ impl StreamableHttpClient for Probe {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }
         let response = response.error_for_status()?;
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let content_type = header(&response, CONTENT_TYPE.as_str());
         if !content_type.as_deref().is_some_and(|ct| {
             ct.starts_with("text/event-stream") || ct.starts_with("application/json")
         }) {
