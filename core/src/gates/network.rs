@@ -666,6 +666,17 @@ fn find_refusal<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a AddressRefus
     None
 }
 
+/// The address guard's refusal among `error`'s causes, in words (without `error: `).
+pub(crate) fn address_refusal(error: &(dyn Error + 'static)) -> Option<String> {
+    let refused = find_refusal(error)?.to_string();
+    Some(
+        refused
+            .strip_prefix("error: ")
+            .unwrap_or(&refused)
+            .to_owned(),
+    )
+}
+
 /// An error with its causes, `outer: inner: …`.
 pub(crate) fn error_chain(error: &(dyn Error + 'static)) -> String {
     let mut parts = vec![error.to_string()];

@@ -469,12 +469,18 @@ fn service_words(error: &ServiceError) -> String {
     }
 }
 
-/// A connection failure's causes without the HTTP stack's own prefixes.
-fn plain_cause(cause: &str) -> &str {
-    let cause = cause.strip_prefix("error: ").unwrap_or(cause);
-    cause
+/// Why a request to the server at `url` was not answered, in words: the address guard's
+/// refusal as it is, or the connection's causes without the HTTP stack's own prefixes.
+fn unreachable(url: &str, error: &reqwest::Error) -> String {
+    if let Some(refused) = crate::gates::address_refusal(error) {
+        return format!("could not connect to {url}: {refused}; give the server's public address");
+    }
+    let cause = crate::gates::error_chain(std::error::Error::source(error).unwrap_or(error));
+    let cause = cause.strip_prefix("error: ").unwrap_or(&cause);
+    let cause = cause
         .strip_prefix("client error (Connect): ")
-        .unwrap_or(cause)
+        .unwrap_or(cause);
+    format!("could not connect to {url}: {cause}; check the server's URL and that it is running")
 }
 
 /// Why a session could not begin, in words for a person.
@@ -593,12 +599,7 @@ impl Probe {
             Ok(response) => response,
             Err(e) => {
                 // Kept in words (reqwest's causes, not rmcp's wrapping of them) for the error.
-                let cause = crate::gates::error_chain(std::error::Error::source(&e).unwrap_or(&e));
-                *crate::lock(&self.answer) = Some(Err(format!(
-                    "could not connect to {uri}: {}; check the server's URL and that it is \
-                     running",
-                    plain_cause(&cause)
-                )));
+                *crate::lock(&self.answer) = Some(Err(unreachable(&uri, &e)));
                 return Err(e.into());
             }
         };
@@ -873,13 +874,10 @@ impl LegacySse {
         if let Some(token) = &token {
             request = request.bearer_auth(token);
         }
-        let response = request.send().await.map_err(|e| {
-            let cause = crate::gates::error_chain(std::error::Error::source(&e).unwrap_or(&e));
-            Opening::Failed(format!(
-                "could not connect to {url}: {}; check the server's URL and that it is running",
-                plain_cause(&cause)
-            ))
-        })?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| Opening::Failed(unreachable(url.as_str(), &e)))?;
         match response.status() {
             StatusCode::UNAUTHORIZED => return Err(Opening::Unauthorized),
             status if !status.is_success() => {
