@@ -599,7 +599,7 @@ impl Probe {
             Ok(response) => response,
             Err(e) => {
                 // Kept in words (reqwest's causes, not rmcp's wrapping of them) for the error.
-                *crate::lock(&self.answer) = Some(Err(unreachable(&uri, &e)));
+                *crate::lock(&self.answer) = Some(Err(unreachable(uri, &e)));
                 return Err(e.into());
             }
         };
