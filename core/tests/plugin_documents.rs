@@ -10,7 +10,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::model_server::{ModelServer, Reply};
+use common::model_server::{ModelServer, Reply, data, done};
 use common::{Denies, tap};
 use harness_core::invoke::Outcome;
 use harness_core::plugins::link::Update;
@@ -414,6 +414,52 @@ async fn a_secret_the_service_echoes_back_is_redacted_from_the_result() {
         format!("{text_outcome:?}").contains("Bearer [redacted]"),
         "{text_outcome:?}"
     );
+}
+
+#[tokio::test]
+async fn an_echoed_secret_reaches_neither_the_model_nor_the_history() {
+    let service = ModelServer::always(Reply::echo()).await;
+    let call = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+        "id": "c1", "type": "function",
+        "function": {"name": "menu__today", "arguments": "{\"canteen\":\"a\"}"}}]}}]});
+    let stop = |reason: &str| {
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}))
+    };
+    let model = ModelServer::start(vec![
+        Reply::events([data(&call), stop("tool_calls"), done()]),
+        Reply::events([
+            data(&json!({"choices": [{"index": 0, "delta": {"content": "好"}}]})),
+            stop("stop"),
+            done(),
+        ]),
+    ])
+    .await;
+    let secrets = Arc::new(MemorySecrets::default());
+    secrets.set("plugins.menu.token", "s3cret-value").unwrap();
+    let engine = engine_with(false, secrets);
+    engine.accept_terms().unwrap();
+    let text = service_doc(&service.addr().to_string(), "")
+        .replace(r#"returns: ["/dishes", "/closesAt"]"#, "returns: json");
+    engine.install_document(&text, OFFICIAL).unwrap();
+    model.configure(&engine, "key");
+    engine.open_conversation("c").unwrap();
+    engine.send_message("c", "今天吃什么").await.unwrap();
+
+    let requests = model.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the tool's result went back to the model"
+    );
+    let sent = requests[1].body.to_string();
+    assert!(sent.contains("Bearer [redacted]"), "{sent}");
+    let history = format!("{:?}", engine.history("c", None, 100).unwrap());
+    for (what, shown) in [("the model", sent), ("the history", history)] {
+        assert!(
+            !shown.contains("s3cret"),
+            "the secret reached {what}: {shown}"
+        );
+    }
 }
 
 #[tokio::test]
