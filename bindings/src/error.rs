@@ -58,7 +58,8 @@ impl From<EngineError> for HarnessError {
             | EngineError::Unset(_)
             | EngineError::Invalid(_)
             | EngineError::TurnRunning(_)
-            | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
+            | EngineError::Link { .. }
+            | EngineError::Server { .. } => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
             | EngineError::NoSuchPreview(_)
             | EngineError::NoSuchConversation(_)

@@ -197,6 +197,8 @@ pub struct ApprovalSheet {
     pub reason_label: String,
     pub reason: String,
     pub answers: Vec<AnswerButton>,
+    pub words_from_server: bool,
+    pub words_from_server_label: String,
 }
 
 // ---- the chat

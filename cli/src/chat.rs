@@ -112,6 +112,9 @@ pub async fn run(args: ChatArgs<'_>) -> ExitCode {
 async fn session(args: ChatArgs<'_>) -> Result<usize, String> {
     let mut options = Options::new(Arc::new(TerminalAnswers { fixed: args.answer }));
     options.catalog = Arc::new(Samples);
+    // A development tool: an MCP server on this machine, which a plugin author runs, is
+    // accepted; the app never accepts one (DESIGN.md §5).
+    options.development_servers = true;
     options.secrets = Arc::new(KeySource {
         from_env: std::env::var("HARNESS_API_KEY")
             .ok()
@@ -152,6 +155,8 @@ async fn session(args: ChatArgs<'_>) -> Result<usize, String> {
     };
     if let Some(message) = args.message {
         session.turn(&message).await;
+        // No remote plugin's session is left open on its server when the process exits.
+        engine.shutdown().await;
         return session.end();
     }
     outln!(
@@ -176,6 +181,7 @@ async fn session(args: ChatArgs<'_>) -> Result<usize, String> {
                     session.failed, session.turns
                 );
             }
+            engine.shutdown().await;
             return session.end();
         }
         if !line.trim().is_empty() {

@@ -90,6 +90,9 @@ fn open_with_keyring(data_dir: &Path) -> Result<Engine, String> {
     let mut options = Options::new(Arc::new(NoPrompts));
     options.catalog = Arc::new(harness_core::plugins::samples::Samples);
     options.secrets = Arc::new(KeyringSecrets::new());
+    // A development tool: an MCP server on this machine, which a plugin author runs, is
+    // accepted; the app never accepts one (DESIGN.md §5).
+    options.development_servers = true;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 

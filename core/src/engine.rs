@@ -75,6 +75,11 @@ pub struct Options {
     /// `HARNESS_CAMPUS_ORIGIN`, the tests) the campus simulator. The phone library never sets
     /// it (DESIGN.md §10).
     pub campus: crate::campus::wire::Origin,
+    /// Accept MCP servers on this machine: `localhost` (when every address it resolves to is
+    /// loopback), `127.0.0.1` and `[::1]`, over http or https. The CLI (a development tool)
+    /// sets it; the app never does: a student's phone adds a server only at a public https
+    /// address (DESIGN.md §5).
+    pub development_servers: bool,
 }
 
 impl Options {
@@ -89,6 +94,7 @@ impl Options {
             events: Arc::new(NoEvents),
             development_links: false,
             campus: crate::campus::wire::Origin::campus(),
+            development_servers: false,
         }
     }
 }
@@ -140,10 +146,16 @@ impl Engine {
         // The remote plugins' handlers reach back to the installed plugins (to install a tool
         // list their server announced), weakly: the installed plugins hold them.
         let mut remotes = None;
+        let servers = if options.development_servers {
+            remote::Servers::AlsoLoopback
+        } else {
+            remote::Servers::PublicOnly
+        };
         let plugins = Arc::new_cyclic(|plugins: &Weak<InstalledPlugins>| {
             let made = Arc::new(remote::Remotes::new(
                 plugins.clone(),
                 options.secrets.clone(),
+                servers,
             ));
             remotes = Some(made.clone());
             let catalog = Arc::new(interpreter::WithInterpreter {
@@ -398,14 +410,16 @@ impl Engine {
         self.core.plugins.reclass_remote(tool, effect)
     }
 
+    /// Ends what the engine holds open outside the device: each remote plugin's session is
+    /// closed, and its server told (Streamable HTTP: the session's DELETE). Call it before the
+    /// process exits; a remote plugin used afterwards connects anew.
+    pub async fn shutdown(&self) {
+        self.core.remotes.close_all().await;
+    }
+
     /// Connects to the MCP server at `url` and lists its tools, installing nothing.
     pub async fn remote_tools(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
-        let link = |message: String| EngineError::Link {
-            link: url.to_owned(),
-            message,
-        };
-        let server = remote::RemoteServer::new(url, None, remote::CALL_TIMEOUT).map_err(link)?;
-        server.list_tools().await.map_err(link)
+        self.core.remotes.tools_at(url).await
     }
 
     /// Removes a document or remote plugin with everything it left: its modes and

@@ -28,6 +28,9 @@ pub enum EngineError {
     Bundled(String),
     #[error("plugin link {link}: {message}")]
     Link { link: String, message: String },
+    /// A remote (MCP) server that could not be added or listed; every message names its URL.
+    #[error("{message}")]
+    Server { url: String, message: String },
     #[error("no preview \"{0}\" is waiting; preview the link again")]
     NoSuchPreview(String),
     #[error("no conversation \"{0}\"")]

@@ -179,6 +179,10 @@ async fn a_call_that_asks_shows_its_exact_inputs_and_only_the_answers_offered_th
     assert_eq!(labels, ["允许", "拒绝", "始终允许"]);
     let offered: Vec<Answer> = zh.answers.iter().map(|a| a.answer).collect();
     assert_eq!(offered, prompt.offers);
+    assert!(
+        !zh.words_from_server,
+        "a bundled plugin's words are the app's"
+    );
 
     set_language(&w.screens, Language::En);
     let en = w.screens.approval(&prompt);

@@ -30,7 +30,9 @@ pub use context::ContextBoard;
 pub use fs::FsGate;
 pub use message::{MessageGate, PendingMessage, TurnState};
 pub use network::{NetworkGate, NetworkPolicy, check_scope_host};
-pub(crate) use network::{guarded_client, refused_address};
+pub(crate) use network::{
+    address_refusal, error_chain, guarded_client, loopback_client, refused_address,
+};
 pub use notify::Notifier;
 pub use outbox::{HostLine, LineKind, Outbox};
 pub use rows::{check_grants, grant_row, startup_warnings};
