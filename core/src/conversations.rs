@@ -379,6 +379,12 @@ impl Conversations {
         saved.map(drop)
     }
 
+    /// Frees a conversation whose agent's turn stopped without ending; the lines that waited
+    /// for it come back unread.
+    pub(crate) fn abandon(&self, id: &str) -> Vec<Line> {
+        self.state().running.remove(id).unwrap_or_default()
+    }
+
     /// A document the user attached from the file picker, read into text on the phone. Only
     /// the shell calls this, after the user chose the file on a screen: no tool can.
     pub fn attach_document(

@@ -1116,3 +1116,27 @@ async fn an_answer_cut_off_on_every_try_fails_the_turn_saying_it_was_cut_off() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_turn_whose_caller_stopped_waiting_frees_its_conversation_for_the_next_words() {
+    let w = world(
+        vec![
+            Reply::events([pause(30_000), chunk(json!({"content": "太晚了"}))]),
+            text("你好"),
+        ],
+        &[],
+    )
+    .await;
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), send(&w, "第一句")).await;
+    assert!(
+        gave_up.is_err(),
+        "the first turn is still waiting for the model"
+    );
+    let next = tokio::time::timeout(Duration::from_secs(10), send(&w, "第二句"))
+        .await
+        .expect("the next words begin a turn rather than join the abandoned one");
+    assert_eq!(
+        (next.turn.as_str(), next.state, next.answer.as_str()),
+        ("c#2", TurnState::Done, "你好")
+    );
+}

@@ -126,6 +126,43 @@ pub struct Agent {
     waiters: Waiters,
 }
 
+/// The conversation a caller of [`Agent::run`] drives a turn in. Should the turn stop without
+/// ending — the caller stopped waiting and its future was dropped, or a panic — the
+/// conversation is freed, so the next words begin a turn rather than join one that will never
+/// read them, and everyone waiting on it hears that it stopped.
+struct Claim<'a> {
+    agent: &'a Agent,
+    conversation: &'a str,
+    held: bool,
+    /// The waiters of the lines the running turn read, not yet told how it ended.
+    readers: Vec<u64>,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if !self.held {
+            return;
+        }
+        // Its cancel token goes too, so a prompt of a later turn is withdrawn by that turn's.
+        crate::lock(&self.agent.parts.running.turns).retain(|_, (c, token)| {
+            let stale = c == self.conversation;
+            if stale {
+                token.cancel();
+            }
+            !stale
+        });
+        let stopped = || Err("the turn stopped before it ended".to_owned());
+        let unread = self.agent.parts.conversations.abandon(self.conversation);
+        for waiter in self
+            .readers
+            .drain(..)
+            .chain(unread.into_iter().map(|l| l.waiter))
+        {
+            self.agent.waiters.answer(waiter, stopped());
+        }
+    }
+}
+
 /// The senders of words that joined a running turn, each waiting to hear how the turn that
 /// read them ended.
 #[derive(Default)]
@@ -486,9 +523,14 @@ impl Agent {
             }
         };
         let mut own = None;
+        let mut claim = Claim {
+            agent: self,
+            conversation,
+            held: true,
+            readers: Vec::new(),
+        };
         let mut next = Some((turn, vec![line], from_plugin));
         while let Some((turn, lines, from_plugin)) = next.take() {
-            let mut readers = Vec::new();
             let ended = self
                 .drive(
                     &provider,
@@ -497,22 +539,24 @@ impl Agent {
                     lines,
                     offer,
                     from_plugin,
-                    &mut readers,
+                    &mut claim.readers,
                 )
                 .await;
             // Free the conversation whatever happened, or start the turn of the words that
             // came too late for this one.
-            if let Some(follow) = p.conversations.end_turn(conversation) {
-                match follow.turn {
+            match p.conversations.end_turn(conversation) {
+                None => claim.held = false,
+                Some(follow) => match follow.turn {
                     Ok(turn) => next = Some((turn, follow.lines, None)),
                     Err(e) => {
+                        claim.held = false;
                         for line in follow.lines {
                             self.waiters.answer(line.waiter, Err(e.to_string()));
                         }
                     }
-                }
+                },
             }
-            for reader in readers {
+            for reader in std::mem::take(&mut claim.readers) {
                 self.waiters
                     .answer(reader, ended.as_ref().map_err(ToString::to_string).cloned());
             }
