@@ -1,24 +1,13 @@
 //! Plugins from outside (DESIGN.md §2): plugin documents previewed, installed, updated and
 //! removed by link, and remote MCP servers added by URL.
 
-use harness_core::plugins::link::{Preview, Update};
+use harness_core::plugins::link::{Preview, PreviewTool, Update};
 use harness_core::policy::Mode;
 use harness_core::registry::{Effect, PluginKind};
 
 use crate::error::HarnessError;
 use crate::harness::Harness;
 use crate::runtime;
-
-/// A tool as the consent screen shows it.
-#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
-pub struct PreviewTool {
-    pub id: String,
-    pub title: String,
-    pub description: String,
-    pub effect: Effect,
-    /// `GET api.example.com` for a tool that makes a request.
-    pub request: Option<String>,
-}
 
 /// The mode an effect's tools start in.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
@@ -27,7 +16,9 @@ pub struct StartingMode {
     pub mode: Mode,
 }
 
-/// What the consent screen shows before a plugin document is installed.
+/// What the consent screen shows before a plugin document is installed. (Not the core's
+/// `Preview`: its starting modes are pairs and its data sources whole, and cross as records
+/// and titles.)
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct PluginPreview {
     /// Hand this to `install_plugin_preview`.
@@ -53,17 +44,6 @@ pub struct PluginPreview {
 impl From<Preview> for PluginPreview {
     fn from(p: Preview) -> Self {
         Self {
-            tools: p
-                .tools
-                .into_iter()
-                .map(|t| PreviewTool {
-                    id: t.id,
-                    title: t.title,
-                    description: t.description,
-                    effect: t.effect,
-                    request: t.request,
-                })
-                .collect(),
             starting_modes: p
                 .modes
                 .into_iter()
@@ -75,6 +55,7 @@ impl From<Preview> for PluginPreview {
             plugin: p.plugin,
             title: p.title,
             kind: p.kind,
+            tools: p.tools,
             grant_row: p.grant_row,
             warnings: p.warnings,
             disclosure: p.disclosure,

@@ -4,41 +4,6 @@ use harness_core::engine::PluginView;
 use harness_core::policy::{Mode, ModeSource};
 use harness_core::registry::{self, Effect, PluginKind};
 
-/// What a tool changes, from the weakest to the strongest.
-#[uniffi::remote(Enum)]
-pub enum Effect {
-    Read,
-    Write,
-    Money,
-    Public,
-}
-
-/// What happens when the agent calls a tool of one effect of one plugin.
-#[uniffi::remote(Enum)]
-pub enum Mode {
-    Auto,
-    Ask,
-    Off,
-}
-
-/// Where a plugin's mode for one effect came from.
-#[uniffi::remote(Enum)]
-pub enum ModeSource {
-    KindDefault,
-    PluginDefault,
-    User,
-}
-
-/// Where a plugin came from: bundled code, an official or community plugin document, or a
-/// remote (MCP) server.
-#[uniffi::remote(Enum)]
-pub enum PluginKind {
-    Bundled,
-    Official,
-    Community,
-    Remote,
-}
-
 /// One effect's mode and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ModeRow {
