@@ -3,8 +3,8 @@
 
 use harness_core::turn::{self, ConversationSettings};
 
-/// What a conversation may reach. Approving a call never widens it. (Not the core's `Scope`:
-/// its folders are paths, and cross as strings.)
+/// What a conversation may reach. Approving a call never widens it.
+// Not the core's `turn::Scope`: its folders are paths, and cross as strings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, uniffi::Record)]
 pub struct Scope {
     /// Folders the conversation may read from.
@@ -15,7 +15,8 @@ pub struct Scope {
     pub apps: Vec<String>,
 }
 
-/// A conversation's state. (Not the core's `Conversation`: it carries the `Scope` above.)
+/// A conversation's state.
+// Not the core's `turn::Conversation`: it carries the `Scope` above, and no rules.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ConversationInfo {
     pub id: String,

@@ -11,8 +11,9 @@ use harness_core::screens::ApprovalSheet;
 
 use crate::error::{HarnessError, parse_json};
 
-/// What the decision says about a call. (A mirror, not a remote type: the core's `Ask` carries
-/// only the prompt kind, and the shells are given the offers with it.)
+/// What the decision says about a call.
+// Not the core's `policy::Verdict`: its `Ask` carries only the prompt kind, and the shells are
+// given the offers with it.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum Verdict {
     Run,
@@ -27,6 +28,7 @@ pub enum Verdict {
 }
 
 /// What was decided, at which step, and by which rule (if a rule decided).
+// Not the core's `policy::Decision`: it carries the `Verdict` above.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct Decision {
     pub verdict: Verdict,
@@ -36,6 +38,7 @@ pub struct Decision {
 
 /// `{kind, tool: "<plugin>.<tool>" | "<plugin>.*" | "*", effect?, when?}`. `when_json`, if
 /// given, is a JSON object of top-level input fields that must all equal the call's.
+// Not the core's `policy::Rule`: its `when` is a JSON object, and crosses as text.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct Rule {
     pub kind: RuleKind,
@@ -47,6 +50,7 @@ pub struct Rule {
 }
 
 /// An approval prompt, as the shell shows it.
+// Not the core's `invoke::Prompt`: its input is JSON, and crosses as text; the sheet is added.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ApprovalPrompt {
     pub plugin: String,
@@ -71,6 +75,7 @@ pub struct ApprovalPrompt {
 }
 
 /// How a call ended.
+// Not the core's `invoke::Outcome`: its result is JSON, and crosses as text.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum Outcome {
     /// The tool ran: the whole result for the UI, and the model's copy (cut to 12,000 chars).
@@ -85,6 +90,7 @@ pub enum Outcome {
 }
 
 /// The decision, the prompt and answer if the user was asked, and the outcome.
+// Not the core's `invoke::Invocation`: it carries the records above, and `for_model` computed.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct Invocation {
     pub decision: Decision,
@@ -98,6 +104,7 @@ pub struct Invocation {
 }
 
 /// A tool as the model is offered it.
+// Not the core's `invoke::ModelTool`: its input schema is JSON, and crosses as text.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ModelTool {
     pub name: String,

@@ -10,15 +10,16 @@ use crate::harness::Harness;
 use crate::runtime;
 
 /// The mode an effect's tools start in.
+// The core's `link::Preview` holds these as `(Effect, Mode)` pairs, which UniFFI cannot carry.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct StartingMode {
     pub effect: Effect,
     pub mode: Mode,
 }
 
-/// What the consent screen shows before a plugin document is installed. (Not the core's
-/// `Preview`: its starting modes are pairs and its data sources whole, and cross as records
-/// and titles.)
+/// What the consent screen shows before a plugin document is installed.
+// Not the core's `link::Preview`: its starting modes are pairs and its data sources whole
+// records; they cross as `StartingMode`s and titles.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct PluginPreview {
     /// Hand this to `install_plugin_preview`.
@@ -68,6 +69,7 @@ impl From<Preview> for PluginPreview {
 }
 
 /// What updating a plugin document did.
+// Not the core's `link::Update`: its preview crosses as the `PluginPreview` above.
 // A record crosses the FFI by value; boxing the large variant would buy nothing there.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]

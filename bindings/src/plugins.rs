@@ -5,6 +5,7 @@ use harness_core::policy::{Mode, ModeSource};
 use harness_core::registry::{self, Effect, PluginKind};
 
 /// One effect's mode and where it came from.
+// The core's `PluginView` holds these as `(Effect, Mode, ModeSource)` triples.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ModeRow {
     pub effect: Effect,
@@ -13,6 +14,8 @@ pub struct ModeRow {
 }
 
 /// A tool as the settings screens show it.
+// Not the core's `registry::Tool`: that holds the compiled schema and the handler; the schema
+// crosses as JSON text, the model's name computed.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ToolInfo {
     /// `<plugin id>.<tool name>`
@@ -38,6 +41,7 @@ pub struct ToolInfo {
 }
 
 /// An installed plugin, its modes and its tools.
+// Not the core's `PluginView`: the view and its plugin, flattened into one record.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct PluginInfo {
     pub id: String,
