@@ -56,6 +56,7 @@ impl From<EngineError> for HarnessError {
             | EngineError::MemoryNotPending { .. }
             | EngineError::Agent(_)
             | EngineError::Invalid(_)
+            | EngineError::TurnRunning(_)
             | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
             | EngineError::NoSuchPreview(_)

@@ -41,6 +41,9 @@ pub enum HarnessEvent {
     AgentTurnStarted { conversation: String, turn: String },
     /// Text of the model's answer, as it streams.
     TextDelta { turn: String, text: String },
+    /// Words the student sent while the turn ran joined it here: show them at this point of
+    /// the turn (the answer streamed before them is complete).
+    MessageJoined { turn: String, text: String },
     /// The model's reasoning, as it streams: shown as thinking, never as the answer.
     ThinkingDelta { turn: String, text: String },
     /// The model called a tool (`name` as the model wrote it; `tool` the id, if one matched).

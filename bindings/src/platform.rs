@@ -234,6 +234,9 @@ impl EventSink for PlatformEvents {
             Event::TurnStarted { conversation, turn } => self
                 .events
                 .emit(HarnessEvent::AgentTurnStarted { conversation, turn }),
+            Event::MessageJoined { turn, text } => {
+                self.events.emit(HarnessEvent::MessageJoined { turn, text })
+            }
             Event::TextDelta { turn, text } => {
                 self.events.emit(HarnessEvent::TextDelta { turn, text })
             }

@@ -26,6 +26,35 @@ struct State {
     conversations: FxHashMap<String, Conversation>,
     rules: Arc<RuleSet>,
     defaults: ConversationSettings,
+    /// conversation → the lines sent to the agent's turn running in it and not read yet. A
+    /// conversation is here exactly while an agent's turn runs in it (DESIGN.md §3: one turn at
+    /// a time). Not stored: a turn does not outlive the process that ran it.
+    running: FxHashMap<String, Vec<Line>>,
+}
+
+/// A message for the agent's turn in a conversation: the student's words, or a plugin's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Line {
+    /// Who waits for the turn that reads it (the agent's own numbering).
+    pub waiter: u64,
+    pub text: String,
+    /// Third-party words (a community or remote plugin's message): reading them taints the turn.
+    pub taints: bool,
+}
+
+/// The turn that lines which came too late for the one that ended begin.
+pub(crate) struct Follow {
+    pub turn: Result<u64, EngineError>,
+    pub lines: Vec<Line>,
+}
+
+/// How [`Conversations::start_or_join`] placed a line.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// No turn was running: this one began, with this number.
+    Began(u64),
+    /// A turn runs: the line waits to be read at its next step.
+    Joined,
 }
 
 /// What a call is decided with from its conversation (or the defaults, without one).
@@ -144,6 +173,40 @@ impl Conversations {
         Ok(())
     }
 
+    /// Removes `rule` — the rule itself, as the user saw it, not a position that a change made
+    /// meanwhile may have moved — from a conversation's rules, or the global ones without a
+    /// conversation. False, changing nothing, when no such rule is there any more.
+    pub fn remove_rule(
+        &self,
+        conversation: Option<&str>,
+        rule: &Rule,
+    ) -> Result<bool, EngineError> {
+        let mut state = self.state();
+        let current = match conversation {
+            Some(id) => state
+                .conversations
+                .get(id)
+                .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?
+                .rules
+                .clone(),
+            None => state.rules.clone(),
+        };
+        let Some(at) = current.rules().iter().position(|r| r == rule) else {
+            return Ok(false);
+        };
+        let mut rules = current.rules().to_vec();
+        rules.remove(at);
+        let set = Arc::new(RuleSet::new(rules)?);
+        let scope = conversation.unwrap_or(GLOBAL_SCOPE);
+        self.store
+            .write(|tx| rows::put_rules(tx, scope, set.rules()))?;
+        match conversation.and_then(|id| state.conversations.get_mut(id)) {
+            Some(conv) => conv.rules = set,
+            None => state.rules = set,
+        }
+        Ok(true)
+    }
+
     /// Opens a conversation with the current defaults; an existing one is kept as it is.
     pub fn open(&self, id: &str) -> Result<ConversationSettings, EngineError> {
         let mut state = self.state();
@@ -219,19 +282,69 @@ impl Conversations {
     }
 
     /// Starts a turn: taint belongs to the turn that read untrusted content. Returns the turn's
-    /// number.
+    /// number. Refused while the agent's turn runs in the conversation: starting another would
+    /// clear the running turn's taint (DESIGN.md §3).
     pub fn begin_turn(&self, id: &str) -> Result<u64, EngineError> {
-        self.begin_turn_from(id, true)
+        let mut state = self.state();
+        if state.running.contains_key(id) {
+            return Err(EngineError::TurnRunning(id.to_owned()));
+        }
+        self.change(&mut state, id, |c| c.begin_turn(true), |_| Ok(()))
     }
 
-    /// A new turn; `user_asked` is false when it did not start from the user's own words.
-    pub fn begin_turn_from(&self, id: &str, user_asked: bool) -> Result<u64, EngineError> {
-        self.change(
-            &mut self.state(),
-            id,
-            |c| c.begin_turn(user_asked),
-            |_| Ok(()),
-        )
+    /// The agent's turn for `line` (DESIGN.md §3, one turn at a time per conversation): when
+    /// none runs in the conversation, a new one begins (clean; `user_asked` says whether it
+    /// started from the student's words) and the conversation is marked running; when one
+    /// runs, the line joins it, to be read at its next step — it never clears that turn's
+    /// taint. `join` false refuses instead of joining (an agent job's run).
+    pub(crate) fn start_or_join(
+        &self,
+        id: &str,
+        user_asked: bool,
+        line: Line,
+        join: bool,
+    ) -> Result<Placed, EngineError> {
+        let mut state = self.state();
+        if let Some(waiting) = state.running.get_mut(id) {
+            if !join {
+                return Err(EngineError::TurnRunning(id.to_owned()));
+            }
+            waiting.push(line);
+            return Ok(Placed::Joined);
+        }
+        let turn = self.change(&mut state, id, |c| c.begin_turn(user_asked), |_| Ok(()))?;
+        state.running.insert(id.to_owned(), Vec::new());
+        Ok(Placed::Began(turn))
+    }
+
+    /// The lines that joined the running turn since it last looked, in the order they were
+    /// sent (the student's before a plugin's: a plugin's message waits in its gate until the
+    /// turn ends).
+    pub(crate) fn take_joined(&self, id: &str) -> Vec<Line> {
+        self.state()
+            .running
+            .get_mut(id)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Whether lines wait for the running turn.
+    pub(crate) fn has_joined(&self, id: &str) -> bool {
+        self.state().running.get(id).is_some_and(|l| !l.is_empty())
+    }
+
+    /// The agent's turn in `id` ended. Lines that joined too late for it to read begin the next
+    /// turn (the conversation stays running); without them the conversation is free. Should
+    /// the next turn fail to begin, the conversation is freed and the lines come back with the
+    /// error, so their senders hear of it.
+    pub(crate) fn end_turn(&self, id: &str) -> Option<Follow> {
+        let mut state = self.state();
+        let lines = state.running.remove(id).filter(|l| !l.is_empty())?;
+        let turn = self.change(&mut state, id, |c| c.begin_turn(true), |_| Ok(()));
+        if turn.is_ok() {
+            state.running.insert(id.to_owned(), Vec::new());
+        }
+        Some(Follow { turn, lines })
     }
 
     /// Marks the current turn as having read untrusted content. The mark is saved with the

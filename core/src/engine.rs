@@ -473,6 +473,16 @@ impl Engine {
             .set_conversation_rules(conversation, rules)
     }
 
+    /// Removes the rule the user saw (see [`Conversations::remove_rule`]); false when it is
+    /// gone.
+    pub fn remove_rule(
+        &self,
+        conversation: Option<&str>,
+        rule: &Rule,
+    ) -> Result<bool, EngineError> {
+        self.core.conversations.remove_rule(conversation, rule)
+    }
+
     /// Opens a conversation with the current defaults; an existing one is kept as it is.
     pub fn open_conversation(&self, id: &str) -> Result<ConversationSettings, EngineError> {
         self.core.conversations.open(id)
@@ -669,7 +679,7 @@ impl Engine {
     }
 
     /// Whether a change loosens a permission: a mode to a less strict value, a plugin turned
-    /// on, a rule removed or an allow rule added, the model endpoint changed (DESIGN.md §3 8f).
+    /// on, a rule removed or an allow rule added, the model endpoint changed (DESIGN.md §3 8e).
     pub fn loosens(&self, change: &Change) -> bool {
         self.core.loosens(change)
     }
@@ -935,13 +945,18 @@ impl SettingsControl for Core {
                         .plugins
                         .read(|state| state.installed.get(plugin).is_some_and(|i| !i.enabled))
             }
+            // DESIGN.md §3 8e: only rules kept as they were, in their order, with deny or ask
+            // rules added after them, leave the permission system as strict; a rule removed,
+            // reordered or changed (widened) or an allow rule added is protected.
             Change::Rules(next) => {
                 let current = self.conversations.rules();
-                current.iter().any(|r| !next.contains(r))
-                    || next
+                !next.starts_with(&current)
+                    || next[current.len()..]
                         .iter()
-                        .any(|r| r.kind == crate::policy::RuleKind::Allow && !current.contains(r))
+                        .any(|r| r.kind == crate::policy::RuleKind::Allow)
             }
+            // A plugin's preferences may widen what it does for the agent (DESIGN.md §3 8e).
+            Change::PluginPreferences { .. } => true,
             Change::ModelEndpoint(endpoint) => *endpoint != self.settings.get().model.endpoint,
             // A campus host added is one more place the session may be sent; another official
             // host makes its documents official, with their declared defaults (DESIGN.md §2).

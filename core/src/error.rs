@@ -32,6 +32,9 @@ pub enum EngineError {
     NoSuchPreview(String),
     #[error("no conversation \"{0}\"")]
     NoSuchConversation(String),
+    /// DESIGN.md §3: one turn at a time per conversation.
+    #[error("a turn is running in conversation \"{0}\"; wait for it to end or stop it")]
+    TurnRunning(String),
     /// The agent cannot start a turn: what to set, named (`model.endpoint`, `model.apiKey`).
     #[error("{0}")]
     Agent(String),

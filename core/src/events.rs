@@ -28,6 +28,9 @@ pub enum Event {
     TurnStarted { conversation: String, turn: String },
     /// Text of the model's answer, as it streams.
     TextDelta { turn: String, text: String },
+    /// Words the student sent while the turn ran joined it here (DESIGN.md §3): the chat shows
+    /// them at this point of the turn; the answer streamed before them is complete.
+    MessageJoined { turn: String, text: String },
     /// The model's reasoning, as it streams: shown as thinking, never as the answer.
     ThinkingDelta { turn: String, text: String },
     /// The model called a tool: its name as the model wrote it, the tool id it resolved to

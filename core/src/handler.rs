@@ -25,7 +25,7 @@ pub struct Assessment {
     pub check: ToolCheck,
     /// Why the check refused, shown to the agent.
     pub reason: Option<String>,
-    /// A settings change that loosens a permission (DESIGN.md §3 step 8f).
+    /// A settings change that loosens a permission (DESIGN.md §3 step 8e).
     pub sensitive: bool,
 }
 

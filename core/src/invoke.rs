@@ -97,15 +97,19 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// What the agent receives: the (cut) result, or `{"error": {"code", "message"}}`.
+    /// What the agent receives: the (cut) result, or `{"error": {"code", "message"}}` with the
+    /// message cut the same way (DESIGN.md §5: every text that reaches the model from a tool is
+    /// cut to 12,000 characters — a tool's error and a refusal as much as a result).
     pub fn for_model(&self) -> String {
         match &self.outcome {
             Outcome::Ran { for_model, .. } => for_model.clone(),
             Outcome::Failed { message } => {
-                json!({"error": {"code": "tool_failed", "message": message}}).to_string()
+                json!({"error": {"code": "tool_failed", "message": cut_for_model(message)}})
+                    .to_string()
             }
             Outcome::Refused { code, message } => {
-                json!({"error": {"code": code.as_str(), "message": message}}).to_string()
+                json!({"error": {"code": code.as_str(), "message": cut_for_model(message)}})
+                    .to_string()
             }
         }
     }

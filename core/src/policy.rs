@@ -483,7 +483,7 @@ pub enum Code {
     Declined,
     PlanMode,
     OutOfScope,
-    /// A protected change asked for in a tainted turn (DESIGN.md §3 8f).
+    /// A protected change asked for in a tainted turn (DESIGN.md §3 8e).
     Tainted,
 }
 
@@ -630,9 +630,9 @@ pub enum Step {
     /// 8d
     AskRule,
     /// 8e
-    SkipAll,
-    /// 8f
     Sensitive,
+    /// 8f
+    SkipAll,
     /// 8g
     Allowance,
     /// 8h
@@ -655,8 +655,8 @@ impl Step {
             Step::Scope => "8b",
             Step::AlwaysAsks => "8c",
             Step::AskRule => "8d",
-            Step::SkipAll => "8e",
-            Step::Sensitive => "8f",
+            Step::Sensitive => "8e",
+            Step::SkipAll => "8f",
             Step::Allowance => "8g",
             Step::AskEveryTime => "8h",
             Step::Mode => "8i",
@@ -882,7 +882,7 @@ fn decide_step(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if f.check == ToolCheck::Deny {
         return Decision::by(Step::Scope, Refuse(Code::OutOfScope));
     }
-    // 8f, taken before any prompt: a protected change in a tainted turn is refused outright,
+    // 8e, taken before any prompt: a protected change in a tainted turn is refused outright,
     // so no ask rule or prompt puts it one tap away from an injected instruction. The user can
     // still make it on the screen.
     if f.sensitive && f.tainted {
@@ -897,12 +897,16 @@ fn decide_step(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if let Some(rule) = ask_rule {
         return Decision::by_rule(Step::AskRule, Ask(PromptKind::Ordinary), rule);
     }
-    // Loosening the permission system itself is protected under every preset (DESIGN.md §3 8f).
-    if f.preset == Preset::SkipAll && !f.sensitive {
-        return Decision::by(Step::SkipAll, Run);
-    }
+    // 8e, sensitive under every preset (DESIGN.md §3): loosening the permission system itself,
+    // and a money or public call in a tainted turn. It comes before "Skip all permissions": the
+    // user skipped their own prompts, not a third party's instructions (seed 003 puts the
+    // sensitive checks after the preset; DESIGN.md puts them first).
     if f.sensitive || (f.tainted && matches!(tool.effect, Effect::Money | Effect::Public)) {
         return Decision::by(Step::Sensitive, Ask(PromptKind::Ordinary));
+    }
+    // 8f.
+    if f.preset == Preset::SkipAll {
+        return Decision::by(Step::SkipAll, Run);
     }
     if let Some(rule) = allow_rule {
         return Decision::by_rule(Step::Allowance, Run, rule);

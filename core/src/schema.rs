@@ -55,10 +55,31 @@ impl InputSchema {
         }
         let problems: Vec<String> = validator
             .iter_errors(input)
-            .map(|e| format!("{}: {e}", field_name(e.instance_path().as_str())))
+            .map(|e| {
+                let field = field_name(e.instance_path().as_str());
+                // The value is the caller's (the model's) and may be huge: a problem quotes at
+                // most an excerpt of it (issue: a refusal must not echo a 40,000-character
+                // argument back to the model).
+                match excerpt(e.instance()) {
+                    None => format!("{field}: {e}"),
+                    Some(short) => format!("{field}: {}", e.masked_with(short)),
+                }
+            })
             .collect();
         Err(problems.join("; "))
     }
+}
+
+/// The longest value a problem quotes whole, in characters of its JSON.
+const QUOTED_CHARS: usize = 80;
+
+/// `None` when the value's JSON is short enough to quote whole; else its first characters and
+/// how long it is.
+fn excerpt(value: &Value) -> Option<String> {
+    let text = value.to_string();
+    let (byte, _) = text.char_indices().nth(QUOTED_CHARS)?;
+    let total = text.chars().count();
+    Some(format!("{}… ({total} characters)", &text[..byte]))
 }
 
 /// `/items/0/name` → `input.items.0.name`; the root is `input`.
@@ -99,6 +120,24 @@ mod tests {
         assert_eq!(
             err,
             "input.amountYuan: 900 is greater than the maximum of 500"
+        );
+    }
+
+    #[test]
+    fn a_problem_quotes_a_long_value_as_an_excerpt() {
+        let schema = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"item": {"type": "string", "maxLength": 10}}
+        }))
+        .unwrap();
+        let long = "x".repeat(40_000);
+        let err = schema.validate(&json!({"item": long})).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "input.item: \"{}… (40002 characters) is longer than 10 characters",
+                "x".repeat(79)
+            )
         );
     }
 

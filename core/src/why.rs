@@ -38,7 +38,7 @@ pub enum Why {
     PlanMode,
     AlwaysAsks,
     SkipAll,
-    /// A protected change (DESIGN.md §3 8f), in a tainted turn or not.
+    /// A protected change (DESIGN.md §3 8e), in a tainted turn or not.
     Loosens {
         tainted: bool,
     },

@@ -673,3 +673,62 @@ async fn a_phone_without_exact_alarms_says_how_jobs_wake_and_offers_no_fix_for_t
     set_language(&s, Language::Zh);
     assert!(s.jobs().wake_note.starts_with("iPhone 没有精确闹钟"));
 }
+
+#[tokio::test]
+async fn a_tap_removes_the_rule_it_showed_though_the_rules_were_reordered_and_a_stale_tap_changes_nothing()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path(), Arc::new(Answers::default()));
+    let e = s.engine();
+    e.open_conversation("c").unwrap();
+    let rule = |kind: &str, tool: &str| -> harness_core::policy::Rule {
+        serde_json::from_value(json!({"kind": kind, "tool": tool})).unwrap()
+    };
+    e.set_rules(vec![rule("ask", "shop.order"), rule("deny", "shop.pay")])
+        .unwrap();
+    let screen = s.conversation_settings("c").unwrap();
+    assert_eq!(screen.global_rules[0].text, "ask shop.order");
+    let tap = screen.global_rules[0].remove.clone();
+    // The agent reorders the rules between the screen and the tap.
+    e.set_rules(vec![rule("deny", "shop.pay"), rule("ask", "shop.order")])
+        .unwrap();
+    s.act(tap.clone()).await.unwrap();
+    assert_eq!(e.rules(), [rule("deny", "shop.pay")]);
+    let stale = s.act(tap).await.unwrap_err().to_string();
+    assert_eq!(
+        stale,
+        "这条规则已经变了，没有删除任何规则；请看一下现在的规则"
+    );
+    assert_eq!(e.rules(), [rule("deny", "shop.pay")]);
+}
+
+#[test]
+fn reordering_or_widening_rules_and_a_plugins_preferences_are_protected_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path(), Arc::new(Answers::default()));
+    let e = s.engine();
+    let rule = |v: Value| -> harness_core::policy::Rule { serde_json::from_value(v).unwrap() };
+    let order = rule(json!({"kind": "ask", "tool": "shop.order"}));
+    let pay = rule(json!({"kind": "deny", "tool": "shop.pay"}));
+    e.set_rules(vec![order.clone(), pay.clone()]).unwrap();
+    let loosens = |rules: Vec<harness_core::policy::Rule>| e.loosens(&Change::Rules(rules));
+    assert!(loosens(vec![pay.clone(), order.clone()]), "reordered");
+    let narrower_deny = rule(json!({"kind": "deny", "tool": "shop.pay", "when": {"to": "x"}}));
+    assert!(loosens(vec![order.clone(), narrower_deny]), "changed");
+    assert!(loosens(vec![order.clone()]), "removed");
+    let allow = rule(json!({"kind": "allow", "tool": "shop.*"}));
+    assert!(
+        loosens(vec![order.clone(), pay.clone(), allow]),
+        "allow added"
+    );
+    let deny_more = rule(json!({"kind": "deny", "tool": "shop.*"}));
+    assert!(
+        !loosens(vec![order.clone(), pay.clone(), deny_more]),
+        "a deny rule added after the others only narrows"
+    );
+    assert!(!loosens(vec![order, pay]), "unchanged");
+    assert!(e.loosens(&Change::PluginPreferences {
+        plugin: "shop".into(),
+        value: json!({"autoPay": true}),
+    }));
+}

@@ -1,6 +1,6 @@
 //! `campus.hosts` and `plugins.officialHost` through `change_setting`: each value checked as a
 //! bare host name (the error names the key), persisted, and a protected change when it loosens
-//! what plugins may reach (DESIGN.md §3 step 8f).
+//! what plugins may reach (DESIGN.md §3 step 8e).
 
 use std::sync::Arc;
 

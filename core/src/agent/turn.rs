@@ -11,13 +11,14 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 use rustc_hash::FxHashMap;
 
 use super::provider::{ApiKey, Limits, Provider, ProviderError};
 use super::wire::{BodyParts, Message, ProviderEvent, SpecOnWire, ToolCall};
 use crate::clock::Clock;
-use crate::conversations::Conversations;
+use crate::conversations::{Conversations, Line, Placed};
 use crate::error::EngineError;
 use crate::events::{Event, EventSink, TurnUsage};
 use crate::gates::LineKind;
@@ -122,6 +123,35 @@ pub struct Agent {
     limits: Limits,
     /// The offered tools' specs, written once for as long as the same tools are offered.
     tools: Mutex<ToolsJson>,
+    waiters: Waiters,
+}
+
+/// The senders of words that joined a running turn, each waiting to hear how the turn that
+/// read them ended.
+#[derive(Default)]
+struct Waiters {
+    next: std::sync::atomic::AtomicU64,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<TurnSummary, String>>>>,
+}
+
+impl Waiters {
+    fn open(&self) -> (u64, oneshot::Receiver<Result<TurnSummary, String>>) {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        crate::lock(&self.waiting).insert(id, tx);
+        (id, rx)
+    }
+
+    fn close(&self, id: u64) {
+        crate::lock(&self.waiting).remove(&id);
+    }
+
+    fn answer(&self, id: u64, ended: Result<TurnSummary, String>) {
+        if let Some(tx) = crate::lock(&self.waiting).remove(&id) {
+            // The sender may have stopped waiting; the turn's end is in the history anyway.
+            let _ = tx.send(ended);
+        }
+    }
 }
 
 /// The specs of the tools offered last, as JSON. Keyed by the registry's own `Arc<Tool>`s,
@@ -296,6 +326,7 @@ impl Agent {
             parts,
             limits: Limits::default(),
             tools: Mutex::default(),
+            waiters: Waiters::default(),
         }
     }
 
@@ -392,6 +423,11 @@ impl Agent {
 
     /// A turn; `from_plugin` names the plugin whose queued message starts it, none for the
     /// student's words or an agent job's prompt.
+    ///
+    /// DESIGN.md §3: a conversation runs one turn at a time. When one runs already, these words
+    /// join it — read at its next step, never clearing its taint — and this returns how that
+    /// turn ended. Otherwise this caller drives the turn, and after it any turn that words
+    /// sent too late for it begin; it returns how its own turn ended.
     pub(crate) async fn run(
         &self,
         conversation: &str,
@@ -407,10 +443,8 @@ impl Agent {
         // seed 004: ctx.turn.userAsked — an agent job's turn, or one a plugin's message
         // started, did not start from the user's words.
         let user_asked = matches!(offer, Offer::Conversation) && from_plugin.is_none();
-        // A turn that starts from the student's words starts clean (seed 000: taint belongs to
-        // the turn that read the content).
-        let turn = p.conversations.begin_turn_from(conversation, user_asked)?;
-        let text = match from_plugin {
+        let (waiter, answer) = self.waiters.open();
+        let line = match from_plugin {
             Some(plugin) => {
                 // Not the student's words, so they clear nothing (DESIGN.md §3): the turn keeps
                 // the taint of the turn in which the plugin sent them — the message may carry
@@ -423,17 +457,95 @@ impl Agent {
                         .find(|candidate| candidate.id == plugin)
                         .is_none_or(|candidate| candidate.kind != PluginKind::Bundled)
                 });
-                if before.tainted || third_party {
-                    p.conversations.taint(conversation)?;
+                Line {
+                    waiter,
+                    // The model must not take a plugin's words for the student's.
+                    text: format!("[from plugin {plugin}] {text}"),
+                    taints: before.tainted || third_party,
                 }
-                // The model must not take a plugin's words for the student's.
-                format!("[from plugin {plugin}] {text}")
             }
-            None => text.to_owned(),
+            None => Line {
+                waiter,
+                text: text.to_owned(),
+                taints: false,
+            },
         };
+        // An agent job's conversation is its own; a second run of it waits for nothing.
+        let join = matches!(offer, Offer::Conversation);
+        let placed = p
+            .conversations
+            .start_or_join(conversation, user_asked, line.clone(), join);
+        let turn = match placed {
+            Ok(Placed::Began(turn)) => {
+                self.waiters.close(waiter);
+                turn
+            }
+            Ok(Placed::Joined) => {
+                return match answer.await {
+                    Ok(ended) => ended.map_err(EngineError::Agent),
+                    Err(_) => Err(EngineError::Agent(
+                        "the turn this message joined ended without reading it".into(),
+                    )),
+                };
+            }
+            Err(e) => {
+                self.waiters.close(waiter);
+                return Err(e);
+            }
+        };
+        let mut own = None;
+        let mut next = Some((turn, vec![line], from_plugin));
+        while let Some((turn, lines, from_plugin)) = next.take() {
+            let mut readers = Vec::new();
+            let ended = self
+                .drive(
+                    &provider,
+                    conversation,
+                    turn,
+                    lines,
+                    offer,
+                    from_plugin,
+                    &mut readers,
+                )
+                .await;
+            // Free the conversation whatever happened, or start the turn of the words that
+            // came too late for this one.
+            if let Some(follow) = p.conversations.end_turn(conversation) {
+                match follow.turn {
+                    Ok(turn) => next = Some((turn, follow.lines, None)),
+                    Err(e) => {
+                        for line in follow.lines {
+                            self.waiters.answer(line.waiter, Err(e.to_string()));
+                        }
+                    }
+                }
+            }
+            for reader in readers {
+                self.waiters
+                    .answer(reader, ended.as_ref().map_err(ToString::to_string).cloned());
+            }
+            own.get_or_insert(ended);
+        }
+        own.unwrap_or_else(|| Err(EngineError::Agent("the turn did not run".into())))
+    }
+
+    /// Runs one turn that `run` began: its first lines written, the loop, its end recorded.
+    /// The waiters of every line it read are put in `readers`.
+    #[allow(clippy::too_many_arguments)]
+    async fn drive(
+        &self,
+        provider: &Provider,
+        conversation: &str,
+        turn: u64,
+        lines: Vec<Line>,
+        offer: Offer<'_>,
+        from_plugin: Option<&str>,
+        readers: &mut Vec<u64>,
+    ) -> Result<TurnSummary, EngineError> {
+        let p = &self.parts;
         let id = turn_id(conversation, turn);
         p.history.open_turn(conversation, turn)?;
-        p.history.user(conversation, turn, &text)?;
+        self.read(conversation, turn, &id, lines, false, readers)?;
         let token = super::CancellationToken::new();
         crate::lock(&p.running.turns).insert(id.clone(), (conversation.to_owned(), token.clone()));
         if matches!(offer, Offer::Conversation) {
@@ -444,7 +556,7 @@ impl Agent {
             turn: id.clone(),
         });
         let ended = self
-            .turn(&provider, conversation, turn, &id, offer, &token)
+            .turn(provider, conversation, turn, &id, offer, &token, readers)
             .await;
         crate::lock(&p.running.turns).remove(&id);
         if matches!(offer, Offer::Conversation) {
@@ -477,6 +589,34 @@ impl Agent {
         })
     }
 
+    /// Writes the lines a turn reads to its history, tainting it for third-party words; a line
+    /// that `joined` the running turn is announced, so the chat shows it where it entered.
+    fn read(
+        &self,
+        conversation: &str,
+        turn: u64,
+        id: &str,
+        lines: Vec<Line>,
+        joined: bool,
+        readers: &mut Vec<u64>,
+    ) -> Result<(), EngineError> {
+        let p = &self.parts;
+        for line in lines {
+            if line.taints {
+                p.conversations.taint(conversation)?;
+            }
+            p.history.user(conversation, turn, &line.text)?;
+            if joined {
+                p.events.emit(Event::MessageJoined {
+                    turn: id.to_owned(),
+                    text: line.text,
+                });
+            }
+            readers.push(line.waiter);
+        }
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn turn(
         &self,
@@ -486,6 +626,7 @@ impl Agent {
         id: &str,
         offer: Offer<'_>,
         token: &super::CancellationToken,
+        readers: &mut Vec<u64>,
     ) -> Result<(TurnState, Option<String>, String, TurnUsage), EngineError> {
         let p = &self.parts;
         let mut usage = TurnUsage::default();
@@ -510,6 +651,9 @@ impl Agent {
                 let message = over_budget(usage.total_tokens, limits.max_tokens_per_turn);
                 return Ok((TurnState::Failed, Some(message), String::new(), usage));
             }
+            // DESIGN.md §3: what the student sent meanwhile joins the turn here, at its next step.
+            let joined = p.conversations.take_joined(conversation);
+            self.read(conversation, turn, id, joined, true, readers)?;
             let (body, model) =
                 self.request(conversation, &settings, offer, &board, &mut history)?;
             usage.model_requests += 1;
@@ -572,6 +716,10 @@ impl Agent {
             p.history
                 .assistant(conversation, turn, said, thought, &stored)?;
             if calls.is_empty() {
+                // Words that joined while the model answered are read before the turn ends.
+                if p.conversations.has_joined(conversation) && !token.is_cancelled() {
+                    continue;
+                }
                 return Ok((TurnState::Done, None, text, usage));
             }
             let mut stop: Option<(TurnState, String)> = None;

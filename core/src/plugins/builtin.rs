@@ -31,7 +31,7 @@ pub const SCREENS: [&str; 4] = ["api-keys", "campus-account", "system-permission
 pub(crate) trait SettingsControl: Send + Sync {
     fn settings(&self) -> Settings;
     fn plugins(&self) -> Vec<PluginView>;
-    /// Whether a change loosens a permission (DESIGN.md §3 8f).
+    /// Whether a change loosens a permission (DESIGN.md §3 8e).
     fn loosens(&self, change: &Change) -> bool;
     /// Applies a checked change.
     fn apply(&self, change: Change) -> Result<(), EngineError>;

@@ -143,7 +143,8 @@ pub(super) fn build(
         }),
         placeholder: tr(lang, "输入消息", "Message").into(),
         send_label: tr(lang, "发送", "Send").into(),
-        can_send: running.is_none(),
+        // DESIGN.md §3: words sent while a turn runs join it at its next step.
+        can_send: true,
         cancel: running.map(|t| {
             Button::new(
                 tr(lang, "停止", "Stop").into(),

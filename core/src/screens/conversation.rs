@@ -121,12 +121,11 @@ pub(super) fn build(
 fn rows(rules: &[Rule], conversation: Option<&str>) -> Vec<RuleRow> {
     rules
         .iter()
-        .enumerate()
-        .map(|(i, r)| RuleRow {
+        .map(|r| RuleRow {
             text: rule_text(r),
             remove: Action::RemoveRule {
                 conversation: conversation.map(str::to_owned),
-                index: i as u32,
+                rule: serde_json::to_string(r).unwrap_or_default(),
             },
         })
         .collect()

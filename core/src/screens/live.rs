@@ -89,8 +89,8 @@ impl Live {
                     t.thinking.push_str(text);
                 }
             }
-            Event::ToolCallStarted { turn, .. } => {
-                // The answer that called the tool is in the history now.
+            Event::ToolCallStarted { turn, .. } | Event::MessageJoined { turn, .. } => {
+                // The answer before the call or the joined words is in the history now.
                 if let Some(t) = turn_of(s, turn) {
                     t.text.clear();
                     t.thinking.clear();

@@ -36,7 +36,7 @@ pub use plugins::{
 
 use crate::consent::Permission;
 use crate::engine::{Engine, EngineError};
-use crate::policy::{Mode, Preset};
+use crate::policy::{Mode, Preset, Rule};
 use crate::registry::Effect;
 use crate::settings::{Language, parse_change};
 use texts::tr;
@@ -142,9 +142,11 @@ pub enum Action {
         model: Option<String>,
     },
     /// Removes one rule: of the conversation, or a global one when `conversation` is none.
+    /// `rule` is the rule as the screen showed it (its JSON): a tap removes that rule wherever
+    /// it has moved, and nothing when it is gone.
     RemoveRule {
         conversation: Option<String>,
-        index: u32,
+        rule: String,
     },
     AcceptTerms,
     SetCampusSession {
@@ -367,10 +369,9 @@ impl Screens {
                 conversation,
                 model,
             } => self.change_conversation(&conversation, |s| s.model = model)?,
-            Action::RemoveRule {
-                conversation,
-                index,
-            } => self.remove_rule(conversation.as_deref(), index as usize)?,
+            Action::RemoveRule { conversation, rule } => {
+                self.remove_rule(conversation.as_deref(), &rule)?
+            }
             Action::AcceptTerms => e.accept_terms()?,
             Action::SetCampusSession { signed_in } => e.set_campus_session(signed_in)?,
             Action::SetCloudConsent { plugin, allowed } => e.set_cloud_consent(&plugin, allowed)?,
@@ -441,25 +442,22 @@ impl Screens {
             .set_conversation_settings(conversation, settings)
     }
 
-    fn remove_rule(&self, conversation: Option<&str>, index: usize) -> Result<(), EngineError> {
-        let mut rules = match conversation {
-            Some(id) => self
-                .engine
-                .existing_conversation(id)?
-                .rules
-                .rules()
-                .to_vec(),
-            None => self.engine.rules(),
+    fn remove_rule(&self, conversation: Option<&str>, rule: &str) -> Result<(), EngineError> {
+        let gone = || {
+            EngineError::Invalid(
+                tr(
+                    self.language(),
+                    "这条规则已经变了，没有删除任何规则；请看一下现在的规则",
+                    "This rule has changed since it was shown, so nothing was removed; look at the rules as they are now",
+                )
+                .into(),
+            )
         };
-        if index >= rules.len() {
-            return Err(EngineError::Invalid(format!(
-                "rules[{index}]: there is no such rule; re-read the screen"
-            )));
-        }
-        rules.remove(index);
-        match conversation {
-            Some(id) => self.engine.set_conversation_rules(id, rules),
-            None => self.engine.set_rules(rules),
+        let rule: Rule = serde_json::from_str(rule).map_err(|_| gone())?;
+        if self.engine.remove_rule(conversation, &rule)? {
+            Ok(())
+        } else {
+            Err(gone())
         }
     }
 }

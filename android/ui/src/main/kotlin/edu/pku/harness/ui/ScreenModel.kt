@@ -120,6 +120,7 @@ fun chatEvents(conversation: String): (HarnessEvent) -> Boolean {
         when (event) {
             is HarnessEvent.AgentTurnStarted -> (event.conversation == conversation).also { if (it) turns += event.turn }
             is HarnessEvent.TextDelta -> event.turn in turns
+            is HarnessEvent.MessageJoined -> event.turn in turns
             is HarnessEvent.ThinkingDelta -> event.turn in turns
             is HarnessEvent.ToolCallStarted -> event.turn in turns
             is HarnessEvent.ToolDecision -> event.turn in turns
