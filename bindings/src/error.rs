@@ -55,9 +55,11 @@ impl From<EngineError> for HarnessError {
             | EngineError::Bundled(_)
             | EngineError::MemoryNotPending { .. }
             | EngineError::Agent(_)
+            | EngineError::Unset(_)
             | EngineError::Invalid(_)
             | EngineError::TurnRunning(_)
-            | EngineError::Link { .. } => HarnessError::InvalidArgument { reason },
+            | EngineError::Link { .. }
+            | EngineError::Server { .. } => HarnessError::InvalidArgument { reason },
             EngineError::NoSuchPlugin(_)
             | EngineError::NoSuchPreview(_)
             | EngineError::NoSuchConversation(_)

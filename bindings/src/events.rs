@@ -46,6 +46,9 @@ pub enum HarnessEvent {
     MessageJoined { turn: String, text: String },
     /// The model's reasoning, as it streams: shown as thinking, never as the answer.
     ThinkingDelta { turn: String, text: String },
+    /// The model's answer was cut off and is asked for again: drop the text and thinking
+    /// streamed since the last complete message; what streams next replaces them.
+    AnswerRestarted { turn: String },
     /// The model called a tool (`name` as the model wrote it; `tool` the id, if one matched).
     ToolCallStarted {
         turn: String,

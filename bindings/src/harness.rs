@@ -99,6 +99,8 @@ impl Harness {
         let events = Arc::new(Listeners::default());
         let broker = Arc::new(PlatformBroker::new(platform.clone(), events.clone()));
         let live = Live::new();
+        // The app: `development_links` and `development_servers` stay off, so plugin links are
+        // https only and no MCP server on this phone or a private network is added.
         let mut options = Options::new(broker.clone());
         options.catalog = Arc::new(Samples);
         options.secrets = Arc::new(PlatformSecrets(platform.clone()));

@@ -243,6 +243,9 @@ impl EventSink for PlatformEvents {
             Event::ThinkingDelta { turn, text } => {
                 self.events.emit(HarnessEvent::ThinkingDelta { turn, text })
             }
+            Event::AnswerRestarted { turn } => {
+                self.events.emit(HarnessEvent::AnswerRestarted { turn })
+            }
             Event::ToolCallStarted {
                 turn,
                 call,

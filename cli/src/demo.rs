@@ -15,6 +15,7 @@ use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::plugins::samples::{self, Samples};
 use harness_core::policy::{Actor, Answer, Mode, PromptKind};
 use harness_core::registry::Effect;
+use harness_core::scheduler::schedule::{format_local, parse_tz};
 use harness_core::secrets::keys;
 use harness_core::settings::parse_change;
 use harness_core::store::DATABASE_FILE;
@@ -169,7 +170,10 @@ fn script() -> Vec<Reply> {
                 json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}),
             ),
         ]),
-        Reply::Says("Your card has 42.5 yuan left; the table at 学一 is handled as you answered."),
+        Reply::Hears {
+            ran: "Your card has 42.5 yuan left, and a table for two at 学一 is reserved for 12:00.",
+            declined: "Your card has 42.5 yuan left. You declined the booking, so no table at 学一 is reserved.",
+        },
         // Turn 2: the money effect is off, so recharge is not even offered; called by name it
         // is refused.
         Reply::Calls(vec![("wallet__recharge", json!({"amountYuan": 50}))]),
@@ -190,9 +194,10 @@ fn script() -> Vec<Reply> {
         // Turn 3: the forum's posts taint the turn; a post's instruction to spend asks first.
         Reply::Calls(vec![("mcp-forum__latestPosts", json!({"limit": 2}))]),
         Reply::Calls(vec![("wallet__recharge", json!({"amountYuan": 500}))]),
-        Reply::Says(
-            "Two new posts; one of them asked me to recharge your card, which I only do if you allow it.",
-        ),
+        Reply::Hears {
+            ran: "Two new posts. One asked me to recharge your card with 500 yuan; you allowed it, so the card was recharged.",
+            declined: "Two new posts. One asked me to recharge your card with 500 yuan; you declined, so nothing was charged.",
+        },
     ]
 }
 
@@ -244,28 +249,27 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
         .map_err(|e| e.to_string())?;
     turn(&engine, 2, "Top up my card with 50 yuan.").await?;
 
-    outln!("\n— overnight, a scheduled agent job —");
+    outln!("\n— overnight, two scheduled jobs —");
     printer.set_actor(Actor::Scheduler);
-    scheduled(
+    // Both are due at the next 07:00 of the settings zone: the phone wakes once for both.
+    overnight(
         &engine,
-        json!({
-            "name": "农园午饭",
-            "schedule": {"everyMinutes": 1440},
-            "agent": {"prompt": "Book me a seat at 农园 for 11:30 if it is quiet."}
-        }),
-    )
-    .await?;
-    scheduled(
-        &engine,
-        json!({
-            "name": "校园卡余额低于 50 元",
-            "schedule": {"everyMinutes": 60},
-            "check": {
-                "tool": "wallet.cardBalance",
-                "when": {"path": "balanceYuan", "op": "lt", "value": 50},
-                "notify": {"title": "校园卡余额不足", "body": "余额还剩 {balanceYuan} 元"}
-            }
-        }),
+        &[
+            json!({
+                "name": "农园午饭",
+                "schedule": {"cron": "0 7 * * *"},
+                "agent": {"prompt": "Book me a seat at 农园 for 11:30 if it is quiet."}
+            }),
+            json!({
+                "name": "校园卡余额低于 50 元",
+                "schedule": {"cron": "0 7 * * *"},
+                "check": {
+                    "tool": "wallet.cardBalance",
+                    "when": {"path": "balanceYuan", "op": "lt", "value": 50},
+                    "notify": {"title": "校园卡余额不足", "body": "余额还剩 {balanceYuan} 元"}
+                }
+            }),
+        ],
     )
     .await?;
     printer.set_actor(Actor::Agent);
@@ -344,25 +348,32 @@ impl EventSink for Printer {
     }
 }
 
-/// A job the user adds; the phone wakes at its due time and runs what is due — with actor
-/// scheduler, so only reads (seed 004).
-async fn scheduled(engine: &Engine, spec: Value) -> Result<(), String> {
+/// Jobs the user adds; the phone wakes when they are due and runs them — with actor
+/// scheduler, so only reads (seed 004). Every time printed is local to the settings zone, in
+/// the order it comes.
+async fn overnight(engine: &Engine, specs: &[Value]) -> Result<(), String> {
     use harness_core::scheduler::Owner;
-    let job = engine
-        .add_job(&spec, Owner::User)
-        .map_err(|e| e.to_string())?;
-    let due = job.next_due_ms.ok_or("the job has no due time")?;
-    outln!(
-        "  the user adds job {}: {} — {}",
-        job.id,
-        job.spec.name,
-        job.spec.schedule
-    );
+    let mut due = Vec::new();
+    for spec in specs {
+        let job = engine
+            .add_job(spec, Owner::User)
+            .map_err(|e| e.to_string())?;
+        due.push(job.next_due_ms.ok_or("the job has no due time")?);
+        outln!(
+            "  the user adds job {}: {} — {}, next at {}",
+            job.id,
+            job.spec.name,
+            job.spec.schedule,
+            job.next_due_local().unwrap_or_default()
+        );
+    }
+    let wake = due.into_iter().max().ok_or("no job was added")?;
+    let tz = parse_tz("timeZone", &engine.settings().time_zone).map_err(|e| e.to_string())?;
     outln!(
         "  the phone wakes at {} and runs what is due",
-        job.next_due_local().unwrap_or_default()
+        format_local(tz, wake)
     );
-    for report in engine.run_due(due).await.map_err(|e| e.to_string())? {
+    for report in engine.run_due(wake).await.map_err(|e| e.to_string())? {
         crate::jobs::print_report(engine, &report);
     }
     Ok(())

@@ -4,6 +4,7 @@
 #[macro_use]
 mod output;
 
+mod campus;
 mod chat;
 mod demo;
 mod jobs;
@@ -26,21 +27,24 @@ use harness_core::policy::Answer;
     about = "The PKU harness core, from a terminal"
 )]
 struct Cli {
+    /// The data directory to use, before or after the command (default: $HARNESS_DATA_DIR,
+    /// else $XDG_DATA_HOME/pku-harness, else ~/.local/share/pku-harness; the demo uses its
+    /// `demo` folder).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Play a scripted agent session on the sample plugins, printing each decision and why.
+    /// Play a scripted agent session on the sample plugins, printing each decision and why. It
+    /// starts its database afresh on every run (in the data directory's `demo` folder, unless
+    /// --data-dir names another).
     Demo {
         /// Answer every approval prompt this way instead of asking on the terminal.
         #[arg(long, value_enum)]
         answer: Option<DemoAnswer>,
-        /// Where the demo keeps its data (default: the data directory's `demo` folder). The
-        /// demo starts its database afresh on every run.
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
     },
     /// Run conformance scenarios: every *.json file (any case) under the given files and
     /// folders, each once; a symbolic link inside a folder is a failure, never followed.
@@ -49,64 +53,49 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// List every plugin with its mode per effect and where each mode came from.
-    Tools {
-        /// The data directory to read.
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-    },
+    Tools,
     /// See and change the app's settings.
     Settings {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         command: Option<state::SettingsCommand>,
     },
     /// List memories; approve or reject pending ones.
     Memory {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         command: Option<state::MemoryCommand>,
     },
     /// See and change consent: terms, campus session, cloud, system permissions.
     Consent {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         command: Option<state::ConsentCommand>,
     },
     /// Print the audit log: every decision, answer and outcome.
     Audit {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         /// How many of the newest rows.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
     /// Store secrets (API keys) in the desktop keyring.
     Secret {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         command: state::SecretCommand,
     },
     /// Scheduled jobs: list (the default), add, remove, pause, resume.
     Jobs {
-        /// The data directory to use.
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         action: Option<jobs::JobsCommand>,
     },
     /// Talk to the agent: one turn with --message, else a line a turn until end of input. The
     /// API key comes from HARNESS_API_KEY or `harness secret set model.apiKey`.
+    ///
+    /// A turn that fails prints why and the session reads the next line. The exit status is 0
+    /// when every turn ended done, 1 when any failed or the session could not start.
     Chat {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-        /// The provider's OpenAI-compatible base URL (saved as the model.endpoint setting).
+        /// The provider's OpenAI-compatible base URL, used for this session and saved as the
+        /// model.endpoint setting once the model has answered a turn.
         #[arg(long)]
         endpoint: Option<String>,
-        /// The model's name (saved as the model.name setting).
+        /// The model's name, used and saved like --endpoint (the model.name setting).
         #[arg(long)]
         model: Option<String>,
         /// Run this one turn and exit.
@@ -118,32 +107,25 @@ enum Command {
     },
     /// Plugin documents: add by link or file (preview, then install), update, remove.
     Plugins {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         command: plugins::PluginsCommand,
     },
     /// Remote plugins: add an MCP server by URL, or list a server's tools.
     Mcp {
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         command: plugins::McpCommand,
     },
     /// Call a tool as the user tapping it: TOOL is plugin.tool, JSON its input.
-    Call {
-        tool: String,
-        json: String,
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
+    Call { tool: String, json: String },
+    /// The campus account: sign in, status, a plugin's request, sign out; the simulator.
+    Campus {
+        #[command(subcommand)]
+        command: campus::CampusCommand,
     },
     /// Run the jobs due at a local time "YYYY-MM-DD HH:mm" in the settings time zone.
     Tick {
         #[arg(long)]
         now: String,
-        /// The data directory to use.
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
     },
 }
 
@@ -179,66 +161,51 @@ fn default_data_dir() -> PathBuf {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    let data_dir = || cli.data_dir.clone().unwrap_or_else(default_data_dir);
     let result = match cli.command {
-        Command::Demo { answer, data_dir } => {
-            demo::run(
-                &data_dir.unwrap_or_else(|| default_data_dir().join("demo")),
-                answer.map(Answer::from),
-            )
-            .await
+        Command::Demo { answer } => {
+            let dir = cli
+                .data_dir
+                .clone()
+                .unwrap_or_else(|| default_data_dir().join("demo"));
+            demo::run(&dir, answer.map(Answer::from)).await
         }
-        Command::Tools { data_dir } => tools::run(&data_dir.unwrap_or_else(default_data_dir)),
-        Command::Settings { data_dir, command } => state::settings(
-            &data_dir.unwrap_or_else(default_data_dir),
-            command.unwrap_or(state::SettingsCommand::Show),
-        ),
-        Command::Memory { data_dir, command } => state::memory(
-            &data_dir.unwrap_or_else(default_data_dir),
-            command.unwrap_or(state::MemoryCommand::List),
-        ),
-        Command::Consent { data_dir, command } => state::consent(
-            &data_dir.unwrap_or_else(default_data_dir),
-            command.unwrap_or(state::ConsentCommand::Show),
-        ),
-        Command::Audit { data_dir, limit } => {
-            state::audit(&data_dir.unwrap_or_else(default_data_dir), limit)
+        Command::Campus { command } => campus::run(&data_dir(), command).await,
+        Command::Tools => tools::run(&data_dir()),
+        Command::Settings { command } => {
+            state::settings(&data_dir(), command.unwrap_or(state::SettingsCommand::Show))
         }
-        Command::Secret { data_dir, command } => {
-            state::secret(&data_dir.unwrap_or_else(default_data_dir), command)
+        Command::Memory { command } => {
+            state::memory(&data_dir(), command.unwrap_or(state::MemoryCommand::List))
         }
-        Command::Jobs { data_dir, action } => {
-            jobs::run(&data_dir.unwrap_or_else(default_data_dir), action)
+        Command::Consent { command } => {
+            state::consent(&data_dir(), command.unwrap_or(state::ConsentCommand::Show))
         }
-        Command::Tick { now, data_dir } => {
-            jobs::tick(&data_dir.unwrap_or_else(default_data_dir), &now).await
-        }
+        Command::Audit { limit } => state::audit(&data_dir(), limit),
+        Command::Secret { command } => state::secret(&data_dir(), command),
+        Command::Jobs { action } => jobs::run(&data_dir(), action),
+        Command::Tick { now } => jobs::tick(&data_dir(), &now).await,
         Command::Chat {
-            data_dir,
             endpoint,
             model,
             message,
             answer,
         } => {
-            chat::run(chat::ChatArgs {
-                data_dir: &data_dir.unwrap_or_else(default_data_dir),
+            return chat::run(chat::ChatArgs {
+                data_dir: &data_dir(),
                 endpoint,
                 model,
                 message,
                 answer: answer.map(Answer::from),
             })
-            .await
+            .await;
         }
-        Command::Plugins { data_dir, command } => {
-            plugins::plugins(&data_dir.unwrap_or_else(default_data_dir), command).await
+        Command::Plugins { command } => plugins::plugins(&data_dir(), command).await,
+        Command::Mcp { command } => plugins::mcp(&data_dir(), command).await,
+        Command::Call { tool, json } => plugins::call(&data_dir(), &tool, &json).await,
+        Command::Conformance { .. } if cli.data_dir.is_some() => {
+            Err("conformance runs every scenario in memory and takes no --data-dir".into())
         }
-        Command::Mcp { data_dir, command } => {
-            plugins::mcp(&data_dir.unwrap_or_else(default_data_dir), command).await
-        }
-        Command::Call {
-            tool,
-            json,
-            data_dir,
-        } => plugins::call(&data_dir.unwrap_or_else(default_data_dir), &tool, &json).await,
         Command::Conformance { paths } => return run_conformance(&paths).await,
     };
     match result {

@@ -57,6 +57,9 @@ fn open(data_dir: &Path, development: bool) -> Result<Engine, String> {
     options.catalog = Arc::new(harness_core::plugins::samples::Samples);
     options.secrets = Arc::new(KeyringSecrets::new());
     options.development_links = development;
+    // A development tool: an MCP server on this machine, which a plugin author runs, is
+    // accepted; the app never accepts one (DESIGN.md §5).
+    options.development_servers = true;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 
@@ -193,6 +196,13 @@ pub async fn plugins(data_dir: &Path, command: PluginsCommand) -> Result<(), Str
 
 pub async fn mcp(data_dir: &Path, command: McpCommand) -> Result<(), String> {
     let engine = open(data_dir, false)?;
+    let done = mcp_command(&engine, command).await;
+    // No session is left open on a server when the process exits.
+    engine.shutdown().await;
+    done
+}
+
+async fn mcp_command(engine: &Engine, command: McpCommand) -> Result<(), String> {
     match command {
         McpCommand::Add { url, name } => {
             let token = std::env::var("HARNESS_MCP_TOKEN").ok();
@@ -244,6 +254,8 @@ pub async fn call(data_dir: &Path, tool: &str, input: &str) -> Result<(), String
             conversation: None,
         })
         .await;
+    // A remote tool's session is not left open on its server when the process exits.
+    engine.shutdown().await;
     match invocation.outcome {
         Outcome::Ran { result, .. } => {
             outln!(

@@ -16,7 +16,27 @@ use serde_json::{Value, json};
 /// it, arguments as JSON).
 pub enum Reply {
     Says(&'static str),
+    /// The model's text after calls that asked the user: `declined` when a tool message it is
+    /// sent is the user's refusal (`declined`), `ran` otherwise — told apart, as a model
+    /// would, by reading the request.
+    Hears {
+        ran: &'static str,
+        declined: &'static str,
+    },
     Calls(Vec<(&'static str, Value)>),
+}
+
+/// Whether a tool message answering the model's last calls is the user's refusal.
+fn user_declined(request: &Value) -> bool {
+    let messages = request["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .filter_map(|m| serde_json::from_str::<Value>(m["content"].as_str()?).ok())
+        .any(|result| result["error"]["code"] == "declined")
 }
 
 /// A running scripted model; it stops serving when the process ends.
@@ -84,9 +104,19 @@ fn answer(stream: TcpStream, reply: Option<Reply>, calls: &Mutex<u32>) -> std::i
         );
     };
     let mut events = Vec::new();
+    let says = |text: &str| chunk(json!({"role": "assistant", "content": text}), None);
     let finish = match reply {
         Reply::Says(text) => {
-            events.push(chunk(json!({"role": "assistant", "content": text}), None));
+            events.push(says(text));
+            "stop"
+        }
+        Reply::Hears { ran, declined } => {
+            let request = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            events.push(says(if user_declined(&request) {
+                declined
+            } else {
+                ran
+            }));
             "stop"
         }
         Reply::Calls(list) => {

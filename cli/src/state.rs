@@ -9,6 +9,8 @@ use std::sync::Arc;
 use clap::Subcommand;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::policy::Actor;
+use harness_core::scheduler::schedule::parse_tz;
+use harness_core::secrets::keys;
 use harness_core::settings::parse_change;
 use harness_core::{Engine, Options};
 use serde_json::Value;
@@ -19,7 +21,7 @@ use crate::tools::NoPrompts;
 
 #[derive(Subcommand)]
 pub enum SettingsCommand {
-    /// Show the settings.
+    /// Show every setting as `KEY = VALUE`, each key as `set` takes it.
     Show,
     /// Change one setting, as the settings screen does: `set timeZone Europe/London`,
     /// `set plugins.wallet.modes.money ask`. VALUE is JSON, or else a plain string.
@@ -88,6 +90,9 @@ fn open_with_keyring(data_dir: &Path) -> Result<Engine, String> {
     let mut options = Options::new(Arc::new(NoPrompts));
     options.catalog = Arc::new(harness_core::plugins::samples::Samples);
     options.secrets = Arc::new(KeyringSecrets::new());
+    // A development tool: an MCP server on this machine, which a plugin author runs, is
+    // accepted; the app never accepts one (DESIGN.md §5).
+    options.development_servers = true;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 
@@ -98,7 +103,18 @@ fn pretty(value: &impl serde::Serialize) -> String {
 pub fn settings(data_dir: &Path, command: SettingsCommand) -> Result<(), String> {
     let engine = open(data_dir)?;
     match command {
-        SettingsCommand::Show => outln!("{}", pretty(&engine.settings())),
+        SettingsCommand::Show => {
+            for (key, value) in engine.setting_values() {
+                outln!("{key} = {value}");
+            }
+        }
+        // The core's words send the user to the app's screen; here the key has a command.
+        SettingsCommand::Set { key, .. } if key == keys::MODEL_API_KEY => {
+            return Err(format!(
+                "{key} is a secret, not a setting: {}",
+                crate::chat::API_KEY_HELP
+            ));
+        }
         SettingsCommand::Set { key, value } => {
             let value = serde_json::from_str(&value).unwrap_or(Value::String(value));
             let change = parse_change(&key, &value).map_err(|e| e.to_string())?;
@@ -181,9 +197,14 @@ pub fn consent(data_dir: &Path, command: ConsentCommand) -> Result<(), String> {
 
 pub fn audit(data_dir: &Path, limit: usize) -> Result<(), String> {
     let engine = open(data_dir)?;
+    // Local times in the settings zone, as the jobs print theirs.
+    let zone = engine.settings().time_zone;
+    let tz = parse_tz("timeZone", &zone).map_err(|e| e.to_string())?;
+    outln!("Times are in {zone} (the settings time zone).");
     for row in engine.audit(limit).map_err(|e| e.to_string())? {
-        let at = chrono::DateTime::from_timestamp_millis(row.at_ms)
-            .map_or(String::new(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string());
+        let at = chrono::DateTime::from_timestamp_millis(row.at_ms).map_or(String::new(), |t| {
+            t.with_timezone(&tz).format("%Y-%m-%d %H:%M:%S").to_string()
+        });
         let mut line = format!(
             "{:>6} {at} {:<9} {:<26} {:<8}",
             row.seq, row.actor, row.tool, row.event

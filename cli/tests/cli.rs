@@ -138,3 +138,186 @@ fn a_plugin_document_from_a_file_is_previewed_installed_tapped_and_removed() {
     let again = run(&["call", "menu.today", "{}", "--data-dir", data]);
     assert!(!again.status.success());
 }
+
+#[test]
+fn data_dir_means_the_same_before_and_after_the_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let added = run(&[
+        "jobs",
+        "add",
+        "--name",
+        "提醒",
+        "--every",
+        "60",
+        "--tool",
+        "wallet.cardBalance",
+        "--data-dir",
+        data,
+    ]);
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let after = run(&["jobs", "list", "--data-dir", data]);
+    let before = run(&["--data-dir", data, "jobs", "list"]);
+    let between = run(&["jobs", "--data-dir", data, "list"]);
+    assert_eq!(text(&after.stderr), "");
+    assert!(
+        text(&after.stdout).starts_with(&format!("Jobs (1) in {data}\n")),
+        "{}",
+        text(&after.stdout)
+    );
+    assert_eq!(text(&before.stdout), text(&after.stdout));
+    assert_eq!(text(&between.stdout), text(&after.stdout));
+    let settings = run(&["settings", "set", "language", "en", "--data-dir", data]);
+    assert_eq!(text(&settings.stdout), "language = \"en\"\n");
+    let shown = run(&["--data-dir", data, "settings", "show"]);
+    assert!(
+        text(&shown.stdout).contains("\nlanguage = \"en\"\n"),
+        "{}",
+        text(&shown.stdout)
+    );
+}
+
+#[test]
+fn settings_lists_every_key_as_settings_set_takes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let shown = run(&["settings", "--data-dir", data]);
+    assert_eq!(text(&shown.stderr), "");
+    let listing = text(&shown.stdout);
+    let keys: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.split(" = ").next())
+        .collect();
+    assert!(keys.is_sorted(), "{listing}");
+    for line in [
+        "plugins.officialHost = \"plugins.pku-harness.cn\"",
+        "campus.hosts = [\"portal.pku.edu.cn\",\"card.pku.edu.cn\"]",
+        "agent.maxToolCalls = 50",
+        "plugins.settings.enabled = true",
+        "plugins.wallet.modes.money = \"auto\"",
+        "timeZone = \"Asia/Shanghai\"",
+        "rules = []",
+    ] {
+        assert!(
+            listing.lines().any(|l| l == line),
+            "{line} not in {listing}"
+        );
+    }
+    // Each line, given back to `settings set`, is taken (an empty model name or endpoint is
+    // listed as it is and refused as a value, naming why).
+    for line in listing.lines() {
+        let (key, value) = line.split_once(" = ").unwrap();
+        let set = run(&["settings", "--data-dir", data, "set", key, value]);
+        if value == "\"\"" {
+            assert!(
+                text(&set.stderr).starts_with(&format!("harness: settings key \"{key}\": ")),
+                "{line}: {}",
+                text(&set.stderr)
+            );
+            assert!(!text(&set.stderr).contains("unknown key"), "{line}");
+        } else {
+            assert_eq!(text(&set.stderr), "", "{line}");
+            assert_eq!(text(&set.stdout), format!("{line}\n"));
+        }
+    }
+}
+
+#[test]
+fn an_unknown_settings_key_names_the_key_it_is_close_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let output = run(&[
+        "settings",
+        "--data-dir",
+        data,
+        "set",
+        "officialHost",
+        "x.pku.edu.cn",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).starts_with(
+            "harness: settings key \"officialHost\": unknown key; did you mean \"plugins.officialHost\"? The keys are appearance, "
+        ),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn the_api_key_given_as_a_setting_is_refused_naming_harness_secret_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let output = run(&[
+        "settings",
+        "--data-dir",
+        data,
+        "set",
+        "model.apiKey",
+        "sk-secret-77",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        "harness: model.apiKey is a secret, not a setting: run `harness secret set model.apiKey` (it reads the key from standard input and keeps it in the keyring), or set HARNESS_API_KEY\n"
+    );
+    assert!(!text(&output.stdout).contains("sk-secret-77"));
+}
+
+#[test]
+fn audit_times_are_local_to_the_settings_zone_and_say_which() {
+    use harness_core::scheduler::schedule::{format_local, parse_tz};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    // UTC+14: a time printed in UTC could not pass for it.
+    let zone = "Pacific/Kiritimati";
+    assert!(
+        run(&["settings", "--data-dir", data, "set", "timeZone", zone])
+            .status
+            .success()
+    );
+    assert!(
+        run(&["consent", "--data-dir", data, "accept-terms"])
+            .status
+            .success()
+    );
+    let start = chrono::Utc::now().timestamp_millis();
+    let tapped = run(&["call", "settings.get", "{}", "--data-dir", data]);
+    assert!(tapped.status.success(), "{}", text(&tapped.stderr));
+    let end = chrono::Utc::now().timestamp_millis();
+    let output = run(&["audit", "--data-dir", data]);
+    let shown = text(&output.stdout);
+    let mut lines = shown.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Times are in Pacific/Kiritimati (the settings time zone).")
+    );
+    let tz = parse_tz("timeZone", zone).unwrap();
+    let expected = [format_local(tz, start), format_local(tz, end)];
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2, "{shown}");
+    for row in rows {
+        // "     1 YYYY-MM-DD HH:mm:ss user …": the minute is that of the call, in the zone.
+        let minute = &row[7..23];
+        assert!(
+            expected.iter().any(|e| e == minute),
+            "{row} vs {expected:?}"
+        );
+    }
+}
+
+#[test]
+fn a_call_to_a_plugin_not_installed_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    assert!(
+        run(&["consent", "--data-dir", data, "accept-terms"])
+            .status
+            .success()
+    );
+    let output = run(&["call", "nosuch.x", "{}", "--data-dir", data]);
+    assert_eq!(
+        text(&output.stderr),
+        "harness: nosuch.x was refused (unavailable): No plugin \"nosuch\" is installed (tool \"nosuch.x\"). The user installs plugins in Settings → Plugins.\n"
+    );
+}

@@ -3,8 +3,10 @@
 
 use std::process::Command;
 
+use harness_core::scheduler::schedule::parse_tz;
+
 /// The same text with each local time "YYYY-MM-DD HH:mm" written as that pattern: the demo's
-/// jobs are due an hour or a day from now.
+/// jobs are due at the next 07:00, whose date depends on when the test runs.
 fn without_times(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let pattern: Vec<char> = "dddd-dd-dd dd:dd".chars().collect();
@@ -27,12 +29,14 @@ fn without_times(text: &str) -> String {
     out
 }
 
-#[test]
-fn the_demo_talks_to_a_scripted_model_on_this_machine_and_prints_each_step() {
+/// The demo's standard output with `--answer ANSWER`, after checking that it ran well on a
+/// scripted model on this machine; `{DIR}` and `{ENDPOINT}` stand for the data directory and
+/// the model's address.
+fn demo(answer: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["demo", "--answer", "allow", "--data-dir", data])
+        .args(["demo", "--answer", answer, "--data-dir", data])
         .env_remove("HARNESS_DATA_DIR")
         .env_remove("HARNESS_API_KEY")
         .output()
@@ -40,6 +44,7 @@ fn the_demo_talks_to_a_scripted_model_on_this_machine_and_prints_each_step() {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stderr, "");
     let prefix = "  the model: a scripted one at ";
     let endpoint = stdout
         .lines()
@@ -49,11 +54,70 @@ fn the_demo_talks_to_a_scripted_model_on_this_machine_and_prints_each_step() {
         endpoint.starts_with("http://127.0.0.1:") && endpoint.ends_with("/v1"),
         "{endpoint}"
     );
+    stdout
+        .replace(data, "{DIR}")
+        .replace(endpoint, "{ENDPOINT}")
+}
+
+/// The next 07:00 after `ms` in Asia/Shanghai (the settings' zone in a new data directory).
+fn next_seven(ms: i64) -> String {
+    let tz = parse_tz("timeZone", "Asia/Shanghai").unwrap();
+    let local = chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap()
+        .with_timezone(&tz);
+    let seven = chrono::NaiveTime::from_hms_opt(7, 0, 0).unwrap();
+    let day = if local.time() < seven {
+        local.date_naive()
+    } else {
+        local.date_naive().succ_opt().unwrap()
+    };
+    format!("{day} 07:00")
+}
+
+#[test]
+fn the_demo_talks_to_a_scripted_model_on_this_machine_and_prints_each_step() {
+    let start = chrono::Utc::now().timestamp_millis();
+    let stdout = demo("allow");
+    let end = chrono::Utc::now().timestamp_millis();
+    assert_eq!(without_times(&stdout), EXPECTED);
+    // The overnight jobs are due at the next 07:00 of the settings zone, and every time
+    // printed is that one: none runs backwards.
+    let times: Vec<&str> = stdout
+        .match_indices("2026-")
+        .chain(stdout.match_indices("2027-"))
+        .map(|(i, _)| &stdout[i..i + 16])
+        .collect();
+    assert_eq!(times.len(), 5, "{stdout}");
+    let seven = next_seven(start);
+    assert!(
+        times.iter().all(|t| *t == seven) || times.iter().all(|t| *t == next_seven(end)),
+        "{times:?} vs {seven}"
+    );
+}
+
+#[test]
+fn after_deny_the_model_reads_the_refusal_and_answers_otherwise_than_after_allow() {
+    let declined = r#"    the agent is told: {"error":{"code":"declined","message":"The user declined this call."}}"#;
     let expected = EXPECTED
-        .replace("{DIR}", data)
-        .replace("{ENDPOINT}", endpoint);
-    assert_eq!(without_times(&stdout), expected);
-    assert_eq!(stderr, "");
+        .replace("→ allow (--answer)", "→ deny (--answer)")
+        .replace(
+            r#"    ran: {"canteen":"学一食堂","reservationId":"R-20261130-0042","seats":2,"status":"reserved","time":"12:00"}"#,
+            declined,
+        )
+        .replace(
+            "“Your card has 42.5 yuan left, and a table for two at 学一 is reserved for 12:00.”",
+            "“Your card has 42.5 yuan left. You declined the booking, so no table at 学一 is reserved.”",
+        )
+        .replace(
+            r#"    ran: {"balanceYuan":542.5,"rechargedYuan":500.0,"status":"ok"}"#,
+            declined,
+        )
+        .replace(
+            "you allowed it, so the card was recharged.”",
+            "you declined, so nothing was charged.”",
+        );
+    assert_ne!(expected, EXPECTED);
+    assert_eq!(without_times(&demo("deny")), expected);
 }
 
 const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
@@ -80,7 +144,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
     │ why: canteen's mode for write is ask
     └ [a] Allow  [d] Deny  [A] Always allow → allow (--answer)
     ran: {"canteen":"学一食堂","reservationId":"R-20261130-0042","seats":2,"status":"reserved","time":"12:00"}
-  the agent answers: “Your card has 42.5 yuan left; the table at 学一 is handled as you answered.”
+  the agent answers: “Your card has 42.5 yuan left, and a table for two at 学一 is reserved for 12:00.”
   (the user has set Settings → Plugins → wallet → AI permissions → money to off)
 
 — turn 2 — the user: “Top up my card with 50 yuan.”
@@ -89,8 +153,9 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
     the agent is told: {"error":{"code":"blocked","message":"Plugin \"wallet\" has its money tools turned off. The user can change this in Settings → Plugins → wallet → AI permissions."}}
   the agent answers: “I cannot top up your card: money calls of the campus card are off in Settings.”
 
-— overnight, a scheduled agent job —
-  the user adds job 1: 农园午饭 — every 1440 min
+— overnight, two scheduled jobs —
+  the user adds job 1: 农园午饭 — cron "0 7 * * *", next at YYYY-MM-DD HH:mm
+  the user adds job 2: 校园卡余额低于 50 元 — cron "0 7 * * *", next at YYYY-MM-DD HH:mm
   the phone wakes at YYYY-MM-DD HH:mm and runs what is due
   scheduler → canteen.crowd {}
     decision: run (step 6)
@@ -99,8 +164,6 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
     decision: refused (step 6)
     the job records: {"error":{"code":"scheduler_read_only","message":"Scheduled runs only read, and \"canteen.reserve\" has the write effect. It can only run from a conversation or a tap."}}
   job 1 农园午饭 (due YYYY-MM-DD HH:mm): agent replied (1 calls refused): 农园 is quiet at 11:30; a scheduled job cannot book a table, so please book it yourself.
-  the user adds job 2: 校园卡余额低于 50 元 — every 60 min
-  the phone wakes at YYYY-MM-DD HH:mm and runs what is due
   job 2 校园卡余额低于 50 元 (due YYYY-MM-DD HH:mm): notified: 校园卡余额不足 — 余额还剩 42.5 元
   (the user has set wallet's money mode back to auto)
   (a forum post asks the agent to recharge the card; reading it taints the turn)
@@ -117,7 +180,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
     │ why: this turn has read untrusted content, and this is a money call
     └ [a] Allow  [d] Deny → allow (--answer)
     ran: {"balanceYuan":542.5,"rechargedYuan":500.0,"status":"ok"}
-  the agent answers: “Two new posts; one of them asked me to recharge your card, which I only do if you allow it.”
+  the agent answers: “Two new posts. One asked me to recharge your card with 500 yuan; you allowed it, so the card was recharged.”
 
 16 audit entries recorded (harness audit --data-dir {DIR} lists them).
 "#;

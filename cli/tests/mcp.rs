@@ -4,18 +4,26 @@
 
 #[path = "../../core/tests/common/everything.rs"]
 mod everything;
+#[path = "../../core/tests/common/mcp_server.rs"]
+mod mcp_server;
+#[path = "../../core/tests/common/model_server.rs"]
+mod model_server;
 
 use std::process::{Command, Output};
 
 use everything::Everything;
 
-fn harness(args: &[&str]) -> (String, Output) {
-    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(args)
         .env_remove("HARNESS_DATA_DIR")
         .env_remove("HARNESS_MCP_TOKEN")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn harness(args: &[&str]) -> (String, Output) {
+    let output = run(args);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
@@ -73,4 +81,57 @@ fn mcp_add_installs_the_server_as_a_remote_plugin_that_tools_lists() {
     ] {
         assert!(lines.contains(&line), "{line:?} missing from:\n{listed}");
     }
+}
+
+/// What `harness mcp tools URL` prints when it fails.
+fn failing(args: &[&str]) -> String {
+    let output = run(args);
+    assert!(!output.status.success(), "{args:?} succeeded");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn mcp_tools_errors_are_words_for_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    // Nothing listens on the port of a listener that was dropped.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let stderr = failing(&["mcp", "--data-dir", data, "tools", &url]);
+    assert!(
+        stderr.starts_with(&format!("harness: could not connect to {url}: ")),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("; check the server's URL and that it is running"),
+        "{stderr}"
+    );
+    for rust in ["rmcp::", "harness_core::", "Transport [", "plugin link"] {
+        assert!(!stderr.contains(rust), "{rust:?} in: {stderr}");
+    }
+    let stderr = failing(&["mcp", "--data-dir", data, "tools", "http://example.com/mcp"]);
+    assert_eq!(
+        stderr,
+        "harness: http://example.com/mcp: a remote server is reached over https; write the URL \
+         with https://\n"
+    );
+}
+
+#[test]
+fn mcp_tools_ends_its_session_on_the_server_before_it_exits() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mcp_server::McpServer::streamable(vec![mcp_server::tool(
+        "echo", true,
+    )]));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let (stdout, _) = harness(&["mcp", "--data-dir", data, "tools", &server.url()]);
+    assert!(stdout.starts_with("1 tools at "), "{stdout}");
+    assert_eq!(server.deleted_sessions(), ["session-0"]);
 }

@@ -383,6 +383,16 @@ impl Scenario {
                         .await;
                     let headline = invocation.prompt.as_ref().map(|p| p.headline.as_str());
                     check(&expect, &invocation.decision, headline).map_err(at)?;
+                    // An answer nobody was asked for would be dropped here, or answer a later
+                    // step's prompt: either way the scenario does not test what it says.
+                    if let (Some(given), None) = (answer, &invocation.prompt) {
+                        return Err(at(format!(
+                            "it gives the answer \"{}\", but the call raised no prompt to answer: \
+                             it was decided {}; remove the answer or make the call ask",
+                            given.as_str(),
+                            invocation.decision.describe(None)
+                        )));
+                    }
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! The conformance runner (shared/conformance/FORMAT.md): JSON files that state a situation,
+//! The conformance runner (../shared/conformance/FORMAT.md): JSON files that state a situation,
 //! a call and the expected decision, or a gate, its inputs and the expected return, run
 //! through the real engine — registry, policy, invoke and gates — never a copy of their logic.
 //! It is its own crate so the phone library does not ship it.
@@ -26,7 +26,9 @@
 //!   (which needs its `expect`); a store, context or sendMessage scenario an op with an
 //!   expectation; a notify scenario `expectDelivered`, `expectSuppressed` or `expectReturns`.
 //! - A step is exactly one kind (`call`, `setMode`, `setPreset`, `setPlanMode`, `beginTurn`,
-//!   `setEnabled`); so is an op. `answer` belongs to a call.
+//!   `setEnabled`); so is an op. `answer` belongs to a call, and only to a call that raised a
+//!   prompt: an answer on a call decided run or refuse is a failure naming the step, never
+//!   silently dropped (nor left to answer a later step's prompt).
 //! - `{"decision": "refuse"}` needs its `code`; `run` and `ask` take no `code`.
 //! - Files are `*.json` in any case. Folders are walked without following symbolic links: a
 //!   link inside a folder is a failure ("is a symbolic link; name the file itself"); a link

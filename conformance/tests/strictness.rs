@@ -223,3 +223,21 @@ async fn a_run_expectation_with_a_code_is_an_error() {
         "{failure}"
     );
 }
+
+#[tokio::test]
+async fn an_answer_on_a_step_that_raised_no_prompt_is_a_scenario_error() {
+    // The read runs without a prompt, so the answer would be silently dropped: the scenario's
+    // author meant a prompt that never came.
+    let mut scenario = passing("answered but never asked");
+    scenario["steps"][0]["answer"] = json!("allow");
+    assert_eq!(
+        run_scenario(&scenario).await,
+        Err(
+            "step 1: it gives the answer \"allow\", but the call raised no prompt to answer: \
+             it was decided run (step 8i); remove the answer or make the call ask"
+                .into()
+        )
+    );
+    // The same step without its answer passes, so the answer alone made it fail.
+    assert_eq!(run_scenario(&passing("not answered")).await, Ok(()));
+}

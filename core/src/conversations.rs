@@ -277,6 +277,19 @@ impl Conversations {
     /// Sets what a conversation may reach. Only the user does this, from the conversation's
     /// scope settings; approving a call never does.
     pub fn set_scope(&self, id: &str, scope: Scope) -> Result<(), EngineError> {
+        // A scope entry that matches nothing as written would narrow to nothing unnoticed.
+        for (i, host) in scope.hosts.iter().enumerate() {
+            crate::gates::check_scope_host(host)
+                .map_err(|why| EngineError::Invalid(format!("scope.hosts[{i}]: {why}")))?;
+        }
+        for (i, root) in scope.roots.iter().enumerate() {
+            if !root.is_absolute() {
+                return Err(EngineError::Invalid(format!(
+                    "scope.roots[{i}]: \"{}\" is not an absolute path; give the folder's full path",
+                    root.display()
+                )));
+            }
+        }
         self.change(&mut self.state(), id, |c| c.scope = scope, |_| Ok(()))?;
         Ok(())
     }

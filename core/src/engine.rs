@@ -20,11 +20,12 @@
 use std::path::Path;
 use std::sync::{Arc, Weak};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::agent::turn::{AgentJobs, AgentParts, Running, WithdrawingBroker};
 use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
+use crate::campus::{Campus, CampusError, SignInStep};
 use crate::clock::{Clock, SystemClock};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION,
@@ -70,6 +71,15 @@ pub struct Options {
     /// Accept `http://` plugin links to a loopback address (plugin authors on a desktop, and
     /// the tests). Off in the app: students install from https links only.
     pub development_links: bool,
+    /// Where campus requests go: the campus hosts, or in development (the CLI's
+    /// `HARNESS_CAMPUS_ORIGIN`, the tests) the campus simulator. The phone library never sets
+    /// it (DESIGN.md §10).
+    pub campus: crate::campus::wire::Origin,
+    /// Accept MCP servers on this machine: `localhost` (when every address it resolves to is
+    /// loopback), `127.0.0.1` and `[::1]`, over http or https. The CLI (a development tool)
+    /// sets it; the app never does: a student's phone adds a server only at a public https
+    /// address (DESIGN.md §5).
+    pub development_servers: bool,
 }
 
 impl Options {
@@ -83,6 +93,8 @@ impl Options {
             wake: Arc::new(crate::scheduler::NoWake),
             events: Arc::new(NoEvents),
             development_links: false,
+            campus: crate::campus::wire::Origin::campus(),
+            development_servers: false,
         }
     }
 }
@@ -94,6 +106,7 @@ pub(crate) struct Core {
     pub plugins: Arc<InstalledPlugins>,
     pub conversations: Arc<Conversations>,
     pub consent: Arc<Consent>,
+    pub campus: Arc<Campus>,
     pub settings: Arc<AppSettings>,
     pub memories: Arc<Memories>,
     pub audit: Arc<Audit>,
@@ -133,10 +146,16 @@ impl Engine {
         // The remote plugins' handlers reach back to the installed plugins (to install a tool
         // list their server announced), weakly: the installed plugins hold them.
         let mut remotes = None;
+        let servers = if options.development_servers {
+            remote::Servers::AlsoLoopback
+        } else {
+            remote::Servers::PublicOnly
+        };
         let plugins = Arc::new_cyclic(|plugins: &Weak<InstalledPlugins>| {
             let made = Arc::new(remote::Remotes::new(
                 plugins.clone(),
                 options.secrets.clone(),
+                servers,
             ));
             remotes = Some(made.clone());
             let catalog = Arc::new(interpreter::WithInterpreter {
@@ -153,6 +172,11 @@ impl Engine {
         let remotes = remotes.expect("the remote plugins' handlers were built");
         let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let consent = Arc::new(Consent::load(store.clone())?);
+        let campus = Arc::new(Campus::new(
+            options.secrets.clone(),
+            clock.clone(),
+            options.campus,
+        ));
         let memories = Arc::new(Memories::new(
             store.clone(),
             clock.clone(),
@@ -207,6 +231,7 @@ impl Engine {
             plugins,
             conversations,
             consent,
+            campus,
             settings,
             memories,
             audit,
@@ -385,14 +410,16 @@ impl Engine {
         self.core.plugins.reclass_remote(tool, effect)
     }
 
+    /// Ends what the engine holds open outside the device: each remote plugin's session is
+    /// closed, and its server told (Streamable HTTP: the session's DELETE). Call it before the
+    /// process exits; a remote plugin used afterwards connects anew.
+    pub async fn shutdown(&self) {
+        self.core.remotes.close_all().await;
+    }
+
     /// Connects to the MCP server at `url` and lists its tools, installing nothing.
     pub async fn remote_tools(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
-        let link = |message: String| EngineError::Link {
-            link: url.to_owned(),
-            message,
-        };
-        let server = remote::RemoteServer::new(url, None, remote::CALL_TIMEOUT).map_err(link)?;
-        server.list_tools().await.map_err(link)
+        self.core.remotes.tools_at(url).await
     }
 
     /// Removes a document or remote plugin with everything it left: its modes and
@@ -566,6 +593,46 @@ impl Engine {
         })?)
     }
 
+    /// The campus account (module `campus`): sign-in, sessions, requests.
+    pub fn campus(&self) -> &Arc<Campus> {
+        &self.core.campus
+    }
+
+    /// Signs in to the campus account (see [`Campus::sign_in`]); the consent's campus session
+    /// follows the sessions (DESIGN.md §4).
+    pub async fn campus_sign_in(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+    ) -> Result<SignInStep, CampusError> {
+        let step = self.core.campus.sign_in(user, password, remember).await;
+        self.follow_campus_session();
+        step
+    }
+
+    /// Finishes a campus sign-in with the second factor's code.
+    pub async fn campus_submit_code(&self, code: &str) -> Result<SignInStep, CampusError> {
+        let step = self.core.campus.submit_code(code).await;
+        self.follow_campus_session();
+        step
+    }
+
+    /// Signs out of the campus account: every session and the remembered password go.
+    pub fn campus_sign_out(&self) -> Result<(), CampusError> {
+        let out = self.core.campus.sign_out();
+        self.follow_campus_session();
+        out
+    }
+
+    /// The consent's "campus session" is whether sessions exist, nothing else.
+    fn follow_campus_session(&self) {
+        let signed_in = self.core.campus.signed_in();
+        if self.core.consent.get().campus_session != signed_in {
+            let _ = self.core.consent.change(|c| c.campus_session = signed_in);
+        }
+    }
+
     /// The shell reports signing in to (or out of) the campus account.
     pub fn set_campus_session(&self, signed_in: bool) -> Result<(), EngineError> {
         Ok(self.core.consent.change(|c| c.campus_session = signed_in)?)
@@ -687,6 +754,51 @@ impl Engine {
     /// Applies a checked change, from the settings screen or the settings plugin.
     pub fn change_setting(&self, change: Change) -> Result<(), EngineError> {
         self.core.apply(change)
+    }
+
+    /// Puts a checked `model.endpoint` or `model.name` change in effect without saving it, so
+    /// that a shell can try a provider before keeping it: turns use it from now on, and it is
+    /// saved by [`Engine::save_settings_in_effect`] or gone when the data directory is opened
+    /// again. Any other change is refused: it is made with [`Engine::change_setting`].
+    pub fn use_setting_for_now(&self, change: Change) -> Result<(), EngineError> {
+        match change {
+            Change::ModelEndpoint(v) => self.core.settings.use_for_now(|s| s.model.endpoint = v),
+            Change::ModelName(v) => self.core.settings.use_for_now(|s| s.model.name = v),
+            _ => {
+                return Err(EngineError::Invalid(
+                    "only model.endpoint and model.name can be used before they are saved".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Saves what [`Engine::use_setting_for_now`] put in effect.
+    pub fn save_settings_in_effect(&self) -> Result<(), EngineError> {
+        Ok(self.core.settings.save_in_effect()?)
+    }
+
+    /// Every setting under the key [`parse_change`](crate::settings::parse_change) takes, with
+    /// its value in effect: the app's settings, each plugin's switch, modes and preferences
+    /// (for a plugin that has them), and the global rules, in the order of their keys. Each
+    /// pair parses back as a change.
+    pub fn setting_values(&self) -> Vec<(String, Value)> {
+        let mut values = self.settings().keyed();
+        for view in self.plugins() {
+            let id = &view.plugin.id;
+            values.push((format!("plugins.{id}.enabled"), json!(view.enabled)));
+            for (effect, mode, _) in &view.modes {
+                values.push((format!("plugins.{id}.modes.{effect}"), json!(mode.as_str())));
+            }
+            if view.plugin.preferences.is_some() {
+                let stored = self.preferences(id).unwrap_or_else(|| json!({}));
+                values.push((format!("plugins.{id}.preferences"), stored));
+            }
+        }
+        let rules = serde_json::to_value(self.rules()).expect("rules serialise");
+        values.push(("rules".to_owned(), rules));
+        values.sort_by(|(a, _), (b, _)| a.cmp(b));
+        values
     }
 
     // ---- memories

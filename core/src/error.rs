@@ -28,6 +28,9 @@ pub enum EngineError {
     Bundled(String),
     #[error("plugin link {link}: {message}")]
     Link { link: String, message: String },
+    /// A remote (MCP) server that could not be added or listed; every message names its URL.
+    #[error("{message}")]
+    Server { url: String, message: String },
     #[error("no preview \"{0}\" is waiting; preview the link again")]
     NoSuchPreview(String),
     #[error("no conversation \"{0}\"")]
@@ -35,7 +38,11 @@ pub enum EngineError {
     /// DESIGN.md §3: one turn at a time per conversation.
     #[error("a turn is running in conversation \"{0}\"; wait for it to end or stop it")]
     TurnRunning(String),
-    /// The agent cannot start a turn: what to set, named (`model.endpoint`, `model.apiKey`).
+    /// The agent cannot start a turn: a model setting or the API key is not set.
+    #[error(transparent)]
+    Unset(#[from] Unset),
+    /// The agent cannot start a turn: the provider refuses its settings (the message names
+    /// the setting).
     #[error("{0}")]
     Agent(String),
     /// A value the user gave that cannot be used: the message names the field to change.
@@ -48,4 +55,20 @@ pub enum EngineError {
         id: i64,
         state: crate::store::memories::MemoryState,
     },
+}
+
+/// What a turn needs that is not set. The words are the app's (Settings → Model); a shell whose
+/// user sets these elsewhere (a terminal's commands) words them itself from the variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unset {
+    #[error(
+        "no model provider is set: set model.endpoint (Settings → Model) to your provider's base URL"
+    )]
+    Endpoint,
+    #[error("no model is named: set model.name (Settings → Model)")]
+    ModelName,
+    #[error(
+        "no API key is stored: set model.apiKey in Settings → Model (it is kept in the keystore)"
+    )]
+    ApiKey,
 }

@@ -33,6 +33,10 @@ pub enum Event {
     MessageJoined { turn: String, text: String },
     /// The model's reasoning, as it streams: shown as thinking, never as the answer.
     ThinkingDelta { turn: String, text: String },
+    /// The model's answer was cut off before it finished and is asked for again: the text and
+    /// thinking streamed since the last complete message are void, and what streams next
+    /// replaces them.
+    AnswerRestarted { turn: String },
     /// The model called a tool: its name as the model wrote it, the tool id it resolved to
     /// (none for a name no tool has), and the arguments as written.
     ToolCallStarted {

@@ -6,6 +6,9 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
 
+use url::Url;
+
+use crate::gates::CallScope;
 use crate::policy::{Actor, ToolCheck};
 use crate::registry::Tool;
 use crate::services::Services;
@@ -27,6 +30,21 @@ pub struct Assessment {
     pub reason: Option<String>,
     /// A settings change that loosens a permission (DESIGN.md §3 step 8e).
     pub sensitive: bool,
+}
+
+impl Assessment {
+    /// The scope check of a call that reaches `url` (DESIGN.md §3 step 8b): refused when its
+    /// host is outside the conversation's hosts, before any prompt, so no answer can widen it.
+    pub fn reaching(url: &Url, scope: &Scope) -> Self {
+        match CallScope::new(&scope.hosts, &[]).url_outside(url) {
+            None => Self::default(),
+            Some(reason) => Self {
+                check: ToolCheck::Deny,
+                reason: Some(reason),
+                sensitive: false,
+            },
+        }
+    }
 }
 
 /// What a running tool is told about its call, and the gated services it may use.

@@ -19,13 +19,13 @@ use crate::audit::{Audit, AuditEvent};
 use crate::clock::Clock;
 use crate::consent::{Consent, ConsentError};
 use crate::conversations::Conversations;
-use crate::gates::{Dispatched, ToolCatalog};
+use crate::gates::{CallScope, Dispatched, ToolCatalog, out_of_scope};
 use crate::installed::InstalledPlugins;
 use crate::policy::{
     Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Standing,
     Verdict, decide, precheck,
 };
-use crate::registry::{Effect, Plugin, Tool};
+use crate::registry::{Effect, Plugin, Tool, plugin_id};
 use crate::services::{Host, PluginGates, PluginHost, Services};
 use crate::settings::Language;
 use crate::store::audit::AuditRow;
@@ -269,13 +269,21 @@ impl Invoker {
         })
     }
 
-    fn snapshot(&self, call: &Call) -> Snapshot {
+    /// `made_in`: the conversation whose scope bounds a scheduled call (the one that made its
+    /// job); an agent's call is bounded by its own conversation's, a tap by none.
+    fn snapshot(&self, call: &Call, made_in: Option<&str>) -> Snapshot {
         // One owner at a time, never nested (engine.rs, the lock rule).
         let view = self.conversations.for_call(call.conversation.as_deref());
-        let plugin_id = call
-            .tool
-            .split_once('.')
-            .map_or(call.tool.as_str(), |(p, _)| p);
+        // seed 003: the scope applies to the agent (step 8b) and the scheduler (step 6); a tap
+        // is never questioned (step 7).
+        let scope = match call.actor {
+            Actor::Agent => view.scope.clone(),
+            Actor::Scheduler => made_in.map_or_else(Scope::default, |c| {
+                self.conversations.for_call(Some(c)).scope
+            }),
+            Actor::User => Scope::default(),
+        };
+        let plugin_id = plugin_id(&call.tool);
         let (tool, installed, mode) = self.plugins.read(|state| {
             let tool = state.registry.tool(&call.tool).cloned();
             let installed = state.installed.get(plugin_id);
@@ -330,7 +338,7 @@ impl Invoker {
             terms_accepted,
             mode,
             settings: view.settings,
-            scope: view.scope,
+            scope,
             tainted: view.tainted,
             turn: view.turn,
             user_asked: view.user_asked,
@@ -341,7 +349,12 @@ impl Invoker {
 
     /// Decides a call without running it or asking anyone: what `invoke` would do first.
     pub fn decide(&self, call: &Call) -> Decision {
-        let snap = self.snapshot(call);
+        self.decide_made_in(call, None)
+    }
+
+    /// What `invoke_made_in` would decide first.
+    pub fn decide_made_in(&self, call: &Call, made_in: Option<&str>) -> Decision {
+        let snap = self.snapshot(call, made_in);
         self.decide_snapshot(call, &snap).0
     }
 
@@ -382,7 +395,14 @@ impl Invoker {
 
     /// The one invoke path.
     pub async fn invoke(&self, call: Call) -> Invocation {
-        let snap = self.snapshot(&call);
+        self.invoke_made_in(call, None).await
+    }
+
+    /// The one invoke path, for a scheduled call of a job that conversation `made_in` made: it
+    /// is bounded by that conversation's scope (seed 003; DESIGN.md §3 step 6), as it stands
+    /// when the call is decided. A job the user made (`None`) is bounded by no conversation's.
+    pub async fn invoke_made_in(&self, call: Call, made_in: Option<String>) -> Invocation {
+        let snap = self.snapshot(&call, made_in.as_deref());
         let (decision, input_error, assessment) = self.decide_snapshot(&call, &snap);
         let why = explain(&decision, &snap, &assessment);
         let reason = why.text(Language::En);
@@ -501,6 +521,12 @@ impl Invoker {
             }
         };
 
+        // The gates learn the scope for this call only: what they refuse for it is read back
+        // below, so the agent is told `out_of_scope` and where to widen it.
+        let scope = Arc::new(match call.actor {
+            Actor::User => CallScope::unbounded(),
+            Actor::Agent | Actor::Scheduler => CallScope::new(&snap.scope.hosts, &snap.scope.roots),
+        });
         let services = Services {
             folder: self
                 .data_dir
@@ -511,6 +537,8 @@ impl Invoker {
             core: self.me.clone(),
             actor: call.actor,
             conversation: call.conversation.clone(),
+            scope: scope.clone(),
+            made_in,
         };
         let ctx = ToolContext {
             actor: call.actor,
@@ -541,13 +569,19 @@ impl Invoker {
                 }
             }
         }
-        let outcome = match ran {
-            Ok(result) => {
+        let outcome = match (ran, scope.refusal()) {
+            // The tool failed on a gate's refusal for the scope: the call was out of scope,
+            // whatever prompt was answered before it ran.
+            (Err(_), Some(message)) => {
+                let stop = (decision, reason);
+                return self.stopped(call, &snap, stop, prompt, answer, Code::OutOfScope, message);
+            }
+            (Ok(result), _) => {
                 self.record(&call, &snap, AuditEvent::Ran);
                 let for_model = cut_for_model(&result.to_string());
                 Outcome::Ran { result, for_model }
             }
-            Err(message) => {
+            (Err(message), None) => {
                 self.record(
                     &call,
                     &snap,
@@ -637,6 +671,7 @@ impl PluginHost for Invoker {
         actor: Actor,
         input: Value,
         conversation: Option<String>,
+        made_in: Option<String>,
     ) -> Dispatched {
         let call = Call {
             tool: tool.to_owned(),
@@ -644,7 +679,7 @@ impl PluginHost for Invoker {
             input,
             conversation,
         };
-        match self.invoke(call).await.outcome {
+        match self.invoke_made_in(call, made_in).await.outcome {
             Outcome::Ran { result, .. } => Dispatched::Ran(result),
             Outcome::Failed { message } => Dispatched::Failed(message),
             Outcome::Refused { code, message } => {
@@ -752,7 +787,11 @@ fn refusal_message(
     assessment: &Assessment,
     decision: &Decision,
 ) -> String {
-    let plugin = snap.target.plugin().map_or("", |p| p.id.as_str());
+    // A plugin that is not installed is named as the call named it (`nosuch` of `nosuch.x`).
+    let plugin = snap
+        .target
+        .plugin()
+        .map_or_else(|| plugin_id(&call.tool), |p| p.id.as_str());
     let effect = snap.target.tool().map_or("", |t| t.effect.as_str());
     match code {
         Code::TermsNotAccepted => {
@@ -797,9 +836,11 @@ fn refusal_message(
              agent may not make this change. The user can make it in Settings.",
             call.tool
         ),
-        Code::OutOfScope => format!(
-            "{} Approving a call never widens the conversation's scope; only the user can, from the conversation's scope settings.",
-            assessment.reason.as_deref().unwrap_or("This call reaches outside the conversation's scope.")
+        Code::OutOfScope => out_of_scope(
+            assessment
+                .reason
+                .as_deref()
+                .unwrap_or("This call reaches outside the conversation's scope."),
         ),
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod audit;
+pub mod campus;
 pub mod clock;
 pub mod consent;
 pub mod conversations;

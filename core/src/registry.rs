@@ -455,8 +455,11 @@ impl Plugin {
                 .iter()
                 .map(|t| ToolManifest {
                     name: t.name.clone(),
-                    title: t.title.clone().unwrap_or_else(|| t.name.clone()),
-                    description: t.description.clone().unwrap_or_default(),
+                    title: server_words(t.title.as_deref().unwrap_or(&t.name), MCP_TITLE_CAP),
+                    description: server_words(
+                        t.description.as_deref().unwrap_or_default(),
+                        MCP_DESCRIPTION_CAP,
+                    ),
                     effect: Some(Value::String(
                         if t.annotations.read_only_hint == Some(true) {
                             "read"
@@ -482,6 +485,22 @@ impl Plugin {
     pub fn manifest_json(&self) -> Value {
         serde_json::to_value(&self.manifest).unwrap_or(Value::Null)
     }
+}
+
+/// The most characters of a remote tool's title and description kept (DESIGN.md §5).
+pub const MCP_TITLE_CAP: usize = 64;
+pub const MCP_DESCRIPTION_CAP: usize = 1024;
+
+/// A remote server's words, as the app keeps them: third-party text that reaches the model and
+/// the approval sheet, so each control character (a line break, an escape sequence's ESC) and
+/// each bidirectional-text control (which could make the sheet read otherwise than the text
+/// says) becomes a space, and the text is cut to `cap` characters, on a char boundary.
+fn server_words(text: &str, cap: usize) -> String {
+    let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    text.chars()
+        .map(|c| if c.is_control() || bidi(c) { ' ' } else { c })
+        .take(cap)
+        .collect()
 }
 
 /// One entry of an MCP `tools/list` result.
@@ -808,6 +827,14 @@ fn is_format_char(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
+/// `wallet.cardBalance` → `wallet`: a tool id's plugin is the part before its first `.` (a plugin
+/// id holds none); a text without a `.` is all plugin.
+pub fn plugin_id(tool_id: &str) -> &str {
+    tool_id
+        .split_once('.')
+        .map_or(tool_id, |(plugin, _)| plugin)
 }
 
 /// `wallet.cardBalance` → `wallet__cardBalance`: the first `.` becomes `__`.

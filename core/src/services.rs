@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::consent::ConsentError;
 use crate::gates::{
-    ContextBoard, Dispatched, FsGate, MessageGate, NetworkGate, Notifier, Outbox, PendingMessage,
-    StoreGate, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo, TurnState,
+    CallScope, ContextBoard, Dispatched, FsGate, MessageGate, NetworkGate, Notifier, Outbox,
+    PendingMessage, StoreGate, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo, TurnState,
 };
 use crate::policy::Actor;
 use crate::registry::{Plugin, PluginKind};
@@ -25,13 +25,15 @@ pub(crate) trait PluginHost: Send + Sync {
     /// Every installed tool, for the call-tool gate.
     fn tool_catalog(&self) -> ToolCatalog;
     fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError>;
-    /// A plugin's own call, through the one invoke path, as `actor`.
+    /// A plugin's own call, through the one invoke path, as `actor`; a scheduled one within
+    /// the scope of the conversation `made_in`.
     async fn call(
         &self,
         tool: &str,
         actor: Actor,
         input: Value,
         conversation: Option<String>,
+        made_in: Option<String>,
     ) -> Dispatched;
 }
 
@@ -140,6 +142,11 @@ pub struct Services {
     pub(crate) core: Weak<dyn PluginHost>,
     pub(crate) actor: Actor,
     pub(crate) conversation: Option<String>,
+    /// The calling conversation's scope, for this call only (seed 003); a plugin's own calls
+    /// are bounded by it too.
+    pub(crate) scope: Arc<CallScope>,
+    /// The conversation whose scope bounds a scheduled call: the one that made its job.
+    pub(crate) made_in: Option<String>,
     /// `<data dir>/plugins/<id>`; none for an engine without a data directory.
     pub(crate) folder: Option<PathBuf>,
 }
@@ -167,10 +174,9 @@ impl Services {
 
     /// `host-http-get`: the body, or an `error: ` string.
     pub async fn http_get(&self, url: &str) -> String {
-        match self.network() {
-            Ok(gate) => gate.get(url).await,
-            Err(e) => e,
-        }
+        self.http_request(&reqwest::Method::GET, url, &[], None)
+            .await
+            .unwrap_or_else(|refusal| refusal)
     }
 
     /// A request of any method through the same network gate as `http_get`, with every one of
@@ -182,8 +188,14 @@ impl Services {
         headers: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<String, String> {
-        self.network()?.request(method, url, headers, body).await
+        self.network()?
+            .request_within(&self.scope, method, url, headers, body)
+            .await
     }
+
+    // The campus client (DESIGN.md §10), when it is built, is handed `self.scope` as the
+    // network gate is: a service whose host is outside the conversation's hosts is refused
+    // `out_of_scope` before the session is added or anything is sent.
 
     fn store(&self) -> Result<&StoreGate, String> {
         self.gates
@@ -216,7 +228,8 @@ impl Services {
     /// `host-fs-read`, confined to the plugin's own folder.
     pub fn read_file(&self, path: &str) -> String {
         match &self.folder {
-            Some(folder) => FsGate::new(&self.plugin.grants, folder.join("files")).read(path),
+            Some(folder) => FsGate::new(&self.plugin.grants, folder.join("files"))
+                .read_within(&self.scope, path),
             None => "error: this app has no data directory to read from".into(),
         }
     }
@@ -265,6 +278,7 @@ impl Services {
             core: self.core.clone(),
             actor: self.actor,
             conversation: self.conversation.clone(),
+            made_in: self.made_in.clone(),
         });
         match ToolCallGate::new(
             &self.plugin.id,
@@ -292,6 +306,7 @@ struct Dispatcher {
     core: Weak<dyn PluginHost>,
     actor: Actor,
     conversation: Option<String>,
+    made_in: Option<String>,
 }
 
 #[async_trait]
@@ -305,6 +320,7 @@ impl ToolDispatch for Dispatcher {
             nested_actor(self.actor),
             args,
             self.conversation.clone(),
+            self.made_in.clone(),
         )
         .await
     }

@@ -141,12 +141,48 @@ impl Settings {
     }
 }
 
+/// The settings whose stored row is keyed otherwise than the change that sets them (the row
+/// predates the key).
+const ROW_KEYS: [(&str, &str); 1] = [("officialHost", "plugins.officialHost")];
+
+impl Settings {
+    /// Each setting under the key [`parse_change`] takes, with its value.
+    pub fn keyed(&self) -> Vec<(String, Value)> {
+        self.rows()
+            .into_iter()
+            .map(|(row, value)| {
+                let key = ROW_KEYS
+                    .iter()
+                    .find(|(stored, _)| *stored == row)
+                    .map_or(row, |(_, key)| (*key).to_owned());
+                (key, value)
+            })
+            .collect()
+    }
+}
+
 pub use crate::store::schema::flatten;
 
 /// The owner of the app settings: one row per key in the `settings` table.
 pub struct AppSettings {
     store: Arc<Store>,
-    settings: Mutex<Settings>,
+    settings: Mutex<Held>,
+}
+
+/// The settings as saved, and as in effect: the same, unless a shell put a value in effect for
+/// now ([`AppSettings::use_for_now`]) that is not saved yet.
+struct Held {
+    saved: Settings,
+    in_effect: Settings,
+}
+
+/// The rows of `next` that differ from `before`'s.
+fn changed_rows(before: &Settings, next: &Settings) -> Vec<(String, Value)> {
+    let before = before.rows();
+    next.rows()
+        .into_iter()
+        .filter(|row| !before.contains(row))
+        .collect()
 }
 
 impl AppSettings {
@@ -155,34 +191,51 @@ impl AppSettings {
         let settings = Settings::from_rows(&rows).map_err(StoreError::Corrupt)?;
         Ok(Self {
             store,
-            settings: Mutex::new(settings),
+            settings: Mutex::new(Held {
+                saved: settings.clone(),
+                in_effect: settings,
+            }),
         })
     }
 
+    /// The settings in effect.
     pub fn get(&self) -> Settings {
-        crate::lock(&self.settings).clone()
+        crate::lock(&self.settings).in_effect.clone()
     }
 
-    /// Applies `f` to a copy, writes the rows of the keys that changed, then puts the copy in
-    /// place. Only those rows are written, so a change never carries a stale copy of another
-    /// key over a newer one.
-    pub fn change(&self, f: impl FnOnce(&mut Settings)) -> Result<(), StoreError> {
-        let mut settings = crate::lock(&self.settings);
-        let mut next = settings.clone();
+    /// Applies `f` to a copy of the saved settings, writes the rows of the keys that changed,
+    /// then puts the copy in place, and applies `f` to the settings in effect too. Only those
+    /// rows are written, so a change never carries a stale copy of another key over a newer
+    /// one, nor a value that is only in effect for now.
+    pub fn change(&self, f: impl Fn(&mut Settings)) -> Result<(), StoreError> {
+        let mut held = crate::lock(&self.settings);
+        let mut next = held.saved.clone();
         f(&mut next);
-        let before = settings.rows();
-        let changed: Vec<(String, Value)> = next
-            .rows()
-            .into_iter()
-            .filter(|row| !before.contains(row))
-            .collect();
-        self.store.write(|tx| {
-            changed
-                .iter()
-                .try_for_each(|(key, value)| put_value(tx, Table::Settings, key, value))
-        })?;
-        *settings = next;
+        self.write(&changed_rows(&held.saved, &next))?;
+        held.saved = next;
+        f(&mut held.in_effect);
         Ok(())
+    }
+
+    /// Applies `f` to the settings in effect only: nothing is written, and the value lasts
+    /// until [`Self::save_in_effect`] saves it or the settings are loaded again.
+    pub fn use_for_now(&self, f: impl FnOnce(&mut Settings)) {
+        f(&mut crate::lock(&self.settings).in_effect);
+    }
+
+    /// Saves the values [`Self::use_for_now`] put in effect.
+    pub fn save_in_effect(&self) -> Result<(), StoreError> {
+        let mut held = crate::lock(&self.settings);
+        self.write(&changed_rows(&held.saved, &held.in_effect))?;
+        held.saved = held.in_effect.clone();
+        Ok(())
+    }
+
+    fn write(&self, rows: &[(String, Value)]) -> Result<(), StoreError> {
+        self.store.write(|tx| {
+            rows.iter()
+                .try_for_each(|(key, value)| put_value(tx, Table::Settings, key, value))
+        })
     }
 }
 
@@ -406,9 +459,63 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
             Ok(Change::CampusHosts(hosts))
         }
         "plugins.officialHost" => host_name(text()?).map(Change::OfficialHost).map_err(fail),
-        _ => parse_plugin_change(key, value)
-            .unwrap_or_else(|| Err(fail(format!("unknown key; the keys are {KEYS}")))),
+        // The message never repeats the value: it is the key.
+        crate::secrets::keys::MODEL_API_KEY => Err(fail(
+            "the API key is a secret, not a setting: the user enters it in Settings → Model → API key, which keeps it in the keystore".into(),
+        )),
+        _ => parse_plugin_change(key, value).unwrap_or_else(|| Err(fail(unknown_key(key)))),
     }
+}
+
+/// Why `key` is not a settings key: the keys it is close to first — the same last part
+/// (`officialHost` for `plugins.officialHost`), another case, or at most two letters off — then
+/// every key.
+fn unknown_key(key: &str) -> String {
+    let mut keys: Vec<String> = KEYS.split(", ").map(str::to_owned).collect();
+    // A plugin's keys, for the plugin the key names (`plugins.wallet.mode.money`).
+    if let Some((plugin, _)) = key.strip_prefix("plugins.").and_then(|r| r.split_once('.')) {
+        keys.push(format!("plugins.{plugin}.enabled"));
+        for effect in Effect::ALL {
+            keys.push(format!("plugins.{plugin}.modes.{effect}"));
+        }
+        keys.push(format!("plugins.{plugin}.preferences"));
+    }
+    let folded = key.to_lowercase();
+    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_lowercase();
+    let close: Vec<String> = keys
+        .into_iter()
+        .filter(|k| {
+            let k_folded = k.to_lowercase();
+            last(k) == last(key) || edit_distance(&k_folded, &folded) <= 2
+        })
+        .map(|k| format!("\"{k}\""))
+        .collect();
+    if close.is_empty() {
+        format!("unknown key; the keys are {KEYS}")
+    } else {
+        format!(
+            "unknown key; did you mean {}? The keys are {KEYS}",
+            close.join(" or ")
+        )
+    }
+}
+
+/// The Levenshtein distance between two texts, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 fn is_loopback(url: &url::Url) -> bool {
@@ -573,6 +680,51 @@ mod tests {
             err("fontSize", json!(12)),
             format!("settings key \"fontSize\": unknown key; the keys are {KEYS}")
         );
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_keys_close_to_it() {
+        for (given, meant) in [
+            ("officialHost", "\"plugins.officialHost\""),
+            ("timezone", "\"timeZone\""),
+            ("model.endpont", "\"model.endpoint\""),
+            ("maxToolCalls", "\"agent.maxToolCalls\""),
+            (
+                "plugins.wallet.mode.money",
+                "\"plugins.wallet.modes.money\"",
+            ),
+            ("enabled", "\"plugins.<id>.enabled\""),
+        ] {
+            assert_eq!(
+                err(given, json!("x")),
+                format!(
+                    "settings key \"{given}\": unknown key; did you mean {meant}? The keys are {KEYS}"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn the_api_key_is_refused_as_a_setting_without_repeating_it() {
+        assert_eq!(
+            err("model.apiKey", json!("sk-secret")),
+            "settings key \"model.apiKey\": the API key is a secret, not a setting: the user enters it in Settings → Model → API key, which keeps it in the keystore"
+        );
+    }
+
+    #[test]
+    fn each_keyed_setting_parses_back_with_its_value() {
+        // The model's name and endpoint are empty until set, and an empty one is refused: only
+        // whether the key is one `parse_change` takes is asked of them.
+        for (key, value) in Settings::default().keyed() {
+            match parse_change(&key, &value) {
+                Ok(_) => {}
+                Err(e) if key.starts_with("model.") => {
+                    assert!(!e.message.starts_with("unknown key"), "{key}: {e}")
+                }
+                Err(e) => panic!("{key} = {value}: {e}"),
+            }
+        }
     }
 
     #[test]

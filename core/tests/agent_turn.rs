@@ -1035,3 +1035,84 @@ async fn a_long_tool_error_and_a_refusal_echoing_a_long_argument_reach_the_model
         "{message}"
     );
 }
+
+/// The history's (role, content) pairs of conversation `c`.
+fn said(w: &World) -> Vec<(String, Option<String>)> {
+    w.engine
+        .history("c", None, 20)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.role, m.content))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_answer_cut_off_once_is_asked_again_and_only_the_second_answer_is_kept() {
+    // The first stream ends with neither a finish reason nor [DONE].
+    let w = world(
+        vec![
+            Reply::events([chunk(json!({"content": "明天北京"}))]),
+            text("晴，12 度。"),
+        ],
+        &[],
+    )
+    .await;
+
+    let turn = send(&w, "明天天气？").await;
+
+    assert_eq!(
+        (turn.state, turn.answer.as_str(), turn.message),
+        (TurnState::Done, "晴，12 度。", None)
+    );
+    assert_eq!(
+        said(&w),
+        [
+            ("user".to_owned(), Some("明天天气？".to_owned())),
+            ("assistant".to_owned(), Some("晴，12 度。".to_owned()))
+        ]
+    );
+    assert_eq!(w.server.requests().len(), 2);
+    // The shell was told to drop the cut words before the second answer streamed.
+    let streamed: Vec<String> = w
+        .events
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text, .. } => Some(format!("text {text}")),
+            Event::AnswerRestarted { .. } => Some("restarted".to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, ["text 明天北京", "restarted", "text 晴，12 度。"]);
+    assert_eq!(turn.usage.model_requests, 1);
+}
+
+#[tokio::test]
+async fn an_answer_cut_off_on_every_try_fails_the_turn_saying_it_was_cut_off() {
+    let w = world_with(
+        ModelServer::always(Reply::events([chunk(json!({"content": "明天北京"}))])).await,
+        &[],
+    );
+
+    let turn = send(&w, "明天天气？").await;
+
+    assert_eq!(turn.state, TurnState::Failed);
+    assert_eq!(
+        turn.message.as_deref(),
+        Some(
+            "the model's answer was cut off: the connection closed before the answer finished \
+             (tried 3 times) — what arrived is kept; ask again to go on"
+        )
+    );
+    assert_eq!(w.server.requests().len(), 3);
+    // What the last try said is kept once, not three times over.
+    assert_eq!(
+        said(&w),
+        [
+            ("user".to_owned(), Some("明天天气？".to_owned())),
+            ("assistant".to_owned(), Some("明天北京".to_owned()))
+        ]
+    );
+}

@@ -167,6 +167,20 @@ async fn deny_declines_without_running_and_tells_the_agent() {
 }
 
 #[tokio::test]
+async fn a_call_to_a_plugin_not_installed_names_that_plugin() {
+    let (engine, recorder) = engine(Answers::with(&[]));
+    let done = engine.invoke(agent("nosuch.x", json!({}))).await;
+    assert_eq!(
+        done.outcome,
+        Outcome::Refused {
+            code: Code::Unavailable,
+            message: "No plugin \"nosuch\" is installed (tool \"nosuch.x\"). The user installs plugins in Settings → Plugins.".into()
+        }
+    );
+    assert!(recorder.runs.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn always_allow_sets_the_mode_to_auto_for_that_effect() {
     let (engine, recorder) = engine(Answers::with(&[Answer::AlwaysAllow]));
     engine

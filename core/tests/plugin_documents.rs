@@ -10,11 +10,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::Denies;
-use common::model_server::{ModelServer, Reply};
-use harness_core::invoke::{Call, Outcome};
+use common::model_server::{ModelServer, Reply, data, done};
+use common::{Denies, tap};
+use harness_core::invoke::Outcome;
 use harness_core::plugins::link::Update;
-use harness_core::policy::{Actor, Mode, ModeSource};
+use harness_core::policy::{Mode, ModeSource};
 use harness_core::registry::{Effect, PluginKind};
 use harness_core::secrets::{MemorySecrets, SecretStore};
 use harness_core::{Engine, Options};
@@ -45,18 +45,6 @@ fn served(text: &str) -> Reply {
 
 fn link(server: &ModelServer) -> String {
     format!("http://{}/menu/PLUGIN.md", server.addr())
-}
-
-async fn tap(engine: &Engine, tool: &str, input: serde_json::Value) -> Outcome {
-    engine
-        .invoke(Call {
-            tool: tool.into(),
-            actor: Actor::User,
-            input,
-            conversation: None,
-        })
-        .await
-        .outcome
 }
 
 #[tokio::test]
@@ -190,6 +178,30 @@ async fn an_update_that_asks_for_more_waits_for_consent_and_one_that_does_not_is
 }
 
 #[tokio::test]
+async fn an_update_that_drops_user_only_waits_and_the_old_version_stays() {
+    let v1 = doc("    userOnly: true\n");
+    let v2 = doc("");
+    let server = ModelServer::start(vec![served(&v1), served(&v1), served(&v2), served(&v2)]).await;
+    let engine = engine();
+    let preview = engine.preview_link(&link(&server)).await.unwrap();
+    engine.install_preview(&preview.id).await.unwrap();
+
+    let Update::NeedsConsent(preview) = engine.update_document("menu").await.unwrap() else {
+        panic!("dropping userOnly lets the AI call the tool: it must ask");
+    };
+    assert_eq!(
+        preview.asks_more,
+        ["tool menu.today is no longer for the user only: the AI may call it"]
+    );
+    assert!(
+        engine.tool("menu.today").unwrap().user_only,
+        "the old version stays until the user installs the update"
+    );
+    engine.install_preview(&preview.id).await.unwrap();
+    assert!(!engine.tool("menu.today").unwrap().user_only);
+}
+
+#[tokio::test]
 async fn removing_a_plugin_forgets_its_modes() {
     let engine = engine();
     engine.install_document(&doc(""), OFFICIAL).unwrap();
@@ -268,6 +280,186 @@ async fn a_declared_tool_calls_the_service_with_its_secret_and_returns_the_proje
     assert_eq!(request.header("authorization"), Some("Bearer s3cret-value"));
     let audit = format!("{:?}", engine.audit_log().unwrap());
     assert!(!audit.contains("s3cret"), "the secret reached the audit");
+}
+
+fn orders_doc(host: &str) -> String {
+    format!(
+        r#"---
+id: orders
+title: 订单
+grants:
+  allow_network: true
+  url_allowlist: ["{host}"]
+tools:
+  - name: cancel
+    effect: read
+    input:
+      type: object
+      properties:
+        a: {{type: string}}
+        b: {{type: string}}
+      required: [a, b]
+    request:
+      method: GET
+      url: http://{host}/api/v1/users/me/orders/{{a}}/{{b}}/cancel
+      headers:
+        Authorization: "Bearer {{{{secret:token}}}}"
+      returns: text
+---
+"#
+    )
+}
+
+#[tokio::test]
+async fn a_dot_value_cannot_climb_out_of_its_url_segment() {
+    let service = ModelServer::always(Reply::whole(200, "text/plain", "ok")).await;
+    let secrets = Arc::new(MemorySecrets::default());
+    secrets.set("plugins.orders.token", "s3cret-value").unwrap();
+    let engine = engine_with(false, secrets);
+    engine
+        .install_document(&orders_doc(&service.addr().to_string()), OFFICIAL)
+        .unwrap();
+    for spelling in [
+        ".",
+        "..",
+        "...",
+        "%2e",
+        "%2E",
+        "%2e%2e",
+        "%2E%2e",
+        ".%2e",
+        "%2e.",
+        "%252e%252e",
+        "",
+    ] {
+        let outcome = tap(
+            &engine,
+            "orders.cancel",
+            json!({"a": spelling, "b": spelling}),
+        )
+        .await;
+        assert_eq!(
+            outcome,
+            Outcome::Failed {
+                message: format!(
+                    "input field \"a\" is \"{spelling}\", which cannot stand as one segment of \
+                     the request's URL path (a path value may not be empty or only dots)"
+                )
+            },
+            "value {spelling:?}"
+        );
+    }
+    assert_eq!(
+        service
+            .requests()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect::<Vec<_>>(),
+        Vec::<String>::new(),
+        "no dot value is sent"
+    );
+    let outcome = tap(&engine, "orders.cancel", json!({"a": "7.1", "b": ".x"})).await;
+    assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
+    assert_eq!(
+        service.requests()[0].path,
+        "/api/v1/users/me/orders/7.1/.x/cancel",
+        "a dot inside a value stays"
+    );
+}
+
+#[tokio::test]
+async fn a_secret_the_service_echoes_back_is_redacted_from_the_result() {
+    let service = ModelServer::always(Reply::echo()).await;
+    let secrets = Arc::new(MemorySecrets::default());
+    secrets.set("plugins.menu.token", "s3cret-value").unwrap();
+    secrets.set("plugins.menu2.token", "s3cret-value").unwrap();
+    let engine = engine_with(false, secrets);
+    let host = service.addr().to_string();
+    for (id, returns) in [("menu", "json"), ("menu2", "text")] {
+        let text = service_doc(&host, "")
+            .replace("id: menu", &format!("id: {id}"))
+            .replace(
+                r#"returns: ["/dishes", "/closesAt"]"#,
+                &format!("returns: {returns}"),
+            );
+        engine.install_document(&text, OFFICIAL).unwrap();
+    }
+    let json_outcome = tap(&engine, "menu.today", json!({"canteen": "a"})).await;
+    let Outcome::Ran { result, for_model } = &json_outcome else {
+        panic!("{json_outcome:?}");
+    };
+    assert_eq!(
+        result["headers"]["authorization"],
+        json!("Bearer [redacted]"),
+        "{result}"
+    );
+    assert_eq!(
+        service.requests()[0].header("authorization"),
+        Some("Bearer s3cret-value"),
+        "the service itself got the secret"
+    );
+    let text_outcome = tap(&engine, "menu2.today", json!({"canteen": "a"})).await;
+    for (what, shown) in [
+        ("the UI's result", result.to_string()),
+        ("the model's result", for_model.clone()),
+        ("the text result", format!("{text_outcome:?}")),
+        ("the audit", format!("{:?}", engine.audit_log().unwrap())),
+    ] {
+        assert!(
+            !shown.contains("s3cret"),
+            "the secret reached {what}: {shown}"
+        );
+    }
+    assert!(
+        format!("{text_outcome:?}").contains("Bearer [redacted]"),
+        "{text_outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_echoed_secret_reaches_neither_the_model_nor_the_history() {
+    let service = ModelServer::always(Reply::echo()).await;
+    let call = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+        "id": "c1", "type": "function",
+        "function": {"name": "menu__today", "arguments": "{\"canteen\":\"a\"}"}}]}}]});
+    let stop = |reason: &str| {
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}))
+    };
+    let model = ModelServer::start(vec![
+        Reply::events([data(&call), stop("tool_calls"), done()]),
+        Reply::events([
+            data(&json!({"choices": [{"index": 0, "delta": {"content": "好"}}]})),
+            stop("stop"),
+            done(),
+        ]),
+    ])
+    .await;
+    let secrets = Arc::new(MemorySecrets::default());
+    secrets.set("plugins.menu.token", "s3cret-value").unwrap();
+    let engine = engine_with(false, secrets);
+    engine.accept_terms().unwrap();
+    let text = service_doc(&service.addr().to_string(), "")
+        .replace(r#"returns: ["/dishes", "/closesAt"]"#, "returns: json");
+    engine.install_document(&text, OFFICIAL).unwrap();
+    model.configure(&engine, "key");
+    engine.open_conversation("c").unwrap();
+    engine.send_message("c", "今天吃什么").await.unwrap();
+
+    let requests = model.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the tool's result went back to the model"
+    );
+    let sent = requests[1].body.to_string();
+    assert!(sent.contains("Bearer [redacted]"), "{sent}");
+    let history = format!("{:?}", engine.history("c", None, 100).unwrap());
+    for (what, shown) in [("the model", sent), ("the history", history)] {
+        assert!(
+            !shown.contains("s3cret"),
+            "the secret reached {what}: {shown}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -406,52 +406,116 @@ async fn another_refusal_carries_the_providers_message_with_the_key_blanked() {
 }
 
 #[tokio::test]
-async fn a_stream_cut_in_the_middle_keeps_the_text_that_arrived_and_says_it_was_cut() {
-    let server = ModelServer::start(vec![Reply::events([
+async fn a_stream_cut_in_the_middle_on_every_try_keeps_the_last_tries_text_and_says_it_was_cut() {
+    let server = ModelServer::always(Reply::events([
         text("The forecast"),
         text(" for Bei"),
         Part::Cut,
-    ])])
+    ]))
     .await;
+
+    let (events, result) = call(&provider(&server, limits()), &request()).await;
+
+    // Each cut try is asked again (max_tries 3); each retry voids what the cut one gave.
+    let one_try = [
+        ProviderEvent::Text("The forecast".into()),
+        ProviderEvent::Text(" for Bei".into()),
+    ];
+    let mut expected = Vec::new();
+    for try_number in 1..=3 {
+        expected.extend(one_try.iter().cloned());
+        if try_number < 3 {
+            expected.push(ProviderEvent::Restarted);
+        }
+    }
+    assert_eq!(events, expected);
+    assert_eq!(server.requests().len(), 3);
+    let error = result.unwrap_err();
+    assert!(
+        matches!(error, ProviderError::StreamDropped { tries: 3, .. }),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("the model's answer was cut off: the connection broke (")
+    );
+    assert!(
+        error
+            .to_string()
+            .ends_with(" (tried 3 times) — what arrived is kept; ask again to go on")
+    );
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_without_a_finish_reason_or_done_is_a_cut_too() {
+    let server = ModelServer::always(Reply::events([text("Half")])).await;
 
     let (events, result) = call(&provider(&server, limits()), &request()).await;
 
     assert_eq!(
         events,
         vec![
-            ProviderEvent::Text("The forecast".into()),
-            ProviderEvent::Text(" for Bei".into()),
+            ProviderEvent::Text("Half".into()),
+            ProviderEvent::Restarted,
+            ProviderEvent::Text("Half".into()),
+            ProviderEvent::Restarted,
+            ProviderEvent::Text("Half".into()),
         ]
     );
-    let error = result.unwrap_err();
-    assert!(
-        matches!(error, ProviderError::StreamDropped { .. }),
-        "{error:?}"
-    );
-    assert!(
-        error
-            .to_string()
-            .starts_with("the model's answer was cut off: ")
-    );
-    assert!(
-        error
-            .to_string()
-            .ends_with(" — what arrived is kept; ask again to go on")
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "the model's answer was cut off: the connection closed before the answer finished \
+         (tried 3 times) — what arrived is kept; ask again to go on"
     );
 }
 
 #[tokio::test]
-async fn a_stream_that_ends_before_it_finished_is_a_cut_too() {
-    let server = ModelServer::start(vec![Reply::events([text("Half")])]).await;
+async fn a_stream_cut_once_is_asked_again_and_the_second_answer_replaces_the_first() {
+    let server = ModelServer::start(vec![
+        Reply::events([text("The forec")]),
+        Reply::events([text("Sunny, 12°C."), chunk(json!({}), Some("stop")), done()]),
+    ])
+    .await;
 
     let (events, result) = call(&provider(&server, limits()), &request()).await;
 
-    assert_eq!(events, vec![ProviderEvent::Text("Half".into())]);
+    result.unwrap();
     assert_eq!(
-        result.unwrap_err().to_string(),
-        "the model's answer was cut off: the connection closed before the answer finished — \
-         what arrived is kept; ask again to go on"
+        events,
+        vec![
+            ProviderEvent::Text("The forec".into()),
+            ProviderEvent::Restarted,
+            ProviderEvent::Text("Sunny, 12°C.".into()),
+            finished("stop"),
+        ]
     );
+    // The same request was sent again, byte for byte.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, requests[1].body);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_not_asked_again_past_the_retry_budget() {
+    let server = ModelServer::always(Reply::events([
+        text("Slow"),
+        Part::Delay(Duration::from_millis(300)),
+    ]))
+    .await;
+    let limits = Limits {
+        retry_budget: Duration::from_millis(100),
+        ..limits()
+    };
+
+    let (events, result) = call(&provider(&server, limits), &request()).await;
+
+    assert_eq!(events, vec![ProviderEvent::Text("Slow".into())]);
+    assert_eq!(server.requests().len(), 1);
+    assert!(matches!(
+        result.unwrap_err(),
+        ProviderError::StreamDropped { tries: 1, .. }
+    ));
 }
 
 #[tokio::test]

@@ -179,6 +179,10 @@ async fn a_call_that_asks_shows_its_exact_inputs_and_only_the_answers_offered_th
     assert_eq!(labels, ["允许", "拒绝", "始终允许"]);
     let offered: Vec<Answer> = zh.answers.iter().map(|a| a.answer).collect();
     assert_eq!(offered, prompt.offers);
+    assert!(
+        !zh.words_from_server,
+        "a bundled plugin's words are the app's"
+    );
 
     set_language(&w.screens, Language::En);
     let en = w.screens.approval(&prompt);
@@ -731,4 +735,63 @@ fn reordering_or_widening_rules_and_a_plugins_preferences_are_protected_changes(
         plugin: "shop".into(),
         value: json!({"autoPay": true}),
     }));
+}
+
+#[tokio::test]
+async fn an_answer_cut_off_once_is_replaced_on_the_chat_by_the_second_not_added_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let World {
+        screens, _server, ..
+    } = world(
+        dir.path(),
+        vec![
+            // Cut: neither a finish reason nor [DONE].
+            Reply::events([chunk(json!({"content": "明天北京"}))]),
+            Reply::events([
+                chunk(json!({"content": "晴，"})),
+                Part::Delay(std::time::Duration::from_millis(400)),
+                chunk(json!({"content": "12 度。"})),
+                done(),
+            ]),
+        ],
+        &[],
+    )
+    .await;
+    let screens = Arc::new(screens);
+    let sending = screens.clone();
+    let turn = tokio::spawn(async move { send(&sending, "明天天气？").await });
+
+    // While the second answer streams, the chat shows its words alone.
+    let streaming = loop {
+        let chat = screens.chat("c").unwrap();
+        let shown = chat
+            .items
+            .iter()
+            .find(|i| i.kind == ChatItemKind::Assistant && i.text.contains("晴"))
+            .map(|i| i.text.clone());
+        if let Some(text) = shown {
+            break text;
+        }
+        assert!(
+            !turn.is_finished(),
+            "the turn ended before the chat showed its answer"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    assert_eq!(streaming, "晴，");
+
+    turn.await.unwrap();
+    let chat = screens.chat("c").unwrap();
+    let items: Vec<(ChatItemKind, &str)> = chat
+        .items
+        .iter()
+        .map(|i| (i.kind, i.text.as_str()))
+        .collect();
+    assert_eq!(
+        items,
+        [
+            (ChatItemKind::User, "明天天气？"),
+            (ChatItemKind::Assistant, "晴，12 度。")
+        ]
+    );
 }

@@ -654,9 +654,12 @@ async fn the_agent_can_only_open_the_screen_of_a_secret() {
             "c",
         ))
         .await;
-    assert!(
-        matches!(done.outcome, Outcome::Failed { ref message } if message.starts_with("settings key \"model.apiKey\": unknown key")),
-        "{done:?}"
+    // The agent is told where the user enters it; the value is not repeated.
+    assert_eq!(
+        done.outcome,
+        Outcome::Failed {
+            message: "settings key \"model.apiKey\": the API key is a secret, not a setting: the user enters it in Settings → Model → API key, which keeps it in the keystore".into()
+        }
     );
 }
 
@@ -733,4 +736,90 @@ fn a_bundled_plugin_cannot_be_removed_and_a_document_can() {
         engine.modes("canteen").unwrap()[1],
         (Effect::Write, Mode::Ask, ModeSource::KindDefault)
     );
+}
+
+#[test]
+fn a_model_setting_used_for_now_is_in_effect_and_saved_only_when_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = || parse_change("model.endpoint", &json!("https://api.deepseek.com/v1"));
+    {
+        let engine = open(dir.path());
+        engine.use_setting_for_now(endpoint().unwrap()).unwrap();
+        assert_eq!(
+            engine.settings().model.endpoint,
+            "https://api.deepseek.com/v1"
+        );
+        // Another change is saved alone: it does not carry the value in effect for now.
+        engine
+            .change_setting(parse_change("language", &json!("en")).unwrap())
+            .unwrap();
+        assert_eq!(
+            engine
+                .setting_values()
+                .iter()
+                .find(|(k, _)| k == "model.endpoint"),
+            Some(&(
+                "model.endpoint".to_owned(),
+                json!("https://api.deepseek.com/v1")
+            ))
+        );
+    }
+    {
+        let engine = open(dir.path());
+        assert_eq!(engine.settings().model.endpoint, "");
+        assert_eq!(engine.settings().language, Language::En);
+        engine.use_setting_for_now(endpoint().unwrap()).unwrap();
+        engine.save_settings_in_effect().unwrap();
+        let refused = engine
+            .use_setting_for_now(parse_change("language", &json!("zh")).unwrap())
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "only model.endpoint and model.name can be used before they are saved"
+        );
+    }
+    let engine = open(dir.path());
+    assert_eq!(
+        engine.settings().model.endpoint,
+        "https://api.deepseek.com/v1"
+    );
+    assert_eq!(engine.settings().language, Language::En);
+}
+
+#[test]
+fn every_listed_setting_is_a_key_a_change_takes_and_setting_it_back_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    samples::install(&engine, "file:///x/PLUGIN.md").unwrap();
+    let rules = json!([{"kind": "ask", "tool": "canteen.*", "effect": "write"}]);
+    engine
+        .change_setting(parse_change("rules", &rules).unwrap())
+        .unwrap();
+    let listed = engine.setting_values();
+    let keys: Vec<&str> = listed.iter().map(|(k, _)| k.as_str()).collect();
+    for key in [
+        "timeZone",
+        "plugins.officialHost",
+        "campus.hosts",
+        "agent.maxToolCalls",
+        "plugins.canteen.enabled",
+        "plugins.canteen.modes.write",
+        "rules",
+    ] {
+        assert!(keys.contains(&key), "{key} missing from {keys:?}");
+    }
+    assert!(
+        listed.contains(&("rules".to_owned(), rules.clone())),
+        "{listed:?}"
+    );
+    assert!(!keys.contains(&"officialHost"), "{keys:?}");
+    for (key, value) in &listed {
+        // An empty model name or endpoint is listed as it is, and refused as a value.
+        if value == &json!("") {
+            continue;
+        }
+        let change = parse_change(key, value).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+        engine.change_setting(change).unwrap();
+    }
+    assert_eq!(engine.setting_values(), listed);
 }

@@ -2,8 +2,9 @@
 //! the caller as they arrive.
 //!
 //! What a student can act on is in the errors: a refused key, a model the endpoint does not
-//! know, a provider that stays busy, an answer cut off. Busy answers (429, 5xx) are retried a
-//! bounded number of times; nothing else is, since a second try would fail the same way. The
+//! know, a provider that stays busy, an answer cut off. Busy answers (429, 5xx) and answers cut
+//! off before they finished are retried a bounded number of times; nothing else is, since a
+//! second try would fail the same way. The
 //! API key is sent in the `Authorization` header and nowhere else: not in an error, not in
 //! Debug output.
 
@@ -104,12 +105,28 @@ pub enum ProviderError {
     UnexpectedContentType { content_type: String },
     #[error("the model provider's answer could not be read: {reason}")]
     BadAnswer { reason: String },
-    #[error("the model's answer was cut off: {reason} — what arrived is kept; ask again to go on")]
-    StreamDropped { reason: String },
+    /// The stream ended before the answer said it was finished, on every try.
+    #[error(
+        "the model's answer was cut off: {reason} (tried {tries} times) — what arrived is kept; ask again to go on"
+    )]
+    StreamDropped { reason: String, tries: u32 },
     #[error("the model provider sent nothing for {waited} — try again")]
     IdleTimeout { waited: String },
     #[error("the model call was cancelled")]
     Cancelled,
+}
+
+/// How reading an answer fell short: cut off before it finished (asked again while the tries
+/// last), or any other failure.
+enum Short {
+    Cut(String),
+    Failed(ProviderError),
+}
+
+impl From<ProviderError> for Short {
+    fn from(e: ProviderError) -> Self {
+        Short::Failed(e)
+    }
 }
 
 /// A client of one OpenAI-compatible endpoint with one key. The model and the thinking effort
@@ -187,7 +204,30 @@ impl Provider {
             let response = self.send(&body, cancel).await?;
             let status = response.status();
             if status.is_success() {
-                return self.read_answer(response, cancel, &mut on_event).await;
+                let mut gave_calls = false;
+                let mut give = |event: ProviderEvent| {
+                    gave_calls |= matches!(event, ProviderEvent::ToolCall(_));
+                    on_event(event);
+                };
+                let read = self.read_answer(response, cancel, &mut give).await;
+                let reason = match read {
+                    Ok(()) => return Ok(()),
+                    Err(Short::Failed(e)) => return Err(e),
+                    Err(Short::Cut(reason)) => reason,
+                };
+                // A cut answer is no answer: asked again while nothing of it can have acted.
+                // Tool calls are given out only once an answer finishes (and the turn loop runs
+                // them only after `complete` returns), so a cut one has given none; should one
+                // have been given, the answer stands cut rather than be asked twice. No wait
+                // first: the provider did answer, and the tries and the budget bound it.
+                if gave_calls
+                    || tries >= self.limits.max_tries
+                    || started.elapsed() > self.limits.retry_budget
+                {
+                    return Err(ProviderError::StreamDropped { reason, tries });
+                }
+                on_event(ProviderEvent::Restarted);
+                continue;
             }
             if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
                 return Err(self.refusal(status, model, response, cancel).await?);
@@ -307,7 +347,7 @@ impl Provider {
         response: reqwest::Response,
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(ProviderEvent) + Send),
-    ) -> Result<(), ProviderError> {
+    ) -> Result<(), Short> {
         let content_type = response
             .headers()
             .get(CONTENT_TYPE)
@@ -328,20 +368,20 @@ impl Provider {
                     reason: format!("the JSON body is not a chat completion ({e})"),
                 })?;
             if let Some(message) = chunk.error_message() {
-                return Err(self.failed(&message));
+                return Err(self.failed(&message).into());
             }
             let mut assembler = Assembler::default();
             assembler.push(chunk, on_event);
             assembler.finish(on_event);
             Ok(())
         } else {
-            Err(ProviderError::UnexpectedContentType {
+            Err(Short::Failed(ProviderError::UnexpectedContentType {
                 content_type: if content_type.is_empty() {
                     "(none)".to_owned()
                 } else {
                     content_type
                 },
-            })
+            }))
         }
     }
 
@@ -350,7 +390,7 @@ impl Provider {
         response: reqwest::Response,
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(ProviderEvent) + Send),
-    ) -> Result<(), ProviderError> {
+    ) -> Result<(), Short> {
         let events = SseByteStream::new(idle_bounded(
             response.bytes_stream(),
             self.limits.idle_timeout,
@@ -361,20 +401,21 @@ impl Provider {
         loop {
             let next = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                () = cancel.cancelled() => return Err(ProviderError::Cancelled.into()),
                 next = events.next() => next,
             };
             let event = match next {
                 None => break,
                 Some(Ok(event)) => event,
-                Some(Err(e)) if is_idle(&e) => return Err(self.idle()),
+                Some(Err(e)) if is_idle(&e) => return Err(self.idle().into()),
                 // Cut after the answer said it was finished: only `[DONE]` (and perhaps the
                 // usage) is lost, and the answer is whole.
                 Some(Err(_)) if assembler.has_finished() => break,
                 Some(Err(e)) => {
-                    return Err(ProviderError::StreamDropped {
-                        reason: format!("the connection broke ({})", error_chain(&e)),
-                    });
+                    return Err(Short::Cut(format!(
+                        "the connection broke ({})",
+                        error_chain(&e)
+                    )));
                 }
             };
             let Some(data) = event.data else { continue };
@@ -391,14 +432,14 @@ impl Provider {
                     reason: format!("a stream event is not a chat completion chunk ({e})"),
                 })?;
             if let Some(message) = chunk.error_message() {
-                return Err(self.failed(&message));
+                return Err(self.failed(&message).into());
             }
             assembler.push(chunk, on_event);
         }
         if !done && !assembler.has_finished() {
-            return Err(ProviderError::StreamDropped {
-                reason: "the connection closed before the answer finished".to_owned(),
-            });
+            return Err(Short::Cut(
+                "the connection closed before the answer finished".to_owned(),
+            ));
         }
         assembler.finish(on_event);
         Ok(())
@@ -410,14 +451,14 @@ impl Provider {
         response: reqwest::Response,
         cap: usize,
         cancel: &CancellationToken,
-    ) -> Result<Vec<u8>, ProviderError> {
+    ) -> Result<Vec<u8>, Short> {
         let bytes = idle_bounded(response.bytes_stream(), self.limits.idle_timeout);
         let mut bytes = std::pin::pin!(bytes);
         let mut body = Vec::new();
         loop {
             let next = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                () = cancel.cancelled() => return Err(ProviderError::Cancelled.into()),
                 next = bytes.next() => next,
             };
             match next {
@@ -426,15 +467,17 @@ impl Provider {
                     if body.len() + chunk.len() > cap {
                         return Err(ProviderError::BadAnswer {
                             reason: format!("the answer is larger than {} bytes", cap),
-                        });
+                        }
+                        .into());
                     }
                     body.extend_from_slice(&chunk);
                 }
-                Some(Err(ByteError::Idle)) => return Err(self.idle()),
+                Some(Err(ByteError::Idle)) => return Err(self.idle().into()),
                 Some(Err(ByteError::Body(e))) => {
-                    return Err(ProviderError::StreamDropped {
-                        reason: format!("the connection broke ({})", error_chain(&e)),
-                    });
+                    return Err(Short::Cut(format!(
+                        "the connection broke ({})",
+                        error_chain(&e)
+                    )));
                 }
             }
         }

@@ -19,7 +19,7 @@ use super::provider::{ApiKey, Limits, Provider, ProviderError};
 use super::wire::{BodyParts, Message, ProviderEvent, SpecOnWire, ToolCall};
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Line, Placed};
-use crate::error::EngineError;
+use crate::error::{EngineError, Unset};
 use crate::events::{Event, EventSink, TurnUsage};
 use crate::gates::LineKind;
 use crate::history::{History, TurnState};
@@ -338,28 +338,20 @@ impl Agent {
     /// The provider of the settings of this moment; an error names what to set.
     fn provider(&self, settings: &Settings) -> Result<Provider, EngineError> {
         if settings.model.endpoint.trim().is_empty() {
-            return Err(EngineError::Agent(
-                "no model provider is set: set model.endpoint (Settings → Model) to your provider's base URL".into(),
-            ));
+            return Err(Unset::Endpoint.into());
         }
         if self
             .model_name(settings, &ConversationSettings::default())
             .is_empty()
         {
-            return Err(EngineError::Agent(
-                "no model is named: set model.name (Settings → Model)".into(),
-            ));
+            return Err(Unset::ModelName.into());
         }
         let key = self
             .parts
             .secrets
             .get(keys::MODEL_API_KEY)?
             .filter(|k| !k.is_empty())
-            .ok_or_else(|| {
-                EngineError::Agent(
-                    "no API key is stored: set model.apiKey in Settings → Model (it is kept in the keystore)".into(),
-                )
-            })?;
+            .ok_or(Unset::ApiKey)?;
         Provider::new(
             &settings.model.endpoint,
             ApiKey::new(key),
@@ -683,6 +675,15 @@ impl Agent {
                         usage.completion_tokens += u.completion_tokens;
                         usage.total_tokens += u.total_tokens;
                     }
+                    ProviderEvent::Restarted => {
+                        // The cut attempt's words are replaced, not doubled: in the history (only
+                        // what the finished attempt said is written) and on the screen.
+                        text.clear();
+                        thinking.clear();
+                        events.emit(Event::AnswerRestarted {
+                            turn: id.to_owned(),
+                        });
+                    }
                     ProviderEvent::Finished { .. } => {}
                 })
                 .await;
@@ -975,7 +976,11 @@ impl Agent {
             input,
             conversation: on,
         };
-        let decision = p.invoker.decide(&call);
+        let made_in = match offer {
+            Offer::Conversation => None,
+            Offer::Job(job) => job.made_in(),
+        };
+        let decision = p.invoker.decide_made_in(&call, made_in);
         let verdict = match decision.verdict {
             Verdict::Run => "run",
             Verdict::Ask(_) => "ask",

@@ -227,6 +227,9 @@ pub enum ProviderEvent {
     Thinking(String),
     ToolCall(ToolCall),
     Usage(Usage),
+    /// The answer given so far was cut off and is asked for again: the text and thinking given
+    /// since the request began are void, and the next attempt's events replace them.
+    Restarted,
     /// The answer is complete. `finish_reason` as the provider wrote it (`stop`,
     /// `tool_calls`, `length`, …), when it wrote one.
     Finished {

@@ -12,6 +12,7 @@
 
 use std::path::PathBuf;
 
+use super::scope::CallScope;
 use super::{Grants, MIB, decode_capped, denied};
 
 /// `host-fs-read` for one plugin.
@@ -35,6 +36,8 @@ enum Refusal {
     #[cfg(not(unix))]
     Unsupported,
     Io(std::io::Error),
+    /// Outside the calling conversation's folders: the scope's `error: ` string.
+    OutOfScope(String),
 }
 
 impl FsGate {
@@ -52,10 +55,18 @@ impl FsGate {
     /// Reads the file at `path`, relative to the root, as text (invalid UTF-8 is replaced), or
     /// returns an `error: ` string. The cap holds for the file and for the text alike.
     pub fn read(&self, path: &str) -> String {
+        self.read_within(&CallScope::unbounded(), path)
+    }
+
+    /// [`FsGate::read`] for one call, also bounded by the calling conversation's folders
+    /// (seed 003): the file the path resolves to must lie beneath one of them, checked after
+    /// resolution (so a link inside the root cannot lead out of the scope) and before a byte is
+    /// read.
+    pub(crate) fn read_within(&self, scope: &CallScope, path: &str) -> String {
         if !self.allow_fs {
             return denied("file access", "allow_fs");
         }
-        match self.read_beneath(path) {
+        match self.read_beneath(scope, path) {
             Ok(bytes) => decode_capped(&bytes, Self::READ_CAP).unwrap_or_else(|decoded_len| {
                 format!(
                     "error: file \"{path}\" exceeds 1 MiB once its invalid UTF-8 is replaced \
@@ -87,12 +98,13 @@ impl FsGate {
                     "error: file access is not supported on this platform".to_owned()
                 }
                 Refusal::Io(err) => format!("error: could not read \"{path}\": {err}"),
+                Refusal::OutOfScope(message) => message,
             },
         }
     }
 
     #[cfg(unix)]
-    fn read_beneath(&self, path: &str) -> Result<Vec<u8>, Refusal> {
+    fn read_beneath(&self, scope: &CallScope, path: &str) -> Result<Vec<u8>, Refusal> {
         use std::io::Read;
 
         if path.starts_with('/') {
@@ -101,7 +113,11 @@ impl FsGate {
         if path.contains('\0') {
             return Err(Refusal::NulByte);
         }
-        let file = beneath::open(&self.root, path.as_bytes())?;
+        let (file, resolved) = beneath::open(&self.root, path.as_bytes())?;
+        let canonical_root = std::fs::canonicalize(&self.root).map_err(Refusal::Io)?;
+        scope
+            .check_path(&canonical_root.join(resolved), path)
+            .map_err(Refusal::OutOfScope)?;
         let size = file.metadata().map_err(Refusal::Io)?.len();
         if size > Self::READ_CAP as u64 {
             return Err(Refusal::TooBig(size));
@@ -118,7 +134,7 @@ impl FsGate {
     }
 
     #[cfg(not(unix))]
-    fn read_beneath(&self, _path: &str) -> Result<Vec<u8>, Refusal> {
+    fn read_beneath(&self, _scope: &CallScope, _path: &str) -> Result<Vec<u8>, Refusal> {
         Err(Refusal::Unsupported)
     }
 }
@@ -135,7 +151,7 @@ mod beneath {
     use std::mem::MaybeUninit;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
     use super::Refusal;
 
@@ -144,11 +160,15 @@ mod beneath {
     /// PATH_MAX on Linux and Android; a longer link target is refused.
     const MAX_LINK_TARGET: usize = 4096;
 
-    /// Opens the regular file at `path` (relative, no NUL) beneath `root`.
-    pub(super) fn open(root: &Path, path: &[u8]) -> Result<File, Refusal> {
+    /// Opens the regular file at `path` (relative, no NUL) beneath `root`, and says where it
+    /// resolved to, relative to the root: each directory entered and the file's name, after
+    /// `..` and links.
+    pub(super) fn open(root: &Path, path: &[u8]) -> Result<(File, PathBuf), Refusal> {
         let root_dir = File::open(root).map_err(Refusal::Io)?;
         // Directories opened so far, the root first; `..` pops one, and never the root.
         let mut opened: Vec<OwnedFd> = vec![root_dir.into()];
+        // The names of the directories opened after the root, in step with `opened`.
+        let mut names: Vec<Vec<u8>> = Vec::new();
         let mut pending: VecDeque<Vec<u8>> = components(path).collect();
         let mut links = 0;
         while let Some(name) = pending.pop_front() {
@@ -157,6 +177,7 @@ mod beneath {
                     return Err(Refusal::Outside);
                 }
                 opened.pop();
+                names.pop();
                 continue;
             }
             let name = CString::new(name).map_err(|_| Refusal::NulByte)?;
@@ -176,6 +197,7 @@ mod beneath {
                         .strip_prefix(&canonical_root)
                         .map_err(|_| Refusal::Outside)?;
                     opened.truncate(1);
+                    names.clear();
                     inside.as_os_str().as_bytes().to_vec()
                 } else {
                     target
@@ -189,6 +211,7 @@ mod beneath {
                 }
                 let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
                 opened.push(open_at(dir, &name, flags).map_err(not_found_or_io)?);
+                names.push(name.into_bytes());
             } else if mode == libc::S_IFREG {
                 if !pending.is_empty() {
                     // A file used as a directory (`a.txt/b`).
@@ -205,7 +228,12 @@ mod beneath {
                 if !file.metadata().map_err(Refusal::Io)?.is_file() {
                     return Err(Refusal::NotRegular);
                 }
-                return Ok(file);
+                let resolved: PathBuf = names
+                    .iter()
+                    .chain([&name.into_bytes()])
+                    .map(|n| OsStr::from_bytes(n))
+                    .collect();
+                return Ok((file, resolved));
             } else {
                 // FIFOs, sockets and devices are never opened.
                 return Err(Refusal::NotRegular);

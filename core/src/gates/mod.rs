@@ -18,6 +18,7 @@ mod network;
 mod notify;
 mod outbox;
 mod rows;
+mod scope;
 mod store;
 mod tools;
 
@@ -28,11 +29,14 @@ use serde::{Deserialize, Serialize};
 pub use context::ContextBoard;
 pub use fs::FsGate;
 pub use message::{MessageGate, PendingMessage, TurnState};
-pub use network::{NetworkGate, NetworkPolicy};
-pub(crate) use network::{guarded_client, refused_address};
+pub use network::{NetworkGate, NetworkPolicy, check_scope_host};
+pub(crate) use network::{
+    address_refusal, error_chain, guarded_client, loopback_client, refused_address,
+};
 pub use notify::Notifier;
 pub use outbox::{HostLine, LineKind, Outbox};
 pub use rows::{check_grants, grant_row, startup_warnings};
+pub use scope::{CallScope, out_of_scope};
 pub(crate) use store::store_dir;
 pub use store::{StoreGate, check_store_names};
 pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo};

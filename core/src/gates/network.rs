@@ -16,6 +16,7 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
+use super::scope::CallScope;
 use super::{GrantError, Grants, MIB, PluginKind, decode_capped, denied, human_duration};
 
 /// One `url_allowlist` entry, in one of seed 001's three spellings and only those.
@@ -32,8 +33,28 @@ enum HostPattern {
     Address(IpAddr),
 }
 
+/// Why an entry is in none of the three spellings.
+enum BadEntry {
+    MisplacedWildcard,
+    NotAHost(String),
+}
+
 impl HostPattern {
     fn parse(plugin: &str, entry: &str) -> Result<Self, GrantError> {
+        Self::read(entry).map_err(|bad| match bad {
+            BadEntry::MisplacedWildcard => GrantError::MisplacedWildcard {
+                plugin: plugin.to_owned(),
+                entry: entry.trim().to_owned(),
+            },
+            BadEntry::NotAHost(reason) => GrantError::NotAHost {
+                plugin: plugin.to_owned(),
+                entry: entry.trim().to_owned(),
+                reason,
+            },
+        })
+    }
+
+    fn read(entry: &str) -> Result<Self, BadEntry> {
         let entry = entry.trim();
         if entry == "*" {
             return Ok(Self::Any);
@@ -44,16 +65,9 @@ impl HostPattern {
             None => (false, entry),
         };
         if rest.contains('*') {
-            return Err(GrantError::MisplacedWildcard {
-                plugin: plugin.to_owned(),
-                entry: entry.to_owned(),
-            });
+            return Err(BadEntry::MisplacedWildcard);
         }
-        let not_a_host = |reason: &str| GrantError::NotAHost {
-            plugin: plugin.to_owned(),
-            entry: entry.to_owned(),
-            reason: reason.to_owned(),
-        };
+        let not_a_host = |reason: &str| BadEntry::NotAHost(reason.to_owned());
         if subdomains_only && rest.is_empty() {
             return Err(not_a_host(
                 "\"*.\" must be followed by a domain name, as in *.example.com",
@@ -294,6 +308,49 @@ fn not_permitted(raw: &str, reason: &str, hint: &str) -> String {
     format!("error: url_allowlist does not permit {raw} ({reason}){hint}")
 }
 
+/// The hosts a conversation's scope names (seed 003), written as url_allowlist entries are and
+/// matched the same way (seed 001 rule 5: the host, or a subdomain at a dot boundary).
+#[derive(Debug, Clone)]
+pub(crate) struct HostScope {
+    /// An entry in none of the spellings matches nothing: a scope fails closed.
+    patterns: Vec<HostPattern>,
+}
+
+impl HostScope {
+    pub(crate) fn new(entries: &[String]) -> Self {
+        Self {
+            patterns: entries
+                .iter()
+                .filter_map(|e| HostPattern::read(e).ok())
+                .collect(),
+        }
+    }
+
+    /// Whether the host of `url`, parsed once and sent as it is, is in the scope.
+    pub(crate) fn admits(&self, url: &Url) -> bool {
+        url.host()
+            .is_some_and(|host| self.patterns.iter().any(|p| p.matches(&host)))
+    }
+}
+
+/// Why `entry` cannot be a host of a conversation's scope, or `Ok` when it can be: the
+/// spellings of url_allowlist (`example.com`, `*.example.com`, an address, `*`).
+pub fn check_scope_host(entry: &str) -> Result<(), String> {
+    match HostPattern::read(entry) {
+        Ok(_) => Ok(()),
+        Err(BadEntry::MisplacedWildcard) => Err(format!(
+            "\"{}\" puts a star somewhere other than a leading \"*.\" or a lone \"*\"; write \
+             example.com (the host and its subdomains), *.example.com (subdomains only) or * \
+             (any host)",
+            entry.trim()
+        )),
+        Err(BadEntry::NotAHost(reason)) => Err(format!(
+            "\"{}\" is not a host name ({reason})",
+            entry.trim()
+        )),
+    }
+}
+
 /// DESIGN.md §5: whether a community or remote plugin is refused this address. Judged by the
 /// tables below, first match deciding; an IPv6 address in none of them is refused unless it is
 /// global unicast (2000::/3, the only IPv6 space IANA has allocated for it).
@@ -416,17 +473,18 @@ impl fmt::Display for AddressRefused {
 
 impl Error for AddressRefused {}
 
-/// The resolver of a community or remote plugin's client: it resolves once, drops every
-/// refused address and hands the connector only what it checked, so there is no second lookup
-/// an attacker's DNS could answer differently.
-struct CheckedResolver;
+/// A resolver that resolves once, keeps what `check` lets through of the addresses, and hands
+/// the connector only those, so there is no second lookup an attacker's DNS could answer
+/// differently.
+struct CheckingResolver<E>(fn(String, Vec<SocketAddr>) -> Result<Vec<SocketAddr>, E>);
 
-impl Resolve for CheckedResolver {
+impl<E: Error + Send + Sync + 'static> Resolve for CheckingResolver<E> {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
+        let check = self.0;
         Box::pin(async move {
             let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let checked = checked_addresses(host, resolved)?;
+            let checked = check(host, resolved)?;
             Ok(Box::new(checked.into_iter()) as Addrs)
         })
     }
@@ -511,7 +569,23 @@ impl NetworkGate {
         headers: &[(String, String)],
         body: Option<&serde_json::Value>,
     ) -> Result<String, String> {
+        self.request_within(&CallScope::unbounded(), method, url, headers, body)
+            .await
+    }
+
+    /// [`NetworkGate::request`] for one call, also bounded by the calling conversation's
+    /// hosts (seed 003): after the plugin's own checks (which name the grant to change) and
+    /// before anything is sent.
+    pub(crate) async fn request_within(
+        &self,
+        scope: &CallScope,
+        method: &reqwest::Method,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<&serde_json::Value>,
+    ) -> Result<String, String> {
         let parsed = self.policy.check(url)?;
+        scope.check_url(&parsed)?;
         // `check` refuses everything while allow_network is off, and the client exists
         // whenever it is on.
         let Some(client) = &self.client else {
@@ -543,6 +617,49 @@ pub(crate) fn guarded_client(trust: PluginKind) -> reqwest::Result<reqwest::Clie
     build_client(trust)
 }
 
+/// The HTTP client of an MCP server on this machine, for development only (the CLI): no
+/// redirects, no proxy, and a resolver that connects only when every address the name resolves
+/// to is loopback, so a `localhost` mapped elsewhere is refused.
+pub(crate) fn loopback_client() -> reqwest::Result<reqwest::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(CheckingResolver(loopback_only)))
+        .build()
+}
+
+/// A name that resolves to an address off this machine, where only loopback was accepted.
+#[derive(Debug)]
+struct NotLoopback {
+    host: String,
+    addr: IpAddr,
+}
+
+impl fmt::Display for NotLoopback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} resolves to {}, which is not on this machine; a development server is reached \
+             only at a loopback address (127.0.0.1 or [::1])",
+            self.host, self.addr
+        )
+    }
+}
+
+impl Error for NotLoopback {}
+
+/// `resolved` when every address is loopback (and there is one); else the first that is not.
+fn loopback_only(host: String, resolved: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, NotLoopback> {
+    match resolved.iter().find(|a| !a.ip().is_loopback()) {
+        Some(off) => Err(NotLoopback {
+            host,
+            addr: off.ip(),
+        }),
+        None => Ok(resolved),
+    }
+}
+
 /// Whether `ip` is one a community or remote plugin may not reach (DESIGN.md §5).
 pub(crate) fn refused_address(ip: IpAddr) -> bool {
     is_private_or_local(ip)
@@ -559,7 +676,8 @@ fn build_client(trust: PluginKind) -> reqwest::Result<reqwest::Client> {
         // A proxy would resolve the name itself, out of the address check's reach.
         .no_proxy();
     let builder = if trust.guards_addresses() {
-        builder.dns_resolver(Arc::new(CheckedResolver))
+        // A community or remote plugin's client: public addresses only.
+        builder.dns_resolver(Arc::new(CheckingResolver(checked_addresses)))
     } else {
         builder
     };
@@ -621,8 +739,19 @@ fn find_refusal<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a AddressRefus
     None
 }
 
+/// The address guard's refusal among `error`'s causes, in words (without `error: `).
+pub(crate) fn address_refusal(error: &(dyn Error + 'static)) -> Option<String> {
+    let refused = find_refusal(error)?.to_string();
+    Some(
+        refused
+            .strip_prefix("error: ")
+            .unwrap_or(&refused)
+            .to_owned(),
+    )
+}
+
 /// An error with its causes, `outer: inner: …`.
-fn error_chain(error: &(dyn Error + 'static)) -> String {
+pub(crate) fn error_chain(error: &(dyn Error + 'static)) -> String {
     let mut parts = vec![error.to_string()];
     let mut next = error.source();
     while let Some(error) = next {
@@ -1035,6 +1164,25 @@ mod tests {
                 .to_string(),
             "error: localhost resolves to a private or local address (::1), which community and \
              remote plugins may not reach"
+        );
+    }
+
+    #[test]
+    fn a_development_localhost_is_accepted_only_when_every_address_is_loopback() {
+        let addrs = |list: &[&str]| -> Vec<SocketAddr> {
+            list.iter().map(|a| a.parse().unwrap()).collect()
+        };
+        let local = addrs(&["[::1]:0", "127.0.0.1:0"]);
+        assert_eq!(
+            loopback_only("localhost".into(), local.clone()).unwrap(),
+            local
+        );
+        assert_eq!(
+            loopback_only("localhost".into(), addrs(&["127.0.0.1:0", "10.0.0.7:0"]))
+                .unwrap_err()
+                .to_string(),
+            "localhost resolves to 10.0.0.7, which is not on this machine; a development server \
+             is reached only at a loopback address (127.0.0.1 or [::1])"
         );
     }
 

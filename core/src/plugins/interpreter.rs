@@ -4,7 +4,8 @@
 //!
 //! Secrets (`{{secret:name}}` headers and the campus session) are read from the keystore at
 //! call time and go only into the request's headers: never into the result, an error, the
-//! audit or a log line. The gate's refusals never repeat a header.
+//! audit or a log line. The gate's refusals never repeat a header, and a service that echoes a
+//! secret back has it redacted from the result and the error ([`Redact`]).
 
 use std::sync::Arc;
 
@@ -13,11 +14,12 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
 use crate::declared::{CAMPUS_SESSION_KEY, HeaderPart, Method, Request, Returns, secret_key};
-use crate::handler::{PluginHandler, ToolContext};
+use crate::handler::{Assessment, PluginHandler, ToolContext};
 use crate::installed::Catalog;
 use crate::registry::{Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
 use crate::settings::AppSettings;
+use crate::turn::Scope;
 
 /// RFC 3986 unreserved characters stay; everything else in a value is percent-encoded, so a
 /// value cannot add a path segment, a query or a fragment.
@@ -52,20 +54,24 @@ impl Interpreter {
         }
     }
 
-    fn headers(&self, plugin: &str, request: &Request) -> Result<Vec<(String, String)>, String> {
+    /// The request's headers, and every secret value they carry (to redact from the answer).
+    fn headers(&self, plugin: &str, request: &Request) -> Result<Headers, String> {
         let mut out = Vec::with_capacity(request.headers.len() + 1);
+        let mut carried = Vec::new();
         for (name, parts) in &request.headers {
             let mut value = String::new();
             for part in parts {
                 match part {
                     HeaderPart::Text(text) => value.push_str(text),
                     HeaderPart::Secret(secret) => {
-                        value.push_str(&self.secret(&secret_key(plugin, secret), || {
+                        let secret = self.secret(&secret_key(plugin, secret), || {
                             format!(
                                 "the secret \"{secret}\" of plugin \"{plugin}\" is not set; set it \
                                  on the plugin's page"
                             )
-                        })?)
+                        })?;
+                        value.push_str(&secret);
+                        carried.push(secret);
                     }
                 }
             }
@@ -85,14 +91,32 @@ impl Interpreter {
             let session = self.secret(CAMPUS_SESSION_KEY, || {
                 "the campus account is not signed in; sign in on the campus account page".into()
             })?;
+            // A service may echo one cookie's value alone, without its name.
+            carried.extend(
+                session
+                    .split(';')
+                    .filter_map(|c| c.split_once('=').map(|(_, v)| v.trim().to_owned())),
+            );
+            carried.push(session.clone());
             out.push(("Cookie".into(), session));
         }
-        Ok(out)
+        Ok((out, Redact::new(carried)))
     }
 }
 
 #[async_trait]
 impl PluginHandler for Interpreter {
+    /// A document's request goes to the one host it declares, so the conversation's scope is
+    /// checked at the decision (step 8b), ahead of any prompt; the gate checks it again as it
+    /// sends.
+    fn assess(&self, tool: &Tool, _input: &Value, scope: &Scope) -> Assessment {
+        match tool.request.as_ref().map(|r| url::Url::parse(&r.url)) {
+            Some(Ok(url)) => Assessment::reaching(&url, scope),
+            // No request: run says so. A URL that does not parse is refused as it is filled.
+            _ => Assessment::default(),
+        }
+    }
+
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
         let Some(request) = &tool.request else {
             return Err(format!(
@@ -109,7 +133,7 @@ impl PluginHandler for Interpreter {
                     .collect::<Map<String, Value>>(),
             )
         });
-        let headers = self.headers(&tool.plugin, request)?;
+        let (headers, redact) = self.headers(&tool.plugin, request)?;
         let method = match request.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
@@ -121,8 +145,75 @@ impl PluginHandler for Interpreter {
             .services
             .http_request(&method, &url, &headers, body.as_ref())
             .await
-            .map_err(|e| e.strip_prefix("error: ").unwrap_or(&e).to_owned())?;
+            .map_err(|e| redact.text(e.strip_prefix("error: ").unwrap_or(&e)))?;
+        // Redacted here, where the answer is first a result: everything downstream (the model's
+        // copy, the UI's whole result, history, audit, events) gets it from this one value.
         shape(&request.returns, answer)
+            .map(|result| redact.value(result))
+            .map_err(|e| redact.text(&e))
+    }
+}
+
+type Headers = (Vec<(String, String)>, Redact);
+
+/// The secret values one request carried. A service that echoes its request (an error page,
+/// a debug endpoint) must not hand them to the model: every place they appear in the answer
+/// becomes `[redacted]`.
+struct Redact(Vec<String>);
+
+impl Redact {
+    const MARK: &'static str = "[redacted]";
+
+    fn new(mut secrets: Vec<String>) -> Self {
+        secrets.retain(|s| !s.is_empty());
+        // Longest first, so a secret that holds another is removed whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        // In a text answer a secret may stand JSON-escaped.
+        let escaped: Vec<String> = secrets
+            .iter()
+            .filter_map(|s| serde_json::to_string(s).ok())
+            .map(|quoted| quoted[1..quoted.len() - 1].to_owned())
+            .filter(|e| !secrets.contains(e))
+            .collect();
+        secrets.extend(escaped);
+        Self(secrets)
+    }
+
+    fn text(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in &self.0 {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), Self::MARK);
+            }
+        }
+        out
+    }
+
+    fn value(&self, value: Value) -> Value {
+        if self.0.is_empty() {
+            return value;
+        }
+        match value {
+            Value::String(s) => Value::String(self.text(&s)),
+            Value::Number(n) => {
+                let shown = n.to_string();
+                let redacted = self.text(&shown);
+                if redacted == shown {
+                    Value::Number(n)
+                } else {
+                    Value::String(redacted)
+                }
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.value(v)).collect()),
+            Value::Object(entries) => Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (self.text(&k), self.value(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
     }
 }
 
@@ -130,11 +221,23 @@ impl PluginHandler for Interpreter {
 /// parameters of the fields present.
 fn fill_url(request: &Request, input: &Value) -> Result<String, String> {
     let mut url = request.url.clone();
+    let query_at = request.url.find('?').unwrap_or(request.url.len());
     for field in &request.url_fields {
         let value = input.get(field).ok_or_else(|| {
             format!("input field \"{field}\" is needed to build the request's URL")
         })?;
         let text = scalar(field, value)?;
+        let placeholder = format!("{{{field}}}");
+        let in_path = request
+            .url
+            .find(&placeholder)
+            .is_some_and(|at| at < query_at);
+        if in_path && !one_segment(&text) {
+            return Err(format!(
+                "input field \"{field}\" is \"{text}\", which cannot stand as one segment of the \
+                 request's URL path (a path value may not be empty or only dots)"
+            ));
+        }
         url = url.replacen(
             &format!("{{{field}}}"),
             &utf8_percent_encode(&text, COMPONENT).to_string(),
@@ -152,6 +255,28 @@ fn fill_url(request: &Request, input: &Value) -> Result<String, String> {
         parsed.query_pairs_mut().extend_pairs(present);
     }
     Ok(parsed.into())
+}
+
+/// Whether `value` stays one path segment wherever it is read. A value that is empty or only
+/// dots — once percent-decoded, as often as it decodes — is refused rather than encoded: the URL
+/// parser (WHATWG) takes `%2e` for `.` when it removes dot segments, so `..` encoded as `%2E%2E`
+/// would still climb out (`/orders/{a}/{b}/cancel` with `..`, `..` is `/cancel` two levels
+/// up, with the plugin's secret header), and a server that decodes once more would do the same
+/// with `%252e`. An empty value would make `//`, which servers merge, moving the next segment
+/// into its place.
+fn one_segment(value: &str) -> bool {
+    let mut text = value.to_owned();
+    // Each round removes at least one `%XX`, so this ends; the bound keeps it cheap.
+    for _ in 0..8 {
+        let decoded = percent_encoding::percent_decode_str(&text)
+            .decode_utf8_lossy()
+            .into_owned();
+        if decoded == text {
+            break;
+        }
+        text = decoded;
+    }
+    !text.is_empty() && !text.bytes().all(|b| b == b'.')
 }
 
 fn scalar(field: &str, value: &Value) -> Result<String, String> {
@@ -216,7 +341,7 @@ impl Catalog for WithInterpreter {
                 return None;
             }
             let server = self.remotes.server(&plugin.id, source).ok()?;
-            Some(Arc::new(server) as Arc<dyn PluginHandler>)
+            Some(server as Arc<dyn PluginHandler>)
         })
     }
 }
@@ -263,6 +388,16 @@ mod tests {
             fill_url(&r, &json!({})).unwrap_err(),
             "input field \"canteen\" is needed to build the request's URL"
         );
+    }
+
+    #[test]
+    fn a_secret_is_redacted_from_strings_keys_numbers_and_escaped_text() {
+        let redact = Redact::new(vec!["123456".into(), "a\"b".into(), String::new()]);
+        assert_eq!(
+            redact.value(json!({"pin": 123456, "123456": ["x a\"b y", 7]})),
+            json!({"pin": "[redacted]", "[redacted]": ["x [redacted] y", 7]})
+        );
+        assert_eq!(redact.text(r#"{"k": "a\"b"}"#), r#"{"k": "[redacted]"}"#);
     }
 
     #[test]

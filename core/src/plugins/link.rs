@@ -20,7 +20,7 @@ use crate::error::EngineError;
 use crate::gates::{Grants, NetworkGate};
 use crate::installed::InstalledPlugins;
 use crate::policy::{Mode, default_mode};
-use crate::registry::{DataSource, Effect, Plugin, PluginKind};
+use crate::registry::{DataSource, Effect, Plugin, PluginKind, Tool};
 use crate::settings::AppSettings;
 
 use super::document;
@@ -147,8 +147,9 @@ impl Links {
     }
 
     /// Fetches an installed document's link again. An update that asks for nothing new is
-    /// installed; one that asks for more (a new effect, a looser default, a new grant or host,
-    /// a new requirement) waits for the user to install the preview it returns.
+    /// installed; one that asks for more ([`asks_more`]: a new effect, a tool that asks less, a
+    /// looser default, a new grant, host or secret, the campus session, a new requirement)
+    /// waits for the user to install the preview it returns.
     pub async fn update(&self, plugin_id: &str) -> Result<Update, EngineError> {
         let (old, link) = self.plugins.document(plugin_id)?;
         let text = self.fetch(&link).await?;
@@ -323,20 +324,41 @@ fn describe(
 }
 
 /// What `new` asks for beyond `old`, in words for the consent screen; empty when nothing.
+///
+/// Every field of a plugin or tool that the decision (`policy::decide`), the invoke path or a
+/// gate reads is compared, and each change that lets a call through with less asking counts
+/// (docs/PLUGIN.md, "Updates"): an update that loosens a tool must not take effect behind the
+/// user's back.
 pub fn asks_more(old: &Plugin, new: &Plugin) -> Vec<String> {
     let mut more = Vec::new();
     let old_effects: Vec<Effect> = old.tools.iter().map(|t| t.effect).collect();
     for tool in &new.tools {
         match old.tool(&tool.name) {
-            Some(before) if tool.effect > before.effect => more.push(format!(
-                "tool {} changes from {} to {}",
-                tool.id, before.effect, tool.effect
-            )),
-            None if !old_effects.contains(&tool.effect) => {
-                more.push(format!("a {} tool: {}", tool.effect, tool.id))
+            Some(before) => more.extend(loosened(before, tool)),
+            None => {
+                // A new tool of an effect the plugin has follows that effect's mode, which the
+                // user already chose; what it sends beyond that is asked for below.
+                if !old_effects.contains(&tool.effect) {
+                    more.push(format!("a {} tool: {}", tool.effect, tool.id));
+                }
+                let request = tool.request.as_ref();
+                if request.is_some_and(|r| r.campus) {
+                    more.push(format!("tool {} sends the campus session", tool.id));
+                }
+                let secrets: Vec<&str> = request.map(|r| r.secrets().collect()).unwrap_or_default();
+                for secret in secrets {
+                    more.push(format!("tool {} sends the secret {secret}", tool.id));
+                }
             }
-            _ => {}
         }
+    }
+    if old.kind == PluginKind::Community && new.kind != PluginKind::Community {
+        // An official document's defaults apply as written, and its requests are not held
+        // to public addresses (DESIGN.md §2, §5).
+        more.push(format!(
+            "it installs as an {} plugin now (was community)",
+            new.kind.as_str()
+        ));
     }
     for effect in Effect::ALL {
         let (before, after) = (default_mode(old, effect).0, default_mode(new, effect).0);
@@ -390,5 +412,294 @@ pub fn asks_more(old: &Plugin, new: &Plugin) -> Vec<String> {
     for need in new.requires.iter().filter(|r| !old.requires.contains(r)) {
         more.push(format!("requires {need}"));
     }
+    // The cloud switch was turned on beside the lines shown then (DESIGN.md §4).
+    for line in new
+        .disclosure
+        .iter()
+        .filter(|l| !old.disclosure.contains(l))
+    {
+        more.push(format!("discloses: {line}"));
+    }
+    // A data source calls its tool with nobody there (actor scheduler).
+    for source in &new.data_sources {
+        let known = old
+            .data_sources
+            .iter()
+            .any(|s| s.key == source.key && s.tool == source.tool && s.args == source.args);
+        if !known {
+            more.push(format!(
+                "data source {} calls {}.{} by itself",
+                source.key, new.id, source.tool
+            ));
+        }
+    }
     more
+}
+
+/// What tool `after` lets through that `before`, the same tool's installed version, did not.
+fn loosened(before: &Tool, after: &Tool) -> Vec<String> {
+    let id = &after.id;
+    let mut more = Vec::new();
+    // Any move counts, a weaker effect too: it follows that effect's mode and presets, so a
+    // money tool made "write" runs where the user had it ask.
+    if after.effect != before.effect {
+        more.push(format!(
+            "tool {id} changes from {} to {}",
+            before.effect, after.effect
+        ));
+    }
+    // DESIGN.md §3 step 2: hidden from the model and refused to it.
+    if before.user_only && !after.user_only {
+        more.push(format!(
+            "tool {id} is no longer for the user only: the AI may call it"
+        ));
+    }
+    // Step 8c: each of these asks whatever the mode and preset.
+    if before.grant && !after.grant {
+        more.push(format!("tool {id} no longer asks for a grant"));
+    }
+    if before.always_ask && !after.always_ask {
+        more.push(format!("tool {id} no longer asks every time"));
+    }
+    match (&before.target, &after.target) {
+        (Some(_), None) => more.push(format!(
+            "tool {id} no longer names what it acts on in its prompt"
+        )),
+        // The headline is what the user reads before Allow.
+        (Some(was), Some(is)) if was != is => more.push(format!(
+            "tool {id} names what it acts on as \"{is}\" (was \"{was}\")"
+        )),
+        _ => {}
+    }
+    // Its results taint the turn, which makes money and public calls ask (step 8e).
+    if before.untrusted && !after.untrusted {
+        more.push(format!("tool {id} no longer marks its results untrusted"));
+    }
+    if let Some(request) = &after.request {
+        let was = before.request.as_ref();
+        if request.campus && !was.is_some_and(|r| r.campus) {
+            more.push(format!("tool {id} sends the campus session"));
+        }
+        // The consent screen shows each request as its method and host.
+        if let Some(was) = was.filter(|w| w.method != request.method) {
+            more.push(format!(
+                "tool {id} sends {} (was {})",
+                request.method.as_str(),
+                was.method.as_str()
+            ));
+        }
+        let sent: Vec<&str> = was.map(|w| w.secrets().collect()).unwrap_or_default();
+        for secret in request.secrets().filter(|s| !sent.contains(s)) {
+            more.push(format!("tool {id} sends the secret {secret}"));
+        }
+    }
+    more
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::parse_manifest;
+    use serde_json::{Value, json};
+
+    /// A document plugin with one tool, `tool` laid over a money tool that POSTs to
+    /// api.example.com, and `plugin` laid over the plugin's own fields.
+    fn plugin(kind: PluginKind, plugin: Value, tool: Value) -> Plugin {
+        let mut t = json!({
+            "name": "pay", "title": "付款", "effect": "money",
+            "input": {"type": "object", "properties": {"order": {"type": "string"}}},
+            "request": {"method": "POST", "url": "https://api.example.com/pay/{order}"}
+        });
+        for (k, v) in tool.as_object().unwrap() {
+            t[k] = v.clone();
+        }
+        let mut p = json!({
+            "id": "shop", "title": "商店", "requires": ["campus-session"],
+            "grants": {"allow_network": true, "url_allowlist": ["api.example.com"]},
+            "tools": [t],
+        });
+        for (k, v) in plugin.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        Plugin::load(parse_manifest(&p).unwrap(), kind).unwrap()
+    }
+
+    fn tool(fields: Value) -> Plugin {
+        plugin(PluginKind::Community, json!({}), fields)
+    }
+
+    fn request(fields: Value) -> Value {
+        let mut r = json!({"method": "POST", "url": "https://api.example.com/pay/{order}"});
+        for (k, v) in fields.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        json!({ "request": r })
+    }
+
+    #[test]
+    fn every_loosening_of_a_tool_or_plugin_asks_again() {
+        let cases: Vec<(&str, Plugin, Plugin, &str)> = vec![
+            (
+                "dropping userOnly",
+                tool(json!({"userOnly": true})),
+                tool(json!({})),
+                "tool shop.pay is no longer for the user only: the AI may call it",
+            ),
+            (
+                "dropping alwaysAsk",
+                tool(json!({"alwaysAsk": true})),
+                tool(json!({})),
+                "tool shop.pay no longer asks every time",
+            ),
+            (
+                "dropping grant",
+                tool(json!({"grant": true})),
+                tool(json!({})),
+                "tool shop.pay no longer asks for a grant",
+            ),
+            (
+                "dropping target",
+                tool(json!({"target": "订单 {order}"})),
+                tool(json!({})),
+                "tool shop.pay no longer names what it acts on in its prompt",
+            ),
+            (
+                "rewording target",
+                tool(json!({"target": "订单 {order}"})),
+                tool(json!({"target": "查看 {order}"})),
+                "tool shop.pay names what it acts on as \"查看 {order}\" (was \"订单 {order}\")",
+            ),
+            (
+                "dropping untrusted",
+                tool(json!({"untrusted": true})),
+                tool(json!({})),
+                "tool shop.pay no longer marks its results untrusted",
+            ),
+            (
+                "adding campus to a request",
+                tool(json!({})),
+                tool(request(json!({"campus": true}))),
+                "tool shop.pay sends the campus session",
+            ),
+            (
+                "money to write",
+                tool(json!({})),
+                tool(json!({"effect": "write"})),
+                "tool shop.pay changes from money to write",
+            ),
+            (
+                "public to write",
+                tool(json!({"effect": "public"})),
+                tool(json!({"effect": "write"})),
+                "tool shop.pay changes from public to write",
+            ),
+            (
+                "write to read",
+                tool(json!({"effect": "write"})),
+                tool(json!({"effect": "read"})),
+                "tool shop.pay changes from write to read",
+            ),
+            (
+                "another method",
+                tool(json!({})),
+                tool(request(json!({"method": "DELETE"}))),
+                "tool shop.pay sends DELETE (was POST)",
+            ),
+            (
+                "another secret",
+                tool(json!({})),
+                tool(request(json!({"headers": {"X-Key": "{{secret:key}}"}}))),
+                "tool shop.pay sends the secret key",
+            ),
+            (
+                "a new campus tool",
+                tool(json!({})),
+                plugin(
+                    PluginKind::Community,
+                    json!({"tools": [
+                        {"name": "pay", "title": "付款", "effect": "money",
+                         "input": {"type": "object", "properties": {"order": {"type": "string"}}},
+                         "request": {"method": "POST", "url": "https://api.example.com/pay/{order}"}},
+                        {"name": "peek", "effect": "money",
+                         "request": {"method": "GET", "url": "https://api.example.com/peek", "campus": true}}
+                    ]}),
+                    json!({}),
+                ),
+                "tool shop.peek sends the campus session",
+            ),
+            (
+                "a new disclosure line",
+                tool(json!({})),
+                plugin(
+                    PluginKind::Community,
+                    json!({"disclosure": ["Your orders are kept online."]}),
+                    json!({}),
+                ),
+                "discloses: Your orders are kept online.",
+            ),
+            (
+                "a new data source",
+                plugin(PluginKind::Community, json!({}), json!({"effect": "read"})),
+                plugin(
+                    PluginKind::Community,
+                    json!({"dataSources": {"orders": {"title": "订单", "tool": "pay", "ttlMs": 60000}}}),
+                    json!({"effect": "read"}),
+                ),
+                "data source orders calls shop.pay by itself",
+            ),
+            (
+                "community to official",
+                tool(json!({})),
+                plugin(PluginKind::Official, json!({}), json!({})),
+                "it installs as an official plugin now (was community)",
+            ),
+        ];
+        let mut failed = Vec::new();
+        for (name, old, new, expected) in cases {
+            let more = asks_more(&old, &new);
+            if !more.iter().any(|m| m == expected) {
+                failed.push(format!("{name}: expected {expected:?} among {more:?}"));
+            }
+            let same = asks_more(&new, &new);
+            if !same.is_empty() {
+                failed.push(format!("{name}: the same version asks for {same:?}"));
+            }
+        }
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+    }
+
+    #[test]
+    fn tightening_a_tool_asks_for_nothing() {
+        let cases: Vec<(&str, Plugin, Plugin)> = vec![
+            (
+                "adding userOnly",
+                tool(json!({})),
+                tool(json!({"userOnly": true})),
+            ),
+            (
+                "adding alwaysAsk",
+                tool(json!({})),
+                tool(json!({"alwaysAsk": true})),
+            ),
+            (
+                "adding untrusted",
+                tool(json!({})),
+                tool(json!({"untrusted": true})),
+            ),
+            (
+                "dropping campus",
+                tool(request(json!({"campus": true}))),
+                tool(json!({})),
+            ),
+            (
+                "a new description",
+                tool(json!({})),
+                tool(json!({"description": "Pays an order."})),
+            ),
+        ];
+        for (name, old, new) in cases {
+            let more = asks_more(&old, &new);
+            assert!(more.is_empty(), "{name}: asks for {more:?}");
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The three kinds of plugin: bundled code, plugin documents, and remote (MCP) servers. They
 //! all load into one `registry::Plugin` and run through one invoke path.
 
+pub mod bounded;
 pub mod builtin;
 pub mod document;
 pub mod interpreter;

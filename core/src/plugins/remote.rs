@@ -3,11 +3,13 @@
 //! anything else write; every result untrusted), and each call goes through the one invoke path
 //! to [`RemoteServer`], the plugin's handler.
 //!
-//! Where a server may be (DESIGN.md §5): `https://` to a public address — the address guard of
-//! remote plugins applies, in the client's own resolver, so a name that resolves to loopback or
-//! a private network is refused — or `http://` to a loopback IP literal (127.0.0.0/8, [::1]),
-//! for a server the user runs on the same machine while developing. Nothing else: no plain
-//! http to any other host, no https to a private address, no redirects.
+//! Where a server may be (DESIGN.md §5, [`check_url`]): in the app, `https://` to a public
+//! address only — the address guard of remote plugins applies, in the client's own resolver, so
+//! a name that resolves to loopback or a private network is refused, like a literal one. A
+//! development tool (the CLI, `Options::development_servers`) also reaches a server on this
+//! machine: `localhost` (connected only when every address it resolves to is loopback),
+//! `127.0.0.0/8` or `[::1]`, over http or https. Nothing else: no plain http to any other host,
+//! no private address, no redirects.
 //!
 //! Transports. A server is first spoken to over Streamable HTTP (rmcp's client). One that
 //! answers the `initialize` POST with 400, 404 or 405 is taken for a server of the older
@@ -28,6 +30,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -39,7 +42,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest, PingRequest,
     ServerJsonRpcMessage,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService, TxJsonRpcMessage};
+use rmcp::service::{
+    NotificationContext, RoleClient, RunningService, ServiceError, TxJsonRpcMessage,
+};
 use rmcp::transport::common::client_side_sse::{BoxedSseResponse, NeverRetry};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -52,45 +57,87 @@ use serde_json::{Value, json};
 use sse_stream::SseStream;
 use url::{Host, Url};
 
+use super::bounded;
 use crate::error::EngineError;
-use crate::handler::{PluginHandler, ToolContext};
+use crate::handler::{Assessment, PluginHandler, ToolContext};
 use crate::installed::InstalledPlugins;
 use crate::registry::{LoadError, McpTool, Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
+use crate::turn::Scope;
 
 /// seed: a remote call must not hang a turn; longer than the gate's 10 s since a server may
 /// itself call out.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long closing a session waits for the server to take its end.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The keystore key of a remote server's bearer token.
 pub fn token_key(name: &str) -> String {
     format!("mcp.{name}.token")
 }
 
+/// Where remote servers may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Servers {
+    /// The app: `https://` to a public address only (DESIGN.md §5).
+    PublicOnly,
+    /// A development tool (the CLI) also reaches a server on this machine: `http://` or
+    /// `https://` to `localhost`, `127.0.0.1` (any of 127.0.0.0/8) or `[::1]`, the addresses a
+    /// plugin author types.
+    AlsoLoopback,
+}
+
+/// What to tell someone who gave the app a server on this machine or a private network.
+const PUBLIC_ONLY: &str = "the app adds a remote server only at a public https:// address; give \
+                           the server's public address (a server on this computer can be tried \
+                           with the harness CLI, a development tool)";
+
 /// Checks where a server is before anything is sent; returns the URL and whether it is the
-/// loopback development case (no address guard).
-pub fn check_url(raw: &str) -> Result<(Url, bool), String> {
+/// loopback development case (reached with [`crate::gates::loopback_client`], not the address
+/// guard).
+pub fn check_url(raw: &str, servers: Servers) -> Result<(Url, bool), String> {
     let url = Url::parse(raw).map_err(|e| format!("{raw} is not a URL ({e})"))?;
-    let literal = match url.host() {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "{raw}: {} is not https; give the server's https:// address",
+            url.scheme()
+        ));
+    }
+    // A name for this machine; the resolver of the loopback client checks what it resolves to.
+    let localhost = |d: &str| d.eq_ignore_ascii_case("localhost");
+    let address = match url.host() {
         Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
         Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-        Some(Host::Domain(_)) => None,
+        Some(Host::Domain(d)) if localhost(d) => None,
+        Some(Host::Domain(_)) => {
+            // Any other name: a public server over https, whose addresses the guarded
+            // resolver checks as it connects (a name resolving to a private one is refused).
+            if url.scheme() != "https" {
+                return Err(format!(
+                    "{raw}: a remote server is reached over https; write the URL with https://"
+                ));
+            }
+            return Ok((url, false));
+        }
         None => return Err(format!("{raw} names no host")),
     };
-    match url.scheme() {
-        "https" => match literal {
-            Some(ip) if crate::gates::refused_address(ip) => Err(format!(
-                "{ip} is a private or local address, which remote servers may not be at; \
-                 use http://127.0.0.1 only for a server on this machine"
-            )),
-            _ => Ok((url, false)),
-        },
-        "http" if literal.is_some_and(|ip| ip.is_loopback()) => Ok((url, true)),
-        "http" => Err(format!(
-            "{raw}: a remote server is reached over https; plain http only to a loopback \
-             address (127.0.0.1 or [::1]) for development"
+    let loopback = address.is_none_or(|ip| ip.is_loopback());
+    match (address, servers) {
+        (_, Servers::AlsoLoopback) if loopback => Ok((url, true)),
+        (Some(ip), _) if crate::gates::refused_address(ip) => Err(format!(
+            "{raw}: {ip} is a private or local address, which remote servers may not be at; {}",
+            if servers == Servers::AlsoLoopback {
+                "a server on this machine is reached at localhost, 127.0.0.1 or [::1]"
+            } else {
+                PUBLIC_ONLY
+            }
         )),
-        other => Err(format!("{raw}: {other} is not https")),
+        (Some(_), _) if url.scheme() == "https" => Ok((url, false)),
+        (Some(_), _) => Err(format!(
+            "{raw}: a remote server is reached over https; write the URL with https://"
+        )),
+        (None, _) => Err(format!("{raw}: localhost is this device; {PUBLIC_ONLY}")),
     }
 }
 
@@ -106,6 +153,14 @@ struct Listener {
 }
 
 impl ClientHandler for Listener {
+    /// The client introduces itself as the app, not as the SDK it is built with.
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let mut info = rmcp::model::ClientInfo::default();
+        info.client_info =
+            rmcp::model::Implementation::new("pku-harness", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         if let Some(changed) = &self.tools_changed {
             changed(context.peer);
@@ -155,6 +210,7 @@ impl Token {
 /// One MCP server: its URL, token and open session, reconnected after the session ends.
 pub struct RemoteServer {
     url: Url,
+    servers: Servers,
     loopback: bool,
     token: Arc<Token>,
     timeout: Duration,
@@ -163,11 +219,17 @@ pub struct RemoteServer {
 }
 
 impl RemoteServer {
-    /// Checks `url`, without connecting.
-    pub fn new(url: &str, token: Option<String>, timeout: Duration) -> Result<Self, String> {
-        let (url, loopback) = check_url(url)?;
+    /// Checks `url` against where `servers` may be, without connecting.
+    pub fn new(
+        url: &str,
+        token: Option<String>,
+        timeout: Duration,
+        servers: Servers,
+    ) -> Result<Self, String> {
+        let (url, loopback) = check_url(url, servers)?;
         Ok(Self {
             url,
+            servers,
             loopback,
             token: Arc::new(token.map_or(Token::None, Token::Given)),
             timeout,
@@ -182,8 +244,9 @@ impl RemoteServer {
         secrets: Arc<dyn SecretStore>,
         key: String,
         timeout: Duration,
+        servers: Servers,
     ) -> Result<Self, String> {
-        let mut server = Self::new(url, None, timeout)?;
+        let mut server = Self::new(url, None, timeout, servers)?;
         server.token = Arc::new(Token::Keystore(secrets, key));
         Ok(server)
     }
@@ -209,13 +272,12 @@ impl RemoteServer {
     }
 
     async fn connect(&self) -> Result<Session, String> {
-        let trust = if self.loopback {
-            PluginKind::Bundled
+        let client = if self.loopback {
+            crate::gates::loopback_client()
         } else {
-            PluginKind::Remote
-        };
-        let client = crate::gates::guarded_client(trust)
-            .map_err(|e| format!("the HTTP client could not start: {e}"))?;
+            crate::gates::guarded_client(PluginKind::Remote)
+        }
+        .map_err(|e| format!("the HTTP client could not start: {e}"))?;
         let connecting = async {
             let probe = Probe::new(client.clone(), self.token.clone());
             let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
@@ -239,7 +301,11 @@ impl RemoteServer {
                     | StatusCode::METHOD_NOT_ALLOWED),
                 )) => self.connect_legacy(client, status).await,
                 Some(Err(keystore)) => Err(keystore),
-                _ => Err(format!("could not connect to {}: {error}", self.url)),
+                _ => Err(format!(
+                    "could not connect to {}: {}",
+                    self.url,
+                    opening_words(&error)
+                )),
             }
         };
         match tokio::time::timeout(self.timeout, connecting).await {
@@ -260,7 +326,7 @@ impl RemoteServer {
     ) -> Result<Session, String> {
         let token = self.token.read()?;
         let sent = token.is_some();
-        let transport = match LegacySse::open(client, &self.url, token).await {
+        let transport = match LegacySse::open(client, &self.url, token, self.servers).await {
             Ok(transport) => transport,
             Err(Opening::Unauthorized) => return Err(self.token.refused(&self.url, sent)),
             Err(Opening::NotSse(what)) => {
@@ -274,10 +340,13 @@ impl RemoteServer {
             }
             Err(Opening::Failed(message)) => return Err(message),
         };
-        self.listener()
-            .serve(transport)
-            .await
-            .map_err(|e| format!("could not connect to {} over HTTP+SSE: {e}", self.url))
+        self.listener().serve(transport).await.map_err(|e| {
+            format!(
+                "could not connect to {} over HTTP+SSE: {}",
+                self.url,
+                opening_words(&e)
+            )
+        })
     }
 
     /// The open session, connecting (again) when there is none or it ended.
@@ -291,6 +360,23 @@ impl RemoteServer {
         Ok(session)
     }
 
+    /// Ends the open session, if there is one, and tells the server so (Streamable HTTP: the
+    /// DELETE of the session, within 5 s), so no session is left open on it when the app is
+    /// done with the server.
+    pub async fn close(&self) {
+        let Some(session) = self.session.lock().await.take() else {
+            return;
+        };
+        match Arc::try_unwrap(session) {
+            Ok(mut session) => {
+                let _ = session.close_with_timeout(CLOSE_TIMEOUT).await;
+            }
+            // A call still holds it: cancelled, the session ends, and tells the server, as soon
+            // as that call lets go of it.
+            Err(shared) => shared.cancellation_token().cancel(),
+        }
+    }
+
     /// Forgets the session, so the next call connects anew (after a failure of the transport).
     async fn drop_session(&self) {
         self.session.lock().await.take();
@@ -301,6 +387,10 @@ impl RemoteServer {
         let session = self.session().await?;
         match list(session.peer(), self.timeout).await {
             Ok(tools) => Ok(tools),
+            Err(Listing::TooLarge) => {
+                self.drop_session().await;
+                Err(self.too_large())
+            }
             Err(Listing::Failed(e)) => {
                 self.drop_session().await;
                 Err(format!("{} did not list its tools: {e}", self.url))
@@ -311,6 +401,16 @@ impl RemoteServer {
             }
             Err(Listing::Unreadable(e)) => Err(e),
         }
+    }
+
+    /// The error of an answer past the cap: refused, not cut (DESIGN.md §5).
+    fn too_large(&self) -> String {
+        format!(
+            "the server at {} sent an answer larger than 1 MiB ({} bytes), the most the app \
+             takes from a remote server; it was refused, not cut",
+            self.url,
+            bounded::ANSWER_CAP
+        )
     }
 
     /// Calls tool `name` with `input`; the result as JSON, or the tool's error.
@@ -334,7 +434,14 @@ impl RemoteServer {
                 // The session may be gone (the server died, the network dropped): the next
                 // call connects anew.
                 self.drop_session().await;
-                Err(format!("the server at {} failed the call: {e}", self.url))
+                Err(match too_large(&e) {
+                    true => self.too_large(),
+                    false => format!(
+                        "the server at {} failed the call: {}",
+                        self.url,
+                        service_words(&e)
+                    ),
+                })
             }
             Err(_) => Err(format!(
                 "the server at {} did not answer within {} s",
@@ -345,8 +452,65 @@ impl RemoteServer {
     }
 }
 
+/// A failed request in words for a person: the server's own message, or what went wrong with
+/// the connection — never the SDK's type names.
+fn service_words(error: &ServiceError) -> String {
+    match error {
+        ServiceError::McpError(data) => data.message.to_string(),
+        ServiceError::TransportSend(_) => {
+            "the request could not be sent; the connection failed".into()
+        }
+        ServiceError::TransportClosed => "the connection to the server closed".into(),
+        ServiceError::UnexpectedResponse => {
+            "it answered with something other than an answer to the request".into()
+        }
+        ServiceError::Cancelled { .. } => "the request was cancelled".into(),
+        ServiceError::Timeout { .. } => "it did not answer in time".into(),
+        _ => "the request failed".into(),
+    }
+}
+
+/// Why a request to the server at `url` was not answered, in words: the address guard's
+/// refusal as it is, or the connection's causes without the HTTP stack's own prefixes.
+fn unreachable(url: &str, error: &reqwest::Error) -> String {
+    if let Some(refused) = crate::gates::address_refusal(error) {
+        return format!("could not connect to {url}: {refused}; give the server's public address");
+    }
+    let cause = crate::gates::error_chain(std::error::Error::source(error).unwrap_or(error));
+    let cause = cause.strip_prefix("error: ").unwrap_or(&cause);
+    let cause = cause
+        .strip_prefix("client error (Connect): ")
+        .unwrap_or(cause);
+    format!("could not connect to {url}: {cause}; check the server's URL and that it is running")
+}
+
+/// Why a session could not begin, in words for a person.
+fn opening_words(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match error {
+        E::JsonRpcError(data) => format!("it refused to begin a session: {}", data.message),
+        E::ConnectionClosed(_) => {
+            "the server closed the connection before the session began".into()
+        }
+        E::TransportError { .. } => {
+            "the connection failed; check the server's URL and that it is running".into()
+        }
+        E::Cancelled => "the connection was cancelled".into(),
+        _ => {
+            "it did not answer the initialize request as an MCP server does; check the server's URL"
+                .into()
+        }
+    }
+}
+
+/// Whether `error` is the refusal the client put in place of an answer past the cap.
+fn too_large(error: &ServiceError) -> bool {
+    matches!(error, ServiceError::McpError(data) if data.message == bounded::TOO_LARGE)
+}
+
 /// Why a `tools/list` gave no list.
 enum Listing {
+    TooLarge,
     Failed(String),
     Late,
     Unreadable(String),
@@ -356,7 +520,8 @@ enum Listing {
 async fn list(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<McpTool>, Listing> {
     let tools = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
-        Ok(Err(e)) => return Err(Listing::Failed(e.to_string())),
+        Ok(Err(e)) if too_large(&e) => return Err(Listing::TooLarge),
+        Ok(Err(e)) => return Err(Listing::Failed(service_words(&e))),
         Err(_) => return Err(Listing::Late),
     };
     tools
@@ -379,7 +544,8 @@ struct Probe {
     http: reqwest::Client,
     source: Arc<Token>,
     token: Arc<Mutex<Option<String>>>,
-    /// The status of the last `initialize` answer, or why no token could be read for it.
+    /// The status of the last `initialize` answer, or why there was none (no token could be
+    /// read, or the request could not be sent), in words.
     answer: Arc<Mutex<Option<Result<StatusCode, String>>>>,
 }
 
@@ -430,7 +596,14 @@ impl Probe {
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
-        let response = request.send().await?;
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                // Kept in words (reqwest's causes, not rmcp's wrapping of them) for the error.
+                *crate::lock(&self.answer) = Some(Err(unreachable(uri, &e)));
+                return Err(e.into());
+            }
+        };
         let status = response.status();
         *crate::lock(&self.answer) = Some(Ok(status));
         if !status.is_success() {
@@ -438,21 +611,13 @@ impl Probe {
                 format!("HTTP {status}").into(),
             ));
         }
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let session = header(&response, SESSION_ID);
+        let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
         let answer = if content_type.starts_with("text/event-stream") {
             // The initialize result is the first answer on the stream; a log line may come
             // before it.
-            let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+            let refused = Arc::new(AtomicBool::new(false));
+            let mut events = SseStream::from_bytes_stream(bounded::events(response, refused));
             loop {
                 let data = match events.next().await {
                     Some(Ok(event)) => event.data.unwrap_or_default(),
@@ -479,13 +644,33 @@ impl Probe {
                 }
             }
         } else if content_type.starts_with("application/json") {
-            response.json().await?
+            let body = bounded::read(response).await.map_err(body_error)?;
+            serde_json::from_slice(&body)?
         } else {
             return Err(StreamableHttpError::UnexpectedContentType(Some(
                 content_type,
             )));
         };
         Ok(StreamableHttpPostResponse::Json(answer, session))
+    }
+}
+
+/// The session header of Streamable HTTP.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// Header `name` of `response`, when it is text.
+fn header(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn body_error(e: bounded::BodyError) -> StreamableHttpError<reqwest::Error> {
+    match e {
+        bounded::BodyError::Http(e) => e.into(),
+        too_large => StreamableHttpError::UnexpectedServerResponse(too_large.to_string().into()),
     }
 }
 
@@ -508,10 +693,91 @@ impl StreamableHttpClient for Probe {
         if initialize && session_id.is_none() {
             return self.initialize(&uri, message, custom_headers).await;
         }
-        let token = self.token();
-        self.http
-            .post_message(uri, message, session_id, token, custom_headers)
-            .await
+        // rmcp's own reqwest client, but with every body read under the cap (module
+        // `bounded`): rmcp would take an answer of any size whole.
+        let mut request = self
+            .http
+            .post(uri.as_ref())
+            .header(ACCEPT, "text/event-stream, application/json")
+            .json(&message);
+        if let Some(token) = self.token() {
+            request = request.bearer_auth(token);
+        }
+        let had_session = session_id.is_some();
+        if let Some(session) = session_id {
+            request = request.header(SESSION_ID, session.as_ref());
+        }
+        for (name, value) in custom_headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == StatusCode::NOT_FOUND && had_session {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let session = header(&response, SESSION_ID);
+        let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
+        let id = bounded::request_id(&message);
+        // As rmcp: some servers answer a notification with an empty 200.
+        if status.is_success() && id.is_none() && response.content_length() == Some(0) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if !status.is_success() {
+            // A JSON-RPC error in the body is the server's answer; anything else, its status
+            // (never the body's text, which could be of any size).
+            if content_type.starts_with("application/json") {
+                let error = bounded::read(response)
+                    .await
+                    .ok()
+                    .and_then(|body| serde_json::from_slice::<ServerJsonRpcMessage>(&body).ok())
+                    .filter(|m| matches!(m, ServerJsonRpcMessage::Error(_)));
+                if let Some(error) = error {
+                    return Ok(StreamableHttpPostResponse::Json(error, session));
+                }
+            }
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                format!("HTTP {status}").into(),
+            ));
+        }
+        if content_type.starts_with("text/event-stream") {
+            let refused = Arc::new(AtomicBool::new(false));
+            let events = rmcp_sse_stream::SseStream::from_bytes_stream(bounded::events(
+                response,
+                refused.clone(),
+            ));
+            // The stream's one request fails with the cap's error in place of its answer.
+            let refusal = bounded::refusal(&id.unwrap_or(Value::Null)).to_string();
+            let events = events.map(move |event| match event {
+                Err(_) if refused.load(Ordering::SeqCst) => Ok(rmcp_sse_stream::Sse {
+                    event: None,
+                    data: Some(refusal.clone()),
+                    id: None,
+                    retry: None,
+                }),
+                other => other,
+            });
+            return Ok(StreamableHttpPostResponse::Sse(events.boxed(), session));
+        }
+        if !content_type.starts_with("application/json") {
+            return Err(StreamableHttpError::UnexpectedContentType(Some(
+                content_type,
+            )));
+        }
+        let answer = match bounded::read(response).await {
+            Ok(body) => serde_json::from_slice(&body),
+            Err(bounded::BodyError::TooLarge) => {
+                serde_json::from_value(bounded::refusal(&id.unwrap_or(Value::Null)))
+            }
+            Err(bounded::BodyError::Http(e)) => return Err(e.into()),
+        };
+        match answer {
+            Ok(message) => Ok(StreamableHttpPostResponse::Json(message, session)),
+            // As rmcp: a body that is no message (a 200 to a notification) is taken as accepted.
+            Err(_) => Ok(StreamableHttpPostResponse::Accepted),
+        }
     }
 
     async fn delete_session(
@@ -535,10 +801,39 @@ impl StreamableHttpClient for Probe {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxedSseResponse, StreamableHttpError<reqwest::Error>> {
-        let token = self.token();
-        self.http
-            .get_stream(uri, session_id, last_event_id, token, custom_headers)
-            .await
+        // rmcp's own, with the stream's events bounded (module `bounded`).
+        let mut request = self
+            .http
+            .get(uri.as_ref())
+            .header(ACCEPT, "text/event-stream, application/json")
+            .header(SESSION_ID, session_id.as_ref());
+        if let Some(last) = last_event_id {
+            request = request.header("last-event-id", last);
+        }
+        if let Some(token) = self.token() {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in custom_headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await?;
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
+        let response = response.error_for_status()?;
+        let content_type = header(&response, CONTENT_TYPE.as_str());
+        if !content_type.as_deref().is_some_and(|ct| {
+            ct.starts_with("text/event-stream") || ct.starts_with("application/json")
+        }) {
+            return Err(StreamableHttpError::UnexpectedContentType(content_type));
+        }
+        // A message past the cap ends the stream; nothing waits on it but the notifications
+        // the server would send there.
+        let refused = Arc::new(AtomicBool::new(false));
+        Ok(
+            rmcp_sse_stream::SseStream::from_bytes_stream(bounded::events(response, refused))
+                .boxed(),
+        )
     }
 }
 
@@ -561,6 +856,9 @@ struct LegacySse {
     http: reqwest::Client,
     endpoint: Url,
     token: Option<String>,
+    /// The ids of the requests sent and not yet answered: an answer past the cap cannot say
+    /// which one it was, so each fails with the cap's error.
+    unanswered: Arc<Mutex<Vec<Value>>>,
     incoming: tokio::sync::mpsc::Receiver<ServerJsonRpcMessage>,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -571,6 +869,7 @@ impl LegacySse {
         http: reqwest::Client,
         url: &Url,
         token: Option<String>,
+        servers: Servers,
     ) -> Result<Self, Opening> {
         let mut request = http.get(url.as_str()).header(ACCEPT, "text/event-stream");
         if let Some(token) = &token {
@@ -579,7 +878,7 @@ impl LegacySse {
         let response = request
             .send()
             .await
-            .map_err(|e| Opening::Failed(format!("could not connect to {url}: {e}")))?;
+            .map_err(|e| Opening::Failed(unreachable(url.as_str(), &e)))?;
         match response.status() {
             StatusCode::UNAUTHORIZED => return Err(Opening::Unauthorized),
             status if !status.is_success() => {
@@ -596,7 +895,8 @@ impl LegacySse {
         if !content_type.starts_with("text/event-stream") {
             return Err(Opening::NotSse(content_type));
         }
-        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+        let refused = Arc::new(AtomicBool::new(false));
+        let mut events = SseStream::from_bytes_stream(bounded::events(response, refused.clone()));
         let named = loop {
             match events.next().await {
                 Some(Ok(event)) if event.data.is_none() => continue,
@@ -637,8 +937,10 @@ impl LegacySse {
                 url.origin().ascii_serialization()
             )));
         }
-        check_url(endpoint.as_str()).map_err(Opening::Failed)?;
+        check_url(endpoint.as_str(), servers).map_err(Opening::Failed)?;
         let (sender, incoming) = tokio::sync::mpsc::channel(64);
+        let unanswered = Arc::new(Mutex::new(Vec::new()));
+        let waiting = unanswered.clone();
         let reader = tokio::spawn(async move {
             while let Some(Ok(event)) = events.next().await {
                 if !matches!(event.event.as_deref(), None | Some("message")) {
@@ -646,11 +948,30 @@ impl LegacySse {
                 }
                 let Some(data) = event.data else { continue };
                 // A message this client cannot read is dropped, as rmcp drops one.
-                let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                let Ok(value) = serde_json::from_str::<Value>(&data) else {
+                    continue;
+                };
+                if value.get("method").is_none() {
+                    if let Some(id) = value.get("id") {
+                        crate::lock(&waiting).retain(|w| w != id);
+                    }
+                }
+                let Ok(message) = serde_json::from_value::<ServerJsonRpcMessage>(value) else {
                     continue;
                 };
                 if sender.send(message).await.is_err() {
-                    break;
+                    return;
+                }
+            }
+            if refused.load(Ordering::SeqCst) {
+                let ids = std::mem::take(&mut *crate::lock(&waiting));
+                for id in ids {
+                    let Ok(refusal) = serde_json::from_value(bounded::refusal(&id)) else {
+                        continue;
+                    };
+                    if sender.send(refusal).await.is_err() {
+                        return;
+                    }
                 }
             }
             // The stream ended: `receive` answers None, and rmcp closes the session.
@@ -659,6 +980,7 @@ impl LegacySse {
             http,
             endpoint,
             token,
+            unanswered,
             incoming,
             reader,
         })
@@ -672,6 +994,9 @@ impl Transport<RoleClient> for LegacySse {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), LegacyError>> + Send + 'static {
+        if let Some(id) = bounded::request_id(&item) {
+            crate::lock(&self.unanswered).push(id);
+        }
         let mut request = self.http.post(self.endpoint.as_str()).json(&item);
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -716,6 +1041,9 @@ impl Drop for LegacySse {
 pub(crate) struct Remotes {
     plugins: Weak<InstalledPlugins>,
     secrets: Arc<dyn SecretStore>,
+    servers: Servers,
+    /// The installed plugins' handlers, to close their sessions at shutdown.
+    handlers: Mutex<Vec<Weak<RemoteServer>>>,
     refreshes: Mutex<FxHashMap<String, Arc<Refreshes>>>,
 }
 
@@ -731,10 +1059,16 @@ struct Refreshes {
 }
 
 impl Remotes {
-    pub(crate) fn new(plugins: Weak<InstalledPlugins>, secrets: Arc<dyn SecretStore>) -> Self {
+    pub(crate) fn new(
+        plugins: Weak<InstalledPlugins>,
+        secrets: Arc<dyn SecretStore>,
+        servers: Servers,
+    ) -> Self {
         Self {
             plugins,
             secrets,
+            servers,
+            handlers: Mutex::default(),
             refreshes: Mutex::default(),
         }
     }
@@ -758,19 +1092,40 @@ impl Remotes {
         self: &Arc<Self>,
         plugin: &str,
         url: &str,
-    ) -> Result<RemoteServer, String> {
+    ) -> Result<Arc<RemoteServer>, String> {
         let name = plugin
             .strip_prefix("mcp-")
             .ok_or_else(|| format!("{plugin} is not a remote plugin (mcp-<name>)"))?;
         let remotes = Arc::downgrade(self);
         let id = plugin.to_owned();
-        let server =
-            RemoteServer::with_keystore(url, self.secrets.clone(), token_key(name), CALL_TIMEOUT)?;
-        Ok(server.on_tools_changed(move |peer| {
+        let server = RemoteServer::with_keystore(
+            url,
+            self.secrets.clone(),
+            token_key(name),
+            CALL_TIMEOUT,
+            self.servers,
+        )?;
+        let server = Arc::new(server.on_tools_changed(move |peer| {
             if let Some(remotes) = remotes.upgrade() {
                 remotes.announced(&id, peer);
             }
-        }))
+        }));
+        let mut handlers = crate::lock(&self.handlers);
+        handlers.retain(|h| h.strong_count() > 0);
+        handlers.push(Arc::downgrade(&server));
+        Ok(server)
+    }
+
+    /// Closes every remote plugin's open session, telling each server (at the engine's
+    /// shutdown).
+    pub(crate) async fn close_all(&self) {
+        let open: Vec<Arc<RemoteServer>> = crate::lock(&self.handlers)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for server in open {
+            server.close().await;
+        }
     }
 
     /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
@@ -782,8 +1137,8 @@ impl Remotes {
         name: &str,
         token: Option<&str>,
     ) -> Result<String, EngineError> {
-        let link = |message: String| EngineError::Link {
-            link: url.to_owned(),
+        let link = |message: String| EngineError::Server {
+            url: url.to_owned(),
             message,
         };
         let id = format!("mcp-{name}");
@@ -798,10 +1153,11 @@ impl Remotes {
             }
             .into());
         }
-        let server =
-            RemoteServer::new(url, token.map(str::to_owned), CALL_TIMEOUT).map_err(link)?;
-        let tools = server.list_tools().await.map_err(link)?;
-        drop(server);
+        let server = RemoteServer::new(url, token.map(str::to_owned), CALL_TIMEOUT, self.servers)
+            .map_err(link)?;
+        let listed = server.list_tools().await;
+        server.close().await;
+        let tools = listed.map_err(link)?;
         let plugin = Plugin::from_mcp(name, name, &tools)?;
         let key = token_key(name);
         // A token left by an earlier server of this name must not go to this one.
@@ -810,12 +1166,24 @@ impl Remotes {
             None => self.secrets.delete(&key)?,
         }
         let handler = self.server(&id, url).map_err(link)?;
-        if let Err(e) = plugins.install(plugin, url, Arc::new(handler)) {
+        if let Err(e) = plugins.install(plugin, url, handler) {
             // Nothing was installed: nor is the token kept.
             let _ = self.secrets.delete(&key);
             return Err(e);
         }
         Ok(id)
+    }
+
+    /// Connects to the MCP server at `url` and lists its tools, installing nothing.
+    pub(crate) async fn tools_at(&self, url: &str) -> Result<Vec<McpTool>, EngineError> {
+        let link = |message: String| EngineError::Server {
+            url: url.to_owned(),
+            message,
+        };
+        let server = RemoteServer::new(url, None, CALL_TIMEOUT, self.servers).map_err(link)?;
+        let listed = server.list_tools().await;
+        server.close().await;
+        listed.map_err(link)
     }
 
     /// Lists remote plugin `plugin`'s tools again, on a new session, and installs the list
@@ -827,17 +1195,23 @@ impl Remotes {
             (PluginKind::Remote, Some(name)) => name,
             _ => return Err(EngineError::NoSuchPlugin(plugin.to_owned())),
         };
-        let link = |message: String| EngineError::Link {
-            link: url.clone(),
+        let link = |message: String| EngineError::Server {
+            url: url.clone(),
             message,
         };
-        let server =
-            RemoteServer::with_keystore(&url, self.secrets.clone(), token_key(name), CALL_TIMEOUT)
-                .map_err(link)?;
+        let server = RemoteServer::with_keystore(
+            &url,
+            self.secrets.clone(),
+            token_key(name),
+            CALL_TIMEOUT,
+            self.servers,
+        )
+        .map_err(link)?;
         let refreshes = self.refreshes(plugin);
         let _in_turn = refreshes.running.lock().await;
-        let tools = server.list_tools().await.map_err(link)?;
-        plugins.update_remote(plugin, &tools)
+        let listed = server.list_tools().await;
+        server.close().await;
+        plugins.update_remote(plugin, &listed.map_err(link)?)
     }
 
     /// The server of `plugin` announced a changed tool list on session `peer`: refresh in the
@@ -896,6 +1270,12 @@ async fn watch(session: &Session) -> String {
 
 #[async_trait]
 impl PluginHandler for RemoteServer {
+    /// Every call goes to the server's host: outside the conversation's hosts it is refused at
+    /// step 8b, before anything is sent.
+    fn assess(&self, _tool: &Tool, _input: &Value, scope: &Scope) -> Assessment {
+        Assessment::reaching(&self.url, scope)
+    }
+
     async fn run(&self, tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
         self.call(&tool.name, input).await
     }
@@ -972,22 +1352,52 @@ mod tests {
     }
 
     #[test]
-    fn a_server_is_https_or_http_to_loopback_only() {
-        assert!(!check_url("https://mcp.example.com/mcp").unwrap().1);
-        assert!(check_url("http://127.0.0.1:3001/mcp").unwrap().1);
-        assert!(check_url("http://[::1]:3001/mcp").unwrap().1);
+    fn the_app_reaches_public_https_servers_only() {
+        let app = |url: &str| check_url(url, Servers::PublicOnly);
+        assert!(!app("https://mcp.example.com/mcp").unwrap().1);
         assert_eq!(
-            check_url("http://mcp.example.com/mcp").unwrap_err(),
-            "http://mcp.example.com/mcp: a remote server is reached over https; plain http only \
-             to a loopback address (127.0.0.1 or [::1]) for development"
+            app("http://mcp.example.com/mcp").unwrap_err(),
+            "http://mcp.example.com/mcp: a remote server is reached over https; write the URL \
+             with https://"
         );
-        assert!(check_url("http://localhost:3001/mcp").is_err());
         assert_eq!(
-            check_url("https://192.168.1.2/mcp").unwrap_err(),
-            "192.168.1.2 is a private or local address, which remote servers may not be at; use \
-             http://127.0.0.1 only for a server on this machine"
+            app("https://192.168.1.2/mcp").unwrap_err(),
+            format!(
+                "https://192.168.1.2/mcp: 192.168.1.2 is a private or local address, which remote \
+                 servers may not be at; {PUBLIC_ONLY}"
+            )
         );
-        assert!(check_url("https://127.0.0.1/mcp").is_err());
-        assert!(check_url("ftp://mcp.example.com/").is_err());
+        for url in [
+            "http://127.0.0.1:3001/mcp",
+            "https://127.0.0.1/mcp",
+            "http://[::1]:3001/mcp",
+            "https://localhost/mcp",
+            "http://LOCALHOST:3001/mcp",
+        ] {
+            let err = app(url).unwrap_err();
+            assert!(err.ends_with(PUBLIC_ONLY), "{url}: {err}");
+        }
+        assert!(app("ftp://mcp.example.com/").is_err());
+    }
+
+    #[test]
+    fn a_development_tool_also_reaches_this_machine() {
+        let dev = |url: &str| check_url(url, Servers::AlsoLoopback);
+        for url in [
+            "http://127.0.0.1:3001/mcp",
+            "http://127.8.9.1:3001/mcp",
+            "http://[::1]:3001/mcp",
+            "https://[::1]/mcp",
+            "http://localhost:3001/mcp",
+        ] {
+            assert!(dev(url).unwrap().1, "{url}");
+        }
+        assert!(!dev("https://mcp.example.com/mcp").unwrap().1);
+        assert_eq!(
+            dev("http://10.0.0.2/mcp").unwrap_err(),
+            "http://10.0.0.2/mcp: 10.0.0.2 is a private or local address, which remote servers \
+             may not be at; a server on this machine is reached at localhost, 127.0.0.1 or [::1]"
+        );
+        assert!(dev("http://mcp.example.com/mcp").is_err());
     }
 }

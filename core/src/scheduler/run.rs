@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::condition::Memory;
 use super::spec::{Compiled, Notification, Task};
-use super::{Job, JobState, PAUSE_AFTER_REFUSALS, Scheduler, SchedulerError, to_row};
+use super::{Job, JobState, Owner, PAUSE_AFTER_REFUSALS, Scheduler, SchedulerError, to_row};
 use crate::invoke::{Call, Invocation, Invoker, ModelTool, Outcome};
 use crate::lock;
 use crate::policy::Actor;
@@ -101,10 +101,17 @@ pub struct AgentJob {
     /// The tools to offer the model: those a scheduled run could run ([`Scheduler::tools`]).
     pub tools: Vec<ModelTool>,
     invoker: Arc<Invoker>,
+    /// The conversation that made the job, whose scope bounds its calls.
+    made_in: Option<String>,
     tally: Mutex<(u32, u32, Option<String>)>,
 }
 
 impl AgentJob {
+    /// The conversation that made the job, whose scope bounds its calls.
+    pub(crate) fn made_in(&self) -> Option<&str> {
+        self.made_in.as_deref()
+    }
+
     /// Calls a tool, by id (`wallet.cardBalance`) or model name (`wallet__cardBalance`), with
     /// actor scheduler.
     pub async fn call(&self, tool: &str, input: Value) -> Invocation {
@@ -113,14 +120,15 @@ impl AgentJob {
         } else {
             tool.to_owned()
         };
+        let call = Call {
+            tool: id.clone(),
+            actor: Actor::Scheduler,
+            input,
+            conversation: None,
+        };
         let invocation = self
             .invoker
-            .invoke(Call {
-                tool: id.clone(),
-                actor: Actor::Scheduler,
-                input,
-                conversation: None,
-            })
+            .invoke_made_in(call, self.made_in.clone())
             .await;
         let mut tally = self.tally.lock().unwrap_or_else(|p| p.into_inner());
         tally.0 += 1;
@@ -199,7 +207,12 @@ impl Scheduler {
                     input: check.args.clone(),
                     conversation: None,
                 };
-                match self.invoker.invoke(call).await.outcome {
+                match self
+                    .invoker
+                    .invoke_made_in(call, made_in(job))
+                    .await
+                    .outcome
+                {
                     Outcome::Refused { code, message } => (
                         RunOutcome::Refused {
                             code: code.as_str().to_owned(),
@@ -229,6 +242,7 @@ impl Scheduler {
                     due_ms: due,
                     tools: self.tools(),
                     invoker: self.invoker.clone(),
+                    made_in: made_in(job),
                     tally: Mutex::new((0, 0, None)),
                 };
                 let reply = runner.run(&ctx).await;
@@ -351,5 +365,15 @@ fn evaluate(
             },
             None,
         ),
+    }
+}
+
+/// The conversation whose scope bounds a job's calls: the one it was made in (seed 003: a
+/// scheduled run is no wider than the conversation that asked for it). A job the user made is
+/// bounded by the plugins' grants alone.
+fn made_in(job: &Job) -> Option<String> {
+    match &job.owner {
+        Owner::Plugin { conversation, .. } => conversation.clone(),
+        Owner::User => None,
     }
 }

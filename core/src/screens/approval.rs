@@ -8,7 +8,7 @@ use super::texts::{answer_words, effect_words, title, tr};
 use crate::engine::Engine;
 use crate::invoke::Prompt;
 use crate::policy::{Answer, PromptKind};
-use crate::registry::Effect;
+use crate::registry::{Effect, PluginKind};
 use crate::settings::Language;
 
 /// One answer the sheet offers.
@@ -49,6 +49,10 @@ pub struct ApprovalSheet {
     pub reason: String,
     /// Exactly the answers the decision offers, in order.
     pub answers: Vec<AnswerButton>,
+    /// The tool's title comes from a remote (MCP) server, third-party text (DESIGN.md §5): the
+    /// sheet shows `words_from_server_label` beside it.
+    pub words_from_server: bool,
+    pub words_from_server_label: String,
 }
 
 pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> ApprovalSheet {
@@ -57,6 +61,11 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
     let plugin = engine
         .installed()
         .read(|s| s.registry.plugin(&prompt.plugin).cloned());
+    let words_from_server = plugin
+        .as_ref()
+        .map_or(prompt.plugin.starts_with("mcp-"), |p| {
+            p.kind == PluginKind::Remote
+        });
     let plugin_title = plugin.map_or(prompt.plugin_title.clone(), |p| {
         title(lang, &p.title, p.title_en.as_deref())
     });
@@ -113,5 +122,12 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
                 },
             })
             .collect(),
+        words_from_server,
+        words_from_server_label: tr(
+            lang,
+            "以下文字来自服务器",
+            "These words come from the server",
+        )
+        .into(),
     }
 }

@@ -89,6 +89,13 @@ impl Live {
                     t.thinking.push_str(text);
                 }
             }
+            Event::AnswerRestarted { turn } => {
+                // The cut attempt's words give way to the next attempt's.
+                if let Some(t) = turn_of(s, turn) {
+                    t.text.clear();
+                    t.thinking.clear();
+                }
+            }
             Event::ToolCallStarted { turn, .. } | Event::MessageJoined { turn, .. } => {
                 // The answer before the call or the joined words is in the history now.
                 if let Some(t) = turn_of(s, turn) {

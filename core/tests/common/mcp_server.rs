@@ -50,6 +50,12 @@ struct State {
     connections: Mutex<Vec<JoinHandle<()>>>,
     /// The HTTP+SSE form: the data of the `endpoint` event that opens GET /sse.
     endpoint: Option<String>,
+    /// `tools/call` answers with one text block of this many bytes, when set.
+    result_bytes: Mutex<Option<usize>>,
+    /// Answers to POSTed requests come as a `text/event-stream` body rather than JSON.
+    answer_events: AtomicBool,
+    /// The sessions clients ended with DELETE.
+    deleted: Mutex<Vec<String>>,
 }
 
 pub struct McpServer {
@@ -125,6 +131,21 @@ impl McpServer {
     /// The coming `tools/list` requests wait these long, in turn.
     pub fn delay_lists(&self, delays: impl IntoIterator<Item = Duration>) {
         self.state.list_delays.lock().unwrap().extend(delays);
+    }
+
+    /// Each `tools/call` answers with a text block of `bytes` bytes (`x` repeated).
+    pub fn answer_calls_with(&self, bytes: usize) {
+        *self.state.result_bytes.lock().unwrap() = Some(bytes);
+    }
+
+    /// Answers POSTed requests with an event stream (true) or a JSON body (false, the default).
+    pub fn answer_as_events(&self, events: bool) {
+        self.state.answer_events.store(events, Ordering::SeqCst);
+    }
+
+    /// The sessions clients ended with DELETE, in order.
+    pub fn deleted_sessions(&self) -> Vec<String> {
+        self.state.deleted.lock().unwrap().clone()
     }
 
     /// `tools/list` answers with a JSON-RPC error while set.
@@ -244,7 +265,12 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
                 return stream(socket, state, None).await;
             }
         }
-        (None, "DELETE", "/mcp") => respond(200, &[], "text/plain", ""),
+        (None, "DELETE", "/mcp") => {
+            if let Some(session) = request.header("mcp-session-id") {
+                state.deleted.lock().unwrap().push(session.to_owned());
+            }
+            respond(200, &[], "text/plain", "")
+        }
         (None, "POST", "/mcp") => post(&request, &state).await,
         _ => respond(404, &[], "text/plain", "not found"),
     };
@@ -314,7 +340,13 @@ async fn post(request: &Request, state: &State) -> String {
                 .unwrap()
                 .iter()
                 .any(|t| t["name"] == name);
-            if listed {
+            let size = *state.result_bytes.lock().unwrap();
+            if let Some(bytes) = size.filter(|_| listed) {
+                result(
+                    id,
+                    json!({"content": [{"type": "text", "text": "x".repeat(bytes)}]}),
+                )
+            } else if listed {
                 result(
                     id,
                     json!({"content": [{"type": "text", "text": format!("{name}: {text}")}]}),
@@ -332,6 +364,14 @@ async fn post(request: &Request, state: &State) -> String {
                     "error": {"code": -32601, "message": format!("no method {method}")}})
         .to_string(),
     };
+    if state.answer_events.load(Ordering::SeqCst) {
+        return respond(
+            200,
+            &[],
+            "text/event-stream",
+            &format!("event: message\ndata: {body}\n\n"),
+        );
+    }
     respond(200, &[], "application/json", &body)
 }
 

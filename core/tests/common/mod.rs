@@ -105,6 +105,19 @@ impl PluginHandler for Counter {
     }
 }
 
+/// A tap on `tool` with `input`: the user's call through the one invoke path.
+pub async fn tap(engine: &Engine, tool: &str, input: Value) -> harness_core::invoke::Outcome {
+    engine
+        .invoke(harness_core::invoke::Call {
+            tool: tool.into(),
+            actor: harness_core::policy::Actor::User,
+            input,
+            conversation: None,
+        })
+        .await
+        .outcome
+}
+
 /// A campus plugin with a tool of each kind the scheduler must tell apart.
 pub fn campus_manifest(notices_effect: &str) -> Value {
     json!({

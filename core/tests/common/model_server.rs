@@ -40,7 +40,13 @@ pub fn done() -> Part {
 #[derive(Debug, Clone)]
 pub enum Body {
     Events(Vec<Part>),
-    Whole { content_type: String, text: String },
+    Whole {
+        content_type: String,
+        text: String,
+    },
+    /// JSON `{"path": …, "headers": {name: value}}` of the request being answered, as a
+    /// service that echoes what it was sent.
+    Echo,
 }
 
 /// One response of the script.
@@ -75,6 +81,15 @@ impl Reply {
                 content_type: content_type.to_owned(),
                 text: text.to_owned(),
             },
+        }
+    }
+
+    /// 200 with the request's path and headers as JSON.
+    pub fn echo() -> Self {
+        Self {
+            status: 200,
+            headers: Vec::new(),
+            body: Body::Echo,
         }
     }
 
@@ -204,6 +219,14 @@ async fn answer(
 ) -> std::io::Result<()> {
     socket.set_nodelay(true)?;
     let request = read_request(&mut socket).await?;
+    let echo = serde_json::json!({
+        "path": request.path,
+        "headers": request
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), Value::from(value.as_str())))
+            .collect::<serde_json::Map<String, Value>>(),
+    });
     recorded.lock().unwrap().push(request);
     let reply = {
         let mut script = script.lock().unwrap();
@@ -217,7 +240,14 @@ async fn answer(
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
-    match reply.body {
+    let body = match reply.body {
+        Body::Echo => Body::Whole {
+            content_type: "application/json".into(),
+            text: echo.to_string(),
+        },
+        other => other,
+    };
+    match body {
         Body::Whole { content_type, text } => {
             head.push_str(&format!(
                 "Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{text}",
@@ -243,6 +273,7 @@ async fn answer(
             }
             socket.write_all(b"0\r\n\r\n").await?;
         }
+        Body::Echo => {}
     }
     socket.shutdown().await
 }

@@ -16,6 +16,10 @@ struct ApprovalSheetView: View {
             VStack(alignment: .leading, spacing: 12) {
                 Text(sheet.title).font(.headline)
                 Text(sheet.headline).font(.title3).accessibilityIdentifier("approval.headline")
+                // A remote server's title is third-party text (DESIGN.md §5): say so above it.
+                if sheet.wordsFromServer {
+                    Text(sheet.wordsFromServerLabel).font(.caption).foregroundStyle(.secondary)
+                }
                 LabeledContent(sheet.pluginTitle, value: sheet.toolTitle)
                 Text(sheet.effectLabel)
                     .font(.caption)

@@ -79,6 +79,8 @@ fun ApprovalSheetView(sheet: ApprovalSheet, offers: List<Answer>, onAnswer: (Ans
         ) {
             Text(sheet.title, style = MaterialTheme.typography.labelLarge, color = MaterialTheme.colorScheme.primary)
             Text(sheet.headline, style = MaterialTheme.typography.headlineSmall)
+            // A remote server's title is third-party text (DESIGN.md §5): say so above it.
+            if (sheet.wordsFromServer) Text(sheet.wordsFromServerLabel, style = MaterialTheme.typography.labelMedium)
             Text("${sheet.pluginTitle} · ${sheet.toolTitle}", style = MaterialTheme.typography.bodyLarge, fontWeight = FontWeight.Medium)
             Text(sheet.effectLabel, style = MaterialTheme.typography.labelLarge, color = MaterialTheme.colorScheme.tertiary)
             Column(

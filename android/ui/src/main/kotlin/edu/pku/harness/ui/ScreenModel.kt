@@ -122,6 +122,7 @@ fun chatEvents(conversation: String): (HarnessEvent) -> Boolean {
             is HarnessEvent.TextDelta -> event.turn in turns
             is HarnessEvent.MessageJoined -> event.turn in turns
             is HarnessEvent.ThinkingDelta -> event.turn in turns
+            is HarnessEvent.AnswerRestarted -> event.turn in turns
             is HarnessEvent.ToolCallStarted -> event.turn in turns
             is HarnessEvent.ToolDecision -> event.turn in turns
             is HarnessEvent.ToolResult -> event.turn in turns

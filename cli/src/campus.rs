@@ -1,0 +1,195 @@
+//! `harness campus`: sign in to the campus account, see which services have a session, send a
+//! campus request as a plugin would (for plugin authors), sign out — and run the campus
+//! simulator on this machine. `HARNESS_CAMPUS_ORIGIN=http://127.0.0.1:P` sends every campus
+//! request to that origin instead of the campus hosts (development only).
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use clap::Subcommand;
+use harness_core::campus::wire::{Origin, Service};
+use harness_core::campus::{CampusRequest, SecondFactor, SignInStep};
+use harness_core::{Engine, Options};
+use serde_json::Value;
+
+use crate::secrets::KeyringSecrets;
+
+#[derive(Subcommand)]
+pub enum CampusCommand {
+    /// Sign in with the student id; the password is read from standard input.
+    SignIn {
+        #[arg(long)]
+        user: String,
+        /// Keep the password in the keyring, to sign in again when a session ends.
+        #[arg(long)]
+        remember: bool,
+        /// The SMS code, for scripts (else it is asked on the terminal).
+        #[arg(long)]
+        sms_code: Option<String>,
+        /// The authenticator's code, for scripts.
+        #[arg(long)]
+        otp: Option<String>,
+    },
+    /// Which services are signed in, and until when.
+    Status,
+    /// What a plugin's request to SERVICE (portal, card, treehole) would get.
+    Request {
+        service: String,
+        path: String,
+        #[arg(long)]
+        method: Option<String>,
+        /// A JSON body.
+        #[arg(long)]
+        body: Option<String>,
+    },
+    /// Sign out: every session and the remembered password are deleted.
+    SignOut,
+    /// Run the campus simulator on 127.0.0.1:PORT until interrupted.
+    Simulate {
+        #[arg(long, default_value_t = 8787)]
+        port: u16,
+    },
+}
+
+/// The campus origin of this run: the simulator's when `HARNESS_CAMPUS_ORIGIN` names one.
+pub fn origin() -> Result<Origin, String> {
+    match std::env::var("HARNESS_CAMPUS_ORIGIN") {
+        Ok(raw) if !raw.is_empty() => Origin::development(&raw),
+        _ => Ok(Origin::campus()),
+    }
+}
+
+fn open(data_dir: &Path) -> Result<Engine, String> {
+    let mut options = Options::new(Arc::new(crate::tools::NoPrompts));
+    options.secrets = Arc::new(KeyringSecrets::new());
+    options.campus = origin()?;
+    Engine::open(data_dir, options).map_err(|e| e.to_string())
+}
+
+fn read_line(prompt: &str) -> Result<String, String> {
+    if !prompt.is_empty() {
+        eprint!("{prompt}");
+        let _ = std::io::stderr().flush();
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> {
+    match command {
+        CampusCommand::Simulate { port } => {
+            let sim = harness_campus_sim::Simulator::start(port)
+                .await
+                .map_err(|e| {
+                    format!("the campus simulator could not listen on port {port}: {e}")
+                })?;
+            outln!(
+                "campus simulator at {} (set HARNESS_CAMPUS_ORIGIN to it)",
+                sim.origin()
+            );
+            outln!(
+                "demo student: {} / {}",
+                harness_campus_sim::DEMO.id,
+                harness_campus_sim::DEMO.password
+            );
+            // Serves until the process is interrupted.
+            std::future::pending::<()>().await;
+            Ok(())
+        }
+        CampusCommand::SignIn {
+            user,
+            remember,
+            sms_code,
+            otp,
+        } => {
+            let engine = open(data_dir)?;
+            let password = read_line("password: ")?;
+            let mut step = engine
+                .campus_sign_in(&user, &password, remember)
+                .await
+                .map_err(|e| e.to_string())?;
+            while let SignInStep::NeedsCode { factor } = step {
+                let code = match (&factor, &sms_code, &otp) {
+                    (SecondFactor::Sms { .. }, Some(code), _) => code.clone(),
+                    (SecondFactor::Otp, _, Some(code)) => code.clone(),
+                    (SecondFactor::Sms { mobile_mask }, None, _) => {
+                        read_line(&format!("SMS code sent to {mobile_mask}: "))?
+                    }
+                    (SecondFactor::Otp, _, None) => read_line("authenticator (手机令牌) code: ")?,
+                };
+                step = engine
+                    .campus_submit_code(&code)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            outln!("signed in as {user}: portal, card, treehole");
+            Ok(())
+        }
+        CampusCommand::Status => {
+            let engine = open(data_dir)?;
+            let status = engine.campus().status().map_err(|e| e.to_string())?;
+            match status.account {
+                None => outln!("not signed in"),
+                Some(account) => {
+                    outln!("signed in as {account}");
+                    for (service, until) in status.services {
+                        match until {
+                            Some(ms) => outln!("  {}: until {}", service.as_str(), local(ms)),
+                            None => outln!("  {}: signed in", service.as_str()),
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        CampusCommand::Request {
+            service,
+            path,
+            method,
+            body,
+        } => {
+            let named = Service::parse(&service).ok_or_else(|| {
+                format!("{service} is not a campus service: give portal, card or treehole")
+            })?;
+            let body: Option<Value> = body
+                .map(|b| serde_json::from_str(&b).map_err(|e| format!("--body is not JSON: {e}")))
+                .transpose()?;
+            let engine = open(data_dir)?;
+            let answer = engine
+                .campus()
+                .request(
+                    named,
+                    &CampusRequest {
+                        method,
+                        path,
+                        query: Vec::new(),
+                        body,
+                    },
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&answer).unwrap_or_default()
+            );
+            Ok(())
+        }
+        CampusCommand::SignOut => {
+            let engine = open(data_dir)?;
+            engine.campus_sign_out().map_err(|e| e.to_string())?;
+            outln!("signed out of the campus account");
+            Ok(())
+        }
+    }
+}
+
+fn local(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,123 @@
+//! `harness campus` against the campus simulator on 127.0.0.1, through the development origin:
+//! sign in, the card's balance, status, sign out — and the password and sessions nowhere in the
+//! data directory. One test: the desktop keyring the CLI keeps secrets in is the user's.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use harness_campus_sim::{DEMO, Simulator};
+
+fn campus(origin: &str, data: &str, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["campus", "--data-dir", data])
+        .args(args)
+        .env("HARNESS_CAMPUS_ORIGIN", origin)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every file's bytes under `dir`, as text.
+fn everything_in(dir: &std::path::Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            all.push_str(&everything_in(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            all.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the_data_directory() {
+    let sim = Simulator::start(0).await.unwrap();
+    let origin = sim.origin();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap().to_owned();
+    let run = move |args: Vec<&'static str>, stdin: &'static str| {
+        let (origin, data) = (origin.clone(), data.clone());
+        tokio::task::spawn_blocking(move || campus(&origin, &data, &args, stdin))
+    };
+    let signed = run(vec!["sign-in", "--user", DEMO.id], "pku-demo-password\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        (text(&signed.stdout).as_str(), signed.status.code()),
+        ("signed in as 2100012345: portal, card, treehole\n", Some(0)),
+        "{}",
+        text(&signed.stderr)
+    );
+    let card = run(
+        vec![
+            "request",
+            "card",
+            "/berserker-app/ykt/tsm/queryCard?synAccessSource=h5",
+        ],
+        "",
+    )
+    .await
+    .unwrap();
+    let answer: serde_json::Value = serde_json::from_slice(&card.stdout).unwrap();
+    assert_eq!(
+        (
+            answer["status"].as_u64(),
+            answer["body"]["data"]["card"][0]["elec_accamt"].as_i64()
+        ),
+        (Some(200), Some(DEMO.balance_fen))
+    );
+    let status = run(vec!["status"], "").await.unwrap();
+    assert_eq!(
+        text(&status.stdout),
+        "signed in as 2100012345\n  portal: signed in\n  card: signed in\n  treehole: until 2100-01-01 00:00 UTC\n"
+    );
+    // The password and the sessions live in the keyring only.
+    let kept = everything_in(dir.path());
+    let sessions: Vec<String> = sim
+        .seen()
+        .iter()
+        .flat_map(|r| r.headers.clone())
+        .filter(|(n, _)| n == "synjones-auth" || n == "authorization" || n == "cookie")
+        .map(|(_, v)| v.rsplit([' ', '=']).next().unwrap_or("").to_owned())
+        .filter(|v| v.len() > 8)
+        .collect();
+    assert!(!sessions.is_empty());
+    assert!(!kept.contains(DEMO.password));
+    for session in &sessions {
+        assert!(
+            !kept.contains(session.as_str()),
+            "{session} is in the data directory"
+        );
+    }
+    let out = run(vec!["sign-out"], "").await.unwrap();
+    assert_eq!(text(&out.stdout), "signed out of the campus account\n");
+    let after = run(
+        vec![
+            "request",
+            "card",
+            "/berserker-app/ykt/tsm/queryCard?synAccessSource=h5",
+        ],
+        "",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        text(&after.stdout),
+        "{\n  \"status\": \"signin_required\"\n}\n"
+    );
+}

@@ -1,0 +1,522 @@
+//! The campus account (DESIGN.md §10): the student's sign-in to the university's IAAA, one
+//! session per campus service kept in the keystore, and the client plugins reach the services
+//! through. Nothing else in the core speaks to a campus host.
+//!
+//! Sign-in: IAAA's public key is fetched and the password RSA-encrypted (PKCS#1 v1.5) before it
+//! leaves the core; the second factor IAAA asks for (SMS or OTP) is asked once — the first
+//! sign-in asks IAAA to trust the device (`remTrustChk`), so the next ones need no new code;
+//! then one IAAA sign-in per service: the portal (`SESSION`), the campus card through the
+//! portal's redirect chain (`synjones-auth`), Treehole (its token, cookies and device uuid).
+//! The password is kept (in the keystore) only when the student asks for it, to sign in again
+//! when a session ends; it is never written anywhere else, nor shown in an error.
+
+mod iaaa;
+pub mod wire;
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use url::Url;
+
+use crate::clock::Clock;
+use crate::secrets::{SecretError, SecretStore};
+use wire::{Origin, Service};
+
+/// The keystore's names for the campus account's secrets.
+pub mod keys {
+    /// The student id the sessions belong to.
+    pub const ACCOUNT: &str = "campus.account";
+    /// The password, only when the student asked to remember it on this phone.
+    pub const PASSWORD: &str = "campus.password";
+    /// IAAA's cookie that lets this device skip the second factor.
+    pub const TRUST: &str = "campus.iaaaTrust";
+
+    /// A service's session.
+    pub fn session(service: super::Service) -> String {
+        format!("campus.session.{}", service.as_str())
+    }
+}
+
+/// The second factor IAAA asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "method")]
+pub enum SecondFactor {
+    /// A code sent to the phone number IAAA shows masked.
+    Sms { mobile_mask: String },
+    /// The 6-digit code of the student's authenticator (手机令牌).
+    Otp,
+}
+
+/// Where a sign-in stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "step")]
+pub enum SignInStep {
+    /// Every service has its session.
+    SignedIn { services: Vec<String> },
+    /// IAAA asks for the second factor: give it with [`Campus::submit_code`].
+    NeedsCode { factor: SecondFactor },
+}
+
+/// Why a sign-in or a campus request failed, in words for the student.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CampusError {
+    /// IAAA refused: its code (E01…E21) and the student's words for it.
+    #[error("{message}")]
+    Iaaa { code: String, message: String },
+    #[error(
+        "IAAA asks for a picture captcha, which the app cannot show: sign in once on the portal's web page (portal.pku.edu.cn), then try again"
+    )]
+    Captcha,
+    #[error("the campus services could not be reached: {0}")]
+    Unreachable(String),
+    /// A sign-in chain answered other than the services do.
+    #[error("{0}")]
+    Chain(String),
+    #[error("no sign-in is waiting for a code; start the sign-in again")]
+    NoPendingSignIn,
+    #[error("an SMS code was sent {0} s ago; a new one can be sent after 60 s")]
+    TooSoon(u64),
+    #[error("not signed in to the campus account")]
+    NotSignedIn,
+    #[error("the keystore failed ({0}); nothing was signed in")]
+    Keystore(String),
+}
+
+impl From<SecretError> for CampusError {
+    fn from(e: SecretError) -> Self {
+        CampusError::Keystore(e.0)
+    }
+}
+
+/// One service's session as the keystore keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Session {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cookies: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer: Option<String>,
+    /// Treehole's per-device `uuid` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// When the session is known to end (epoch ms), if the service says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<i64>,
+}
+
+impl Session {
+    /// Every value of the session, to be redacted from what a plugin is answered.
+    fn secrets(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.cookies.iter().map(|(_, v)| v.as_str()).collect();
+        all.extend(self.bearer.as_deref());
+        all.retain(|v| v.len() >= 6);
+        all
+    }
+}
+
+/// The campus account as it stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// The student id, while signed in.
+    pub account: Option<String>,
+    /// Each service with a session, and when it is known to end (epoch ms).
+    pub services: Vec<(Service, Option<i64>)>,
+}
+
+/// A sign-in waiting for the second factor. The password stays in memory only this long.
+struct Pending {
+    user: String,
+    password: String,
+    remember: bool,
+    factor: SecondFactor,
+    sms_sent_ms: Option<i64>,
+}
+
+/// What a campus request answers a plugin: the HTTP status and the body (JSON when it is
+/// JSON), or a status object (`{status: "signin_required"}`, `{status:
+/// "verification_required", methods}`).
+pub type Answer = Value;
+
+/// A plugin's request to a campus service.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct CampusRequest {
+    #[serde(default)]
+    pub method: Option<String>,
+    pub path: String,
+    #[serde(default)]
+    pub query: Vec<(String, String)>,
+    #[serde(default)]
+    pub body: Option<Value>,
+}
+
+/// The owner of the campus account.
+pub struct Campus {
+    secrets: Arc<dyn SecretStore>,
+    clock: Arc<dyn Clock>,
+    origin: Origin,
+    pending: Mutex<Option<Pending>>,
+}
+
+impl Campus {
+    pub fn new(secrets: Arc<dyn SecretStore>, clock: Arc<dyn Clock>, origin: Origin) -> Self {
+        Self {
+            secrets,
+            clock,
+            origin,
+            pending: Mutex::new(None),
+        }
+    }
+
+    /// Signs in as `user`: either every service's session at once, or the second factor IAAA
+    /// asks for (an SMS is sent as the step is returned).
+    pub async fn sign_in(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+    ) -> Result<SignInStep, CampusError> {
+        let client = self.client()?;
+        let trust = self.secrets.get(keys::TRUST)?;
+        let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
+        if iaaa.captcha_required(user).await? {
+            return Err(CampusError::Captcha);
+        }
+        let factor = match iaaa.second_factor(user).await? {
+            None => return self.complete(user, password, remember, None).await,
+            Some(iaaa::Mode::Otp) => SecondFactor::Otp,
+            Some(iaaa::Mode::Sms) => SecondFactor::Sms {
+                mobile_mask: iaaa.send_sms(user).await?,
+            },
+        };
+        let sms_sent_ms = matches!(factor, SecondFactor::Sms { .. }).then(|| self.clock.now_ms());
+        *crate::lock(&self.pending) = Some(Pending {
+            user: user.to_owned(),
+            password: password.to_owned(),
+            remember,
+            factor: factor.clone(),
+            sms_sent_ms,
+        });
+        Ok(SignInStep::NeedsCode { factor })
+    }
+
+    /// Sends the waiting sign-in's SMS code again, no sooner than 60 s after the last.
+    pub async fn resend_sms(&self) -> Result<String, CampusError> {
+        let (user, sent) = {
+            let pending = crate::lock(&self.pending);
+            let p = pending.as_ref().ok_or(CampusError::NoPendingSignIn)?;
+            (p.user.clone(), p.sms_sent_ms)
+        };
+        let now = self.clock.now_ms();
+        if let Some(at) = sent {
+            let ago = (now - at).max(0) as u64 / 1000;
+            if ago < 60 {
+                return Err(CampusError::TooSoon(ago));
+            }
+        }
+        let client = self.client()?;
+        let trust = self.secrets.get(keys::TRUST)?;
+        let mask = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref())
+            .send_sms(&user)
+            .await?;
+        if let Some(p) = crate::lock(&self.pending).as_mut() {
+            p.sms_sent_ms = Some(now);
+        }
+        Ok(mask)
+    }
+
+    /// Finishes the waiting sign-in with the code the student entered. A wrong code keeps the
+    /// sign-in waiting, so the student can type it again.
+    pub async fn submit_code(&self, code: &str) -> Result<SignInStep, CampusError> {
+        let pending = crate::lock(&self.pending)
+            .take()
+            .ok_or(CampusError::NoPendingSignIn)?;
+        let code_for = match pending.factor {
+            SecondFactor::Sms { .. } => iaaa::Code::Sms(code.trim().to_owned()),
+            SecondFactor::Otp => iaaa::Code::Otp(code.trim().to_owned()),
+        };
+        let done = self
+            .complete(
+                &pending.user,
+                &pending.password,
+                pending.remember,
+                Some(code_for),
+            )
+            .await;
+        if let Err(CampusError::Iaaa { code, .. }) = &done
+            && (code == "E04" || code == "E05")
+        {
+            *crate::lock(&self.pending) = Some(pending);
+        }
+        done
+    }
+
+    /// One IAAA sign-in per service, then every session written, or none.
+    async fn complete(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+        code: Option<iaaa::Code>,
+    ) -> Result<SignInStep, CampusError> {
+        let client = self.client()?;
+        let mut trust = self.secrets.get(keys::TRUST)?;
+        let mut sessions = Vec::new();
+        let mut code = code;
+        for service in [Service::Portal, Service::Treehole] {
+            let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
+            let signed = iaaa.sign_in(service, user, password, code.take()).await?;
+            if signed.trust.is_some() {
+                trust = signed.trust;
+            }
+            let session =
+                iaaa::exchange(&client, &self.origin, service, user, &signed.token).await?;
+            if service == Service::Portal {
+                let card = iaaa::card_session(&client, &self.origin, &session).await?;
+                sessions.push((Service::Card, card));
+            }
+            sessions.push((service, session));
+        }
+        self.keep(user, password, remember, trust.as_deref(), &sessions)?;
+        Ok(SignInStep::SignedIn {
+            services: Service::ALL.iter().map(|s| s.as_str().to_owned()).collect(),
+        })
+    }
+
+    /// Writes the sessions, the account and (if asked) the password; should the keystore fail,
+    /// what was written is taken back, so there is no session without its service.
+    fn keep(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+        trust: Option<&str>,
+        sessions: &[(Service, Session)],
+    ) -> Result<(), CampusError> {
+        let mut writes: Vec<(String, String)> = sessions
+            .iter()
+            .map(|(s, session)| {
+                (
+                    keys::session(*s),
+                    serde_json::to_string(session).unwrap_or_default(),
+                )
+            })
+            .collect();
+        writes.push((keys::ACCOUNT.to_owned(), user.to_owned()));
+        if remember {
+            writes.push((keys::PASSWORD.to_owned(), password.to_owned()));
+        }
+        if let Some(trust) = trust {
+            writes.push((keys::TRUST.to_owned(), trust.to_owned()));
+        }
+        for (i, (key, value)) in writes.iter().enumerate() {
+            if let Err(e) = self.secrets.set(key, value) {
+                for (written, _) in &writes[..i] {
+                    let _ = self.secrets.delete(written);
+                }
+                return Err(e.into());
+            }
+        }
+        if !remember {
+            self.secrets.delete(keys::PASSWORD)?;
+        }
+        Ok(())
+    }
+
+    /// Signs out: every session and the remembered password are deleted.
+    pub fn sign_out(&self) -> Result<(), CampusError> {
+        *crate::lock(&self.pending) = None;
+        for service in Service::ALL {
+            self.secrets.delete(&keys::session(service))?;
+        }
+        self.secrets.delete(keys::PASSWORD)?;
+        self.secrets.delete(keys::ACCOUNT)?;
+        Ok(())
+    }
+
+    /// Whether a session exists: the consent's "campus session" (DESIGN.md §4).
+    pub fn signed_in(&self) -> bool {
+        Service::ALL
+            .iter()
+            .all(|s| matches!(self.secrets.get(&keys::session(*s)), Ok(Some(_))))
+    }
+
+    /// Which services have a session, and the student id they belong to.
+    pub fn status(&self) -> Result<Status, CampusError> {
+        let account = self.secrets.get(keys::ACCOUNT)?;
+        let mut services = Vec::new();
+        for service in Service::ALL {
+            if let Some(session) = self.session(service)? {
+                services.push((service, session.expires_at_ms));
+            }
+        }
+        Ok(Status { account, services })
+    }
+
+    fn session(&self, service: Service) -> Result<Option<Session>, CampusError> {
+        Ok(self
+            .secrets
+            .get(&keys::session(service))?
+            .and_then(|raw| serde_json::from_str(&raw).ok()))
+    }
+
+    fn client(&self) -> Result<reqwest::Client, CampusError> {
+        wire::client().map_err(CampusError::Unreachable)
+    }
+
+    /// A plugin's request to `service` with the student's session (DESIGN.md §10): sent to that
+    /// service's https host only, no redirect followed, answered `{status, body}`. An expired
+    /// session signs in again once, silently, when the password is remembered; otherwise the
+    /// answer is `{status: "signin_required"}`. The plugin never sees the session: what it
+    /// gets back is redacted of it.
+    pub async fn request(
+        &self,
+        service: Service,
+        request: &CampusRequest,
+    ) -> Result<Answer, CampusError> {
+        let Some(session) = self.session(service)? else {
+            return Ok(json!({"status": "signin_required"}));
+        };
+        let (status, body) = self.send(service, &session, request).await?;
+        let answer = match expired(service, status, &body) {
+            false => (status, body, session),
+            true => {
+                if !self.sign_in_again().await {
+                    return Ok(json!({"status": "signin_required"}));
+                }
+                let Some(session) = self.session(service)? else {
+                    return Ok(json!({"status": "signin_required"}));
+                };
+                let (status, body) = self.send(service, &session, request).await?;
+                if expired(service, status, &body) {
+                    return Ok(json!({"status": "signin_required"}));
+                }
+                (status, body, session)
+            }
+        };
+        let (status, body, session) = answer;
+        if service == Service::Treehole && body["code"] == 40002 {
+            return Ok(json!({"status": "verification_required", "methods": ["sms", "otp"]}));
+        }
+        Ok(redact(
+            json!({"status": status, "body": body}),
+            &session.secrets(),
+        ))
+    }
+
+    /// Signs in again with the remembered password, needing no code; false when it cannot.
+    async fn sign_in_again(&self) -> bool {
+        let (Ok(Some(user)), Ok(Some(password))) = (
+            self.secrets.get(keys::ACCOUNT),
+            self.secrets.get(keys::PASSWORD),
+        ) else {
+            return false;
+        };
+        matches!(
+            self.sign_in(&user, &password, true).await,
+            Ok(SignInStep::SignedIn { .. })
+        )
+    }
+
+    async fn send(
+        &self,
+        service: Service,
+        session: &Session,
+        request: &CampusRequest,
+    ) -> Result<(u16, Value), CampusError> {
+        let path = if request.path.starts_with('/') {
+            request.path.clone()
+        } else {
+            format!("/{}", request.path)
+        };
+        let mut url = Url::parse(&format!("https://{}", service.host()))
+            .map_err(|e| CampusError::Chain(e.to_string()))?;
+        // The path as given, its query kept: `Url::join` would let `//host` or `..` leave it.
+        let (only_path, query) = match path.split_once('?') {
+            Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
+            None => (path, None),
+        };
+        url.set_path(&only_path);
+        url.set_query(query.as_deref());
+        if !request.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&request.query);
+        }
+        if service == Service::Card && wire::query_param(&url, "synAccessSource").is_none() {
+            url.query_pairs_mut().append_pair("synAccessSource", "h5");
+        }
+        let (sent, host) = self.origin.route(&url).map_err(CampusError::Chain)?;
+        let method = request
+            .method
+            .as_deref()
+            .unwrap_or("GET")
+            .to_ascii_uppercase();
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|_| CampusError::Chain(format!("{method} is not an HTTP method")))?;
+        let client = self.client()?;
+        let mut builder = client.request(method, sent);
+        if let Some(host) = host {
+            builder = builder.header(reqwest::header::HOST, host);
+        }
+        if !session.cookies.is_empty() {
+            builder = builder.header(
+                reqwest::header::COOKIE,
+                wire::cookie_header(&session.cookies),
+            );
+        }
+        builder = match service {
+            Service::Card => builder
+                .header(
+                    "synjones-auth",
+                    format!("bearer {}", session.bearer.as_deref().unwrap_or("")),
+                )
+                .header("synaccesssource", "h5"),
+            Service::Treehole => builder
+                .header(
+                    reqwest::header::AUTHORIZATION,
+                    format!("Bearer {}", session.bearer.as_deref().unwrap_or("")),
+                )
+                .header("uuid", session.uuid.as_deref().unwrap_or("")),
+            Service::Portal => builder,
+        };
+        if let Some(body) = &request.body {
+            builder = builder
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string());
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| CampusError::Unreachable(e.without_url().to_string()))?;
+        let status = response.status().as_u16();
+        let text = wire::body(response)
+            .await
+            .map_err(CampusError::Unreachable)?;
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok((status, body))
+    }
+}
+
+/// Whether an answer says the session ended (SERVICES.md: HTTP 401; the card's `{code: 401}`).
+fn expired(service: Service, status: u16, body: &Value) -> bool {
+    status == 401 || (service == Service::Card && body["code"] == 401)
+}
+
+/// Replaces every session value in the answer's strings.
+fn redact(value: Value, secrets: &[&str]) -> Value {
+    match value {
+        Value::String(s) => Value::String(
+            secrets
+                .iter()
+                .fold(s, |s, secret| s.replace(secret, "[redacted]")),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| redact(v, secrets)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, redact(v, secrets)))
+                .collect(),
+        ),
+        other => other,
+    }
+}

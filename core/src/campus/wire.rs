@@ -1,0 +1,250 @@
+//! How the campus hosts are reached: the hosts of each service, the one HTTP client (HTTP/1.1,
+//! no redirects followed, 10 s, 1 MiB), the development origin that stands in for every campus
+//! host, and the few cookies the sign-in chains carry (`../shared/campus/SERVICES.md`).
+
+use std::time::Duration;
+
+use url::Url;
+
+/// The services a plugin may name in `services.campus.request` and its `scopes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Service {
+    Portal,
+    Card,
+    Treehole,
+}
+
+impl Service {
+    pub const ALL: [Service; 3] = [Service::Portal, Service::Card, Service::Treehole];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::Portal => "portal",
+            Service::Card => "card",
+            Service::Treehole => "treehole",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The https host every request of the service goes to.
+    pub fn host(self) -> &'static str {
+        match self {
+            Service::Portal => PORTAL,
+            Service::Card => CARD,
+            Service::Treehole => TREEHOLE,
+        }
+    }
+}
+
+pub const IAAA: &str = "iaaa.pku.edu.cn";
+pub const PORTAL: &str = "portal.pku.edu.cn";
+pub const CARD: &str = "bdcard.pku.edu.cn";
+pub const TREEHOLE: &str = "treehole.pku.edu.cn";
+
+/// Every host the campus client speaks to; a redirect elsewhere is refused.
+pub const HOSTS: [&str; 4] = [IAAA, PORTAL, CARD, TREEHOLE];
+
+/// The bound on an answer's body (DESIGN.md §10).
+pub const MAX_BODY: usize = 1024 * 1024;
+/// The bound on a request's time (DESIGN.md §10).
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the card service wants to see (SERVICES.md §2: a mobile user agent).
+const USER_AGENT: &str =
+    "Mozilla/5.0 (Linux; Android 14) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36";
+
+/// Where campus requests go: the real hosts, or — in development only — one loopback origin
+/// that answers for all of them, told the host by the `Host` header.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    development: Option<Url>,
+}
+
+impl Origin {
+    /// The campus hosts themselves, over https.
+    pub fn campus() -> Self {
+        Self::default()
+    }
+
+    /// Every campus request to `origin` (`http://127.0.0.1:P`), path and query unchanged: the
+    /// campus simulator. Only loopback over http is taken; the phone library never calls this.
+    pub fn development(origin: &str) -> Result<Self, String> {
+        let url = Url::parse(origin).map_err(|e| format!("HARNESS_CAMPUS_ORIGIN {origin}: {e}"))?;
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d == "localhost",
+            None => false,
+        };
+        if url.scheme() != "http" || !loopback || url.path() != "/" {
+            return Err(format!(
+                "HARNESS_CAMPUS_ORIGIN {origin}: give http://127.0.0.1:PORT, the campus simulator on this machine"
+            ));
+        }
+        Ok(Self {
+            development: Some(url),
+        })
+    }
+
+    /// The URL to send for `campus` (an https URL on a campus host) and the `Host` header to
+    /// send with it, if it must be set.
+    pub fn route(&self, campus: &Url) -> Result<(Url, Option<String>), String> {
+        let host = campus.host_str().unwrap_or("");
+        if campus.scheme() != "https" || !HOSTS.contains(&host) || campus.port().is_some() {
+            return Err(format!("{} is not a campus service", without_query(campus)));
+        }
+        match &self.development {
+            None => Ok((campus.clone(), None)),
+            Some(origin) => {
+                let mut sent = origin.clone();
+                sent.set_path(campus.path());
+                sent.set_query(campus.query());
+                Ok((sent, Some(host.to_owned())))
+            }
+        }
+    }
+}
+
+/// A URL named without its query, which may hold a token.
+pub fn without_query(url: &Url) -> String {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.to_string()
+}
+
+/// The campus client: HTTP/1.1 (the card refuses HTTP/2), no redirect followed (the chains are
+/// walked hop by hop, each Location checked), 10 s, a mobile user agent.
+pub fn client() -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .http1_only()
+        .timeout(TIMEOUT)
+        .user_agent(USER_AGENT)
+        .build()
+        .map_err(|e| format!("the campus client could not start: {e}"))
+}
+
+/// Reads a body under [`MAX_BODY`]; a larger one is refused, not cut.
+pub async fn body(mut response: reqwest::Response) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("the campus service's answer broke off ({e})"))?
+    {
+        if bytes.len() + chunk.len() > MAX_BODY {
+            return Err("the campus service answered more than 1 MiB; it was refused".into());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `name=value` of each `Set-Cookie` of an answer.
+pub fn set_cookies(response: &reqwest::Response) -> Vec<(String, String)> {
+    response
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| {
+            let pair = v.split(';').next()?;
+            let (name, value) = pair.trim().split_once('=')?;
+            Some((name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
+/// The `Cookie` header for `cookies`.
+pub fn cookie_header(cookies: &[(String, String)]) -> String {
+    cookies
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The `Location` of a redirect, as a URL, only when it is on a campus host over https — a
+/// chain that points elsewhere is refused before anything is sent there.
+pub fn campus_location(response: &reqwest::Response) -> Result<Url, String> {
+    let raw = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| {
+            format!(
+                "the campus service answered {} with no redirect",
+                response.status()
+            )
+        })?;
+    let url = Url::parse(raw).map_err(|_| format!("the campus service redirected to {raw:?}"))?;
+    let host = url.host_str().unwrap_or("");
+    if url.scheme() != "https" || !HOSTS.contains(&host) {
+        return Err(format!(
+            "the sign-in was redirected off the campus hosts, to {}; nothing was sent there",
+            without_query(&url)
+        ));
+    }
+    Ok(url)
+}
+
+/// A query parameter of `url`.
+pub fn query_param(url: &Url, name: &str) -> Option<String> {
+    url.query_pairs()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// `_rand`'s value: a float the services use to defeat caches.
+pub fn rand() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("0.{nanos:09}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_development_origin_takes_only_http_to_loopback() {
+        assert!(Origin::development("http://127.0.0.1:8080").is_ok());
+        assert!(Origin::development("http://localhost:8080").is_ok());
+        for bad in [
+            "https://127.0.0.1:8080",
+            "http://10.0.0.1:8080",
+            "http://example.org",
+            "http://127.0.0.1:8080/base",
+        ] {
+            assert!(Origin::development(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_campus_url_goes_to_the_development_origin_with_its_host() {
+        let origin = Origin::development("http://127.0.0.1:9000").unwrap();
+        let campus = Url::parse(
+            "https://bdcard.pku.edu.cn/berserker-app/ykt/tsm/queryCard?synAccessSource=h5",
+        )
+        .unwrap();
+        let (sent, host) = origin.route(&campus).unwrap();
+        assert_eq!(
+            (sent.as_str(), host.as_deref()),
+            (
+                "http://127.0.0.1:9000/berserker-app/ykt/tsm/queryCard?synAccessSource=h5",
+                Some("bdcard.pku.edu.cn")
+            )
+        );
+        let off = Url::parse("https://evil.example.org/x").unwrap();
+        assert_eq!(
+            origin.route(&off).unwrap_err(),
+            "https://evil.example.org/x is not a campus service"
+        );
+    }
+}

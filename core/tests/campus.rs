@@ -1,0 +1,318 @@
+//! The campus account against the campus simulator on 127.0.0.1 (SERVICES.md): IAAA's sign-in
+//! with each second factor and each refusal, the service sessions kept in the keystore only,
+//! a plugin's request with the session added and redacted out, expiry, and each fault.
+
+use std::sync::{Arc, Mutex};
+
+use harness_campus_sim::{ACCOUNTS, DEMO, Fault, MOBILE_MASK, OTP_CODE, SMS_CODE, Simulator};
+use harness_core::campus::wire::{Origin, Service};
+use harness_core::campus::{Campus, CampusError, CampusRequest, SecondFactor, SignInStep, keys};
+use harness_core::clock::SystemClock;
+use harness_core::secrets::{MemorySecrets, SecretError, SecretStore};
+use serde_json::{Value, json};
+
+/// A keystore that keeps what it is given and can be told to fail after some writes.
+#[derive(Default)]
+struct Keystore {
+    inner: MemorySecrets,
+    writes_left: Mutex<Option<usize>>,
+    keys: Mutex<Vec<String>>,
+}
+
+impl SecretStore for Keystore {
+    fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
+        self.inner.get(key)
+    }
+
+    fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
+        if let Some(left) = self.writes_left.lock().unwrap().as_mut() {
+            if *left == 0 {
+                return Err(SecretError("the keystore is locked".into()));
+            }
+            *left -= 1;
+        }
+        self.keys.lock().unwrap().push(key.to_owned());
+        self.inner.set(key, value)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), SecretError> {
+        self.inner.delete(key)
+    }
+}
+
+impl Keystore {
+    fn held(&self) -> Vec<String> {
+        let mut held: Vec<String> = self
+            .keys
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|k| matches!(self.inner.get(k), Ok(Some(_))))
+            .cloned()
+            .collect();
+        held.sort();
+        held.dedup();
+        held
+    }
+}
+
+async fn world() -> (Simulator, Arc<Keystore>, Campus) {
+    let sim = Simulator::start(0).await.unwrap();
+    let keystore = Arc::new(Keystore::default());
+    let campus = Campus::new(
+        keystore.clone(),
+        Arc::new(SystemClock),
+        Origin::development(&sim.origin()).unwrap(),
+    );
+    (sim, keystore, campus)
+}
+
+fn balance() -> CampusRequest {
+    CampusRequest {
+        path: "/berserker-app/ykt/tsm/queryCard?synAccessSource=h5".into(),
+        ..CampusRequest::default()
+    }
+}
+
+fn signed_in() -> SignInStep {
+    SignInStep::SignedIn {
+        services: vec!["portal".into(), "card".into(), "treehole".into()],
+    }
+}
+
+fn every_session() -> Vec<String> {
+    let mut all = vec![
+        keys::ACCOUNT.to_owned(),
+        keys::session(Service::Portal),
+        keys::session(Service::Card),
+        keys::session(Service::Treehole),
+    ];
+    all.sort();
+    all
+}
+
+#[tokio::test]
+async fn the_demo_student_signs_in_and_the_card_answers_its_balance_in_fen_without_the_session() {
+    let (sim, keystore, campus) = world().await;
+    let step = campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    assert_eq!(step, signed_in());
+    assert!(campus.signed_in());
+    assert_eq!(keystore.held(), every_session());
+    let answer = campus.request(Service::Card, &balance()).await.unwrap();
+    assert_eq!(answer["status"], 200);
+    assert_eq!(answer["body"]["data"]["card"][0]["elec_accamt"], 4250);
+    assert_eq!(answer["body"]["data"]["card"][0]["sno"], DEMO.id);
+    // The password left the core sealed: no request carried it in the clear.
+    let seen = sim.seen();
+    assert!(
+        seen.iter()
+            .all(|r| !r.body.contains(DEMO.password) && !r.target.contains(DEMO.password))
+    );
+    // One IAAA sign-in per service that IAAA signs into: the portal and Treehole.
+    let logins = seen
+        .iter()
+        .filter(|r| r.target == "/iaaa/oauthlogin.do")
+        .count();
+    assert_eq!(logins, 2);
+    // The card request carried the session; the answer carries none of it.
+    let card = seen
+        .iter()
+        .rfind(|r| r.host == "bdcard.pku.edu.cn")
+        .unwrap();
+    let jwt = card
+        .headers
+        .iter()
+        .find(|(n, _)| n == "synjones-auth")
+        .map(|(_, v)| v.trim_start_matches("bearer ").to_owned())
+        .unwrap();
+    assert!(!answer.to_string().contains(&jwt));
+    campus.sign_out().unwrap();
+    assert!(!campus.signed_in());
+    assert_eq!(keystore.held(), Vec::<String>::new());
+    assert_eq!(
+        campus.request(Service::Card, &balance()).await.unwrap(),
+        json!({"status": "signin_required"})
+    );
+}
+
+#[tokio::test]
+async fn an_sms_student_is_asked_once_a_wrong_code_keeps_the_sign_in_and_the_right_one_finishes() {
+    let (sim, keystore, campus) = world().await;
+    let student = ACCOUNTS[1];
+    let step = campus
+        .sign_in(student.id, student.password, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        step,
+        SignInStep::NeedsCode {
+            factor: SecondFactor::Sms {
+                mobile_mask: MOBILE_MASK.into()
+            }
+        }
+    );
+    assert!(matches!(
+        campus.resend_sms().await,
+        Err(CampusError::TooSoon(0))
+    ));
+    let wrong = campus.submit_code("000000").await.unwrap_err();
+    assert_eq!(
+        wrong.to_string(),
+        "the SMS code is wrong or has expired: send a new one (E04)"
+    );
+    assert_eq!(campus.submit_code(SMS_CODE).await.unwrap(), signed_in());
+    let mut expected = every_session();
+    expected.extend([keys::PASSWORD.to_owned(), keys::TRUST.to_owned()]);
+    expected.sort();
+    assert_eq!(keystore.held(), expected);
+    // The second factor was asked once: Treehole's sign-in went through on the trusted device.
+    let sms = sim
+        .seen()
+        .iter()
+        .filter(|r| r.target.starts_with("/iaaa/sendSMSCode.do"))
+        .count();
+    assert_eq!(sms, 1);
+}
+
+#[tokio::test]
+async fn an_otp_student_gives_the_authenticators_code() {
+    let (_sim, _keystore, campus) = world().await;
+    let student = ACCOUNTS[2];
+    assert_eq!(
+        campus
+            .sign_in(student.id, student.password, false)
+            .await
+            .unwrap(),
+        SignInStep::NeedsCode {
+            factor: SecondFactor::Otp
+        }
+    );
+    assert_eq!(
+        campus.submit_code("111111").await.unwrap_err().to_string(),
+        "the authenticator (手机令牌) code is wrong or missing (E05)"
+    );
+    assert_eq!(campus.submit_code(OTP_CODE).await.unwrap(), signed_in());
+}
+
+#[tokio::test]
+async fn a_wrong_password_and_a_captcha_are_said_plainly_and_keep_nothing() {
+    let (_sim, keystore, campus) = world().await;
+    let wrong = campus.sign_in(DEMO.id, "not-it", true).await.unwrap_err();
+    assert_eq!(
+        wrong.to_string(),
+        "the student id or password is wrong (E01)"
+    );
+    let captcha = ACCOUNTS[3];
+    let refused = campus
+        .sign_in(captcha.id, captcha.password, true)
+        .await
+        .unwrap_err();
+    assert_eq!(refused, CampusError::Captcha);
+    assert!(
+        refused
+            .to_string()
+            .contains("sign in once on the portal's web page")
+    );
+    assert_eq!(keystore.held(), Vec::<String>::new());
+    assert!(!campus.signed_in());
+}
+
+#[tokio::test]
+async fn iaaa_answering_html_is_unavailable_and_a_chain_off_the_campus_hosts_is_refused() {
+    let (sim, keystore, campus) = world().await;
+    sim.add_fault(Fault::IaaaHtml(503));
+    let down = campus
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        down.to_string(),
+        "the campus services could not be reached: iaaa.pku.edu.cn answered 503 Service Unavailable without its JSON: it may be down for maintenance; try again later"
+    );
+    sim.clear_faults();
+    sim.add_fault(Fault::CardRedirectTo(
+        "https://evil.example.org/steal?t=1".into(),
+    ));
+    let off = campus
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        off.to_string(),
+        "the sign-in was redirected off the campus hosts, to https://evil.example.org/steal; nothing was sent there"
+    );
+    sim.clear_faults();
+    sim.add_fault(Fault::NoCardToken);
+    let no_token = campus
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        no_token.to_string(),
+        "the campus card signed in but its redirect carried no synjones-auth token"
+    );
+    assert_eq!(keystore.held(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn an_expired_session_signs_in_again_once_with_the_remembered_password_else_asks() {
+    let (sim, _keystore, campus) = world().await;
+    campus.sign_in(DEMO.id, DEMO.password, true).await.unwrap();
+    sim.expire_sessions();
+    let answer = campus.request(Service::Card, &balance()).await.unwrap();
+    assert_eq!(answer["body"]["data"]["card"][0]["elec_accamt"], 4250);
+    let (sim2, _keystore2, forgetful) = world().await;
+    forgetful
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap();
+    sim2.expire_sessions();
+    assert_eq!(
+        forgetful.request(Service::Card, &balance()).await.unwrap(),
+        json!({"status": "signin_required"})
+    );
+    drop(sim);
+}
+
+#[tokio::test]
+async fn treeholes_sms_check_is_a_status_object() {
+    let (_sim, _keystore, campus) = world().await;
+    campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    let feed = CampusRequest {
+        path: "/chapi/api/v3/hole/list_comments?page=1&limit=10".into(),
+        ..CampusRequest::default()
+    };
+    assert_eq!(
+        campus.request(Service::Treehole, &feed).await.unwrap(),
+        json!({"status": "verification_required", "methods": ["sms", "otp"]})
+    );
+}
+
+#[tokio::test]
+async fn a_failing_keystore_leaves_no_session_behind() {
+    let (_sim, keystore, campus) = world().await;
+    *keystore.writes_left.lock().unwrap() = Some(2);
+    let failed = campus
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        failed.to_string(),
+        "the keystore failed (the keystore is locked); nothing was signed in"
+    );
+    assert_eq!(keystore.held(), Vec::<String>::new());
+    assert!(!campus.signed_in());
+}
+
+#[tokio::test]
+async fn an_answer_over_one_mib_is_refused() {
+    let (sim, _keystore, campus) = world().await;
+    campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    sim.add_fault(Fault::HugeCard(1024 * 1024 + 10));
+    let refused = campus.request(Service::Card, &balance()).await.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the campus services could not be reached: the campus service answered more than 1 MiB; it was refused"
+    );
+    let _: Value = json!(null);
+}

@@ -1,0 +1,646 @@
+//! The campus simulator: one HTTP/1.1 server on loopback that answers as the PKU services do
+//! (`../shared/campus/SERVICES.md`): IAAA's sign-in with its RSA key, second factors and E-codes,
+//! the portal's session, the campus card reached through the portal's redirect chain with its
+//! `synjones-auth` token and amounts in fen, and Treehole with its own SMS check. Requests are
+//! told apart by their `Host` header, as the core's development origin sends them.
+//!
+//! It serves fixture accounts ([`ACCOUNTS`]) and fixture data, records every request it is sent
+//! ([`Simulator::seen`]), and can be told to expire every session or to misbehave, so tests
+//! can drive each fault. It is never linked into the phone library.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, LOCATION, SET_COOKIE};
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use rsa::PrivateKey;
+use rsa::pkcs1::DecodeRsaPrivateKey;
+use rsa::pkcs8::{EncodePublicKey, LineEnding};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// The simulator's own IAAA key, a fixture (it guards no one's account).
+const IAAA_KEY: &str = include_str!("iaaa-key.pem");
+
+/// The second factor IAAA asks an account for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Factor {
+    None,
+    /// A code sent by SMS: [`SMS_CODE`].
+    Sms,
+    /// The authenticator's code: [`OTP_CODE`].
+    Otp,
+}
+
+/// A fixture student.
+#[derive(Clone, Copy, Debug)]
+pub struct Account {
+    pub id: &'static str,
+    pub password: &'static str,
+    pub name: &'static str,
+    pub department: &'static str,
+    pub factor: Factor,
+    /// IAAA wants a picture captcha for this account (`isShowCode`).
+    pub captcha: bool,
+    /// The card's balance, in fen.
+    pub balance_fen: i64,
+}
+
+/// The code every SMS of the simulator carries, IAAA's and Treehole's.
+pub const SMS_CODE: &str = "246810";
+/// The authenticator code the simulator accepts.
+pub const OTP_CODE: &str = "135790";
+/// What IAAA shows of the phone number an SMS goes to.
+pub const MOBILE_MASK: &str = "138****0000";
+
+pub const ACCOUNTS: [Account; 4] = [
+    Account {
+        id: "2100012345",
+        password: "pku-demo-password",
+        name: "张三",
+        department: "信息科学技术学院",
+        factor: Factor::None,
+        captcha: false,
+        balance_fen: 4250,
+    },
+    Account {
+        id: "2100023456",
+        password: "pku-sms-password",
+        name: "李四",
+        department: "数学科学学院",
+        factor: Factor::Sms,
+        captcha: false,
+        balance_fen: 12_345,
+    },
+    Account {
+        id: "2100034567",
+        password: "pku-otp-password",
+        name: "王五",
+        department: "物理学院",
+        factor: Factor::Otp,
+        captcha: false,
+        balance_fen: 1,
+    },
+    Account {
+        id: "2100045678",
+        password: "pku-captcha-password",
+        name: "赵六",
+        department: "化学与分子工程学院",
+        factor: Factor::None,
+        captcha: true,
+        balance_fen: 0,
+    },
+];
+
+/// The demo student: no second factor.
+pub const DEMO: Account = ACCOUNTS[0];
+
+/// A way the simulator can be told to misbehave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The portal's redirect to the card points here instead of bdcard.
+    CardRedirectTo(String),
+    /// The card's last hop answers its redirect without `synjones-auth`.
+    NoCardToken,
+    /// IAAA answers this status with an HTML page.
+    IaaaHtml(u16),
+    /// The card's balance answers with this many bytes of JSON.
+    HugeCard(usize),
+}
+
+/// A request the simulator was sent: host, method, path and query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub host: String,
+    pub method: String,
+    pub target: String,
+    /// The request's headers, names lowercased.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+#[derive(Default)]
+struct State {
+    counter: u64,
+    /// One-use IAAA tokens → (student, appid).
+    tokens: HashMap<String, (String, String)>,
+    /// IAAA's "trust this device" cookies → student.
+    trusted: HashMap<String, String>,
+    sms_sent: HashMap<String, Instant>,
+    portal: HashMap<String, String>,
+    card_tickets: HashMap<String, String>,
+    card: HashMap<String, String>,
+    treehole: HashMap<String, String>,
+    treehole_sms: HashSet<String>,
+    treehole_verified: HashSet<String>,
+    faults: Vec<Fault>,
+    seen: Vec<Seen>,
+}
+
+impl State {
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.counter += 1;
+        format!(
+            "{prefix}{:012x}",
+            self.counter.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        )
+    }
+
+    fn fault(&self, f: impl Fn(&Fault) -> bool) -> Option<Fault> {
+        self.faults.iter().find(|x| f(x)).cloned()
+    }
+}
+
+/// A running simulator; it stops when dropped.
+pub struct Simulator {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Simulator {
+    /// Listens on 127.0.0.1:`port` (0 for any free port).
+    pub async fn start(port: u16) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(Mutex::new(State::default()));
+        let key = Arc::new(PrivateKey::from_pkcs1_pem(IAAA_KEY).expect("the fixture key parses"));
+        let shared = state.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let state = shared.clone();
+                let key = key.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| {
+                        let state = state.clone();
+                        let key = key.clone();
+                        async move { Ok::<_, Infallible>(answer(req, &state, &key).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Ok(Self { addr, state, task })
+    }
+
+    /// `http://127.0.0.1:P`: what `HARNESS_CAMPUS_ORIGIN` is set to.
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every request received so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        lock(&self.state).seen.clone()
+    }
+
+    /// Ends every service session (portal, card, Treehole), as a night's expiry does.
+    pub fn expire_sessions(&self) {
+        let mut s = lock(&self.state);
+        s.portal.clear();
+        s.card.clear();
+        s.treehole.clear();
+    }
+
+    pub fn add_fault(&self, fault: Fault) {
+        lock(&self.state).faults.push(fault);
+    }
+
+    pub fn clear_faults(&self) {
+        lock(&self.state).faults.clear();
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+type Reply = Response<Full<Bytes>>;
+
+fn reply(status: u16, content_type: &str, body: impl Into<Bytes>) -> Reply {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_str(content_type).unwrap());
+    r
+}
+
+fn json_reply(status: u16, value: Value) -> Reply {
+    reply(status, "application/json;charset=UTF-8", value.to_string())
+}
+
+fn redirect(location: &str, cookies: &[String]) -> Reply {
+    let mut r = reply(302, "text/html", "");
+    if let Ok(v) = HeaderValue::from_str(location) {
+        r.headers_mut().insert(LOCATION, v);
+    }
+    for c in cookies {
+        if let Ok(v) = HeaderValue::from_str(c) {
+            r.headers_mut().append(SET_COOKIE, v);
+        }
+    }
+    r
+}
+
+/// The parts of a request the answers read.
+struct Asked {
+    host: String,
+    method: String,
+    path: String,
+    query: HashMap<String, String>,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Asked {
+    fn q(&self, name: &str) -> &str {
+        self.query.get(name).map_or("", String::as_str)
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn cookie(&self, name: &str) -> Option<&str> {
+        self.header("cookie")?.split(';').find_map(|pair| {
+            let (n, v) = pair.trim().split_once('=')?;
+            (n == name).then_some(v)
+        })
+    }
+
+    fn bearer(&self, header: &str) -> Option<&str> {
+        let v = self.header(header)?;
+        v.strip_prefix("bearer ")
+            .or_else(|| v.strip_prefix("Bearer "))
+    }
+
+    fn form(&self) -> HashMap<String, String> {
+        url::form_urlencoded::parse(self.body.as_bytes())
+            .into_owned()
+            .collect()
+    }
+}
+
+async fn answer(req: Request<Incoming>, state: &Mutex<State>, key: &PrivateKey) -> Reply {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
+        .unwrap_or_default();
+    let host = parts
+        .headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let headers: Vec<(String, String)> = parts
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+        .collect();
+    let target = parts
+        .uri
+        .path_and_query()
+        .map_or("/".into(), |p| p.as_str().to_owned());
+    let query = parts
+        .uri
+        .query()
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .into_owned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let asked = Asked {
+        host: host.clone(),
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        query,
+        headers: headers.clone(),
+        body: body.clone(),
+    };
+    let mut s = lock(state);
+    s.seen.push(Seen {
+        host,
+        method: asked.method.clone(),
+        target,
+        headers,
+        body,
+    });
+    match asked.host.as_str() {
+        "iaaa.pku.edu.cn" => iaaa(&asked, &mut s, key),
+        "portal.pku.edu.cn" => portal(&asked, &mut s),
+        "bdcard.pku.edu.cn" => card(&asked, &mut s),
+        "treehole.pku.edu.cn" => treehole(&asked, &mut s),
+        _ => reply(421, "text/plain", "no such campus host"),
+    }
+}
+
+fn account(id: &str) -> Option<Account> {
+    ACCOUNTS.iter().copied().find(|a| a.id == id)
+}
+
+fn iaaa_error(code: &str, msg: &str) -> Reply {
+    json_reply(
+        200,
+        json!({"success": false, "errors": {"code": code, "msg": msg}}),
+    )
+}
+
+fn iaaa(a: &Asked, s: &mut State, key: &PrivateKey) -> Reply {
+    if let Some(Fault::IaaaHtml(status)) = s.fault(|f| matches!(f, Fault::IaaaHtml(_))) {
+        return reply(status, "text/html", "<html><body>系统维护中</body></html>");
+    }
+    let trusted = |s: &State, user: &str| {
+        a.cookie("iaaa_trust")
+            .is_some_and(|c| s.trusted.get(c).is_some_and(|u| u == user))
+    };
+    match (a.method.as_str(), a.path.as_str()) {
+        ("GET", "/iaaa/getPublicKey.do") => {
+            let pem = key
+                .to_public_key()
+                .to_public_key_pem(LineEnding::LF)
+                .unwrap_or_default();
+            json_reply(200, json!({"success": true, "key": pem}))
+        }
+        ("GET", "/iaaa/isMobileAuthen.do") => {
+            let user = a.q("userName");
+            let factor = account(user).map_or(Factor::None, |acc| acc.factor);
+            let needed = factor != Factor::None && !trusted(s, user);
+            let mode = if factor == Factor::Otp { "OTP" } else { "SMS" };
+            json_reply(
+                200,
+                json!({"success": true, "isMobileAuthen": needed, "authenMode": mode, "isUnuAuth": false}),
+            )
+        }
+        ("GET", "/iaaa/isShowCode.do") => {
+            let captcha = account(a.q("userName")).is_some_and(|acc| acc.captcha);
+            json_reply(200, json!({"success": captcha}))
+        }
+        ("GET", "/iaaa/sendSMSCode.do") => {
+            let user = a.q("userName").to_owned();
+            if account(&user).is_none_or(|acc| acc.factor != Factor::Sms) {
+                return json_reply(
+                    200,
+                    json!({"success": false, "message": "该账号未绑定手机"}),
+                );
+            }
+            let now = Instant::now();
+            if s.sms_sent
+                .get(&user)
+                .is_some_and(|at| now.duration_since(*at) < Duration::from_secs(60))
+            {
+                return json_reply(
+                    200,
+                    json!({"success": false, "message": "发送过于频繁，请稍后再试"}),
+                );
+            }
+            s.sms_sent.insert(user, now);
+            json_reply(200, json!({"success": true, "mobileMask": MOBILE_MASK}))
+        }
+        ("POST", "/iaaa/oauthlogin.do") => {
+            let form = a.form();
+            let field = |n: &str| form.get(n).map_or("", String::as_str);
+            let user = field("userName");
+            let Some(acc) = account(user) else {
+                return iaaa_error("E01", "用户名或密码错误");
+            };
+            let password = base64::engine::general_purpose::STANDARD
+                .decode(field("password"))
+                .ok()
+                .and_then(|sealed| key.pkcs1v15_decrypt(&sealed).ok())
+                .map(|plain| String::from_utf8_lossy(&plain).into_owned());
+            if password.as_deref() != Some(acc.password) {
+                return iaaa_error("E01", "用户名或密码错误");
+            }
+            if acc.captcha && field("randCode").is_empty() {
+                return iaaa_error("E03", "请输入验证码");
+            }
+            let checked = trusted(s, user);
+            match acc.factor {
+                Factor::Sms
+                    if !checked
+                        && (!s.sms_sent.contains_key(user) || field("smsCode") != SMS_CODE) =>
+                {
+                    return iaaa_error("E04", "短信验证码错误或已过期");
+                }
+                Factor::Otp if !checked && field("otpCode") != OTP_CODE => {
+                    return iaaa_error("E05", "手机令牌错误或未填写");
+                }
+                _ => {}
+            }
+            let token = s.fresh("iaaa-");
+            s.tokens
+                .insert(token.clone(), (user.to_owned(), field("appid").to_owned()));
+            let mut r = json_reply(200, json!({"success": true, "token": token}));
+            if field("remTrustChk") == "true" && acc.factor != Factor::None && !checked {
+                let trust = s.fresh("trust-");
+                s.trusted.insert(trust.clone(), user.to_owned());
+                let cookie = format!("iaaa_trust={trust}; Path=/iaaa; HttpOnly");
+                r.headers_mut()
+                    .append(SET_COOKIE, HeaderValue::from_str(&cookie).unwrap());
+            }
+            r
+        }
+        _ => reply(404, "text/html", "<html>404</html>"),
+    }
+}
+
+/// Spends a one-use IAAA token of `appid`; the student it was issued to.
+fn spend(s: &mut State, token: &str, appid: &str) -> Option<String> {
+    match s.tokens.remove(token) {
+        Some((user, app)) if app == appid => Some(user),
+        _ => None,
+    }
+}
+
+fn portal(a: &Asked, s: &mut State) -> Reply {
+    let session = a.cookie("SESSION").and_then(|c| s.portal.get(c).cloned());
+    match (a.method.as_str(), a.path.as_str()) {
+        ("GET", "/portal2017/ssoLogin.do") => match spend(s, a.q("token"), "portal2017") {
+            Some(user) => {
+                let id = s.fresh("portal-");
+                s.portal.insert(id.clone(), user);
+                redirect(
+                    "https://portal.pku.edu.cn/portal2017/",
+                    &[format!("SESSION={id}; Path=/portal2017; HttpOnly")],
+                )
+            }
+            None => redirect("https://iaaa.pku.edu.cn/iaaa/oauth.jsp", &[]),
+        },
+        ("GET", "/portal2017/util/redirectToCard.do") => {
+            let Some(user) = session else {
+                return redirect("https://iaaa.pku.edu.cn/iaaa/oauth.jsp", &[]);
+            };
+            if let Some(Fault::CardRedirectTo(to)) =
+                s.fault(|f| matches!(f, Fault::CardRedirectTo(_)))
+            {
+                return redirect(&to, &[]);
+            }
+            let ticket = s.fresh("cas-");
+            s.card_tickets.insert(ticket.clone(), user);
+            redirect(
+                &format!(
+                    "https://bdcard.pku.edu.cn/berserker-auth/cas/login/pku?token={ticket}&targetUrl=https%3A%2F%2Fbdcard.pku.edu.cn%2Fplat%2F"
+                ),
+                &[],
+            )
+        }
+        ("POST", "/portal2017/account/getBasicInfo.do") => {
+            match session.and_then(|u| account(&u)) {
+                Some(acc) => json_reply(
+                    200,
+                    json!({"success": true, "name": acc.name, "department": acc.department}),
+                ),
+                None => json_reply(401, json!({"success": false, "msg": "会话已过期"})),
+            }
+        }
+        _ => reply(404, "text/html", "<html>404</html>"),
+    }
+}
+
+fn card_envelope(data: Value) -> Reply {
+    json_reply(
+        200,
+        json!({"code": 200, "success": true, "msg": "操作成功", "data": data}),
+    )
+}
+
+fn card(a: &Asked, s: &mut State) -> Reply {
+    if a.path == "/berserker-auth/cas/login/pku" {
+        let Some(user) = s.card_tickets.remove(a.q("token")) else {
+            return redirect("https://portal.pku.edu.cn/portal2017/", &[]);
+        };
+        if s.fault(|f| *f == Fault::NoCardToken).is_some() {
+            return redirect("https://bdcard.pku.edu.cn/plat/?name=user", &[]);
+        }
+        let jwt = s.fresh("eyJhbGciOiJIUzI1NiJ9.sim.");
+        s.card.insert(jwt.clone(), user);
+        return redirect(
+            &format!("https://bdcard.pku.edu.cn/plat/?synjones-auth={jwt}&name=user"),
+            &[],
+        );
+    }
+    let Some(user) = a
+        .bearer("synjones-auth")
+        .and_then(|jwt| s.card.get(jwt).cloned())
+    else {
+        return json_reply(
+            401,
+            json!({"code": 401, "message": "登录已过期，请重新登录"}),
+        );
+    };
+    let acc = account(&user).unwrap_or(DEMO);
+    match (a.method.as_str(), a.path.as_str()) {
+        ("GET", "/berserker-app/ykt/tsm/queryCard") => {
+            if let Some(Fault::HugeCard(n)) = s.fault(|f| matches!(f, Fault::HugeCard(_))) {
+                return json_reply(200, json!({"code": 200, "pad": "x".repeat(n)}));
+            }
+            card_envelope(json!({"card": [{
+                "sno": acc.id, "name": acc.name, "account": "300123", "cardname": "校园卡",
+                "lostflag": 0, "freezeflag": 0, "expdate": "20300701",
+                "elec_accamt": acc.balance_fen,
+                "accinfo": [{"balance": acc.balance_fen, "name": "校园卡账户", "type": "000",
+                             "daycostamt": 1830, "daycostlimit": 30_000}]
+            }]}))
+        }
+        _ => json_reply(404, json!({"code": 404, "message": "Not Found"})),
+    }
+}
+
+fn treehole_envelope(data: Value) -> Reply {
+    json_reply(
+        200,
+        json!({"code": 20000, "success": true, "message": "success", "data": data}),
+    )
+}
+
+fn treehole(a: &Asked, s: &mut State) -> Reply {
+    if a.path == "/chapi/cas_iaaa_login" {
+        let Some(user) = spend(s, a.q("token"), "PKU Helper") else {
+            return redirect("https://treehole.pku.edu.cn/web/login", &[]);
+        };
+        let jwt = s.fresh("eyJ0eXAiOiJKV1QifQ.hole.");
+        s.treehole.insert(jwt.clone(), user.clone());
+        let expires = 4_102_444_800u64; // 2100-01-01
+        return redirect(
+            &format!(
+                "https://treehole.pku.edu.cn/ch/web/iaaa_success?token={jwt}&expires_in={expires}&uid={user}"
+            ),
+            &[
+                format!("pku_token={jwt}; Path=/"),
+                format!("pku_expires_in={expires}; Path=/"),
+                format!("pku_uid={user}; Path=/"),
+                "XSRF-TOKEN=sim-xsrf; Path=/".to_owned(),
+                "_session=sim-session; Path=/; HttpOnly".to_owned(),
+            ],
+        );
+    }
+    let Some(user) = a
+        .bearer("authorization")
+        .and_then(|jwt| s.treehole.get(jwt).cloned())
+    else {
+        return json_reply(
+            401,
+            json!({"code": 40001, "success": false, "message": "请先登录"}),
+        );
+    };
+    match (a.method.as_str(), a.path.as_str()) {
+        ("POST", "/chapi/api/jwt_send_msg") => {
+            s.treehole_sms.insert(user);
+            treehole_envelope(json!({}))
+        }
+        ("POST", "/chapi/api/jwt_msg_verify") => {
+            let body: Value = serde_json::from_str(&a.body).unwrap_or_default();
+            if s.treehole_sms.contains(&user) && body["valid_code"] == SMS_CODE {
+                s.treehole_verified.insert(user);
+                treehole_envelope(json!({}))
+            } else {
+                json_reply(
+                    200,
+                    json!({"code": 40003, "success": false, "message": "验证码错误"}),
+                )
+            }
+        }
+        _ if !s.treehole_verified.contains(&user) => json_reply(
+            200,
+            json!({"code": 40002, "success": false, "message": "请进行手机短信验证"}),
+        ),
+        ("GET", "/chapi/api/v3/hole/list_comments") => treehole_envelope(json!({"list": [
+            {"pid": 7_001_234, "text": "今天农园的烤鸭排到门口了", "type": "text",
+             "timestamp": 1_764_560_000, "reply": 2, "likenum": 15, "is_follow": 0,
+             "tags_info": [], "comment_list": []}
+        ]})),
+        _ => json_reply(
+            404,
+            json!({"code": 40004, "success": false, "message": "Not Found"}),
+        ),
+    }
+}
