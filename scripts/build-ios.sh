@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds ios/HarnessFFI.xcframework: the static library for iOS devices (aarch64-apple-ios)
 # and for the simulator (aarch64-apple-ios-sim and x86_64-apple-ios, joined with lipo), each
-# with HarnessFFI.h and its module map; copies the generated Harness.swift into
-# ios/Sources/Harness for the Swift package in ios/; generates ios/HarnessApp.xcodeproj from
-# ios/project.yml with XcodeGen; builds the app and runs its UI tests (ios/AppUITests) on a
-# simulator.
+# with the headers HarnessFFI.h and HarnessCoreFFI.h and their one module map; copies the
+# generated Harness.swift and HarnessCore.swift into ios/Sources/Harness for the Swift package
+# in ios/; generates ios/HarnessApp.xcodeproj from ios/project.yml with XcodeGen; builds the app
+# and runs its UI tests (ios/AppUITests) on a simulator.
 #
 #   scripts/build-ios.sh            everything, UI tests on IOS_SIMULATOR (default iPhone 16)
-#   scripts/build-ios.sh framework  only the xcframework and Harness.swift
+#   scripts/build-ios.sh framework  only the xcframework and the generated Swift
 #   scripts/build-ios.sh device     also builds for a device (set DEVELOPMENT_TEAM for signing)
 #
 # Needs macOS with Xcode 16+ (xcodebuild, xcrun, lipo) and XcodeGen. Stops before building
@@ -63,7 +63,7 @@ swift="$target_dir/bindings/swift"
 out="$target_dir/ios"
 rm -rf "$out" ios/HarnessFFI.xcframework
 mkdir -p "$out/headers" "$out/simulator"
-cp "$swift/HarnessFFI.h" "$out/headers/"
+cp "$swift/HarnessFFI.h" "$swift/HarnessCoreFFI.h" "$out/headers/"
 cp "$swift/HarnessFFI.modulemap" "$out/headers/module.modulemap"
 lipo -create \
   "$target_dir/aarch64-apple-ios-sim/release/libharness_ffi.a" \
@@ -73,8 +73,8 @@ xcodebuild -create-xcframework \
   -library "$target_dir/aarch64-apple-ios/release/libharness_ffi.a" -headers "$out/headers" \
   -library "$out/simulator/libharness_ffi.a" -headers "$out/headers" \
   -output ios/HarnessFFI.xcframework
-cp "$swift/Harness.swift" ios/Sources/Harness/Harness.swift
-echo "ios/HarnessFFI.xcframework and ios/Sources/Harness/Harness.swift are ready"
+cp "$swift/Harness.swift" "$swift/HarnessCore.swift" ios/Sources/Harness/
+echo "ios/HarnessFFI.xcframework and ios/Sources/Harness/{Harness,HarnessCore}.swift are ready"
 [ "$mode" = framework ] && exit 0
 
 xcodegen generate --spec ios/project.yml --project ios

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Checks the Swift side without a Swift compiler: generates the Swift bindings, then
-#  - parses the generated Harness.swift, ios/Package.swift and every hand-written file under
-#    ios/Sources with tree-sitter-swift (PyPI), allowing only the grammar's two known misreads
-#    of valid UniFFI output (see scripts/lib/check_swift.py), and
-#  - runs `gcc -fsyntax-only` on the generated C header HarnessFFI.h, and
+#  - parses the generated Harness.swift and HarnessCore.swift, ios/Package.swift and every
+#    hand-written file under ios/Sources with tree-sitter-swift (PyPI), allowing only the
+#    grammar's two known misreads of valid UniFFI output (see scripts/lib/check_swift.py), and
+#  - runs `gcc -fsyntax-only` on the generated C headers HarnessFFI.h and HarnessCoreFFI.h
+#    together, as the one C module HarnessFFI includes them, and
 #  - checks that the SwiftUI app (ios/App/Sources) reads every field of every screen model in
-#    the generated bindings, except those listed in ios/App/fields-not-shown.txt
+#    the generated bindings (HarnessCore.swift: the screen models are the core's types), except
+#    those listed in ios/App/fields-not-shown.txt
 #    (scripts/lib/check_swift_fields.py).
 # Installs tree-sitter into a virtualenv under the tools directory when missing.
 set -euo pipefail
@@ -32,12 +34,12 @@ scripts/gen-bindings.sh "$target_dir/bindings" >/dev/null
 swift_dir="$target_dir/bindings/swift"
 
 mapfile -t sources < <(find ios -name '*.swift' | sort)
-"$venv/bin/python" scripts/lib/check_swift.py "$swift_dir/Harness.swift" "${sources[@]}"
+"$venv/bin/python" scripts/lib/check_swift.py "$swift_dir/Harness.swift" "$swift_dir/HarnessCore.swift" "${sources[@]}"
 
-# The header is written for clang: gcc does not know its nullability qualifiers.
-printf '#include "HarnessFFI.h"\n' |
+# The headers are written for clang: gcc does not know their nullability qualifiers.
+printf '#include "HarnessFFI.h"\n#include "HarnessCoreFFI.h"\n' |
   gcc -fsyntax-only -Wall -Werror -D_Nonnull= -D_Nullable= -D_Null_unspecified= -I "$swift_dir" -x c -
-echo "$swift_dir/HarnessFFI.h: gcc -fsyntax-only passed"
+echo "$swift_dir/HarnessFFI.h, HarnessCoreFFI.h: gcc -fsyntax-only passed"
 
-python3 scripts/lib/check_swift_fields.py "$swift_dir/Harness.swift" ios/App/fields-not-shown.txt ios/App/Sources
+python3 scripts/lib/check_swift_fields.py "$swift_dir/HarnessCore.swift" ios/App/fields-not-shown.txt ios/App/Sources
 echo "swift check passed"

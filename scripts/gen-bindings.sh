@@ -4,9 +4,13 @@
 #
 #   scripts/gen-bindings.sh [--release] [OUT_DIR]
 #
-# Writes OUT_DIR/kotlin/edu/pku/harness/harness_ffi.kt and OUT_DIR/swift/{Harness.swift,
-# HarnessFFI.h, HarnessFFI.modulemap}; OUT_DIR defaults to $CARGO_TARGET_DIR/bindings
-# (target/bindings). Names come from uniffi.toml, passed with --config.
+# The library holds two UniFFI components: harness-ffi's (the Harness object, its traits and
+# error) and harness-core's (the records and enums that cross as they are). Writes
+# OUT_DIR/kotlin/edu/pku/harness/harness_ffi.kt and OUT_DIR/kotlin/edu/pku/harness/core/
+# harness_core.kt (a package each), and OUT_DIR/swift/{Harness.swift, HarnessCore.swift} (both
+# for the one Swift module Harness) with the headers HarnessFFI.h and HarnessCoreFFI.h and one
+# module map HarnessFFI.modulemap (C module HarnessFFI) over both; OUT_DIR defaults to
+# $CARGO_TARGET_DIR/bindings (target/bindings). Names come from uniffi.toml, passed with --config.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,14 +29,29 @@ case "$(uname -s)" in
   *) lib="$target_dir/$profile/libharness_ffi.so" ;;
 esac
 
-# The generator first: building it with the `cli` feature also rebuilds the library with that
-# feature, so the plain library is built after it and is the one left on disk.
-cargo build --quiet --locked -p harness-ffi --features cli --bin uniffi-bindgen
+# The generators first: building them with the `cli` feature also rebuilds the library with that
+# feature, so the plain library is built after them and is the one left on disk.
+cargo build --quiet --locked -p harness-ffi --features cli --bin uniffi-bindgen --bin uniffi-bindgen-swift
 cargo build --quiet --locked -p harness-ffi "${profile_flag[@]}"
 
 rm -rf "$out/kotlin" "$out/swift"
-for language in kotlin swift; do
-  "$target_dir/debug/uniffi-bindgen" generate --library "$lib" --language "$language" \
-    --config uniffi.toml --no-format --out-dir "$out/$language" >/dev/null
-done
+"$target_dir/debug/uniffi-bindgen" generate --library "$lib" --language kotlin \
+  --config uniffi.toml --no-format --out-dir "$out/kotlin" >/dev/null
+# uniffi 0.32's Kotlin lowers what an async foreign method returns (Platform.askApproval's
+# Answer, a core type) into the RustBuffer class of the type's own package, where the callback's
+# result takes harness_ffi's: the same C struct, so it is copied across here, as uniffi already
+# does for a Rust future's result (mozilla/uniffi-rs#2630). Fails when the line is gone: then an
+# upgrade fixed it, and this goes.
+kt="$out/kotlin/edu/pku/harness/harness_ffi.kt"
+lowered='FfiConverterTypeAnswer.lower(returnValue),'
+if [ "$(grep -c "^ *$lowered\$" "$kt")" != 1 ]; then
+  echo "gen-bindings.sh: $kt: no single '$lowered' to fix; remove the askApproval workaround" >&2
+  exit 1
+fi
+perl -pi -e 's/^( *)\QFfiConverterTypeAnswer.lower(returnValue),\E$/$1FfiConverterTypeAnswer.lower(returnValue).let { RustBuffer.create(it.capacity.toULong(), it.len.toULong(), it.data) },/' "$kt"
+# UniFFI's Swift command: the same sources and headers as `generate`, and one module map for
+# the headers of both components (two module maps would each declare HarnessFFI).
+"$target_dir/debug/uniffi-bindgen-swift" --swift-sources --headers --modulemap \
+  --module-name HarnessFFI --modulemap-filename HarnessFFI.modulemap \
+  --config uniffi.toml "$lib" "$out/swift" >/dev/null
 echo "bindings from $lib: $out/kotlin (Kotlin), $out/swift (Swift)"

@@ -2,7 +2,8 @@
 # Every test of the project, in one command; exits non-zero on any failure. It installs what it
 # lacks (Debian packages, the Kotlin compiler from npm, Compose Multiplatform from Maven Central,
 # tree-sitter from PyPI, Rust targets).
-#  0. cargo fmt --check and cargo clippy -D warnings over the whole workspace
+#  0. cargo fmt --check and cargo clippy -D warnings over the whole workspace; no uniffi in the
+#     core's or the CLI's own build
 #  1. the Rust workspace: unit, integration, property, crash and FFI tests
 #  2. cargo check of the FFI crate for aarch64-linux-android and aarch64-apple-ios
 #  3. a syntax check of the generated and hand-written Swift and of the C header
@@ -24,6 +25,15 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# STYLE.md §1: the core and the CLI build without uniffi; only harness-ffi turns on harness-core's
+# `uniffi` feature (the derives of the types that cross the FFI as they are).
+for crate in harness-core harness-cli; do
+  if cargo tree --locked -p "$crate" -e normal | grep -qi uniffi; then
+    echo "test.sh: $crate depends on uniffi (cargo tree -p $crate -e normal): only harness-ffi may turn on harness-core's uniffi feature" >&2
+    exit 1
+  fi
+done
 
 # The remote-plugin tests talk to a real MCP server (core/tests/mcp_remote.rs), pinned here.
 mcp_prefix="${HOME}/.cache/pku-harness/mcp"

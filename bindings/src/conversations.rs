@@ -1,30 +1,10 @@
-//! Conversations: their settings (seed 003), what they may reach, their taint and turns.
+//! Conversations: what they may reach, their taint and turns. Their settings cross as the core
+//! defines them (`harness_core::turn::ConversationSettings`).
 
-use harness_core::policy::Preset;
-use harness_core::turn;
-
-/// The three rungs over the plugin modes: "Skip all permissions", "Auto-edit" (the default),
-/// "Ask every time".
-#[uniffi::remote(Enum)]
-pub enum Preset {
-    SkipAll,
-    AutoEdit,
-    AskEveryTime,
-}
-
-/// Model, thinking effort, preset and plan mode of one conversation.
-#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
-pub struct ConversationSettings {
-    #[uniffi(default = None)]
-    pub model: Option<String>,
-    #[uniffi(default = None)]
-    pub thinking_effort: Option<String>,
-    pub preset: Preset,
-    #[uniffi(default = false)]
-    pub plan_mode: bool,
-}
+use harness_core::turn::{self, ConversationSettings};
 
 /// What a conversation may reach. Approving a call never widens it.
+// Not the core's `turn::Scope`: its folders are paths, and cross as strings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, uniffi::Record)]
 pub struct Scope {
     /// Folders the conversation may read from.
@@ -36,6 +16,7 @@ pub struct Scope {
 }
 
 /// A conversation's state.
+// Not the core's `turn::Conversation`: it carries the `Scope` above, and no rules.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ConversationInfo {
     pub id: String,
@@ -45,28 +26,6 @@ pub struct ConversationInfo {
     pub tainted: bool,
     /// Turns begun so far.
     pub turns: u64,
-}
-
-impl From<turn::ConversationSettings> for ConversationSettings {
-    fn from(s: turn::ConversationSettings) -> Self {
-        ConversationSettings {
-            model: s.model,
-            thinking_effort: s.thinking_effort,
-            preset: s.preset,
-            plan_mode: s.plan_mode,
-        }
-    }
-}
-
-impl From<ConversationSettings> for turn::ConversationSettings {
-    fn from(s: ConversationSettings) -> Self {
-        turn::ConversationSettings {
-            model: s.model,
-            thinking_effort: s.thinking_effort,
-            preset: s.preset,
-            plan_mode: s.plan_mode,
-        }
-    }
 }
 
 impl From<turn::Scope> for Scope {
@@ -97,7 +56,7 @@ impl From<turn::Conversation> for ConversationInfo {
     fn from(c: turn::Conversation) -> Self {
         ConversationInfo {
             id: c.id,
-            settings: c.settings.into(),
+            settings: c.settings,
             scope: c.scope.into(),
             tainted: c.tainted,
             turns: c.turns,

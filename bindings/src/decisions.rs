@@ -5,127 +5,15 @@
 //! end in `_json`.
 
 use harness_core::invoke;
-use harness_core::policy::{
-    self, Actor, Answer, Code, PromptKind, RuleKind, RuleRef, RuleScope, Step,
-};
+use harness_core::policy::{self, Answer, Code, PromptKind, RuleKind, RuleRef, Step};
 use harness_core::registry::Effect;
 use harness_core::screens::ApprovalSheet;
 
 use crate::error::{HarnessError, parse_json};
 
-/// Who made a call: a tap, the model inside a turn, or a scheduled run.
-#[uniffi::remote(Enum)]
-pub enum Actor {
-    User,
-    Agent,
-    Scheduler,
-}
-
-/// What a rule does to the calls it matches.
-#[uniffi::remote(Enum)]
-pub enum RuleKind {
-    Deny,
-    Ask,
-    Allow,
-}
-
-/// Why a call was refused; `refusal_code_string` gives the string the agent sees. (Kotlin and
-/// Swift name it `RefusalCode`: uniffi.toml.)
-#[uniffi::remote(Enum)]
-pub enum Code {
-    Unavailable,
-    TermsNotAccepted,
-    UserOnly,
-    InvalidInput,
-    DeniedByRule,
-    Blocked,
-    SchedulerReadOnly,
-    Declined,
-    PlanMode,
-    OutOfScope,
-    /// A change that loosens a permission, asked for in a turn that read untrusted content.
-    Tainted,
-}
-
-/// An answer to an approval prompt. Ordinary prompts offer Allow / Deny / AlwaysAllow, grant
-/// prompts AllowOnce / AlwaysAllow / DontAllow, confirm prompts Allow / Deny; an answer the
-/// prompt did not offer is refused as `declined`.
-#[uniffi::remote(Enum)]
-pub enum Answer {
-    Allow,
-    Deny,
-    AlwaysAllow,
-    AllowOnce,
-    DontAllow,
-}
-
-/// The three prompt shapes.
-#[uniffi::remote(Enum)]
-pub enum PromptKind {
-    /// Allow / Deny / Always allow (Always allow sets the plugin's mode for the effect to auto).
-    Ordinary,
-    /// A grant tool: Allow once / Always allow / Don't allow; never changes a mode.
-    Grant,
-    /// An alwaysAsk or targeted tool, or an ordinary prompt in a tainted turn: Allow / Deny.
-    Confirm,
-    /// A grant tool's prompt in a tainted turn: Allow once / Don't allow.
-    GrantOnce,
-}
-
-/// The step of the decision (DESIGN.md §3) that decided. (Kotlin and Swift name it
-/// `DecisionStep`: uniffi.toml.)
-#[uniffi::remote(Enum)]
-pub enum Step {
-    /// 1: the tool exists and can be reached; the terms are accepted.
-    Availability,
-    /// 2
-    UserOnly,
-    /// 3
-    Input,
-    /// 4
-    DenyRule,
-    /// 5
-    ModeOff,
-    /// 6
-    Scheduler,
-    /// 7
-    UserTap,
-    /// 8a
-    PlanMode,
-    /// 8b
-    Scope,
-    /// 8c
-    AlwaysAsks,
-    /// 8d
-    AskRule,
-    /// 8e
-    Sensitive,
-    /// 8f
-    SkipAll,
-    /// 8g
-    Allowance,
-    /// 8h
-    AskEveryTime,
-    /// 8i
-    Mode,
-}
-
-/// Which rule set a deciding rule came from.
-#[uniffi::remote(Enum)]
-pub enum RuleScope {
-    Global,
-    Conversation,
-}
-
-/// A deciding rule: its set and its index in that set.
-#[uniffi::remote(Record)]
-pub struct RuleRef {
-    pub scope: RuleScope,
-    pub index: u32,
-}
-
-/// What the decision says about a call. (A mirror, not a remote type: the core's `Ask` carries
-/// only the prompt kind, and the shells are given the offers with it.)
+/// What the decision says about a call.
+// Not the core's `policy::Verdict`: its `Ask` carries only the prompt kind, and the shells are
+// given the offers with it.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum Verdict {
     Run,
@@ -140,6 +28,7 @@ pub enum Verdict {
 }
 
 /// What was decided, at which step, and by which rule (if a rule decided).
+// Not the core's `policy::Decision`: it carries the `Verdict` above.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct Decision {
     pub verdict: Verdict,
@@ -149,6 +38,7 @@ pub struct Decision {
 
 /// `{kind, tool: "<plugin>.<tool>" | "<plugin>.*" | "*", effect?, when?}`. `when_json`, if
 /// given, is a JSON object of top-level input fields that must all equal the call's.
+// Not the core's `policy::Rule`: its `when` is a JSON object, and crosses as text.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct Rule {
     pub kind: RuleKind,
@@ -160,6 +50,7 @@ pub struct Rule {
 }
 
 /// An approval prompt, as the shell shows it.
+// Not the core's `invoke::Prompt`: its input is JSON, and crosses as text; the sheet is added.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ApprovalPrompt {
     pub plugin: String,
@@ -184,6 +75,7 @@ pub struct ApprovalPrompt {
 }
 
 /// How a call ended.
+// Not the core's `invoke::Outcome`: its result is JSON, and crosses as text.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum Outcome {
     /// The tool ran: the whole result for the UI, and the model's copy (cut to 12,000 chars).
@@ -198,6 +90,7 @@ pub enum Outcome {
 }
 
 /// The decision, the prompt and answer if the user was asked, and the outcome.
+// Not the core's `invoke::Invocation`: it carries the records above, and `for_model` computed.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct Invocation {
     pub decision: Decision,
@@ -211,6 +104,7 @@ pub struct Invocation {
 }
 
 /// A tool as the model is offered it.
+// Not the core's `invoke::ModelTool`: its input schema is JSON, and crosses as text.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ModelTool {
     pub name: String,

@@ -9,6 +9,8 @@ use harness_core::policy::Answer;
 use crate::decisions::ApprovalPrompt;
 
 /// Something a shell may want to show, as it happens.
+// Not the core's `events::Event`: the listener's one union of the core's turn events and the
+// FFI's own (approvals, wake time, begun turns); notifications and screens go to the Platform.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 #[allow(
     clippy::large_enum_variant,

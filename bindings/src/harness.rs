@@ -14,12 +14,13 @@ use harness_core::screens::{
     JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation, PluginDetail, PluginsScreen,
     Route, Screens, route_for,
 };
+use harness_core::store::rows::AuditRow;
+use harness_core::turn::ConversationSettings;
 use harness_core::{Engine, Options};
 use harness_core::{scheduler, settings};
 
-use crate::audit::AuditEntry;
 use crate::consent::Consent;
-use crate::conversations::{ConversationInfo, ConversationSettings, Scope};
+use crate::conversations::{ConversationInfo, Scope};
 use crate::decisions::{Decision, Invocation, ModelTool, Rule, core_rules};
 use crate::error::{HarnessError, parse_json};
 use crate::events::{EventListener, EventSubscription, HarnessEvent, Listeners};
@@ -185,7 +186,7 @@ impl Harness {
         &self,
         conversation: String,
     ) -> Result<ConversationSettings, HarnessError> {
-        Ok(self.engine()?.open_conversation(&conversation)?.into())
+        Ok(self.engine()?.open_conversation(&conversation)?)
     }
 
     /// A conversation's settings, scope, taint and turn count.
@@ -202,7 +203,7 @@ impl Harness {
     ) -> Result<(), HarnessError> {
         Ok(self
             .engine()?
-            .set_conversation_settings(&conversation, settings.into())?)
+            .set_conversation_settings(&conversation, settings)?)
     }
 
     /// Sets what a conversation may reach (folders, hosts, apps).
@@ -361,13 +362,8 @@ impl Harness {
 
     /// The newest audit rows (at most 10,000), oldest first: every decision, answer and
     /// outcome, with the deciding step and rule and a digest of the inputs.
-    pub fn audit_log(&self) -> Result<Vec<AuditEntry>, HarnessError> {
-        Ok(self
-            .engine()?
-            .audit_log()?
-            .into_iter()
-            .map(Into::into)
-            .collect())
+    pub fn audit_log(&self) -> Result<Vec<AuditRow>, HarnessError> {
+        Ok(self.engine()?.audit_log()?)
     }
 
     /// Registers a listener for `HarnessEvent`s. Delivery stops when the returned handle is

@@ -3,6 +3,7 @@
 use harness_core::scheduler;
 
 /// One scheduled run.
+// Not the core's `scheduler::RunReport`: its outcome is a value, and crosses as JSON text.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct JobRun {
     pub job: i64,

@@ -1,10 +1,13 @@
 //! The UniFFI surface of the PKU harness core (DESIGN.md §8): one `Harness` object opened on a
 //! data directory with the shell's `Platform`, an event listener, one error enum, and the
-//! records that carry core values across, one module per feature. The core's plain enums cross
-//! as they are (`#[uniffi::remote]`); only records and enums whose shape differs are
-//! redeclared here, with their conversions beside them. Proc-macros only, no UDL (STYLE.md §3).
+//! records whose shape differs from the core's (JSON as text, paths as strings), one module per
+//! feature, each with its conversion beside it. The core's records and enums that cross as they
+//! are (the screens' models, the decision's enums) derive UniFFI's traits in harness-core under
+//! its `uniffi` feature (STYLE.md §1), and are not restated here. Proc-macros only, no UDL
+//! (STYLE.md §3).
 //!
-//! Kotlin package `edu.pku.harness`, Swift module `Harness` (uniffi.toml at the repo top).
+//! Kotlin package `edu.pku.harness` (the core's types: `edu.pku.harness.core`), Swift module
+//! `Harness` (uniffi.toml at the repo top).
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -12,7 +15,6 @@ use std::pin::Pin;
 use std::sync::LazyLock;
 use std::task::{Context, Poll};
 
-mod audit;
 mod consent;
 mod conversations;
 mod decisions;
@@ -24,12 +26,10 @@ mod links;
 mod memories;
 mod platform;
 mod plugins;
-mod screens;
 mod turns;
 
-pub use audit::AuditEntry;
 pub use consent::Consent;
-pub use conversations::{ConversationInfo, ConversationSettings, Scope};
+pub use conversations::{ConversationInfo, Scope};
 pub use decisions::{
     ApprovalPrompt, Decision, Invocation, ModelTool, Outcome, Rule, Verdict, refusal_code_string,
 };
@@ -37,13 +37,14 @@ pub use error::HarnessError;
 pub use events::{EventListener, EventSubscription, HarnessEvent};
 pub use harness::Harness;
 pub use jobs::JobRun;
-pub use links::{PluginPreview, PluginUpdate, PreviewTool, StartingMode};
+pub use links::{PluginPreview, PluginUpdate, StartingMode};
 pub use memories::MemoryInfo;
 pub use platform::{AppNotification, Platform};
 pub use plugins::{ModeRow, PluginInfo, ToolInfo};
 pub use turns::{HistoryMessage, TurnResult};
-// The core's plain enums, exported as they are.
+// The core's records and enums that cross as they are (their UniFFI derives are in harness-core).
 pub use harness_core::consent::{Permission, PermissionState};
+pub use harness_core::plugins::link::PreviewTool;
 pub use harness_core::policy::{
     Actor, Answer, Code, Mode, ModeSource, Preset, PromptKind, RuleKind, RuleRef, RuleScope, Step,
 };
@@ -57,6 +58,8 @@ pub use harness_core::screens::{
     ToolCallView, ToolRowView,
 };
 pub use harness_core::settings::Language;
+pub use harness_core::store::rows::AuditRow;
+pub use harness_core::turn::ConversationSettings;
 
 uniffi::setup_scaffolding!();
 

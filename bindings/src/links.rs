@@ -1,7 +1,7 @@
 //! Plugins from outside (DESIGN.md §2): plugin documents previewed, installed, updated and
 //! removed by link, and remote MCP servers added by URL.
 
-use harness_core::plugins::link::{Preview, Update};
+use harness_core::plugins::link::{Preview, PreviewTool, Update};
 use harness_core::policy::Mode;
 use harness_core::registry::{Effect, PluginKind};
 
@@ -9,18 +9,8 @@ use crate::error::HarnessError;
 use crate::harness::Harness;
 use crate::runtime;
 
-/// A tool as the consent screen shows it.
-#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
-pub struct PreviewTool {
-    pub id: String,
-    pub title: String,
-    pub description: String,
-    pub effect: Effect,
-    /// `GET api.example.com` for a tool that makes a request.
-    pub request: Option<String>,
-}
-
 /// The mode an effect's tools start in.
+// The core's `link::Preview` holds these as `(Effect, Mode)` pairs, which UniFFI cannot carry.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct StartingMode {
     pub effect: Effect,
@@ -28,6 +18,8 @@ pub struct StartingMode {
 }
 
 /// What the consent screen shows before a plugin document is installed.
+// Not the core's `link::Preview`: its starting modes are pairs and its data sources whole
+// records; they cross as `StartingMode`s and titles.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct PluginPreview {
     /// Hand this to `install_plugin_preview`.
@@ -53,17 +45,6 @@ pub struct PluginPreview {
 impl From<Preview> for PluginPreview {
     fn from(p: Preview) -> Self {
         Self {
-            tools: p
-                .tools
-                .into_iter()
-                .map(|t| PreviewTool {
-                    id: t.id,
-                    title: t.title,
-                    description: t.description,
-                    effect: t.effect,
-                    request: t.request,
-                })
-                .collect(),
             starting_modes: p
                 .modes
                 .into_iter()
@@ -75,6 +56,7 @@ impl From<Preview> for PluginPreview {
             plugin: p.plugin,
             title: p.title,
             kind: p.kind,
+            tools: p.tools,
             grant_row: p.grant_row,
             warnings: p.warnings,
             disclosure: p.disclosure,
@@ -87,6 +69,7 @@ impl From<Preview> for PluginPreview {
 }
 
 /// What updating a plugin document did.
+// Not the core's `link::Update`: its preview crosses as the `PluginPreview` above.
 // A record crosses the FFI by value; boxing the large variant would buy nothing there.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]

@@ -3,6 +3,7 @@
 use harness_core::store::rows::MemoryRow;
 
 /// A memory and its state.
+// Not the core's `MemoryRow`: its state crosses as its string, without the row's times.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct MemoryInfo {
     pub id: i64,

@@ -19,6 +19,7 @@ use crate::error::HarnessError;
 use crate::events::{HarnessEvent, Listeners};
 
 /// A notification to post. (Not `Notification`: Swift shells import Foundation's.)
+// The Platform's argument: the core's `Event::Notification` with the id the shell replaces by.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct AppNotification {
     /// `job-<id>` for a scheduled job's notification: stable per job, so that a later run's

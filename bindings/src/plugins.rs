@@ -4,42 +4,8 @@ use harness_core::engine::PluginView;
 use harness_core::policy::{Mode, ModeSource};
 use harness_core::registry::{self, Effect, PluginKind};
 
-/// What a tool changes, from the weakest to the strongest.
-#[uniffi::remote(Enum)]
-pub enum Effect {
-    Read,
-    Write,
-    Money,
-    Public,
-}
-
-/// What happens when the agent calls a tool of one effect of one plugin.
-#[uniffi::remote(Enum)]
-pub enum Mode {
-    Auto,
-    Ask,
-    Off,
-}
-
-/// Where a plugin's mode for one effect came from.
-#[uniffi::remote(Enum)]
-pub enum ModeSource {
-    KindDefault,
-    PluginDefault,
-    User,
-}
-
-/// Where a plugin came from: bundled code, an official or community plugin document, or a
-/// remote (MCP) server.
-#[uniffi::remote(Enum)]
-pub enum PluginKind {
-    Bundled,
-    Official,
-    Community,
-    Remote,
-}
-
 /// One effect's mode and where it came from.
+// The core's `PluginView` holds these as `(Effect, Mode, ModeSource)` triples.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ModeRow {
     pub effect: Effect,
@@ -48,6 +14,8 @@ pub struct ModeRow {
 }
 
 /// A tool as the settings screens show it.
+// Not the core's `registry::Tool`: that holds the compiled schema and the handler; the schema
+// crosses as JSON text, the model's name computed.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct ToolInfo {
     /// `<plugin id>.<tool name>`
@@ -73,6 +41,7 @@ pub struct ToolInfo {
 }
 
 /// An installed plugin, its modes and its tools.
+// Not the core's `PluginView`: the view and its plugin, flattened into one record.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct PluginInfo {
     pub id: String,

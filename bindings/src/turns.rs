@@ -4,6 +4,7 @@ use harness_core::agent::turn::TurnSummary;
 use harness_core::store::history::MessageRow;
 
 /// How a turn of the agent ended. Its steps streamed to the event listener while it ran.
+// Not the core's `TurnSummary`: its state crosses as its string, its usage flattened.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct TurnResult {
     /// The id `cancel_turn` takes.
@@ -32,6 +33,7 @@ impl From<TurnSummary> for TurnResult {
 }
 
 /// One message of a conversation's history.
+// Not the core's `MessageRow`: the calls cross as their names, without the model's copy.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct HistoryMessage {
     pub id: i64,

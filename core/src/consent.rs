@@ -14,8 +14,10 @@ pub const TERMS_VERSION: u32 = 1;
 
 /// A system permission's state, as the shell reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "snake_case")]
 pub enum PermissionState {
+    /// Not reported yet, or the user has not been asked yet.
     #[default]
     Unknown,
     Granted,
@@ -24,9 +26,12 @@ pub enum PermissionState {
 
 /// The system permissions plugins may need; requested only from a tap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Permission {
     Notifications,
+    /// Android's SCHEDULE_EXACT_ALARM. iOS has none: it reports `Denied` and the capability
+    /// `exact-alarm-unsupported` (`Harness::report_capabilities`).
     ExactAlarm,
 }
 

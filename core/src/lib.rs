@@ -1,6 +1,7 @@
 //! The PKU harness core: the plugin registry, the permission decision, the one invoke path, the
 //! capability gates every plugin goes through, consent, settings, memory and persistence. No
-//! FFI types live here (STYLE.md §1).
+//! FFI code lives here (STYLE.md §1): the records and enums that cross the FFI as they are
+//! derive UniFFI's traits only under the `uniffi` feature, which only harness-ffi turns on.
 
 pub mod agent;
 pub mod audit;
@@ -33,6 +34,11 @@ pub mod turn;
 pub mod why;
 
 pub use engine::{Engine, EngineError, Options};
+
+// The UniFFI component of the types above that cross as they are (Kotlin package
+// `edu.pku.harness.core`, Swift module `Harness`: uniffi.toml).
+#[cfg(feature = "uniffi")]
+uniffi::setup_scaffolding!();
 
 /// Locks a concern's state. Every change is one assignment after its write committed, so a
 /// panic elsewhere cannot leave the state half-changed: a poisoned lock is taken as it is.

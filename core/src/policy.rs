@@ -14,6 +14,7 @@ use crate::registry::{Effect, Plugin, PluginKind, Tool};
 /// What happens when the agent calls a tool of one effect of one plugin. Ordered by
 /// strictness: `Auto < Ask < Off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     Auto,
@@ -45,6 +46,7 @@ impl fmt::Display for Mode {
 
 /// Where a plugin's mode for one effect came from, for `harness tools` and the settings screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "snake_case")]
 pub enum ModeSource {
     KindDefault,
@@ -137,6 +139,7 @@ impl UserModes {
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     SkipAll,
@@ -165,6 +168,7 @@ impl Preset {
 
 /// Who made a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "lowercase")]
 pub enum Actor {
     /// A tap on a screen or a widget button.
@@ -185,7 +189,9 @@ impl Actor {
     }
 }
 
+/// What a rule does to the calls it matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "lowercase")]
 pub enum RuleKind {
     Deny,
@@ -401,13 +407,16 @@ impl<T> Matched<T> {
 
 /// Which rule set a deciding rule came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "snake_case")]
 pub enum RuleScope {
     Global,
     Conversation,
 }
 
+/// A deciding rule: its set and its index in that set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct RuleRef {
     pub scope: RuleScope,
     pub index: u32,
@@ -458,8 +467,10 @@ pub struct Facts<'a> {
     pub has_target: bool,
 }
 
-/// The reason a call is refused; the strings are the codes the agent sees.
+/// The reason a call is refused; the strings are the codes the agent sees. (Kotlin and Swift
+/// name it `RefusalCode`: uniffi.toml.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
     Unavailable,
@@ -514,6 +525,7 @@ impl Code {
 
 /// An answer the user can give to a prompt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     Allow,
@@ -549,6 +561,7 @@ impl Answer {
 
 /// The three prompt shapes of seed 000.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "snake_case")]
 pub enum PromptKind {
     /// Allow / Deny / Always allow.
@@ -589,8 +602,10 @@ pub enum Verdict {
     Refuse(Code),
 }
 
-/// The step of DESIGN.md §3 that decided.
+/// The step of DESIGN.md §3 that decided. (Kotlin and Swift name it `DecisionStep`:
+/// uniffi.toml.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum Step {
     /// 1: exists, installed, available, enabled; terms accepted.
     Availability,

@@ -20,6 +20,7 @@ use crate::schema::InputSchema;
 /// What a tool changes. Ordered from the weakest to the strongest (seed 004: "if more than one
 /// effect applies, pick the strongest").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "lowercase")]
 pub enum Effect {
     Read,
@@ -54,6 +55,7 @@ impl fmt::Display for Effect {
 /// Where a plugin came from. Official or community is decided by where a document was
 /// installed from, never by anything the document says (DESIGN.md §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "lowercase")]
 pub enum PluginKind {
     Bundled,

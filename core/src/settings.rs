@@ -25,7 +25,9 @@ pub enum Appearance {
     System,
 }
 
+/// The languages the app speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     #[default]

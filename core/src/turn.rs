@@ -11,11 +11,15 @@ use crate::policy::{Preset, RuleSet};
 /// Model, thinking effort, preset and plan mode belong to each conversation. A change applies
 /// at the next tool call and becomes the default for new conversations.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSettings {
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
     pub model: Option<String>,
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
     pub thinking_effort: Option<String>,
     pub preset: Preset,
+    #[cfg_attr(feature = "uniffi", uniffi(default = false))]
     pub plan_mode: bool,
 }
 

@@ -1,8 +1,8 @@
 """Every field of every screen model is read by the SwiftUI app (no Swift compiler runs here).
 
-Usage: python check_swift_fields.py Harness.swift ALLOWLIST SWIFT_SOURCE_DIR
+Usage: python check_swift_fields.py HarnessCore.swift ALLOWLIST SWIFT_SOURCE_DIR
 
-Reads the generated Swift bindings, collects the fields (`public var name: Type`) of each
+Reads the generated Swift bindings of the core's types (HarnessCore.swift), collects the fields (`public var name: Type`) of each
 screen-model struct below, and requires each field to appear as `.name` (a member access) in
 some Swift file under SWIFT_SOURCE_DIR, unless ALLOWLIST names it as `Struct.field  reason`.
 A field added in the core and forgotten in SwiftUI fails here naming the struct and field; an

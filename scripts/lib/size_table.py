@@ -10,7 +10,8 @@ Attribution, by the demangled name:
   `alloc::vec::Vec<harness_core::…>`) goes to that crate: it is there because of it;
 - C and assembly: `sqlite3…` to SQLite, ring's C and assembly (`ring_core_…`, `GFp_…`,
   `ecp_nistz256…`, …) to ring; anything else without a Rust path to "C, other";
-- names the build made: UniFFI's exported scaffolding (`uniffi_harness_ffi_…`) to harness_ffi,
+- names the build made: UniFFI's exported scaffolding (`uniffi_harness_ffi_…`) to harness_ffi
+  (`uniffi_harness_core_…`, for the core's types that cross as they are, to harness_core),
   the machine outliner's `OUTLINED_FUNCTION_…` (opt-level "z") to a row of its own, and a
   v0-mangled standard-library name without a crate in its path (`<str>::to_lowercase`) to std.
 What no symbol covers (section headers, unwind tables, string literals, relocations) is the
@@ -66,9 +67,12 @@ def c_libraries(build_dir):
 
 def exported(raw):
     """Symbols named by the build rather than by a Rust path: the UniFFI scaffolding's exported
-    functions and metadata (the FFI crate's), and code the outliner shared."""
+    functions and metadata (the FFI crate's, and the core's for its types that cross as they
+    are), and code the outliner shared."""
     if raw.lower().startswith(("uniffi_harness_ffi_", "ffi_harness_ffi_", "uniffi_meta_harness_ffi_")):
         return "harness_ffi"
+    if raw.lower().startswith(("uniffi_harness_core_", "ffi_harness_core_", "uniffi_meta_harness_core_")):
+        return "harness_core"
     if raw.startswith("OUTLINED_FUNCTION_"):
         # opt-level "z" runs LLVM's machine outliner: runs of instructions shared by many
         # functions, of every crate, moved into one.

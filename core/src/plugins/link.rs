@@ -29,7 +29,8 @@ use super::document;
 pub const DOCUMENT_CAP: usize = 256 * 1024;
 
 /// One tool as the consent screen shows it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PreviewTool {
     pub id: String,
     pub title: String,

@@ -13,6 +13,7 @@ use crate::settings::Language;
 
 /// One answer the sheet offers.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct AnswerButton {
     pub answer: Answer,
     pub label: String,
@@ -21,6 +22,7 @@ pub struct AnswerButton {
 
 /// One top-level input field of the call, as shown.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct InputRow {
     pub name: String,
     /// The value as JSON text (a string without its quotes).
@@ -28,6 +30,7 @@ pub struct InputRow {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ApprovalSheet {
     pub kind: PromptKind,
     /// The sheet's question.

@@ -16,6 +16,7 @@ use crate::store::history::MessageRow;
 const SHOWN: usize = 200;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ChatItemKind {
     User,
     Assistant,
@@ -27,6 +28,7 @@ pub enum ChatItemKind {
 
 /// A tool call as the chat shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ToolCallView {
     pub call: String,
     /// The tool's title, or the name the model wrote when no tool has it.
@@ -41,6 +43,7 @@ pub struct ToolCallView {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ChatItem {
     pub kind: ChatItemKind,
     pub text: String,
@@ -58,6 +61,7 @@ impl ChatItem {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ChatScreen {
     pub conversation: String,
     pub title: String,

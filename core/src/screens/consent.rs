@@ -9,6 +9,7 @@ use crate::engine::{Engine, EngineError};
 use crate::settings::Language;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PermissionRow {
     pub permission: Permission,
     pub label: String,
@@ -22,6 +23,7 @@ pub struct PermissionRow {
 
 /// A plugin that reaches the PKU harness Cloud, with its switch.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct CloudRow {
     pub plugin: String,
     pub title: String,
@@ -31,6 +33,7 @@ pub struct CloudRow {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ConsentScreen {
     pub title: String,
     pub terms_label: String,
@@ -162,6 +165,7 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ModelSettingsScreen {
     pub title: String,
     pub endpoint_label: String,

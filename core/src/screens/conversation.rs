@@ -11,6 +11,7 @@ use crate::settings::Language;
 pub const EFFORTS: [&str; 3] = ["low", "medium", "high"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct RuleRow {
     /// `deny wallet.*`, `ask forum.post (money)`.
     pub text: String,
@@ -18,6 +19,7 @@ pub struct RuleRow {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ConversationSettingsScreen {
     pub conversation: String,
     pub title: String,

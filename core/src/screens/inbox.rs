@@ -14,6 +14,7 @@ use crate::store::memories::MemoryState;
 const AUDIT_SHOWN: usize = 500;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct MemoryRowView {
     pub id: i64,
     pub text: String,
@@ -26,6 +27,7 @@ pub struct MemoryRowView {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct MemoryInbox {
     pub title: String,
     /// Why some wait: written in a turn that read untrusted content (seed 000).
@@ -95,6 +97,7 @@ pub(super) fn memories(engine: &Engine, lang: Language) -> Result<MemoryInbox, E
 
 /// Which audit entries to show; empty fields match everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct AuditFilter {
     pub plugin: Option<String>,
     /// `user`, `agent` or `scheduler`.
@@ -104,6 +107,7 @@ pub struct AuditFilter {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct AuditRowView {
     pub when: String,
     pub actor: String,
@@ -114,6 +118,7 @@ pub struct AuditRowView {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct AuditScreen {
     pub title: String,
     pub filter: AuditFilter,
@@ -173,6 +178,7 @@ pub(super) fn audit(
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct JobRow {
     pub id: i64,
     pub name: String,
@@ -184,6 +190,7 @@ pub struct JobRow {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct JobsScreen {
     pub title: String,
     /// How the phone wakes for a job: exact alarms, or when the system lets the app run.

@@ -44,6 +44,7 @@ use texts::tr;
 /// A choice among several (a mode, a preset, an effect): its words, whether it is the current
 /// one, and what choosing it does.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct Choice {
     pub label: String,
     pub selected: bool,
@@ -52,6 +53,7 @@ pub struct Choice {
 
 /// A label and its value, as a settings row shows them.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct LabelValue {
     pub label: String,
     pub value: String,
@@ -59,6 +61,7 @@ pub struct LabelValue {
 
 /// How a button looks: the shells map these to their own styles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ButtonRole {
     Primary,
     Normal,
@@ -67,6 +70,7 @@ pub enum ButtonRole {
 
 /// A button: its words, its look, and what a tap does.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct Button {
     pub label: String,
     pub role: ButtonRole,
@@ -86,6 +90,7 @@ impl Button {
 /// Every tap a screen offers. Shells never build these from their own logic except for the
 /// ones that carry text the user typed (a message, a link, a setting's value).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum Action {
     SendMessage {
         conversation: String,
@@ -201,6 +206,7 @@ pub enum Action {
 
 /// What only the phone can do, asked of the shell after a tap.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ShellEffect {
     /// Show the system's permission dialog, then report its answer (`report_permission`).
     RequestPermission { permission: Permission },
@@ -213,6 +219,7 @@ pub enum ShellEffect {
 
 /// What a tap did.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 #[allow(
     clippy::large_enum_variant,
     reason = "read once per tap; it crosses the FFI by value"

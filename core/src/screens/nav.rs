@@ -8,6 +8,7 @@ use crate::store::memories::MemoryState;
 
 /// A screen of the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum Route {
     Chat,
     ConversationSettings,
@@ -20,6 +21,7 @@ pub enum Route {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct NavItem {
     pub route: Route,
     pub label: String,
@@ -28,6 +30,7 @@ pub struct NavItem {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct Navigation {
     pub items: Vec<NavItem>,
 }

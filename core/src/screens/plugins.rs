@@ -12,6 +12,7 @@ use crate::registry::{Effect, PluginKind};
 use crate::settings::Language;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PluginRow {
     pub id: String,
     pub title: String,
@@ -23,6 +24,7 @@ pub struct PluginRow {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PluginsScreen {
     pub title: String,
     pub plugins: Vec<PluginRow>,
@@ -34,6 +36,7 @@ pub struct PluginsScreen {
 
 /// One effect's mode: where it came from and the modes the user may choose.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ModeRowView {
     pub effect: Effect,
     pub effect_label: String,
@@ -47,6 +50,7 @@ pub struct ModeRowView {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ToolRowView {
     pub id: String,
     pub title: String,
@@ -58,6 +62,7 @@ pub struct ToolRowView {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PluginDetail {
     pub id: String,
     pub title: String,
@@ -82,6 +87,7 @@ pub struct PluginDetail {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct AddPluginScreen {
     pub preview: String,
     pub title: String,

@@ -6,20 +6,29 @@ use serde::Serialize;
 
 use super::{AUDIT_RETENTION_ROWS, StoreError};
 
-/// One audit row. `seq` is assigned by the database.
+/// One audit row. `seq` is assigned by the database. (Kotlin and Swift name it `AuditEntry`:
+/// uniffi.toml.)
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRow {
+    /// Increasing, in the order written.
     pub seq: i64,
     pub at_ms: i64,
+    /// `user`, `agent` or `scheduler`.
     pub actor: String,
     pub conversation: Option<String>,
     pub tool: String,
     pub effect: Option<String>,
+    /// `decided`, `answered`, `ran`, `failed` or `stopped`.
     pub event: String,
+    /// The verdict (`run`, `ask:ordinary`, `refuse:blocked`), the answer, the failure or the code.
     pub detail: Option<String>,
+    /// The deciding step of the decision (`8i`).
     pub step: Option<String>,
+    /// The deciding rule (`global[0]`).
     pub rule: Option<String>,
+    /// A digest of the call's inputs (never the inputs).
     pub input_digest: Option<String>,
 }
 

@@ -6,6 +6,7 @@
 package edu.pku.harness.host
 
 import edu.pku.harness.*
+import edu.pku.harness.core.*
 import edu.pku.harness.floor.Floor
 import edu.pku.harness.floor.FloorActor
 import edu.pku.harness.floor.FloorAnswer

@@ -1,5 +1,13 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.Actor
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.DecisionStep
+import edu.pku.harness.core.Effect
+import edu.pku.harness.core.Mode
+import edu.pku.harness.core.ModeSource
+import edu.pku.harness.core.PromptKind
+import edu.pku.harness.core.RefusalCode
 import org.junit.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertNull

@@ -1,5 +1,10 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.Effect
+import edu.pku.harness.core.Mode
+import edu.pku.harness.core.ModeSource
+import edu.pku.harness.core.RefusalCode
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll

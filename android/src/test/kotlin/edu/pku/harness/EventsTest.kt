@@ -1,5 +1,6 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.Answer
 import org.junit.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue

@@ -1,5 +1,19 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.Actor
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ConversationSettings
+import edu.pku.harness.core.DecisionStep
+import edu.pku.harness.core.Effect
+import edu.pku.harness.core.Mode
+import edu.pku.harness.core.ModeSource
+import edu.pku.harness.core.PluginKind
+import edu.pku.harness.core.Preset
+import edu.pku.harness.core.PromptKind
+import edu.pku.harness.core.RefusalCode
+import edu.pku.harness.core.RuleKind
+import edu.pku.harness.core.RuleRef
+import edu.pku.harness.core.RuleScope
 import org.junit.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith

@@ -1,5 +1,8 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.RefusalCode
 import org.junit.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith

@@ -1,5 +1,9 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.RefusalCode
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout

@@ -1,5 +1,9 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.DecisionStep
+import edu.pku.harness.core.Effect
+import edu.pku.harness.core.Mode
+import edu.pku.harness.core.RefusalCode
 import org.junit.Test
 import kotlin.test.assertEquals
 

@@ -12,11 +12,11 @@ import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performTextInput
 import androidx.test.ext.junit.runners.AndroidJUnit4
 import androidx.test.platform.app.InstrumentationRegistry
-import edu.pku.harness.Answer
 import edu.pku.harness.Consent
 import edu.pku.harness.Harness
-import edu.pku.harness.Permission
-import edu.pku.harness.PermissionState
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
 import edu.pku.harness.ui.AppNavigator
 import edu.pku.harness.ui.ApprovalHost
 import edu.pku.harness.ui.ApprovalTags

@@ -14,8 +14,8 @@ import androidx.test.uiautomator.By
 import androidx.test.uiautomator.UiDevice
 import androidx.test.uiautomator.Until
 import edu.pku.harness.Consent
-import edu.pku.harness.Permission
-import edu.pku.harness.PermissionState
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async

@@ -45,6 +45,6 @@ class WakeAlarmsTest {
         val platform = platform(WakeAlarms(context))
         platform.armWakeUp(inAnHour, true)
         assertEquals(ArmedWakeUp(inAnHour, AlarmApi.EXACT), platform.alarms.armed())
-        assertEquals(edu.pku.harness.PermissionState.GRANTED, platform.permissionState(edu.pku.harness.Permission.EXACT_ALARM))
+        assertEquals(edu.pku.harness.core.PermissionState.GRANTED, platform.permissionState(edu.pku.harness.core.Permission.EXACT_ALARM))
     }
 }

@@ -13,8 +13,8 @@ import androidx.activity.ComponentActivity
 import androidx.activity.result.contract.ActivityResultContracts
 import androidx.core.content.ContextCompat
 import edu.pku.harness.HarnessException
-import edu.pku.harness.Permission
-import edu.pku.harness.PermissionState
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
 import edu.pku.harness.ui.PhoneActions
 import edu.pku.harness.ui.PickedDocument
 import kotlinx.coroutines.CompletableDeferred

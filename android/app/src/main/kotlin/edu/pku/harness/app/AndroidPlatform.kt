@@ -7,14 +7,14 @@ import android.os.Build
 import android.os.Handler
 import android.os.Looper
 import androidx.core.content.ContextCompat
-import edu.pku.harness.Answer
 import edu.pku.harness.AppNotification
 import edu.pku.harness.ApprovalPrompt
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessException
-import edu.pku.harness.Permission
-import edu.pku.harness.PermissionState
 import edu.pku.harness.Platform
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
 import edu.pku.harness.ui.AppNavigator
 import edu.pku.harness.ui.ApprovalHost
 

@@ -1,13 +1,13 @@
 package edu.pku.harness.ui
 
-import edu.pku.harness.Action
 import edu.pku.harness.Consent
 import edu.pku.harness.Harness
-import edu.pku.harness.Language
-import edu.pku.harness.Permission
-import edu.pku.harness.PermissionState
 import edu.pku.harness.ScriptedModel
 import edu.pku.harness.ScriptedPlatform
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.Language
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
 import edu.pku.harness.jsonString
 import edu.pku.harness.newDataDir
 import kotlinx.coroutines.CoroutineScope

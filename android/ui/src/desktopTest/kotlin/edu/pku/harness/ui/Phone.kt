@@ -13,7 +13,7 @@ import androidx.compose.ui.test.isEnabled
 import androidx.compose.ui.test.onRoot
 import androidx.compose.ui.test.runSkikoComposeUiTest
 import androidx.compose.ui.unit.Density
-import edu.pku.harness.Language
+import edu.pku.harness.core.Language
 import java.io.File
 import javax.imageio.ImageIO
 import kotlin.test.assertTrue

@@ -14,21 +14,21 @@ import androidx.compose.ui.test.onNodeWithText
 import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performScrollTo
 import androidx.compose.ui.test.performTextInput
-import edu.pku.harness.Acted
-import edu.pku.harness.Action
-import edu.pku.harness.Answer
-import edu.pku.harness.ChatItemKind
-import edu.pku.harness.Effect
-import edu.pku.harness.Language
-import edu.pku.harness.Mode
-import edu.pku.harness.Permission
-import edu.pku.harness.PermissionState
-import edu.pku.harness.PluginDetail
-import edu.pku.harness.Route
 import edu.pku.harness.SEATS
 import edu.pku.harness.ScriptedModel
-import edu.pku.harness.ToolCallView
 import edu.pku.harness.chunk
+import edu.pku.harness.core.Acted
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ChatItemKind
+import edu.pku.harness.core.Effect
+import edu.pku.harness.core.Language
+import edu.pku.harness.core.Mode
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.PluginDetail
+import edu.pku.harness.core.Route
+import edu.pku.harness.core.ToolCallView
 import edu.pku.harness.jsonString
 import java.nio.file.Files
 import kotlinx.coroutines.runBlocking
@@ -192,7 +192,7 @@ class SheetGuardTest {
     @Test fun the_answers_take_no_tap_until_the_sheet_has_been_seen() {
         reservingModel("unused").use { model ->
             App(Language.EN, model).use { app ->
-                var sheet: edu.pku.harness.ApprovalSheet? = null
+                var sheet: edu.pku.harness.core.ApprovalSheet? = null
                 var id = 0uL
                 runPhoneTest {
                     show(app)

@@ -3,11 +3,11 @@ package edu.pku.harness.ui
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.setValue
-import edu.pku.harness.Answer
 import edu.pku.harness.ApprovalPrompt
 import edu.pku.harness.EventListener
 import edu.pku.harness.HarnessEvent
 import edu.pku.harness.HarnessException
+import edu.pku.harness.core.Answer
 import kotlinx.coroutines.CompletableDeferred
 
 /** A prompt on screen, or waiting behind the one that is. */

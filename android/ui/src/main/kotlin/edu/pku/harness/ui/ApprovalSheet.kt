@@ -33,8 +33,8 @@ import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
 import androidx.compose.ui.unit.dp
-import edu.pku.harness.Answer
-import edu.pku.harness.ApprovalSheet
+import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ApprovalSheet
 
 /** How long a new approval sheet ignores taps, in milliseconds. */
 const val ANSWER_DELAY_MS = 500L

@@ -34,10 +34,10 @@ import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontStyle
 import androidx.compose.ui.text.font.FontWeight
 import androidx.compose.ui.unit.dp
-import edu.pku.harness.Action
-import edu.pku.harness.ChatItem
-import edu.pku.harness.ChatItemKind
-import edu.pku.harness.ChatScreen
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.ChatItem
+import edu.pku.harness.core.ChatItemKind
+import edu.pku.harness.core.ChatScreen
 
 /** Test tags of the chat. */
 object ChatTags {

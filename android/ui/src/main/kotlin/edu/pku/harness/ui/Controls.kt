@@ -18,10 +18,10 @@ import androidx.compose.material3.Text
 import androidx.compose.runtime.Composable
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.unit.dp
-import edu.pku.harness.Action
-import edu.pku.harness.Button as CoreButtonModel
-import edu.pku.harness.ButtonRole
-import edu.pku.harness.Choice
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.Button as CoreButtonModel
+import edu.pku.harness.core.ButtonRole
+import edu.pku.harness.core.Choice
 
 /** A button of the core's: its label, its role's look, and its action on tap. */
 @Composable

@@ -20,11 +20,11 @@ import androidx.compose.runtime.setValue
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.unit.dp
-import edu.pku.harness.AuditFilter
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessEvent
-import edu.pku.harness.PluginDetail
-import edu.pku.harness.Route
+import edu.pku.harness.core.AuditFilter
+import edu.pku.harness.core.PluginDetail
+import edu.pku.harness.core.Route
 import kotlinx.coroutines.CoroutineScope
 
 /** The conversation the app's chat shows. */

@@ -1,8 +1,8 @@
 package edu.pku.harness.ui
 
-import edu.pku.harness.Permission
-import edu.pku.harness.PermissionState
-import edu.pku.harness.Route
+import edu.pku.harness.core.Permission
+import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.Route
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow

@@ -3,13 +3,13 @@ package edu.pku.harness.ui
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.setValue
-import edu.pku.harness.Acted
-import edu.pku.harness.Action
-import edu.pku.harness.AddPluginScreen
 import edu.pku.harness.EventListener
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessEvent
-import edu.pku.harness.ShellEffect
+import edu.pku.harness.core.Acted
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.AddPluginScreen
+import edu.pku.harness.core.ShellEffect
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job

@@ -35,17 +35,17 @@ import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.text.font.FontWeight
 import androidx.compose.ui.text.input.PasswordVisualTransformation
 import androidx.compose.ui.unit.dp
-import edu.pku.harness.Action
-import edu.pku.harness.AddPluginScreen
-import edu.pku.harness.AuditScreen
-import edu.pku.harness.ConsentScreen
-import edu.pku.harness.ConversationSettingsScreen
-import edu.pku.harness.JobsScreen
-import edu.pku.harness.MemoryInbox
-import edu.pku.harness.ModelSettingsScreen
-import edu.pku.harness.PluginDetail
-import edu.pku.harness.PluginsScreen
-import edu.pku.harness.ToolRowView
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.AddPluginScreen
+import edu.pku.harness.core.AuditScreen
+import edu.pku.harness.core.ConsentScreen
+import edu.pku.harness.core.ConversationSettingsScreen
+import edu.pku.harness.core.JobsScreen
+import edu.pku.harness.core.MemoryInbox
+import edu.pku.harness.core.ModelSettingsScreen
+import edu.pku.harness.core.PluginDetail
+import edu.pku.harness.core.PluginsScreen
+import edu.pku.harness.core.ToolRowView
 
 /** Test tags of the screens other than the chat. */
 object ScreenTags {
