@@ -9,7 +9,11 @@
 #  4. the Kotlin tests on the host JVM against the real library
 #  5. the shared Compose screens (android/ui) under test on the desktop JVM, headless, against
 #     the real library; screenshots in target/screenshots (its last line: N passed, N failed)
-#  6. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
+#  6. the Android app built without Gradle (scripts/build-android-app.sh: a signed debug APK,
+#     checked with apksigner verify and aapt2 dump badging)
+#  7. the app's journeys under Robolectric against the real library (its last line: N passed,
+#     N failed)
+#  8. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +41,8 @@ scripts/check-targets.sh
 scripts/check-swift.sh
 scripts/test-kotlin-host.sh
 scripts/test-compose-desktop.sh
+scripts/build-android-app.sh
+scripts/test-android-robolectric.sh
 
 scenarios=(conformance/scenarios)
 # The shared examples sit beside the checkout when there is one.
