@@ -12,7 +12,7 @@
 #  3. compiles :core (the UniFFI bindings), :ui and :app with kotlinc and its Compose plugin
 #     (outputs cached by input hashes: an unchanged module is not compiled again)
 #  4. dexes with d8 (minSdk 26), adds JNA's natives and libharness_ffi.so for arm64-v8a and
-#     x86_64 (scripts/lib/android-core-lib.sh: the NDK when ANDROID_NDK_HOME is set, else
+#     x86_64 (PKU_ANDROID_ABIS to choose; scripts/lib/android-core-lib.sh: the NDK when ANDROID_NDK_HOME is set, else
 #     Debian's lld against generated stubs), zipaligns, signs with a debug key
 #  5. checks the APK: `apksigner verify`, `aapt2 dump badging` names the launcher activity
 #
@@ -146,8 +146,10 @@ echo "dexing the app with d8"
 d8 --release --output "$build/dex" "$libs_dex" "$build/core.jar" "$build/ui.jar" "$build/app.jar" "$build/res/r.jar"
 
 # --- native libraries ----------------------------------------------------------------------
-# JNA's dispatcher from its AAR, and the core for the same ABIs.
-ABIS=(arm64-v8a x86_64)
+# JNA's dispatcher from its AAR, and the core for the same ABIs: phones' arm64-v8a and
+# emulators' x86_64 (PKU_ANDROID_ABIS narrows it, e.g. to arm64-v8a alone in scripts/test.sh:
+# each is a release build with LTO).
+read -r -a ABIS <<<"${PKU_ANDROID_ABIS:-arm64-v8a x86_64}"
 source scripts/lib/android-core-lib.sh
 rm -rf "$build/lib"
 echo "building libharness_ffi.so (release) for ${ABIS[*]}"
@@ -199,5 +201,5 @@ Set ANDROID_NDK_HOME to an Android NDK (r27 or later) and install cargo-ndk to b
 MSG
   [ "$require_native" -eq 1 ] && exit 1
 else
-  echo "core library linked with $CORE_LIB_HOW"
+  echo "core library, linked with $CORE_LIB_HOW"
 fi

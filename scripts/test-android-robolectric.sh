@@ -53,7 +53,8 @@ KOTLINC_FLAGS="-no-reflect -Xplugin=$KOTLIN_LIB/compose-compiler-plugin.jar" kot
 
 started=$SECONDS
 status=0
-"$JAVA17" -Xmx3g \
+# Android 14's SystemCleaner (UniFFI's cleaner from API 33 on) is the JDK's internal one.
+"$JAVA17" -Xmx3g --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
   -Drobolectric.offline=true -Drobolectric.dependency.dir="$deps" \
   -Djna.library.path="$target_dir/debug" -Dpku.tests.timeout=900 \
   -cp "$tests/tests.jar:$config:$PWD/android/app/src/robolectric/resources:$app_cp:$libs_cp:$ANDROID_JAR" \

@@ -51,7 +51,7 @@ build_core_libraries() {
         return 0
       fi
     done
-    CORE_LIB_HOW="without the NDK: clang and Debian's ld.lld against generated stub libc/libm/libdl/liblog.so (Android's sonames, the symbols used), LLVM's libunwind from Rust's musl target linked in, C parts compiled against glibc's headers with a shim (scripts/lib/bionic-shim.c)"
+    CORE_LIB_HOW="no NDK: clang and Debian's ld.lld against generated stub libc/libm/libdl/liblog.so (Android's sonames, the symbols used), LLVM's libunwind from Rust's musl target linked in, C parts compiled against glibc's headers with a shim (scripts/lib/bionic-shim.c)"
   fi
   local lib
   for lib in "$out"/*/libharness_ffi.so; do
@@ -82,13 +82,13 @@ build_ndkless() {
     return 1
   }
   # glibc's headers for the C parts: the cross package's for arm64, the host's for x86_64.
-  local cflags="--target=$triple$ANDROID_API -fPIC"
+  local cflags="--target=$triple$ANDROID_API -fPIC -Dsysconf=pku_glibc_sysconf"
   case "$triple" in
     aarch64-*) cflags="$cflags --sysroot=/usr/aarch64-linux-gnu" ;;
     x86_64-*) cflags="$cflags -isystem /usr/include/x86_64-linux-gnu -isystem /usr/include" ;;
   esac
   # shellcheck disable=SC2086 # the flags are words
-  clang $cflags -O2 -c scripts/lib/bionic-shim.c -o "$work/bionic-shim.o"
+  clang ${cflags/-Dsysconf=pku_glibc_sysconf/} -O2 -c scripts/lib/bionic-shim.c -o "$work/bionic-shim.o"
   local env_triple
   env_triple="$(tr 'a-z-' 'A-Z_' <<<"$triple")"
   local log="$work/cargo.log"

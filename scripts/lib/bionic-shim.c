@@ -25,3 +25,29 @@ HIDDEN void __assert_fail(const char *expr, const char *file, unsigned int line,
 /* crtbegin_so.o's handle of this library, which thread-local destructors are registered with
  * (__cxa_thread_atexit_impl) and which __cxa_finalize runs them for when it is unloaded. */
 HIDDEN void *__dso_handle = &__dso_handle;
+
+/* glibc's <fcntl.h> turns fcntl() into fcntl64() when the file offset is 64 bits (SQLite asks for
+ * that); on a 64-bit phone bionic's fcntl() is that call. The third argument is an int or a
+ * pointer, passed in the same register either way. */
+#include <stdarg.h>
+extern int fcntl(int fd, int cmd, ...);
+HIDDEN int fcntl64(int fd, int cmd, ...) {
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    return fcntl(fd, cmd, arg);
+}
+
+/* sysconf()'s names are numbered differently in glibc and bionic: the C parts are compiled with
+ * -Dsysconf=pku_glibc_sysconf (scripts/lib/android-core-lib.sh), and the one name they use, the
+ * page size, is asked of bionic by its own number. */
+extern long sysconf(int name);
+extern int *__errno(void);
+#define GLIBC_SC_PAGESIZE 30 /* also _SC_PAGE_SIZE */
+#define BIONIC_SC_PAGESIZE 0x0027
+HIDDEN long pku_glibc_sysconf(int name) {
+    if (name == GLIBC_SC_PAGESIZE) return sysconf(BIONIC_SC_PAGESIZE);
+    *__errno() = 22; /* EINVAL: a name this shim does not translate */
+    return -1;
+}

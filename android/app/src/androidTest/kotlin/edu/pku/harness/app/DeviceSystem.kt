@@ -47,7 +47,7 @@ class DeviceSystem : TestSystem {
 
     override fun answerActivityForResult(activity: Activity, data: Intent?): Intent? = null
 
-    override fun lastStartedActivity(activity: Activity): Intent? = null
+    override fun nextStartedActivity(activity: Activity): Intent? = null
 
     override fun setWallClock(epochMs: Long) = false
 

@@ -63,7 +63,7 @@ class RobolectricSystem : TestSystem {
         return started.intent
     }
 
-    override fun lastStartedActivity(activity: Activity): Intent? = shadowOf(activity).nextStartedActivity
+    override fun nextStartedActivity(activity: Activity): Intent? = shadowOf(activity).nextStartedActivity
 
     override fun setWallClock(epochMs: Long): Boolean = SystemClock.setCurrentTimeMillis(epochMs)
 

@@ -3,6 +3,7 @@ package edu.pku.harness.app
 import androidx.compose.ui.test.assertIsEnabled
 import androidx.compose.ui.test.assertIsNotEnabled
 import androidx.compose.ui.test.assertTextEquals
+import androidx.compose.ui.test.hasTestTag
 import androidx.compose.ui.test.hasText
 import androidx.compose.ui.test.junit4.createAndroidComposeRule
 import androidx.compose.ui.test.junit4.createEmptyComposeRule
@@ -42,6 +43,7 @@ class ApprovalJourneysTest {
     private fun askingApp(model: ScriptedModelServer): JourneyApp {
         val app = JourneyApp(model)
         app.launch()
+        compose.waitForTheChat()
         compose.onNodeWithTag(ChatTags.DRAFT).performTextInput(ASK)
         compose.onNodeWithTag(ChatTags.SEND).performClick()
         compose.waitForTheAnswers()
@@ -55,8 +57,8 @@ class ApprovalJourneysTest {
         assertEquals("canteen.reserve", prompt.tool)
         assertEquals(SEATS, prompt.inputJson)
 
-        compose.onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).performClick()
-        compose.waitUntil(15_000) { app.turnOver() }
+        compose.tapAnswer(Answer.ALLOW)
+        compose.await(30_000) { app.turnOver() }
         compose.onNodeWithTag(ApprovalTags.SHEET).assertDoesNotExist()
         // The tool ran: its result went back to the model and the chat shows it.
         assertEquals(2, model.bodies.size)
@@ -70,8 +72,8 @@ class ApprovalJourneysTest {
     @Test fun deny_on_the_sheet_declines_the_call_and_the_chat_shows_it() {
         val model = model("I did not reserve the seats.")
         val app = askingApp(model)
-        compose.onNodeWithTag(ApprovalTags.answer(Answer.DENY)).performClick()
-        compose.waitUntil(15_000) { app.turnOver() }
+        compose.tapAnswer(Answer.DENY)
+        compose.await(30_000) { app.turnOver() }
         compose.onNodeWithTag(ApprovalTags.SHEET).assertDoesNotExist()
         assertTrue(model.bodies[1].contains("The user declined this call."), model.bodies[1])
         val call = assertNotNull(app.chat().items.single { it.kind == ChatItemKind.TOOL_CALL }.toolCall)
@@ -85,7 +87,7 @@ class ApprovalJourneysTest {
         val sheet = assertNotNull(pending.prompt.sheet)
         assertEquals(listOf(Answer.ALLOW, Answer.DENY, Answer.ALWAYS_ALLOW), pending.prompt.offers)
         for (answer in Answer.entries) {
-            val shown = compose.onAllNodes(androidx.compose.ui.test.hasTestTag(ApprovalTags.answer(answer))).fetchSemanticsNodes().size
+            val shown = compose.onAllNodes(hasTestTag(ApprovalTags.answer(answer))).fetchSemanticsNodes().size
             assertEquals(if (answer in pending.prompt.offers) 1 else 0, shown, "buttons for $answer")
         }
         for (button in sheet.answers) compose.onNodeWithTag(ApprovalTags.answer(button.answer)).assertTextEquals(button.label)
@@ -97,7 +99,9 @@ class ApprovalJourneysTest {
         val app = askingApp(model("unused"))
         val pending = app.app.approvals.current!!
         assertFalse(app.app.approvals.answer(pending.id, Answer.DONT_ALLOW))
-        compose.onNodeWithTag(ApprovalTags.SHEET).assertExists()
+        // Still shown and still waiting (read without waiting for the screen to be idle: the
+        // running turn's progress indicator never is).
+        compose.await(5_000) { compose.onAllNodes(hasTestTag(ApprovalTags.SHEET)).fetchSemanticsNodes().size == 1 }
         assertEquals(pending.id, app.app.approvals.current?.id)
         app.app.approvals.answer(pending.id, Answer.DENY)
     }
@@ -108,9 +112,9 @@ class ApprovalJourneysTest {
         // The sheet covers the chat's Stop button; Stop is the chat's cancel action, sent to the core.
         val cancel = assertNotNull(app.chat().cancel, "the running turn's Stop")
         runBlocking { app.harness.act(cancel.action) }
-        compose.waitUntil(15_000) { app.app.approvals.current == null }
+        compose.await(15_000) { app.app.approvals.current == null }
         compose.onNodeWithTag(ApprovalTags.SHEET).assertDoesNotExist()
-        compose.waitUntil(15_000) { app.chat().runningTurn == null }
+        compose.await(15_000) { app.chat().runningTurn == null }
         val notice = app.chat().items.last()
         assertEquals(ChatItemKind.NOTICE, notice.kind)
         compose.onNodeWithText(notice.text).assertExists()
@@ -122,6 +126,7 @@ class ApprovalJourneysTest {
         val model = model("订好了：两个座位。")
         val app = JourneyApp(model)
         val scenario = app.launch()
+        compose.waitForTheChat()
         compose.onNodeWithTag(ChatTags.DRAFT).performTextInput(ASK)
         compose.onNodeWithTag(ChatTags.SEND).performClick()
         compose.waitForTheAnswers()
@@ -136,8 +141,8 @@ class ApprovalJourneysTest {
         assertEquals(id, app.app.approvals.current?.id)
         assertTrue(app.chat().runningTurn != null, "the turn is still running")
 
-        compose.onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).performClick()
-        compose.waitUntil(15_000) { app.turnOver() }
+        compose.tapAnswer(Answer.ALLOW)
+        compose.await(30_000) { app.turnOver() }
         compose.onNodeWithText("订好了：两个座位。").assertExists()
         assertEquals(2, model.bodies.size)
     }
@@ -151,6 +156,7 @@ class ApprovalSheetTest {
     /** A real prompt's sheet, from the core (the app's own Harness asked by a scripted model). */
     private fun realSheet(): edu.pku.harness.ApprovalSheet = reservingModel("unused").use { model ->
         val app = JourneyApp(model)
+        app.openChat()
         val turn = Thread {
             runCatching { kotlinx.coroutines.runBlocking { app.harness.sendMessage(edu.pku.harness.ui.MAIN_CONVERSATION, ASK) } }
         }.apply { start() }

@@ -9,6 +9,8 @@ import androidx.compose.ui.test.hasClickAction
 import androidx.compose.ui.test.hasTestTag
 import androidx.compose.ui.test.isEnabled
 import androidx.compose.ui.test.junit4.ComposeTestRule
+import androidx.compose.ui.test.performClick
+import androidx.compose.ui.test.performScrollTo
 import androidx.test.core.app.ActivityScenario
 import androidx.test.core.app.ApplicationProvider
 import edu.pku.harness.ChatItemKind
@@ -66,8 +68,8 @@ interface TestSystem {
     /** Answers the system screen [activity] opened for a result (the document picker) with [data]. */
     fun answerActivityForResult(activity: Activity, data: Intent?): Intent?
 
-    /** The last system screen [activity] opened without waiting for a result. */
-    fun lastStartedActivity(activity: Activity): Intent?
+    /** The next of the screens [activity] started (oldest first, each once); null when none is left. */
+    fun nextStartedActivity(activity: Activity): Intent?
 
     /** Moves the system's wall clock to [epochMs]; false when this system cannot be told. */
     fun setWallClock(epochMs: Long): Boolean
@@ -121,6 +123,9 @@ class JourneyApp(model: ScriptedModelServer? = null) {
     fun turnOver(): Boolean = chat().let { c -> c.runningTurn == null && c.items.any { it.kind == ChatItemKind.ASSISTANT } }
 
     fun launch(): ActivityScenario<MainActivity> = ActivityScenario.launch(MainActivity::class.java)
+
+    /** Opens the chat the app shows, as its screen does, for a turn sent without the screen. */
+    fun openChat() = harness.openConversation(MAIN_CONVERSATION)
 }
 
 /** The activity [scenario] shows now (a new one after a recreation). */
@@ -130,8 +135,29 @@ fun ActivityScenario<MainActivity>.activity(): MainActivity {
     return shown
 }
 
+/**
+ * [condition] within [timeoutMs], checked between frames with what is queued for the main thread
+ * run each time: the screens read the core off the main thread and hand the result to it, and
+ * Robolectric's main looper runs only when asked. Never waits for the screen to be idle (a
+ * running turn's progress indicator never is).
+ */
+fun ComposeTestRule.await(timeoutMs: Long = 15_000, condition: () -> Boolean) = waitUntil(timeoutMs) {
+    TestSystem.current.idleMainThread()
+    condition()
+}
+
+/** Waits until the chat's draft field is on screen. */
+fun ComposeTestRule.waitForTheChat() = await(60_000) {
+    onAllNodes(hasTestTag(edu.pku.harness.ui.ChatTags.DRAFT)).fetchSemanticsNodes().isNotEmpty()
+}
+
+/** Taps the sheet's button for [answer], scrolled into view first (the sheet scrolls). */
+fun ComposeTestRule.tapAnswer(answer: edu.pku.harness.Answer) {
+    onNode(hasTestTag(ApprovalTags.answer(answer))).performScrollTo().performClick()
+}
+
 /** Waits until the approval sheet is shown and its answers take taps (ANSWER_DELAY_MS after). */
-fun ComposeTestRule.waitForTheAnswers() = waitUntil(15_000) {
+fun ComposeTestRule.waitForTheAnswers() = await(30_000) {
     onAllNodes(hasTestTag(ApprovalTags.SHEET)).fetchSemanticsNodes().isNotEmpty() &&
         onAllNodes(hasClickAction() and isEnabled() and hasAnyAncestor(hasTestTag(ApprovalTags.SHEET)))
             .fetchSemanticsNodes().isNotEmpty()

@@ -47,7 +47,7 @@ class NotificationPermissionJourneysTest {
     /** The app on its consent screen; the permission's button (its `fix`) tapped once. */
     private fun tapTheNotificationsButton(app: JourneyApp, label: String) {
         app.app.navigator.open(Route.CONSENT)
-        compose.waitUntil(10_000) {
+        compose.await(10_000) {
             compose.onAllNodes(hasText(label) and hasAnyAncestor(hasTestTag(ScreenTags.permission("notifications"))))
                 .fetchSemanticsNodes().isNotEmpty()
         }
@@ -58,7 +58,7 @@ class NotificationPermissionJourneysTest {
     @Test fun nothing_asks_for_notifications_until_the_student_taps() {
         val app = JourneyApp()
         val scenario = app.launch()
-        compose.waitForIdle()
+        compose.waitForTheChat()
         assertEquals(emptyList(), app.system.requestedPermissions(scenario.activity()))
         assertEquals(PermissionState.UNKNOWN, app.platform().permissionState(Permission.NOTIFICATIONS))
         val ask = assertNotNull(app.notificationsRow().fix)
@@ -87,14 +87,21 @@ class NotificationPermissionJourneysTest {
         // Asked once and refused: the next step is the system settings, not the dialog again.
         val settings = assertNotNull(app.notificationsRow().fix)
         assertEquals(Action.OpenPermissionSettings(Permission.NOTIFICATIONS), settings.action)
-        compose.waitUntil(10_000) {
+        compose.await(10_000) {
             compose.onAllNodes(hasText(settings.label) and hasAnyAncestor(hasTestTag(ScreenTags.permission("notifications"))))
                 .fetchSemanticsNodes().isNotEmpty()
         }
         assumeTrue("the settings page is the phone's own screen here", app.system.answersSystemScreens)
         tapTheNotificationsButton(app, settings.label)
         var opened: Intent? = null
-        waitFor("the settings page") { opened = opened ?: app.system.lastStartedActivity(scenario.activity()); opened != null }
+        waitFor("the settings page") {
+            // The screens started so far: the permission dialog's request first, then this one.
+            while (opened == null) {
+                val next = app.system.nextStartedActivity(scenario.activity()) ?: break
+                if (next.action == Settings.ACTION_APP_NOTIFICATION_SETTINGS) opened = next
+            }
+            opened != null
+        }
         assertEquals(Settings.ACTION_APP_NOTIFICATION_SETTINGS, opened!!.action)
         assertEquals(app.app.packageName, opened!!.getStringExtra(Settings.EXTRA_APP_PACKAGE))
     }
@@ -160,24 +167,35 @@ fun everyMinutesJob(minutes: Int) = """{"name":"校园卡余额","schedule":{"ev
 /** The receivers: the alarm's, and those that re-arm it after what loses or shifts it. */
 @RunWith(AndroidJUnit4::class)
 class ReceiverJourneysTest {
-    /** The alarm lost (as after a reboot), then [action] broadcast: the core arms it again. */
-    private fun rearmsAfter(action: String) {
+    /**
+     * A job that fell due while nothing woke the app (the phone was off, or the clock jumped past
+     * it), then [action] broadcast: the receiver runs it (its notification is posted) and the
+     * core arms the wake-up for the job's next run.
+     */
+    private fun runsTheDueJobAndRearmsAfter(action: String) {
         val app = JourneyApp()
-        app.harness.addJob(everyMinutesJob(30))
-        val due = assertNotNull(app.system.nextAlarm(), "the job's wake-up").atEpochMs
-        app.platform().alarms.cancel()
-        assertNull(app.system.nextAlarm())
+        app.system.grantNotifications()
+        val job = app.harness.addJob(everyMinutesJob(1))
+        val first = assertNotNull(app.system.nextAlarm(), "the job's wake-up").atEpochMs
+        // The alarm never fires here: only the broadcast below can run the job.
+        Thread.sleep(maxOf(0, first - System.currentTimeMillis()) + 500)
 
         app.app.sendBroadcast(Intent(action).setClass(app.app, RearmReceiver::class.java))
-        waitFor("the wake-up armed again after $action") { app.system.nextAlarm() != null }
-        assertEquals(due, app.system.nextAlarm()!!.atEpochMs)
+        val manager = app.app.getSystemService(NotificationManager::class.java)
+        waitFor("the job's notification after $action", 30_000) { manager.activeNotifications.any { it.tag == "job-$job" } }
+        waitFor("the next wake-up armed after $action") { (app.system.nextAlarm()?.atEpochMs ?: 0) > first }
+        val next = app.system.nextAlarm()!!.atEpochMs
+        assertTrue(next - first in 59_000..121_000, "the next run a minute on, not ${next - first} ms")
     }
 
-    @Test fun after_a_reboot_the_wake_up_is_armed_again() = rearmsAfter(Intent.ACTION_BOOT_COMPLETED)
+    @Test fun after_a_reboot_the_missed_job_runs_and_the_wake_up_is_armed_again() =
+        runsTheDueJobAndRearmsAfter(Intent.ACTION_BOOT_COMPLETED)
 
-    @Test fun after_the_clock_is_set_the_wake_up_is_armed_again() = rearmsAfter(Intent.ACTION_TIME_CHANGED)
+    @Test fun after_the_clock_is_set_the_due_job_runs_and_the_wake_up_is_armed_again() =
+        runsTheDueJobAndRearmsAfter(Intent.ACTION_TIME_CHANGED)
 
-    @Test fun after_the_time_zone_changes_the_wake_up_is_armed_again() = rearmsAfter(Intent.ACTION_TIMEZONE_CHANGED)
+    @Test fun after_the_time_zone_changes_the_due_job_runs_and_the_wake_up_is_armed_again() =
+        runsTheDueJobAndRearmsAfter(Intent.ACTION_TIMEZONE_CHANGED)
 
     @Test fun the_rearm_receiver_ignores_any_other_broadcast() {
         val app = JourneyApp()
@@ -227,6 +245,7 @@ class DocumentJourneysTest {
     private fun pick(app: JourneyApp, name: String, bytes: ByteArray): Intent {
         assumeTrue("the picker is the phone's own screen here", app.system.answersSystemScreens)
         val scenario = app.launch()
+        compose.waitForTheChat()
         compose.onNodeWithTag(ChatTags.ATTACH).performClick()
         var picker: Intent? = null
         val uri = documentUri(app.app, name, bytes)
@@ -239,18 +258,18 @@ class DocumentJourneysTest {
 
     @Test fun a_picked_markdown_file_is_attached_to_the_conversation() {
         val app = JourneyApp()
-        val picker = pick(app, "笔记.md", "# 高数\n第三章".toByteArray())
+        val picker = pick(app, "notes.md", "# 高数\n第三章".toByteArray())
         assertEquals(Intent.ACTION_OPEN_DOCUMENT, picker.action)
         assertEquals(AndroidPhoneActions.DOCUMENT_TYPES.toList(), picker.getStringArrayExtra(Intent.EXTRA_MIME_TYPES)?.toList())
-        compose.waitUntil(15_000) { app.chat().documents == listOf("笔记.md") }
-        compose.onNodeWithTag(ChatTags.DOCUMENTS).assertTextEquals("笔记.md")
+        compose.await(15_000) { app.chat().documents == listOf("notes.md") }
+        compose.onNodeWithTag(ChatTags.DOCUMENTS).assertTextEquals("notes.md")
     }
 
     @Test fun a_picked_pdf_is_refused_with_the_cores_words_and_nothing_is_attached() {
         val app = JourneyApp()
         pick(app, "课表.pdf", "%PDF-1.7".toByteArray())
         val refusal = "document \"课表.pdf\": only plain text (.txt) and Markdown (.md) files can be attached"
-        compose.waitUntil(15_000) { compose.onAllNodes(hasText(refusal)).fetchSemanticsNodes().isNotEmpty() }
+        compose.await(15_000) { compose.onAllNodes(hasText(refusal)).fetchSemanticsNodes().isNotEmpty() }
         compose.onNodeWithTag(MESSAGE_TAG).assertTextEquals(refusal)
         assertEquals(emptyList(), app.chat().documents)
     }
@@ -259,7 +278,7 @@ class DocumentJourneysTest {
         val app = JourneyApp()
         pick(app, "big.md", ByteArray(MAX_DOCUMENT_BYTES + 1) { 'a'.code.toByte() })
         val refusal = "\"big.md\" is larger than 1024 KiB; pick a smaller text or Markdown file"
-        compose.waitUntil(15_000) { compose.onAllNodes(hasText(refusal, substring = true)).fetchSemanticsNodes().isNotEmpty() }
+        compose.await(15_000) { compose.onAllNodes(hasText(refusal, substring = true)).fetchSemanticsNodes().isNotEmpty() }
         assertEquals(emptyList(), app.chat().documents)
     }
 }
@@ -303,11 +322,13 @@ class OpenScreenJourneysTest {
         ScriptedModelServer(callOf("settings__openScreen", """{"screen":"api-keys"}"""), answerOf("已打开设置。")).use { model ->
             val app = JourneyApp(model)
             app.launch()
+            compose.waitForTheChat()
             compose.onNodeWithTag(ChatTags.DRAFT).performTextInput("帮我打开 API 密钥设置")
             compose.onNodeWithTag(ChatTags.SEND).performClick()
-            compose.waitUntil(15_000) { app.app.navigator.route.value == Route.MODEL }
-            compose.waitUntil(15_000) { compose.onAllNodes(hasTestTag(ScreenTags.ENDPOINT)).fetchSemanticsNodes().isNotEmpty() }
-            compose.onNodeWithTag(ScreenTags.ENDPOINT).assertExists()
+            compose.await(15_000) { app.app.navigator.route.value == Route.MODEL }
+            // The model page's endpoint field is on screen (read without waiting for the screen to
+            // be idle: the running turn's progress indicator never is).
+            compose.await(15_000) { compose.onAllNodes(hasTestTag(ScreenTags.ENDPOINT)).fetchSemanticsNodes().isNotEmpty() }
         }
     }
 
