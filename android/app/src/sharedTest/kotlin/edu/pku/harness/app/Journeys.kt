@@ -146,12 +146,8 @@ fun ComposeTestRule.await(timeoutMs: Long = 15_000, condition: () -> Boolean) = 
     condition()
 }
 
-/**
- * Waits until the chat's draft field is on screen. Long: the first activity of a run loads and
- * instruments Android's classes and compiles Compose's, which on a busy machine has taken over
- * a minute.
- */
-fun ComposeTestRule.waitForTheChat() = await(180_000) {
+/** Waits until the chat's draft field is on screen (open: under Robolectric it now and then never does). */
+fun ComposeTestRule.waitForTheChat() = await(60_000) {
     onAllNodes(hasTestTag(edu.pku.harness.ui.ChatTags.DRAFT)).fetchSemanticsNodes().isNotEmpty()
 }
 
