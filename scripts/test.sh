@@ -10,7 +10,11 @@
 #  4. the Kotlin tests on the host JVM against the real library
 #  5. the shared Compose screens (android/ui) under test on the desktop JVM, headless, against
 #     the real library; screenshots in target/screenshots (its last line: N passed, N failed)
-#  6. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
+#  6. the Android app built without Gradle (scripts/build-android-app.sh: a signed debug APK,
+#     checked with apksigner verify and aapt2 dump badging)
+#  7. the app's journeys under Robolectric against the real library (its last line: N passed,
+#     N failed)
+#  8. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +51,10 @@ scripts/check-targets.sh
 scripts/check-swift.sh
 scripts/test-kotlin-host.sh
 scripts/test-compose-desktop.sh
+# The phones' ABI only: each ABI's core library is a release build with LTO (x86_64, for
+# emulators, is what scripts/build-android-app.sh adds by default).
+PKU_ANDROID_ABIS=arm64-v8a scripts/build-android-app.sh --require-native
+scripts/test-android-robolectric.sh
 
 scenarios=(conformance/scenarios)
 # The shared examples sit beside the checkout when there is one.

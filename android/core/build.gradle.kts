@@ -45,12 +45,12 @@ dependencies {
     // api: the generated classes extend JNA's and expose coroutines in their signatures, so the
     // modules above compile against both.
     api("net.java.dev.jna:jna:5.13.0@aar")
-    api("org.jetbrains.kotlinx:kotlinx-coroutines-android:1.8.1")
-    implementation("androidx.annotation:annotation:1.9.1")
+    api("org.jetbrains.kotlinx:kotlinx-coroutines-android:1.7.3")
+    implementation("androidx.annotation:annotation:1.8.1")
 
     // On the host JVM the unit tests need JNA's jar (with desktop natives), not the AAR.
     testImplementation("net.java.dev.jna:jna:5.13.0")
     testImplementation("junit:junit:4.13.2")
     testImplementation("org.jetbrains.kotlin:kotlin-test-junit:2.4.20")
-    testImplementation("org.jetbrains.kotlinx:kotlinx-coroutines-core:1.8.1")
+    testImplementation("org.jetbrains.kotlinx:kotlinx-coroutines-core:1.7.3")
 }

@@ -31,9 +31,11 @@ kotlin {
 }
 
 dependencies {
-    // Compose 1.8.2 and Material 3 1.3.2: the Jetpack releases the desktop build's Compose
-    // Multiplatform 1.8.2 (android/ui/desktop/pom.xml) is built from.
-    val composeBom = platform("androidx.compose:compose-bom:2025.05.01")
+    // Compose 1.7.6 and Material 3 1.3.1 (BOM 2024.12.01): the newest line every file of which
+    // the Maven registry serves, so that scripts/build-android-app.sh compiles these same
+    // sources against the same versions (android/compose-robolectric.lock.tsv). The desktop
+    // build (android/ui/desktop/pom.xml) uses Compose Multiplatform, whose API is the same.
+    val composeBom = platform("androidx.compose:compose-bom:2024.12.01")
     api(composeBom)
     api(project(":core"))
     api("androidx.compose.runtime:runtime")

@@ -18,10 +18,11 @@ fun main(args: Array<String>) {
             .map { it.removeSuffix(".class").replace('/', '.') }
             .sorted().toList()
     }
-    // A deadlock must fail the run, not hang it.
+    // A deadlock must fail the run, not hang it (pku.tests.timeout: seconds, 300 unless set).
+    val timeout = System.getProperty("pku.tests.timeout")?.toLong() ?: 300
     val watchdog = Thread {
-        try { Thread.sleep(300_000) } catch (e: InterruptedException) { return@Thread }
-        System.err.println("host tests: still running after 300 s; thread dump follows")
+        try { Thread.sleep(timeout * 1_000) } catch (e: InterruptedException) { return@Thread }
+        System.err.println("host tests: still running after $timeout s; thread dump follows")
         Thread.getAllStackTraces().forEach { (t, stack) ->
             System.err.println("\"${t.name}\"\n" + stack.joinToString("\n") { "    at $it" })
         }
@@ -52,6 +53,8 @@ fun main(args: Array<String>) {
     if (outside > 0) failed += outside
     if (classes.isEmpty()) failed++
     watchdog.interrupt()
+    // JUnit's own count, then the line the test command reads.
+    println("Tests run: ${result.runCount}, Failures: ${result.failureCount}, Ignored: ${result.ignoreCount} (${result.runTime / 1000} s)")
     println("$passed passed, $failed failed")
     exitProcess(if (failed == 0) 0 else 1)
 }

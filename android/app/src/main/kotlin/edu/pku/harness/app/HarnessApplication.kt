@@ -16,12 +16,14 @@ import java.io.File
  * Opens the one Harness of the app, on filesDir/harness, and keeps it for the process's life:
  * the activity, the approval sheet and the alarm receivers all use this one.
  */
-class HarnessApplication : Application() {
+open class HarnessApplication : Application() {
     /** Work that outlives a screen: the receivers' runs, permission refreshes. */
     val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
     val approvals = ApprovalHost()
     val navigator = AppNavigator()
     lateinit var platform: AndroidPlatform
+        private set
+    lateinit var secrets: KeystoreSecrets
         private set
     lateinit var harness: Harness
         private set
@@ -29,9 +31,13 @@ class HarnessApplication : Application() {
     // Delivery stops when this handle is collected: held for the app's life.
     private lateinit var withdrawals: EventSubscription
 
+    /** The key the secrets are sealed with: the Android Keystore's (tests off a phone give another). */
+    protected open fun sealingKey(): SealingKey = AndroidKeystoreKey
+
     override fun onCreate() {
         super.onCreate()
-        platform = AndroidPlatform(this, approvals, navigator)
+        secrets = KeystoreSecrets(this, sealingKey())
+        platform = AndroidPlatform(this, approvals, navigator, secrets = secrets)
         platform.notifications.createChannel()
         harness = Harness.open(File(filesDir, "harness").path, platform)
         platform.harness = harness

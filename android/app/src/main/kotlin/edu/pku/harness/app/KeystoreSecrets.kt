@@ -9,16 +9,31 @@ import javax.crypto.KeyGenerator
 import javax.crypto.SecretKey
 
 /**
+ * Where the key that seals the secrets lives. On a phone it is [AndroidKeystoreKey]; the
+ * Robolectric tests, which have no AndroidKeyStore provider, give a software AES key. The one
+ * seam between the app and its tests: everything else they run is the app's own code.
+ */
+fun interface SealingKey {
+    fun key(): SecretKey
+}
+
+/** The app's AES-256-GCM key in the Android Keystore, generated there on first use. */
+object AndroidKeystoreKey : SealingKey {
+    override fun key(): SecretKey = KeystoreSecrets.keystoreKey()
+}
+
+/**
  * The core's secret store on Android (DESIGN.md §6): [SecretFiles] under
  * noBackupFilesDir/secrets, sealed with an AES-256-GCM key that never leaves the Android
  * Keystore. No user authentication is bound to the key: scheduled jobs read secrets while the
  * phone is locked. The directory is excluded from backups, since the key cannot follow the
  * files to another phone anyway.
  */
-class KeystoreSecrets(dir: File) {
-    constructor(context: Context) : this(File(context.noBackupFilesDir, "secrets"))
+class KeystoreSecrets(dir: File, sealingKey: SealingKey = AndroidKeystoreKey) {
+    constructor(context: Context, sealingKey: SealingKey = AndroidKeystoreKey) :
+        this(File(context.noBackupFilesDir, "secrets"), sealingKey)
 
-    private val files = SecretFiles(dir) { keystoreKey() }
+    private val files = SecretFiles(dir, sealingKey::key)
 
     /** The value stored for [key]; null when there is none. */
     fun read(key: String): String? = files.read(key)
