@@ -130,22 +130,8 @@ impl<'a> Iaaa<'a> {
         }
     }
 
-    pub async fn captcha_required(&self, user: &str) -> Result<bool, CampusError> {
-        let rand = wire::rand();
-        let query = [
-            ("userName", user),
-            ("appid", "portal2017"),
-            ("_rand", rand.as_str()),
-        ];
-        let (json, _) = self
-            .call(self.request(reqwest::Method::GET, "isShowCode.do", &query)?)
-            .await?;
-        Ok(json["success"] == true)
-    }
-
-    /// The second factor IAAA wants for `user`, none when this device is trusted or the
-    /// account has none.
-    pub async fn second_factor(&self, user: &str) -> Result<Option<Mode>, CampusError> {
+    /// A GET of one of IAAA's account checks, `call`, for `user` (SERVICES.md §1.2–3).
+    async fn check(&self, call: &str, user: &str) -> Result<Value, CampusError> {
         let rand = wire::rand();
         let query = [
             ("userName", user),
@@ -153,8 +139,19 @@ impl<'a> Iaaa<'a> {
             ("_rand", rand.as_str()),
         ];
         let (json, _) = self
-            .call(self.request(reqwest::Method::GET, "isMobileAuthen.do", &query)?)
+            .call(self.request(reqwest::Method::GET, call, &query)?)
             .await?;
+        Ok(json)
+    }
+
+    pub async fn captcha_required(&self, user: &str) -> Result<bool, CampusError> {
+        Ok(self.check("isShowCode.do", user).await?["success"] == true)
+    }
+
+    /// The second factor IAAA wants for `user`, none when this device is trusted or the
+    /// account has none.
+    pub async fn second_factor(&self, user: &str) -> Result<Option<Mode>, CampusError> {
+        let json = self.check("isMobileAuthen.do", user).await?;
         if json["isMobileAuthen"] != true {
             return Ok(None);
         }
@@ -167,15 +164,7 @@ impl<'a> Iaaa<'a> {
 
     /// Sends the SMS code; the masked phone number it went to.
     pub async fn send_sms(&self, user: &str) -> Result<String, CampusError> {
-        let rand = wire::rand();
-        let query = [
-            ("userName", user),
-            ("appId", "portal2017"),
-            ("_rand", rand.as_str()),
-        ];
-        let (json, _) = self
-            .call(self.request(reqwest::Method::GET, "sendSMSCode.do", &query)?)
-            .await?;
+        let json = self.check("sendSMSCode.do", user).await?;
         if json["success"] != true {
             let said = json["message"].as_str().unwrap_or("");
             return Err(CampusError::Iaaa {
