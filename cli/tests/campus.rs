@@ -2,28 +2,21 @@
 //! sign in, the card's balance, status, sign out — and the password and sessions nowhere in the
 //! data directory. One test: the desktop keyring the CLI keeps secrets in is the user's.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 
 use harness_campus_sim::{DEMO, Simulator};
 
+/// The card's balance, as SERVICES.md §2 names it.
+const CARD_BALANCE: &str = "/berserker-app/ykt/tsm/queryCard?synAccessSource=h5";
+
 fn campus(origin: &str, data: &str, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["campus", "--data-dir", data])
-        .args(args)
-        .env("HARNESS_CAMPUS_ORIGIN", origin)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let args: Vec<&str> = ["campus", "--data-dir", data]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    common::run_with_input(&args, &[("HARNESS_CAMPUS_ORIGIN", origin)], stdin)
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -63,16 +56,9 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
         "{}",
         text(&signed.stderr)
     );
-    let card = run(
-        vec![
-            "request",
-            "card",
-            "/berserker-app/ykt/tsm/queryCard?synAccessSource=h5",
-        ],
-        "",
-    )
-    .await
-    .unwrap();
+    let card = run(vec!["request", "card", CARD_BALANCE], "")
+        .await
+        .unwrap();
     let answer: serde_json::Value = serde_json::from_slice(&card.stdout).unwrap();
     assert_eq!(
         (
@@ -106,16 +92,9 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
     }
     let out = run(vec!["sign-out"], "").await.unwrap();
     assert_eq!(text(&out.stdout), "signed out of the campus account\n");
-    let after = run(
-        vec![
-            "request",
-            "card",
-            "/berserker-app/ykt/tsm/queryCard?synAccessSource=h5",
-        ],
-        "",
-    )
-    .await
-    .unwrap();
+    let after = run(vec!["request", "card", CARD_BALANCE], "")
+        .await
+        .unwrap();
     assert_eq!(
         text(&after.stdout),
         "{\n  \"status\": \"signin_required\"\n}\n"

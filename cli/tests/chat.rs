@@ -1,10 +1,12 @@
 //! `harness chat --message` runs a whole turn with a tool call against an OpenAI-compatible
 //! server: here a scripted one on 127.0.0.1, speaking the real streaming wire format.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::thread;
 
 /// What the scripted server answers one request with.
@@ -191,23 +193,12 @@ fn accepted_data_dir() -> tempfile::TempDir {
 
 /// `harness chat` on `data` with these arguments and these lines on standard input.
 fn chat(data: &Path, args: &[&str], input: &str) -> (String, String, Option<i32>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["chat", "--data-dir"])
-        .arg(data)
-        .args(args)
-        .env("HARNESS_API_KEY", "sk-test-1234")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let data = data.to_str().unwrap();
+    let args: Vec<&str> = ["chat", "--data-dir", data]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    let output = common::run_with_input(&args, &[("HARNESS_API_KEY", "sk-test-1234")], input);
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
