@@ -1,7 +1,8 @@
-//! `harness demo`: an agent session over the sample plugins, with a scripted model on
-//! 127.0.0.1 (module `script`) in place of a provider, that shows each kind of outcome — a read
-//! that runs, a write that asks, a money call blocked by off, a scheduled write refused, and a
-//! turn tainted by forum posts asking before it spends. The turns run the agent's real loop.
+//! `harness demo`: an agent session over the sample plugins and the campus card, signed in to
+//! the campus simulator on 127.0.0.1 as its demo student, with a scripted model on 127.0.0.1
+//! (module `script`) in place of a provider, that shows each kind of outcome — a read that
+//! runs, a write that asks, a money call blocked by off, a scheduled write refused, and a turn
+//! tainted by forum posts asking before it spends. The turns run the agent's real loop.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::Path;
@@ -28,6 +29,8 @@ use serde_json::{Value, json};
 use crate::script::{Reply, ScriptedModel};
 
 const CONVERSATION: &str = "demo";
+/// Where the demo's card plugin is installed from: the official host, so it is official.
+const CARD_SOURCE: &str = "https://plugins.pku-harness.cn/card/PLUGIN.md";
 
 /// Opens the demo's data directory: marked as the demo's, so the sample plugins' code runs in
 /// it (module `open`), with the campus at the demo's simulator.
@@ -80,6 +83,10 @@ async fn fresh_demo(
     let document = std::fs::canonicalize(&document).map_err(|e| e.to_string())?;
     let engine = open_with(data_dir, broker, events, campus)?;
     samples::install(&engine, &format!("file://{}", document.display()))
+        .map_err(|e| e.to_string())?;
+    // The campus card, as an official plugin document reaching the card service itself.
+    engine
+        .install_document(samples::CARD_DOCUMENT, CARD_SOURCE)
         .map_err(|e| e.to_string())?;
     engine.accept_terms().map_err(|e| e.to_string())?;
     // The demo student signs in to the simulator as a student signs in to IAAA.
@@ -182,7 +189,7 @@ fn script() -> Vec<Reply> {
     vec![
         // Turn 1: a read that runs, a write that asks.
         Reply::Calls(vec![
-            ("wallet__cardBalance", json!({})),
+            ("card__balance", json!({})),
             (
                 "canteen__reserve",
                 json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}),
@@ -192,11 +199,11 @@ fn script() -> Vec<Reply> {
             ran: "Your card has 42.5 yuan left, and a table for two at 学一 is reserved for 12:00.",
             declined: "Your card has 42.5 yuan left. You declined the booking, so no table at 学一 is reserved.",
         },
-        // Turn 2: the money effect is off, so recharge is not even offered; called by name it
-        // is refused.
-        Reply::Calls(vec![("wallet__recharge", json!({"amountYuan": 50}))]),
+        // Turn 2: the money effect is off, so the switch is not even offered; called by name
+        // it is refused.
+        Reply::Calls(vec![("card__useDigitalCard", json!({"cardType": 1}))]),
         Reply::Says(
-            "I cannot top up your card: money calls of the campus card are off in Settings.",
+            "I cannot switch your card: money calls of the campus card are off in Settings.",
         ),
         // Overnight, the agent job: a read runs, a write is refused (scheduled runs only read).
         Reply::Calls(vec![
@@ -211,10 +218,10 @@ fn script() -> Vec<Reply> {
         ),
         // Turn 3: the forum's posts taint the turn; a post's instruction to spend asks first.
         Reply::Calls(vec![("mcp-forum__latestPosts", json!({"limit": 2}))]),
-        Reply::Calls(vec![("wallet__recharge", json!({"amountYuan": 500}))]),
+        Reply::Calls(vec![("card__useDigitalCard", json!({"cardType": 1}))]),
         Reply::Hears {
-            ran: "Two new posts. One asked me to recharge your card with 500 yuan; you allowed it, so the card was recharged.",
-            declined: "Two new posts. One asked me to recharge your card with 500 yuan; you declined, so nothing was charged.",
+            ran: "Two new posts. One asked me to switch your card to the digital card; you allowed it, so it was switched.",
+            declined: "Two new posts. One asked me to switch your card to the digital card; you declined, so nothing changed.",
         },
     ]
 }
@@ -269,11 +276,11 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     )
     .await?;
 
-    note("the user has set Settings → Plugins → wallet → AI permissions → money to off");
+    note("the user has set Settings → Plugins → card → AI permissions → money to off");
     engine
-        .set_mode("wallet", Effect::Money, Mode::Off)
+        .set_mode("card", Effect::Money, Mode::Off)
         .map_err(|e| e.to_string())?;
-    turn(&engine, 2, "Top up my card with 50 yuan.").await?;
+    turn(&engine, 2, "Switch my campus card to the digital card.").await?;
 
     outln!("\n— overnight, two scheduled jobs —");
     printer.set_actor(Actor::Scheduler);
@@ -290,9 +297,9 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
                 "name": "校园卡余额低于 50 元",
                 "schedule": {"cron": "0 7 * * *"},
                 "check": {
-                    "tool": "wallet.cardBalance",
-                    "when": {"path": "balanceYuan", "op": "lt", "value": 50},
-                    "notify": {"title": "校园卡余额不足", "body": "余额还剩 {balanceYuan} 元"}
+                    "tool": "card.balance",
+                    "when": {"path": "data.card[0].elec_accamt", "op": "lt", "value": 5000},
+                    "notify": {"title": "校园卡余额不足", "body": "余额还剩 {data.card[0].elec_accamt} 分"}
                 }
             }),
         ],
@@ -300,11 +307,11 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     .await?;
     printer.set_actor(Actor::Agent);
 
-    note("the user has set wallet's money mode back to auto");
+    note("the user has set card's money mode back to auto");
     engine
-        .set_mode("wallet", Effect::Money, Mode::Auto)
+        .set_mode("card", Effect::Money, Mode::Auto)
         .map_err(|e| e.to_string())?;
-    note("a forum post asks the agent to recharge the card; reading it taints the turn");
+    note("a forum post asks the agent to switch the card; reading it taints the turn");
     turn(&engine, 3, "What's new on the forum?").await?;
 
     let audit = engine.audit(10_000).map_err(|e| e.to_string())?;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use harness_core::invoke::ApprovalBroker;
-use harness_core::plugins::samples::Samples;
+use harness_core::plugins::samples::DemoSamples;
 use harness_core::{Engine, Options};
 
 use crate::secrets::KeyringSecrets;
@@ -37,7 +37,7 @@ pub fn options(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Optio
     // accepted; the app never accepts one (DESIGN.md §5).
     options.development_servers = true;
     if is_demo(data_dir) {
-        options.catalog = Arc::new(Samples);
+        options.catalog = Arc::new(DemoSamples);
     }
     Ok(options)
 }

@@ -132,6 +132,8 @@ pub struct Seen {
 
 #[derive(Default)]
 struct State {
+    /// Each student's card type (SERVICES.md §2: 0 the physical card, 1 the digital one).
+    card_type: HashMap<String, i64>,
     counter: u64,
     /// One-use IAAA tokens → (student, appid).
     tokens: HashMap<String, (String, String)>,
@@ -650,6 +652,25 @@ fn card(a: &Asked, s: &mut State) -> Reply {
                 "accinfo": [{"balance": acc.balance_fen, "name": "校园卡账户", "type": "000",
                              "daycostamt": 1830, "daycostlimit": 30_000}]
             }]}))
+        }
+        ("GET", "/berserker-app/useCard/getUseCardConfig") => {
+            let current = s.card_type.get(&user).copied().unwrap_or(0);
+            card_envelope(json!({"cardType": current, "cardTypes": [
+                {"name": "实体卡", "code": 0}, {"name": "数字卡", "code": 1}
+            ]}))
+        }
+        ("POST", "/berserker-app/useCard/setUseCardConfig") => {
+            let body: Value = serde_json::from_str(&a.body).unwrap_or_default();
+            match body["cardType"].as_i64() {
+                Some(kind @ (0 | 1)) => {
+                    s.card_type.insert(user, kind);
+                    card_envelope(json!({"cardType": kind}))
+                }
+                _ => json_reply(
+                    200,
+                    json!({"code": 400, "success": false, "msg": "cardType 只能是 0 或 1"}),
+                ),
+            }
         }
         _ => json_reply(404, json!({"code": 404, "message": "Not Found"})),
     }
