@@ -8,6 +8,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use harness_core::invoke::{Call, Outcome};
 use harness_core::plugins::link::{Preview, Update};
+use harness_core::plugins::script::WithBundles;
 use harness_core::policy::Actor;
 use harness_core::{Engine, Options};
 
@@ -54,7 +55,8 @@ pub enum McpCommand {
 
 fn open(data_dir: &Path, development: bool) -> Result<Engine, String> {
     let mut options = Options::new(Arc::new(NoPrompts));
-    options.catalog = Arc::new(harness_core::plugins::samples::Samples);
+    // The samples, and the TypeScript plugins the library ships (plugins/<id>/bundle.js).
+    options.catalog = Arc::new(WithBundles(harness_core::plugins::samples::Samples));
     options.secrets = Arc::new(KeyringSecrets::new());
     options.development_links = development;
     // A development tool: an MCP server on this machine, which a plugin author runs, is

@@ -26,18 +26,32 @@ export interface Turn {
   userAsked: boolean;
 }
 
-/** A campus service's answer: the status, the body as text, and the headers. */
-export interface CampusResponse {
-  status: number;
-  body: string;
-  headers?: Record<string, string>;
+/** One request to a campus service, on the service's own host (DESIGN.md §10). */
+export interface CampusRequest {
+  /** The path on the service's host, e.g. '/berserker-app/ykt/tsm/queryCard'. */
+  path: string;
+  /** 'GET' unless given. */
+  method?: string;
+  /** Query pairs, in order. */
+  query?: [string, string][];
+  /** A JSON body. */
+  body?: unknown;
 }
+
+/**
+ * A campus service's answer with the session the core added redacted, or a status object: the
+ * student must sign in again, or confirm a second factor.
+ */
+export type CampusResponse =
+  | { status: number; body: unknown }
+  | { status: 'signin_required' }
+  | { status: 'verification_required'; methods: string[] };
 
 /** What a running tool may reach: the capability gates (DESIGN.md §5) and the campus client. */
 export interface Services {
   campus: {
     /** One request to a campus service ('portal', 'card', 'treehole'…) with the student's session. */
-    request(service: string, request: { url: string; method?: string; body?: unknown }): Promise<CampusResponse>;
+    request(service: string, request: CampusRequest): Promise<CampusResponse>;
   };
   http: {
     /** GET through the plugin's network grant and allowlist; the body as text. */

@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 
 use crate::gates::ToolCallGate;
 use crate::handler::{PluginHandler, ToolContext};
+use crate::installed::Catalog;
 use crate::policy::Actor;
 use crate::registry::{LoadError, Plugin, PluginKind, Tool, parse_manifest_text};
 use crate::services::Services;
@@ -60,6 +61,12 @@ pub const BUNDLES: &[(&str, &str)] = &[("echo", include_str!("../../../plugins/e
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.
 pub fn load(source: &str, limits: Limits) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {
+    let (plugin, handler) = load_script(source, limits)?;
+    Ok((plugin, handler))
+}
+
+/// As [`load`], with the handler as itself (its runtime's memory can be read).
+pub fn load_script(source: &str, limits: Limits) -> Result<(Plugin, Arc<ScriptPlugin>), LoadError> {
     let load_error = |field: &str, message: String| LoadError {
         plugin: "?".into(),
         field: field.into(),
@@ -87,6 +94,31 @@ pub fn load(source: &str, limits: Limits) -> Result<(Plugin, Arc<dyn PluginHandl
         instance: Mutex::new(None),
     };
     Ok((plugin, Arc::new(handler)))
+}
+
+/// A catalog with the shipped TypeScript plugins ([`BUNDLES`]) beside another's bundled
+/// plugins: the development shells (the CLI) run them so. The app installs its own bundles
+/// when its TypeScript plugins are written.
+pub struct WithBundles<C>(pub C);
+
+impl<C: Catalog> Catalog for WithBundles<C> {
+    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+        let mut bundled = self.0.bundled();
+        bundled.extend(BUNDLES.iter().map(|(id, source)| {
+            // Built and loaded by the tests (`the_shipped_bundles_load`): a failure here is a
+            // bundle committed without its check.
+            load(source, Limits::default()).unwrap_or_else(|e| panic!("shipped bundle {id}: {e}"))
+        }));
+        bundled
+    }
+
+    fn handler(&self, plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
+        self.0.handler(plugin)
+    }
+
+    fn handler_at(&self, plugin: &Plugin, source: &str) -> Option<Arc<dyn PluginHandler>> {
+        self.0.handler_at(plugin, source)
+    }
 }
 
 /// The handler of one TypeScript plugin.

@@ -121,9 +121,9 @@ export default definePlugin({
     campus: defineTool({
       title: '校园服务',
       description: 'One request to a campus service.',
-      input: z.object({ service: z.string().describe('The service'), url: z.string().describe('The path') }),
+      input: z.object({ service: z.string().describe('The service'), path: z.string().describe('The path') }),
       effect: 'read',
-      execute: async ({ service, url }, ctx) => ctx.services.campus.request(service, { url }),
+      execute: async ({ service, path }, ctx) => ctx.services.campus.request(service, { path }),
     }),
     whoami: defineTool({
       title: '我是谁',
