@@ -486,3 +486,36 @@ fn a_bundle_without_a_plugin_is_a_load_error_saying_what_to_write() {
         "plugin \"?\": bundle: the bundle does not export a plugin: write `export default definePlugin({…})`"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_lock_of_the_core_is_held_while_a_script_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(engine(
+        dir.path(),
+        Limits {
+            deadline: Duration::from_secs(3),
+            ..Limits::default()
+        },
+    ));
+    let spinning = {
+        let engine = engine.clone();
+        tokio::spawn(async move { failed(&engine, "hostile.spin", Actor::Agent, json!({})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    // Another plugin's call, the registry and the store all answer while the loop runs.
+    assert_eq!(
+        ran(&engine, "echo.say", json!({"text": "并行"})).await,
+        json!({"text": "并行"})
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!spinning.is_finished());
+    assert_eq!(
+        spinning.await.unwrap(),
+        "捣乱 took longer than 3 s and was stopped"
+    );
+}

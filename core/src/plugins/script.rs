@@ -48,7 +48,9 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             memory_bytes: 32 * 1024 * 1024,
-            stack_bytes: 512 * 1024,
+            // Counted from where the runtime is entered: the calling thread must have this much
+            // stack left (tokio's workers have 2 MiB, a secondary iOS thread 512 KiB).
+            stack_bytes: 256 * 1024,
             // DESIGN.md §5: the call-tool gate's bound, so a nested call ends no later.
             deadline: ToolCallGate::DEFAULT_DEADLINE,
         }
