@@ -519,3 +519,30 @@ async fn no_lock_of_the_core_is_held_while_a_script_runs() {
         "捣乱 took longer than 3 s and was stopped"
     );
 }
+
+#[tokio::test]
+async fn a_declared_default_mode_and_target_apply_as_for_any_bundled_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), quick());
+    // probe declares defaultModes {public: 'ask'}; post's target is '发帖：{text}'.
+    let done = engine
+        .invoke(Call {
+            tool: "probe.post".into(),
+            actor: Actor::Agent,
+            input: json!({"text": "明天停水"}),
+            conversation: Some("c".into()),
+        })
+        .await;
+    let prompt = done.prompt.expect("asked");
+    assert_eq!(prompt.headline, "发帖：明天停水");
+    assert!(
+        matches!(done.outcome, Outcome::Refused { .. }),
+        "{:?}",
+        done.outcome
+    );
+    // Effects it does not mention stay auto (seed 000's bundled row).
+    assert_eq!(
+        ran(&engine, "probe.remember", json!({"key": "k", "value": 1})).await,
+        json!({"stored": "k"})
+    );
+}
