@@ -182,26 +182,31 @@ impl PluginHandler for ScriptPlugin {
         let mut settled: Option<(u64, Result<Value, Refusal>)> = None;
         let mut waiting: FuturesUnordered<Served> = FuturesUnordered::new();
         loop {
-            let entered = instance.enter(deadline, |cx| {
-                let pku: Object = cx.globals().get("__pku")?;
-                if let Some((name, input, told)) = first.take() {
-                    let start: Function = pku.get("start")?;
-                    start.call::<_, ()>((call.id as f64, name, input, told))?;
-                }
-                if let Some((request, answer)) = settled.take() {
-                    let settle: Function = pku.get("settle")?;
-                    match answer {
-                        Ok(value) => {
-                            settle.call::<_, ()>((request as f64, true, value.to_string(), ""))?
-                        }
-                        Err(Refusal { message, code }) => {
-                            settle.call::<_, ()>((request as f64, false, message, code))?
+            let entered = off_the_executor(|| {
+                instance.enter(deadline, |cx| {
+                    let pku: Object = cx.globals().get("__pku")?;
+                    if let Some((name, input, told)) = first.take() {
+                        let start: Function = pku.get("start")?;
+                        start.call::<_, ()>((call.id as f64, name, input, told))?;
+                    }
+                    if let Some((request, answer)) = settled.take() {
+                        let settle: Function = pku.get("settle")?;
+                        match answer {
+                            Ok(value) => settle.call::<_, ()>((
+                                request as f64,
+                                true,
+                                value.to_string(),
+                                "",
+                            ))?,
+                            Err(Refusal { message, code }) => {
+                                settle.call::<_, ()>((request as f64, false, message, code))?
+                            }
                         }
                     }
-                }
-                while cx.execute_pending_job() {}
-                let take: Function = pku.get("take")?;
-                take.call::<_, Option<String>>((call.id as f64,))
+                    while cx.execute_pending_job() {}
+                    let take: Function = pku.get("take")?;
+                    take.call::<_, Option<String>>((call.id as f64,))
+                })
             });
             let outcome = match entered {
                 Ok(outcome) => outcome,
@@ -279,6 +284,18 @@ impl ScriptPlugin {
             return Err(self.out_of_memory());
         }
         Err(message)
+    }
+}
+
+/// Runs `f`, which runs JavaScript synchronously for up to a call's deadline: on a
+/// multi-threaded runtime its worker first hands its other tasks to the other workers.
+fn off_the_executor<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 
