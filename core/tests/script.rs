@@ -246,6 +246,11 @@ async fn context_notify_and_messages_reach_the_host_s_gates() {
             .any(|l| l.contains("已记下") && l.contains("probe")),
         "{lines:?}"
     );
+    // console.log is the host log, prefixed with the plugin's id by the host (seed 001).
+    assert!(
+        lines.iter().any(|l| l == "[probe] saying 已记下"),
+        "{lines:?}"
+    );
     assert_eq!(
         ran(&engine, "probe.send", json!({"text": "提醒我交作业"})).await,
         json!({"sent": true})

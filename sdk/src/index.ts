@@ -8,6 +8,16 @@
 
 import { z } from 'zod';
 
+declare global {
+  /** The runtime's only console: each line goes to the app's log, never to the student or the model. */
+  const console: {
+    log(...values: unknown[]): void;
+    info(...values: unknown[]): void;
+    warn(...values: unknown[]): void;
+    error(...values: unknown[]): void;
+  };
+}
+
 /** What a tool changes (seed 004). If more than one applies, pick the strongest. */
 export type Effect = 'read' | 'write' | 'money' | 'public';
 

@@ -11,7 +11,7 @@
 //! - No ambient authority: the context has QuickJS's language built-ins and nothing else — no
 //!   module loader, no timers, no I/O. What a tool reaches is `ctx.services`, whose every
 //!   method is one request to the host served by this call's [`Services`] (the gates of §5).
-//!   `console.log` goes to the host log (seed 001).
+//!   `console.log` goes to the host log through the running call's services (seed 001).
 //! - No lock of the core is held while JavaScript runs: a request to the host is queued by the
 //!   script and served by the call's future outside the runtime, between two entries into it.
 
@@ -218,6 +218,10 @@ impl PluginHandler for ScriptPlugin {
             };
             if let Some(outcome) = outcome {
                 return self.outcome(&instance, &outcome);
+            }
+            // seed 001: console.log is host-log, told the plugin by the host.
+            for line in std::mem::take(&mut *crate::lock(&instance.logs)) {
+                ctx.services.log(&line);
             }
             for request in call.take_requests() {
                 waiting.push(Box::pin(serve(ctx.services.clone(), ctx.actor, request)));
@@ -442,6 +446,8 @@ struct Instance {
     epoch: Instant,
     requests: Arc<Requests>,
     next_call: AtomicU64,
+    /// Lines the script logged, sent to the host log through the running call's services.
+    logs: Arc<Mutex<Vec<String>>>,
 }
 
 /// The host requests each running call has queued; a call no longer here has ended, and its
@@ -473,6 +479,9 @@ impl Drop for Call<'_> {
     }
 }
 
+/// The most lines a script's `console.log` keeps between two entries into its runtime.
+const MAX_LOG_LINES: usize = 100;
+
 /// What the host adds to the runtime before the bundle: the protocol between a tool call and
 /// its services. Everything the script reaches is here.
 const PRELUDE: &str = include_str!("script_prelude.js");
@@ -500,7 +509,9 @@ impl Instance {
             epoch,
             requests: Arc::default(),
             next_call: AtomicU64::new(1),
+            logs: Arc::default(),
         };
+        let logs = instance.logs.clone();
         let requests = instance.requests.clone();
         let evaluated = instance.enter(Instant::now() + limits.deadline, |cx| {
             let host = Function::new(cx.clone(), move |call: f64, op: String, args: String| {
@@ -514,8 +525,12 @@ impl Instance {
                     None => 0.0,
                 }
             })?;
-            let log = Function::new(cx.clone(), |line: String| {
-                eprintln!("[plugin] {line}");
+            let log = Function::new(cx.clone(), move |line: String| {
+                let mut logs = crate::lock(&logs);
+                // Bounded until a call sends them on; the host log then keeps its own bound.
+                if logs.len() < MAX_LOG_LINES {
+                    logs.push(line);
+                }
             })?;
             cx.globals().set("__pkuHost", host)?;
             cx.globals().set("__pkuLog", log)?;

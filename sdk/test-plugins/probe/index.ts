@@ -63,6 +63,7 @@ export default definePlugin({
       input: z.object({ text: z.string().describe('The line') }),
       effect: 'read',
       execute: async ({ text }, ctx) => {
+        console.log('saying', text);
         await ctx.services.notify(text);
         return { said: true };
       },
