@@ -32,7 +32,11 @@ esac
 # The generators first: building them with the `cli` feature also rebuilds the library with that
 # feature, so the plain library is built after them and is the one left on disk.
 cargo build --quiet --locked -p harness-ffi --features cli --bin uniffi-bindgen --bin uniffi-bindgen-swift
-cargo build --quiet --locked -p harness-ffi "${profile_flag[@]}"
+# The debug library is the one the Kotlin tests load: it has the development feature (the sample
+# plugins, the campus simulator: bindings/src/development.rs); a release build, for phones, not.
+features=()
+[ "$profile" = debug ] && features=(--features development)
+cargo build --quiet --locked -p harness-ffi "${profile_flag[@]}" "${features[@]}"
 
 rm -rf "$out/kotlin" "$out/swift"
 "$target_dir/debug/uniffi-bindgen" generate --library "$lib" --language kotlin \

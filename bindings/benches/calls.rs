@@ -72,12 +72,20 @@ const SEATS: &str = r#"{"canteen":"学一食堂","seats":2,"time":"12:00"}"#;
 
 fn calls(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("harness-ffi-bench-{}", std::process::id()));
-    let harness = Harness::open(dir.to_string_lossy().into_owned(), Arc::new(AllowAll)).unwrap();
+    let harness = Harness::open_for_development(
+        dir.to_string_lossy().into_owned(),
+        Arc::new(AllowAll),
+        DevelopmentOptions {
+            sample_plugins: true,
+            campus_origin: None,
+        },
+    )
+    .unwrap();
     harness.install_sample_plugins().unwrap();
     harness
         .set_consent(Consent {
             terms_accepted: true,
-            met: vec!["campus-session".into()],
+            met: vec![],
         })
         .unwrap();
     harness.open_conversation("bench".into()).unwrap();

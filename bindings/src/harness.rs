@@ -6,13 +6,13 @@ use std::sync::{Arc, RwLock};
 
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::Call;
-use harness_core::plugins::samples::{self, Samples};
+use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
-    Acted, Action, AuditFilter, AuditScreen, ChatScreen, ConsentScreen, ConversationSettingsScreen,
-    JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation, PluginDetail, PluginsScreen,
-    Route, Screens, route_for,
+    Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
+    ConversationSettingsScreen, JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation,
+    PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -22,6 +22,7 @@ use harness_core::{scheduler, settings};
 use crate::consent::Consent;
 use crate::conversations::{ConversationInfo, Scope};
 use crate::decisions::{Decision, Invocation, ModelTool, Rule, core_rules};
+use crate::development::{self, DevelopmentOptions};
 use crate::error::{HarnessError, parse_json};
 use crate::events::{EventListener, EventSubscription, HarnessEvent, Listeners};
 use crate::jobs::JobRun;
@@ -44,6 +45,9 @@ pub struct Harness {
     open: RwLock<Option<Open>>,
     data_dir: PathBuf,
     events: Arc<Listeners>,
+    /// Opened with the sample plugins' code (`open_for_development`): only then can they be
+    /// installed.
+    samples: bool,
 }
 
 /// What `close()` lets go of.
@@ -55,6 +59,56 @@ struct Open {
 }
 
 impl Harness {
+    /// `options` makes the engine's options from its approval broker; the app's are
+    /// `Options::new`'s: no sample plugin, the campus hosts themselves.
+    fn open_with(
+        data_dir: String,
+        platform: Arc<dyn Platform>,
+        options: impl FnOnce(Arc<dyn harness_core::invoke::ApprovalBroker>) -> Options,
+    ) -> Result<Arc<Self>, HarnessError> {
+        if data_dir.is_empty() {
+            return Err(HarnessError::invalid("data_dir: must not be empty"));
+        }
+        let data_dir = PathBuf::from(data_dir);
+        std::fs::create_dir_all(&data_dir).map_err(|e| {
+            HarnessError::invalid(format!("data_dir: cannot create it ({})", e.kind()))
+        })?;
+        runtime()?;
+        let events = Arc::new(Listeners::default());
+        let broker = Arc::new(PlatformBroker::new(platform.clone(), events.clone()));
+        let live = Live::new();
+        // The app: `development_links` and `development_servers` stay off, so plugin links are
+        // https only and no MCP server on this phone or a private network is added.
+        let mut options = options(broker.clone());
+        let samples = options
+            .catalog
+            .bundled()
+            .iter()
+            .any(|(p, _)| p.id == "wallet");
+        options.secrets = Arc::new(PlatformSecrets(platform.clone()));
+        options.wake = Arc::new(PlatformWake {
+            platform: platform.clone(),
+            events: events.clone(),
+        });
+        options.events = live.sink(Arc::new(PlatformEvents {
+            platform: platform.clone(),
+            events: events.clone(),
+        }));
+        let engine = Arc::new(Engine::open(&data_dir, options)?);
+        let screens = Arc::new(Screens::new(engine.clone(), live));
+        broker.show_sheets_from(&screens);
+        Ok(Arc::new(Harness {
+            open: RwLock::new(Some(Open {
+                engine,
+                screens,
+                platform,
+            })),
+            data_dir,
+            events,
+            samples,
+        }))
+    }
+
     /// The engine and platform, or `Closed`. The lock is held only to clone the `Arc`s.
     fn open_parts(&self) -> Result<Open, HarnessError> {
         self.open
@@ -88,42 +142,20 @@ impl Harness {
     /// Platform's keystore), so opening it again restores it.
     #[uniffi::constructor]
     pub fn open(data_dir: String, platform: Arc<dyn Platform>) -> Result<Arc<Self>, HarnessError> {
-        if data_dir.is_empty() {
-            return Err(HarnessError::invalid("data_dir: must not be empty"));
-        }
-        let data_dir = PathBuf::from(data_dir);
-        std::fs::create_dir_all(&data_dir).map_err(|e| {
-            HarnessError::invalid(format!("data_dir: cannot create it ({})", e.kind()))
-        })?;
-        runtime()?;
-        let events = Arc::new(Listeners::default());
-        let broker = Arc::new(PlatformBroker::new(platform.clone(), events.clone()));
-        let live = Live::new();
-        // The app: `development_links` and `development_servers` stay off, so plugin links are
-        // https only and no MCP server on this phone or a private network is added.
-        let mut options = Options::new(broker.clone());
-        options.catalog = Arc::new(Samples);
-        options.secrets = Arc::new(PlatformSecrets(platform.clone()));
-        options.wake = Arc::new(PlatformWake {
-            platform: platform.clone(),
-            events: events.clone(),
-        });
-        options.events = live.sink(Arc::new(PlatformEvents {
-            platform: platform.clone(),
-            events: events.clone(),
-        }));
-        let engine = Arc::new(Engine::open(&data_dir, options)?);
-        let screens = Arc::new(Screens::new(engine.clone(), live));
-        broker.show_sheets_from(&screens);
-        Ok(Arc::new(Harness {
-            open: RwLock::new(Some(Open {
-                engine,
-                screens,
-                platform,
-            })),
-            data_dir,
-            events,
-        }))
+        Self::open_with(data_dir, platform, Options::new)
+    }
+
+    /// Opens the core as `open` does, with what only the shells' tests and development builds
+    /// use: the sample plugins' code, and the campus reached at a simulator on this machine.
+    /// A phone build of the library has neither: there it fails, saying so.
+    #[uniffi::constructor]
+    pub fn open_for_development(
+        data_dir: String,
+        platform: Arc<dyn Platform>,
+        options: DevelopmentOptions,
+    ) -> Result<Arc<Self>, HarnessError> {
+        let configure = development::configure(options)?;
+        Self::open_with(data_dir, platform, configure)
     }
 
     /// Does nothing; measures the cost of one call across the boundary.
@@ -132,9 +164,16 @@ impl Harness {
     }
 
     /// Installs the sample plugins `canteen` (a community plugin document, installed from this
-    /// device) and `mcp-forum` (a remote forum); the bundled `wallet` ships with the library.
-    /// Installing them a second time in one data directory fails: they are installed.
+    /// device) and `mcp-forum` (a remote forum), beside the sample `wallet`; only on a Harness
+    /// opened with `open_for_development` and `sample_plugins`. Installing them a second time
+    /// in one data directory fails: they are installed.
     pub fn install_sample_plugins(&self) -> Result<(), HarnessError> {
+        if !self.samples {
+            return Err(HarnessError::invalid(
+                "sample_plugins: the samples are for tests; open the Harness with \
+                 open_for_development and DevelopmentOptions.sample_plugins",
+            ));
+        }
         Ok(samples::install_on_device(
             &*self.engine()?,
             &self.data_dir,
@@ -423,11 +462,6 @@ impl Harness {
         Ok(self.engine()?.decide_memory(id, approve)?.into())
     }
 
-    /// Signing in to (or out of) the campus account.
-    pub fn set_campus_session(&self, signed_in: bool) -> Result<(), HarnessError> {
-        Ok(self.engine()?.set_campus_session(signed_in)?)
-    }
-
     /// A plugin's "Allow cloud" switch.
     pub fn set_cloud_consent(&self, plugin: String, allowed: bool) -> Result<(), HarnessError> {
         Ok(self.engine()?.set_cloud_consent(&plugin, allowed)?)
@@ -532,6 +566,17 @@ impl Harness {
         conversation: String,
     ) -> Result<ConversationSettingsScreen, HarnessError> {
         Ok(self.screens()?.conversation_settings(&conversation)?)
+    }
+
+    /// The campus account: sign-in (student id, password, the second factor), the sessions,
+    /// signing out (DESIGN.md §10).
+    pub fn campus_account_screen(&self) -> Result<CampusAccountScreen, HarnessError> {
+        Ok(self.screens()?.campus_account()?)
+    }
+
+    /// Treehole's own SMS check, which a plugin's request found Treehole asking for.
+    pub fn treehole_check_screen(&self) -> Result<TreeholeCheckScreen, HarnessError> {
+        Ok(self.screens()?.treehole_check())
     }
 
     pub fn consent_screen(&self) -> Result<ConsentScreen, HarnessError> {

@@ -18,6 +18,7 @@ use std::task::{Context, Poll};
 mod consent;
 mod conversations;
 mod decisions;
+mod development;
 mod error;
 mod events;
 mod harness;
@@ -33,6 +34,7 @@ pub use conversations::{ConversationInfo, Scope};
 pub use decisions::{
     ApprovalPrompt, Decision, Invocation, ModelTool, Outcome, Rule, Verdict, refusal_code_string,
 };
+pub use development::{DevelopmentOptions, start_campus_simulator};
 pub use error::HarnessError;
 pub use events::{EventListener, EventSubscription, HarnessEvent};
 pub use harness::Harness;

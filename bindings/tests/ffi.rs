@@ -139,6 +139,14 @@ impl EventListener for Recorder {
 
 const SEATS: &str = r#"{"canteen":"学一食堂","seats":2,"time":"12:00"}"#;
 
+/// The sample plugins' code: this test build of the library has the development feature.
+fn samples() -> DevelopmentOptions {
+    DevelopmentOptions {
+        sample_plugins: true,
+        campus_origin: None,
+    }
+}
+
 fn data_dir(name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("harness-ffi-test-{}-{name}", std::process::id()));
     dir.to_string_lossy().into_owned()
@@ -149,12 +157,13 @@ fn open(
     answers: Vec<Answer>,
 ) -> (Arc<Harness>, Arc<RustPlatform>, mpsc::Receiver<Seen>) {
     let (platform, seen) = RustPlatform::with_answers(answers);
-    let harness = Harness::open(data_dir(name), platform.clone()).unwrap();
+    let harness =
+        Harness::open_for_development(data_dir(name), platform.clone(), samples()).unwrap();
     harness.install_sample_plugins().unwrap();
     harness
         .set_consent(Consent {
             terms_accepted: true,
-            met: vec!["campus-session".into()],
+            met: vec![],
         })
         .unwrap();
     harness.open_conversation("c1".into()).unwrap();
@@ -781,12 +790,14 @@ impl Platform for NeverAnswers {
 fn cancelling_a_turn_withdraws_the_prompt_it_waits_on_and_the_sheet_came_from_the_core() {
     use model_server::{ModelServer, Reply, data, done};
     use serde_json::json;
-    let harness = Harness::open(data_dir("withdraw"), Arc::new(NeverAnswers)).unwrap();
+    let harness =
+        Harness::open_for_development(data_dir("withdraw"), Arc::new(NeverAnswers), samples())
+            .unwrap();
     harness.install_sample_plugins().unwrap();
     harness
         .set_consent(Consent {
             terms_accepted: true,
-            met: vec!["campus-session".into()],
+            met: vec![],
         })
         .unwrap();
     harness.open_conversation("c1".into()).unwrap();
@@ -894,16 +905,17 @@ fn an_agent_call_whose_caller_stops_waiting_still_asks_runs_and_is_audited() {
     use std::time::{Duration, Instant};
 
     let (answer, answered) = oneshot::channel();
-    let harness = Harness::open(
+    let harness = Harness::open_for_development(
         data_dir("abandoned"),
         Arc::new(AnswersWhenTold(Mutex::new(Some(answered)))),
+        samples(),
     )
     .unwrap();
     harness.install_sample_plugins().unwrap();
     harness
         .set_consent(Consent {
             terms_accepted: true,
-            met: vec!["campus-session".into()],
+            met: vec![],
         })
         .unwrap();
     harness.open_conversation("c1".into()).unwrap();

@@ -8,12 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use clap::Subcommand;
-use harness_core::campus::wire::{Origin, Service};
+use harness_core::Engine;
+use harness_core::campus::wire::{Origin, Public, Service};
 use harness_core::campus::{CampusRequest, SecondFactor, SignInStep};
-use harness_core::{Engine, Options};
 use serde_json::Value;
-
-use crate::secrets::KeyringSecrets;
 
 #[derive(Subcommand)]
 pub enum CampusCommand {
@@ -33,7 +31,8 @@ pub enum CampusCommand {
     },
     /// Which services are signed in, and until when.
     Status,
-    /// What a plugin's request to SERVICE (portal, card, treehole) would get.
+    /// What a plugin's request to SERVICE (portal, card, treehole; public, library: no
+    /// session) would get.
     Request {
         service: String,
         path: String,
@@ -61,10 +60,7 @@ pub fn origin() -> Result<Origin, String> {
 }
 
 fn open(data_dir: &Path) -> Result<Engine, String> {
-    let mut options = Options::new(Arc::new(crate::tools::NoPrompts));
-    options.secrets = Arc::new(KeyringSecrets::new());
-    options.campus = origin()?;
-    Engine::open(data_dir, options).map_err(|e| e.to_string())
+    crate::open::engine(data_dir, Arc::new(crate::tools::NoPrompts))
 }
 
 fn read_line(prompt: &str) -> Result<String, String> {
@@ -110,7 +106,8 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
             let engine = open(data_dir)?;
             let password = read_line("password: ")?;
             let mut step = engine
-                .campus_sign_in(&user, &password, remember)
+                .campus()
+                .sign_in(&user, &password, remember)
                 .await
                 .map_err(|e| e.to_string())?;
             while let SignInStep::NeedsCode { factor } = step {
@@ -123,7 +120,8 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
                     (SecondFactor::Otp, _, None) => read_line("authenticator (手机令牌) code: ")?,
                 };
                 step = engine
-                    .campus_submit_code(&code)
+                    .campus()
+                    .submit_code(&code)
                     .await
                     .map_err(|e| e.to_string())?;
             }
@@ -153,26 +151,27 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
             method,
             body,
         } => {
-            let named = Service::parse(&service).ok_or_else(|| {
-                format!("{service} is not a campus service: give portal, card or treehole")
-            })?;
             let body: Option<Value> = body
                 .map(|b| serde_json::from_str(&b).map_err(|e| format!("--body is not JSON: {e}")))
                 .transpose()?;
+            let request = CampusRequest {
+                method,
+                path,
+                query: Vec::new(),
+                body,
+            };
             let engine = open(data_dir)?;
-            let answer = engine
-                .campus()
-                .request(
-                    named,
-                    &CampusRequest {
-                        method,
-                        path,
-                        query: Vec::new(),
-                        body,
-                    },
-                )
-                .await
-                .map_err(|e| e.to_string())?;
+            let campus = engine.campus();
+            let answer = match (Service::parse(&service), Public::parse(&service)) {
+                (Some(named), _) => campus.request(named, &request).await,
+                (None, Some(public)) => campus.public_request(public, &request).await,
+                (None, None) => {
+                    return Err(format!(
+                        "{service} is not a campus service: give portal, card, treehole, public or library"
+                    ));
+                }
+            }
+            .map_err(|e| e.to_string())?;
             outln!(
                 "{}",
                 serde_json::to_string_pretty(&answer).unwrap_or_default()
@@ -181,7 +180,7 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
         }
         CampusCommand::SignOut => {
             let engine = open(data_dir)?;
-            engine.campus_sign_out().map_err(|e| e.to_string())?;
+            engine.campus().sign_out().map_err(|e| e.to_string())?;
             outln!("signed out of the campus account");
             Ok(())
         }

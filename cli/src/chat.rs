@@ -10,11 +10,10 @@ use std::sync::Arc;
 use harness_core::error::Unset;
 use harness_core::events::{Event, EventSink};
 use harness_core::history::TurnState;
-use harness_core::plugins::samples::Samples;
 use harness_core::policy::Answer;
 use harness_core::secrets::{SecretError, SecretStore};
 use harness_core::settings::parse_change;
-use harness_core::{Engine, EngineError, Options};
+use harness_core::{Engine, EngineError};
 use serde_json::json;
 
 use crate::demo::TerminalAnswers;
@@ -110,16 +109,15 @@ pub async fn run(args: ChatArgs<'_>) -> ExitCode {
 
 /// Runs the turns and returns how many failed.
 async fn session(args: ChatArgs<'_>) -> Result<usize, String> {
-    let mut options = Options::new(Arc::new(TerminalAnswers { fixed: args.answer }));
-    options.catalog = Arc::new(Samples);
-    // A development tool: an MCP server on this machine, which a plugin author runs, is
-    // accepted; the app never accepts one (DESIGN.md §5).
-    options.development_servers = true;
+    let mut options = crate::open::options(
+        args.data_dir,
+        Arc::new(TerminalAnswers { fixed: args.answer }),
+    )?;
     options.secrets = Arc::new(KeySource {
         from_env: std::env::var("HARNESS_API_KEY")
             .ok()
             .filter(|k| !k.is_empty()),
-        keyring: KeyringSecrets::new(),
+        keyring: KeyringSecrets::for_data_dir(args.data_dir),
     });
     options.events = Arc::new(Printer);
     let engine = Engine::open(args.data_dir, options).map_err(|e| e.to_string())?;

@@ -10,44 +10,54 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use harness_campus_sim::{DEMO, Simulator};
+use harness_core::Engine;
+use harness_core::campus::SignInStep;
+use harness_core::campus::wire::Origin;
 use harness_core::events::{Event, EventSink};
 use harness_core::invoke::{ApprovalBroker, Prompt};
-use harness_core::plugins::samples::{self, Samples};
+use harness_core::plugins::samples;
 use harness_core::policy::{Actor, Answer, Mode, PromptKind};
 use harness_core::registry::Effect;
 use harness_core::scheduler::schedule::{format_local, parse_tz};
 use harness_core::secrets::keys;
 use harness_core::settings::parse_change;
 use harness_core::store::DATABASE_FILE;
-use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
 use crate::script::{Reply, ScriptedModel};
 
 const CONVERSATION: &str = "demo";
 
-/// Opens a data directory with the sample plugins' code available.
-pub fn open(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
-    open_with(data_dir, broker, Arc::new(harness_core::events::NoEvents))
-}
-
+/// Opens the demo's data directory: marked as the demo's, so the sample plugins' code runs in
+/// it (module `open`), with the campus at the demo's simulator.
 fn open_with(
     data_dir: &Path,
     broker: Arc<dyn ApprovalBroker>,
     events: Arc<dyn EventSink>,
+    campus: &str,
 ) -> Result<Engine, String> {
-    let mut options = Options::new(broker);
-    options.catalog = Arc::new(Samples);
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+    let marker = data_dir.join(crate::open::DEMO_MARKER);
+    std::fs::write(
+        &marker,
+        "Made by `harness demo`: the sample plugins' code runs in this data directory.\n",
+    )
+    .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    let mut options = crate::open::options(data_dir, broker)?;
+    options.campus = Origin::development(campus)?;
     options.events = events;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 
 /// Starts the demo's data directory afresh — only the files the demo itself made — and installs
 /// the sample plugins the way a user would.
-fn fresh_demo(
+async fn fresh_demo(
     data_dir: &Path,
     broker: Arc<dyn ApprovalBroker>,
     events: Arc<dyn EventSink>,
+    campus: &str,
 ) -> Result<Engine, String> {
     for name in [
         DATABASE_FILE.to_owned(),
@@ -68,11 +78,19 @@ fn fresh_demo(
     std::fs::write(&document, samples::CANTEEN_DOCUMENT)
         .map_err(|e| format!("cannot write {}: {e}", document.display()))?;
     let document = std::fs::canonicalize(&document).map_err(|e| e.to_string())?;
-    let engine = open_with(data_dir, broker, events)?;
+    let engine = open_with(data_dir, broker, events, campus)?;
     samples::install(&engine, &format!("file://{}", document.display()))
         .map_err(|e| e.to_string())?;
     engine.accept_terms().map_err(|e| e.to_string())?;
-    engine.set_campus_session(true).map_err(|e| e.to_string())?;
+    // The demo student signs in to the simulator as a student signs in to IAAA.
+    let signed = engine
+        .campus()
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .map_err(|e| format!("the demo student could not sign in to the campus simulator: {e}"))?;
+    if !matches!(signed, SignInStep::SignedIn { .. }) {
+        return Err("the campus simulator asked the demo student for a code".into());
+    }
     Ok(engine)
 }
 
@@ -203,11 +221,16 @@ fn script() -> Vec<Reply> {
 
 pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> {
     let printer = Arc::new(Printer::default());
+    let campus = Simulator::start(0)
+        .await
+        .map_err(|e| format!("the campus simulator could not start: {e}"))?;
     let engine = fresh_demo(
         data_dir,
         Arc::new(TerminalAnswers { fixed: answer }),
         printer.clone(),
-    )?;
+        &campus.origin(),
+    )
+    .await?;
     let model = ScriptedModel::start(script())?;
     for (key, value) in [
         ("model.endpoint", model.endpoint()),
@@ -230,7 +253,10 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
             plugin.tools.len()
         );
     }
-    outln!("  terms accepted; campus session signed in");
+    outln!(
+        "  terms accepted; signed in to the campus (the campus simulator on this machine) as {}",
+        DEMO.id
+    );
     outln!("  the model: a scripted one at {}", model.endpoint());
     engine
         .open_conversation(CONVERSATION)

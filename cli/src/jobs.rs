@@ -14,8 +14,6 @@ use harness_core::scheduler::schedule::{format_local, parse_local, parse_tz, res
 use harness_core::scheduler::{Job, JobState, Owner, RunOutcome, RunReport};
 use serde_json::{Value, json};
 
-use crate::demo;
-
 /// Scheduled runs never ask; anything else these commands do is the user's own tap.
 struct NobodyAsks;
 
@@ -118,7 +116,7 @@ impl AddArgs {
 }
 
 pub fn run(data_dir: &Path, command: Option<JobsCommand>) -> Result<(), String> {
-    let engine = demo::open(data_dir, Arc::new(NobodyAsks))?;
+    let engine = crate::open::engine(data_dir, Arc::new(NobodyAsks))?;
     match command.unwrap_or(JobsCommand::List) {
         JobsCommand::List => {
             let jobs = engine.jobs();
@@ -212,7 +210,7 @@ pub fn print_report(engine: &Engine, report: &RunReport) {
 }
 
 pub async fn tick(data_dir: &Path, now: &str) -> Result<(), String> {
-    let engine = demo::open(data_dir, Arc::new(NobodyAsks))?;
+    let engine = crate::open::engine(data_dir, Arc::new(NobodyAsks))?;
     let zone = engine.settings().time_zone;
     let tz = parse_tz("timeZone", &zone).map_err(|e| e.to_string())?;
     let local = parse_local("--now", now).map_err(|e| e.to_string())?;

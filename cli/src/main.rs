@@ -8,6 +8,7 @@ mod campus;
 mod chat;
 mod demo;
 mod jobs;
+mod open;
 mod plugins;
 mod script;
 mod secrets;

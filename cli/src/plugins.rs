@@ -6,13 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use clap::Subcommand;
+use harness_core::Engine;
 use harness_core::invoke::{Call, Outcome};
 use harness_core::plugins::link::{Preview, Update};
-use harness_core::plugins::script::WithBundles;
 use harness_core::policy::Actor;
-use harness_core::{Engine, Options};
 
-use crate::secrets::KeyringSecrets;
 use crate::tools::NoPrompts;
 
 #[derive(Subcommand)]
@@ -54,14 +52,8 @@ pub enum McpCommand {
 }
 
 fn open(data_dir: &Path, development: bool) -> Result<Engine, String> {
-    let mut options = Options::new(Arc::new(NoPrompts));
-    // The samples, and the TypeScript plugins the library ships (plugins/<id>/bundle.js).
-    options.catalog = Arc::new(WithBundles(harness_core::plugins::samples::Samples));
-    options.secrets = Arc::new(KeyringSecrets::new());
+    let mut options = crate::open::options(data_dir, Arc::new(NoPrompts))?;
     options.development_links = development;
-    // A development tool: an MCP server on this machine, which a plugin author runs, is
-    // accepted; the app never accepts one (DESIGN.md §5).
-    options.development_servers = true;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 

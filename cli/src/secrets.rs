@@ -6,11 +6,23 @@ use harness_core::secrets::{SecretError, SecretStore};
 /// The keyring service the CLI's secrets are filed under.
 const SERVICE: &str = "edu.pku.harness";
 
-pub struct KeyringSecrets;
+/// The keyring's secrets of one data directory: each directory is one phone's worth of state,
+/// so its keys (the campus sessions, the API key) are filed under its path, and two data
+/// directories never see each other's sessions.
+pub struct KeyringSecrets {
+    scope: String,
+}
 
 impl KeyringSecrets {
-    pub fn new() -> Self {
-        Self
+    pub fn for_data_dir(data_dir: &std::path::Path) -> Self {
+        let dir = std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+        Self {
+            scope: dir.display().to_string(),
+        }
+    }
+
+    fn key(&self, key: &str) -> String {
+        format!("{}:{key}", self.scope)
     }
 }
 
@@ -115,15 +127,15 @@ mod backend {
 
 impl SecretStore for KeyringSecrets {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
-        backend::get(key)
+        backend::get(&self.key(key))
     }
 
     fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
-        backend::set(key, value)
+        backend::set(&self.key(key), value)
     }
 
     fn delete(&self, key: &str) -> Result<(), SecretError> {
-        backend::delete(key)
+        backend::delete(&self.key(key))
     }
 }
 
@@ -132,11 +144,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_secret_round_trips_through_the_keyring() {
-        let store = KeyringSecrets::new();
+    fn a_secret_round_trips_through_the_keyring_within_its_data_directory() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let store = KeyringSecrets::for_data_dir(one.path());
+        let other = KeyringSecrets::for_data_dir(two.path());
         let key = format!("test.{}", std::process::id());
         store.set(&key, "sk-test-value").unwrap();
         assert_eq!(store.get(&key).unwrap().as_deref(), Some("sk-test-value"));
+        assert_eq!(other.get(&key).unwrap(), None);
         store.delete(&key).unwrap();
         assert_eq!(store.get(&key).unwrap(), None);
     }

@@ -7,16 +7,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use clap::Subcommand;
+use harness_core::Engine;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::policy::Actor;
 use harness_core::scheduler::schedule::parse_tz;
 use harness_core::secrets::keys;
 use harness_core::settings::parse_change;
-use harness_core::{Engine, Options};
 use serde_json::Value;
 
-use crate::demo;
-use crate::secrets::KeyringSecrets;
 use crate::tools::NoPrompts;
 
 #[derive(Subcommand)]
@@ -44,8 +42,6 @@ pub enum ConsentCommand {
     Show,
     /// Accept the first-run terms.
     AcceptTerms,
-    /// Sign in to (on) or out of (off) the campus account.
-    Campus { state: OnOff },
     /// A plugin's "Allow cloud" switch.
     Cloud { plugin: String, state: OnOff },
     /// Report a system permission's state, as the shell does.
@@ -83,17 +79,7 @@ pub enum PermissionStateArg {
 }
 
 fn open(data_dir: &Path) -> Result<Engine, String> {
-    demo::open(data_dir, Arc::new(NoPrompts))
-}
-
-fn open_with_keyring(data_dir: &Path) -> Result<Engine, String> {
-    let mut options = Options::new(Arc::new(NoPrompts));
-    options.catalog = Arc::new(harness_core::plugins::samples::Samples);
-    options.secrets = Arc::new(KeyringSecrets::new());
-    // A development tool: an MCP server on this machine, which a plugin author runs, is
-    // accepted; the app never accepts one (DESIGN.md §5).
-    options.development_servers = true;
-    Engine::open(data_dir, options).map_err(|e| e.to_string())
+    crate::open::engine(data_dir, Arc::new(NoPrompts))
 }
 
 fn pretty(value: &impl serde::Serialize) -> String {
@@ -170,7 +156,6 @@ pub fn consent(data_dir: &Path, command: ConsentCommand) -> Result<(), String> {
             return Ok(());
         }
         ConsentCommand::AcceptTerms => engine.accept_terms(),
-        ConsentCommand::Campus { state } => engine.set_campus_session(matches!(state, OnOff::On)),
         ConsentCommand::Cloud { plugin, state } => {
             engine.set_cloud_consent(&plugin, matches!(state, OnOff::On))
         }
@@ -229,7 +214,7 @@ pub fn audit(data_dir: &Path, limit: usize) -> Result<(), String> {
 }
 
 pub fn secret(data_dir: &Path, command: SecretCommand) -> Result<(), String> {
-    let engine = open_with_keyring(data_dir)?;
+    let engine = open(data_dir)?;
     match command {
         SecretCommand::Set { key } => {
             let mut value = String::new();

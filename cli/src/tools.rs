@@ -7,8 +7,6 @@ use async_trait::async_trait;
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::policy::Answer;
 
-use crate::demo;
-
 /// Inspecting and changing state from the terminal asks nobody anything.
 pub struct NoPrompts;
 
@@ -20,7 +18,7 @@ impl ApprovalBroker for NoPrompts {
 }
 
 pub fn run(data_dir: &Path) -> Result<(), String> {
-    let engine = demo::open(data_dir, Arc::new(NoPrompts))?;
+    let engine = crate::open::engine(data_dir, Arc::new(NoPrompts))?;
     let plugins = engine.plugins();
     outln!("Plugins ({}) in {}", plugins.len(), data_dir.display());
     for view in &plugins {

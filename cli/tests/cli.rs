@@ -140,6 +140,26 @@ fn a_plugin_document_from_a_file_is_previewed_installed_tapped_and_removed() {
 }
 
 #[test]
+fn a_data_directory_of_ones_own_has_no_sample_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let listed = run(&["tools", "--data-dir", data]);
+    assert_eq!(text(&listed.stderr), "");
+    let plugins: Vec<String> = text(&listed.stdout)
+        .lines()
+        .take_while(|l| !l.starts_with("Plugin grants"))
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        plugins,
+        ["dashboard", "files", "memory", "scheduler", "settings"]
+    );
+    let called = run(&["call", "wallet.cardBalance", "{}", "--data-dir", data]);
+    assert!(!called.status.success());
+}
+
+#[test]
 fn data_dir_means_the_same_before_and_after_the_subcommand() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
@@ -151,7 +171,7 @@ fn data_dir_means_the_same_before_and_after_the_subcommand() {
         "--every",
         "60",
         "--tool",
-        "wallet.cardBalance",
+        "memory.list",
         "--data-dir",
         data,
     ]);
@@ -191,10 +211,10 @@ fn settings_lists_every_key_as_settings_set_takes_it() {
     assert!(keys.is_sorted(), "{listing}");
     for line in [
         "plugins.officialHost = \"plugins.pku-harness.cn\"",
-        "campus.hosts = [\"portal.pku.edu.cn\",\"card.pku.edu.cn\"]",
+        "campus.hosts = [\"portal.pku.edu.cn\",\"bdcard.pku.edu.cn\",\"treehole.pku.edu.cn\"]",
         "agent.maxToolCalls = 50",
         "plugins.settings.enabled = true",
-        "plugins.wallet.modes.money = \"auto\"",
+        "plugins.dashboard.modes.money = \"auto\"",
         "timeZone = \"Asia/Shanghai\"",
         "rules = []",
     ] {
@@ -326,6 +346,9 @@ fn a_call_to_a_plugin_not_installed_names_it() {
 fn a_typescript_plugin_the_library_ships_runs_on_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
+    // A directory `harness demo` made (cli/src/open.rs, DEMO_MARKER): the samples and the
+    // shipped TypeScript plugins run there.
+    std::fs::write(dir.path().join("demo-samples"), "").unwrap();
     assert!(
         run(&["consent", "--data-dir", data, "accept-terms"])
             .status

@@ -129,7 +129,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed scheduler (bundled, 5 tools)
   installed settings (bundled, 3 tools)
   installed wallet (bundled, 2 tools)
-  terms accepted; campus session signed in
+  terms accepted; signed in to the campus (the campus simulator on this machine) as 2100012345
   the model: a scripted one at {ENDPOINT}
 
 — turn 1 — the user: “How much is left on my card, and can I get a table for two at 学一 at 12:00?”

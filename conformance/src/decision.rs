@@ -5,11 +5,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use harness_core::campus::keys;
+use harness_core::campus::wire::Service;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::{ApprovalBroker, Assessment, Call, PluginHandler, Prompt, ToolContext};
 use harness_core::plugins::{document, script};
 use harness_core::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
 use harness_core::registry::{Effect, McpTool, Plugin, PluginKind, Tool, parse_manifest, tool_id};
+use harness_core::secrets::{SecretError, SecretStore};
 use harness_core::turn::{ConversationSettings, Scope};
 use harness_core::{Engine, EngineError, Options};
 use serde::Deserialize;
@@ -266,6 +269,9 @@ impl Scenario {
         let tools = Arc::new(ScenarioTools::default());
         let mut options = Options::new(answers.clone());
         options.builtin_plugins = false;
+        if self.consent.met.iter().any(|m| m == "campus-session") {
+            signed_in(&*options.secrets).map_err(|e| e.to_string())?;
+        }
         let engine = Engine::in_memory(options).map_err(|e| e.to_string())?;
         for spec in self.plugins {
             let mut handler: Arc<dyn PluginHandler> = tools.clone();
@@ -423,6 +429,17 @@ impl Scenario {
     }
 }
 
+/// The keystore as a campus sign-in leaves it — the account and every service's session — so
+/// the engine opens signed in and the consent's campus session is met (DESIGN.md §4). The
+/// sign-in itself is tested against the campus simulator (core/tests/campus.rs).
+fn signed_in(secrets: &dyn SecretStore) -> Result<(), SecretError> {
+    secrets.set(keys::ACCOUNT, "2100012345")?;
+    for service in Service::ALL {
+        secrets.set(&keys::session(service), "{}")?;
+    }
+    Ok(())
+}
+
 /// The scenario's consent, given the way the shell gives it.
 fn give_consent(engine: &Engine, consent: ConsentSpec) -> Result<(), EngineError> {
     if consent.terms_accepted {
@@ -431,7 +448,8 @@ fn give_consent(engine: &Engine, consent: ConsentSpec) -> Result<(), EngineError
     let mut capabilities = Vec::new();
     for requirement in consent.met {
         match requirement.as_str() {
-            "campus-session" => engine.set_campus_session(true)?,
+            // Met by the sessions in the keystore (see `signed_in`).
+            "campus-session" => {}
             "notifications" => {
                 engine.report_permission(Permission::Notifications, PermissionState::Granted)?
             }

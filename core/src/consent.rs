@@ -95,11 +95,11 @@ impl ConsentState {
     }
 
     /// Takes `met`, every `requires` name the phone provides now, as the whole truth: the
-    /// campus session and the system permissions it names are on, those it leaves out are off
-    /// (denied), and the rest are the phone's other capabilities.
+    /// system permissions it names are on, those it leaves out are off (denied), and the rest
+    /// are the phone's other capabilities. The campus session is not among them: it follows
+    /// the campus account's sessions (DESIGN.md §4).
     pub fn provide(&mut self, met: impl IntoIterator<Item = String>) {
         let met: BTreeSet<String> = met.into_iter().collect();
-        self.campus_session = met.contains("campus-session");
         for permission in Permission::ALL {
             let state = match met.contains(permission.requirement()) {
                 true => PermissionState::Granted,
@@ -184,14 +184,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn provided_names_are_sorted_into_session_permissions_and_capabilities() {
+    fn provided_names_are_sorted_into_permissions_and_capabilities() {
         let mut consent = ConsentState {
             exact_alarm: PermissionState::Granted,
             capabilities: ["camera".to_owned()].into(),
             ..ConsentState::default()
         };
         consent.provide(["nfc", "campus-session", "notifications"].map(String::from));
-        assert!(consent.campus_session);
+        // The campus session follows the sessions, not a report.
+        assert!(!consent.campus_session);
         assert_eq!(consent.notifications, PermissionState::Granted);
         // Left out of the report: no longer provided.
         assert_eq!(consent.exact_alarm, PermissionState::Denied);

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
 
+use crate::campus::wire::Service;
+
 /// A tool's `request`, as written by the document's author.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -202,6 +204,25 @@ pub fn load(request: &RequestManifest, input: &Value) -> Result<Request, (String
             "the campus session is sent over https only; write the URL with https://".into(),
         );
     }
+    // DESIGN.md §10: a campus request goes to one campus service, which the core reaches with
+    // the session's own headers.
+    let campus_host = parsed.host_str().unwrap_or_default();
+    if request.campus && !Service::ALL.iter().any(|s| s.host() == campus_host) {
+        let hosts: Vec<&str> = Service::ALL.iter().map(|s| s.host()).collect();
+        return err(
+            "campus",
+            format!(
+                "{campus_host} is not a campus service; a campus request goes to one of {}",
+                hosts.join(", ")
+            ),
+        );
+    }
+    if request.campus && !request.headers.is_empty() {
+        return err(
+            "headers",
+            "a campus request carries the session's own headers only; remove headers".into(),
+        );
+    }
     if method == Method::Get && request.body.is_some() {
         return err(
             "body",
@@ -355,9 +376,6 @@ fn header_parts(value: &str) -> Result<Vec<HeaderPart>, String> {
 pub fn secret_key(plugin: &str, name: &str) -> String {
     format!("plugins.{plugin}.{name}")
 }
-
-/// The keystore key of the campus session the shell keeps.
-pub const CAMPUS_SESSION_KEY: &str = "campus.session";
 
 #[cfg(test)]
 mod tests {

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::agent::turn::{AgentJobs, AgentParts, Running, WithdrawingBroker};
 use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
-use crate::campus::{Campus, CampusError, SignInStep};
+use crate::campus::Campus;
 use crate::clock::{Clock, SystemClock};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION,
@@ -172,10 +172,17 @@ impl Engine {
         let remotes = remotes.expect("the remote plugins' handlers were built");
         let conversations = Arc::new(Conversations::load(store.clone(), clock.clone())?);
         let consent = Arc::new(Consent::load(store.clone())?);
+        // The consent's "campus session" is whether sessions exist (DESIGN.md §4), nothing else.
+        let follows = consent.clone();
         let campus = Arc::new(Campus::new(
             options.secrets.clone(),
             clock.clone(),
             options.campus,
+            Box::new(move |signed_in| {
+                if follows.get().campus_session != signed_in {
+                    let _ = follows.change(|c| c.campus_session = signed_in);
+                }
+            }),
         ));
         let memories = Arc::new(Memories::new(
             store.clone(),
@@ -189,7 +196,7 @@ impl Engine {
             inner: options.broker,
             running: running.clone(),
         });
-        let host = Arc::new(Host::new());
+        let host = Arc::new(Host::new(campus.clone()));
         host.context.report_to(options.events.clone());
         let invoker = Invoker::new(
             plugins.clone(),
@@ -257,13 +264,14 @@ impl Engine {
         } else {
             Vec::new()
         };
-        core.plugins.load(builtin)?;
+        let retired = core.plugins.load(builtin)?;
         core.audit.prune()?;
         if !core.settings.get().model.endpoint.is_empty() {
             core.register_agent_jobs();
         }
         let errors = core.scheduler.load()?;
         core.plugins.add_load_errors(errors);
+        core.retire(&retired)?;
         Ok(Engine { core })
     }
 
@@ -593,49 +601,14 @@ impl Engine {
         })?)
     }
 
+    /// The engine's clock: what the screens count from (a code's resend wait).
+    pub fn now_ms(&self) -> i64 {
+        self.core.clock.now_ms()
+    }
+
     /// The campus account (module `campus`): sign-in, sessions, requests.
     pub fn campus(&self) -> &Arc<Campus> {
         &self.core.campus
-    }
-
-    /// Signs in to the campus account (see [`Campus::sign_in`]); the consent's campus session
-    /// follows the sessions (DESIGN.md §4).
-    pub async fn campus_sign_in(
-        &self,
-        user: &str,
-        password: &str,
-        remember: bool,
-    ) -> Result<SignInStep, CampusError> {
-        let step = self.core.campus.sign_in(user, password, remember).await;
-        self.follow_campus_session();
-        step
-    }
-
-    /// Finishes a campus sign-in with the second factor's code.
-    pub async fn campus_submit_code(&self, code: &str) -> Result<SignInStep, CampusError> {
-        let step = self.core.campus.submit_code(code).await;
-        self.follow_campus_session();
-        step
-    }
-
-    /// Signs out of the campus account: every session and the remembered password go.
-    pub fn campus_sign_out(&self) -> Result<(), CampusError> {
-        let out = self.core.campus.sign_out();
-        self.follow_campus_session();
-        out
-    }
-
-    /// The consent's "campus session" is whether sessions exist, nothing else.
-    fn follow_campus_session(&self) {
-        let signed_in = self.core.campus.signed_in();
-        if self.core.consent.get().campus_session != signed_in {
-            let _ = self.core.consent.change(|c| c.campus_session = signed_in);
-        }
-    }
-
-    /// The shell reports signing in to (or out of) the campus account.
-    pub fn set_campus_session(&self, signed_in: bool) -> Result<(), EngineError> {
-        Ok(self.core.consent.change(|c| c.campus_session = signed_in)?)
     }
 
     /// The plugin's "Allow cloud" switch.
@@ -680,6 +653,14 @@ impl Engine {
         terms_accepted: bool,
         met: Vec<String>,
     ) -> Result<(), EngineError> {
+        if met.iter().any(|m| m == "campus-session") {
+            // DESIGN.md §4: met by the sessions themselves, never by a report.
+            return Err(EngineError::Invalid(
+                "met: campus-session is not the phone's to report; the student signs in on the \
+                 campus account screen"
+                    .into(),
+            ));
+        }
         let now = self.core.clock.now_ms();
         self.core.consent.change(|c| {
             if terms_accepted {
@@ -1017,6 +998,41 @@ impl Core {
     fn plugins(&self) -> Vec<PluginView> {
         let consent = self.consent.get();
         self.plugins.views(&consent)
+    }
+
+    /// Removes what a bundled plugin the app no longer ships left behind — its jobs and its
+    /// store — and says so in the audit, one row per plugin.
+    fn retire(&self, retired: &[String]) -> Result<(), EngineError> {
+        for plugin in retired {
+            let mut jobs = 0;
+            for job in self.scheduler.all() {
+                let owned = matches!(&job.owner, crate::scheduler::Owner::Plugin { plugin: p, .. } if p == plugin);
+                let checks = matches!(&job.spec.task, crate::scheduler::spec::Task::Check(c) if crate::registry::plugin_id(&c.tool) == plugin);
+                if owned || checks {
+                    self.scheduler
+                        .remove(job.id)
+                        .map_err(|e| EngineError::Invalid(e.to_string()))?;
+                    jobs += 1;
+                }
+            }
+            self.plugins.delete_store(plugin);
+            self.audit.append(&crate::store::audit::AuditRow {
+                seq: 0,
+                at_ms: self.clock.now_ms(),
+                actor: "app".into(),
+                conversation: None,
+                tool: plugin.clone(),
+                effect: None,
+                event: "removed".into(),
+                detail: Some(format!(
+                    "this version of the app no longer ships plugin \"{plugin}\"; it was removed with its modes, preferences and {jobs} job(s)"
+                )),
+                step: None,
+                rule: None,
+                input_digest: None,
+            })?;
+        }
+        Ok(())
     }
 }
 

@@ -117,6 +117,11 @@ pub struct InstalledPlugins {
     load_errors: Mutex<Vec<String>>,
 }
 
+/// Bundled plugins earlier versions of the app installed and this one does not: the sample
+/// `wallet`, a fixed balance whose "recharge" moved nothing (the campus card is reached through
+/// the campus client now). A data directory that has one loses it at open.
+pub const NO_LONGER_SHIPPED: [&str; 1] = ["wallet"];
+
 impl InstalledPlugins {
     pub(crate) fn new(store: Arc<Store>, clock: Arc<dyn Clock>, catalog: Arc<dyn Catalog>) -> Self {
         Self {
@@ -142,17 +147,36 @@ impl InstalledPlugins {
     /// bundled ones first, then every stored document and remote plugin, then the modes and
     /// preferences. A plugin that cannot be loaded is left out and listed in
     /// [`load_errors`](Self::load_errors); a row that does not parse is an error.
+    ///
+    /// A bundled plugin the app no longer ships ([`NO_LONGER_SHIPPED`], unless the catalog
+    /// still has it) is deleted with its modes and preferences; its ids are returned, for the
+    /// engine to remove its jobs and say so in the audit.
     pub(crate) fn load(
         &self,
         builtin: Vec<(Plugin, Arc<dyn PluginHandler>)>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Vec<String>, EngineError> {
         let store = &self.store;
+        let mut bundled = builtin;
+        bundled.extend(self.catalog.bundled());
+        let retired: Vec<String> = store
+            .read(rows::plugins)?
+            .into_iter()
+            .filter(|r| r.kind == PluginKind::Bundled && NO_LONGER_SHIPPED.contains(&r.id.as_str()))
+            .filter(|r| !bundled.iter().any(|(p, _)| p.id == r.id))
+            .map(|r| r.id)
+            .collect();
+        if !retired.is_empty() {
+            // Its modes and preferences go with its row (ON DELETE CASCADE).
+            store.write(|tx| {
+                retired
+                    .iter()
+                    .try_for_each(|id| rows::delete_plugin(tx, id))
+            })?;
+        }
         let plugin_rows = store.read(rows::plugins)?;
         let mode_rows = store.read(rows::modes)?;
         let preference_rows = store.read(|c| values(c, Table::Preferences))?;
 
-        let mut bundled = builtin;
-        bundled.extend(self.catalog.bundled());
         let now = self.clock.now_ms();
         let mut errors = Vec::new();
         let mut state = self.state();
@@ -208,7 +232,7 @@ impl InstalledPlugins {
         state.preferences = preference_rows.into_iter().collect();
         drop(state);
         *crate::lock(&self.load_errors) = errors;
-        Ok(())
+        Ok(retired)
     }
 
     fn load_row(&self, row: &PluginRow) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {

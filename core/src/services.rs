@@ -9,10 +9,13 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::campus::wire::{Public, Service};
+use crate::campus::{Campus, CampusRequest};
 use crate::consent::ConsentError;
 use crate::gates::{
-    CallScope, ContextBoard, Dispatched, FsGate, MessageGate, NetworkGate, Notifier, Outbox,
-    PendingMessage, StoreGate, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo, TurnState,
+    CallScope, ContextBoard, Dispatched, FsGate, LineKind, MessageGate, NetworkGate, Notifier,
+    Outbox, PendingMessage, StoreGate, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo,
+    TurnState,
 };
 use crate::policy::Actor;
 use crate::registry::{Plugin, PluginKind};
@@ -43,16 +46,19 @@ pub(crate) struct Host {
     pub notifier: Notifier,
     pub context: ContextBoard,
     pub messages: Messages,
+    /// The campus client (DESIGN.md §10): `services.campus`.
+    pub campus: Arc<Campus>,
 }
 
 impl Host {
-    pub fn new() -> Self {
+    pub fn new(campus: Arc<Campus>) -> Self {
         let outbox = Outbox::new();
         Self {
             notifier: Notifier::new(outbox.clone()),
             context: ContextBoard::new(outbox.clone()),
             messages: Messages::new(outbox.clone()),
             outbox,
+            campus,
         }
     }
 }
@@ -193,9 +199,43 @@ impl Services {
             .await
     }
 
-    // The campus client (DESIGN.md §10), when it is built, is handed `self.scope` as the
-    // network gate is: a service whose host is outside the conversation's hosts is refused
-    // `out_of_scope` before the session is added or anything is sent.
+    /// `services.campus.request(service, {method, path, query, body})` (DESIGN.md §10): the
+    /// service's answer `{status, body}` with the session added by the core and redacted from
+    /// the answer, or a status object (`{status: "signin_required"}`, `{status:
+    /// "verification_required", methods}`); an `error: ` string when the plugin may not reach
+    /// the service or the service could not be reached. Only a plugin that requires the campus
+    /// session and names the service in its scopes reaches it, and only within the calling
+    /// conversation's hosts: refused `out_of_scope` before the session is added or anything is
+    /// sent.
+    pub async fn campus_request(&self, service: &str, request: &Value) -> Result<Value, String> {
+        let target = campus_service(&self.plugin, service).map_err(|e| format!("error: {e}"))?;
+        let at = url::Url::parse(&format!("https://{}/", target.host()))
+            .map_err(|e| format!("error: {e}"))?;
+        self.scope.check_url(&at)?;
+        let request: CampusRequest = serde_json::from_value(request.clone())
+            .map_err(|e| format!("error: services.campus.request: {e}"))?;
+        let Some(core) = self.core.upgrade() else {
+            return Err("error: the app is closing".into());
+        };
+        let host = core.host();
+        let answer = match target {
+            CampusTarget::Signed(service) => host.campus.request(service, &request).await,
+            CampusTarget::Public(service) => host.campus.public_request(service, &request).await,
+        }
+        .map_err(|e| format!("error: {e}"))?;
+        if answer["status"] == "signin_required" {
+            // The student's notice, with the tap that opens the sign-in (DESIGN.md §10).
+            host.outbox.push(
+                &self.plugin.id,
+                LineKind::SignInRequired,
+                format!(
+                    "[{}] 校园账号需要重新登录 · The campus account needs you to sign in again",
+                    self.plugin.id
+                ),
+            );
+        }
+        Ok(answer)
+    }
 
     fn store(&self) -> Result<&StoreGate, String> {
         self.gates
@@ -309,6 +349,60 @@ impl Services {
             None => Err(ConsentError::CloudConsentRequired(self.plugin.id.clone())),
         }
     }
+}
+
+/// A campus service a plugin names: one with the student's session, or a public one.
+enum CampusTarget {
+    Signed(Service),
+    Public(Public),
+}
+
+impl CampusTarget {
+    fn host(&self) -> &'static str {
+        match self {
+            CampusTarget::Signed(s) => s.host(),
+            CampusTarget::Public(s) => s.host(),
+        }
+    }
+}
+
+/// The service `name` as `plugin` may reach it: named (or its host) in the plugin's `scopes`,
+/// and for a service with the student's session, `requires: [campus-session]` (DESIGN.md §10;
+/// seed 000: the plugin page shows both).
+fn campus_service(plugin: &Plugin, name: &str) -> Result<CampusTarget, String> {
+    let target = match (Service::parse(name), Public::parse(name)) {
+        (Some(service), _) => CampusTarget::Signed(service),
+        (None, Some(service)) => CampusTarget::Public(service),
+        (None, None) => {
+            let names: Vec<&str> = Service::ALL
+                .iter()
+                .map(|s| s.as_str())
+                .chain(Public::ALL.iter().map(|s| s.as_str()))
+                .collect();
+            return Err(format!(
+                "services.campus.request: there is no campus service \"{name}\"; name one of {}",
+                names.join(", ")
+            ));
+        }
+    };
+    let signed = matches!(target, CampusTarget::Signed(_));
+    if signed && !plugin.requires.iter().any(|r| r == "campus-session") {
+        return Err(format!(
+            "plugin \"{}\" does not require the campus session; add \"campus-session\" to its requires",
+            plugin.id
+        ));
+    }
+    let named = plugin
+        .scopes
+        .iter()
+        .any(|s| s == name || s.eq_ignore_ascii_case(target.host()));
+    if !named {
+        return Err(format!(
+            "plugin \"{}\" does not name the campus service \"{name}\"; add \"{name}\" to its scopes",
+            plugin.id
+        ));
+    }
+    Ok(target)
 }
 
 struct Dispatcher {

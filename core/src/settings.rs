@@ -61,8 +61,14 @@ impl Default for CampusSettings {
     }
 }
 
-/// The campus hosts the session goes to, unless the settings say otherwise (`campus.hosts`).
-pub const DEFAULT_CAMPUS_HOSTS: [&str; 2] = ["portal.pku.edu.cn", "card.pku.edu.cn"];
+/// The campus hosts the session goes to, unless the settings say otherwise (`campus.hosts`):
+/// every campus service's (DESIGN.md §10). The setting only narrows: a host that is no campus
+/// service's never gets a session.
+pub const DEFAULT_CAMPUS_HOSTS: [&str; 3] = [
+    crate::campus::wire::PORTAL,
+    crate::campus::wire::CARD,
+    crate::campus::wire::TREEHOLE,
+];
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

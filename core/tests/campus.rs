@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use harness_campus_sim::{ACCOUNTS, DEMO, Fault, MOBILE_MASK, OTP_CODE, SMS_CODE, Simulator};
-use harness_core::campus::wire::{Origin, Service};
+use harness_core::campus::wire::{Origin, Public, Service};
 use harness_core::campus::{Campus, CampusError, CampusRequest, SecondFactor, SignInStep, keys};
 use harness_core::clock::SystemClock;
 use harness_core::secrets::{MemorySecrets, SecretError, SecretStore};
@@ -63,6 +63,7 @@ async fn world() -> (Simulator, Arc<Keystore>, Campus) {
         keystore.clone(),
         Arc::new(SystemClock),
         Origin::development(&sim.origin()).unwrap(),
+        Box::new(|_| {}),
     );
     (sim, keystore, campus)
 }
@@ -271,6 +272,8 @@ async fn an_expired_session_signs_in_again_once_with_the_remembered_password_els
         forgetful.request(Service::Card, &balance()).await.unwrap(),
         json!({"status": "signin_required"})
     );
+    // The ended session is gone: the account is no longer signed in.
+    assert!(!forgetful.signed_in());
     drop(sim);
 }
 
@@ -286,6 +289,20 @@ async fn treeholes_sms_check_is_a_status_object() {
         campus.request(Service::Treehole, &feed).await.unwrap(),
         json!({"status": "verification_required", "methods": ["sms", "otp"]})
     );
+    // The verification screen's two taps: send the code, then the wrong one, then the right.
+    campus.treehole_send_code().await.unwrap();
+    assert_eq!(
+        campus
+            .treehole_verify("000000")
+            .await
+            .unwrap_err()
+            .to_string(),
+        "Treehole: 验证码错误"
+    );
+    campus.treehole_verify(SMS_CODE).await.unwrap();
+    let answer = campus.request(Service::Treehole, &feed).await.unwrap();
+    assert_eq!(answer["status"], 200);
+    assert_eq!(answer["body"]["data"]["list"][0]["pid"], 7_001_234);
 }
 
 #[tokio::test]
@@ -315,4 +332,65 @@ async fn an_answer_over_one_mib_is_refused() {
         "the campus services could not be reached: the campus service answered more than 1 MiB; it was refused"
     );
     let _: Value = json!(null);
+}
+
+#[tokio::test]
+async fn the_public_services_answer_with_no_session_and_only_under_their_own_paths() {
+    let (sim, _keystore, campus) = world().await;
+    let crowd = CampusRequest {
+        method: Some("POST".into()),
+        path: "/publicQuery/canteenQuery/retrCarteenInfos.do".into(),
+        ..CampusRequest::default()
+    };
+    let answer = campus.public_request(Public::Portal, &crowd).await.unwrap();
+    assert_eq!(answer["status"], 200);
+    assert_eq!(answer["body"]["rows"][0]["name"], "学一食堂");
+    assert_eq!(answer["body"]["rows"][0]["ip"], 692);
+    let rooms = CampusRequest {
+        path: "/publicQuery/classroomQuery/retrClassRoomFree.do".into(),
+        query: vec![
+            ("buildingName".into(), "二教".into()),
+            ("time".into(), "今天".into()),
+        ],
+        ..CampusRequest::default()
+    };
+    let answer = campus.public_request(Public::Portal, &rooms).await.unwrap();
+    assert_eq!(answer["body"]["rows"][1]["room"], "二教203");
+    let books = CampusRequest {
+        path: "/BookAPI/new_opac/query?cc_all=算法&rows=10&start=0".into(),
+        ..CampusRequest::default()
+    };
+    let answer = campus
+        .public_request(Public::Library, &books)
+        .await
+        .unwrap();
+    assert_eq!(answer["body"]["response"]["numFound"], 1);
+    assert_eq!(answer["body"]["response"]["docs"][0]["title"], "算法导论");
+
+    // Signed in, a public query still carries no session.
+    campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    campus.public_request(Public::Portal, &crowd).await.unwrap();
+    let last = sim.seen().pop().unwrap();
+    assert_eq!(last.host, "portal.pku.edu.cn");
+    assert!(
+        last.headers
+            .iter()
+            .all(|(n, _)| n != "cookie" && n != "authorization")
+    );
+    // The portal's signed-in pages are not a public service's.
+    let sent = sim.seen().len();
+    let inside = CampusRequest {
+        method: Some("POST".into()),
+        path: "/portal2017/account/getBasicInfo.do".into(),
+        ..CampusRequest::default()
+    };
+    assert_eq!(
+        campus
+            .public_request(Public::Portal, &inside)
+            .await
+            .unwrap_err()
+            .to_string(),
+        "the public service answers only paths under /publicQuery/"
+    );
+    assert_eq!(sim.seen().len(), sent);
 }

@@ -13,15 +13,21 @@ use harness_core::consent::{Permission, PermissionState};
 #[test]
 fn one_consent_report_accepts_the_terms_and_replaces_what_the_phone_provides() {
     let (engine, _, _) = engine_at(utc("2026-05-01 08:00"), Arc::new(NobodyThere));
+    // The campus session is not the phone's to report (DESIGN.md §4): refused, nothing taken.
+    let refused = engine
+        .report_consent(true, vec!["campus-session".into(), "nfc".into()])
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "met: campus-session is not the phone's to report; the student signs in on the campus account screen"
+    );
+    assert!(engine.consent().capabilities.is_empty());
     engine
-        .report_consent(
-            true,
-            vec!["campus-session".into(), "exact-alarm".into(), "nfc".into()],
-        )
+        .report_consent(true, vec!["exact-alarm".into(), "nfc".into()])
         .unwrap();
     let consent = engine.consent();
     assert!(consent.terms_accepted());
-    assert!(consent.campus_session);
+    assert!(!consent.campus_session);
     assert_eq!(consent.exact_alarm, PermissionState::Granted);
     assert_eq!(consent.notifications, PermissionState::Denied);
     assert_eq!(consent.capabilities, ["nfc".to_owned()].into());

@@ -12,7 +12,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -572,21 +571,6 @@ async fn a_re_class_made_while_a_refresh_lists_is_kept() {
     );
 }
 
-/// Every file under `dir`, read whole.
-fn files(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files(&path));
-        } else {
-            let bytes = std::fs::read(&path).unwrap();
-            out.push((path, bytes));
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn a_server_that_requires_a_bearer_token_is_added_with_it_and_the_token_stays_in_the_keystore()
  {
@@ -660,7 +644,7 @@ async fn a_server_that_requires_a_bearer_token_is_added_with_it_and_the_token_st
     engine.remove_plugin("mcp-campus").unwrap();
     assert_eq!(secrets.get(&key).unwrap(), None);
     drop(engine);
-    for (path, bytes) in files(dir.path()) {
+    for (path, bytes) in common::files(dir.path()) {
         assert!(
             !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
             "the token is in {}",

@@ -524,40 +524,47 @@ async fn a_request_to_a_host_outside_the_allowlist_is_a_load_error() {
     );
 }
 
-#[tokio::test]
-async fn a_campus_request_goes_only_to_the_campus_hosts() {
-    let service = ModelServer::always(Reply::json(200, &json!({}))).await;
-    let host = service.addr().to_string();
-    let text = service_doc(&host, "")
-        .replace("title: 菜单\n", "title: 菜单\nrequires: [campus-session]\n")
-        .replace("url: http://", "url: https://")
-        .replace("      returns:", "      campus: true\n      returns:");
-    let secrets = Arc::new(MemorySecrets::default());
-    secrets.set("plugins.menu.token", "t").unwrap();
-    secrets.set("campus.session", "JSESSIONID=abc").unwrap();
-    let engine = engine_with(false, secrets);
-    engine.set_campus_session(true).unwrap();
-    engine.install_document(&text, OFFICIAL).unwrap();
-    let outcome = tap(&engine, "menu.today", json!({"canteen": "a"})).await;
+#[test]
+fn a_campus_request_goes_to_a_campus_service_with_the_session_alone() {
+    let engine = engine_with(false, Arc::new(MemorySecrets::default()));
+    let campus = |host: &str| {
+        service_doc(host, "")
+            .replace("title: 菜单\n", "title: 菜单\nrequires: [campus-session]\n")
+            .replace("url: http://", "url: https://")
+            .replace("      returns:", "      campus: true\n      returns:")
+    };
+    let refused = |text: &str| {
+        engine
+            .install_document(text, OFFICIAL)
+            .unwrap_err()
+            .to_string()
+    };
     assert_eq!(
-        outcome,
-        Outcome::Failed {
-            message: "the campus session goes only to the hosts of the campus.hosts setting \
-                      (portal.pku.edu.cn, card.pku.edu.cn); 127.0.0.1 is not one of them"
-                .into()
-        }
+        refused(&campus("127.0.0.1")),
+        "plugin \"menu\": tools[0].request.campus: 127.0.0.1 is not a campus service; a campus \
+         request goes to one of portal.pku.edu.cn, bdcard.pku.edu.cn, treehole.pku.edu.cn"
     );
-    assert!(service.requests().is_empty());
-
-    let without = service_doc(&host, "")
-        .replace("url: http://", "url: https://")
-        .replace("      returns:", "      campus: true\n      returns:");
-    let err = engine.install_document(&without.replace("id: menu", "id: menu2"), OFFICIAL);
+    // The core adds the session's own headers; a document's would go beside them.
     assert_eq!(
-        err.unwrap_err().to_string(),
-        "plugin \"menu2\": tools[0].request.campus: a campus request needs the campus session; \
+        refused(&campus("bdcard.pku.edu.cn")),
+        "plugin \"menu\": tools[0].request.headers: a campus request carries the session's own \
+         headers only; remove headers"
+    );
+    let bare = |text: String| {
+        text.replace(
+            "      headers:\n        Authorization: \"Bearer {{secret:token}}\"\n",
+            "",
+        )
+    };
+    let without = bare(campus("bdcard.pku.edu.cn")).replace("requires: [campus-session]\n", "");
+    assert_eq!(
+        refused(&without),
+        "plugin \"menu\": tools[0].request.campus: a campus request needs the campus session; \
          add campus-session to requires"
     );
+    engine
+        .install_document(&bare(campus("bdcard.pku.edu.cn")), OFFICIAL)
+        .unwrap();
 }
 
 #[tokio::test]

@@ -555,3 +555,31 @@ async fn a_declared_default_mode_and_target_apply_as_for_any_bundled_plugin() {
         json!({"stored": "k"})
     );
 }
+
+#[tokio::test]
+async fn campus_request_is_the_core_s_campus_client_with_its_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), quick());
+    // probe neither requires the campus session nor names a campus service in its scopes.
+    assert_eq!(
+        failed(
+            &engine,
+            "probe.campus",
+            Actor::Agent,
+            json!({"service": "card", "path": "/berserker-app/ykt/tsm/queryCard"})
+        )
+        .await,
+        "plugin \"probe\" does not require the campus session; add \"campus-session\" to its requires"
+    );
+    let unknown = failed(
+        &engine,
+        "probe.campus",
+        Actor::Agent,
+        json!({"service": "bank", "path": "/"}),
+    )
+    .await;
+    assert!(
+        unknown.starts_with("services.campus.request: there is no campus service \"bank\""),
+        "{unknown}"
+    );
+}

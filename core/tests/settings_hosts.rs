@@ -42,20 +42,20 @@ fn a_value_that_is_not_a_bare_host_name_is_refused_naming_the_key() {
     assert_eq!(
         err(
             "campus.hosts",
-            json!(["card.pku.edu.cn", "portal.pku.edu.cn/login"])
+            json!(["bdcard.pku.edu.cn", "portal.pku.edu.cn/login"])
         ),
         "settings key \"campus.hosts\": item 1: \"portal.pku.edu.cn/login\" has a path ('/'); give the host name only (e.g. portal.pku.edu.cn)"
     );
     assert_eq!(
-        err("campus.hosts", json!(["card.pku.edu.cn:8443"])),
-        "settings key \"campus.hosts\": item 0: \"card.pku.edu.cn:8443\" has a port (':'); give the host name only (e.g. portal.pku.edu.cn)"
+        err("campus.hosts", json!(["bdcard.pku.edu.cn:8443"])),
+        "settings key \"campus.hosts\": item 0: \"bdcard.pku.edu.cn:8443\" has a port (':'); give the host name only (e.g. portal.pku.edu.cn)"
     );
     assert_eq!(
         err(
             "campus.hosts",
-            json!(["card.pku.edu.cn", "CARD.pku.edu.cn"])
+            json!(["bdcard.pku.edu.cn", "BDCARD.pku.edu.cn"])
         ),
-        "settings key \"campus.hosts\": item 1: \"card.pku.edu.cn\" is listed twice"
+        "settings key \"campus.hosts\": item 1: \"bdcard.pku.edu.cn\" is listed twice"
     );
     assert_eq!(
         err("campus.hosts", json!(["card pku"])),
@@ -106,16 +106,20 @@ fn adding_a_campus_host_or_changing_the_official_host_loosens_removing_a_host_do
     let loosens = |key: &str, value: Value| engine.loosens(&parse_change(key, &value).unwrap());
     assert_eq!(
         engine.settings().campus.hosts,
-        ["portal.pku.edu.cn", "card.pku.edu.cn"]
+        [
+            "portal.pku.edu.cn",
+            "bdcard.pku.edu.cn",
+            "treehole.pku.edu.cn"
+        ]
     );
     assert!(loosens(
         "campus.hosts",
-        json!(["portal.pku.edu.cn", "card.pku.edu.cn", "evil.example.org"])
+        json!(["portal.pku.edu.cn", "bdcard.pku.edu.cn", "evil.example.org"])
     ));
-    assert!(!loosens("campus.hosts", json!(["card.pku.edu.cn"])));
+    assert!(!loosens("campus.hosts", json!(["bdcard.pku.edu.cn"])));
     assert!(!loosens(
         "campus.hosts",
-        json!(["card.pku.edu.cn", "portal.pku.edu.cn"])
+        json!(["bdcard.pku.edu.cn", "portal.pku.edu.cn"])
     ));
     assert!(loosens(
         "plugins.officialHost",
@@ -151,7 +155,7 @@ async fn the_agent_adding_a_campus_host_asks_even_skipping_permissions_and_is_re
     let add = || {
         call(
             "campus.hosts",
-            json!(["portal.pku.edu.cn", "card.pku.edu.cn", "evil.example.org"]),
+            json!(["portal.pku.edu.cn", "bdcard.pku.edu.cn", "evil.example.org"]),
         )
     };
     engine.begin_turn("c").unwrap();
@@ -159,14 +163,14 @@ async fn the_agent_adding_a_campus_host_asks_even_skipping_permissions_and_is_re
     assert!(matches!(decision.verdict, Verdict::Ask(_)), "{decision:?}");
     // Removing a host narrows: under "Skip all permissions" it runs without a prompt.
     let narrowed = engine
-        .invoke(call("campus.hosts", json!(["card.pku.edu.cn"])))
+        .invoke(call("campus.hosts", json!(["bdcard.pku.edu.cn"])))
         .await;
     assert!(narrowed.prompt.is_none());
     assert!(
         matches!(narrowed.outcome, Outcome::Ran { .. }),
         "{narrowed:?}"
     );
-    assert_eq!(engine.settings().campus.hosts, ["card.pku.edu.cn"]);
+    assert_eq!(engine.settings().campus.hosts, ["bdcard.pku.edu.cn"]);
 
     engine.taint("c").unwrap();
     for refused in [
@@ -179,6 +183,6 @@ async fn the_agent_adding_a_campus_host_asks_even_skipping_permissions_and_is_re
             other => panic!("{other:?}"),
         }
     }
-    assert_eq!(engine.settings().campus.hosts, ["card.pku.edu.cn"]);
+    assert_eq!(engine.settings().campus.hosts, ["bdcard.pku.edu.cn"]);
     assert_eq!(engine.settings().official_host, DEFAULT_OFFICIAL_HOST);
 }

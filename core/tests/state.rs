@@ -73,7 +73,6 @@ async fn everything_survives_closing_and_reopening() {
         let engine = open(dir.path());
         samples::install(&engine, "https://plugins.pku-harness.cn/canteen/PLUGIN.md").unwrap();
         engine.accept_terms().unwrap();
-        engine.set_campus_session(true).unwrap();
         engine.set_cloud_consent("canteen", true).unwrap();
         engine
             .report_permission(Permission::ExactAlarm, PermissionState::Granted)
@@ -185,7 +184,8 @@ async fn everything_survives_closing_and_reopening() {
         Preset::AskEveryTime
     );
     let consent = engine.consent();
-    assert!(consent.terms_accepted() && consent.campus_session);
+    // The campus session follows the keystore's sessions, and this one holds none.
+    assert!(consent.terms_accepted() && !consent.campus_session);
     assert_eq!(consent.exact_alarm, PermissionState::Granted);
     assert!(consent.cloud.contains("canteen"));
     let settings = engine.settings();
@@ -263,7 +263,6 @@ async fn always_allow_is_persisted() {
 async fn before_the_terms_the_agent_and_the_scheduler_are_refused_and_a_tap_runs() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    engine.set_campus_session(true).unwrap();
     engine.open_conversation("c").unwrap();
     for actor in [Actor::Agent, Actor::Scheduler] {
         let call = Call {
@@ -291,45 +290,6 @@ async fn before_the_terms_the_agent_and_the_scheduler_are_refused_and_a_tap_runs
             .decide(&agent("wallet.cardBalance", json!({}), "c"))
             .verdict,
         Verdict::Run
-    );
-}
-
-#[tokio::test]
-async fn a_campus_plugin_is_unavailable_until_the_campus_session_and_shows_its_scopes() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(dir.path());
-    engine.accept_terms().unwrap();
-    let wallet = engine
-        .plugins()
-        .into_iter()
-        .find(|p| p.plugin.id == "wallet")
-        .unwrap();
-    assert_eq!(wallet.unmet.as_deref(), Some("campus-session"));
-    assert_eq!(wallet.plugin.scopes, vec!["card.pku.edu.cn".to_owned()]);
-    let done = engine
-        .invoke(Call {
-            tool: "wallet.cardBalance".into(),
-            actor: Actor::Agent,
-            input: json!({}),
-            conversation: None,
-        })
-        .await;
-    assert_eq!(
-        done.outcome,
-        Outcome::Refused {
-            code: Code::Unavailable,
-            message: "Plugin \"wallet\" needs campus-session, which this phone does not provide now. The user sets it up in Settings → Plugins → wallet.".into()
-        }
-    );
-    engine.set_campus_session(true).unwrap();
-    assert_eq!(
-        engine
-            .plugins()
-            .into_iter()
-            .find(|p| p.plugin.id == "wallet")
-            .unwrap()
-            .unmet,
-        None
     );
 }
 
@@ -389,7 +349,6 @@ async fn attached_documents_are_read_through_the_files_plugin_and_taint_the_turn
         Arc::new(MemorySecrets::default()),
     );
     engine.accept_terms().unwrap();
-    engine.set_campus_session(true).unwrap();
     engine
         .set_mode("wallet", Effect::Money, Mode::Auto)
         .unwrap();

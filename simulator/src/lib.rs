@@ -115,6 +115,8 @@ pub enum Fault {
     IaaaHtml(u16),
     /// The card's balance answers with this many bytes of JSON.
     HugeCard(usize),
+    /// The card answers every request "expired" (`{code: 401}`), even right after a sign-in.
+    CardAlwaysExpired,
 }
 
 /// A request the simulator was sent: host, method, path and query.
@@ -359,6 +361,7 @@ async fn answer(req: Request<Incoming>, state: &Mutex<State>, key: &PrivateKey) 
         "portal.pku.edu.cn" => portal(&asked, &mut s),
         "bdcard.pku.edu.cn" => card(&asked, &mut s),
         "treehole.pku.edu.cn" => treehole(&asked, &mut s),
+        "opac.lib.pku.edu.cn" => library(&asked),
         _ => reply(421, "text/plain", "no such campus host"),
     }
 }
@@ -482,6 +485,9 @@ fn spend(s: &mut State, token: &str, appid: &str) -> Option<String> {
 }
 
 fn portal(a: &Asked, s: &mut State) -> Reply {
+    if a.path.starts_with("/publicQuery/") {
+        return public_query(a);
+    }
     let session = a.cookie("SESSION").and_then(|c| s.portal.get(c).cloned());
     match (a.method.as_str(), a.path.as_str()) {
         ("GET", "/portal2017/ssoLogin.do") => match spend(s, a.q("token"), "portal2017") {
@@ -526,6 +532,79 @@ fn portal(a: &Asked, s: &mut State) -> Reply {
     }
 }
 
+/// The portal's public queries (SERVICES.md §4): no session, but the page they are asked
+/// from as the `Referer`.
+fn public_query(a: &Asked) -> Reply {
+    if a.header("referer") != Some("https://portal.pku.edu.cn/publicQuery/") {
+        return reply(403, "text/html", "<html>403</html>");
+    }
+    match (a.method.as_str(), a.path.as_str()) {
+        ("POST", "/publicQuery/canteenQuery/retrCarteenInfos.do") => json_reply(
+            200,
+            json!({"time": "2026-12-01 11:50", "rows": [
+                {"name": "学一食堂", "seat": 800, "ip": 692, "warningMsg": "拥挤"},
+                {"name": "农园食堂", "seat": 1200, "ip": 318, "warningMsg": ""},
+                {"name": "燕南食堂", "seat": 600, "ip": 105, "warningMsg": ""}
+            ]}),
+        ),
+        ("GET", "/publicQuery/classroomQuery/retrClassRoomFree.do") => {
+            let building = a.q("buildingName");
+            if building.is_empty() || a.q("time").is_empty() {
+                return json_reply(200, json!({"success": false, "rows": []}));
+            }
+            json_reply(
+                200,
+                json!({"success": true, "rows": [
+                    {"room": format!("{building}101"), "cap": "120", "c1": "", "c2": "", "c3": "高等数学", "c4": "高等数学",
+                     "c5": "", "c6": "", "c7": "", "c8": "", "c9": "", "c10": "", "c11": "", "c12": ""},
+                    {"room": format!("{building}203"), "cap": "60", "c1": "英语", "c2": "英语", "c3": "", "c4": "",
+                     "c5": "", "c6": "", "c7": "物理", "c8": "物理", "c9": "", "c10": "", "c11": "", "c12": ""}
+                ]}),
+            )
+        }
+        _ => reply(404, "text/html", "<html>404</html>"),
+    }
+}
+
+/// The library's catalogue (SERVICES.md §4).
+fn library(a: &Asked) -> Reply {
+    match (a.method.as_str(), a.path.as_str()) {
+        ("GET", "/BookAPI/new_opac/query") => {
+            let words = a.q("cc_all");
+            let docs: Vec<Value> = [
+                (
+                    "1001",
+                    "深入理解计算机系统",
+                    "Randal E. Bryant",
+                    "机械工业出版社",
+                    "2016",
+                    "TP338/B75",
+                ),
+                (
+                    "1002",
+                    "算法导论",
+                    "Thomas H. Cormen",
+                    "机械工业出版社",
+                    "2013",
+                    "TP301.6/C81",
+                ),
+            ]
+            .iter()
+            .filter(|(_, title, ..)| !words.is_empty() && title.contains(words))
+            .map(|(id, title, author, publisher, year, call)| {
+                json!({"id": id, "title": title, "author": author, "publisher": publisher,
+                       "publishDate": year, "callnumber-search": call})
+            })
+            .collect();
+            json_reply(
+                200,
+                json!({"response": {"numFound": docs.len(), "docs": docs}}),
+            )
+        }
+        _ => json_reply(404, json!({"error": "not found"})),
+    }
+}
+
 fn card_envelope(data: Value) -> Reply {
     json_reply(
         200,
@@ -548,10 +627,11 @@ fn card(a: &Asked, s: &mut State) -> Reply {
             &[],
         );
     }
-    let Some(user) = a
+    let user = a
         .bearer("synjones-auth")
         .and_then(|jwt| s.card.get(jwt).cloned())
-    else {
+        .filter(|_| s.fault(|f| *f == Fault::CardAlwaysExpired).is_none());
+    let Some(user) = user else {
         return json_reply(
             401,
             json!({"code": 401, "message": "登录已过期，请重新登录"}),

@@ -1057,6 +1057,7 @@ impl Agent {
                 LineKind::ContextChanged => "contextChanged",
                 LineKind::MessageSent => "messageSent",
                 LineKind::ToolCalled => "toolCalled",
+                LineKind::SignInRequired => "signinRequired",
             };
             self.parts.events.emit(Event::HostLine {
                 plugin: line.plugin_id,

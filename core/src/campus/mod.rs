@@ -21,7 +21,7 @@ use url::Url;
 
 use crate::clock::Clock;
 use crate::secrets::{SecretError, SecretStore};
-use wire::{Origin, Service};
+use wire::{Origin, Public, Service};
 
 /// The keystore's names for the campus account's secrets.
 pub mod keys {
@@ -81,6 +81,9 @@ pub enum CampusError {
     NotSignedIn,
     #[error("the keystore failed ({0}); nothing was signed in")]
     Keystore(String),
+    /// Treehole's own check refused, in its words.
+    #[error("Treehole: {0}")]
+    Treehole(String),
 }
 
 impl From<SecretError> for CampusError {
@@ -150,22 +153,52 @@ pub struct CampusRequest {
     pub body: Option<Value>,
 }
 
+/// Told whether the account is signed in whenever that may have changed.
+pub type Follow = Box<dyn Fn(bool) + Send + Sync>;
+
 /// The owner of the campus account.
 pub struct Campus {
     secrets: Arc<dyn SecretStore>,
     clock: Arc<dyn Clock>,
     origin: Origin,
     pending: Mutex<Option<Pending>>,
+    follow: Follow,
 }
 
 impl Campus {
-    pub fn new(secrets: Arc<dyn SecretStore>, clock: Arc<dyn Clock>, origin: Origin) -> Self {
-        Self {
+    /// `follow` is told [`Campus::signed_in`] after every sign-in, sign-out and session found
+    /// ended: the consent's "campus session" follows it (DESIGN.md §4), never a switch.
+    pub fn new(
+        secrets: Arc<dyn SecretStore>,
+        clock: Arc<dyn Clock>,
+        origin: Origin,
+        follow: Follow,
+    ) -> Self {
+        let campus = Self {
             secrets,
             clock,
             origin,
             pending: Mutex::new(None),
-        }
+            follow,
+        };
+        campus.changed();
+        campus
+    }
+
+    fn changed(&self) {
+        (self.follow)(self.signed_in());
+    }
+
+    /// The sign-in waiting for its second factor, if one is: what the sign-in screen asks.
+    pub fn waiting_for(&self) -> Option<(String, SecondFactor, Option<i64>)> {
+        crate::lock(&self.pending)
+            .as_ref()
+            .map(|p| (p.user.clone(), p.factor.clone(), p.sms_sent_ms))
+    }
+
+    /// Forgets a sign-in waiting for its code (the student went back).
+    pub fn cancel_sign_in(&self) {
+        *crate::lock(&self.pending) = None;
     }
 
     /// Signs in as `user`: either every service's session at once, or the second factor IAAA
@@ -277,7 +310,9 @@ impl Campus {
             }
             sessions.push((service, session));
         }
-        self.keep(user, password, remember, trust.as_deref(), &sessions)?;
+        let kept = self.keep(user, password, remember, trust.as_deref(), &sessions);
+        self.changed();
+        kept?;
         Ok(SignInStep::SignedIn {
             services: Service::ALL.iter().map(|s| s.as_str().to_owned()).collect(),
         })
@@ -331,6 +366,7 @@ impl Campus {
         }
         self.secrets.delete(keys::PASSWORD)?;
         self.secrets.delete(keys::ACCOUNT)?;
+        self.changed();
         Ok(())
     }
 
@@ -381,15 +417,18 @@ impl Campus {
         let answer = match expired(service, status, &body) {
             false => (status, body, session),
             true => {
-                if !self.sign_in_again().await {
-                    return Ok(json!({"status": "signin_required"}));
-                }
-                let Some(session) = self.session(service)? else {
-                    return Ok(json!({"status": "signin_required"}));
+                // Once, never in a loop: a session that ends again right after a fresh
+                // sign-in is the student's to sign in again.
+                let again = match self.sign_in_again().await {
+                    true => self.session(service)?,
+                    false => None,
+                };
+                let Some(session) = again else {
+                    return self.ended(service);
                 };
                 let (status, body) = self.send(service, &session, request).await?;
                 if expired(service, status, &body) {
-                    return Ok(json!({"status": "signin_required"}));
+                    return self.ended(service);
                 }
                 (status, body, session)
             }
@@ -402,6 +441,56 @@ impl Campus {
             json!({"status": status, "body": body}),
             &session.secrets(),
         ))
+    }
+
+    /// A service's session has ended and cannot be renewed here: it is dropped (the account
+    /// is no longer signed in) and the plugin told so.
+    fn ended(&self, service: Service) -> Result<Answer, CampusError> {
+        self.secrets.delete(&keys::session(service))?;
+        self.changed();
+        Ok(json!({"status": "signin_required"}))
+    }
+
+    /// Sends Treehole's own SMS check code (SERVICES.md §3, the answer to
+    /// `verification_required`); the student types it on the verification screen.
+    pub async fn treehole_send_code(&self) -> Result<(), CampusError> {
+        self.treehole_check("/chapi/api/jwt_send_msg", json!({}))
+            .await
+    }
+
+    /// Answers Treehole's SMS check with the code the student received.
+    pub async fn treehole_verify(&self, code: &str) -> Result<(), CampusError> {
+        self.treehole_check(
+            "/chapi/api/jwt_msg_verify",
+            json!({"valid_code": code.trim()}),
+        )
+        .await
+    }
+
+    async fn treehole_check(&self, path: &str, body: Value) -> Result<(), CampusError> {
+        let session = self
+            .session(Service::Treehole)?
+            .ok_or(CampusError::NotSignedIn)?;
+        let request = CampusRequest {
+            method: Some("POST".into()),
+            path: path.into(),
+            body: Some(body),
+            ..CampusRequest::default()
+        };
+        let (status, body) = self.send(Service::Treehole, &session, &request).await?;
+        if expired(Service::Treehole, status, &body) {
+            self.ended(Service::Treehole)?;
+            return Err(CampusError::NotSignedIn);
+        }
+        match body["code"].as_i64() {
+            Some(20000) => Ok(()),
+            _ => Err(CampusError::Treehole(
+                body["message"]
+                    .as_str()
+                    .unwrap_or("Treehole did not take the code")
+                    .to_owned(),
+            )),
+        }
     }
 
     /// Signs in again with the remembered password, needing no code; false when it cannot.
@@ -418,45 +507,44 @@ impl Campus {
         )
     }
 
+    /// A query to a public service (SERVICES.md §4): the same client, no session; only under
+    /// the service's own paths. Answered `{status, body}`.
+    pub async fn public_request(
+        &self,
+        service: Public,
+        request: &CampusRequest,
+    ) -> Result<Answer, CampusError> {
+        let url = url_for(service.host(), request)?;
+        if !url.path().starts_with(service.prefix()) {
+            return Err(CampusError::Chain(format!(
+                "the {} service answers only paths under {}",
+                service.as_str(),
+                service.prefix()
+            )));
+        }
+        let mut builder = self.builder(&url, request)?;
+        if service == Public::Portal {
+            // SERVICES.md §4: the public queries want the page they are asked from.
+            builder = builder.header(
+                reqwest::header::REFERER,
+                "https://portal.pku.edu.cn/publicQuery/",
+            );
+        }
+        let (status, body) = answer(builder).await?;
+        Ok(json!({"status": status, "body": body}))
+    }
+
     async fn send(
         &self,
         service: Service,
         session: &Session,
         request: &CampusRequest,
     ) -> Result<(u16, Value), CampusError> {
-        let path = if request.path.starts_with('/') {
-            request.path.clone()
-        } else {
-            format!("/{}", request.path)
-        };
-        let mut url = Url::parse(&format!("https://{}", service.host()))
-            .map_err(|e| CampusError::Chain(e.to_string()))?;
-        // The path as given, its query kept: `Url::join` would let `//host` or `..` leave it.
-        let (only_path, query) = match path.split_once('?') {
-            Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
-            None => (path, None),
-        };
-        url.set_path(&only_path);
-        url.set_query(query.as_deref());
-        if !request.query.is_empty() {
-            url.query_pairs_mut().extend_pairs(&request.query);
-        }
+        let mut url = url_for(service.host(), request)?;
         if service == Service::Card && wire::query_param(&url, "synAccessSource").is_none() {
             url.query_pairs_mut().append_pair("synAccessSource", "h5");
         }
-        let (sent, host) = self.origin.route(&url).map_err(CampusError::Chain)?;
-        let method = request
-            .method
-            .as_deref()
-            .unwrap_or("GET")
-            .to_ascii_uppercase();
-        let method = reqwest::Method::from_bytes(method.as_bytes())
-            .map_err(|_| CampusError::Chain(format!("{method} is not an HTTP method")))?;
-        let client = self.client()?;
-        let mut builder = client.request(method, sent);
-        if let Some(host) = host {
-            builder = builder.header(reqwest::header::HOST, host);
-        }
+        let mut builder = self.builder(&url, request)?;
         if !session.cookies.is_empty() {
             builder = builder.header(
                 reqwest::header::COOKIE,
@@ -478,22 +566,72 @@ impl Campus {
                 .header("uuid", session.uuid.as_deref().unwrap_or("")),
             Service::Portal => builder,
         };
+        answer(builder).await
+    }
+
+    /// The request to `url` (routed to the development origin when there is one) with the
+    /// plugin's method and body.
+    fn builder(
+        &self,
+        url: &Url,
+        request: &CampusRequest,
+    ) -> Result<reqwest::RequestBuilder, CampusError> {
+        let (sent, host) = self.origin.route(url).map_err(CampusError::Chain)?;
+        let method = request
+            .method
+            .as_deref()
+            .unwrap_or("GET")
+            .to_ascii_uppercase();
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|_| CampusError::Chain(format!("{method} is not an HTTP method")))?;
+        let mut builder = self.client()?.request(method, sent);
+        if let Some(host) = host {
+            builder = builder.header(reqwest::header::HOST, host);
+        }
         if let Some(body) = &request.body {
             builder = builder
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(body.to_string());
         }
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| CampusError::Unreachable(e.without_url().to_string()))?;
-        let status = response.status().as_u16();
-        let text = wire::body(response)
-            .await
-            .map_err(CampusError::Unreachable)?;
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Ok((status, body))
+        Ok(builder)
     }
+}
+
+/// The https URL on `host` of a plugin's request: its path as given, its query kept.
+fn url_for(host: &str, request: &CampusRequest) -> Result<Url, CampusError> {
+    let path = if request.path.starts_with('/') {
+        request.path.clone()
+    } else {
+        format!("/{}", request.path)
+    };
+    let mut url =
+        Url::parse(&format!("https://{host}")).map_err(|e| CampusError::Chain(e.to_string()))?;
+    // `Url::join` would let `//host` or `..` leave the host.
+    let (only_path, query) = match path.split_once('?') {
+        Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
+        None => (path, None),
+    };
+    url.set_path(&only_path);
+    url.set_query(query.as_deref());
+    if !request.query.is_empty() {
+        url.query_pairs_mut().extend_pairs(&request.query);
+    }
+    Ok(url)
+}
+
+/// Sends, and reads the answer under the 1 MiB bound: its status and its body (JSON when it is
+/// JSON).
+async fn answer(builder: reqwest::RequestBuilder) -> Result<(u16, Value), CampusError> {
+    let response = builder
+        .send()
+        .await
+        .map_err(|e| CampusError::Unreachable(e.without_url().to_string()))?;
+    let status = response.status().as_u16();
+    let text = wire::body(response)
+        .await
+        .map_err(CampusError::Unreachable)?;
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Ok((status, body))
 }
 
 /// Whether an answer says the session ended (SERVICES.md: HTTP 401; the card's `{code: 401}`).

@@ -39,12 +39,53 @@ impl Service {
     }
 }
 
+/// The services anyone may query, with no session (SERVICES.md §4); a plugin names them in
+/// `services.campus.request` and its `scopes` as it names the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Public {
+    /// The portal's public queries: canteen crowding, free classrooms.
+    Portal,
+    /// The library's catalogue.
+    Library,
+}
+
+impl Public {
+    pub const ALL: [Public; 2] = [Public::Portal, Public::Library];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Public::Portal => "public",
+            Public::Library => "library",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    pub fn host(self) -> &'static str {
+        match self {
+            Public::Portal => PORTAL,
+            Public::Library => LIBRARY,
+        }
+    }
+
+    /// The paths it answers: the portal's public part only, never its signed-in pages.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Public::Portal => "/publicQuery/",
+            Public::Library => "/BookAPI/",
+        }
+    }
+}
+
 pub const IAAA: &str = "iaaa.pku.edu.cn";
 pub const PORTAL: &str = "portal.pku.edu.cn";
 pub const CARD: &str = "bdcard.pku.edu.cn";
 pub const TREEHOLE: &str = "treehole.pku.edu.cn";
+pub const LIBRARY: &str = "opac.lib.pku.edu.cn";
 
-/// Every host the campus client speaks to; a redirect elsewhere is refused.
+/// Every host the sign-in chains speak to; a redirect elsewhere is refused.
 pub const HOSTS: [&str; 4] = [IAAA, PORTAL, CARD, TREEHOLE];
 
 /// The bound on an answer's body (DESIGN.md §10).
@@ -93,7 +134,8 @@ impl Origin {
     /// send with it, if it must be set.
     pub fn route(&self, campus: &Url) -> Result<(Url, Option<String>), String> {
         let host = campus.host_str().unwrap_or("");
-        if campus.scheme() != "https" || !HOSTS.contains(&host) || campus.port().is_some() {
+        let known = HOSTS.contains(&host) || host == LIBRARY;
+        if campus.scheme() != "https" || !known || campus.port().is_some() {
             return Err(format!("{} is not a campus service", without_query(campus)));
         }
         match &self.development {

@@ -24,6 +24,9 @@ pub enum LineKind {
     /// The host disclosing a tool call a plugin made (seed 001: not part of the conversation,
     /// so told in one line instead).
     ToolCalled,
+    /// A plugin's campus request found the session ended: the student is asked to sign in
+    /// again (DESIGN.md §10), with a tap that opens the campus sign-in.
+    SignInRequired,
 }
 
 /// One line for the user, attributed to the plugin it is about. `text` is the whole line as it

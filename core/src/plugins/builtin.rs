@@ -24,7 +24,13 @@ pub const PAGE_CHARS: usize = 4000;
 
 /// The screens the agent may ask the shell to open: what needs the user's hands (seed 000:
 /// secrets and hands-on steps are uiOnly).
-pub const SCREENS: [&str; 4] = ["api-keys", "campus-account", "system-permissions", "cloud"];
+pub const SCREENS: [&str; 5] = [
+    "api-keys",
+    "campus-account",
+    "system-permissions",
+    "cloud",
+    "treehole-verification",
+];
 
 /// What the settings plugin needs of the core. The engine implements it: a change reaches
 /// several owners (the settings, the installed plugins, the rules).

@@ -2,9 +2,9 @@
 //! it fills the request from the validated input and sends it through the plugin's network
 //! gate, so a document reaches only what its grants allow, with every check of the gate.
 //!
-//! Secrets (`{{secret:name}}` headers and the campus session) are read from the keystore at
-//! call time and go only into the request's headers: never into the result, an error, the
-//! audit or a log line. The gate's refusals never repeat a header, and a service that echoes a
+//! Secrets (`{{secret:name}}` headers) are read from the keystore at call time and go only into
+//! the request's headers: never into the result, an error, the audit or a log line. A campus
+//! request (`campus: true`) goes through `services.campus`, which adds the session itself. The gate's refusals never repeat a header, and a service that echoes a
 //! secret back has it redacted from the result and the error ([`Redact`]).
 
 use std::sync::Arc;
@@ -13,7 +13,8 @@ use async_trait::async_trait;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
-use crate::declared::{CAMPUS_SESSION_KEY, HeaderPart, Method, Request, Returns, secret_key};
+use crate::campus::wire::Service;
+use crate::declared::{HeaderPart, Method, Request, Returns, secret_key};
 use crate::handler::{Assessment, PluginHandler, ToolContext};
 use crate::installed::Catalog;
 use crate::registry::{Plugin, PluginKind, Tool};
@@ -77,29 +78,6 @@ impl Interpreter {
             }
             out.push((name.clone(), value));
         }
-        if request.campus {
-            // The requirement is checked at load; the host against today's setting, here.
-            let hosts = self.settings.get().campus.hosts;
-            if !hosts.iter().any(|h| h.eq_ignore_ascii_case(&request.host)) {
-                return Err(format!(
-                    "the campus session goes only to the hosts of the campus.hosts setting \
-                     ({}); {} is not one of them",
-                    hosts.join(", "),
-                    request.host
-                ));
-            }
-            let session = self.secret(CAMPUS_SESSION_KEY, || {
-                "the campus account is not signed in; sign in on the campus account page".into()
-            })?;
-            // A service may echo one cookie's value alone, without its name.
-            carried.extend(
-                session
-                    .split(';')
-                    .filter_map(|c| c.split_once('=').map(|(_, v)| v.trim().to_owned())),
-            );
-            carried.push(session.clone());
-            out.push(("Cookie".into(), session));
-        }
         Ok((out, Redact::new(carried)))
     }
 }
@@ -133,7 +111,6 @@ impl PluginHandler for Interpreter {
                     .collect::<Map<String, Value>>(),
             )
         });
-        let (headers, redact) = self.headers(&tool.plugin, request)?;
         let method = match request.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
@@ -141,6 +118,10 @@ impl PluginHandler for Interpreter {
             Method::Patch => reqwest::Method::PATCH,
             Method::Delete => reqwest::Method::DELETE,
         };
+        if request.campus {
+            return self.campus(request, &method, &url, body, &ctx).await;
+        }
+        let (headers, redact) = self.headers(&tool.plugin, request)?;
         let answer = ctx
             .services
             .http_request(&method, &url, &headers, body.as_ref())
@@ -151,6 +132,56 @@ impl PluginHandler for Interpreter {
         shape(&request.returns, answer)
             .map(|result| redact.value(result))
             .map_err(|e| redact.text(&e))
+    }
+}
+
+impl Interpreter {
+    /// A campus request through `services.campus` (DESIGN.md §10): the host, checked at load
+    /// to be a campus service's, names the service; the `campus.hosts` setting narrows further.
+    async fn campus(
+        &self,
+        request: &Request,
+        method: &reqwest::Method,
+        url: &str,
+        body: Option<Value>,
+        ctx: &ToolContext,
+    ) -> Result<Value, String> {
+        let parsed = url::Url::parse(url).map_err(|e| format!("the request's URL: {e}"))?;
+        let host = parsed.host_str().unwrap_or_default();
+        let hosts = self.settings.get().campus.hosts;
+        if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+            return Err(format!(
+                "the campus session goes only to the hosts of the campus.hosts setting ({}); \
+                 {host} is not one of them",
+                hosts.join(", ")
+            ));
+        }
+        let service = Service::ALL
+            .into_iter()
+            .find(|s| s.host() == host)
+            .ok_or_else(|| format!("{host} is not a campus service"))?;
+        let path = match parsed.query() {
+            Some(query) => format!("{}?{query}", parsed.path()),
+            None => parsed.path().to_owned(),
+        };
+        let asked = serde_json::json!({"method": method.as_str(), "path": path, "body": body});
+        let answer = ctx
+            .services
+            .campus_request(service.as_str(), &asked)
+            .await
+            .map_err(|e| e.strip_prefix("error: ").unwrap_or(&e).to_owned())?;
+        // A status object (`signin_required`, `verification_required`) is the tool's result.
+        let Some(status) = answer["status"].as_u64() else {
+            return Ok(answer);
+        };
+        if !(200..300).contains(&status) {
+            return Err(format!("{host} answered HTTP {status}"));
+        }
+        let text = match &answer["body"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        shape(&request.returns, text)
     }
 }
 

@@ -515,7 +515,7 @@ mod tests {
         }
         let mut p = json!({
             "id": "shop", "title": "商店", "requires": ["campus-session"],
-            "grants": {"allow_network": true, "url_allowlist": ["api.example.com"]},
+            "grants": {"allow_network": true, "url_allowlist": ["api.example.com", "bdcard.pku.edu.cn"]},
             "tools": [t],
         });
         for (k, v) in plugin.as_object().unwrap() {
@@ -577,8 +577,12 @@ mod tests {
             ),
             (
                 "adding campus to a request",
-                tool(json!({})),
-                tool(request(json!({"campus": true}))),
+                tool(request(
+                    json!({"url": "https://bdcard.pku.edu.cn/pay/{order}"}),
+                )),
+                tool(request(
+                    json!({"url": "https://bdcard.pku.edu.cn/pay/{order}", "campus": true}),
+                )),
                 "tool shop.pay sends the campus session",
             ),
             (
@@ -621,7 +625,7 @@ mod tests {
                          "input": {"type": "object", "properties": {"order": {"type": "string"}}},
                          "request": {"method": "POST", "url": "https://api.example.com/pay/{order}"}},
                         {"name": "peek", "effect": "money",
-                         "request": {"method": "GET", "url": "https://api.example.com/peek", "campus": true}}
+                         "request": {"method": "GET", "url": "https://bdcard.pku.edu.cn/peek", "campus": true}}
                     ]}),
                     json!({}),
                 ),
@@ -688,8 +692,12 @@ mod tests {
             ),
             (
                 "dropping campus",
-                tool(request(json!({"campus": true}))),
-                tool(json!({})),
+                tool(request(
+                    json!({"url": "https://bdcard.pku.edu.cn/pay/{order}", "campus": true}),
+                )),
+                tool(request(
+                    json!({"url": "https://bdcard.pku.edu.cn/pay/{order}"}),
+                )),
             ),
             (
                 "a new description",

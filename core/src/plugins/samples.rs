@@ -1,7 +1,9 @@
-//! The sample plugin set the demo and the shells' tests install: one of each kind, answering
-//! from in-memory campus data instead of the campus services.
+//! The sample plugin set the tests install (the phone library only when opened for
+//! development, never in the app): one of each kind, answering from in-memory data. None of
+//! them reaches a campus service; the campus is reached through the campus simulator.
 //!
-//! - `wallet` (bundled): the campus card — balance (read) and recharge (money).
+//! - `wallet` (bundled): a stored-value card held in memory — balance (read) and top-up
+//!   (money); a test fixture with no campus session behind it.
 //! - `canteen` (a community plugin document): what is open (read), how crowded (read), and a
 //!   table reservation (write).
 //! - `mcp-forum` (remote): the forum's latest posts (read, third-party text) and a reply (write).
@@ -27,9 +29,7 @@ pub fn wallet_manifest() -> Value {
             "cardBalance": {"title": "Card balance"},
             "recharge": {"title": "Recharge the card"}
         }}},
-        "description": "The PKU campus card.",
-        "requires": ["campus-session"],
-        "scopes": ["card.pku.edu.cn"],
+        "description": "A stored-value card held in memory, for tests.",
         "tools": [
             {
                 "name": "cardBalance",
@@ -206,7 +206,7 @@ impl PluginHandler for ForumServer {
     }
 }
 
-/// The code behind the sample plugins: the wallet ships with the app; the canteen document and
+/// The code behind the sample plugins: the wallet is bundled with it; the canteen document and
 /// the forum server are installed by [`install`].
 pub struct Samples;
 

@@ -405,9 +405,14 @@ async fn serve(
             "{} is done by the app's screens; a tool cannot open it in this version",
             request.op
         ))),
-        "campus.request" => Err(Refusal::new(
-            "the campus client is not reachable from TypeScript plugins in this version",
-        )),
+        // DESIGN.md §10: the one campus client, with the plugin's scopes and the call's scope.
+        "campus.request" => {
+            let request = args.get(1).cloned().unwrap_or_else(|| json!({}));
+            services
+                .campus_request(&text(0), &request)
+                .await
+                .map_err(Refusal::new)
+        }
         other => Err(Refusal::new(format!("ctx.services has no \"{other}\""))),
     };
     (request.id, answer)

@@ -81,6 +81,9 @@ pub struct ChatScreen {
     pub attach: Button,
     /// The names of the documents attached to this conversation.
     pub documents: Vec<String>,
+    /// "Sign in to the campus again", after a plugin found the campus session ended; opens
+    /// the campus account screen.
+    pub campus_notice: Option<Button>,
 }
 
 pub(super) fn build(
@@ -127,7 +130,22 @@ pub(super) fn build(
         .into_iter()
         .map(|(_, name, _)| name)
         .collect();
+    let campus_notice = live.signin_asked(engine.campus().signed_in()).then(|| {
+        Button::new(
+            tr(
+                lang,
+                "校园账号的登录已过期，点这里重新登录",
+                "Your campus sign-in has ended: tap to sign in again",
+            )
+            .into(),
+            ButtonRole::Primary,
+            Action::Open {
+                route: super::Route::CampusAccount,
+            },
+        )
+    });
     Ok(ChatScreen {
+        campus_notice,
         conversation: conversation.to_owned(),
         title: tr(lang, "对话", "Chat").into(),
         items,

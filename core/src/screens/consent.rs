@@ -3,7 +3,7 @@
 //! model settings (endpoint, model, whether a key is set — never the key).
 
 use super::texts::{permission_state_words, permission_words, title, tr};
-use super::{API_KEY, Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED};
+use super::{API_KEY, Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED, Route};
 use crate::consent::{Permission, PermissionState, TERMS_VERSION};
 use crate::engine::{Engine, EngineError};
 use crate::settings::Language;
@@ -41,8 +41,12 @@ pub struct ConsentScreen {
     pub terms_state: String,
     pub accept_terms: Option<Button>,
     pub campus_label: String,
+    /// Whether every campus service has its session (DESIGN.md §4: the "campus session").
     pub campus_signed_in: bool,
-    pub campus_toggle: Button,
+    /// "Signed in as 2100012345", or "Not signed in".
+    pub campus_state: String,
+    /// Opens the campus account screen, to sign in or out.
+    pub campus_open: Button,
     pub cloud_label: String,
     pub cloud: Vec<CloudRow>,
     pub permissions_label: String,
@@ -144,17 +148,22 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
         }),
         campus_label: tr(lang, "校园账号", "Campus account").into(),
         campus_signed_in: c.campus_session,
-        campus_toggle: if c.campus_session {
+        campus_state: super::campus::status_words(lang, engine.campus()),
+        campus_open: if c.campus_session {
             Button::new(
-                tr(lang, "退出登录", "Sign out").into(),
-                ButtonRole::Destructive,
-                Action::SetCampusSession { signed_in: false },
+                tr(lang, "管理校园账号", "Manage the campus account").into(),
+                ButtonRole::Normal,
+                Action::Open {
+                    route: Route::CampusAccount,
+                },
             )
         } else {
             Button::new(
-                tr(lang, "登录", "Sign in").into(),
+                tr(lang, "登录校园账号", "Sign in to the campus account").into(),
                 ButtonRole::Primary,
-                Action::SetCampusSession { signed_in: true },
+                Action::Open {
+                    route: Route::CampusAccount,
+                },
             )
         },
         cloud_label: tr(lang, "云端处理", "Cloud processing").into(),

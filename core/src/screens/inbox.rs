@@ -152,6 +152,7 @@ pub(super) fn audit(
                 "user" => tr(lang, "你", "You"),
                 "agent" => tr(lang, "助手", "Assistant"),
                 "scheduler" => tr(lang, "定时任务", "Scheduled"),
+                "app" => tr(lang, "应用", "The app"),
                 _ => "",
             }
             .into(),

@@ -35,6 +35,9 @@ struct State {
     conversation_of: HashMap<String, String>,
     /// call id → decision
     decisions: HashMap<String, LiveDecision>,
+    /// A plugin's campus request found the session ended (DESIGN.md §10): the student is
+    /// asked to sign in again until they do.
+    signin_asked: bool,
 }
 
 /// The live state of the turns, kept from the engine's events.
@@ -62,6 +65,16 @@ impl Live {
 
     pub(crate) fn decision(&self, call: &str) -> Option<LiveDecision> {
         lock(&self.state).decisions.get(call).cloned()
+    }
+
+    /// Whether the student is still to be asked to sign in to the campus again; `signed_in`
+    /// (the account as it stands) ends the asking.
+    pub(crate) fn signin_asked(&self, signed_in: bool) -> bool {
+        let mut s = lock(&self.state);
+        if signed_in {
+            s.signin_asked = false;
+        }
+        s.signin_asked
     }
 
     fn observe(&self, event: &Event) {
@@ -129,6 +142,9 @@ impl Live {
                     t.thinking.clear();
                     t.ended = (state != "done").then(|| (state.clone(), message.clone()));
                 }
+            }
+            Event::HostLine { kind, .. } if kind == "signinRequired" => {
+                s.signin_asked = true;
             }
             _ => {}
         }

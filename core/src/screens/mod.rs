@@ -8,6 +8,7 @@
 //! A client of the engine, like the CLI and the bindings: nothing below the engine imports it.
 
 mod approval;
+mod campus;
 mod chat;
 mod consent;
 mod conversation;
@@ -22,6 +23,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 pub use approval::{AnswerButton, ApprovalSheet, InputRow};
+pub use campus::{
+    CampusAccountScreen, CodeStep, RESEND_AFTER_MS, SignInForm, SignedIn, TreeholeCheckScreen,
+};
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, ToolCallView};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
@@ -149,8 +153,27 @@ pub enum Action {
         rule: String,
     },
     AcceptTerms,
-    SetCampusSession {
-        signed_in: bool,
+    /// Open one of the app's screens.
+    Open {
+        route: Route,
+    },
+    /// Sign in to the campus account with what the student typed (DESIGN.md §10).
+    CampusSignIn {
+        user: String,
+        password: String,
+        remember: bool,
+    },
+    /// The second factor's code the student typed.
+    CampusSubmitCode {
+        code: String,
+    },
+    CampusResendCode,
+    CampusCancelSignIn,
+    CampusSignOut,
+    /// Treehole's own SMS check: send the code, then verify the one typed.
+    TreeholeSendCode,
+    TreeholeVerify {
+        code: String,
     },
     SetCloudConsent {
         plugin: String,
@@ -233,6 +256,8 @@ pub enum Acted {
     Preview(AddPluginScreen),
     /// The agent's turn started; its steps arrive as events.
     TurnEnded { turn: String },
+    /// Show this screen.
+    Open { route: Route },
 }
 
 /// The key the model's API key is kept under in the keystore.
@@ -290,6 +315,14 @@ impl Screens {
         conversation: &str,
     ) -> Result<ConversationSettingsScreen, EngineError> {
         conversation::build(&self.engine, self.language(), conversation)
+    }
+
+    pub fn campus_account(&self) -> Result<CampusAccountScreen, EngineError> {
+        campus::account(&self.engine, self.language())
+    }
+
+    pub fn treehole_check(&self) -> TreeholeCheckScreen {
+        campus::treehole(self.language())
     }
 
     pub fn consent(&self) -> ConsentScreen {
@@ -373,7 +406,55 @@ impl Screens {
                 self.remove_rule(conversation.as_deref(), &rule)?
             }
             Action::AcceptTerms => e.accept_terms()?,
-            Action::SetCampusSession { signed_in } => e.set_campus_session(signed_in)?,
+            Action::Open { route } => return Ok(Acted::Open { route }),
+            Action::CampusSignIn {
+                user,
+                password,
+                remember,
+            } => {
+                let user = user.trim();
+                if user.is_empty() || password.is_empty() {
+                    return Err(EngineError::Invalid(
+                        tr(
+                            self.language(),
+                            "请填写学号和密码",
+                            "Enter your student id and password",
+                        )
+                        .into(),
+                    ));
+                }
+                e.campus()
+                    .sign_in(user, &password, remember)
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
+            Action::CampusSubmitCode { code } => {
+                e.campus()
+                    .submit_code(&code)
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
+            Action::CampusResendCode => {
+                e.campus()
+                    .resend_sms()
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
+            Action::CampusCancelSignIn => e.campus().cancel_sign_in(),
+            Action::CampusSignOut => e
+                .campus()
+                .sign_out()
+                .map_err(|err| campus::words(self.language(), &err))?,
+            Action::TreeholeSendCode => e
+                .campus()
+                .treehole_send_code()
+                .await
+                .map_err(|err| campus::words(self.language(), &err))?,
+            Action::TreeholeVerify { code } => e
+                .campus()
+                .treehole_verify(&code)
+                .await
+                .map_err(|err| campus::words(self.language(), &err))?,
             Action::SetCloudConsent { plugin, allowed } => e.set_cloud_consent(&plugin, allowed)?,
             Action::RequestPermission { permission } => {
                 e.request_permission(permission, crate::policy::Actor::User)

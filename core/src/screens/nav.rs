@@ -18,6 +18,10 @@ pub enum Route {
     Audit,
     Consent,
     Model,
+    /// The campus account: sign-in, its code, the sessions (DESIGN.md §10).
+    CampusAccount,
+    /// Treehole's own SMS check.
+    TreeholeCheck,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,7 +76,9 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<Navigation, Engin
 pub fn route_for(screen: &str) -> Option<Route> {
     match screen {
         "api-keys" => Some(Route::Model),
-        "campus-account" | "system-permissions" | "cloud" => Some(Route::Consent),
+        "campus-account" => Some(Route::CampusAccount),
+        "treehole-verification" => Some(Route::TreeholeCheck),
+        "system-permissions" | "cloud" => Some(Route::Consent),
         _ => None,
     }
 }
@@ -89,9 +95,10 @@ mod tests {
             routes,
             [
                 Some(Route::Model),
+                Some(Route::CampusAccount),
                 Some(Route::Consent),
                 Some(Route::Consent),
-                Some(Route::Consent)
+                Some(Route::TreeholeCheck)
             ]
         );
         assert_eq!(route_for("settings"), None);

@@ -215,3 +215,18 @@ pub async fn fire_until(engine: &Engine, clock: &ManualClock, until: i64) -> Vec
 pub fn check_every(minutes: u32, tool: &str) -> Value {
     json!({"name": "每时检查", "schedule": {"everyMinutes": minutes}, "check": {"tool": tool, "notify": {"title": "t", "body": "b"}}})
 }
+
+/// Every file under `dir`, read whole: what a test greps for a secret.
+pub fn files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            out.push((path, bytes));
+        }
+    }
+    out
+}

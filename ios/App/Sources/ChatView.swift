@@ -33,6 +33,11 @@ struct ChatView: View {
                 if let note = chat.planModeNote {
                     Text(note).font(.footnote).padding(6).accessibilityIdentifier("chat.plan-mode")
                 }
+                if let notice = chat.campusNotice {
+                    ActionButton(button: notice, act: store.act)
+                        .padding(.horizontal)
+                        .accessibilityIdentifier("chat.campus-notice")
+                }
                 if !chat.documents.isEmpty {
                     ScrollView(.horizontal) {
                         HStack { Lines(lines: chat.documents) }

@@ -98,16 +98,22 @@ final class Shell: @unchecked Sendable {
         let approvals = ApprovalCenter()
         let router = Router()
         let platform = IOSPlatform(approvals: approvals, router: router)
-        let harness = try Harness.open(dataDir: dataDir.path, platform: platform)
+        // The UI tests' app: the sample plugins and the campus simulator, which only a library
+        // built with the development feature has (scripts/build-ios.sh --development).
+        let development = environment["HARNESS_SAMPLE_PLUGINS"] == "1"
+        let harness = development
+            ? try Harness.openForDevelopment(
+                dataDir: dataDir.path, platform: platform,
+                options: DevelopmentOptions(samplePlugins: true, campusOrigin: environment["HARNESS_CAMPUS_ORIGIN"]))
+            : try Harness.open(dataDir: dataDir.path, platform: platform)
         platform.attach(harness)
         // iOS has no exact alarms: say so once, so the jobs and consent screens tell the truth.
         try harness.reportCapabilities(capabilities: ["exact-alarm-unsupported"])
         try harness.reportPermission(permission: .exactAlarm, state: .denied)
 
-        if environment["HARNESS_SAMPLE_PLUGINS"] == "1" {
+        if development {
             try harness.installSamplePlugins()
             try harness.acceptTerms()
-            try harness.setCampusSession(signedIn: true)
         }
         if let endpoint = environment["HARNESS_MODEL_ENDPOINT"] {
             try harness.changeSetting(key: "model.endpoint", valueJson: jsonString(endpoint))

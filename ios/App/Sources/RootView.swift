@@ -28,6 +28,10 @@ struct RootView: View {
                 }
             }
         }
+        // A screen that is not a tab (the campus account, Treehole's check).
+        .sheet(item: $router.presented) { presented in
+            NavigationStack { screen(presented.route) }
+        }
         // The sheet shows while a question waits; only an answer or a withdrawal closes it.
         .sheet(item: Binding(get: { shell.approvals.current }, set: { _ in })) { pending in
             ApprovalSheetView(pending: pending, approvals: shell.approvals)
@@ -46,6 +50,8 @@ struct RootView: View {
         case .audit: AuditView(shell: shell)
         case .consent: ConsentView(shell: shell)
         case .model: ModelSettingsView(shell: shell)
+        case .campusAccount: CampusAccountView(shell: shell)
+        case .treeholeCheck: TreeholeCheckView(shell: shell)
         }
     }
 }

@@ -70,8 +70,10 @@ struct ConsentView: View {
                     if let accept = screen.acceptTerms { ActionButton(button: accept, act: store.act) }
                 }
                 Section(screen.campusLabel) {
-                    ActionButton(button: screen.campusToggle, act: store.act)
+                    Text(screen.campusState)
+                        .accessibilityIdentifier("campus.state")
                         .accessibilityValue(screen.campusSignedIn ? "1" : "0")
+                    ActionButton(button: screen.campusOpen, act: store.act)
                 }
                 Section(screen.cloudLabel) {
                     ForEach(screen.cloud, id: \.plugin) { row in

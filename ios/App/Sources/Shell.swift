@@ -53,6 +53,8 @@ final class ApprovalCenter {
 @Observable
 final class Router {
     var selected: Route = .chat
+    /// A screen that is not a tab (the campus account, Treehole's check), shown over the tabs.
+    var presented: Presented?
     /// Set while the file importer is open for a conversation (after the attach button's tap).
     var pickingFor: String?
     @ObservationIgnored var routeFor: ((String) -> Route?)?
@@ -61,13 +63,27 @@ final class Router {
 
     func open(screen: String) {
         if let route = routeFor?(screen) {
-            selected = route
+            show(route)
+        }
+    }
+
+    /// Shows `route`: its tab, or over the tabs when it has none.
+    func show(_ route: Route) {
+        switch route {
+        case .campusAccount, .treeholeCheck: presented = Presented(route: route)
+        default: selected = route
         }
     }
 
     func pickDocument(conversation: String) {
         pickingFor = conversation
     }
+}
+
+/// A route shown as a sheet.
+struct Presented: Identifiable {
+    let route: Route
+    var id: String { String(describing: route) }
 }
 
 /// The core's events: approvals withdrawn close their sheet, and every event makes the stores
@@ -161,8 +177,10 @@ final class ScreenStore<Model> {
             do {
                 let acted = try await Task.detached { try await shell.act(action) }.value
                 error = nil
-                if case .preview(let screen) = acted {
-                    preview = screen
+                switch acted {
+                case .preview(let screen): preview = screen
+                case .open(let route): shell.router.show(route)
+                default: break
                 }
             } catch {
                 self.error = String(describing: error)

@@ -120,9 +120,9 @@ private fun <T> measureLift(name: String, converter: FfiConverter<T, *>, value: 
 
 fun main() {
     val dataDir = Files.createTempDirectory("harness-bench")
-    val harness = Harness.open(dataDir.toString(), AllowAll())
+    val harness = Harness.openForDevelopment(dataDir.toString(), AllowAll(), DevelopmentOptions(samplePlugins = true, campusOrigin = null))
     harness.installSamplePlugins()
-    harness.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
+    harness.setConsent(Consent(termsAccepted = true, met = emptyList()))
     harness.openConversation("bench")
     val floor = Floor(FloorAllowAll())
     val seats = """{"canteen":"学一食堂","seats":2,"time":"12:00"}"""

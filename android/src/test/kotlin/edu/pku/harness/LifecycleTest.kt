@@ -24,18 +24,37 @@ class LifecycleTest {
 
     @Test fun a_mode_set_before_shutdown_is_kept_when_the_data_directory_is_reopened() = runTest {
         val dir = newDataDir()
-        val first = Harness.open(dir, ScriptedPlatform())
+        val first = developmentHarness(dir)
         first.installSamplePlugins()
-        first.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
+        first.setConsent(Consent(termsAccepted = true, met = emptyList()))
         first.setMode("wallet", Effect.MONEY, Mode.OFF)
         first.openConversation("c1")
         first.shutdown()
         // Plugins, modes, consent and conversations come back from the directory.
-        val second = Harness.open(dir, ScriptedPlatform())
+        val second = developmentHarness(dir)
         assertEquals(listOf("canteen", "mcp-forum", "wallet"), second.plugins().samples().map { it.id })
         assertEquals(ModeRow(Effect.MONEY, Mode.OFF, ModeSource.USER), second.plugins().first { it.id == "wallet" }.modes[2])
         assertEquals(RefusalCode.BLOCKED, second.invokeAsAgent("c1", "wallet.recharge", """{"amountYuan":5}""").refusal())
         second.shutdown()
+    }
+
+    @Test fun the_apps_harness_has_no_sample_plugin_and_cannot_install_one() {
+        val harness = Harness.open(newDataDir(), ScriptedPlatform())
+        assertEquals(listOf(), harness.plugins().samples())
+        val error = assertFailsWith<HarnessException.InvalidArgument> { harness.installSamplePlugins() }
+        assertEquals(
+            "sample_plugins: the samples are for tests; open the Harness with open_for_development and DevelopmentOptions.sample_plugins",
+            error.reason,
+        )
+        // The app reports what the phone provides; the campus session is not among it.
+        val campus = assertFailsWith<HarnessException.InvalidArgument> {
+            harness.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
+        }
+        assertEquals(
+            "met: campus-session is not the phone's to report; the student signs in on the campus account screen",
+            campus.reason,
+        )
+        harness.shutdown()
     }
 
     @Test fun ping_crosses_the_boundary_and_returns() {
@@ -91,7 +110,6 @@ class LifecycleTest {
             "changeSetting" to { harness.changeSetting("language", "\"en\"") },
             "memories" to { harness.memories() },
             "decideMemory" to { harness.decideMemory(1, true) },
-            "setCampusSession" to { harness.setCampusSession(true) },
             "setCloudConsent" to { harness.setCloudConsent("canteen", true) },
             "reportPermission" to { harness.reportPermission(Permission.NOTIFICATIONS, PermissionState.GRANTED) },
             "attachDocument" to { harness.attachDocument("c1", "a.txt", "text") },

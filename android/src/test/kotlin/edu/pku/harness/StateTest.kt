@@ -1,11 +1,14 @@
 package edu.pku.harness
 
+import edu.pku.harness.core.Action
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
 import edu.pku.harness.core.RefusalCode
 import org.junit.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
+import kotlin.test.assertFalse
+import kotlin.test.assertNotNull
 import kotlin.test.assertTrue
 
 /** Settings, memory, consent, documents, jobs and data sources across the FFI. */
@@ -42,13 +45,34 @@ class StateTest {
         assertEquals("memory ${pending.id} is active, not pending", error.reason)
     }
 
-    @Test fun signing_out_of_the_campus_makes_campus_plugins_unavailable_and_cloud_consent_needs_a_plugin() = runTest {
+    @Test fun the_student_signs_in_to_the_campus_and_out_again_through_the_screens() = runTest {
+        val harness = developmentHarness(campusOrigin = startCampusSimulator())
+        harness.changeSetting("language", "\"en\"")
+        assertFalse(harness.consentScreen().campusSignedIn)
+        assertEquals("Not signed in", harness.consentScreen().campusState)
+        val wrong = assertFailsWith<HarnessException.InvalidArgument> {
+            harness.act(Action.CampusSignIn("2100012345", "not-the-password", false))
+        }
+        assertEquals("the student id or password is wrong (E01)", wrong.reason)
+        assertEquals(null, harness.campusAccountScreen().signedIn)
+
+        harness.act(Action.CampusSignIn("2100012345", "pku-demo-password", false))
+        val signed = assertNotNull(harness.campusAccountScreen().signedIn)
+        assertEquals("2100012345", signed.account)
+        assertEquals(listOf("Campus portal", "Campus card", "Treehole"), signed.services.map { it.label })
+        assertTrue(harness.consentScreen().campusSignedIn)
+        assertEquals("Signed in as 2100012345", harness.consentScreen().campusState)
+
+        harness.act(signed.signOut.action)
+        assertNotNull(harness.campusAccountScreen().form)
+        assertFalse(harness.consentScreen().campusSignedIn)
+        harness.shutdown()
+    }
+
+    @Test fun cloud_consent_needs_an_installed_plugin() = runTest {
         val harness = sampleHarness()
         harness.setCloudConsent("canteen", true)
         assertFailsWith<HarnessException.NotFound> { harness.setCloudConsent("nope", true) }
-        harness.setCampusSession(false)
-        assertEquals(RefusalCode.UNAVAILABLE, harness.invokeAsAgent("c1", "wallet.cardBalance", "{}").refusal())
-        assertEquals("campus-session", harness.plugins().first { it.id == "wallet" }.unmet)
     }
 
     @Test fun a_due_check_runs_as_a_scheduled_read_and_the_alarm_is_exact_once_allowed() = runTest {

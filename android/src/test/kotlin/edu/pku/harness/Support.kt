@@ -67,12 +67,17 @@ const val BALANCE = """{"balanceYuan":42.5,"dailyLimitYuan":200.0,"spentTodayYua
 
 fun newDataDir(): String = Files.createTempDirectory("harness-kotlin-test").toString()
 
-/** A Harness on a fresh data directory with the sample plugins, the terms accepted, the campus
- *  session signed in, and conversation "c1" open. */
+/** A Harness with the sample plugins' code (the host library is built for development), on
+ *  [dataDir], reaching the campus at [campusOrigin] (a simulator) when given. */
+fun developmentHarness(dataDir: String = newDataDir(), platform: Platform = ScriptedPlatform(), campusOrigin: String? = null): Harness =
+    Harness.openForDevelopment(dataDir, platform, DevelopmentOptions(samplePlugins = true, campusOrigin = campusOrigin))
+
+/** A Harness on a fresh data directory with the sample plugins, the terms accepted, and
+ *  conversation "c1" open. */
 fun sampleHarness(platform: Platform = ScriptedPlatform()): Harness {
-    val harness = Harness.open(newDataDir(), platform)
+    val harness = developmentHarness(platform = platform)
     harness.installSamplePlugins()
-    harness.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
+    harness.setConsent(Consent(termsAccepted = true, met = emptyList()))
     harness.openConversation("c1")
     return harness
 }

@@ -34,12 +34,15 @@ open class HarnessApplication : Application() {
     /** The key the secrets are sealed with: the Android Keystore's (tests off a phone give another). */
     protected open fun sealingKey(): SealingKey = AndroidKeystoreKey
 
+    /** The core on [dataDir]: the app's, with no sample plugin (tests open it for development). */
+    protected open fun openHarness(dataDir: String, platform: AndroidPlatform): Harness = Harness.open(dataDir, platform)
+
     override fun onCreate() {
         super.onCreate()
         secrets = KeystoreSecrets(this, sealingKey())
         platform = AndroidPlatform(this, approvals, navigator, secrets = secrets)
         platform.notifications.createChannel()
-        harness = Harness.open(File(filesDir, "harness").path, platform)
+        harness = openHarness(File(filesDir, "harness").path, platform)
         platform.harness = harness
         // A prompt the core withdraws (its turn was stopped) leaves the screen.
         withdrawals = harness.subscribe(approvals.listener)

@@ -9,6 +9,8 @@ import android.os.SystemClock
 import androidx.test.core.app.ApplicationProvider
 import org.robolectric.Shadows.shadowOf
 import org.robolectric.shadows.ShadowAlarmManager
+import edu.pku.harness.DevelopmentOptions
+import edu.pku.harness.Harness
 import javax.crypto.KeyGenerator
 import javax.crypto.SecretKey
 
@@ -19,6 +21,10 @@ import javax.crypto.SecretKey
  */
 class SoftwareKeyApplication : HarnessApplication() {
     override fun sealingKey(): SealingKey = SealingKey { softwareKey }
+
+    /** The journeys' sample plugins: the host library the tests load is built for development. */
+    override fun openHarness(dataDir: String, platform: AndroidPlatform): Harness =
+        Harness.openForDevelopment(dataDir, platform, DevelopmentOptions(samplePlugins = true, campusOrigin = null))
 
     private companion object {
         val softwareKey: SecretKey = KeyGenerator.getInstance("AES").apply { init(256) }.generateKey()

@@ -107,7 +107,7 @@ class JourneyApp(model: ScriptedModelServer? = null) {
     init {
         // The terms accepted and signed in; the system permissions left as the phone reports them.
         harness.installSamplePlugins()
-        harness.setConsent(Consent(termsAccepted = true, met = listOf("campus-session")))
+        harness.setConsent(Consent(termsAccepted = true, met = emptyList()))
         if (model != null) {
             app.platform.writeSecret("model.apiKey", "sk-android")
             harness.changeSetting("model.endpoint", jsonString(model.endpoint))

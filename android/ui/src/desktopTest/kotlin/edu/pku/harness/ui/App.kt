@@ -1,6 +1,6 @@
 package edu.pku.harness.ui
 
-import edu.pku.harness.Consent
+import edu.pku.harness.DevelopmentOptions
 import edu.pku.harness.Harness
 import edu.pku.harness.ScriptedModel
 import edu.pku.harness.ScriptedPlatform
@@ -40,7 +40,7 @@ class FakePhone(private val platform: ScriptedPlatform) : PhoneActions {
 
 /**
  * The app on the real library: a Harness on [dataDir] (the sample plugins installed on a fresh
- * one, the terms accepted, signed in), in [language], its model [model], its prompts answered
+ * one, the terms accepted), in [language], its model [model], its prompts answered
  * through an [ApprovalHost], its screens' holders in [models].
  */
 class App(
@@ -48,6 +48,8 @@ class App(
     model: ScriptedModel? = null,
     val dataDir: String = newDataDir(),
     fresh: Boolean = true,
+    /** Where the campus is reached: a campus simulator (`startCampusSimulator()`). */
+    campusOrigin: String? = null,
 ) : AutoCloseable {
     val approvals = ApprovalHost()
     val platform = ScriptedPlatform().apply {
@@ -55,13 +57,14 @@ class App(
         secrets["model.apiKey"] = "sk-ui"
     }
     val phone = FakePhone(platform)
-    val harness: Harness = Harness.open(dataDir, platform).apply {
+    val harness: Harness = Harness.openForDevelopment(
+        dataDir, platform, DevelopmentOptions(samplePlugins = true, campusOrigin = campusOrigin),
+    ).apply {
         if (fresh) {
             installSamplePlugins()
-            // The terms and the campus session; the system permissions stay as the phone
-            // reports them (not asked yet), as on a new install.
+            // The terms; the system permissions stay as the phone reports them (not asked
+            // yet), as on a new install, and the campus account is not signed in.
             acceptTerms()
-            setCampusSession(true)
         }
         if (model != null) {
             changeSetting("model.endpoint", jsonString(model.endpoint))
@@ -72,7 +75,7 @@ class App(
     private val withdrawals = harness.subscribe(approvals.listener)
     val scope = CoroutineScope(SupervisorJob() + Dispatchers.Main)
     val navigator = AppNavigator()
-    val models = AppModels(harness, phone, scope)
+    val models = AppModels(harness, phone, scope, navigator)
 
     override fun close() {
         models.close()

@@ -375,6 +375,8 @@ class ScreensTest {
                 screen(Route.PLUGINS, "plugins") { m.plugins.model?.title }
                 screen(Route.CONVERSATION_SETTINGS, "conversation-settings") { m.conversationSettings.model?.title }
                 screen(Route.CONSENT, "consent") { m.consent.model?.title }
+                screen(Route.CAMPUS_ACCOUNT, "campus-sign-in") { m.campus.model?.title }
+                screen(Route.TREEHOLE_CHECK, "treehole-check") { m.treehole.model?.title }
                 screen(Route.MODEL, "model") { m.model.model?.title }
                 onNodeWithText("sk-ui").assertDoesNotExist()
                 screen(Route.MEMORY, "memory-empty") { m.memory.model?.title }

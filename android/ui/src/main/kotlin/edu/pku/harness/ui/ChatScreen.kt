@@ -47,6 +47,7 @@ object ChatTags {
     const val ATTACH = "chat-attach"
     const val STATUS = "chat-status"
     const val DOCUMENTS = "chat-documents"
+    const val CAMPUS_NOTICE = "chat-campus-notice"
     fun item(index: Int) = "chat-item-$index"
 }
 
@@ -81,6 +82,7 @@ fun ChatPage(holder: ScreenModel<ChatScreen>, settingsLabel: String?, openSettin
         Column(Modifier.fillMaxWidth().padding(horizontal = 12.dp, vertical = 6.dp), verticalArrangement = Arrangement.spacedBy(4.dp)) {
             Text(chat.status, style = MaterialTheme.typography.labelMedium, modifier = Modifier.testTag(ChatTags.STATUS))
             chat.planModeNote?.let { Text(it, style = MaterialTheme.typography.labelMedium, color = MaterialTheme.colorScheme.tertiary) }
+            chat.campusNotice?.let { CoreButton(it, Modifier.testTag(ChatTags.CAMPUS_NOTICE)) { a -> holder.act(a) } }
             if (chat.documents.isNotEmpty()) {
                 Text(
                     chat.documents.joinToString("  ·  "),

@@ -41,11 +41,12 @@ class AppModels(
     private val harness: Harness,
     private val phone: PhoneActions,
     private val scope: CoroutineScope,
+    private val navigator: AppNavigator,
     val conversation: String = MAIN_CONVERSATION,
 ) : AutoCloseable {
     private val refreshAll: () -> Unit = { refresh() }
     private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: (Harness) -> T) =
-        ScreenModel(harness, phone, scope, refreshOn, refreshAll, read)
+        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, read)
 
     private val memoryEvents: (HarnessEvent) -> Boolean = { it is HarnessEvent.MemoryPending }
 
@@ -59,6 +60,8 @@ class AppModels(
     val conversationSettings = screen { it.conversationSettingsScreen(conversation) }
     val plugins = screen { it.pluginsScreen() }
     val consent = screen { it.consentScreen() }
+    val campus = screen { it.campusAccountScreen() }
+    val treehole = screen { it.treeholeCheckScreen() }
     val model = screen { it.modelSettingsScreen() }
     val memory = screen(memoryEvents) { it.memoryInboxScreen() }
 
@@ -69,7 +72,7 @@ class AppModels(
     val audit = screen(chatEvents(conversation)) { it.auditScreen(auditFilter) }
     val jobs = screen { it.jobsScreen() }
 
-    private val all = listOf(navigation, chat, conversationSettings, plugins, consent, model, memory, audit, jobs)
+    private val all = listOf(navigation, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
     private var detail: ScreenModel<PluginDetail>? = null
 
     /** The holder of the plugin detail on screen, if one is. */
@@ -104,7 +107,7 @@ class AppModels(
 @Composable
 fun HarnessApp(harness: Harness, approvals: ApprovalHost, phone: PhoneActions, navigator: AppNavigator, modifier: Modifier = Modifier) {
     val scope = rememberCoroutineScope()
-    val models = remember(harness) { AppModels(harness, phone, scope) }
+    val models = remember(harness) { AppModels(harness, phone, scope, navigator) }
     DisposableEffect(models) { onDispose { models.close() } }
     HarnessAppContent(models, approvals, navigator, modifier)
 }
@@ -165,5 +168,7 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         Route.AUDIT -> AuditPage(models.audit) { plugin, actor -> models.filterAudit(plugin, actor) }
         Route.CONSENT -> ConsentPage(models.consent)
         Route.MODEL -> ModelPage(models.model)
+        Route.CAMPUS_ACCOUNT -> CampusAccountPage(models.campus)
+        Route.TREEHOLE_CHECK -> TreeholeCheckPage(models.treehole)
     }
 }

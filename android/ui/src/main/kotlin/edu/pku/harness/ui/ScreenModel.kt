@@ -9,6 +9,7 @@ import edu.pku.harness.HarnessEvent
 import edu.pku.harness.core.Acted
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.AddPluginScreen
+import edu.pku.harness.core.Route
 import edu.pku.harness.core.ShellEffect
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
@@ -31,6 +32,8 @@ class ScreenModel<T : Any>(
     private val refreshOn: (HarnessEvent) -> Boolean = { false },
     /** Called after each tap the core took: a tap may change what other screens show. */
     private val afterAct: () -> Unit = {},
+    /** Shows a screen a tap asked for (`Acted.Open`). */
+    private val open: (Route) -> Unit = {},
     private val read: (Harness) -> T,
 ) : AutoCloseable {
     var model: T? by mutableStateOf(null)
@@ -76,6 +79,7 @@ class ScreenModel<T : Any>(
         when (val acted = withContext(Dispatchers.IO) { harness.act(action) }) {
             is Acted.Shell -> shell(acted.v1)
             is Acted.Preview -> preview = acted.v1
+            is Acted.Open -> withContext(Dispatchers.Main) { open(acted.route) }
             is Acted.Done, is Acted.TurnEnded -> if (action is Action.InstallPreview) preview = null
         }
         true

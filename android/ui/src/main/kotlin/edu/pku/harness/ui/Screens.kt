@@ -57,6 +57,8 @@ object ScreenTags {
     const val MODEL = "model-name"
     const val KEY = "model-key"
     const val SAVE = "model-save"
+    const val CAMPUS_STATE = "campus-state"
+    const val CAMPUS_OPEN = "campus-open"
     fun plugin(id: String) = "plugin-$id"
     fun mode(effect: String) = "mode-$effect"
     fun memory(id: Long) = "memory-$id"
@@ -65,7 +67,7 @@ object ScreenTags {
 
 /** A screen's scrolling column, with the core's message for a refused tap at its top. */
 @Composable
-private fun Page(message: String?, content: @Composable ColumnScope.() -> Unit) {
+internal fun Page(message: String?, content: @Composable ColumnScope.() -> Unit) {
     Column(Modifier.fillMaxSize()) {
         Message(message)
         Column(
@@ -77,13 +79,13 @@ private fun Page(message: String?, content: @Composable ColumnScope.() -> Unit) 
 }
 
 @Composable
-private fun Title(text: String) = Text(text, style = MaterialTheme.typography.titleLarge)
+internal fun Title(text: String) = Text(text, style = MaterialTheme.typography.titleLarge)
 
 @Composable
-private fun Section(text: String) = Text(text, style = MaterialTheme.typography.titleSmall, color = MaterialTheme.colorScheme.primary)
+internal fun Section(text: String) = Text(text, style = MaterialTheme.typography.titleSmall, color = MaterialTheme.colorScheme.primary)
 
 @Composable
-private fun Small(text: String) = Text(text, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.onSurfaceVariant)
+internal fun Small(text: String) = Text(text, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.onSurfaceVariant)
 
 @Composable
 private fun Lines(lines: List<String>) {
@@ -91,7 +93,7 @@ private fun Lines(lines: List<String>) {
 }
 
 @Composable
-private fun Card(modifier: Modifier = Modifier, content: @Composable ColumnScope.() -> Unit) {
+internal fun Card(modifier: Modifier = Modifier, content: @Composable ColumnScope.() -> Unit) {
     Surface(modifier.fillMaxWidth(), shape = RoundedCornerShape(12.dp), tonalElevation = 1.dp) {
         Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(6.dp), content = content)
     }
@@ -251,7 +253,8 @@ fun ConsentPage(holder: ScreenModel<ConsentScreen>) {
         Text(screen.termsState)
         screen.acceptTerms?.let { CoreButton(it, onAct = act) }
         Section(screen.campusLabel)
-        CoreButton(screen.campusToggle, onAct = act)
+        Text(screen.campusState, modifier = Modifier.testTag(ScreenTags.CAMPUS_STATE))
+        CoreButton(screen.campusOpen, Modifier.testTag(ScreenTags.CAMPUS_OPEN), onAct = act)
         Section(screen.cloudLabel)
         for (row in screen.cloud) {
             Card {

@@ -1,0 +1,51 @@
+//! How every command opens a data directory: the OS keyring for its secrets (filed under the
+//! directory), the campus reached as `HARNESS_CAMPUS_ORIGIN` says (the simulator, in
+//! development), MCP servers on this machine accepted (a plugin author's), and the sample
+//! plugins' code only in a directory `harness demo` made — a data directory of one's own has
+//! no sample or fake plugin (DESIGN.md §10).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use harness_core::invoke::ApprovalBroker;
+use harness_core::plugins::samples::Samples;
+use harness_core::plugins::script::WithBundles;
+use harness_core::{Engine, Options};
+
+use crate::secrets::KeyringSecrets;
+
+/// The file `harness demo` leaves in its data directory.
+pub const DEMO_MARKER: &str = "demo-samples";
+
+/// Whether `data_dir` is one `harness demo` made.
+pub fn is_demo(data_dir: &Path) -> bool {
+    data_dir.join(DEMO_MARKER).is_file()
+}
+
+/// The engine's options for `data_dir`, with `broker` answering its prompts.
+pub fn options(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Options, String> {
+    // Made first, so its keyring scope is its canonical path from the first run on.
+    std::fs::create_dir_all(data_dir).map_err(|e| {
+        format!(
+            "cannot create the data directory {}: {e}",
+            data_dir.display()
+        )
+    })?;
+    let mut options = Options::new(broker);
+    options.secrets = Arc::new(KeyringSecrets::for_data_dir(data_dir));
+    options.campus = crate::campus::origin()?;
+    // A development tool: an MCP server on this machine, which a plugin author runs, is
+    // accepted; the app never accepts one (DESIGN.md §5).
+    options.development_servers = true;
+    // With the samples, the TypeScript plugins the library ships (plugins/<id>/bundle.js; the
+    // echo demo until the app's own are written).
+    if is_demo(data_dir) {
+        options.catalog = Arc::new(WithBundles(Samples));
+    }
+    Ok(options)
+}
+
+/// Opens `data_dir` with [`options`].
+pub fn engine(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Engine, String> {
+    Engine::open(data_dir, options(data_dir, broker)?).map_err(|e| e.to_string())
+}

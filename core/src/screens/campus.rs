@@ -1,0 +1,280 @@
+//! The campus account's screens (DESIGN.md §10): signing in with the student's PKU account —
+//! student id and password, then the second factor IAAA asks for on the same screen — the
+//! sessions it holds and signing out; and Treehole's own SMS check, a hands-on step the agent
+//! can only open. The password is typed into the shell's secure field and handed to the core
+//! in the tap's action; it is never part of a screen.
+
+use super::texts::{local_time, tr};
+use super::{Action, Button, ButtonRole, LabelValue};
+use crate::campus::wire::Service;
+use crate::campus::{Campus, CampusError, SecondFactor};
+use crate::engine::{Engine, EngineError};
+use crate::settings::Language;
+
+/// IAAA lets a new SMS code be sent this long after the last (SERVICES.md §1).
+pub const RESEND_AFTER_MS: i64 = 60_000;
+
+/// The campus account: the sign-in form, the code IAAA waits for, or the account signed in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct CampusAccountScreen {
+    pub title: String,
+    /// What signing in does and where the password goes.
+    pub explanation: String,
+    /// The student id and password form, when nothing is signed in or waiting.
+    pub form: Option<SignInForm>,
+    /// The second factor, while IAAA waits for it.
+    pub code: Option<CodeStep>,
+    /// The account signed in: the student id, each service and until when.
+    pub signed_in: Option<SignedIn>,
+}
+
+/// The form the shell renders; its button's action is `Action::CampusSignIn` with what the
+/// student typed (the password in a secure field).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct SignInForm {
+    pub student_id_label: String,
+    pub password_label: String,
+    pub remember_label: String,
+    /// Why one would tick it, and what it keeps where.
+    pub remember_hint: String,
+    pub submit_label: String,
+}
+
+/// The code step; its button's action is `Action::CampusSubmitCode` with the code typed (the
+/// field carries the platform's one-time-code autofill hint).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct CodeStep {
+    /// The student id the code is for.
+    pub account: String,
+    /// "Enter the code sent to 138****5678" or the authenticator's words.
+    pub prompt: String,
+    pub code_label: String,
+    pub submit_label: String,
+    /// Sends a new SMS code; none for an authenticator code, or until 60 s have passed.
+    pub resend: Option<Button>,
+    /// "A new code can be sent in 42 s", while the resend waits.
+    pub resend_wait: Option<String>,
+    pub cancel: Button,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct SignedIn {
+    pub account_label: String,
+    pub account: String,
+    pub services: Vec<LabelValue>,
+    pub sign_out: Button,
+}
+
+/// Treehole's own SMS check (SERVICES.md §3), asked for by a plugin's request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct TreeholeCheckScreen {
+    pub title: String,
+    pub explanation: String,
+    pub send: Button,
+    pub code_label: String,
+    /// Its action is `Action::TreeholeVerify` with the code typed.
+    pub submit_label: String,
+}
+
+pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountScreen, EngineError> {
+    let campus = engine.campus();
+    let status = campus.status().map_err(|e| words(lang, &e))?;
+    let explanation = tr(
+        lang,
+        "用北京大学统一身份认证（IAAA）登录后，插件才能替你查询校园卡、门户和树洞。密码加密后只发给 IAAA，不会交给任何插件。",
+        "Sign in with your PKU account (IAAA) so plugins can reach the campus card, the portal and Treehole for you. Your password is encrypted and sent only to IAAA; no plugin ever sees it.",
+    )
+    .to_owned();
+    let title = tr(lang, "校园账号", "Campus account").to_owned();
+    if let Some((account, factor, sent)) = campus.waiting_for() {
+        return Ok(CampusAccountScreen {
+            title,
+            explanation,
+            form: None,
+            code: Some(code_step(engine, lang, account, factor, sent)),
+            signed_in: None,
+        });
+    }
+    if campus.signed_in() {
+        let zone = engine.settings().time_zone;
+        let services = status
+            .services
+            .iter()
+            .map(|(service, until)| LabelValue {
+                label: service_words(lang, *service).to_owned(),
+                value: match until {
+                    Some(ms) => match lang {
+                        Language::Zh => format!("已登录，至 {}", local_time(&zone, *ms)),
+                        Language::En => format!("Signed in until {}", local_time(&zone, *ms)),
+                    },
+                    None => tr(lang, "已登录", "Signed in").to_owned(),
+                },
+            })
+            .collect();
+        return Ok(CampusAccountScreen {
+            title,
+            explanation,
+            form: None,
+            code: None,
+            signed_in: Some(SignedIn {
+                account_label: tr(lang, "学号", "Student id").into(),
+                account: status.account.unwrap_or_default(),
+                services,
+                sign_out: Button::new(
+                    tr(lang, "退出登录", "Sign out").into(),
+                    ButtonRole::Destructive,
+                    Action::CampusSignOut,
+                ),
+            }),
+        });
+    }
+    Ok(CampusAccountScreen {
+        title,
+        explanation,
+        form: Some(SignInForm {
+            student_id_label: tr(lang, "学号", "Student id").into(),
+            password_label: tr(lang, "密码", "Password").into(),
+            remember_label: tr(lang, "在这台手机上记住密码", "Remember my password on this phone")
+                .into(),
+            remember_hint: tr(
+                lang,
+                "密码只存在手机的钥匙串里，登录过期时用来自动重新登录。",
+                "Kept only in this phone's keystore, to sign in again by itself when a session ends.",
+            )
+            .into(),
+            submit_label: tr(lang, "登录", "Sign in").into(),
+        }),
+        code: None,
+        signed_in: None,
+    })
+}
+
+fn code_step(
+    engine: &Engine,
+    lang: Language,
+    account: String,
+    factor: SecondFactor,
+    sent: Option<i64>,
+) -> CodeStep {
+    let (prompt, resend, resend_wait) = match factor {
+        SecondFactor::Sms { mobile_mask } => {
+            let waited = sent.map_or(RESEND_AFTER_MS, |at| engine.now_ms() - at);
+            let left_s = (RESEND_AFTER_MS - waited + 999) / 1000;
+            let prompt = match lang {
+                Language::Zh => format!("请输入发送到 {mobile_mask} 的短信验证码"),
+                Language::En => format!("Enter the SMS code sent to {mobile_mask}"),
+            };
+            if left_s > 0 {
+                let wait = match lang {
+                    Language::Zh => format!("{left_s} 秒后可以重新发送"),
+                    Language::En => format!("A new code can be sent in {left_s} s"),
+                };
+                (prompt, None, Some(wait))
+            } else {
+                let resend = Button::new(
+                    tr(lang, "重新发送验证码", "Send a new code").into(),
+                    ButtonRole::Normal,
+                    Action::CampusResendCode,
+                );
+                (prompt, Some(resend), None)
+            }
+        }
+        SecondFactor::Otp => (
+            tr(
+                lang,
+                "请输入手机令牌（北大身份认证 App）上的 6 位动态码",
+                "Enter the 6-digit code of your authenticator (手机令牌)",
+            )
+            .to_owned(),
+            None,
+            None,
+        ),
+    };
+    CodeStep {
+        account,
+        prompt,
+        code_label: tr(lang, "验证码", "Code").into(),
+        submit_label: tr(lang, "确认", "Confirm").into(),
+        resend,
+        resend_wait,
+        cancel: Button::new(
+            tr(lang, "返回", "Back").into(),
+            ButtonRole::Normal,
+            Action::CampusCancelSignIn,
+        ),
+    }
+}
+
+pub(super) fn treehole(lang: Language) -> TreeholeCheckScreen {
+    TreeholeCheckScreen {
+        title: tr(lang, "树洞短信验证", "Treehole SMS check").into(),
+        explanation: tr(
+            lang,
+            "树洞要求定期用短信验证手机号（大约每 30 天一次）。发送验证码，收到后填在下面。",
+            "Treehole asks you to confirm your phone number by SMS now and then (about every 30 days). Send the code, then enter it below.",
+        )
+        .into(),
+        send: Button::new(
+            tr(lang, "发送验证码", "Send the code").into(),
+            ButtonRole::Primary,
+            Action::TreeholeSendCode,
+        ),
+        code_label: tr(lang, "验证码", "Code").into(),
+        submit_label: tr(lang, "确认", "Confirm").into(),
+    }
+}
+
+pub(super) fn service_words(lang: Language, service: Service) -> &'static str {
+    match service {
+        Service::Portal => tr(lang, "校内门户", "Campus portal"),
+        Service::Card => tr(lang, "校园卡", "Campus card"),
+        Service::Treehole => tr(lang, "树洞", "Treehole"),
+    }
+}
+
+/// A campus failure in the student's words, in their language (IAAA's E-codes included).
+pub(super) fn words(lang: Language, error: &CampusError) -> EngineError {
+    let zh = match error {
+        CampusError::Iaaa { code, .. } => match code.as_str() {
+            "E01" => Some("学号或密码不正确".to_owned()),
+            "E02" => Some("账号需要先激活：请先在门户网页上激活".to_owned()),
+            "E03" => Some(CAPTCHA_ZH.to_owned()),
+            "E04" => Some("短信验证码不正确或已过期：请重新发送".to_owned()),
+            "E05" => Some("手机令牌动态码不正确或未填写".to_owned()),
+            "E07" => Some("统一身份认证暂时无法核对账号，请稍后再试".to_owned()),
+            "E21" => Some("统一身份认证不允许这个账号在这里登录".to_owned()),
+            _ => None,
+        }
+        .map(|said| format!("{said}（{code}）")),
+        CampusError::Captcha => Some(CAPTCHA_ZH.to_owned()),
+        CampusError::Unreachable(_) => Some("连不上校园服务，请检查网络后再试".to_owned()),
+        CampusError::NoPendingSignIn => Some("没有等待验证码的登录，请重新登录".to_owned()),
+        CampusError::TooSoon(s) => Some(format!("验证码 {s} 秒前刚发送，60 秒后才能重新发送")),
+        CampusError::NotSignedIn => Some("还没有登录校园账号".to_owned()),
+        CampusError::Keystore(_) => Some("手机的钥匙串出错，没有登录任何服务".to_owned()),
+        CampusError::Chain(_) | CampusError::Treehole(_) => None,
+    };
+    let message = match (lang, zh) {
+        (Language::Zh, Some(zh)) => zh,
+        _ => error.to_string(),
+    };
+    EngineError::Invalid(message)
+}
+
+const CAPTCHA_ZH: &str = "统一身份认证要求输入图片验证码，应用无法显示：请先在门户网页（portal.pku.edu.cn）登录一次，再回来重试";
+
+/// Whether `campus` holds every service's session: the consent screen's line.
+pub(super) fn status_words(lang: Language, campus: &Campus) -> String {
+    match campus.status() {
+        Ok(status) if campus.signed_in() => match lang {
+            Language::Zh => format!("已登录：{}", status.account.unwrap_or_default()),
+            Language::En => format!("Signed in as {}", status.account.unwrap_or_default()),
+        },
+        _ => tr(lang, "未登录", "Not signed in").into(),
+    }
+}
