@@ -123,6 +123,7 @@ fn after_deny_the_model_reads_the_refusal_and_answers_otherwise_than_after_allow
 const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed canteen (community, 3 tools)
   installed dashboard (bundled, 1 tools)
+  installed echo (bundled, 1 tools)
   installed files (bundled, 3 tools)
   installed mcp-forum (remote, 2 tools)
   installed memory (bundled, 4 tools)
