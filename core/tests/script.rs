@@ -53,6 +53,13 @@ fn engine(dir: &std::path::Path, hostile: Limits) -> Engine {
     engine
 }
 
+/// An engine in a data directory of its own, kept as long as the directory is.
+fn fresh(hostile: Limits) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), hostile);
+    (dir, engine)
+}
+
 async fn call(engine: &Engine, tool: &str, actor: Actor, input: Value) -> Outcome {
     let conversation = (actor == Actor::Agent).then(|| "c".to_owned());
     engine
@@ -82,8 +89,7 @@ async fn failed(engine: &Engine, tool: &str, actor: Actor, input: Value) -> Stri
 
 #[tokio::test]
 async fn a_typescript_tool_answers_through_the_invoke_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         ran(&engine, "echo.say", json!({"text": "你好"})).await,
         json!({"text": "你好"})
@@ -92,8 +98,7 @@ async fn a_typescript_tool_answers_through_the_invoke_path() {
 
 #[tokio::test]
 async fn the_model_sees_the_json_schema_zod_made_with_each_describe() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     let tool = engine.installed().tool("echo.say").unwrap();
     assert_eq!(
         tool.input.source(),
@@ -113,8 +118,7 @@ async fn the_model_sees_the_json_schema_zod_made_with_each_describe() {
 
 #[tokio::test]
 async fn a_thrown_error_is_the_tool_s_failure_with_its_message() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         failed(
             &engine,
@@ -129,8 +133,7 @@ async fn a_thrown_error_is_the_tool_s_failure_with_its_message() {
 
 #[tokio::test]
 async fn a_returned_status_object_is_a_result() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         ran(&engine, "probe.verify", json!({})).await,
         json!({"status": "verification_required", "methods": ["sms"], "message": "请输入短信验证码"})
@@ -139,8 +142,7 @@ async fn a_returned_status_object_is_a_result() {
 
 #[tokio::test]
 async fn a_tool_is_told_its_actor_and_turn() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     let agent = ran(&engine, "probe.whoami", json!({})).await;
     assert_eq!(agent["actor"], "agent");
     assert_eq!(agent["turn"]["sessionId"], "c");
@@ -157,8 +159,7 @@ async fn a_tool_is_told_its_actor_and_turn() {
 
 #[tokio::test]
 async fn the_store_keeps_json_values_through_the_store_gate() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         ran(&engine, "probe.recall", json!({"key": "memo"})).await,
         json!({"value": null})
@@ -197,8 +198,7 @@ async fn http_get_goes_through_the_network_gate_and_its_allowlist() {
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 14\r\nconnection: close\r\n\r\n{\"open\": true}")
             .unwrap();
     });
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         ran(
             &engine,
@@ -221,8 +221,7 @@ async fn http_get_goes_through_the_network_gate_and_its_allowlist() {
 
 #[tokio::test]
 async fn context_notify_and_messages_reach_the_host_s_gates() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     ran(
         &engine,
         "probe.setContext",
@@ -259,8 +258,7 @@ async fn context_notify_and_messages_reach_the_host_s_gates() {
 
 #[tokio::test]
 async fn tools_call_reaches_another_bundled_tool_through_the_invoke_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         ran(
             &engine,
@@ -282,8 +280,7 @@ async fn tools_call_reaches_another_bundled_tool_through_the_invoke_path() {
 
 #[tokio::test]
 async fn cloud_without_consent_is_a_cloud_error_consent_required() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         ran(&engine, "probe.cloud", json!({})).await,
         json!({"status": "cloud_refused", "code": "consent_required"})
@@ -292,8 +289,7 @@ async fn cloud_without_consent_is_a_cloud_error_consent_required() {
 
 #[tokio::test]
 async fn files_pick_and_notify_fix_are_refused_for_the_agent_s_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         failed(&engine, "probe.pick", Actor::Agent, json!({})).await,
         "files.pick needs the user's tap on a screen; a tool the agent calls cannot use it"
@@ -306,8 +302,7 @@ async fn files_pick_and_notify_fix_are_refused_for_the_agent_s_call() {
 
 #[tokio::test]
 async fn a_service_kept_past_its_call_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     ran(&engine, "probe.keep", json!({})).await;
     let late = ran(&engine, "probe.useKept", json!({})).await;
     assert_eq!(late["refused"], true);
@@ -323,8 +318,7 @@ async fn a_service_kept_past_its_call_is_refused() {
 
 #[tokio::test]
 async fn an_infinite_loop_is_ended_at_the_deadline_and_the_plugin_runs_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     let started = std::time::Instant::now();
     assert_eq!(
         failed(&engine, "hostile.spin", Actor::Agent, json!({})).await,
@@ -339,8 +333,7 @@ async fn an_infinite_loop_is_ended_at_the_deadline_and_the_plugin_runs_again() {
 
 #[tokio::test]
 async fn a_promise_that_never_settles_is_ended_at_the_deadline() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     assert_eq!(
         failed(&engine, "hostile.hang", Actor::Agent, json!({})).await,
         "捣乱 took longer than 0.3 s and was stopped"
@@ -391,8 +384,7 @@ async fn deep_recursion_is_an_error_not_a_crash() {
 
 #[tokio::test]
 async fn one_plugin_cannot_see_another_s_globals() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     ran(&engine, "hostile.plant", json!({"value": "窃取"})).await;
     assert_eq!(
         ran(&engine, "probe.peek", json!({})).await,
@@ -402,8 +394,7 @@ async fn one_plugin_cannot_see_another_s_globals() {
 
 #[tokio::test]
 async fn eval_of_attacker_text_reaches_nothing_the_plugin_could_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     let names = [
         "__pkuHost",
         "__pkuLog",
@@ -531,8 +522,7 @@ async fn another_call_runs_while_a_script_loops() {
 
 #[tokio::test]
 async fn a_declared_default_mode_and_target_apply_as_for_any_bundled_plugin() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     // probe declares defaultModes {public: 'ask'}; post's target is '发帖：{text}'.
     let done = engine
         .invoke(Call {
@@ -558,8 +548,7 @@ async fn a_declared_default_mode_and_target_apply_as_for_any_bundled_plugin() {
 
 #[tokio::test]
 async fn campus_request_is_the_core_s_campus_client_with_its_checks() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), quick());
+    let (_dir, engine) = fresh(quick());
     // probe neither requires the campus session nor names a campus service in its scopes.
     assert_eq!(
         failed(
