@@ -3,7 +3,8 @@
 # lacks (Debian packages, the Kotlin compiler from npm, Compose Multiplatform from Maven Central,
 # tree-sitter from PyPI, Rust targets).
 #  0. cargo fmt --check and cargo clippy -D warnings over the whole workspace; no uniffi in the
-#     core's or the CLI's own build
+#     core's or the CLI's own build; the TypeScript plugins type-checked and their committed
+#     bundles rebuilt and compared (scripts/check-bundles.sh; npm packages into sdk/node_modules)
 #  1. the Rust workspace: unit, integration, property, crash and FFI tests
 #  2. cargo check of the FFI crate for aarch64-linux-android and aarch64-apple-ios
 #  3. a syntax check of the generated and hand-written Swift and of the C header
@@ -38,6 +39,10 @@ for crate in harness-core harness-cli; do
     exit 1
   fi
 done
+
+# The bundles the core ships and its tests load are built from TypeScript; a stale one fails here,
+# named, before anything runs it.
+scripts/check-bundles.sh
 
 # The remote-plugin tests talk to a real MCP server (core/tests/mcp_remote.rs), pinned here.
 mcp_prefix="${HOME}/.cache/pku-harness/mcp"

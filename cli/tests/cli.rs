@@ -341,3 +341,32 @@ fn a_call_to_a_plugin_not_installed_names_it() {
         "harness: nosuch.x was refused (unavailable): No plugin \"nosuch\" is installed (tool \"nosuch.x\"). The user installs plugins in Settings → Plugins.\n"
     );
 }
+
+#[test]
+fn a_typescript_plugin_the_library_ships_runs_on_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    // A directory `harness demo` made (cli/src/open.rs, DEMO_MARKER): the samples and the
+    // shipped TypeScript plugins run there.
+    std::fs::write(dir.path().join("demo-samples"), "").unwrap();
+    assert!(
+        run(&["consent", "--data-dir", data, "accept-terms"])
+            .status
+            .success()
+    );
+    let output = run(&[
+        "call",
+        "echo.say",
+        r#"{"text": "你好"}"#,
+        "--data-dir",
+        data,
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "{\n  \"text\": \"你好\"\n}\n");
+    let output = run(&["call", "echo.say", r#"{"text": 5}"#, "--data-dir", data]);
+    assert!(
+        text(&output.stderr).starts_with("harness: echo.say was refused (invalid_input): "),
+        "{}",
+        text(&output.stderr)
+    );
+}

@@ -9,7 +9,7 @@ use harness_core::campus::keys;
 use harness_core::campus::wire::Service;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::{ApprovalBroker, Assessment, Call, PluginHandler, Prompt, ToolContext};
-use harness_core::plugins::document;
+use harness_core::plugins::{document, script};
 use harness_core::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
 use harness_core::registry::{Effect, McpTool, Plugin, PluginKind, Tool, parse_manifest, tool_id};
 use harness_core::secrets::{SecretError, SecretStore};
@@ -64,6 +64,10 @@ struct PluginSpec {
     /// A plugin document's whole text (PLUGIN.md), loaded as its `kind`.
     #[serde(default)]
     document: Option<String>,
+    /// The id of a TypeScript plugin the library ships (`plugins::script::BUNDLES`), its
+    /// manifest read from the bundle and its tools run by the engine.
+    #[serde(default)]
+    bundle: Option<String>,
     #[serde(flatten)]
     manifest: Map<String, Value>,
 }
@@ -270,26 +274,45 @@ impl Scenario {
         }
         let engine = Engine::in_memory(options).map_err(|e| e.to_string())?;
         for spec in self.plugins {
-            let plugin = match (spec.mcp_tools, spec.document) {
-                (Some(tools), None) => {
+            let mut handler: Arc<dyn PluginHandler> = tools.clone();
+            let plugin = match (spec.mcp_tools, spec.document, spec.bundle) {
+                (Some(tools), None, None) => {
                     let id = spec.manifest.get("id").and_then(Value::as_str).unwrap_or("");
                     let server = id.strip_prefix("mcp-").ok_or_else(|| {
                         format!("bad scenario: a plugin with mcpTools has the id mcp-<server>, not \"{id}\"")
                     })?;
                     Plugin::from_mcp(server, server, &tools)
                 }
-                (None, Some(text)) => document::parse(&text)
+                (None, Some(text), None) => document::parse(&text)
                     .and_then(|doc| Plugin::load(doc.manifest, spec.kind)),
-                (None, None) => parse_manifest(&Value::Object(spec.manifest))
+                (None, None, Some(id)) => {
+                    if spec.kind != PluginKind::Bundled || !spec.manifest.is_empty() {
+                        return Err(format!(
+                            "bad scenario: the bundle \"{id}\" is a plugin of kind bundled with no other key beside kind and enabled"
+                        ));
+                    }
+                    let source = script::BUNDLES
+                        .iter()
+                        .find(|(shipped, _)| *shipped == id)
+                        .map(|(_, source)| *source)
+                        .ok_or_else(|| format!("bad scenario: the library ships no bundle \"{id}\""))?;
+                    script::load(source, script::Limits::default()).map(|(plugin, script)| {
+                        handler = script;
+                        plugin
+                    })
+                }
+                (None, None, None) => parse_manifest(&Value::Object(spec.manifest))
                     .and_then(|manifest| Plugin::load(manifest, spec.kind)),
-                (Some(_), Some(_)) => {
-                    return Err("bad scenario: a plugin has mcpTools or a document, not both".into());
+                _ => {
+                    return Err(
+                        "bad scenario: a plugin has at most one of mcpTools, document and bundle".into(),
+                    );
                 }
             }
             .map_err(|e| format!("load error: {e}"))?;
             let id = plugin.id.clone();
             engine
-                .install(plugin, "scenario", tools.clone())
+                .install(plugin, "scenario", handler)
                 .map_err(|e| format!("load error: {e}"))?;
             engine
                 .set_enabled(&id, spec.enabled)

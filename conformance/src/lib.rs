@@ -14,8 +14,10 @@
 //!   — a remote server's `tools/list` answer, with the plugin's `id` `mcp-<server>`; each tool's
 //!   effect comes from `readOnlyHint` (true → read, anything else → write) as
 //!   `Plugin::from_mcp` maps it — or as `"document": "<the whole PLUGIN.md text>"`, loaded as
-//!   the plugin's `kind` (official or community) the way an installed document is. A plugin has
-//!   one of the two at most.
+//!   the plugin's `kind` (official or community) the way an installed document is — or as
+//!   `"bundle": "<id>"`, a TypeScript plugin the library ships (`plugins::script::BUNDLES`),
+//!   of kind bundled with no manifest keys: its manifest is read from the bundle and its calls
+//!   run in the engine. A plugin has one of the three at most.
 //! - Gate scenarios: the shapes of every gate, listed at the top of `gate.rs`.
 //!
 //! The runner passes only what it checked, so it is stricter than FORMAT.md says:

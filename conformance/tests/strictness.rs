@@ -241,3 +241,26 @@ async fn an_answer_on_a_step_that_raised_no_prompt_is_a_scenario_error() {
     // The same step without its answer passes, so the answer alone made it fail.
     assert_eq!(run_scenario(&passing("not answered")).await, Ok(()));
 }
+
+#[tokio::test]
+async fn a_bundle_is_one_the_library_ships_of_kind_bundled_with_no_manifest_beside_it() {
+    let step = json!([{"call": {"tool": "echo.say", "actor": "agent", "input": {"text": "x"}}, "expect": {"decision": "run"}}]);
+    let with = |plugin: Value| json!({"name": "b", "plugins": [plugin], "steps": step});
+    assert_eq!(
+        run_scenario(&with(json!({"kind": "bundled", "bundle": "nosuch"}))).await,
+        Err("bad scenario: the library ships no bundle \"nosuch\"".into())
+    );
+    for plugin in [
+        json!({"kind": "community", "bundle": "echo"}),
+        json!({"kind": "bundled", "bundle": "echo", "id": "echo"}),
+    ] {
+        assert_eq!(
+            run_scenario(&with(plugin)).await,
+            Err("bad scenario: the bundle \"echo\" is a plugin of kind bundled with no other key beside kind and enabled".into())
+        );
+    }
+    assert_eq!(
+        run_scenario(&with(json!({"kind": "bundled", "bundle": "echo"}))).await,
+        Ok(())
+    );
+}

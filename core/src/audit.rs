@@ -91,7 +91,7 @@ impl Audit {
         let n = self.appends.fetch_add(1, Ordering::Relaxed) + 1;
         self.store.write(|tx| {
             rows::append_audit(tx, row)?;
-            if n % AUDIT_PRUNE_EVERY == 0 {
+            if n.is_multiple_of(AUDIT_PRUNE_EVERY) {
                 rows::prune_audit(tx)?;
             }
             Ok(())

@@ -282,6 +282,15 @@ impl Services {
         }
     }
 
+    /// `host-log`: one line in the debug log, prefixed with the plugin's id by the host, bounded
+    /// as notify is (seed 001).
+    pub fn log(&self, text: &str) -> String {
+        match self.core.upgrade() {
+            Some(core) => core.host().notifier.log(&self.plugin.id, text),
+            None => "error: the app is closing".into(),
+        }
+    }
+
     /// `host-send-user-message`: queues `text` for the agent as a new turn of this call's
     /// conversation, started once the running turn ends. `""`, or an `error: ` string.
     pub fn send_message(&self, text: &str) -> String {

@@ -44,7 +44,7 @@ fn settings(n: u64) -> ConversationSettings {
         model: Some(format!("model-{n}")),
         thinking_effort: None,
         preset: Preset::AutoEdit,
-        plan_mode: n % 2 == 0,
+        plan_mode: n.is_multiple_of(2),
     }
 }
 

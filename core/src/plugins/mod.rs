@@ -8,3 +8,4 @@ pub mod interpreter;
 pub mod link;
 pub mod remote;
 pub mod samples;
+pub mod script;

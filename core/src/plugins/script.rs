@@ -1,0 +1,635 @@
+//! TypeScript plugins (DESIGN.md §11): a bundle built from `plugins/<id>/` with the SDK
+//! (`sdk/`), run in QuickJS through rquickjs.
+//!
+//! - The manifest is read from the bundle when it loads and goes through [`Plugin::load`] like
+//!   every other kind's; a bundle that throws while it is defined is a load error naming the
+//!   field the SDK names (`tools[1].input`), or `bundle`.
+//! - One runtime per plugin, created on the first call and kept; a memory limit and a stack
+//!   limit per runtime; an interrupt that ends a call at its deadline (the call-tool gate's
+//!   30 s) with an error in the user's words. A runtime a call overran or exhausted is dropped,
+//!   and the next call starts a fresh one.
+//! - No ambient authority: the context has QuickJS's language built-ins and nothing else — no
+//!   module loader, no timers, no I/O. What a tool reaches is `ctx.services`, whose every
+//!   method is one request to the host served by this call's [`Services`] (the gates of §5).
+//!   `console.log` goes to the host log through the running call's services (seed 001).
+//! - No lock of the core is held while JavaScript runs: a request to the host is queued by the
+//!   script and served by the call's future outside the runtime, between two entries into it.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use rquickjs::{Context, Ctx, Function, Object, Runtime, Value as JsValue};
+use serde_json::{Value, json};
+
+use crate::gates::ToolCallGate;
+use crate::handler::{PluginHandler, ToolContext};
+use crate::installed::Catalog;
+use crate::policy::Actor;
+use crate::registry::{LoadError, Plugin, PluginKind, Tool, parse_manifest_text};
+use crate::services::Services;
+
+/// The bounds of one plugin's runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The most memory the runtime may allocate; an allocation past it fails the call.
+    pub memory_bytes: usize,
+    /// The most native stack the interpreter may use; deeper recursion is a RangeError.
+    pub stack_bytes: usize,
+    /// How long one call (or the bundle's loading) may take, waits on services included.
+    pub deadline: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            memory_bytes: 32 * 1024 * 1024,
+            // Counted from where the runtime is entered: the calling thread must have this much
+            // stack left (tokio's workers have 2 MiB, a secondary iOS thread 512 KiB).
+            stack_bytes: 256 * 1024,
+            // DESIGN.md §5: the call-tool gate's bound, so a nested call ends no later.
+            deadline: ToolCallGate::DEFAULT_DEADLINE,
+        }
+    }
+}
+
+/// The TypeScript plugins that ship inside the library: `plugins/<id>/bundle.js`, built by
+/// `sdk/build.mjs` and checked fresh by `scripts/test.sh`.
+pub const BUNDLES: &[(&str, &str)] = &[("echo", include_str!("../../../plugins/echo/bundle.js"))];
+
+/// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.
+pub fn load(source: &str, limits: Limits) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {
+    let (plugin, handler) = load_script(source, limits)?;
+    Ok((plugin, handler))
+}
+
+/// As [`load`], with the handler as itself (its runtime's memory can be read).
+pub fn load_script(source: &str, limits: Limits) -> Result<(Plugin, Arc<ScriptPlugin>), LoadError> {
+    let load_error = |field: &str, message: String| LoadError {
+        plugin: "?".into(),
+        field: field.into(),
+        message,
+    };
+    // A runtime of its own, dropped once the manifest is read: the plugin's runtime proper is
+    // made on its first call, so a plugin nobody uses costs no memory.
+    let instance = Instance::new(source, limits).map_err(|e| match e {
+        Start::Definition { field, message } => load_error(&field, message),
+        Start::Failed(message) => load_error("bundle", message),
+    })?;
+    let text = instance
+        .enter(Instant::now() + limits.deadline, |cx| {
+            let pku: Object = cx.globals().get("__pku")?;
+            let manifest: Function = pku.get("manifest")?;
+            manifest.call::<_, String>(())
+        })
+        .map_err(|e| load_error("bundle", instance.describe(e)))?;
+    let manifest = parse_manifest_text(&text)?;
+    let plugin = Plugin::load(manifest, PluginKind::Bundled)?;
+    let handler = ScriptPlugin {
+        title: plugin.title.clone(),
+        source: source.into(),
+        limits,
+        instance: Mutex::new(None),
+    };
+    Ok((plugin, Arc::new(handler)))
+}
+
+/// A catalog with the shipped TypeScript plugins ([`BUNDLES`]) beside another's bundled
+/// plugins: the development shells (the CLI) run them so. The app installs its own bundles
+/// when its TypeScript plugins are written.
+pub struct WithBundles<C>(pub C);
+
+impl<C: Catalog> Catalog for WithBundles<C> {
+    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+        let mut bundled = self.0.bundled();
+        bundled.extend(BUNDLES.iter().map(|(id, source)| {
+            // Built and loaded by the tests (`the_shipped_bundles_load`): a failure here is a
+            // bundle committed without its check.
+            load(source, Limits::default()).unwrap_or_else(|e| panic!("shipped bundle {id}: {e}"))
+        }));
+        bundled
+    }
+
+    fn handler(&self, plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
+        self.0.handler(plugin)
+    }
+
+    fn handler_at(&self, plugin: &Plugin, source: &str) -> Option<Arc<dyn PluginHandler>> {
+        self.0.handler_at(plugin, source)
+    }
+}
+
+/// The handler of one TypeScript plugin.
+pub struct ScriptPlugin {
+    title: String,
+    source: Arc<str>,
+    limits: Limits,
+    /// The runtime, made on first use.
+    instance: Mutex<Option<Arc<Instance>>>,
+}
+
+impl ScriptPlugin {
+    fn instance(&self) -> Result<Arc<Instance>, String> {
+        let mut slot = crate::lock(&self.instance);
+        if let Some(instance) = &*slot {
+            return Ok(instance.clone());
+        }
+        let instance = Arc::new(Instance::new(&self.source, self.limits).map_err(|e| {
+            let message = match e {
+                Start::Definition { field, message } => format!("{field}: {message}"),
+                Start::Failed(message) => message,
+            };
+            format!("{} could not start: {message}", self.title)
+        })?);
+        *slot = Some(instance.clone());
+        Ok(instance)
+    }
+
+    /// Drops `instance` if it is still the plugin's runtime, so the next call starts afresh.
+    fn discard(&self, instance: &Arc<Instance>) {
+        let mut slot = crate::lock(&self.instance);
+        if slot
+            .as_ref()
+            .is_some_and(|kept| Arc::ptr_eq(kept, instance))
+        {
+            *slot = None;
+        }
+    }
+
+    /// The bytes the plugin's runtime holds now; none before its first call.
+    pub fn memory_used(&self) -> Option<i64> {
+        let instance = crate::lock(&self.instance).clone()?;
+        Some(instance.runtime.memory_usage().memory_used_size)
+    }
+}
+
+#[async_trait]
+impl PluginHandler for ScriptPlugin {
+    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
+        let instance = self.instance()?;
+        let deadline = Instant::now() + self.limits.deadline;
+        let call = instance.begin();
+        let told = json!({
+            "actor": ctx.actor.as_str(),
+            "turn": ctx.turn,
+            "grant": ctx.grant,
+        });
+        let mut first = Some((tool.name.clone(), input.to_string(), told.to_string()));
+        let mut settled: Option<(u64, Result<Value, Refusal>)> = None;
+        let mut waiting: FuturesUnordered<Served> = FuturesUnordered::new();
+        loop {
+            let entered = off_the_executor(|| {
+                instance.enter(deadline, |cx| {
+                    let pku: Object = cx.globals().get("__pku")?;
+                    if let Some((name, input, told)) = first.take() {
+                        let start: Function = pku.get("start")?;
+                        start.call::<_, ()>((call.id as f64, name, input, told))?;
+                    }
+                    if let Some((request, answer)) = settled.take() {
+                        let settle: Function = pku.get("settle")?;
+                        match answer {
+                            Ok(value) => settle.call::<_, ()>((
+                                request as f64,
+                                true,
+                                value.to_string(),
+                                "",
+                            ))?,
+                            Err(Refusal { message, code }) => {
+                                settle.call::<_, ()>((request as f64, false, message, code))?
+                            }
+                        }
+                    }
+                    while cx.execute_pending_job() {}
+                    let take: Function = pku.get("take")?;
+                    take.call::<_, Option<String>>((call.id as f64,))
+                })
+            });
+            let outcome = match entered {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    let stopped = self.stopped(&instance, deadline, error);
+                    self.discard(&instance);
+                    return Err(stopped);
+                }
+            };
+            if let Some(outcome) = outcome {
+                return self.outcome(&instance, &outcome);
+            }
+            // seed 001: console.log is host-log, told the plugin by the host.
+            for line in std::mem::take(&mut *crate::lock(&instance.logs)) {
+                ctx.services.log(&line);
+            }
+            for request in call.take_requests() {
+                waiting.push(Box::pin(serve(ctx.services.clone(), ctx.actor, request)));
+            }
+            // A promise nothing can settle any more waits here until the deadline too.
+            let next = async {
+                match waiting.next().await {
+                    Some(done) => done,
+                    None => std::future::pending().await,
+                }
+            };
+            match tokio::time::timeout_at(deadline.into(), next).await {
+                Ok(done) => settled = Some(done),
+                Err(_) => {
+                    self.discard(&instance);
+                    return Err(self.too_long());
+                }
+            }
+        }
+    }
+}
+
+impl ScriptPlugin {
+    fn too_long(&self) -> String {
+        format!(
+            "{} took longer than {} s and was stopped",
+            self.title,
+            self.limits.deadline.as_secs_f64()
+        )
+    }
+
+    /// Why the runtime stopped a call with an uncaught engine error: the deadline's interrupt,
+    /// exhausted memory, or something else the engine says.
+    fn stopped(&self, instance: &Instance, deadline: Instant, error: rquickjs::Error) -> String {
+        if Instant::now() >= deadline {
+            return self.too_long();
+        }
+        let message = instance.describe(error);
+        if message.contains("out of memory") {
+            return self.out_of_memory();
+        }
+        format!("{} stopped: {message}", self.title)
+    }
+
+    fn out_of_memory(&self) -> String {
+        format!(
+            "{} needed more than the {} MiB a plugin may use and was stopped",
+            self.title,
+            self.limits.memory_bytes / (1024 * 1024)
+        )
+    }
+
+    /// A settled tool call: its result, or its thrown Error's message (seed 004: "throw an
+    /// Error with a clear message that the user can understand").
+    fn outcome(&self, instance: &Arc<Instance>, outcome: &str) -> Result<Value, String> {
+        let parsed: Value = serde_json::from_str(outcome)
+            .map_err(|e| format!("{} answered something that is not JSON: {e}", self.title))?;
+        if parsed["ok"] == true {
+            return Ok(parsed["value"].clone());
+        }
+        let message = parsed["message"].as_str().unwrap_or("failed").to_owned();
+        if message == "out of memory" {
+            self.discard(instance);
+            return Err(self.out_of_memory());
+        }
+        Err(message)
+    }
+}
+
+/// Runs `f`, which runs JavaScript synchronously for up to a call's deadline: on a
+/// multi-threaded runtime its worker first hands its other tasks to the other workers.
+fn off_the_executor<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// A request from the script to the host: one method of `ctx.services`.
+struct Request {
+    id: u64,
+    op: String,
+    args: String,
+}
+
+/// Why the host refused a request, as the script's rejection: the message and, for a cloud
+/// refusal, its code (seed 000: `CloudError('consent_required')`).
+struct Refusal {
+    message: String,
+    code: String,
+}
+
+impl Refusal {
+    fn new(message: impl Into<String>) -> Self {
+        let message: String = message.into();
+        Self {
+            message: message
+                .strip_prefix("error: ")
+                .unwrap_or(&message)
+                .to_owned(),
+            code: String::new(),
+        }
+    }
+}
+
+type Served = Pin<Box<dyn Future<Output = (u64, Result<Value, Refusal>)> + Send>>;
+
+/// An `error: ` string from a gate is a refusal; anything else is what it answered.
+fn gate_answer(answer: String) -> Result<Value, Refusal> {
+    if answer.starts_with("error: ") {
+        Err(Refusal::new(answer))
+    } else {
+        Ok(Value::Null)
+    }
+}
+
+/// Serves one request through the call's services: the gates decide, exactly as for every
+/// other kind of plugin.
+async fn serve(
+    services: Services,
+    actor: Actor,
+    request: Request,
+) -> (u64, Result<Value, Refusal>) {
+    let args: Vec<Value> = serde_json::from_str(&request.args).unwrap_or_default();
+    let text = |i: usize| -> String {
+        match args.get(i) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        }
+    };
+    let answer = match request.op.as_str() {
+        "store.get" => {
+            let stored = services.store_get(&text(0));
+            if stored.starts_with("error: ") {
+                Err(Refusal::new(stored))
+            } else if stored.is_empty() {
+                Ok(Value::Null)
+            } else {
+                // Values are stored as JSON text; an entry another kind wrote as plain text
+                // reads back as that text.
+                Ok(serde_json::from_str(&stored).unwrap_or(Value::String(stored)))
+            }
+        }
+        "store.set" => {
+            let value = args.get(1).cloned().unwrap_or(Value::Null);
+            gate_answer(services.store_set(&text(0), &value.to_string()))
+        }
+        "http.get" => services
+            .http_request(&reqwest::Method::GET, &text(0), &[], None)
+            .await
+            .map(Value::String)
+            .map_err(Refusal::new),
+        "context.set" => gate_answer(services.set_context(&text(0))),
+        "notify" => gate_answer(services.notify(&text(0))),
+        "messages.send" => gate_answer(services.send_message(&text(0))),
+        "tools.call" => {
+            let input = args.get(1).cloned().unwrap_or_else(|| json!({}));
+            let framed = services.call_tool(&text(0), &input.to_string()).await;
+            called(framed)
+        }
+        "cloud.call" => match services.cloud() {
+            Err(_) => Err(Refusal {
+                message: "consent_required".into(),
+                code: "consent_required".into(),
+            }),
+            Ok(()) => Err(Refusal::new(
+                "PKU harness Cloud is not available in this version",
+            )),
+        },
+        // seed 000: only the user chooses files, and a permission prompt follows a tap.
+        "files.pick" | "notify.fix" if actor != Actor::User => Err(Refusal::new(format!(
+            "{} needs the user's tap on a screen; a tool the {} calls cannot use it",
+            request.op,
+            actor.as_str()
+        ))),
+        "files.pick" | "notify.fix" => Err(Refusal::new(format!(
+            "{} is done by the app's screens; a tool cannot open it in this version",
+            request.op
+        ))),
+        // DESIGN.md §10: the one campus client, with the plugin's scopes and the call's scope.
+        "campus.request" => {
+            let request = args.get(1).cloned().unwrap_or_else(|| json!({}));
+            services
+                .campus_request(&text(0), &request)
+                .await
+                .map_err(Refusal::new)
+        }
+        other => Err(Refusal::new(format!("ctx.services has no \"{other}\""))),
+    };
+    (request.id, answer)
+}
+
+/// The call-tool gate's framed answer as the script sees it: the tool's result (JSON when it is
+/// JSON), or its error or refusal thrown.
+fn called(framed: String) -> Result<Value, Refusal> {
+    if framed.starts_with("error: ") {
+        return Err(Refusal::new(framed));
+    }
+    let frame: Value = serde_json::from_str(&framed).unwrap_or(Value::Null);
+    let content = frame["content"].as_str().unwrap_or_default().to_owned();
+    if frame["is_error"] == true {
+        return Err(Refusal::new(content));
+    }
+    Ok(serde_json::from_str(&content).unwrap_or(Value::String(content)))
+}
+
+/// Why a runtime could not be made.
+enum Start {
+    /// The SDK refused the plugin's definition, naming the field.
+    Definition {
+        field: String,
+        message: String,
+    },
+    Failed(String),
+}
+
+/// One runtime with the plugin's bundle evaluated in it.
+struct Instance {
+    context: Context,
+    runtime: Runtime,
+    /// When the call now running must end, in nanoseconds after `epoch`; 0 while none runs.
+    deadline: Arc<AtomicU64>,
+    epoch: Instant,
+    requests: Arc<Requests>,
+    next_call: AtomicU64,
+    /// Lines the script logged, sent to the host log through the running call's services.
+    logs: Arc<Mutex<Vec<String>>>,
+}
+
+/// The host requests each running call has queued; a call no longer here has ended, and its
+/// requests are refused (a service kept past its call reaches nothing).
+#[derive(Default)]
+struct Requests {
+    calls: Mutex<HashMap<u64, Vec<Request>>>,
+    next: AtomicU64,
+}
+
+/// A running call; dropping it (the call ended, or its future was dropped) ends its services.
+struct Call<'a> {
+    id: u64,
+    requests: &'a Requests,
+}
+
+impl Call<'_> {
+    fn take_requests(&self) -> Vec<Request> {
+        crate::lock(&self.requests.calls)
+            .get_mut(&self.id)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        crate::lock(&self.requests.calls).remove(&self.id);
+    }
+}
+
+/// The most lines a script's `console.log` keeps between two entries into its runtime.
+const MAX_LOG_LINES: usize = 100;
+
+/// What the host adds to the runtime before the bundle: the protocol between a tool call and
+/// its services. Everything the script reaches is here.
+const PRELUDE: &str = include_str!("script_prelude.js");
+
+impl Instance {
+    fn new(source: &str, limits: Limits) -> Result<Self, Start> {
+        let failed = |e: rquickjs::Error| Start::Failed(e.to_string());
+        let runtime = Runtime::new().map_err(failed)?;
+        runtime.set_memory_limit(limits.memory_bytes);
+        runtime.set_max_stack_size(limits.stack_bytes);
+        let deadline = Arc::new(AtomicU64::new(0));
+        let epoch = Instant::now();
+        {
+            let deadline = deadline.clone();
+            runtime.set_interrupt_handler(Some(Box::new(move || {
+                let at = deadline.load(Ordering::Relaxed);
+                at != 0 && epoch.elapsed().as_nanos() as u64 >= at
+            })));
+        }
+        let context = Context::full(&runtime).map_err(failed)?;
+        let instance = Self {
+            context,
+            runtime,
+            deadline,
+            epoch,
+            requests: Arc::default(),
+            next_call: AtomicU64::new(1),
+            logs: Arc::default(),
+        };
+        let logs = instance.logs.clone();
+        let requests = instance.requests.clone();
+        let evaluated = instance.enter(Instant::now() + limits.deadline, |cx| {
+            let host = Function::new(cx.clone(), move |call: f64, op: String, args: String| {
+                let mut calls = crate::lock(&requests.calls);
+                match calls.get_mut(&(call as u64)) {
+                    Some(queue) => {
+                        let id = requests.next.fetch_add(1, Ordering::Relaxed) + 1;
+                        queue.push(Request { id, op, args });
+                        id as f64
+                    }
+                    None => 0.0,
+                }
+            })?;
+            let log = Function::new(cx.clone(), move |line: String| {
+                let mut logs = crate::lock(&logs);
+                // Bounded until a call sends them on; the host log then keeps its own bound.
+                if logs.len() < MAX_LOG_LINES {
+                    logs.push(line);
+                }
+            })?;
+            cx.globals().set("__pkuHost", host)?;
+            cx.globals().set("__pkuLog", log)?;
+            cx.eval::<(), _>(PRELUDE)?;
+            cx.eval::<(), _>(source)?;
+            let pku: Object = cx.globals().get("__pku")?;
+            let check: Function = pku.get("check")?;
+            check.call::<_, ()>(())
+        });
+        if let Err(error) = evaluated {
+            let (field, message) = instance.definition_error(error);
+            return Err(match field {
+                Some(field) => Start::Definition { field, message },
+                None => Start::Failed(message),
+            });
+        }
+        Ok(instance)
+    }
+
+    /// Runs `f` in the runtime with the interrupt armed for `deadline`.
+    fn enter<R>(
+        &self,
+        deadline: Instant,
+        f: impl FnOnce(&Ctx) -> rquickjs::Result<R>,
+    ) -> rquickjs::Result<R> {
+        let at = deadline.saturating_duration_since(self.epoch).as_nanos() as u64;
+        self.context.with(|cx| {
+            self.deadline.store(at.max(1), Ordering::Relaxed);
+            let result = f(&cx);
+            self.deadline.store(0, Ordering::Relaxed);
+            result
+        })
+    }
+
+    fn begin(&self) -> Call<'_> {
+        let id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        crate::lock(&self.requests.calls).insert(id, Vec::new());
+        Call {
+            id,
+            requests: &self.requests,
+        }
+    }
+
+    /// The message of an engine error, with the thrown value's own message for an exception.
+    fn describe(&self, error: rquickjs::Error) -> String {
+        self.definition_error(error).1
+    }
+
+    /// The field a thrown DefinitionError names (SDK), and the message of any error.
+    fn definition_error(&self, error: rquickjs::Error) -> (Option<String>, String) {
+        if !matches!(error, rquickjs::Error::Exception) {
+            return (None, error.to_string());
+        }
+        // Reading the thrown value may run the script's getters: bounded like any entry.
+        let read = self.enter(Instant::now() + Duration::from_secs(1), |cx| {
+            let thrown: JsValue = cx.catch();
+            let Some(object) = thrown.as_object() else {
+                let text = thrown
+                    .as_string()
+                    .and_then(|s| s.to_string().ok())
+                    .unwrap_or_else(|| "the script threw".into());
+                return Ok((None, text));
+            };
+            let field: Option<String> = object.get("field").ok();
+            let message: Option<String> = object.get("message").ok();
+            let message = message.unwrap_or_else(|| "the script threw".into());
+            // The SDK's message starts with the field it names; the load error names it once.
+            let message = match &field {
+                Some(f) => message
+                    .strip_prefix(&format!("{f}: "))
+                    .unwrap_or(&message)
+                    .to_owned(),
+                None => message,
+            };
+            Ok((field, message))
+        });
+        read.unwrap_or_else(|_| {
+            (
+                None,
+                "the script threw, and what it threw could not be read".into(),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_bundles_load() {
+        for (id, source) in BUNDLES {
+            let (plugin, _) = load(source, Limits::default()).unwrap();
+            assert_eq!(&plugin.id, id);
+        }
+    }
+}

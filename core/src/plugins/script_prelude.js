@@ -1,0 +1,109 @@
+// The host's side of a TypeScript plugin's runtime (plugins::script): evaluated before the
+// bundle, it builds each call's `ctx.services` on one host function and hands the host back
+// each call's outcome. Nothing else reaches outside the runtime.
+(() => {
+  'use strict';
+  const host = globalThis.__pkuHost;
+  const log = globalThis.__pkuLog;
+  delete globalThis.__pkuHost;
+  delete globalThis.__pkuLog;
+  const line = (args) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  globalThis.console = Object.freeze({
+    log: (...args) => log(line(args)),
+    info: (...args) => log(line(args)),
+    warn: (...args) => log(line(args)),
+    error: (...args) => log(line(args)),
+  });
+
+  const pending = new Map();
+  const outcomes = new Map();
+
+  function request(call, op, args) {
+    return new Promise((resolve, reject) => {
+      const id = host(call, op, JSON.stringify(args));
+      if (id === 0) {
+        reject(new Error(`ctx.services.${op}: this tool call has ended; a service works only during its own call`));
+        return;
+      }
+      pending.set(id, [resolve, reject]);
+    });
+  }
+
+  function services(call) {
+    const ask = (op, ...args) => request(call, op, args);
+    const done = (op) => (...args) => ask(op, ...args).then(() => undefined);
+    const notify = done('notify');
+    notify.fix = done('notify.fix');
+    return Object.freeze({
+      campus: Object.freeze({ request: (service, req) => ask('campus.request', service, req) }),
+      http: Object.freeze({ get: (url) => ask('http.get', url) }),
+      store: Object.freeze({
+        get: (key) => ask('store.get', key).then((v) => (v === null ? undefined : v)),
+        set: done('store.set'),
+      }),
+      context: Object.freeze({ set: done('context.set') }),
+      notify: Object.freeze(notify),
+      tools: Object.freeze({ call: (tool, args) => ask('tools.call', tool, args ?? {}) }),
+      messages: Object.freeze({ send: done('messages.send') }),
+      cloud: Object.freeze({ call: (operation, args) => ask('cloud.call', operation, args ?? null) }),
+      files: Object.freeze({ pick: () => ask('files.pick') }),
+    });
+  }
+
+  const message = (e) => (e && typeof e.message === 'string' ? e.message : String(e));
+  const plugin = () => globalThis.__pkuBundle && globalThis.__pkuBundle.default;
+
+  Object.defineProperty(globalThis, '__pku', {
+    value: Object.freeze({
+      check() {
+        const p = plugin();
+        if (!p || typeof p.execute !== 'function' || typeof p.manifest !== 'object') {
+          throw new Error('the bundle does not export a plugin: write `export default definePlugin({…})`');
+        }
+      },
+      manifest: () => JSON.stringify(plugin().manifest),
+      start(call, name, input, told) {
+        let running;
+        try {
+          const ctx = JSON.parse(told);
+          if (ctx.turn === null) delete ctx.turn;
+          if (ctx.grant === null) delete ctx.grant;
+          ctx.services = services(call);
+          running = Promise.resolve(plugin().execute(name, JSON.parse(input), Object.freeze(ctx)));
+        } catch (e) {
+          running = Promise.reject(e);
+        }
+        running.then(
+          (value) => {
+            try {
+              outcomes.set(call, JSON.stringify({ ok: true, value: value === undefined ? null : value }));
+            } catch (e) {
+              outcomes.set(call, JSON.stringify({ ok: false, message: `the tool answered something that is not JSON: ${message(e)}` }));
+            }
+          },
+          (e) => outcomes.set(call, JSON.stringify({ ok: false, message: message(e) })),
+        );
+      },
+      settle(id, ok, value, code) {
+        const waiting = pending.get(id);
+        if (!waiting) return;
+        pending.delete(id);
+        if (ok) {
+          waiting[0](JSON.parse(value));
+        } else if (code) {
+          const CloudError = globalThis.__pkuCloudError || Error;
+          const e = new CloudError(code);
+          e.code = code;
+          waiting[1](e);
+        } else {
+          waiting[1](new Error(value));
+        }
+      },
+      take(call) {
+        const outcome = outcomes.get(call);
+        outcomes.delete(call);
+        return outcome;
+      },
+    }),
+  });
+})();

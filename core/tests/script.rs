@@ -1,0 +1,574 @@
+//! TypeScript plugins (DESIGN.md §11) through the real invoke path: bundles built with the SDK
+//! from `sdk/test-plugins/` and `plugins/`, their manifests checked at load, their services the
+//! gates, and the runtime's bounds (deadline, memory, stack, isolation).
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
+use harness_core::plugins::script::{self, Limits};
+use harness_core::policy::{Actor, Answer};
+use harness_core::{Engine, Options};
+use serde_json::{Value, json};
+
+const ECHO: &str = include_str!("../../plugins/echo/bundle.js");
+const PROBE: &str = include_str!("../../sdk/test-plugins/probe/bundle.js");
+const HOSTILE: &str = include_str!("../../sdk/test-plugins/hostile/bundle.js");
+const BAD_SCHEMA: &str = include_str!("../../sdk/test-plugins/badschema/bundle.js");
+
+struct Deny;
+
+#[async_trait]
+impl ApprovalBroker for Deny {
+    async fn ask(&self, _prompt: Prompt) -> Answer {
+        Answer::Deny
+    }
+}
+
+/// Short enough that a test of the deadline waits well under a second.
+fn quick() -> Limits {
+    Limits {
+        deadline: Duration::from_millis(300),
+        ..Limits::default()
+    }
+}
+
+fn engine(dir: &std::path::Path, hostile: Limits) -> Engine {
+    let mut options = Options::new(Arc::new(Deny));
+    options.builtin_plugins = false;
+    let engine = Engine::open(dir, options).unwrap();
+    for (source, limits) in [
+        (ECHO, Limits::default()),
+        (PROBE, Limits::default()),
+        (HOSTILE, hostile),
+    ] {
+        let (plugin, handler) = script::load(source, limits).unwrap();
+        engine.install(plugin, "bundled", handler).unwrap();
+    }
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    engine
+}
+
+/// An engine in a data directory of its own, kept as long as the directory is.
+fn fresh(hostile: Limits) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), hostile);
+    (dir, engine)
+}
+
+async fn call(engine: &Engine, tool: &str, actor: Actor, input: Value) -> Outcome {
+    let conversation = (actor == Actor::Agent).then(|| "c".to_owned());
+    engine
+        .invoke(Call {
+            tool: tool.into(),
+            actor,
+            input,
+            conversation,
+        })
+        .await
+        .outcome
+}
+
+async fn ran(engine: &Engine, tool: &str, input: Value) -> Value {
+    match call(engine, tool, Actor::Agent, input).await {
+        Outcome::Ran { result, .. } => result,
+        other => panic!("{tool}: {other:?}"),
+    }
+}
+
+async fn failed(engine: &Engine, tool: &str, actor: Actor, input: Value) -> String {
+    match call(engine, tool, actor, input).await {
+        Outcome::Failed { message } => message,
+        other => panic!("{tool}: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_typescript_tool_answers_through_the_invoke_path() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(&engine, "echo.say", json!({"text": "你好"})).await,
+        json!({"text": "你好"})
+    );
+}
+
+#[tokio::test]
+async fn the_model_sees_the_json_schema_zod_made_with_each_describe() {
+    let (_dir, engine) = fresh(quick());
+    let tool = engine.installed().tool("echo.say").unwrap();
+    assert_eq!(
+        tool.input.source(),
+        &json!({
+            "type": "object",
+            "properties": {"text": {"description": "The text to answer with", "type": "string", "maxLength": 1000}},
+            "required": ["text"]
+        })
+    );
+    assert_eq!(tool.title_en.as_deref(), Some("Echo a text"));
+    // The core validates against that schema before the script runs (seed 000, step 3).
+    match call(&engine, "echo.say", Actor::Agent, json!({"text": 5})).await {
+        Outcome::Refused { message, .. } => assert!(message.contains("text"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_thrown_error_is_the_tool_s_failure_with_its_message() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        failed(
+            &engine,
+            "probe.fail",
+            Actor::Agent,
+            json!({"message": "校园卡服务暂时不可用"})
+        )
+        .await,
+        "校园卡服务暂时不可用"
+    );
+}
+
+#[tokio::test]
+async fn a_returned_status_object_is_a_result() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(&engine, "probe.verify", json!({})).await,
+        json!({"status": "verification_required", "methods": ["sms"], "message": "请输入短信验证码"})
+    );
+}
+
+#[tokio::test]
+async fn a_tool_is_told_its_actor_and_turn() {
+    let (_dir, engine) = fresh(quick());
+    let agent = ran(&engine, "probe.whoami", json!({})).await;
+    assert_eq!(agent["actor"], "agent");
+    assert_eq!(agent["turn"]["sessionId"], "c");
+    assert_eq!(agent["grant"], Value::Null);
+    for (actor, name) in [(Actor::User, "user"), (Actor::Scheduler, "scheduler")] {
+        match call(&engine, "probe.whoami", actor, json!({})).await {
+            Outcome::Ran { result, .. } => {
+                assert_eq!(result, json!({"actor": name, "turn": null, "grant": null}))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_store_keeps_json_values_through_the_store_gate() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(&engine, "probe.recall", json!({"key": "memo"})).await,
+        json!({"value": null})
+    );
+    ran(
+        &engine,
+        "probe.remember",
+        json!({"key": "memo", "value": {"room": "理教 107", "at": "2026-12-02 08:00"}}),
+    )
+    .await;
+    assert_eq!(
+        ran(&engine, "probe.recall", json!({"key": "memo"})).await,
+        json!({"value": {"room": "理教 107", "at": "2026-12-02 08:00"}})
+    );
+    // seed 001's bound is the gate's, and its refusal is the script's Error.
+    let long = "k".repeat(129);
+    let refused = failed(
+        &engine,
+        "probe.remember",
+        Actor::Agent,
+        json!({"key": long, "value": 1}),
+    )
+    .await;
+    assert!(refused.contains("128"), "{refused}");
+}
+
+#[tokio::test]
+async fn http_get_goes_through_the_network_gate_and_its_allowlist() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 2048];
+        let _ = stream.read(&mut buf).unwrap();
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 14\r\nconnection: close\r\n\r\n{\"open\": true}")
+            .unwrap();
+    });
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(
+            &engine,
+            "probe.fetch",
+            json!({"url": format!("http://127.0.0.1:{port}/menu")})
+        )
+        .await,
+        json!({"body": "{\"open\": true}"})
+    );
+    server.join().unwrap();
+    let refused = failed(
+        &engine,
+        "probe.fetch",
+        Actor::Agent,
+        json!({"url": "http://example.com/"}),
+    )
+    .await;
+    assert!(refused.contains("example.com"), "{refused}");
+}
+
+#[tokio::test]
+async fn context_notify_and_messages_reach_the_host_s_gates() {
+    let (_dir, engine) = fresh(quick());
+    ran(
+        &engine,
+        "probe.setContext",
+        json!({"text": "今天有课：高数"}),
+    )
+    .await;
+    assert!(
+        engine.render_context().contains("今天有课：高数"),
+        "{}",
+        engine.render_context()
+    );
+    ran(&engine, "probe.say", json!({"text": "已记下"})).await;
+    let lines: Vec<String> = engine
+        .drain_host_lines()
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("已记下") && l.contains("probe")),
+        "{lines:?}"
+    );
+    // console.log is the host log, prefixed with the plugin's id by the host (seed 001).
+    assert!(
+        lines.iter().any(|l| l == "[probe] saying 已记下"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        ran(&engine, "probe.send", json!({"text": "提醒我交作业"})).await,
+        json!({"sent": true})
+    );
+}
+
+#[tokio::test]
+async fn tools_call_reaches_another_bundled_tool_through_the_invoke_path() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(
+            &engine,
+            "probe.callTool",
+            json!({"tool": "echo.say", "args": {"text": "嗨"}})
+        )
+        .await,
+        json!({"got": {"text": "嗨"}})
+    );
+    let refused = failed(
+        &engine,
+        "probe.callTool",
+        Actor::Agent,
+        json!({"tool": "hostile.echo", "args": {"text": "x"}}),
+    )
+    .await;
+    assert!(refused.contains("allow_tools"), "{refused}");
+}
+
+#[tokio::test]
+async fn cloud_without_consent_is_a_cloud_error_consent_required() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(&engine, "probe.cloud", json!({})).await,
+        json!({"status": "cloud_refused", "code": "consent_required"})
+    );
+}
+
+#[tokio::test]
+async fn files_pick_and_notify_fix_are_refused_for_the_agent_s_call() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        failed(&engine, "probe.pick", Actor::Agent, json!({})).await,
+        "files.pick needs the user's tap on a screen; a tool the agent calls cannot use it"
+    );
+    assert_eq!(
+        failed(&engine, "probe.fix", Actor::Scheduler, json!({})).await,
+        "notify.fix needs the user's tap on a screen; a tool the scheduler calls cannot use it"
+    );
+}
+
+#[tokio::test]
+async fn a_service_kept_past_its_call_is_refused() {
+    let (_dir, engine) = fresh(quick());
+    ran(&engine, "probe.keep", json!({})).await;
+    let late = ran(&engine, "probe.useKept", json!({})).await;
+    assert_eq!(late["refused"], true);
+    assert_eq!(
+        late["message"],
+        "ctx.services.store.set: this tool call has ended; a service works only during its own call"
+    );
+    assert_eq!(
+        ran(&engine, "probe.recall", json!({"key": "late"})).await,
+        json!({"value": null})
+    );
+}
+
+#[tokio::test]
+async fn an_infinite_loop_is_ended_at_the_deadline_and_the_plugin_runs_again() {
+    let (_dir, engine) = fresh(quick());
+    let started = std::time::Instant::now();
+    assert_eq!(
+        failed(&engine, "hostile.spin", Actor::Agent, json!({})).await,
+        "捣乱 took longer than 0.3 s and was stopped"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        ran(&engine, "hostile.echo", json!({"text": "again"})).await,
+        json!({"text": "again"})
+    );
+}
+
+#[tokio::test]
+async fn a_promise_that_never_settles_is_ended_at_the_deadline() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        failed(&engine, "hostile.hang", Actor::Agent, json!({})).await,
+        "捣乱 took longer than 0.3 s and was stopped"
+    );
+}
+
+#[tokio::test]
+async fn a_memory_bomb_is_refused_and_the_plugin_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        memory_bytes: 16 * 1024 * 1024,
+        ..quick()
+    };
+    let engine = engine(
+        dir.path(),
+        Limits {
+            deadline: Duration::from_secs(10),
+            ..limits
+        },
+    );
+    assert_eq!(
+        failed(&engine, "hostile.hog", Actor::Agent, json!({})).await,
+        "捣乱 needed more than the 16 MiB a plugin may use and was stopped"
+    );
+    assert_eq!(
+        ran(&engine, "hostile.echo", json!({"text": "again"})).await,
+        json!({"text": "again"})
+    );
+}
+
+#[tokio::test]
+async fn deep_recursion_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(
+        dir.path(),
+        Limits {
+            deadline: Duration::from_secs(10),
+            ..quick()
+        },
+    );
+    let message = failed(&engine, "hostile.dive", Actor::Agent, json!({})).await;
+    assert!(message.contains("stack"), "{message}");
+    assert_eq!(
+        ran(&engine, "hostile.echo", json!({"text": "again"})).await,
+        json!({"text": "again"})
+    );
+}
+
+#[tokio::test]
+async fn one_plugin_cannot_see_another_s_globals() {
+    let (_dir, engine) = fresh(quick());
+    ran(&engine, "hostile.plant", json!({"value": "窃取"})).await;
+    assert_eq!(
+        ran(&engine, "probe.peek", json!({})).await,
+        json!({"planted": null})
+    );
+}
+
+#[tokio::test]
+async fn eval_of_attacker_text_reaches_nothing_the_plugin_could_not() {
+    let (_dir, engine) = fresh(quick());
+    let names = [
+        "__pkuHost",
+        "__pkuLog",
+        "require",
+        "process",
+        "fetch",
+        "XMLHttpRequest",
+        "setTimeout",
+        "std",
+        "os",
+    ];
+    let code = names
+        .iter()
+        .map(|n| format!("typeof {n}"))
+        .collect::<Vec<_>>()
+        .join(" + ',' + ");
+    assert_eq!(
+        ran(&engine, "probe.evaluate", json!({"code": code})).await,
+        json!({"value": vec!["undefined"; names.len()].join(",")})
+    );
+    // The host's protocol object cannot be replaced to forge another call's answers.
+    let replaced = ran(
+        &engine,
+        "probe.evaluate",
+        json!({"code": "globalThis.__pku = 1; delete globalThis.__pku; typeof globalThis.__pku.settle"}),
+    )
+    .await;
+    assert_eq!(replaced, json!({"value": "function"}));
+}
+
+#[test]
+fn a_zod_schema_without_a_json_schema_is_a_load_error_naming_the_tool_s_input() {
+    let err = script::load(BAD_SCHEMA, Limits::default()).err().unwrap();
+    assert_eq!(err.field, "tools[1].input");
+    assert_eq!(
+        err.message,
+        "the zod schema of tool \"when\" has no JSON Schema: Date cannot be represented in JSON Schema"
+    );
+}
+
+/// A bundle written by hand, as a build that skipped the SDK's checks could make one.
+fn bundle(manifest: Value) -> String {
+    format!(
+        "var __pkuBundle = {{ default: {{ manifest: {manifest}, execute: async () => null }} }};"
+    )
+}
+
+#[test]
+fn a_manifest_that_names_a_tool_twice_is_a_load_error_naming_it() {
+    let source = bundle(json!({"id": "twice", "title": "两次", "tools": [
+        {"name": "list", "effect": "read"}, {"name": "list", "effect": "read"}
+    ]}));
+    let err = script::load(&source, Limits::default()).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "plugin \"twice\": tools[1].name: duplicate tool id \"twice.list\""
+    );
+}
+
+#[test]
+fn a_bad_manifest_is_the_same_load_error_as_for_every_kind() {
+    let source = bundle(json!({"id": "noeffect", "tools": [{"name": "list"}]}));
+    let err = script::load(&source, Limits::default()).err().unwrap();
+    assert_eq!(err.field, "tools[0].effect");
+    let source = bundle(
+        json!({"id": "src", "tools": [{"name": "pay", "effect": "money"}],
+        "dataSources": {"x": {"title": "x", "tool": "pay", "ttlMs": 1000}}}),
+    );
+    let err = script::load(&source, Limits::default()).err().unwrap();
+    assert_eq!(err.field, "dataSources.x.tool");
+}
+
+#[test]
+fn a_bundle_that_loops_while_it_loads_is_ended_at_the_deadline() {
+    let err = script::load("for (;;) {}", quick()).err().unwrap();
+    assert_eq!(err.field, "bundle");
+    assert!(err.message.contains("interrupted"), "{err}");
+}
+
+#[test]
+fn a_bundle_without_a_plugin_is_a_load_error_saying_what_to_write() {
+    let err = script::load("var x = 1;", Limits::default()).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "plugin \"?\": bundle: the bundle does not export a plugin: write `export default definePlugin({…})`"
+    );
+}
+
+/// One worker: the echo call is a task on the very worker the loop runs on, so it answers only
+/// because that worker handed its tasks on before running the script.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn another_call_runs_while_a_script_loops() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(engine(
+        dir.path(),
+        Limits {
+            deadline: Duration::from_secs(3),
+            ..Limits::default()
+        },
+    ));
+    let spinning = {
+        let engine = engine.clone();
+        tokio::spawn(async move { failed(&engine, "hostile.spin", Actor::Agent, json!({})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    // Another plugin's call — the registry, the decision, the audit — answers meanwhile: no
+    // lock of the core is held while the script runs.
+    let echo = {
+        let engine = engine.clone();
+        tokio::spawn(async move { ran(&engine, "echo.say", json!({"text": "并行"})).await })
+    };
+    assert_eq!(echo.await.unwrap(), json!({"text": "并行"}));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!spinning.is_finished());
+    assert_eq!(
+        spinning.await.unwrap(),
+        "捣乱 took longer than 3 s and was stopped"
+    );
+}
+
+#[tokio::test]
+async fn a_declared_default_mode_and_target_apply_as_for_any_bundled_plugin() {
+    let (_dir, engine) = fresh(quick());
+    // probe declares defaultModes {public: 'ask'}; post's target is '发帖：{text}'.
+    let done = engine
+        .invoke(Call {
+            tool: "probe.post".into(),
+            actor: Actor::Agent,
+            input: json!({"text": "明天停水"}),
+            conversation: Some("c".into()),
+        })
+        .await;
+    let prompt = done.prompt.expect("asked");
+    assert_eq!(prompt.headline, "发帖：明天停水");
+    assert!(
+        matches!(done.outcome, Outcome::Refused { .. }),
+        "{:?}",
+        done.outcome
+    );
+    // Effects it does not mention stay auto (seed 000's bundled row).
+    assert_eq!(
+        ran(&engine, "probe.remember", json!({"key": "k", "value": 1})).await,
+        json!({"stored": "k"})
+    );
+}
+
+#[tokio::test]
+async fn campus_request_is_the_core_s_campus_client_with_its_checks() {
+    let (_dir, engine) = fresh(quick());
+    // probe neither requires the campus session nor names a campus service in its scopes.
+    assert_eq!(
+        failed(
+            &engine,
+            "probe.campus",
+            Actor::Agent,
+            json!({"service": "card", "path": "/berserker-app/ykt/tsm/queryCard"})
+        )
+        .await,
+        "plugin \"probe\" does not require the campus session; add \"campus-session\" to its requires"
+    );
+    let unknown = failed(
+        &engine,
+        "probe.campus",
+        Actor::Agent,
+        json!({"service": "bank", "path": "/"}),
+    )
+    .await;
+    assert!(
+        unknown.starts_with("services.campus.request: there is no campus service \"bank\""),
+        "{unknown}"
+    );
+}

@@ -1,0 +1,269 @@
+// @pku-harness/sdk: plugins written in TypeScript (seed 004, DESIGN.md §2 and §11).
+//
+// `definePlugin` turns what an author writes into the manifest the core checks like every
+// other kind's (ids, exactly one effect, data sources, JSON Schema, grants) and the code it
+// runs. Inputs are zod schemas; the model sees the JSON Schema zod 4 emits from them, with
+// each field's `.describe()` text. The core validates every input against that schema before
+// `execute` runs (seed 000's invoke order, step 3), so `execute` is handed checked input.
+
+import { z } from 'zod';
+
+declare global {
+  /** The runtime's only console: each line goes to the app's log, never to the student or the model. */
+  const console: {
+    log(...values: unknown[]): void;
+    info(...values: unknown[]): void;
+    warn(...values: unknown[]): void;
+    error(...values: unknown[]): void;
+  };
+}
+
+/** What a tool changes (seed 004). If more than one applies, pick the strongest. */
+export type Effect = 'read' | 'write' | 'money' | 'public';
+
+/** What the agent may do with an effect's tools (seed 000). */
+export type Mode = 'auto' | 'ask' | 'off';
+
+/** Who made the call (seed 004: "Who calls a tool"). */
+export type Actor = 'user' | 'agent' | 'scheduler';
+
+/** The turn an agent's call is made in. */
+export interface Turn {
+  sessionId: string;
+  /** The turn has taken in untrusted content, as of this call. */
+  tainted: boolean;
+  /** The turn started from the user's own words, not a scheduled job or a plugin's message. */
+  userAsked: boolean;
+}
+
+/** One request to a campus service, on the service's own host (DESIGN.md §10). */
+export interface CampusRequest {
+  /** The path on the service's host, e.g. '/berserker-app/ykt/tsm/queryCard'. */
+  path: string;
+  /** 'GET' unless given. */
+  method?: string;
+  /** Query pairs, in order. */
+  query?: [string, string][];
+  /** A JSON body. */
+  body?: unknown;
+}
+
+/**
+ * A campus service's answer with the session the core added redacted, or a status object: the
+ * student must sign in again, or confirm a second factor.
+ */
+export type CampusResponse =
+  | { status: number; body: unknown }
+  | { status: 'signin_required' }
+  | { status: 'verification_required'; methods: string[] };
+
+/** What a running tool may reach: the capability gates (DESIGN.md §5) and the campus client. */
+export interface Services {
+  campus: {
+    /** One request to a campus service ('portal', 'card', 'treehole'…) with the student's session. */
+    request(service: string, request: CampusRequest): Promise<CampusResponse>;
+  };
+  http: {
+    /** GET through the plugin's network grant and allowlist; the body as text. */
+    get(url: string): Promise<string>;
+  };
+  store: {
+    /** The value stored under `key`, or undefined. */
+    get<T = unknown>(key: string): Promise<T | undefined>;
+    /** Stores `value` (JSON) under `key`, on disk before this resolves. */
+    set(key: string, value: unknown): Promise<void>;
+  };
+  context: {
+    /** Replaces this plugin's lines in the agent's next prompt (4 KiB). */
+    set(text: string): Promise<void>;
+  };
+  /** One line to the user, prefixed with the plugin's id by the host. */
+  notify: ((text: string) => Promise<void>) & {
+    /** Shows the system prompt for a permission; needs the user's tap. */
+    fix(kind: 'notifications' | 'exact-alarm'): Promise<void>;
+  };
+  tools: {
+    /** Calls a bundled tool named in the plugin's `allow_tools`, through the invoke path. */
+    call<T = unknown>(toolId: string, args?: Record<string, unknown>): Promise<T>;
+  };
+  messages: {
+    /** Sends a message to the agent as a new turn of this conversation. */
+    send(text: string): Promise<void>;
+  };
+  cloud: {
+    /** A PKU harness Cloud call; throws CloudError('consent_required') without the plugin's cloud consent. */
+    call<T = unknown>(operation: string, args?: unknown): Promise<T>;
+  };
+  files: {
+    /** The file picker; only from a screen, after the user's tap. */
+    pick(): Promise<never>;
+  };
+}
+
+/** What a running tool is told about its call. */
+export interface ToolContext {
+  actor: Actor;
+  /** Set when the agent calls the tool during a conversation. */
+  turn?: Turn;
+  /** How a grant tool's prompt was answered. */
+  grant?: 'once' | 'always';
+  services: Services;
+}
+
+/** A PKU harness Cloud refusal, e.g. `consent_required` when the plugin's cloud switch is off. */
+export class CloudError extends Error {
+  constructor(public readonly code: string) {
+    super(code);
+    this.name = 'CloudError';
+  }
+}
+
+/** A tool as its author writes it (seed 004: "Anatomy of a tool"). */
+export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
+  /** A short Chinese title shown to users. The English one goes in i18n.en.tools.<name>.title. */
+  title: string;
+  /** For the model: when and how to use the tool, with units, formats and limits. */
+  description: string;
+  /** The input; give every field a .describe(), the model reads it. */
+  input: S;
+  effect: Effect;
+  /** The result holds text written by third parties (forum posts, notices…). */
+  untrusted?: boolean;
+  /** Only the user may start it; hidden from the model, refused for the agent and the scheduler. */
+  userOnly?: boolean;
+  /** The tool grants the agent access it does not have yet; asks on every agent call. */
+  grant?: boolean;
+  /** Asks on every agent call, with no "always allow". */
+  alwaysAsk?: boolean;
+  /**
+   * What the call acts on, shown as the approval prompt's headline (seed 000's resolveEffect):
+   * a template whose `{field}` is replaced by that top-level input field.
+   */
+  target?: string;
+  /** Runs an allowed call. Throw an Error the user can understand; return status objects for recoverable states. */
+  execute: (input: z.infer<S>, ctx: ToolContext) => Promise<O>;
+}
+
+/** One data source: a read tool of this plugin, cached for `ttlMs` (seed 004). */
+export interface DataSourceDef {
+  title: string;
+  /** The name of a read tool of this plugin. */
+  tool: string;
+  args?: Record<string, unknown>;
+  ttlMs: number;
+}
+
+/** What a plugin may reach (seed 001's grants; each one off unless granted). */
+export interface Grants {
+  allow_network?: boolean;
+  url_allowlist?: string[];
+  allow_store?: boolean;
+  allow_context?: boolean;
+  allow_tools?: string[];
+  allow_send_message?: boolean;
+}
+
+/** A plugin as its author writes it. */
+export interface PluginDef {
+  /** Lowercase letters, digits and `-`; tools become `<id>.<name>`. */
+  id: string;
+  /** The Chinese title shown to users. */
+  title: string;
+  description?: string;
+  i18n?: Record<string, { title?: string; tools?: Record<string, { title: string }> }>;
+  /** What the phone must provide: 'campus-session', 'notifications', 'exact-alarm'… */
+  requires?: string[];
+  /** The campus sites and services the plugin reaches, shown on its page. */
+  scopes?: string[];
+  /** Stricter defaults than the bundled table's `auto`, e.g. { money: 'ask' } (seed 000). */
+  defaultModes?: Partial<Record<Effect, Mode>>;
+  /** The tools, by name. */
+  tools: Record<string, ToolDef<any, any>>;
+  dataSources?: Record<string, DataSourceDef>;
+  grants?: Grants;
+  /** What the plugin stores online, in plain words, shown beside its cloud switch. */
+  disclosure?: string[];
+}
+
+/** A tool's manifest entry, as the core reads it. */
+export interface ToolManifest {
+  name: string;
+  title: string;
+  description: string;
+  effect: Effect;
+  input: Record<string, unknown>;
+  untrusted?: boolean;
+  userOnly?: boolean;
+  grant?: boolean;
+  alwaysAsk?: boolean;
+  target?: string;
+}
+
+/** What the core reads from a bundle when it loads it. */
+export interface DefinedPlugin {
+  manifest: Omit<PluginDef, 'tools'> & { tools: ToolManifest[] };
+  execute(name: string, input: unknown, ctx: ToolContext): Promise<unknown>;
+}
+
+/** A problem in a plugin's definition, naming the manifest field to fix. */
+export class DefinitionError extends Error {
+  constructor(
+    public readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'DefinitionError';
+  }
+}
+
+/** Declares one tool; see ToolDef. */
+export function defineTool<S extends z.ZodType, O>(def: ToolDef<S, O>): ToolDef<S, O> {
+  return def;
+}
+
+/** Declares the plugin; the bundle's default export. */
+export function definePlugin(def: PluginDef): DefinedPlugin {
+  const { tools, ...rest } = def;
+  const entries = Object.entries(tools ?? {});
+  const manifestTools = entries.map(([name, tool], index) => toolManifest(name, tool, index));
+  const byName = new Map(entries);
+  // The host builds CloudError refusals with this class, so `instanceof CloudError` holds.
+  (globalThis as { __pkuCloudError?: typeof CloudError }).__pkuCloudError = CloudError;
+  return {
+    manifest: { ...rest, tools: manifestTools },
+    execute(name, input, ctx) {
+      const tool = byName.get(name);
+      if (!tool) {
+        return Promise.reject(new Error(`this plugin has no tool "${name}"`));
+      }
+      return tool.execute(input, ctx);
+    },
+  };
+}
+
+function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest {
+  let input: Record<string, unknown>;
+  try {
+    // `io: 'input'`: the schema of what the caller sends (defaults optional), which is what the
+    // core validates against.
+    input = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+  } catch (e) {
+    throw new DefinitionError(
+      `tools[${index}].input`,
+      `the zod schema of tool "${name}" has no JSON Schema: ${(e as Error).message}`,
+    );
+  }
+  delete input.$schema;
+  const out: ToolManifest = {
+    name,
+    title: tool.title,
+    description: tool.description,
+    effect: tool.effect,
+    input,
+  };
+  for (const flag of ['untrusted', 'userOnly', 'grant', 'alwaysAsk'] as const) {
+    if (tool[flag] !== undefined) out[flag] = tool[flag];
+  }
+  if (tool.target !== undefined) out.target = tool.target;
+  return out;
+}

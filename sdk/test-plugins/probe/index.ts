@@ -1,0 +1,199 @@
+// The core's test plugin for the services: each tool uses one of ctx.services and answers with
+// what it got, so a test through the invoke path sees exactly what a plugin sees.
+import { CloudError, definePlugin, defineTool, type Services } from '@pku-harness/sdk';
+import { z } from 'zod';
+
+let kept: Services | undefined;
+
+export default definePlugin({
+  id: 'probe',
+  title: '探针',
+  description: 'Uses each service once.',
+  defaultModes: { public: 'ask' },
+  grants: {
+    allow_store: true,
+    allow_network: true,
+    url_allowlist: ['127.0.0.1'],
+    allow_context: true,
+    allow_tools: ['echo.say'],
+    allow_send_message: true,
+  },
+  dataSources: { memo: { title: '备忘', tool: 'recall', args: { key: 'memo' }, ttlMs: 60_000 } },
+  tools: {
+    remember: defineTool({
+      title: '记下',
+      description: 'Stores a value under a key.',
+      input: z.object({
+        key: z.string().describe('The key'),
+        value: z.unknown().describe('Any JSON value'),
+      }),
+      effect: 'write',
+      execute: async ({ key, value }, ctx) => {
+        await ctx.services.store.set(key, value);
+        return { stored: key };
+      },
+    }),
+    recall: defineTool({
+      title: '回想',
+      description: 'The value stored under a key.',
+      input: z.object({ key: z.string().describe('The key') }),
+      effect: 'read',
+      execute: async ({ key }, ctx) => ({ value: (await ctx.services.store.get(key)) ?? null }),
+    }),
+    fetch: defineTool({
+      title: '获取',
+      description: 'GETs a URL through the network gate.',
+      input: z.object({ url: z.string().describe('The URL') }),
+      effect: 'read',
+      execute: async ({ url }, ctx) => ({ body: await ctx.services.http.get(url) }),
+    }),
+    setContext: defineTool({
+      title: '设定上下文',
+      description: "Replaces this plugin's context lines.",
+      input: z.object({ text: z.string().describe('The lines') }),
+      effect: 'write',
+      execute: async ({ text }, ctx) => {
+        await ctx.services.context.set(text);
+        return { set: true };
+      },
+    }),
+    say: defineTool({
+      title: '通知',
+      description: 'One line to the user.',
+      input: z.object({ text: z.string().describe('The line') }),
+      effect: 'read',
+      execute: async ({ text }, ctx) => {
+        console.log('saying', text);
+        await ctx.services.notify(text);
+        return { said: true };
+      },
+    }),
+    callTool: defineTool({
+      title: '调用工具',
+      description: 'Calls another tool.',
+      input: z.object({
+        tool: z.string().describe('The tool id'),
+        args: z.record(z.string(), z.unknown()).describe('Its input'),
+      }),
+      effect: 'read',
+      execute: async ({ tool, args }, ctx) => ({ got: await ctx.services.tools.call(tool, args) }),
+    }),
+    send: defineTool({
+      title: '发消息',
+      description: 'Sends a message to the agent.',
+      input: z.object({ text: z.string().describe('The message') }),
+      effect: 'write',
+      execute: async ({ text }, ctx) => {
+        await ctx.services.messages.send(text);
+        return { sent: true };
+      },
+    }),
+    cloud: defineTool({
+      title: '云',
+      description: 'A cloud call.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async (_input, ctx) => {
+        try {
+          return await ctx.services.cloud.call('backup');
+        } catch (e) {
+          if (e instanceof CloudError) return { status: 'cloud_refused', code: e.code };
+          throw e;
+        }
+      },
+    }),
+    pick: defineTool({
+      title: '选文件',
+      description: 'Opens the file picker.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async (_input, ctx) => ctx.services.files.pick(),
+    }),
+    fix: defineTool({
+      title: '开通知',
+      description: 'Shows the notification permission prompt.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async (_input, ctx) => {
+        await ctx.services.notify.fix('notifications');
+        return { shown: true };
+      },
+    }),
+    campus: defineTool({
+      title: '校园服务',
+      description: 'One request to a campus service.',
+      input: z.object({ service: z.string().describe('The service'), path: z.string().describe('The path') }),
+      effect: 'read',
+      execute: async ({ service, path }, ctx) => ctx.services.campus.request(service, { path }),
+    }),
+    whoami: defineTool({
+      title: '我是谁',
+      description: 'What the tool is told about its call.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async (_input, ctx) => ({ actor: ctx.actor, turn: ctx.turn ?? null, grant: ctx.grant ?? null }),
+    }),
+    fail: defineTool({
+      title: '失败',
+      description: 'Fails with the given message.',
+      input: z.object({ message: z.string().describe('The message') }),
+      effect: 'read',
+      execute: async ({ message }) => {
+        throw new Error(message);
+      },
+    }),
+    verify: defineTool({
+      title: '验证',
+      description: 'An expected state the user can recover from.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async () => ({ status: 'verification_required', methods: ['sms'], message: '请输入短信验证码' }),
+    }),
+    keep: defineTool({
+      title: '留下',
+      description: 'Keeps its services past the end of its call.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async (_input, ctx) => {
+        kept = ctx.services;
+        return { kept: true };
+      },
+    }),
+    useKept: defineTool({
+      title: '用留下的',
+      description: 'Uses services kept from an ended call.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async () => {
+        try {
+          await kept!.store.set('late', true);
+          return { refused: false };
+        } catch (e) {
+          return { refused: true, message: (e as Error).message };
+        }
+      },
+    }),
+    peek: defineTool({
+      title: '窥视',
+      description: 'Reads a global another plugin may have set.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async () => ({ planted: (globalThis as { planted?: unknown }).planted ?? null }),
+    }),
+    evaluate: defineTool({
+      title: '求值',
+      description: 'Evaluates attacker text.',
+      input: z.object({ code: z.string().describe('JavaScript') }),
+      effect: 'read',
+      execute: async ({ code }) => ({ value: String((0, eval)(code)) }),
+    }),
+    post: defineTool({
+      title: '发帖',
+      description: 'Posts publicly.',
+      input: z.object({ text: z.string().describe('The post') }),
+      effect: 'public',
+      target: '发帖：{text}',
+      execute: async ({ text }) => ({ posted: text }),
+    }),
+  },
+});
