@@ -543,6 +543,11 @@ impl Harness {
         Ok(self.screens()?.navigation()?)
     }
 
+    /// The bar item `route` is shown under: its own, or "More".
+    pub fn tab_for(&self, route: Route) -> Result<Route, HarnessError> {
+        Ok(self.screens()?.navigation()?.tab_of(route))
+    }
+
     /// The screen a `Platform::open_screen` route opens; none for a route this app lacks.
     pub fn route_for(&self, screen: String) -> Option<Route> {
         route_for(&screen)

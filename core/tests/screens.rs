@@ -571,23 +571,21 @@ async fn navigation_shows_how_many_memories_wait() {
     s.engine().write_memory("早八", None, None, true).unwrap();
     assert_eq!(badge(&s), Some(2));
     set_language(&s, Language::En);
-    let labels: Vec<String> = s
-        .navigation()
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|i| i.label)
-        .collect();
+    let nav = s.navigation().unwrap();
+    let labels = |items: &[harness_core::screens::NavItem]| -> Vec<String> {
+        items.iter().map(|i| i.label.clone()).collect()
+    };
     assert_eq!(
-        labels,
+        labels(&nav.items),
+        ["Chat", "Plugins", "Memory", "Jobs", "More"]
+    );
+    assert_eq!(
+        labels(&nav.more),
         [
-            "Chat",
-            "Plugins",
-            "Memory",
-            "Scheduled jobs",
-            "Activity log",
             "Consent and permissions",
-            "Model"
+            "Campus account",
+            "Model",
+            "Activity log"
         ]
     );
 }

@@ -22,6 +22,8 @@ pub enum Route {
     CampusAccount,
     /// Treehole's own SMS check.
     TreeholeCheck,
+    /// The destinations that do not fit the bar.
+    More,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,7 +38,23 @@ pub struct NavItem {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct Navigation {
+    /// The bar: at most five destinations, the last of them "More".
     pub items: Vec<NavItem>,
+    /// What "More" lists.
+    pub more: Vec<NavItem>,
+}
+
+impl Navigation {
+    /// The bar item a route is shown under: its own, or "More" for the rest (the campus
+    /// screens under More as the consent screen that opens them; a conversation's settings
+    /// under the chat).
+    pub fn tab_of(&self, route: Route) -> Route {
+        match route {
+            _ if self.items.iter().any(|i| i.route == route) => route,
+            Route::ConversationSettings => Route::Chat,
+            _ => Route::More,
+        }
+    }
 }
 
 pub(super) fn build(engine: &Engine, lang: Language) -> Result<Navigation, EngineError> {
@@ -59,20 +77,26 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<Navigation, Engin
                 tr(lang, "记忆", "Memory"),
                 (pending > 0).then_some(pending),
             ),
-            item(Route::Jobs, tr(lang, "定时任务", "Scheduled jobs"), None),
-            item(Route::Audit, tr(lang, "操作记录", "Activity log"), None),
+            item(Route::Jobs, tr(lang, "定时", "Jobs"), None),
+            item(Route::More, tr(lang, "更多", "More"), None),
+        ],
+        more: vec![
             item(
                 Route::Consent,
                 tr(lang, "同意与权限", "Consent and permissions"),
                 None,
             ),
+            item(
+                Route::CampusAccount,
+                tr(lang, "校园账号", "Campus account"),
+                None,
+            ),
             item(Route::Model, tr(lang, "模型", "Model"), None),
+            item(Route::Audit, tr(lang, "操作记录", "Activity log"), None),
         ],
     })
 }
 
-/// The screen a `settings.openScreen` route opens (`Platform::open_screen`), where the user
-/// does what only their hands may (seed 000: secrets and hands-on steps are uiOnly).
 pub fn route_for(screen: &str) -> Option<Route> {
     match screen {
         "api-keys" => Some(Route::Model),
@@ -102,5 +126,44 @@ mod tests {
             ]
         );
         assert_eq!(route_for("settings"), None);
+    }
+
+    #[test]
+    fn the_bar_has_at_most_five_destinations_and_every_route_lands_under_one() {
+        struct Deny;
+        #[async_trait::async_trait]
+        impl crate::invoke::ApprovalBroker for Deny {
+            async fn ask(&self, _prompt: crate::invoke::Prompt) -> crate::policy::Answer {
+                crate::policy::Answer::Deny
+            }
+        }
+        let engine =
+            crate::Engine::in_memory(crate::Options::new(std::sync::Arc::new(Deny))).unwrap();
+        let nav = build(&engine, Language::En).unwrap();
+        let bar: Vec<Route> = nav.items.iter().map(|i| i.route).collect();
+        assert_eq!(
+            bar,
+            [
+                Route::Chat,
+                Route::Plugins,
+                Route::Memory,
+                Route::Jobs,
+                Route::More
+            ]
+        );
+        let more: Vec<Route> = nav.more.iter().map(|i| i.route).collect();
+        assert_eq!(
+            more,
+            [
+                Route::Consent,
+                Route::CampusAccount,
+                Route::Model,
+                Route::Audit
+            ]
+        );
+        assert_eq!(nav.tab_of(Route::Audit), Route::More);
+        assert_eq!(nav.tab_of(Route::TreeholeCheck), Route::More);
+        assert_eq!(nav.tab_of(Route::ConversationSettings), Route::Chat);
+        assert_eq!(nav.tab_of(Route::Jobs), Route::Jobs);
     }
 }

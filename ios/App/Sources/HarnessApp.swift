@@ -131,6 +131,7 @@ final class Shell: @unchecked Sendable {
         shell.notifications.shell = shell
         UNUserNotificationCenter.current().delegate = shell.notifications
         router.routeFor = { [weak harness] screen in harness?.routeFor(screen: screen) }
+        router.tabFor = { [weak harness] route in (try? harness?.tabFor(route: route)) ?? .chat }
         if let screen = environment["HARNESS_OPEN_SCREEN"] {
             router.open(screen: screen)
         }

@@ -52,6 +52,32 @@ struct RootView: View {
         case .model: ModelSettingsView(shell: shell)
         case .campusAccount: CampusAccountView(shell: shell)
         case .treeholeCheck: TreeholeCheckView(shell: shell)
+        case .more: MoreView(shell: shell, items: nav.model?.more ?? [])
+        }
+    }
+}
+
+/// What does not fit the bar (`navigation().more`), each a row that opens its screen.
+struct MoreView: View {
+    let shell: Shell
+    let items: [NavItem]
+
+    var body: some View {
+        List(Array(items.enumerated()), id: \.offset) { _, item in
+            NavigationLink(item.label) { destination(item.route) }
+                .accessibilityIdentifier("more.\(item.route)")
+        }
+    }
+
+    @ViewBuilder
+    private func destination(_ route: Route) -> some View {
+        switch route {
+        case .consent: ConsentView(shell: shell)
+        case .campusAccount: CampusAccountView(shell: shell)
+        case .model: ModelSettingsView(shell: shell)
+        case .audit: AuditView(shell: shell)
+        case .treeholeCheck: TreeholeCheckView(shell: shell)
+        default: EmptyView()
         }
     }
 }

@@ -53,11 +53,14 @@ final class ApprovalCenter {
 @Observable
 final class Router {
     var selected: Route = .chat
-    /// A screen that is not a tab (the campus account, Treehole's check), shown over the tabs.
+    /// A screen that is not in the bar (the campus account, Treehole's check, what More
+    /// lists), shown over the tabs when the core or a tap opens it.
     var presented: Presented?
     /// Set while the file importer is open for a conversation (after the attach button's tap).
     var pickingFor: String?
     @ObservationIgnored var routeFor: ((String) -> Route?)?
+    /// The bar item a route is shown under (the core's `tabFor`).
+    @ObservationIgnored var tabFor: ((Route) -> Route)?
 
     nonisolated init() {}
 
@@ -67,11 +70,12 @@ final class Router {
         }
     }
 
-    /// Shows `route`: its tab, or over the tabs when it has none.
+    /// Shows `route`: its tab, or over the tabs when it has none in the bar.
     func show(_ route: Route) {
-        switch route {
-        case .campusAccount, .treeholeCheck: presented = Presented(route: route)
-        default: selected = route
+        if tabFor?(route) == route {
+            selected = route
+        } else {
+            presented = Presented(route: route)
         }
     }
 

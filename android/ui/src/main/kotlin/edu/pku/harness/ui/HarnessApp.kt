@@ -1,11 +1,13 @@
 package edu.pku.harness.ui
 
 import androidx.compose.foundation.layout.Column
+import androidx.compose.foundation.layout.Box
 import androidx.compose.foundation.layout.fillMaxSize
 import androidx.compose.foundation.layout.padding
 import androidx.compose.material3.Badge
 import androidx.compose.material3.BadgedBox
-import androidx.compose.material3.ScrollableTabRow
+import androidx.compose.material3.TabRow
+import androidx.compose.material3.MaterialTheme
 import androidx.compose.material3.Tab
 import androidx.compose.material3.Text
 import androidx.compose.runtime.Composable
@@ -78,6 +80,9 @@ class AppModels(
     /** The holder of the plugin detail on screen, if one is. */
     val currentDetail: ScreenModel<PluginDetail>? get() = detail
 
+    /** The bar item [route] is shown under (the core decides: its own, or "More"). */
+    fun tabFor(route: Route): Route = runCatching { harness.tabFor(route) }.getOrDefault(Route.CHAT)
+
     fun filterAudit(plugin: String?, actor: String?) {
         auditFilter = auditFilter.copy(plugin = plugin, actor = actor)
         audit.refresh()
@@ -121,20 +126,26 @@ fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: App
             Column(modifier.fillMaxSize()) {
                 val items = models.navigation.model?.items.orEmpty()
                 if (items.isNotEmpty()) {
-                    val selected = items.indexOfFirst { it.route == route }.coerceAtLeast(0)
-                    ScrollableTabRow(selectedTabIndex = selected, edgePadding = 8.dp) {
+                    // The bar: at most five, so each fits a phone's width; the rest under "More".
+                    val tab = remember(route, items) { models.tabFor(route) }
+                    val selected = items.indexOfFirst { it.route == tab }.coerceAtLeast(0)
+                    TabRow(selectedTabIndex = selected) {
                         for (item in items) {
+                            // The content form of Tab: its text form pads 16 dp each side, which
+                            // leaves too little of a fifth of a 360 dp phone for a label.
                             Tab(
-                                selected = item.route == route,
+                                selected = item.route == tab,
                                 onClick = { navigator.open(item.route) },
                                 modifier = Modifier.testTag(navTag(item.route)),
-                                text = {
+                            ) {
+                                val label = @Composable {
+                                    Text(item.label, maxLines = 1, style = MaterialTheme.typography.titleSmall)
+                                }
+                                Box(Modifier.padding(horizontal = 4.dp, vertical = 14.dp)) {
                                     val badge = item.badge
-                                    if (badge == null) Text(item.label) else BadgedBox(badge = { Badge { Text("$badge") } }) {
-                                        Text(item.label, modifier = Modifier.padding(end = 6.dp))
-                                    }
-                                },
-                            )
+                                    if (badge == null) label() else BadgedBox(badge = { Badge { Text("$badge") } }) { label() }
+                                }
+                            }
                         }
                     }
                 }
@@ -168,6 +179,7 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         Route.AUDIT -> AuditPage(models.audit) { plugin, actor -> models.filterAudit(plugin, actor) }
         Route.CONSENT -> ConsentPage(models.consent)
         Route.MODEL -> ModelPage(models.model)
+        Route.MORE -> MorePage(models.navigation.model?.more.orEmpty()) { navigator.open(it) }
         Route.CAMPUS_ACCOUNT -> CampusAccountPage(models.campus)
         Route.TREEHOLE_CHECK -> TreeholeCheckPage(models.treehole)
     }

@@ -42,9 +42,11 @@ import edu.pku.harness.core.ConsentScreen
 import edu.pku.harness.core.ConversationSettingsScreen
 import edu.pku.harness.core.JobsScreen
 import edu.pku.harness.core.MemoryInbox
+import edu.pku.harness.core.NavItem
 import edu.pku.harness.core.ModelSettingsScreen
 import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.PluginsScreen
+import edu.pku.harness.core.Route
 import edu.pku.harness.core.ToolRowView
 
 /** Test tags of the screens other than the chat. */
@@ -239,6 +241,18 @@ private fun RuleLine(text: String, remove: () -> Unit) {
     Row(verticalAlignment = Alignment.CenterVertically) {
         Text(text, modifier = Modifier.weight(1f))
         TextButton(onClick = remove) { Text("✕") }
+    }
+}
+
+/** The destinations that do not fit the bar, each a row that opens it. */
+@Composable
+fun MorePage(items: List<NavItem>, open: (Route) -> Unit) {
+    Page(null) {
+        for (item in items) {
+            Card(Modifier.clickable { open(item.route) }.testTag(navTag(item.route))) {
+                Text(item.label, fontWeight = FontWeight.Medium)
+            }
+        }
     }
 }
 
