@@ -31,6 +31,13 @@ class ScreenModel<T : Any>(
     private val refreshOn: (HarnessEvent) -> Boolean = { false },
     /** Called after each tap the core took: a tap may change what other screens show. */
     private val afterAct: () -> Unit = {},
+    /**
+     * Whether the first read starts now. A holder made during a composition must wait for
+     * [refresh] from an effect: [model] is created in the composition's snapshot, and a read that
+     * lands before that snapshot is applied (the scope's dispatcher need not be the UI thread's:
+     * a test's is not) is lost, and the screen stays empty until the next event.
+     */
+    readNow: Boolean = true,
     private val read: (Harness) -> T,
 ) : AutoCloseable {
     var model: T? by mutableStateOf(null)
@@ -56,7 +63,7 @@ class ScreenModel<T : Any>(
     }
 
     init {
-        reads.trySend(Unit)
+        if (readNow) reads.trySend(Unit)
     }
 
     fun refresh() {
