@@ -2,7 +2,7 @@
 # The Android app without Gradle: a signed debug APK at target/android/pku-harness-debug.apk,
 # built from the same sources and library versions as the Gradle build (android/*/build.gradle.kts).
 #
-#   scripts/build-android-app.sh [--require-native]
+#   scripts/build-android-app.sh [--require-native] [--test-profile]
 #
 #  1. fetches exactly the files of android/compose-robolectric.lock.tsv (Compose 1.7.6, Material 3
 #     1.3.1, activity 1.10.1, core 1.16.0, JNA's AAR, d8) and Robolectric's android-all 34 jar,
@@ -26,13 +26,17 @@ source scripts/lib/android-tools.sh
 
 require_native=0
 compile_only=0
-case "${1:-}" in
-  --require-native) require_native=1 ;;
-  # For scripts/test-android-robolectric.sh: stops after the Kotlin, before dex and the APK.
-  --compile-only) compile_only=1 ;;
-  "") ;;
-  *) echo "usage: build-android-app.sh [--require-native | --compile-only]" >&2; exit 2 ;;
-esac
+for arg in "$@"; do
+  case "$arg" in
+    --require-native) require_native=1 ;;
+    # For scripts/test-android-robolectric.sh: stops after the Kotlin, before dex and the APK.
+    --compile-only) compile_only=1 ;;
+    # For scripts/test.sh: the core library built with Cargo's android-test profile (no LTO,
+    # 16 codegen units, opt-level 1: minutes instead of ~29 min cold), not the shipped release's.
+    --test-profile) export CORE_PROFILE=android-test ;;
+    *) echo "usage: build-android-app.sh [--require-native] [--test-profile] | --compile-only" >&2; exit 2 ;;
+  esac
+done
 
 require_command cargo "install Rust with rustup (https://rustup.rs)"
 started=$SECONDS
@@ -148,12 +152,14 @@ d8 --release --output "$build/dex" "$libs_dex" "$build/core.jar" "$build/ui.jar"
 # --- native libraries ----------------------------------------------------------------------
 # JNA's dispatcher from its AAR, and the core for the same ABIs: phones' arm64-v8a and
 # emulators' x86_64 (PKU_ANDROID_ABIS narrows it, e.g. to arm64-v8a alone in scripts/test.sh:
-# each is a release build with LTO).
+# each is a release build with LTO unless --test-profile).
 read -r -a ABIS <<<"${PKU_ANDROID_ABIS:-arm64-v8a x86_64}"
 source scripts/lib/android-core-lib.sh
 rm -rf "$build/lib"
-echo "building libharness_ffi.so (release) for ${ABIS[*]}"
+started_lib=$SECONDS
+echo "building libharness_ffi.so ($CORE_PROFILE profile) for ${ABIS[*]}"
 build_core_libraries "$build/jniLibs" "${ABIS[@]}"
+echo "  libharness_ffi.so: $((SECONDS - started_lib)) s"
 for abi in "${ABIS[@]}"; do
   mkdir -p "$build/lib/$abi"
   cp "$(android_artifact net.java.dev.jna:jna:5.13.0)/jni/$abi/libjnidispatch.so" "$build/lib/$abi/"
@@ -161,7 +167,9 @@ for abi in "${ABIS[@]}"; do
 done
 
 # --- package, align, sign ------------------------------------------------------------------
+# The test profile's APK beside the shipped build's, never in its place.
 apk="$out/pku-harness-debug.apk"
+[ "$CORE_PROFILE" = release ] || apk="$out/pku-harness-debug-$CORE_PROFILE.apk"
 unsigned="$build/unsigned.apk"
 cp "$build/res/resources.apk" "$unsigned"
 (cd "$build/dex" && zip -q -X "$unsigned" classes*.dex)

@@ -53,10 +53,14 @@ KOTLINC_FLAGS="-no-reflect -Xplugin=$KOTLIN_LIB/compose-compiler-plugin.jar" kot
 
 started=$SECONDS
 status=0
+# Native graphics (Android's own Canvas, text layout and RenderNode, from nativeruntime in the
+# lock list), not Robolectric's legacy shadows of them: with the legacy ones a tap on the
+# approval sheet's answer buttons hit the button's bounds and still never reached its onClick
+# (the same button in a plainer layout took it), and text measured ~3 px per character.
 # Android 14's SystemCleaner (UniFFI's cleaner from API 33 on) is the JDK's internal one.
 "$JAVA17" -Xmx3g --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
-  -Drobolectric.offline=true -Drobolectric.dependency.dir="$deps" \
-  -Djna.library.path="$target_dir/debug" -Dpku.tests.timeout=900 \
+  -Drobolectric.offline=true -Drobolectric.graphicsMode=NATIVE -Drobolectric.dependency.dir="$deps" \
+  -Djna.library.path="$target_dir/debug" -Dpku.tests.timeout=900 -Dpku.tests.only="${PKU_TESTS_ONLY:-}" \
   -cp "$tests/tests.jar:$config:$PWD/android/app/src/robolectric/resources:$app_cp:$libs_cp:$ANDROID_JAR" \
   edu.pku.harness.host.RunHostTestsKt "$tests/tests.jar" || status=$?
 echo "Robolectric run: $((SECONDS - started)) s"

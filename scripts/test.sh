@@ -11,10 +11,9 @@
 #  4. the Kotlin tests on the host JVM against the real library
 #  5. the shared Compose screens (android/ui) under test on the desktop JVM, headless, against
 #     the real library; screenshots in target/screenshots (its last line: N passed, N failed)
-#  6. the Android app's Kotlin (:core, :ui, :app) compiled for Android without Gradle
-#     (scripts/build-android-app.sh --compile-only); with PKU_HARNESS_ANDROID=1 also the signed
-#     APK with its arm64-v8a core library and the app's journeys under Robolectric (below: why
-#     they are not part of every run yet)
+#  6. the Android app: the signed APK without Gradle, with its arm64-v8a core library (a cheaper
+#     Cargo profile than the shipped APK's, below), and the app's journeys under Robolectric
+#     against the real host library (its last line: N passed, N failed)
 #  7. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,18 +55,12 @@ scripts/check-targets.sh
 scripts/check-swift.sh
 scripts/test-kotlin-host.sh
 scripts/test-compose-desktop.sh
-scripts/build-android-app.sh --compile-only
-# The APK and the Robolectric journeys on request only, for now: the APK's core library is a
-# release build with LTO for aarch64 that takes ~29 minutes cold on this machine's two cores
-# (every CI run starts from a fresh clone), and of the 28 journeys 7 are ignored (taps on the
-# sheet's buttons never arrive, some screens never go idle) and one fails now and then (the
-# chat of a launched activity sometimes never appears) — README, "Build and install the
-# Android app".
-if [ "${PKU_HARNESS_ANDROID:-}" = 1 ]; then
-  # The phones' ABI only (x86_64, for emulators, is what build-android-app.sh adds by default).
-  PKU_ANDROID_ABIS=arm64-v8a scripts/build-android-app.sh --require-native
-  scripts/test-android-robolectric.sh
-fi
+# The signed APK with its arm64-v8a core library (the phones' ABI only; x86_64, for emulators, is
+# what build-android-app.sh adds by default), built with Cargo's android-test profile: the
+# shipped release build's LTO takes ~29 min cold on two cores, and every CI run starts from a
+# fresh clone. Then the app's journeys under Robolectric (its last line: N passed, N failed).
+PKU_ANDROID_ABIS=arm64-v8a scripts/build-android-app.sh --require-native --test-profile
+scripts/test-android-robolectric.sh
 
 scenarios=(conformance/scenarios)
 # The shared examples sit beside the checkout when there is one.

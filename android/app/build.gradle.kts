@@ -55,6 +55,9 @@ android {
         unitTests.all {
             // The host build of the core (cargo build -p harness-ffi), loaded by JNA.
             it.systemProperty("jna.library.path", rootDir.resolve("../target/debug").absolutePath)
+            // Android's own graphics, as scripts/test-android-robolectric.sh runs them: with
+            // Robolectric's legacy shadows taps on the approval sheet never reach its buttons.
+            it.systemProperty("robolectric.graphicsMode", "NATIVE")
         }
     }
 }

@@ -1,4 +1,6 @@
-# Sourced by scripts/build-android-app.sh: builds libharness_ffi.so (release) for the APK's ABIs.
+# Sourced by scripts/build-android-app.sh: builds libharness_ffi.so for the APK's ABIs, with the
+# Cargo profile CORE_PROFILE (release unless set: the shipped APK's; android-test for the APK
+# scripts/test.sh checks, see Cargo.toml).
 #
 #   build_core_libraries OUT_DIR ABI…   writes OUT_DIR/<abi>/libharness_ffi.so, stripped; sets
 #                                       CORE_LIB_HOW (how it was linked) or, when it could not be
@@ -14,6 +16,7 @@
 source scripts/lib/android-link.sh
 
 ANDROID_API=26
+CORE_PROFILE="${CORE_PROFILE:-release}"
 
 abi_triple() {
   case "$1" in
@@ -40,7 +43,7 @@ build_core_libraries() {
       targets+=(-t "$abi")
       export "CARGO_TARGET_$(abi_triple "$abi" | tr 'a-z-' 'A-Z_')_RUSTFLAGS=$ANDROID_LINK_RUSTFLAGS"
     done
-    cargo ndk --platform "$ANDROID_API" "${targets[@]}" -o "$out" build --locked --release -p harness-ffi --lib
+    cargo ndk --platform "$ANDROID_API" "${targets[@]}" -o "$out" build --locked --profile "$CORE_PROFILE" -p harness-ffi --lib
     CORE_LIB_HOW="the Android NDK ($ANDROID_NDK_HOME) through cargo-ndk"
   else
     ensure_debian_packages clang lld libc6-dev-arm64-cross
@@ -96,12 +99,12 @@ build_ndkless() {
     "CARGO_TARGET_${env_triple}_RUSTFLAGS=$ANDROID_LINK_RUSTFLAGS" \
     "CC_${triple//-/_}=clang" "CFLAGS_${triple//-/_}=$cflags" "AR_${triple//-/_}=ar" \
     NDKLESS_DIR="$work" NDKLESS_TARGET="$triple$ANDROID_API" \
-    cargo build --quiet --locked --release -p harness-ffi --lib --target "$triple" >"$log" 2>&1; then
+    cargo build --quiet --locked --profile "$CORE_PROFILE" -p harness-ffi --lib --target "$triple" >"$log" 2>&1; then
     tail -30 "$log" >&2
     CORE_LIB_MISSING="linking libharness_ffi.so for $triple without the NDK failed (log: $log)"
     return 1
   fi
-  local lib="$target_dir/$triple/release/libharness_ffi.so"
+  local lib="$target_dir/$triple/$CORE_PROFILE/libharness_ffi.so"
   # The checks that tell a library Android's loader takes from one it refuses.
   local needed undefined
   needed="$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"

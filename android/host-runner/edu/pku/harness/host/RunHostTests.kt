@@ -47,7 +47,20 @@ fun main(args: Array<String>) {
             }
         }
     })
-    val result = core.run(*classes.map { Class.forName(it) }.toTypedArray())
+    // pku.tests.only: a comma-separated list of `Class` or `Class.method` (simple names) to run
+    // alone, for working on a few tests; all of them run unless it is set.
+    val only = System.getProperty("pku.tests.only")?.split(',')?.map { it.trim() }?.filter { it.isNotEmpty() }.orEmpty()
+    val request = org.junit.runner.Request.classes(*classes.map { Class.forName(it) }.toTypedArray())
+    val result = core.run(
+        if (only.isEmpty()) request else request.filterWith(object : org.junit.runner.manipulation.Filter() {
+            override fun shouldRun(description: Description): Boolean {
+                if (description.methodName == null) return description.children.any { shouldRun(it) }
+                val simple = description.className.substringAfterLast('.')
+                return only.any { it == simple || it == "$simple.${description.methodName}" }
+            }
+            override fun describe() = "only $only"
+        }),
+    )
     // A failure outside any test (a class that cannot load) counts too.
     val outside = result.failureCount - failed
     if (outside > 0) failed += outside

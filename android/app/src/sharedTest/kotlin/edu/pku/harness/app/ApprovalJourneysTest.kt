@@ -21,7 +21,6 @@ import edu.pku.harness.ui.ChatTags
 import edu.pku.harness.ui.HarnessTheme
 import kotlinx.coroutines.runBlocking
 import org.junit.After
-import org.junit.Ignore
 import org.junit.Rule
 import org.junit.Test
 import org.junit.runner.RunWith
@@ -51,7 +50,6 @@ class ApprovalJourneysTest {
         return app
     }
 
-    @Ignore("open: under Robolectric the tap on a sheet answer is not delivered (the turn stays on its sheet)")
     @Test fun allow_on_the_sheet_runs_the_tool_and_the_chat_shows_it() {
         val model = model("订好了：两个座位。")
         val app = askingApp(model)
@@ -71,7 +69,6 @@ class ApprovalJourneysTest {
         assertEquals(listOf<String?>("Bearer sk-android", "Bearer sk-android"), model.keys.toList())
     }
 
-    @Ignore("open: under Robolectric the tap on a sheet answer is not delivered (the turn stays on its sheet)")
     @Test fun deny_on_the_sheet_declines_the_call_and_the_chat_shows_it() {
         val model = model("I did not reserve the seats.")
         val app = askingApp(model)
@@ -125,7 +122,6 @@ class ApprovalJourneysTest {
         assertEquals(1, model.bodies.size)
     }
 
-    @Ignore("open: under Robolectric the tap on a sheet answer is not delivered (the turn stays on its sheet)")
     @Test fun the_turn_survives_the_activity_being_recreated_and_is_answered_on_the_new_one() {
         val model = model("订好了：两个座位。")
         val app = JourneyApp(model)
@@ -181,7 +177,6 @@ class ApprovalSheetTest {
         compose.onNodeWithTag(ApprovalTags.answer(Answer.DENY)).assertExists()
     }
 
-    @Ignore("open: under Robolectric the tap on a sheet answer is not delivered (the turn stays on its sheet)")
     @Test fun the_answers_take_no_tap_for_500_ms_after_the_sheet_appears() {
         val sheet = realSheet()
         val answers = mutableListOf<Answer>()

@@ -23,7 +23,6 @@ import edu.pku.harness.ui.ChatTags
 import edu.pku.harness.ui.MESSAGE_TAG
 import edu.pku.harness.ui.ScreenTags
 import org.junit.After
-import org.junit.Ignore
 import org.junit.Assume.assumeTrue
 import org.junit.Rule
 import org.junit.Test
@@ -56,7 +55,6 @@ class NotificationPermissionJourneysTest {
             .performScrollTo().performClick()
     }
 
-    @Ignore("open: under Robolectric this screen never goes idle (Compose gives up after 60 s)")
     @Test fun nothing_asks_for_notifications_until_the_student_taps() {
         val app = JourneyApp()
         val scenario = app.launch()
@@ -320,7 +318,6 @@ class SecretJourneysTest {
 class OpenScreenJourneysTest {
     @get:Rule val compose = createEmptyComposeRule()
 
-    @Ignore("open: under Robolectric this screen never goes idle (Compose gives up after 60 s)")
     @Test fun the_model_opening_the_api_keys_screen_shows_the_model_page() {
         ScriptedModelServer(callOf("settings__openScreen", """{"screen":"api-keys"}"""), answerOf("已打开设置。")).use { model ->
             val app = JourneyApp(model)
@@ -335,7 +332,6 @@ class OpenScreenJourneysTest {
         }
     }
 
-    @Ignore("open: under Robolectric this screen never goes idle (Compose gives up after 60 s)")
     @Test fun a_route_the_app_lacks_opens_nothing() {
         val app = JourneyApp()
         app.launch()

@@ -29,6 +29,7 @@ import androidx.compose.runtime.withFrameMillis
 import androidx.compose.ui.Alignment
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.graphics.Color
+import androidx.compose.ui.platform.LocalFocusManager
 import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
@@ -129,10 +130,15 @@ fun ApprovalSheetView(sheet: ApprovalSheet, offers: List<Answer>, onAnswer: (Ans
 @Composable
 fun WithApprovalSheet(approvals: ApprovalHost, content: @Composable () -> Unit) {
     val pending = approvals.current
+    val focus = LocalFocusManager.current
     Box(Modifier.fillMaxSize()) {
         content()
         val sheet = pending?.prompt?.sheet
         if (pending != null && sheet != null) key(pending.id) {
+            // Nothing below the sheet keeps the focus: a draft field would keep the keyboard up
+            // over the sheet's answers and take keys the student cannot see land (and its
+            // blinking cursor would run for as long as the sheet waits).
+            LaunchedEffect(Unit) { focus.clearFocus(force = true) }
             Box(
                 Modifier
                     .fillMaxSize()

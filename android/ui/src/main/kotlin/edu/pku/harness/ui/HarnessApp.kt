@@ -12,6 +12,7 @@ import androidx.compose.material3.Tab
 import androidx.compose.material3.Text
 import androidx.compose.runtime.Composable
 import androidx.compose.runtime.DisposableEffect
+import androidx.compose.runtime.LaunchedEffect
 import androidx.compose.runtime.collectAsState
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.key
@@ -45,10 +46,12 @@ class AppModels(
     private val scope: CoroutineScope,
     private val navigator: AppNavigator,
     val conversation: String = MAIN_CONVERSATION,
+    /** False for models made during a composition: an effect calls [refresh] (see ScreenModel). */
+    private val readNow: Boolean = true,
 ) : AutoCloseable {
     private val refreshAll: () -> Unit = { refresh() }
     private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: (Harness) -> T) =
-        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, read)
+        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, read)
 
     private val memoryEvents: (HarnessEvent) -> Boolean = { it is HarnessEvent.MemoryPending }
 
@@ -112,8 +115,12 @@ class AppModels(
 @Composable
 fun HarnessApp(harness: Harness, approvals: ApprovalHost, phone: PhoneActions, navigator: AppNavigator, modifier: Modifier = Modifier) {
     val scope = rememberCoroutineScope()
-    val models = remember(harness) { AppModels(harness, phone, scope, navigator) }
-    DisposableEffect(models) { onDispose { models.close() } }
+    val models = remember(harness) { AppModels(harness, phone, scope, navigator, readNow = false) }
+    // The first reads once this composition (which made the holders) is applied.
+    DisposableEffect(models) {
+        models.refresh()
+        onDispose { models.close() }
+    }
     HarnessAppContent(models, approvals, navigator, modifier)
 }
 
@@ -171,6 +178,7 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
                 PluginsPage(models.plugins) { open = it }
             } else key(id) {
                 val holder = remember { models.pluginDetail(id) }
+                LaunchedEffect(holder) { holder.refresh() }
                 PluginDetailPage(holder) { open = null }
             }
         }

@@ -34,6 +34,13 @@ class ScreenModel<T : Any>(
     private val afterAct: () -> Unit = {},
     /** Shows a screen a tap asked for (`Acted.Open`). */
     private val open: (Route) -> Unit = {},
+    /**
+     * Whether the first read starts now. A holder made during a composition must wait for
+     * [refresh] from an effect: [model] is created in the composition's snapshot, and a read that
+     * lands before that snapshot is applied (the scope's dispatcher need not be the UI thread's:
+     * a test's is not) is lost, and the screen stays empty until the next event.
+     */
+    readNow: Boolean = true,
     private val read: (Harness) -> T,
 ) : AutoCloseable {
     var model: T? by mutableStateOf(null)
@@ -59,7 +66,7 @@ class ScreenModel<T : Any>(
     }
 
     init {
-        reads.trySend(Unit)
+        if (readNow) reads.trySend(Unit)
     }
 
     fun refresh() {
@@ -116,21 +123,25 @@ class ScreenModel<T : Any>(
 
 /**
  * The events that change [conversation]'s chat: the start of each of its agent turns, and every
- * event of those turns (they carry only the turn's id). Called on the core's threads.
+ * event of a turn not known to be another conversation's (events carry only the turn's id). A
+ * turn that started before this holder was made (the activity was recreated while it ran) is
+ * taken as this chat's: a needless re-read costs little, a missed one would leave the chat
+ * without the rest of the turn. Called on the core's threads.
  */
 fun chatEvents(conversation: String): (HarnessEvent) -> Boolean {
-    val turns = ConcurrentHashMap.newKeySet<String>()
+    val others = ConcurrentHashMap.newKeySet<String>()
+    fun ours(turn: String) = turn !in others
     return { event ->
         when (event) {
-            is HarnessEvent.AgentTurnStarted -> (event.conversation == conversation).also { if (it) turns += event.turn }
-            is HarnessEvent.TextDelta -> event.turn in turns
-            is HarnessEvent.MessageJoined -> event.turn in turns
-            is HarnessEvent.ThinkingDelta -> event.turn in turns
-            is HarnessEvent.AnswerRestarted -> event.turn in turns
-            is HarnessEvent.ToolCallStarted -> event.turn in turns
-            is HarnessEvent.ToolDecision -> event.turn in turns
-            is HarnessEvent.ToolResult -> event.turn in turns
-            is HarnessEvent.TurnEnded -> event.turn in turns
+            is HarnessEvent.AgentTurnStarted -> (event.conversation == conversation).also { if (!it) others += event.turn }
+            is HarnessEvent.TextDelta -> ours(event.turn)
+            is HarnessEvent.MessageJoined -> ours(event.turn)
+            is HarnessEvent.ThinkingDelta -> ours(event.turn)
+            is HarnessEvent.AnswerRestarted -> ours(event.turn)
+            is HarnessEvent.ToolCallStarted -> ours(event.turn)
+            is HarnessEvent.ToolDecision -> ours(event.turn)
+            is HarnessEvent.ToolResult -> ours(event.turn)
+            is HarnessEvent.TurnEnded -> ours(event.turn)
             is HarnessEvent.MemoryPending -> event.conversation == conversation
             else -> false
         }
