@@ -46,7 +46,7 @@ build_core_libraries() {
     cargo ndk --platform "$ANDROID_API" "${targets[@]}" -o "$out" build --locked --profile "$CORE_PROFILE" -p harness-ffi --lib
     CORE_LIB_HOW="the Android NDK ($ANDROID_NDK_HOME) through cargo-ndk"
   else
-    ensure_debian_packages clang lld libc6-dev-arm64-cross
+    ensure_debian_packages clang lld libclang-dev libc6-dev-arm64-cross
     local abi
     for abi in "$@"; do
       if ! build_ndkless "$out" "$abi" "$target_dir"; then
@@ -86,9 +86,17 @@ build_ndkless() {
   }
   # glibc's headers for the C parts: the cross package's for arm64, the host's for x86_64.
   local cflags="--target=$triple$ANDROID_API -fPIC -Dsysconf=pku_glibc_sysconf"
+  # bindgen reads QuickJS's header (rquickjs has no bindings for Android) against the same.
+  local bindgen_args
   case "$triple" in
-    aarch64-*) cflags="$cflags --sysroot=/usr/aarch64-linux-gnu" ;;
-    x86_64-*) cflags="$cflags -isystem /usr/include/x86_64-linux-gnu -isystem /usr/include" ;;
+    aarch64-*)
+      cflags="$cflags --sysroot=/usr/aarch64-linux-gnu"
+      bindgen_args="--sysroot=/usr/aarch64-linux-gnu"
+      ;;
+    x86_64-*)
+      cflags="$cflags -isystem /usr/include/x86_64-linux-gnu -isystem /usr/include"
+      bindgen_args="-isystem /usr/include/x86_64-linux-gnu -isystem /usr/include"
+      ;;
   esac
   # shellcheck disable=SC2086 # the flags are words
   clang ${cflags/-Dsysconf=pku_glibc_sysconf/} -O2 -c scripts/lib/bionic-shim.c -o "$work/bionic-shim.o"
@@ -98,6 +106,7 @@ build_ndkless() {
   if ! env "CARGO_TARGET_${env_triple}_LINKER=$PWD/scripts/lib/ndkless-link.sh" \
     "CARGO_TARGET_${env_triple}_RUSTFLAGS=$ANDROID_LINK_RUSTFLAGS" \
     "CC_${triple//-/_}=clang" "CFLAGS_${triple//-/_}=$cflags" "AR_${triple//-/_}=ar" \
+    "BINDGEN_EXTRA_CLANG_ARGS_${triple//-/_}=$bindgen_args" \
     NDKLESS_DIR="$work" NDKLESS_TARGET="$triple$ANDROID_API" \
     cargo build --quiet --locked --profile "$CORE_PROFILE" -p harness-ffi --lib --target "$triple" >"$log" 2>&1; then
     tail -30 "$log" >&2

@@ -8,6 +8,7 @@ import androidx.compose.ui.test.hasText
 import androidx.compose.ui.test.junit4.createAndroidComposeRule
 import androidx.compose.ui.test.junit4.createEmptyComposeRule
 import androidx.compose.ui.test.onNodeWithTag
+import androidx.compose.ui.test.onAllNodesWithText
 import androidx.compose.ui.test.onNodeWithText
 import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performTextInput
@@ -117,6 +118,8 @@ class ApprovalJourneysTest {
         compose.await(15_000) { app.chat().runningTurn == null }
         val notice = app.chat().items.last()
         assertEquals(ChatItemKind.NOTICE, notice.kind)
+        // The core has ended the turn; the chat shows it once it has read the core again.
+        compose.await(15_000) { compose.onAllNodesWithText(notice.text).fetchSemanticsNodes().isNotEmpty() }
         compose.onNodeWithText(notice.text).assertExists()
         // Nothing went back to the model after the stop.
         assertEquals(1, model.bodies.size)
