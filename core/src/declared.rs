@@ -207,7 +207,7 @@ pub fn load(request: &RequestManifest, input: &Value) -> Result<Request, (String
     // DESIGN.md §10: a campus request goes to one campus service, which the core reaches with
     // the session's own headers.
     let campus_host = parsed.host_str().unwrap_or_default();
-    if request.campus && !Service::ALL.iter().any(|s| s.host() == campus_host) {
+    if request.campus && Service::at_host(campus_host).is_none() {
         let hosts: Vec<&str> = Service::ALL.iter().map(|s| s.host()).collect();
         return err(
             "campus",

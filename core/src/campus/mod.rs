@@ -127,6 +127,13 @@ pub struct Status {
     pub services: Vec<(Service, Option<i64>)>,
 }
 
+impl Status {
+    /// Every service has its session: [`Campus::signed_in`] as of this status.
+    pub fn signed_in(&self) -> bool {
+        self.services.len() == Service::ALL.len()
+    }
+}
+
 /// A sign-in waiting for the second factor. The password stays in memory only this long.
 struct Pending {
     user: String,

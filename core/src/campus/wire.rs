@@ -29,6 +29,11 @@ impl Service {
         Self::ALL.into_iter().find(|s| s.as_str() == name)
     }
 
+    /// The service whose host `host` is.
+    pub fn at_host(host: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.host() == host)
+    }
+
     /// The https host every request of the service goes to.
     pub fn host(self) -> &'static str {
         match self {

@@ -156,10 +156,8 @@ impl Interpreter {
                 hosts.join(", ")
             ));
         }
-        let service = Service::ALL
-            .into_iter()
-            .find(|s| s.host() == host)
-            .ok_or_else(|| format!("{host} is not a campus service"))?;
+        let service =
+            Service::at_host(host).ok_or_else(|| format!("{host} is not a campus service"))?;
         let path = match parsed.query() {
             Some(query) => format!("{}?{query}", parsed.path()),
             None => parsed.path().to_owned(),

@@ -100,7 +100,7 @@ pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountSc
             signed_in: None,
         });
     }
-    if campus.signed_in() {
+    if status.signed_in() {
         let zone = engine.settings().time_zone;
         let services = status
             .services
@@ -271,7 +271,7 @@ const CAPTCHA_ZH: &str = "统一身份认证要求输入图片验证码，应用
 /// Whether `campus` holds every service's session: the consent screen's line.
 pub(super) fn status_words(lang: Language, campus: &Campus) -> String {
     match campus.status() {
-        Ok(status) if campus.signed_in() => match lang {
+        Ok(status) if status.signed_in() => match lang {
             Language::Zh => format!("已登录：{}", status.account.unwrap_or_default()),
             Language::En => format!("Signed in as {}", status.account.unwrap_or_default()),
         },

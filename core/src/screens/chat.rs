@@ -130,7 +130,7 @@ pub(super) fn build(
         .into_iter()
         .map(|(_, name, _)| name)
         .collect();
-    let campus_notice = live.signin_asked(engine.campus().signed_in()).then(|| {
+    let campus_notice = live.signin_asked(|| engine.campus().signed_in()).then(|| {
         Button::new(
             tr(
                 lang,

@@ -68,13 +68,15 @@ impl Live {
     }
 
     /// Whether the student is still to be asked to sign in to the campus again; `signed_in`
-    /// (the account as it stands) ends the asking.
-    pub(crate) fn signin_asked(&self, signed_in: bool) -> bool {
-        let mut s = lock(&self.state);
-        if signed_in {
-            s.signin_asked = false;
+    /// (the account as it stands, read from the keystore only while asking) ends the asking.
+    pub(crate) fn signin_asked(&self, signed_in: impl FnOnce() -> bool) -> bool {
+        // The lock is not held across the keystore read.
+        let asked = lock(&self.state).signin_asked;
+        if asked && signed_in() {
+            lock(&self.state).signin_asked = false;
+            return false;
         }
-        s.signin_asked
+        asked
     }
 
     fn observe(&self, event: &Event) {
