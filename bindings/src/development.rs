@@ -36,7 +36,7 @@ pub(crate) fn configure(
             None => None,
         };
         Ok(move |broker: Arc<dyn ApprovalBroker>| {
-            let mut engine = Options::new(broker);
+            let mut engine = crate::harness::app_options(broker);
             if options.sample_plugins {
                 engine.catalog = Arc::new(harness_core::plugins::samples::Samples);
             }

@@ -58,9 +58,17 @@ struct Open {
     platform: Arc<dyn Platform>,
 }
 
+/// The app's engine options: the TypeScript plugins it ships (`plugins/<id>/`), the campus
+/// hosts themselves.
+pub(crate) fn app_options(broker: Arc<dyn harness_core::invoke::ApprovalBroker>) -> Options {
+    let mut options = Options::new(broker);
+    options.catalog = Arc::new(harness_core::plugins::script::Shipped);
+    options
+}
+
 impl Harness {
     /// `options` makes the engine's options from its approval broker; the app's are
-    /// `Options::new`'s: no sample plugin, the campus hosts themselves.
+    /// [`app_options`]: the plugins the app ships, no sample, the campus hosts themselves.
     fn open_with(
         data_dir: String,
         platform: Arc<dyn Platform>,
@@ -142,7 +150,7 @@ impl Harness {
     /// Platform's keystore), so opening it again restores it.
     #[uniffi::constructor]
     pub fn open(data_dir: String, platform: Arc<dyn Platform>) -> Result<Arc<Self>, HarnessError> {
-        Self::open_with(data_dir, platform, Options::new)
+        Self::open_with(data_dir, platform, app_options)
     }
 
     /// Opens the core as `open` does, with what only the shells' tests and development builds

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use harness_core::invoke::ApprovalBroker;
 use harness_core::plugins::samples::DemoSamples;
-use harness_core::plugins::script::WithBundles;
+use harness_core::plugins::script::{Shipped, WithBundles};
 use harness_core::{Engine, Options};
 
 use crate::secrets::KeyringSecrets;
@@ -37,11 +37,12 @@ pub fn options(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Optio
     // A development tool: an MCP server on this machine, which a plugin author runs, is
     // accepted; the app never accepts one (DESIGN.md §5).
     options.development_servers = true;
-    // With the samples, the TypeScript plugins the library ships (plugins/<id>/bundle.js; the
-    // echo demo until the app's own are written).
-    if is_demo(data_dir) {
-        options.catalog = Arc::new(WithBundles(DemoSamples));
-    }
+    // The plugins the app ships (plugins/<id>/bundle.js), and in a demo's directory the
+    // samples' code beside them.
+    options.catalog = match is_demo(data_dir) {
+        true => Arc::new(WithBundles(DemoSamples)),
+        false => Arc::new(Shipped),
+    };
     Ok(options)
 }
 

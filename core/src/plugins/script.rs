@@ -69,6 +69,12 @@ pub fn load(source: &str, limits: Limits) -> Result<(Plugin, Arc<dyn PluginHandl
 
 /// As [`load`], with the handler as itself (its runtime's memory can be read).
 pub fn load_script(source: &str, limits: Limits) -> Result<(Plugin, Arc<ScriptPlugin>), LoadError> {
+    let text = read_manifest(source, limits)?;
+    from_manifest(&text, source, limits)
+}
+
+/// Runs a bundle's definition in a runtime of its own and reads its manifest's JSON.
+fn read_manifest(source: &str, limits: Limits) -> Result<String, LoadError> {
     let load_error = |field: &str, message: String| LoadError {
         plugin: "?".into(),
         field: field.into(),
@@ -80,37 +86,74 @@ pub fn load_script(source: &str, limits: Limits) -> Result<(Plugin, Arc<ScriptPl
         Start::Definition { field, message } => load_error(&field, message),
         Start::Failed(message) => load_error("bundle", message),
     })?;
-    let text = instance
+    instance
         .enter(Instant::now() + limits.deadline, |cx| {
             let pku: Object = cx.globals().get("__pku")?;
             let manifest: Function = pku.get("manifest")?;
             manifest.call::<_, String>(())
         })
-        .map_err(|e| load_error("bundle", instance.describe(e)))?;
-    let manifest = parse_manifest_text(&text)?;
-    let plugin = Plugin::load(manifest, PluginKind::Bundled)?;
-    let handler = ScriptPlugin {
-        title: plugin.title.clone(),
-        source: source.into(),
-        limits,
-        instance: Mutex::new(None),
-    };
+        .map_err(|e| load_error("bundle", instance.describe(e)))
+}
+
+/// The plugin a bundle's manifest (the JSON its `__pku.manifest()` gave) describes, checked as
+/// every kind's, with the handler that runs the bundle's tools.
+fn from_manifest(
+    text: &str,
+    source: &str,
+    limits: Limits,
+) -> Result<(Plugin, Arc<ScriptPlugin>), LoadError> {
+    let plugin = Plugin::load(parse_manifest_text(text)?, PluginKind::Bundled)?;
+    let handler = ScriptPlugin::new(&plugin, source, limits);
     Ok((plugin, Arc::new(handler)))
 }
 
-/// A catalog with the shipped TypeScript plugins ([`BUNDLES`]) beside another's bundled
-/// plugins: the development shells (the CLI) run them so. The app installs its own bundles
-/// when its TypeScript plugins are written.
+/// The plugins the app ships ([`BUNDLES`]): every shell's catalog, the app's and the CLI's.
+/// Each bundle's manifest is read once a process (its load checks are the same every time:
+/// the source is compiled in); each engine gets handlers of its own, whose runtimes are made
+/// on their first call.
+pub struct Shipped;
+
+impl Shipped {
+    /// Each bundle's manifest JSON, read once a process.
+    fn manifests() -> &'static [String] {
+        static MANIFESTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        MANIFESTS.get_or_init(|| {
+            BUNDLES
+                .iter()
+                .map(|(id, source)| {
+                    // Built and loaded by the tests (`the_shipped_bundles_load`): a failure
+                    // here is a bundle committed without its check.
+                    read_manifest(source, Limits::default())
+                        .unwrap_or_else(|e| panic!("shipped bundle {id}: {e}"))
+                })
+                .collect()
+        })
+    }
+}
+
+impl Catalog for Shipped {
+    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+        Self::manifests()
+            .iter()
+            .zip(BUNDLES)
+            .map(|(manifest, (id, source))| {
+                let (plugin, handler) = from_manifest(manifest, source, Limits::default())
+                    .unwrap_or_else(|e| panic!("shipped bundle {id}: {e}"));
+                let handler: Arc<dyn PluginHandler> = handler;
+                (plugin, handler)
+            })
+            .collect()
+    }
+}
+
+/// A catalog with the shipped TypeScript plugins ([`Shipped`]) beside another's bundled
+/// plugins: the demo's samples, or a test's.
 pub struct WithBundles<C>(pub C);
 
 impl<C: Catalog> Catalog for WithBundles<C> {
     fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
         let mut bundled = self.0.bundled();
-        bundled.extend(BUNDLES.iter().map(|(id, source)| {
-            // Built and loaded by the tests (`the_shipped_bundles_load`): a failure here is a
-            // bundle committed without its check.
-            load(source, Limits::default()).unwrap_or_else(|e| panic!("shipped bundle {id}: {e}"))
-        }));
+        bundled.extend(Shipped.bundled());
         bundled
     }
 
@@ -133,6 +176,15 @@ pub struct ScriptPlugin {
 }
 
 impl ScriptPlugin {
+    fn new(plugin: &Plugin, source: &str, limits: Limits) -> Self {
+        Self {
+            title: plugin.title.clone(),
+            source: source.into(),
+            limits,
+            instance: Mutex::new(None),
+        }
+    }
+
     fn instance(&self) -> Result<Arc<Instance>, String> {
         let mut slot = crate::lock(&self.instance);
         if let Some(instance) = &*slot {
