@@ -206,6 +206,7 @@ impl Engine {
             host.clone(),
             broker,
             clock.clone(),
+            settings.clone(),
             data_dir,
         );
         let scheduler = Arc::new(Scheduler::new(

@@ -56,7 +56,49 @@ pub struct ToolContext {
     /// The conversation's current turn, for a call made in a conversation.
     pub turn: Option<TurnContext>,
     pub tainted: bool,
+    /// The core's clock, in the settings' time zone.
+    pub now: LocalNow,
     pub services: Services,
+}
+
+/// The time a tool is told it is: the core's clock (so a test's clock is the tool's too) and
+/// the local time in the settings' time zone, which a plugin's own code cannot work out (the
+/// script engine has no time-zone data).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalNow {
+    /// Milliseconds since the Unix epoch.
+    pub ms: i64,
+    /// The IANA zone, e.g. `Asia/Shanghai`.
+    pub time_zone: String,
+    /// The zone's offset from UTC now, in minutes (480 in Beijing).
+    pub offset_minutes: i32,
+    /// `YYYY-MM-DD HH:mm`, local.
+    pub local: String,
+    /// `YYYY-MM-DD`, local.
+    pub date: String,
+    /// ISO weekday, 1 (Monday) to 7 (Sunday).
+    pub weekday: u32,
+}
+
+impl LocalNow {
+    /// `now_ms` in `time_zone`; a zone that does not parse is read as Beijing's (the settings
+    /// refuse one when it is set).
+    pub fn at(now_ms: i64, time_zone: &str) -> Self {
+        use chrono::{Datelike, Offset};
+        let zone: chrono_tz::Tz = time_zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
+        let local = chrono::DateTime::from_timestamp_millis(now_ms)
+            .unwrap_or_default()
+            .with_timezone(&zone);
+        Self {
+            ms: now_ms,
+            time_zone: zone.name().into(),
+            offset_minutes: local.offset().fix().local_minus_utc() / 60,
+            local: local.format("%Y-%m-%d %H:%M").to_string(),
+            date: local.format("%Y-%m-%d").to_string(),
+            weekday: local.weekday().number_from_monday(),
+        }
+    }
 }
 
 /// The turn a call is made in, as the tool is told it (seed 004: "ctx.turn is set to

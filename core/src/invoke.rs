@@ -27,12 +27,12 @@ use crate::policy::{
 };
 use crate::registry::{Effect, Plugin, Tool, plugin_id};
 use crate::services::{Host, PluginGates, PluginHost, Services};
-use crate::settings::Language;
+use crate::settings::{AppSettings, Language};
 use crate::store::audit::AuditRow;
 use crate::turn::{ConversationSettings, Scope};
 use crate::why::{RuleAt, Why};
 
-pub use crate::handler::{Assessment, Grant, PluginHandler, ToolContext, TurnContext};
+pub use crate::handler::{Assessment, Grant, LocalNow, PluginHandler, ToolContext, TurnContext};
 
 /// The model's history keeps at most this many characters of each result (seed 004).
 pub const MODEL_RESULT_CHARS: usize = 12_000;
@@ -179,6 +179,8 @@ pub struct Invoker {
     pub(crate) host: Arc<Host>,
     broker: Arc<dyn ApprovalBroker>,
     clock: Arc<dyn Clock>,
+    /// The time zone a tool is told its local time in.
+    settings: Arc<AppSettings>,
     /// The data directory; none for an in-memory engine.
     data_dir: Option<PathBuf>,
     /// Handed to running tools, so a plugin's own calls come back here without a cycle of
@@ -196,6 +198,7 @@ impl Invoker {
         host: Arc<Host>,
         broker: Arc<dyn ApprovalBroker>,
         clock: Arc<dyn Clock>,
+        settings: Arc<AppSettings>,
         data_dir: Option<PathBuf>,
     ) -> Arc<Invoker> {
         Arc::new_cyclic(|me| Invoker {
@@ -206,6 +209,7 @@ impl Invoker {
             host,
             broker,
             clock,
+            settings,
             data_dir,
             me: me.clone(),
         })
@@ -556,6 +560,7 @@ impl Invoker {
                     user_asked: snap.user_asked,
                 }),
             tainted: snap.tainted,
+            now: LocalNow::at(self.clock.now_ms(), &self.settings.get().time_zone),
             services,
         };
         let ran = handler.run(&tool, call.input.clone(), ctx).await;

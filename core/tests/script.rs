@@ -157,6 +157,34 @@ async fn a_tool_is_told_its_actor_and_turn() {
     }
 }
 
+struct At(i64);
+
+impl harness_core::clock::Clock for At {
+    fn now_ms(&self) -> i64 {
+        self.0
+    }
+}
+
+#[tokio::test]
+async fn a_tool_is_told_the_cores_time_in_the_settings_time_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::new(Arc::new(Deny));
+    options.builtin_plugins = false;
+    // 2026-12-01 23:30 UTC: already Wednesday in Beijing.
+    options.clock = Arc::new(At(1_796_167_800_000));
+    let engine = Engine::open(dir.path(), options).unwrap();
+    for source in [ECHO, PROBE] {
+        let (plugin, handler) = script::load(source, Limits::default()).unwrap();
+        engine.install(plugin, "bundled", handler).unwrap();
+    }
+    engine.accept_terms().unwrap();
+    assert_eq!(
+        ran(&engine, "probe.clock", json!({})).await,
+        json!({"ms": 1_796_167_800_000_i64, "timeZone": "Asia/Shanghai", "offsetMinutes": 480,
+               "local": "2026-12-02 07:30", "date": "2026-12-02", "weekday": 3})
+    );
+}
+
 #[tokio::test]
 async fn the_store_keeps_json_values_through_the_store_gate() {
     let (_dir, engine) = fresh(quick());

@@ -100,9 +100,30 @@ export interface Services {
   };
 }
 
+/**
+ * The time the core says it is, in the time zone the student set: the engine has no time-zone
+ * data of its own, so use this rather than `Date` for anything shown or compared locally.
+ */
+export interface LocalNow {
+  /** Milliseconds since the Unix epoch. */
+  ms: number;
+  /** The IANA zone, e.g. 'Asia/Shanghai'. */
+  timeZone: string;
+  /** The zone's offset from UTC now, in minutes (480 in Beijing). */
+  offsetMinutes: number;
+  /** 'YYYY-MM-DD HH:mm', local. */
+  local: string;
+  /** 'YYYY-MM-DD', local. */
+  date: string;
+  /** ISO weekday: 1 is Monday, 7 is Sunday. */
+  weekday: number;
+}
+
 /** What a running tool is told about its call. */
 export interface ToolContext {
   actor: Actor;
+  /** The time of the call. */
+  now: LocalNow;
   /** Set when the agent calls the tool during a conversation. */
   turn?: Turn;
   /** How a grant tool's prompt was answered. */

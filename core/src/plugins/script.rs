@@ -229,6 +229,7 @@ impl PluginHandler for ScriptPlugin {
             "actor": ctx.actor.as_str(),
             "turn": ctx.turn,
             "grant": ctx.grant,
+            "now": ctx.now,
         });
         let mut first = Some((tool.name.clone(), input.to_string(), told.to_string()));
         let mut settled: Option<(u64, Result<Value, Refusal>)> = None;

@@ -133,6 +133,13 @@ export default definePlugin({
       effect: 'read',
       execute: async (_input, ctx) => ({ actor: ctx.actor, turn: ctx.turn ?? null, grant: ctx.grant ?? null }),
     }),
+    clock: defineTool({
+      title: '现在几点',
+      description: 'The time the tool is told it is.',
+      input: z.object({}),
+      effect: 'read',
+      execute: async (_input, ctx) => ctx.now,
+    }),
     fail: defineTool({
       title: '失败',
       description: 'Fails with the given message.',
