@@ -157,6 +157,15 @@ async fn a_tool_is_told_its_actor_and_turn() {
     }
 }
 
+#[tokio::test]
+async fn a_tool_gets_its_input_with_zods_defaults_filled_in() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(&engine, "probe.page", json!({"size": 5})).await,
+        json!({"page": 1, "size": 5})
+    );
+}
+
 struct At(i64);
 
 impl harness_core::clock::Clock for At {

@@ -257,7 +257,15 @@ export function definePlugin(def: PluginDef): DefinedPlugin {
       if (!tool) {
         return Promise.reject(new Error(`this plugin has no tool "${name}"`));
       }
-      return tool.execute(input, ctx);
+      // The core has checked the input against the JSON Schema; zod's own parse adds what
+      // JSON Schema only describes: defaults filled in, transforms applied.
+      const parsed = tool.input.safeParse(input);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const at = issue?.path.length ? issue.path.join('.') : 'input';
+        return Promise.reject(new Error(`${at}: ${issue?.message ?? 'invalid input'}`));
+      }
+      return tool.execute(parsed.data, ctx);
     },
   };
 }

@@ -133,6 +133,16 @@ export default definePlugin({
       effect: 'read',
       execute: async (_input, ctx) => ({ actor: ctx.actor, turn: ctx.turn ?? null, grant: ctx.grant ?? null }),
     }),
+    page: defineTool({
+      title: '翻页',
+      description: 'Answers with the page it was asked for, defaults filled in.',
+      input: z.object({
+        page: z.number().int().min(1).default(1).describe('The page, from 1'),
+        size: z.number().int().min(1).max(50).default(20).describe('Items a page'),
+      }),
+      effect: 'read',
+      execute: async (input) => input,
+    }),
     clock: defineTool({
       title: '现在几点',
       description: 'The time the tool is told it is.',
