@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use harness_core::invoke::ApprovalBroker;
 use harness_core::plugins::samples::DemoSamples;
-use harness_core::plugins::script::{Shipped, WithBundles};
+use harness_core::plugins::script::Shipped;
 use harness_core::{Engine, Options};
 
 use crate::secrets::KeyringSecrets;
@@ -37,10 +37,10 @@ pub fn options(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Optio
     // A development tool: an MCP server on this machine, which a plugin author runs, is
     // accepted; the app never accepts one (DESIGN.md §5).
     options.development_servers = true;
-    // The plugins the app ships (plugins/<id>/bundle.js), and in a demo's directory the
-    // samples' code beside them.
+    // The plugins the app ships (plugins/<id>/bundle.js); in a demo's directory the samples'
+    // code instead, whose canteen the demo installs as a community document.
     options.catalog = match is_demo(data_dir) {
-        true => Arc::new(WithBundles(DemoSamples)),
+        true => Arc::new(DemoSamples),
         false => Arc::new(Shipped),
     };
     Ok(options)

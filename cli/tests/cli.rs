@@ -151,9 +151,19 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
         .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .collect();
+    // The core's own plugins and the app's shipped TypeScript ones.
     assert_eq!(
         plugins,
-        ["dashboard", "files", "memory", "scheduler", "settings"]
+        [
+            "canteen",
+            "classrooms",
+            "dashboard",
+            "files",
+            "library",
+            "memory",
+            "scheduler",
+            "settings"
+        ]
     );
     let called = run(&["call", "wallet.cardBalance", "{}", "--data-dir", data]);
     assert!(!called.status.success());
@@ -346,26 +356,26 @@ fn a_call_to_a_plugin_not_installed_names_it() {
 fn a_typescript_plugin_the_library_ships_runs_on_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    // A directory `harness demo` made (cli/src/open.rs, DEMO_MARKER): the samples and the
-    // shipped TypeScript plugins run there.
-    std::fs::write(dir.path().join("demo-samples"), "").unwrap();
+    // A data directory of one's own (no demo marker): the app's shipped plugins are there.
     assert!(
         run(&["consent", "--data-dir", data, "accept-terms"])
             .status
             .success()
     );
+    // The canteens' opening hours are the plugin's own table: nothing is sent anywhere.
+    let output = run(&["call", "canteen.openNow", "{}", "--data-dir", data]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result: serde_json::Value = serde_json::from_str(&text(&output.stdout)).unwrap();
+    assert_eq!(result["hoursAsOf"], "2026-09");
     let output = run(&[
         "call",
-        "echo.say",
-        r#"{"text": "你好"}"#,
+        "classrooms.free",
+        r#"{"building": 5}"#,
         "--data-dir",
         data,
     ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    assert_eq!(text(&output.stdout), "{\n  \"text\": \"你好\"\n}\n");
-    let output = run(&["call", "echo.say", r#"{"text": 5}"#, "--data-dir", data]);
     assert!(
-        text(&output.stderr).starts_with("harness: echo.say was refused (invalid_input): "),
+        text(&output.stderr).starts_with("harness: classrooms.free was refused (invalid_input): "),
         "{}",
         text(&output.stderr)
     );

@@ -124,7 +124,6 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed canteen (community, 3 tools)
   installed card (official, 2 tools)
   installed dashboard (bundled, 1 tools)
-  installed echo (bundled, 1 tools)
   installed files (bundled, 3 tools)
   installed mcp-forum (remote, 2 tools)
   installed memory (bundled, 4 tools)

@@ -24,6 +24,12 @@ use crate::{numbered, one_kind, typed, yes};
 /// The conversation agent calls in a scenario take place in.
 const CONVERSATION: &str = "scenario";
 
+/// TypeScript plugins a scenario may name beside the shipped ones: the SDK's smallest plugin.
+const TEST_BUNDLES: &[(&str, &str)] = &[(
+    "echo",
+    include_str!("../../sdk/test-plugins/echo/bundle.js"),
+)];
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Scenario {
@@ -293,6 +299,7 @@ impl Scenario {
                     }
                     let source = script::BUNDLES
                         .iter()
+                        .chain(TEST_BUNDLES)
                         .find(|(shipped, _)| *shipped == id)
                         .map(|(_, source)| *source)
                         .ok_or_else(|| format!("bad scenario: the library ships no bundle \"{id}\""))?;

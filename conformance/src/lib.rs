@@ -15,7 +15,8 @@
 //!   effect comes from `readOnlyHint` (true → read, anything else → write) as
 //!   `Plugin::from_mcp` maps it — or as `"document": "<the whole PLUGIN.md text>"`, loaded as
 //!   the plugin's `kind` (official or community) the way an installed document is — or as
-//!   `"bundle": "<id>"`, a TypeScript plugin the library ships (`plugins::script::BUNDLES`),
+//!   `"bundle": "<id>"`, a TypeScript plugin the library ships (`plugins::script::BUNDLES`)
+//!   or the SDK's `echo` (sdk/test-plugins/echo),
 //!   of kind bundled with no manifest keys: its manifest is read from the bundle and its calls
 //!   run in the engine. A plugin has one of the three at most.
 //! - Gate scenarios: the shapes of every gate, listed at the top of `gate.rs`.

@@ -15,7 +15,7 @@ use harness_core::registry::{Plugin, PluginKind, Tool};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
-const ECHO: &str = include_str!("../../plugins/echo/bundle.js");
+const ECHO: &str = include_str!("../../sdk/test-plugins/echo/bundle.js");
 
 struct Deny;
 

@@ -14,7 +14,7 @@ use harness_core::policy::{Actor, Answer};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
-const ECHO: &str = include_str!("../../plugins/echo/bundle.js");
+const ECHO: &str = include_str!("../../sdk/test-plugins/echo/bundle.js");
 const PROBE: &str = include_str!("../../sdk/test-plugins/probe/bundle.js");
 const HOSTILE: &str = include_str!("../../sdk/test-plugins/hostile/bundle.js");
 const BAD_SCHEMA: &str = include_str!("../../sdk/test-plugins/badschema/bundle.js");

@@ -117,6 +117,14 @@ pub enum Fault {
     HugeCard(usize),
     /// The card answers every request "expired" (`{code: 401}`), even right after a sign-in.
     CardAlwaysExpired,
+    /// Every request to this path (on any host) answers this status, content type and body:
+    /// a service that is down, or answers a login page or garbage.
+    Answer {
+        path: String,
+        status: u16,
+        content_type: String,
+        body: String,
+    },
 }
 
 /// A request the simulator was sent: host, method, path and query.
@@ -358,6 +366,15 @@ async fn answer(req: Request<Incoming>, state: &Mutex<State>, key: &PrivateKey) 
         headers,
         body,
     });
+    if let Some(Fault::Answer {
+        status,
+        content_type,
+        body,
+        ..
+    }) = s.fault(|f| matches!(f, Fault::Answer { path, .. } if *path == asked.path))
+    {
+        return reply(status, &content_type, body);
+    }
     match asked.host.as_str() {
         "iaaa.pku.edu.cn" => iaaa(&asked, &mut s, key),
         "portal.pku.edu.cn" => portal(&asked, &mut s),

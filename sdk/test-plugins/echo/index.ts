@@ -1,5 +1,5 @@
-// The smallest plugin: one read tool that answers with what it was given. The CLI's demo of a
-// TypeScript plugin, and the tool the engine's benches call.
+// The smallest plugin: one read tool that answers with what it was given. The engine's
+// benches and tests call it, and the conformance scenarios name it.
 import { definePlugin, defineTool } from '@pku-harness/sdk';
 import { z } from 'zod';
 

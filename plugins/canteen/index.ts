@@ -1,0 +1,143 @@
+// 食堂: how full each canteen is now (the portal's public crowding figures, SERVICES.md §4) and
+// which canteens are open, from the plugin's own table of opening hours (the portal has none).
+import { definePlugin, defineTool } from '@pku-harness/sdk';
+import type { LocalNow, Services } from '@pku-harness/sdk';
+import { z } from 'zod';
+
+const UNREACHABLE = '食堂人数暂时查不到 · The canteen figures could not be read';
+
+interface Row {
+  name: string;
+  seat: number;
+  ip: number;
+  warningMsg?: string;
+}
+
+/** The portal's crowding snapshot, checked: anything but its JSON is the student's error. */
+async function snapshot(services: Services): Promise<{ time: string; rows: Row[] }> {
+  const answer = await services.campus.request('public', {
+    method: 'POST',
+    path: '/publicQuery/canteenQuery/retrCarteenInfos.do',
+  });
+  const body = 'body' in answer ? (answer.body as { time?: unknown; rows?: unknown }) : undefined;
+  if (answer.status !== 200 || typeof body !== 'object' || body === null || !Array.isArray(body.rows)) {
+    throw new Error(UNREACHABLE);
+  }
+  const rows = body.rows.filter(
+    (r): r is Row => typeof r?.name === 'string' && Number.isFinite(Number(r?.seat)) && Number.isFinite(Number(r?.ip)),
+  );
+  return { time: String(body.time ?? ''), rows };
+}
+
+const crowd = defineTool({
+  title: '食堂就餐人数',
+  description:
+    'How full each campus canteen is right now: seats, people present and how full in percent, ' +
+    'with the time the figure was taken (Beijing time). Use when the student asks where to eat ' +
+    'or which canteen is least crowded. The figures update every few minutes during meal times ' +
+    'and stop near midnight.',
+  input: z.object({}),
+  effect: 'read',
+  execute: async (_input, ctx) => {
+    const { time, rows } = await snapshot(ctx.services);
+    return {
+      takenAt: time,
+      canteens: rows.map((r) => {
+        const seats = Number(r.seat);
+        const present = Number(r.ip);
+        return {
+          name: r.name,
+          seats,
+          present,
+          fullPercent: seats > 0 ? Math.round((present / seats) * 100) : null,
+          ...(r.warningMsg ? { warning: r.warningMsg } : {}),
+        };
+      }),
+    };
+  },
+});
+
+/** One serving: `HH:mm` to `HH:mm`, local time. */
+type Serving = [meal: string, opens: string, closes: string];
+
+/**
+ * Opening hours by canteen. The portal publishes none: these are the term-time hours posted by
+ * 北京大学餐饮中心 at the canteens, as written down for the autumn term of 2026 (2026-09). They
+ * change between terms and in holidays; the tool says so.
+ */
+const HOURS_AS_OF = '2026-09';
+const WEEKDAY: Record<string, Serving[]> = {
+  学一食堂: [['早餐', '06:30', '09:00'], ['午餐', '10:30', '13:00'], ['晚餐', '16:30', '19:00']],
+  学五食堂: [['早餐', '06:30', '09:00'], ['午餐', '10:30', '13:00'], ['晚餐', '16:30', '19:00']],
+  农园食堂: [['早餐', '06:30', '09:30'], ['午餐', '10:30', '13:30'], ['晚餐', '16:30', '19:30'], ['夜宵', '20:30', '23:00']],
+  燕南食堂: [['早餐', '06:30', '09:00'], ['午餐', '10:30', '13:00'], ['晚餐', '16:30', '19:00']],
+  家园食堂: [['早餐', '06:30', '09:30'], ['午餐', '10:30', '13:30'], ['晚餐', '16:30', '20:00']],
+  勺园食堂: [['早餐', '07:00', '09:30'], ['午餐', '11:00', '13:30'], ['晚餐', '17:00', '20:00']],
+};
+/** At weekends breakfast starts half an hour later everywhere. */
+function servings(name: string, weekday: number): Serving[] {
+  const day = WEEKDAY[name] ?? [];
+  if (weekday < 6) return day;
+  return day.map(([meal, opens, closes]) => [meal, meal === '早餐' ? later(opens, 30) : opens, closes]);
+}
+
+function minutes(hhmm: string): number {
+  const [h, m] = hhmm.split(':').map(Number);
+  return h * 60 + m;
+}
+
+function later(hhmm: string, by: number): string {
+  const t = minutes(hhmm) + by;
+  return `${String(Math.floor(t / 60)).padStart(2, '0')}:${String(t % 60).padStart(2, '0')}`;
+}
+
+function openNowAt(now: LocalNow) {
+  const time = now.local.slice(11);
+  const at = minutes(time);
+  const open: { name: string; meal: string; closesAt: string }[] = [];
+  const opensNext: { name: string; meal: string; opensAt: string }[] = [];
+  for (const name of Object.keys(WEEKDAY)) {
+    const today = servings(name, now.weekday);
+    const serving = today.find(([, opens, closes]) => minutes(opens) <= at && at < minutes(closes));
+    if (serving) {
+      open.push({ name, meal: serving[0], closesAt: `${now.date} ${serving[2]}` });
+      continue;
+    }
+    const next = today.find(([, opens]) => minutes(opens) > at);
+    if (next) opensNext.push({ name, meal: next[0], opensAt: `${now.date} ${next[1]}` });
+    else {
+      const tomorrow = servings(name, (now.weekday % 7) + 1)[0];
+      if (tomorrow) opensNext.push({ name, meal: tomorrow[0], opensAt: `明天 tomorrow ${tomorrow[1]}` });
+    }
+  }
+  opensNext.sort((a, b) => (a.opensAt < b.opensAt ? -1 : a.opensAt > b.opensAt ? 1 : 0));
+  return { now: now.local, open, opensNext, hoursAsOf: HOURS_AS_OF };
+}
+
+const openNow = defineTool({
+  title: '哪些食堂开着',
+  description:
+    'Which campus canteens are open now (with the meal and when it closes) and which open next, ' +
+    "in the student's local time. Hours are the term-time hours posted at the canteens " +
+    `(as of ${HOURS_AS_OF}); holidays and exam weeks may differ. Combine with canteen__crowd to ` +
+    'suggest an open canteen that is not crowded.',
+  input: z.object({}),
+  effect: 'read',
+  execute: async (_input, ctx) => openNowAt(ctx.now),
+});
+
+export default definePlugin({
+  id: 'canteen',
+  title: '食堂',
+  description: '校园食堂的就餐人数和营业时间。',
+  i18n: {
+    en: {
+      title: 'Canteens',
+      tools: { crowd: { title: 'Canteen crowding' }, openNow: { title: 'Open canteens' } },
+    },
+  },
+  scopes: ['public'],
+  tools: { crowd, openNow },
+  // seed 004, exactly.
+  dataSources: { crowd: { title: '食堂就餐人数', tool: 'crowd', ttlMs: 2 * 60_000 } },
+});

@@ -1,0 +1,57 @@
+// 图书馆: the library catalogue's search (SERVICES.md §4), with call numbers to find the book.
+import { definePlugin, defineTool } from '@pku-harness/sdk';
+import { z } from 'zod';
+
+const UNREACHABLE = '图书馆目录暂时查不到 · The library catalogue could not be read';
+
+const search = defineTool({
+  title: '馆藏检索',
+  description:
+    "Searches Peking University Library's catalogue by title, author or keywords and answers the " +
+    'matching books with their call numbers (索书号, what the student looks for on the shelves), ' +
+    'publisher and year, and the total number of matches. Paged, 10 a page by default.',
+  input: z.object({
+    query: z.string().min(1).max(200).describe('Words of the title, the author or the subject'),
+    page: z.number().int().min(1).max(100).default(1).describe('The page, from 1'),
+    size: z.number().int().min(1).max(50).default(10).describe('Books a page, 1 to 50'),
+  }),
+  effect: 'read',
+  execute: async ({ query, page, size }, ctx) => {
+    const answer = await ctx.services.campus.request('library', {
+      path: '/BookAPI/new_opac/query',
+      query: [
+        ['cc_all', query],
+        ['rows', String(size)],
+        ['start', String((page - 1) * size)],
+      ],
+    });
+    const response =
+      'body' in answer && typeof answer.body === 'object' && answer.body !== null
+        ? (answer.body as { response?: { numFound?: unknown; docs?: unknown } }).response
+        : undefined;
+    if (answer.status !== 200 || !response || !Array.isArray(response.docs)) {
+      throw new Error(UNREACHABLE);
+    }
+    return {
+      total: Number(response.numFound) || 0,
+      page,
+      books: response.docs.map((d: Record<string, unknown>) => ({
+        id: String(d.id ?? ''),
+        title: String(d.title ?? ''),
+        author: String(d.author ?? ''),
+        publisher: String(d.publisher ?? ''),
+        year: String(d.publishDate ?? ''),
+        callNumber: String(d['callnumber-search'] ?? ''),
+      })),
+    };
+  },
+});
+
+export default definePlugin({
+  id: 'library',
+  title: '图书馆',
+  description: '北京大学图书馆馆藏检索。',
+  i18n: { en: { title: 'Library', tools: { search: { title: 'Search the catalogue' } } } },
+  scopes: ['library'],
+  tools: { search },
+});
