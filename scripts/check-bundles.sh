@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The TypeScript plugins (DESIGN.md §11): installs the SDK's pinned npm packages
 # (sdk/package-lock.json) into sdk/node_modules when they are missing or stale, type-checks the
-# SDK and every plugin (tsc), then rebuilds each bundle in memory with esbuild and fails, naming
-# the plugin, when it differs from the bundle.js committed beside its source. The Rust crates
+# SDK and every plugin (tsc), then rebuilds each bundle (and sdk/runtime.js, the SDK and zod the
+# bundles import) in memory with esbuild and fails, naming the plugin, when it differs from the
+# file committed beside its source. The Rust crates
 # build from the committed bundles and need no Node. `--write` rebuilds and writes them.
 set -euo pipefail
 cd "$(dirname "$0")/.."

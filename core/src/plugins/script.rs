@@ -557,6 +557,33 @@ const MAX_LOG_LINES: usize = 100;
 /// its services. Everything the script reaches is here.
 const PRELUDE: &str = include_str!("script_prelude.js");
 
+/// The SDK and zod, which every bundle imports (sdk/src/runtime.ts, built by sdk/build.mjs).
+const SDK_RUNTIME: &str = include_str!("../../../sdk/runtime.js");
+
+/// [`SDK_RUNTIME`] compiled to QuickJS bytecode by the first runtime of the process: parsing
+/// it is most of what making a runtime costs, loading its bytecode a tenth of that.
+static SDK_BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
+/// Evaluates the SDK runtime in `cx`: from the process's bytecode once there is one, else
+/// compiled here and its bytecode kept.
+fn load_sdk<'js>(cx: &Ctx<'js>) -> rquickjs::Result<()> {
+    let module = match SDK_BYTECODE.get() {
+        // SAFETY: the bytes were written by this same QuickJS, in this process, from the
+        // compiled-in SDK_RUNTIME (below): they are the bytecode JS_ReadObject expects, never
+        // input from outside.
+        Some(bytes) => unsafe { rquickjs::Module::load(cx.clone(), bytes)? },
+        None => {
+            let module =
+                rquickjs::Module::declare(cx.clone(), "@pku-harness/runtime", SDK_RUNTIME)?;
+            let bytes = module.write(rquickjs::WriteOptions::default())?;
+            let _ = SDK_BYTECODE.set(bytes);
+            module
+        }
+    };
+    let (_, evaluated) = module.eval()?;
+    evaluated.finish::<()>()
+}
+
 impl Instance {
     fn new(source: &str, limits: Limits) -> Result<Self, Start> {
         let failed = |e: rquickjs::Error| Start::Failed(e.to_string());
@@ -606,6 +633,7 @@ impl Instance {
             cx.globals().set("__pkuHost", host)?;
             cx.globals().set("__pkuLog", log)?;
             cx.eval::<(), _>(PRELUDE)?;
+            load_sdk(&cx)?;
             cx.eval::<(), _>(source)?;
             let pku: Object = cx.globals().get("__pku")?;
             let check: Function = pku.get("check")?;

@@ -40,7 +40,8 @@ class LifecycleTest {
 
     @Test fun the_apps_harness_has_no_sample_plugin_and_cannot_install_one() {
         val harness = Harness.open(newDataDir(), ScriptedPlatform())
-        assertEquals(listOf(), harness.plugins().samples())
+        // The core's own plugins and the app's shipped TypeScript ones: no sample.
+        assertEquals(SHIPPED, harness.plugins().samples().map { it.id })
         val error = assertFailsWith<HarnessException.InvalidArgument> { harness.installSamplePlugins() }
         assertEquals(
             "sample_plugins: the samples are for tests; open the Harness with open_for_development and DevelopmentOptions.sample_plugins",

@@ -88,6 +88,9 @@ fun runTest(block: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeou
 /** The core's own bundled plugins, installed in every data directory beside the samples. */
 val BUILTIN = setOf("dashboard", "files", "memory", "scheduler", "settings")
 
+/** The app's shipped TypeScript plugins (plugins/<id>/), in every app data directory. */
+val SHIPPED = listOf("canteen", "classrooms", "library")
+
 /** The sample plugins, without the core's own. */
 fun List<PluginInfo>.samples(): List<PluginInfo> = filter { it.id !in BUILTIN }
 
