@@ -575,7 +575,12 @@ fn load_sdk<'js>(cx: &Ctx<'js>) -> rquickjs::Result<()> {
         None => {
             let module =
                 rquickjs::Module::declare(cx.clone(), "@pku-harness/runtime", SDK_RUNTIME)?;
-            let bytes = module.write(rquickjs::WriteOptions::default())?;
+            // Without the source text, which the bytecode would otherwise carry whole (a
+            // third of the size, and of each runtime's memory); line numbers stay.
+            let bytes = module.write(rquickjs::WriteOptions {
+                strip_source: true,
+                ..rquickjs::WriteOptions::default()
+            })?;
             let _ = SDK_BYTECODE.set(bytes);
             module
         }
