@@ -100,7 +100,10 @@ impl World {
     async fn both(&self, tool: &str, input: Value) -> Value {
         let agent = ran(self.run(tool, Actor::Agent, input.clone()).await);
         let user = ran(self.run(tool, Actor::User, input).await);
-        assert_eq!(agent, user, "{tool}: the agent and the student were answered alike");
+        assert_eq!(
+            agent, user,
+            "{tool}: the agent and the student were answered alike"
+        );
         agent
     }
 
@@ -241,8 +244,11 @@ async fn a_date_that_is_not_a_day_is_refused_naming_the_field_and_nothing_is_sen
 async fn spending_gives_the_totals_of_a_period_and_each_day_of_its_month() {
     let w = world(false).await;
     assert_eq!(
-        w.both("spending", json!({"from": "2026-11-01", "to": "2026-11-30"}))
-            .await,
+        w.both(
+            "spending",
+            json!({"from": "2026-11-01", "to": "2026-11-30"})
+        )
+        .await,
         json!({
             "from": "2026-11-01", "to": "2026-11-30", "incomeYuan": 50, "spentYuan": 79.4,
             "month": "2026-11",
@@ -347,8 +353,14 @@ async fn the_pay_code_opens_only_from_a_tap_and_is_never_a_result() {
         .into_iter()
         .map(|t| t.name)
         .collect::<Vec<_>>();
-    assert!(names.contains(&"wallet__cardBalance".to_owned()), "{names:?}");
-    assert!(!names.contains(&"wallet__showPayCode".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"wallet__cardBalance".to_owned()),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"wallet__showPayCode".to_owned()),
+        "{names:?}"
+    );
 }
 
 #[tokio::test]
@@ -471,7 +483,10 @@ async fn a_card_answering_garbage_or_an_html_page_gives_an_error_in_the_students
             "transactions",
             json!({"from": "2026-11-01", "to": "2026-11-30"}),
         ),
-        ("spending", json!({"from": "2026-11-01", "to": "2026-11-30"})),
+        (
+            "spending",
+            json!({"from": "2026-11-01", "to": "2026-11-30"}),
+        ),
         ("useDigitalCard", json!({})),
     ] {
         assert_eq!(
