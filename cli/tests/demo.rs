@@ -130,6 +130,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed memory (bundled, 4 tools)
   installed scheduler (bundled, 5 tools)
   installed settings (bundled, 3 tools)
+  installed wallet (bundled, 6 tools)
   terms accepted; signed in to the campus (the campus simulator on this machine) as 2100012345
   the model: a scripted one at {ENDPOINT}
 
