@@ -13,11 +13,14 @@ use async_trait::async_trait;
 use harness_campus_sim::{DEMO, Fault, Simulator};
 use harness_core::campus::SignInStep;
 use harness_core::campus::wire::Origin;
+use harness_core::events::{Event, EventSink};
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::policy::{Actor, Answer, Code};
 use harness_core::registry::Effect;
 use harness_core::scheduler::{Owner, RunOutcome};
+use harness_core::screens::{Acted, Action, Live, Route, Screens};
 use harness_core::secrets::MemorySecrets;
+use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
@@ -53,8 +56,18 @@ impl ApprovalBroker for Broker {
 struct World {
     sim: Simulator,
     broker: Arc<Broker>,
-    engine: Engine,
-    _dir: tempfile::TempDir,
+    engine: Arc<Engine>,
+    events: Arc<Recorded>,
+    dir: tempfile::TempDir,
+}
+
+#[derive(Default)]
+struct Recorded(Mutex<Vec<String>>);
+
+impl EventSink for Recorded {
+    fn emit(&self, event: Event) {
+        self.0.lock().unwrap().push(format!("{event:?}"));
+    }
 }
 
 /// The app's catalog on a data directory of its own, signed in to the simulator as DEMO.
@@ -66,7 +79,9 @@ async fn world(remember: bool) -> World {
     options.secrets = Arc::new(MemorySecrets::default());
     options.campus = Origin::development(&sim.origin()).unwrap();
     options.catalog = Arc::new(harness_core::plugins::script::Shipped);
-    let engine = Engine::open(dir.path(), options).unwrap();
+    let events = Arc::new(Recorded::default());
+    options.events = events.clone();
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
     engine.accept_terms().unwrap();
     let step = engine
         .campus()
@@ -78,7 +93,8 @@ async fn world(remember: bool) -> World {
         sim,
         broker,
         engine,
-        _dir: dir,
+        events,
+        dir,
     }
 }
 
@@ -552,4 +568,105 @@ fn any_fen_balance_is_answered_in_yuan_exactly() {
             Ok(())
         })
         .unwrap();
+}
+
+#[tokio::test]
+async fn the_pay_code_screen_shows_a_new_code_on_the_digital_card_and_the_code_is_nowhere_else() {
+    let w = world(false).await;
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    let codes = "/berserker-app/ykt/tsm/batchGetBarCodeGet";
+
+    // The physical card first: no code, and the tap that switches (the student's own call).
+    let before = screens.pay_code().await;
+    assert_eq!(before.code, None);
+    assert_eq!(
+        before.problem.as_deref(),
+        Some("付款码要用数字卡：切换后，付款会从校园卡扣款")
+    );
+    let fix = before.fix.unwrap();
+    assert_eq!(
+        (fix.label.as_str(), &fix.action),
+        ("切换为数字卡", &Action::UseDigitalCard)
+    );
+    assert!(w.card_requests(codes).is_empty());
+    assert_eq!(screens.act(fix.action).await.unwrap(), Acted::Done);
+    assert!(w.broker.asked().is_empty());
+
+    let first = screens.pay_code().await;
+    assert_eq!((first.problem.clone(), first.fix.clone()), (None, None));
+    assert_eq!(first.refresh_after_ms, 60_000);
+    let code = first.code.unwrap();
+    assert_eq!(
+        (code.account.as_str(), code.balance.as_str()),
+        ("校园卡账户", "余额 42.50 元")
+    );
+    assert!(
+        code.payload.len() == 18 && code.payload.chars().all(|c| c.is_ascii_digit()),
+        "{}",
+        code.payload
+    );
+    assert_eq!(
+        w.card_requests(codes)[0].target,
+        "/berserker-app/ykt/tsm/batchGetBarCodeGet?account=300123&payacc=000&paytype=1&synAccessSource=h5"
+    );
+    // Read again (the shell's refresh): a new code.
+    let second = screens.pay_code().await.code.unwrap();
+    assert_ne!(second.payload, code.payload);
+
+    // The codes are on the screen only: not in any file, the audit or an event.
+    let payloads = [code.payload, second.payload];
+    w.engine.shutdown().await;
+    let audit = format!("{:?}", w.engine.audit(10_000).unwrap());
+    let events = w.events.0.lock().unwrap().join("\n");
+    for payload in &payloads {
+        for (path, bytes) in common::files(w.dir.path()) {
+            assert!(
+                !bytes
+                    .windows(payload.len())
+                    .any(|b| b == payload.as_bytes()),
+                "{} holds the pay code",
+                path.display()
+            );
+        }
+        assert!(!audit.contains(payload.as_str()));
+        assert!(!events.contains(payload.as_str()));
+    }
+}
+
+#[tokio::test]
+async fn the_pay_code_screen_asks_to_sign_in_again_once_the_session_has_ended() {
+    let w = world(false).await;
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    w.engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    ran(w.run("useDigitalCard", Actor::User, json!({})).await);
+    w.sim.expire_sessions();
+    let screen = screens.pay_code().await;
+    assert_eq!(screen.title, "Campus card pay code");
+    assert_eq!(screen.code, None);
+    assert_eq!(
+        screen.problem.as_deref(),
+        Some("Sign in to the campus account again to show the pay code")
+    );
+    assert_eq!(
+        screen.fix.map(|b| b.action),
+        Some(Action::Open {
+            route: Route::CampusAccount
+        })
+    );
+    w.sim.add_fault(Fault::CardHtml(502));
+    w.engine
+        .campus()
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap();
+    let screen = screens.pay_code().await;
+    assert_eq!(
+        (screen.problem.as_deref(), screen.fix),
+        (
+            Some("The campus card service could not be reached; the pay code tries again shortly"),
+            None
+        )
+    );
 }
