@@ -161,6 +161,24 @@ fn demo_balance() -> Value {
 async fn the_balance_is_the_cards_in_yuan_with_todays_spending_and_the_daily_limit() {
     let w = world(false).await;
     assert_eq!(w.both("cardBalance", json!({})).await, demo_balance());
+    // The widget's data source: the same read, kept two minutes.
+    let read = w.engine.use_tool_data("wallet", "balance").await.unwrap();
+    assert_eq!((read.value, read.cached), (demo_balance(), false));
+    let again = w.engine.use_tool_data("wallet", "balance").await.unwrap();
+    assert!(again.cached);
+    let plugin = w
+        .engine
+        .plugins()
+        .into_iter()
+        .find(|p| p.plugin.id == "wallet")
+        .unwrap();
+    let sources: Vec<(&str, &str, &str, u64)> = plugin
+        .plugin
+        .data_sources
+        .iter()
+        .map(|d| (d.key.as_str(), d.title.as_str(), d.tool.as_str(), d.ttl_ms))
+        .collect();
+    assert_eq!(sources, [("balance", "校园卡余额", "cardBalance", 120_000)]);
 }
 
 #[tokio::test]
