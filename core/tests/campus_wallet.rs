@@ -139,6 +139,13 @@ fn ran(outcome: Outcome) -> Value {
     }
 }
 
+fn refusal(outcome: Outcome) -> Code {
+    match outcome {
+        Outcome::Refused { code, .. } => code,
+        other => panic!("the call was not refused: {other:?}"),
+    }
+}
+
 fn failed(outcome: Outcome) -> String {
     match outcome {
         Outcome::Failed { message } => message,
@@ -264,12 +271,12 @@ async fn a_date_that_is_not_a_day_is_refused_naming_the_field_and_nothing_is_sen
             json!({"from": "2026/11/01", "to": "2026-11-30"}),
         )
         .await;
-    assert!(
-        matches!(
-            &outcome,
-            Outcome::Refused { code: Code::InvalidInput, message } if message.contains("from")
-        ),
-        "{outcome:?}"
+    assert_eq!(
+        outcome,
+        Outcome::Refused {
+            code: Code::InvalidInput,
+            message: r#"The input is invalid: input.from: "2026/11/01" does not match "^\d{4}-\d{2}-\d{2}$""#.into()
+        }
     );
     assert_eq!(w.sim.seen().len(), sent);
 }
@@ -314,7 +321,7 @@ async fn the_agent_is_asked_before_the_digital_card_and_it_switches_only_after_a
 
     w.broker.will(Answer::Deny);
     let denied = w.run("useDigitalCard", Actor::Agent, json!({})).await;
-    assert!(matches!(denied, Outcome::Refused { .. }), "{denied:?}");
+    assert_eq!(refusal(denied), Code::Declined);
     let prompts = w.broker.asked();
     assert_eq!(prompts.len(), 1);
     assert_eq!(
@@ -351,27 +358,9 @@ async fn the_agent_is_asked_before_the_digital_card_and_it_switches_only_after_a
 async fn the_pay_code_opens_only_from_a_tap_and_is_never_a_result() {
     let w = world(false).await;
     let agent = w.run("showPayCode", Actor::Agent, json!({})).await;
-    assert!(
-        matches!(
-            agent,
-            Outcome::Refused {
-                code: Code::UserOnly,
-                ..
-            }
-        ),
-        "{agent:?}"
-    );
+    assert_eq!(refusal(agent), Code::UserOnly);
     let scheduler = w.run("showPayCode", Actor::Scheduler, json!({})).await;
-    assert!(
-        matches!(
-            scheduler,
-            Outcome::Refused {
-                code: Code::UserOnly,
-                ..
-            }
-        ),
-        "{scheduler:?}"
-    );
+    assert_eq!(refusal(scheduler), Code::UserOnly);
     // Even with the digital card on, the tap answers the screen to open, not the code.
     ran(w.run("useDigitalCard", Actor::User, json!({})).await);
     let tapped = ran(w.run("showPayCode", Actor::User, json!({})).await);
@@ -417,16 +406,7 @@ async fn the_scheduler_reads_the_balance_and_is_refused_the_digital_card() {
         demo_balance()
     );
     let switch = w.run("useDigitalCard", Actor::Scheduler, json!({})).await;
-    assert!(
-        matches!(
-            switch,
-            Outcome::Refused {
-                code: Code::SchedulerReadOnly,
-                ..
-            }
-        ),
-        "{switch:?}"
-    );
+    assert_eq!(refusal(switch), Code::SchedulerReadOnly);
     assert!(
         w.card_requests("/berserker-app/useCard/setUseCardConfig")
             .is_empty()

@@ -46,18 +46,11 @@ fn a_data_directory_with_the_old_sample_wallet_loses_it_with_its_modes_and_jobs_
  {
     let dir = tempfile::tempdir().unwrap();
     {
-        let mut options = Options::new(Arc::new(NoBroker));
-        options.catalog = Arc::new(Samples);
-        let engine = Engine::open(dir.path(), options).unwrap();
+        let engine = with_samples(dir.path());
         engine
             .set_mode("wallet", Effect::Money, Mode::Auto)
             .unwrap();
-        engine
-            .add_job(
-                &json!({"name": "余额", "schedule": {"everyMinutes": 60}, "check": {"tool": "wallet.cardBalance", "notify": {"title": "余额", "body": "{balanceYuan}"}}}),
-                Owner::User,
-            )
-            .unwrap();
+        engine.add_job(&balance_job(), Owner::User).unwrap();
         engine
             .add_job(
                 &json!({"name": "记忆", "schedule": {"everyMinutes": 60}, "check": {"tool": "memory.list", "notify": {"title": "记忆", "body": "有新记忆"}}}),
@@ -104,9 +97,7 @@ fn a_data_directory_with_the_old_sample_wallet_loses_it_with_its_modes_and_jobs_
     );
     // The sample catalog brings it back afresh, its modes the defaults again.
     drop(engine);
-    let mut options = Options::new(Arc::new(NoBroker));
-    options.catalog = Arc::new(Samples);
-    let engine = Engine::open(dir.path(), options).unwrap();
+    let engine = with_samples(dir.path());
     let money = engine
         .modes("wallet")
         .unwrap()
@@ -114,6 +105,17 @@ fn a_data_directory_with_the_old_sample_wallet_loses_it_with_its_modes_and_jobs_
         .find(|(effect, _, _)| *effect == Effect::Money)
         .map(|(_, _, source)| source);
     assert_eq!(money, Some(ModeSource::KindDefault));
+}
+
+/// A data directory as an earlier version left it: the sample catalog with its wallet.
+fn with_samples(dir: &std::path::Path) -> Engine {
+    let mut options = Options::new(Arc::new(NoBroker));
+    options.catalog = Arc::new(Samples);
+    Engine::open(dir, options).unwrap()
+}
+
+fn balance_job() -> serde_json::Value {
+    json!({"name": "余额", "schedule": {"everyMinutes": 60}, "check": {"tool": "wallet.cardBalance", "notify": {"title": "余额", "body": "{balanceYuan}"}}})
 }
 
 /// The money mode of `plugin` and where it comes from.
@@ -146,19 +148,12 @@ fn replaced(engine: &Engine) -> Vec<(String, String, Option<String>)> {
 fn the_shipped_card_plugin_replaces_the_old_sample_wallet_and_its_money_mode_is_never_looser() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let mut options = Options::new(Arc::new(NoBroker));
-        options.catalog = Arc::new(Samples);
-        let engine = Engine::open(dir.path(), options).unwrap();
+        let engine = with_samples(dir.path());
         engine
             .set_mode("wallet", Effect::Money, Mode::Auto)
             .unwrap();
         engine.set_mode("wallet", Effect::Read, Mode::Ask).unwrap();
-        engine
-            .add_job(
-                &json!({"name": "余额", "schedule": {"everyMinutes": 60}, "check": {"tool": "wallet.cardBalance", "notify": {"title": "余额", "body": "{balanceYuan}"}}}),
-                Owner::User,
-            )
-            .unwrap();
+        engine.add_job(&balance_job(), Owner::User).unwrap();
     }
     // The app of this version ships 校园卡 with the id `wallet`.
     let engine = shipped(dir.path());
@@ -215,9 +210,7 @@ fn the_shipped_card_plugin_replaces_the_old_sample_wallet_and_its_money_mode_is_
 fn a_stricter_money_mode_of_the_old_sample_wallet_stays_with_the_shipped_one() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let mut options = Options::new(Arc::new(NoBroker));
-        options.catalog = Arc::new(Samples);
-        let engine = Engine::open(dir.path(), options).unwrap();
+        let engine = with_samples(dir.path());
         engine.set_mode("wallet", Effect::Money, Mode::Off).unwrap();
     }
     let engine = shipped(dir.path());
