@@ -134,6 +134,20 @@ fn shipped(dir: &std::path::Path) -> Engine {
     Engine::open(dir, options).unwrap()
 }
 
+/// The student chooses money `auto` for the new plugin; the next open keeps it as theirs.
+fn keeps_a_later_choice(engine: Engine, dir: &std::path::Path) -> Engine {
+    engine
+        .set_mode("wallet", Effect::Money, Mode::Auto)
+        .unwrap();
+    drop(engine);
+    let engine = shipped(dir);
+    assert_eq!(
+        money(&engine, "wallet"),
+        Some((Mode::Auto, ModeSource::User))
+    );
+    engine
+}
+
 fn replaced(engine: &Engine) -> Vec<(String, String, Option<String>)> {
     engine
         .audit(100)
@@ -194,15 +208,7 @@ fn the_shipped_card_plugin_replaces_the_old_sample_wallet_and_its_money_mode_is_
         )]
     );
     // Once: the student's later choice for the new plugin is theirs, and nothing more is said.
-    engine
-        .set_mode("wallet", Effect::Money, Mode::Auto)
-        .unwrap();
-    drop(engine);
-    let engine = shipped(dir.path());
-    assert_eq!(
-        money(&engine, "wallet"),
-        Some((Mode::Auto, ModeSource::User))
-    );
+    let engine = keeps_a_later_choice(engine, dir.path());
     assert_eq!(replaced(&engine).len(), 1);
 }
 
@@ -239,14 +245,6 @@ fn a_fresh_data_directory_gets_the_shipped_card_plugin_with_nothing_replaced() {
         money(&engine, "wallet"),
         Some((Mode::Ask, ModeSource::PluginDefault))
     );
-    engine
-        .set_mode("wallet", Effect::Money, Mode::Auto)
-        .unwrap();
-    drop(engine);
-    let engine = shipped(dir.path());
-    assert_eq!(
-        money(&engine, "wallet"),
-        Some((Mode::Auto, ModeSource::User))
-    );
+    let engine = keeps_a_later_choice(engine, dir.path());
     assert!(replaced(&engine).is_empty());
 }
