@@ -12,7 +12,7 @@ use harness_core::registry::Effect;
 use harness_core::screens::{
     Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
     ConversationSettingsScreen, JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation,
-    PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen, route_for,
+    PayCodeScreen, PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -590,6 +590,16 @@ impl Harness {
     /// Treehole's own SMS check, which a plugin's request found Treehole asking for.
     pub fn treehole_check_screen(&self) -> Result<TreeholeCheckScreen, HarnessError> {
         Ok(self.screens()?.treehole_check())
+    }
+
+    /// The campus card's pay code, read from the card service now: the shell draws its
+    /// payload as a QR code and a barcode and reads this again every `refresh_after_ms` while
+    /// the screen is open (`wallet.showPayCode` answers `{status: "opened", screen: "payCode"}`).
+    pub async fn pay_code_screen(&self) -> Result<PayCodeScreen, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.pay_code().await })
+            .await?)
     }
 
     pub fn consent_screen(&self) -> Result<ConsentScreen, HarnessError> {

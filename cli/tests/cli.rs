@@ -151,7 +151,8 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
         .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .collect();
-    // The core's own plugins and the app's shipped TypeScript ones.
+    // The core's own and the shipped TypeScript plugins; no sample (canteen document, forum,
+    // card document).
     assert_eq!(
         plugins,
         [
@@ -162,11 +163,20 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
             "library",
             "memory",
             "scheduler",
-            "settings"
+            "settings",
+            "wallet"
         ]
     );
+    // The shipped 校园卡, not the sample's in-memory card: nothing without a campus sign-in.
     let called = run(&["call", "wallet.cardBalance", "{}", "--data-dir", data]);
     assert!(!called.status.success());
+    assert!(
+        text(&called.stderr).starts_with(
+            "harness: wallet.cardBalance was refused (unavailable): Plugin \"wallet\" needs campus-session"
+        ),
+        "{}",
+        text(&called.stderr)
+    );
 }
 
 #[test]

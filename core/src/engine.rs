@@ -265,14 +265,15 @@ impl Engine {
         } else {
             Vec::new()
         };
-        let retired = core.plugins.load(builtin)?;
+        let upgraded = core.plugins.load(builtin)?;
         core.audit.prune()?;
         if !core.settings.get().model.endpoint.is_empty() {
             core.register_agent_jobs();
         }
         let errors = core.scheduler.load()?;
         core.plugins.add_load_errors(errors);
-        core.retire(&retired)?;
+        core.retire(&upgraded.retired)?;
+        core.replaced(&upgraded.replaced)?;
         Ok(Engine { core })
     }
 
@@ -1027,6 +1028,50 @@ impl Core {
                 event: "removed".into(),
                 detail: Some(format!(
                     "this version of the app no longer ships plugin \"{plugin}\"; it was removed with its modes, preferences and {jobs} job(s)"
+                )),
+                step: None,
+                rule: None,
+                input_digest: None,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Says in the audit, one row per plugin, that a shipped plugin took over the row of an
+    /// earlier version's sample ([`crate::installed::REPLACED`]) and which modes it dropped.
+    fn replaced(&self, replaced: &[crate::installed::Replaced]) -> Result<(), EngineError> {
+        for r in replaced {
+            let title = self
+                .plugins
+                .read(|s| s.registry.plugin(&r.plugin).map(|p| p.title.clone()))
+                .unwrap_or_else(|| r.plugin.clone());
+            let kept = match r.dropped.is_empty() {
+                true => "it kept its jobs, preferences and modes".to_owned(),
+                false => format!(
+                    "it kept its jobs and preferences, and the modes looser than its defaults were dropped: {}",
+                    r.dropped
+                        .iter()
+                        .map(|(effect, mode, default)| format!(
+                            "{} {} → {}",
+                            effect.as_str(),
+                            mode.as_str(),
+                            default.as_str()
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            self.audit.append(&crate::store::audit::AuditRow {
+                seq: 0,
+                at_ms: self.clock.now_ms(),
+                actor: "app".into(),
+                conversation: None,
+                tool: r.plugin.clone(),
+                effect: None,
+                event: "replaced".into(),
+                detail: Some(format!(
+                    "plugin \"{}\" is now the app's {title} in place of the sample of earlier versions; {kept}",
+                    r.plugin
                 )),
                 step: None,
                 rule: None,

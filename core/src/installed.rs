@@ -119,8 +119,53 @@ pub struct InstalledPlugins {
 
 /// Bundled plugins earlier versions of the app installed and this one does not: the sample
 /// `wallet`, a fixed balance whose "recharge" moved nothing (the campus card is reached through
-/// the campus client now). A data directory that has one loses it at open.
+/// the campus client now). A data directory that has one loses it at open — unless the catalog
+/// ships a plugin of that id: the app's does (校园卡, [`REPLACED`]), which takes the row over.
 pub const NO_LONGER_SHIPPED: [&str; 1] = ["wallet"];
+
+/// Bundled plugins of earlier versions that a shipped plugin of the same id replaces: the
+/// sample `wallet` by the TypeScript 校园卡 (plugins/wallet). A data directory that has the
+/// old one keeps its row (switched on or off), its preferences and its jobs (a check on
+/// `wallet.cardBalance` reads the same tool and `balanceYuan` of the real card now), but not a
+/// stored mode looser than the new plugin's default: the sample's "recharge" moved nothing, so
+/// an `auto` given to it is no consent to the real card's money tool (seed 000: money asks).
+/// A stricter mode stays. Once done, the row is marked with [`REPLACEMENT_SOURCE`]; a fresh row
+/// of the new plugin gets the mark at once, so the student's own later choices are never
+/// touched.
+pub const REPLACED: [&str; 1] = ["wallet"];
+
+/// The source of the row of a plugin in [`REPLACED`] once it is the new one's.
+pub const REPLACEMENT_SOURCE: &str = "bundled:replaces-sample";
+
+/// A plugin of [`REPLACED`] found in the old version at open, and the modes it lost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replaced {
+    pub plugin: String,
+    /// Each dropped mode and the default it gave way to.
+    pub dropped: Vec<(Effect, Mode, Mode)>,
+}
+
+/// What opening the installed plugins did to rows of earlier versions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Upgraded {
+    /// Ids of [`NO_LONGER_SHIPPED`] plugins removed.
+    pub retired: Vec<String>,
+    pub replaced: Vec<Replaced>,
+}
+
+/// Whether `plugin` is the new plugin of a [`REPLACED`] id: the shipped 校园卡 reaches the
+/// card through the campus session, the sample held its card in memory and required nothing.
+fn replaces_a_sample(plugin: &Plugin) -> bool {
+    REPLACED.contains(&plugin.id.as_str()) && plugin.requires.iter().any(|r| r == "campus-session")
+}
+
+/// The source of a fresh bundled row.
+fn bundled_source(plugin: &Plugin) -> &'static str {
+    match replaces_a_sample(plugin) {
+        true => REPLACEMENT_SOURCE,
+        false => "bundled",
+    }
+}
 
 impl InstalledPlugins {
     pub(crate) fn new(store: Arc<Store>, clock: Arc<dyn Clock>, catalog: Arc<dyn Catalog>) -> Self {
@@ -150,11 +195,13 @@ impl InstalledPlugins {
     ///
     /// A bundled plugin the app no longer ships ([`NO_LONGER_SHIPPED`], unless the catalog
     /// still has it) is deleted with its modes and preferences; its ids are returned, for the
-    /// engine to remove its jobs and say so in the audit.
+    /// engine to remove its jobs and say so in the audit. A plugin of [`REPLACED`] that the
+    /// catalog ships anew is taken over by it, without the stored modes looser than its
+    /// defaults; what it lost is returned too, for the audit.
     pub(crate) fn load(
         &self,
         builtin: Vec<(Plugin, Arc<dyn PluginHandler>)>,
-    ) -> Result<Vec<String>, EngineError> {
+    ) -> Result<Upgraded, EngineError> {
         let store = &self.store;
         let mut bundled = builtin;
         bundled.extend(self.catalog.bundled());
@@ -173,6 +220,7 @@ impl InstalledPlugins {
                     .try_for_each(|id| rows::delete_plugin(tx, id))
             })?;
         }
+        let replaced = self.take_over(&bundled)?;
         let plugin_rows = store.read(rows::plugins)?;
         let mode_rows = store.read(rows::modes)?;
         let preference_rows = store.read(|c| values(c, Table::Preferences))?;
@@ -186,7 +234,7 @@ impl InstalledPlugins {
                 let fresh = PluginRow {
                     id: plugin.id.clone(),
                     kind: PluginKind::Bundled,
-                    source: "bundled".into(),
+                    source: bundled_source(&plugin).into(),
                     manifest: None,
                     enabled: true,
                 };
@@ -232,7 +280,59 @@ impl InstalledPlugins {
         state.preferences = preference_rows.into_iter().collect();
         drop(state);
         *crate::lock(&self.load_errors) = errors;
-        Ok(retired)
+        Ok(Upgraded { retired, replaced })
+    }
+
+    /// Hands each old row of a [`REPLACED`] plugin that `bundled` ships anew to the new plugin:
+    /// its stored modes looser than the new defaults are cleared, and the row is marked, in
+    /// one transaction.
+    fn take_over(
+        &self,
+        bundled: &[(Plugin, Arc<dyn PluginHandler>)],
+    ) -> Result<Vec<Replaced>, EngineError> {
+        let store = &self.store;
+        let old: Vec<PluginRow> = store
+            .read(rows::plugins)?
+            .into_iter()
+            .filter(|r| r.kind == PluginKind::Bundled && REPLACED.contains(&r.id.as_str()))
+            .filter(|r| r.source != REPLACEMENT_SOURCE)
+            .collect();
+        if old.is_empty() {
+            return Ok(Vec::new());
+        }
+        let modes = store.read(rows::modes)?;
+        let mut replaced = Vec::new();
+        for row in old {
+            let Some((plugin, _)) = bundled
+                .iter()
+                .find(|(p, _)| p.id == row.id && replaces_a_sample(p))
+            else {
+                continue;
+            };
+            let dropped: Vec<(Effect, Mode, Mode)> = modes
+                .iter()
+                .filter(|(id, _, _)| *id == row.id)
+                .filter_map(|&(_, effect, mode)| {
+                    let (default, _) = crate::policy::default_mode(plugin, effect);
+                    (mode < default).then_some((effect, mode, default))
+                })
+                .collect();
+            let marked = PluginRow {
+                source: REPLACEMENT_SOURCE.into(),
+                ..row.clone()
+            };
+            store.write(|tx| {
+                for (effect, _, _) in &dropped {
+                    rows::clear_mode(tx, &row.id, *effect)?;
+                }
+                rows::put_plugin(tx, &marked, self.clock.now_ms())
+            })?;
+            replaced.push(Replaced {
+                plugin: row.id,
+                dropped,
+            });
+        }
+        Ok(replaced)
     }
 
     fn load_row(&self, row: &PluginRow) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {

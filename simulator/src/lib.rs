@@ -125,6 +125,10 @@ pub enum Fault {
         content_type: String,
         body: String,
     },
+    /// The card's gateway answers this status with an HTML error page.
+    CardHtml(u16),
+    /// The card answers 200 with a body that is not JSON.
+    CardGarbage,
 }
 
 /// A request the simulator was sent: host, method, path and query.
@@ -156,6 +160,8 @@ struct State {
     treehole_verified: HashSet<String>,
     faults: Vec<Fault>,
     seen: Vec<Seen>,
+    /// A card balance in fen a test set in place of the account's fixture one.
+    balances: HashMap<String, i64>,
 }
 
 impl State {
@@ -243,6 +249,11 @@ impl Simulator {
 
     pub fn clear_faults(&self) {
         lock(&self.state).faults.clear();
+    }
+
+    /// From now on the card of `student` holds `fen` (its records counted back from it).
+    pub fn set_balance(&self, student: &str, fen: i64) {
+        lock(&self.state).balances.insert(student.to_owned(), fen);
     }
 }
 
@@ -624,6 +635,99 @@ fn library(a: &Asked) -> Reply {
     }
 }
 
+/// Every fixture card's account number, and the sub-account a pay code draws on.
+pub const CARD_ACCOUNT: &str = "300123";
+pub const PAY_ACCOUNT: &str = "000";
+
+/// One fixture card record: when, where, the amount in fen (negative: money out) and its kind.
+/// Newest first; today's two add up to the card's `daycostamt` (1830 fen).
+pub const TURNOVER: [(&str, &str, i64, &str); 12] = [
+    ("2026-12-01 11:32:08", "学一食堂", -1250, "消费"),
+    ("2026-12-01 07:45:51", "燕南食堂", -580, "消费"),
+    ("2026-11-30 18:05:33", "农园食堂", -1630, "消费"),
+    ("2026-11-30 12:10:02", "教育超市（农园店）", -2390, "消费"),
+    ("2026-11-29 09:20:00", "支付宝充值", 5000, "充值"),
+    ("2026-11-28 17:40:12", "45 楼浴室", -300, "消费"),
+    ("2026-11-28 12:02:45", "学五食堂", -1120, "消费"),
+    ("2026-11-27 19:30:27", "图书馆打印", -60, "消费"),
+    ("2026-11-27 12:15:40", "家园食堂", -1480, "消费"),
+    ("2026-11-26 11:58:03", "艺园食堂", -960, "消费"),
+    ("2026-10-31 18:22:10", "勺园餐厅", -2650, "消费"),
+    ("2026-10-30 08:00:00", "银行卡圈存", 5000, "充值"),
+];
+
+/// The fixture records of `acc`'s card with the balance after each, counted back from its
+/// balance now.
+fn turnover_of(acc: &Account) -> Vec<(&'static str, &'static str, i64, &'static str, i64)> {
+    let mut after = acc.balance_fen;
+    TURNOVER
+        .iter()
+        .map(|&(at, merchant, fen, kind)| {
+            let record = (at, merchant, fen, kind, after);
+            after -= fen;
+            record
+        })
+        .collect()
+}
+
+/// The records whose date is within `timeFrom..=timeTo` (either may be left out).
+fn turnover_between(
+    a: &Asked,
+    acc: &Account,
+) -> Vec<(&'static str, &'static str, i64, &'static str, i64)> {
+    let (from, to) = (a.q("timeFrom"), a.q("timeTo"));
+    turnover_of(acc)
+        .into_iter()
+        .filter(|(at, ..)| {
+            let day = &at[..10];
+            (from.is_empty() || day >= from) && (to.is_empty() || day <= to)
+        })
+        .collect()
+}
+
+/// SERVICES.md §2's spending records, paged (`current` from 1).
+fn card_turnover(a: &Asked, acc: &Account) -> Reply {
+    let size = a.q("size").parse::<usize>().unwrap_or(10).clamp(1, 100);
+    let current = a.q("current").parse::<usize>().unwrap_or(1).max(1);
+    let all = turnover_between(a, acc);
+    let records: Vec<Value> = all
+        .iter()
+        .skip((current - 1) * size)
+        .take(size)
+        .map(|(at, merchant, fen, kind, after)| {
+            json!({"resume": merchant, "turnoverType": kind, "tranamt": fen, "cardBalance": after,
+                   "effectdateStr": at, "icon": if *fen < 0 { "consume" } else { "recharge" }})
+        })
+        .collect();
+    card_envelope(json!({
+        "records": records, "total": all.len(), "current": current,
+        "pages": all.len().div_ceil(size), "size": size
+    }))
+}
+
+/// Money in and out between two dates, in fen (both positive).
+fn card_totals(a: &Asked, acc: &Account) -> Reply {
+    let all = turnover_between(a, acc);
+    let income: i64 = all.iter().map(|r| r.2).filter(|f| *f > 0).sum();
+    let expenses: i64 = all.iter().map(|r| r.2).filter(|f| *f < 0).map(|f| -f).sum();
+    card_envelope(json!({"income": income, "expenses": expenses}))
+}
+
+/// A month's spending per day (`dateStr=YYYY-MM`): the day of the month ("01"…) → fen; days
+/// without spending left out.
+fn card_by_day(a: &Asked, acc: &Account) -> Reply {
+    let month = a.q("dateStr");
+    let mut days = serde_json::Map::new();
+    for (at, _, fen, ..) in turnover_of(acc) {
+        if fen < 0 && at.len() >= 10 && at[..7] == *month {
+            let day = at[8..10].to_owned();
+            let sum = days.get(&day).and_then(Value::as_i64).unwrap_or(0) - fen;
+            days.insert(day, json!(sum));
+        }
+    }
+    card_envelope(Value::Object(days))
+}
+
 fn card_envelope(data: Value) -> Reply {
     json_reply(
         200,
@@ -646,6 +750,20 @@ fn card(a: &Asked, s: &mut State) -> Reply {
             &[],
         );
     }
+    if let Some(Fault::CardHtml(status)) = s.fault(|f| matches!(f, Fault::CardHtml(_))) {
+        return reply(
+            status,
+            "text/html",
+            "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
+        );
+    }
+    if s.fault(|f| *f == Fault::CardGarbage).is_some() {
+        return reply(
+            200,
+            "application/json",
+            "{\"code\":200,\"data\":{\"card\":[",
+        );
+    }
     let user = a
         .bearer("synjones-auth")
         .and_then(|jwt| s.card.get(jwt).cloned())
@@ -656,14 +774,17 @@ fn card(a: &Asked, s: &mut State) -> Reply {
             json!({"code": 401, "message": "登录已过期，请重新登录"}),
         );
     };
-    let acc = account(&user).unwrap_or(DEMO);
+    let mut acc = account(&user).unwrap_or(DEMO);
+    if let Some(fen) = s.balances.get(&user) {
+        acc.balance_fen = *fen;
+    }
     match (a.method.as_str(), a.path.as_str()) {
         ("GET", "/berserker-app/ykt/tsm/queryCard") => {
             if let Some(Fault::HugeCard(n)) = s.fault(|f| matches!(f, Fault::HugeCard(_))) {
                 return json_reply(200, json!({"code": 200, "pad": "x".repeat(n)}));
             }
             card_envelope(json!({"card": [{
-                "sno": acc.id, "name": acc.name, "account": "300123", "cardname": "校园卡",
+                "sno": acc.id, "name": acc.name, "account": CARD_ACCOUNT, "cardname": "校园卡",
                 "lostflag": 0, "freezeflag": 0, "expdate": "20300701",
                 "elec_accamt": acc.balance_fen,
                 "accinfo": [{"balance": acc.balance_fen, "name": "校园卡账户", "type": "000",
@@ -688,6 +809,31 @@ fn card(a: &Asked, s: &mut State) -> Reply {
                     json!({"code": 400, "success": false, "msg": "cardType 只能是 0 或 1"}),
                 ),
             }
+        }
+        ("GET", "/berserker-search/search/personal/turnover") => card_turnover(a, &acc),
+        ("GET", "/berserker-search/statistics/turnover/count") => card_totals(a, &acc),
+        ("GET", "/berserker-search/statistics/turnover/sum/user") => card_by_day(a, &acc),
+        ("GET", "/berserker-app/ykt/tsm/codebarPayinfo") => card_envelope(json!([
+            {"name": "校园卡账户", "elec_accamt": acc.balance_fen, "payacc": PAY_ACCOUNT, "paytype": 1}
+        ])),
+        ("GET", "/berserker-app/ykt/tsm/batchGetBarCodeGet") => {
+            if s.card_type.get(&user).copied().unwrap_or(0) != 1 {
+                return json_reply(
+                    200,
+                    json!({"code": 500, "success": false, "msg": "请先切换为数字卡后再使用付款码"}),
+                );
+            }
+            if a.q("account") != CARD_ACCOUNT || a.q("payacc") != PAY_ACCOUNT {
+                return json_reply(
+                    200,
+                    json!({"code": 400, "success": false, "msg": "账户信息不正确"}),
+                );
+            }
+            // A new payload on every call: the real one is good for about 60 s, and a client
+            // asks again when it refreshes.
+            s.counter += 1;
+            let code = s.counter.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 10_000_000_000_000_000;
+            card_envelope(json!({"barcode": [format!("28{code:016}")]}))
         }
         _ => json_reply(404, json!({"code": 404, "message": "Not Found"})),
     }

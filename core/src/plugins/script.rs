@@ -72,6 +72,7 @@ pub const BUNDLES: &[(&str, &str)] = &[
         "library",
         include_str!("../../../plugins/library/bundle.js"),
     ),
+    ("wallet", include_str!("../../../plugins/wallet/bundle.js")),
 ];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.
@@ -160,13 +161,19 @@ impl Catalog for Shipped {
 }
 
 /// A catalog with the shipped TypeScript plugins ([`Shipped`]) beside another's bundled
-/// plugins: the demo's samples, or a test's.
+/// plugins: the demo's samples, or a test's. Where both have a plugin of one id (the samples'
+/// in-memory `wallet` and the shipped 校园卡), the other catalog's is the one listed: a test
+/// chose it.
 pub struct WithBundles<C>(pub C);
 
 impl<C: Catalog> Catalog for WithBundles<C> {
     fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
         let mut bundled = self.0.bundled();
-        bundled.extend(Shipped.bundled());
+        let shipped: Vec<_> = Shipped::bundled(&Shipped)
+            .into_iter()
+            .filter(|(p, _)| !bundled.iter().any(|(own, _)| own.id == p.id))
+            .collect();
+        bundled.extend(shipped);
         bundled
     }
 
@@ -730,5 +737,19 @@ mod tests {
             let (plugin, _) = load(source, Limits::default()).unwrap();
             assert_eq!(&plugin.id, id);
         }
+    }
+
+    #[test]
+    fn a_catalog_beside_the_shipped_plugins_lists_each_id_once_its_own_first() {
+        let bundled = WithBundles(crate::plugins::samples::Samples).bundled();
+        let mut ids: Vec<&str> = bundled.iter().map(|(p, _)| p.id.as_str()).collect();
+        // The samples' in-memory wallet, not the shipped 校园卡 of the same id.
+        let wallet = bundled.iter().find(|(p, _)| p.id == "wallet").unwrap();
+        assert!(wallet.0.requires.is_empty());
+        ids.sort_unstable();
+        let before = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), before, "{ids:?}");
+        assert!(ids.contains(&"echo"));
     }
 }

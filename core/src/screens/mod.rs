@@ -15,6 +15,7 @@ mod conversation;
 mod inbox;
 mod live;
 mod nav;
+mod pay_code;
 mod plugins;
 mod texts;
 
@@ -34,6 +35,7 @@ pub use inbox::{
 };
 pub use live::Live;
 pub use nav::{NavItem, Navigation, Route, route_for};
+pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
 pub use plugins::{
     AddPluginScreen, ModeRowView, PluginDetail, PluginRow, PluginsScreen, ToolRowView,
 };
@@ -175,6 +177,9 @@ pub enum Action {
     TreeholeVerify {
         code: String,
     },
+    /// Switch the campus card to the digital one, from the pay-code screen's tap: the
+    /// `wallet.useDigitalCard` tool as the student's own call.
+    UseDigitalCard,
     SetCloudConsent {
         plugin: String,
         allowed: bool,
@@ -325,6 +330,12 @@ impl Screens {
         campus::treehole(self.language())
     }
 
+    /// The campus card's pay code, read from the card service now (the shell reads it again
+    /// every `refresh_after_ms` while the screen is open).
+    pub async fn pay_code(&self) -> PayCodeScreen {
+        pay_code::build(&self.engine, self.language()).await
+    }
+
     pub fn consent(&self) -> ConsentScreen {
         consent::build(&self.engine, self.language())
     }
@@ -441,6 +452,21 @@ impl Screens {
                     .map_err(|err| campus::words(self.language(), &err))?;
             }
             Action::CampusCancelSignIn => e.campus().cancel_sign_in(),
+            Action::UseDigitalCard => {
+                let call = crate::invoke::Call {
+                    tool: "wallet.useDigitalCard".into(),
+                    actor: crate::policy::Actor::User,
+                    input: json!({}),
+                    conversation: None,
+                };
+                match e.invoke(call).await.outcome {
+                    crate::invoke::Outcome::Ran { .. } => {}
+                    crate::invoke::Outcome::Failed { message }
+                    | crate::invoke::Outcome::Refused { message, .. } => {
+                        return Err(EngineError::Invalid(message));
+                    }
+                }
+            }
             Action::CampusSignOut => e
                 .campus()
                 .sign_out()
