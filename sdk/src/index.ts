@@ -44,8 +44,13 @@ export interface CampusRequest {
   method?: string;
   /** Query pairs, in order. */
   query?: [string, string][];
-  /** A JSON body. */
+  /** A JSON body, sent as application/json. */
   body?: unknown;
+  /**
+   * A form, sent as application/x-www-form-urlencoded in its order (e.g. the portal's notices:
+   * [['keyword', 'ALL'], ['limit', '20'], ['start', '0']]). Give `body` or `form`, not both.
+   */
+  form?: [string, string][];
 }
 
 /**
