@@ -59,7 +59,13 @@ impl Default for Limits {
 
 /// The TypeScript plugins that ship inside the library: `plugins/<id>/bundle.js`, built by
 /// `sdk/build.mjs` and checked fresh by `scripts/test.sh`.
-pub const BUNDLES: &[(&str, &str)] = &[("echo", include_str!("../../../plugins/echo/bundle.js"))];
+pub const BUNDLES: &[(&str, &str)] = &[
+    ("echo", include_str!("../../../plugins/echo/bundle.js")),
+    (
+        "treehole",
+        include_str!("../../../plugins/treehole/bundle.js"),
+    ),
+];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.
 pub fn load(source: &str, limits: Limits) -> Result<(Plugin, Arc<dyn PluginHandler>), LoadError> {
