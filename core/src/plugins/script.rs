@@ -65,6 +65,10 @@ pub const BUNDLES: &[(&str, &str)] = &[
         "treehole",
         include_str!("../../../plugins/treehole/bundle.js"),
     ),
+    (
+        "notices",
+        include_str!("../../../plugins/notices/bundle.js"),
+    ),
 ];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.
