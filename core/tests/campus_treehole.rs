@@ -318,9 +318,23 @@ async fn a_reply_is_asked_quoting_it_and_following_a_post_runs_for_the_agent() {
         ("回复树洞 #7001234：我也排了半小时", PromptKind::Confirm)
     );
     assert_eq!(
-        sent_to_treehole(&w.sim, "/chapi/api/v3/comment/post"),
-        [json!({"pid": 7_001_234, "text": "我也排了半小时", "anonymous": 1, "comment_id": 31_001})]
+        sent_to_treehole(&w.sim, "/chapi/api/v3/comment/post")[0],
+        json!({"pid": 7_001_234, "text": "我也排了半小时", "anonymous": 1, "comment_id": 31_001})
     );
+
+    // The student's own tap replies without a prompt.
+    let tapped = w
+        .engine
+        .invoke(tap(
+            "treehole.reply",
+            json!({"pid": 7_001_198, "text": "我也想去"}),
+        ))
+        .await;
+    assert_eq!(
+        ran(tapped.outcome),
+        json!({"replied": true, "pid": 7_001_198, "cid": 32_002})
+    );
+    assert_eq!(w.broker.shown().len(), 1);
 
     let followed = w
         .engine
@@ -490,16 +504,12 @@ async fn the_scheduler_is_refused_posting_on_treehole_and_nothing_is_sent() {
             conversation: None,
         })
         .await;
-    assert!(
-        matches!(
-            scheduled.outcome,
-            Outcome::Refused {
-                code: Code::SchedulerReadOnly,
-                ..
-            }
-        ),
-        "{:?}",
-        scheduled.outcome
+    assert_eq!(
+        scheduled.outcome,
+        Outcome::Refused {
+            code: Code::SchedulerReadOnly,
+            message: "Scheduled runs only read, and \"treehole.publish\" has the public effect. It can only run from a conversation or a tap.".into()
+        }
     );
     assert!(w.broker.shown().is_empty());
     assert!(sent_to_treehole(&w.sim, "/chapi/api/v3/hole/post").is_empty());
