@@ -128,8 +128,10 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed files (bundled, 3 tools)
   installed mcp-forum (remote, 2 tools)
   installed memory (bundled, 4 tools)
+  installed notices (bundled, 2 tools)
   installed scheduler (bundled, 5 tools)
   installed settings (bundled, 3 tools)
+  installed treehole (bundled, 6 tools)
   terms accepted; signed in to the campus (the campus simulator on this machine) as 2100012345
   the model: a scripted one at {ENDPOINT}
 
