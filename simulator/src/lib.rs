@@ -833,44 +833,58 @@ const HOLES: [(i64, &str, i64, i64, &str); 4] = [
     ),
 ];
 
-/// The fixture replies: cid, pid, text, time (unix s), name tag, from the poster, quoted cid.
-const HOLE_COMMENTS: [(i64, i64, &str, i64, &str, bool, Option<i64>); 4] = [
-    (
-        31_001,
-        7_001_234,
-        "十一点半就排满了",
-        1_796_096_400,
-        "Alice",
-        false,
-        None,
-    ),
-    (
-        31_002,
-        7_001_234,
-        "下次早点去",
-        1_796_096_700,
-        "洞主",
-        true,
-        Some(31_001),
-    ),
-    (
-        31_010,
-        7_001_230,
-        "这是广告吧，别信",
-        1_796_094_120,
-        "Alice",
-        false,
-        None,
-    ),
-    (
-        31_020,
-        7_001_198,
-        "算我一个",
-        1_796_087_400,
-        "Bob",
-        false,
-        None,
-    ),
+/// A fixture reply to a fixture post.
+struct FixtureReply {
+    cid: i64,
+    pid: i64,
+    text: &'static str,
+    /// Unix seconds.
+    timestamp: i64,
+    /// Treehole's pseudonym in the thread.
+    name_tag: &'static str,
+    /// Written by the post's author (洞主).
+    is_lz: bool,
+    /// The cid of the reply it quotes.
+    quote: Option<i64>,
+}
+
+const HOLE_COMMENTS: [FixtureReply; 4] = [
+    FixtureReply {
+        cid: 31_001,
+        pid: 7_001_234,
+        text: "十一点半就排满了",
+        timestamp: 1_796_096_400,
+        name_tag: "Alice",
+        is_lz: false,
+        quote: None,
+    },
+    FixtureReply {
+        cid: 31_002,
+        pid: 7_001_234,
+        text: "下次早点去",
+        timestamp: 1_796_096_700,
+        name_tag: "洞主",
+        is_lz: true,
+        quote: Some(31_001),
+    },
+    FixtureReply {
+        cid: 31_010,
+        pid: 7_001_230,
+        text: "这是广告吧，别信",
+        timestamp: 1_796_094_120,
+        name_tag: "Alice",
+        is_lz: false,
+        quote: None,
+    },
+    FixtureReply {
+        cid: 31_020,
+        pid: 7_001_198,
+        text: "算我一个",
+        timestamp: 1_796_087_400,
+        name_tag: "Bob",
+        is_lz: false,
+        quote: None,
+    },
 ];
 
 /// Posts and replies made here get pids and cids from these, and this time (2026-12-01 12:00
@@ -897,15 +911,14 @@ fn page_of(items: Vec<Value>, a: &Asked) -> Vec<Value> {
 
 /// The replies to `pid`, oldest first.
 fn comments(s: &State, pid: i64) -> Vec<Value> {
-    let fixed = HOLE_COMMENTS.iter().filter(|c| c.1 == pid).map(
-        |&(cid, pid, text, timestamp, name_tag, is_lz, quote)| {
-            let quote = quote
-                .and_then(|q| HOLE_COMMENTS.iter().find(|c| c.0 == q))
-                .map(|q| json!({"cid": q.0, "text": q.2, "name_tag": q.4}));
-            json!({"cid": cid, "pid": pid, "text": text, "timestamp": timestamp,
-                   "name_tag": name_tag, "is_lz": i64::from(is_lz), "quote": quote})
-        },
-    );
+    let fixed = HOLE_COMMENTS.iter().filter(|c| c.pid == pid).map(|c| {
+        let quote = c
+            .quote
+            .and_then(|q| HOLE_COMMENTS.iter().find(|r| r.cid == q))
+            .map(|q| json!({"cid": q.cid, "text": q.text, "name_tag": q.name_tag}));
+        json!({"cid": c.cid, "pid": c.pid, "text": c.text, "timestamp": c.timestamp,
+               "name_tag": c.name_tag, "is_lz": i64::from(c.is_lz), "quote": quote})
+    });
     let posted = s
         .comments_posted
         .iter()
