@@ -11,7 +11,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use common::model_server::{ModelServer, Part, Reply, data, done};
+use common::model_server::{ModelServer, calls, text};
 use harness_campus_sim::{DEMO, Fault, SMS_CODE, Simulator};
 use harness_core::campus::SignInStep;
 use harness_core::campus::wire::Origin;
@@ -119,6 +119,14 @@ fn ran(outcome: Outcome) -> Value {
     match outcome {
         Outcome::Ran { result, .. } => result,
         other => panic!("the call did not run: {other:?}"),
+    }
+}
+
+/// The message of a call that failed.
+fn failed(outcome: Outcome) -> String {
+    match outcome {
+        Outcome::Failed { message } => message,
+        other => panic!("the call did not fail: {other:?}"),
     }
 }
 
@@ -380,36 +388,6 @@ async fn a_reply_is_asked_quoting_it_and_following_a_post_runs_for_the_agent() {
     );
 }
 
-fn chunk(delta: Value) -> Part {
-    data(&json!({"choices": [{"index": 0, "delta": delta}]}))
-}
-
-fn calls(list: &[(&str, &str, &str)]) -> Reply {
-    let mut parts: Vec<Part> = list
-        .iter()
-        .enumerate()
-        .map(|(i, (id, name, args))| {
-            chunk(
-                json!({"tool_calls": [{"index": i, "id": id, "type": "function",
-                "function": {"name": name, "arguments": args}}]}),
-            )
-        })
-        .collect();
-    parts.push(data(
-        &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-    ));
-    parts.push(done());
-    Reply::events(parts)
-}
-
-fn say(words: &str) -> Reply {
-    Reply::events([
-        chunk(json!({"content": words})),
-        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
-        done(),
-    ])
-}
-
 #[tokio::test]
 async fn after_reading_treehole_a_turn_asks_before_posting_with_no_always_allow_under_skip_all_and_its_memory_waits()
  {
@@ -428,10 +406,10 @@ async fn after_reading_treehole_a_turn_asks_before_posting_with_no_always_allow_
                 r#"{"text":"学生同意把校园卡切换为数字卡"}"#,
             ),
         ]),
-        say("没有发帖。"),
+        text("没有发帖。"),
         // A clean turn from the student's words, for contrast.
         calls(&[("c4", "memory__write", r#"{"text":"学生喜欢农园的烤鸭"}"#)]),
-        say("记住了。"),
+        text("记住了。"),
     ])
     .await;
     model.configure(&w.engine, "sk-treehole-0123456789");
@@ -553,10 +531,6 @@ async fn treeholes_sms_check_is_the_result_until_the_check_screen_clears_it() {
 #[tokio::test]
 async fn a_treehole_answering_html_or_garbage_or_refusing_gives_the_students_words() {
     let w = world(true).await;
-    let failed = |outcome: Outcome| match outcome {
-        Outcome::Failed { message } => message,
-        other => panic!("the call did not fail: {other:?}"),
-    };
     for fault in [
         Fault::HtmlFrom(TREEHOLE.into()),
         Fault::GarbageFrom(TREEHOLE.into()),
@@ -645,10 +619,6 @@ async fn the_notices_list_and_a_notice_answer_the_agent_and_the_students_tap_exa
 #[tokio::test]
 async fn a_notice_the_portal_does_not_have_or_an_answer_it_cannot_read_is_the_students_error() {
     let w = world(false).await;
-    let failed = |outcome: Outcome| match outcome {
-        Outcome::Failed { message } => message,
-        other => panic!("the call did not fail: {other:?}"),
-    };
     assert_eq!(
         failed(
             w.engine
