@@ -140,7 +140,7 @@ async fn read(w: &World, tool: &str, input: Value) -> Value {
     by_agent
 }
 
-/// The Treehole posts the simulator was sent, as (method, path, JSON body).
+/// The JSON body of every request the simulator was sent to Treehole at `path`, in order.
 fn sent_to_treehole(sim: &Simulator, path: &str) -> Vec<Value> {
     sim.seen()
         .into_iter()
