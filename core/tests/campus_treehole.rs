@@ -229,6 +229,20 @@ async fn the_treehole_reads_answer_the_agent_and_the_students_tap_exactly() {
 }
 
 #[tokio::test]
+async fn treeholes_times_are_local_to_the_time_zone_the_student_set() {
+    let w = world(true).await;
+    w.engine
+        .change_setting(harness_core::settings::Change::TimeZone(
+            "America/New_York".into(),
+        ))
+        .unwrap();
+    let post = read(&w, "treehole.post", json!({"pid": 7_001_234})).await;
+    // 2026-12-01 11:33 in Beijing is 22:33 the evening before in New York (UTC−5 in December).
+    assert_eq!(post["post"]["time"], "2026-11-30 22:33");
+    assert_eq!(post["replies"][1]["time"], "2026-11-30 22:45");
+}
+
+#[tokio::test]
 async fn the_agent_is_asked_before_posting_with_the_text_as_headline_and_posts_only_after_allow() {
     let w = world(true).await;
     let text = "有没有人周五晚上一起去二教自习？";
