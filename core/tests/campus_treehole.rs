@@ -624,6 +624,12 @@ async fn the_notices_list_and_a_notice_answer_the_agent_and_the_students_tap_exa
         json!({"id": 90_398, "title": "关于校园卡系统升级的通知", "department": "校园卡服务中心",
                "time": "2026-11-27 16:05", "text": INJECTED_NOTICE, "truncated": false})
     );
+    // A notice's text alone taints a turn too.
+    w.engine.open_conversation("d").unwrap();
+    let mut detail = agent("notices.detail", json!({"id": 90_377}));
+    detail.conversation = Some("d".into());
+    ran(w.engine.invoke(detail).await.outcome);
+    assert!(w.engine.conversation("d").unwrap().tainted);
     assert_eq!(
         read(&w, "notices.detail", json!({"id": 90_405})).await["text"],
         "2027年春季学期预选将于12月14日8:00开始，12月18日17:00结束。\n请同学们登录选课系统“选课网”完成预选。"
