@@ -41,6 +41,10 @@ pub enum CampusCommand {
         /// A JSON body.
         #[arg(long)]
         body: Option<String>,
+        /// A form field, KEY=VALUE, sent form-encoded in the order given (repeat it for each
+        /// field); not with --body.
+        #[arg(long, value_name = "KEY=VALUE")]
+        form: Vec<String>,
     },
     /// Sign out: every session and the remembered password are deleted.
     SignOut,
@@ -150,15 +154,24 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
             path,
             method,
             body,
+            form,
         } => {
             let body: Option<Value> = body
                 .map(|b| serde_json::from_str(&b).map_err(|e| format!("--body is not JSON: {e}")))
                 .transpose()?;
+            let form = form
+                .iter()
+                .map(|field| match field.split_once('=') {
+                    Some((key, value)) => Ok((key.to_owned(), value.to_owned())),
+                    None => Err(format!("--form takes KEY=VALUE, not {field:?}")),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             let request = CampusRequest {
                 method,
                 path,
                 query: Vec::new(),
                 body,
+                form,
             };
             let engine = open(data_dir)?;
             let campus = engine.campus();

@@ -67,6 +67,29 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
         ),
         (Some(200), Some(DEMO.balance_fen))
     );
+    // The portal's notices take a form.
+    let notices = run(
+        vec![
+            "request",
+            "portal",
+            "/portal2017/notice/retrAllSchoolNotice.do",
+            "--method",
+            "POST",
+            "--form",
+            "keyword=ALL",
+            "--form",
+            "limit=1",
+        ],
+        "",
+    )
+    .await
+    .unwrap();
+    let answer: serde_json::Value = serde_json::from_slice(&notices.stdout).unwrap();
+    assert_eq!(
+        answer["body"]["rows"],
+        serde_json::json!([{"Number": 90_412, "Title": "关于2027年寒假放假安排的通知",
+            "Time": "2026-11-30 09:12", "Department": "学校办公室"}])
+    );
     let status = run(vec!["status"], "").await.unwrap();
     assert_eq!(
         text(&status.stdout),

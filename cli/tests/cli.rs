@@ -162,8 +162,10 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
             "files",
             "library",
             "memory",
+            "notices",
             "scheduler",
             "settings",
+            "treehole",
             "wallet"
         ]
     );

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use common::model_server::{Body, ModelServer, Part, Reply, data, done};
+use common::model_server::{Body, ModelServer, Part, Reply, calls, chunk, data, done, text};
 use harness_core::agent::TurnSummary;
 use harness_core::events::{Event, EventSink};
 use harness_core::history::TurnState;
@@ -125,36 +125,6 @@ fn world_with(server: ModelServer, answers: &[Answer]) -> World {
         server,
         dir,
     }
-}
-
-fn chunk(delta: Value) -> Part {
-    data(&json!({"choices": [{"index": 0, "delta": delta}]}))
-}
-
-fn text(words: &str) -> Reply {
-    Reply::events([
-        chunk(json!({"content": words})),
-        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
-        done(),
-    ])
-}
-
-fn calls(list: &[(&str, &str, &str)]) -> Reply {
-    let mut parts: Vec<Part> = list
-        .iter()
-        .enumerate()
-        .map(|(i, (id, name, args))| {
-            chunk(
-                json!({"tool_calls": [{"index": i, "id": id, "type": "function",
-                "function": {"name": name, "arguments": args}}]}),
-            )
-        })
-        .collect();
-    parts.push(data(
-        &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-    ));
-    parts.push(done());
-    Reply::events(parts)
 }
 
 fn messages(server: &ModelServer, request: usize) -> Vec<Value> {

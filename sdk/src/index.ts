@@ -4,7 +4,8 @@
 // other kind's (ids, exactly one effect, data sources, JSON Schema, grants) and the code it
 // runs. Inputs are zod schemas; the model sees the JSON Schema zod 4 emits from them, with
 // each field's `.describe()` text. The core validates every input against that schema before
-// `execute` runs (seed 000's invoke order, step 3), so `execute` is handed checked input.
+// `execute` runs (seed 000's invoke order, step 3); `execute` is handed that input as zod parses
+// it (defaults filled in, transforms applied).
 
 import { z } from 'zod';
 
@@ -44,8 +45,13 @@ export interface CampusRequest {
   method?: string;
   /** Query pairs, in order. */
   query?: [string, string][];
-  /** A JSON body. */
+  /** A JSON body, sent as application/json. */
   body?: unknown;
+  /**
+   * A form, sent as application/x-www-form-urlencoded in its order (e.g. the portal's notices:
+   * [['keyword', 'ALL'], ['limit', '20'], ['start', '0']]). Give `body` or `form`, not both.
+   */
+  form?: [string, string][];
 }
 
 /**
@@ -257,13 +263,14 @@ export function definePlugin(def: PluginDef): DefinedPlugin {
       if (!tool) {
         return Promise.reject(new Error(`this plugin has no tool "${name}"`));
       }
-      // The core has checked the input against the JSON Schema; zod's own parse adds what
-      // JSON Schema only describes: defaults filled in, transforms applied.
+      // The core has checked the input against the JSON Schema; zod's own parse gives `execute`
+      // what `z.infer` promises it: defaults filled in, `.trim()` and other transforms applied.
       const parsed = tool.input.safeParse(input);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const at = issue?.path.length ? issue.path.join('.') : 'input';
-        return Promise.reject(new Error(`${at}: ${issue?.message ?? 'invalid input'}`));
+        const issues = parsed.error.issues.map(
+          (i: { path: PropertyKey[]; message: string }) => `${i.path.map(String).join('.') || 'input'}: ${i.message}`,
+        );
+        return Promise.reject(new Error(`the input of tool "${name}" does not fit: ${issues.join('; ')}`));
       }
       return tool.execute(parsed.data, ctx);
     },

@@ -156,8 +156,13 @@ pub struct CampusRequest {
     pub path: String,
     #[serde(default)]
     pub query: Vec<(String, String)>,
+    /// A JSON body, sent as `application/json`.
     #[serde(default)]
     pub body: Option<Value>,
+    /// A form, sent as `application/x-www-form-urlencoded` in its order (the portal's notices
+    /// take one, SERVICES.md §5). A request has a `body` or a `form`, never both.
+    #[serde(default)]
+    pub form: Vec<(String, String)>,
 }
 
 /// Told whether the account is signed in whenever that may have changed.
@@ -595,12 +600,29 @@ impl Campus {
         if let Some(host) = host {
             builder = builder.header(reqwest::header::HOST, host);
         }
-        if let Some(body) = &request.body {
+        if let Some((content_type, body)) = payload(request)? {
             builder = builder
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body.to_string());
+                .header(reqwest::header::CONTENT_TYPE, content_type)
+                .body(body);
         }
         Ok(builder)
+    }
+}
+
+/// A request's body and its content type: its JSON `body`, or its `form` encoded in order.
+fn payload(request: &CampusRequest) -> Result<Option<(&'static str, String)>, CampusError> {
+    match (&request.body, request.form.is_empty()) {
+        (Some(_), false) => Err(CampusError::Chain(
+            "services.campus.request: give either `body` (sent as JSON) or `form` (sent form-encoded), not both".into(),
+        )),
+        (Some(body), true) => Ok(Some(("application/json", body.to_string()))),
+        (None, false) => Ok(Some((
+            "application/x-www-form-urlencoded",
+            url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(&request.form)
+                .finish(),
+        ))),
+        (None, true) => Ok(None),
     }
 }
 
@@ -663,5 +685,51 @@ fn redact(value: Value, secrets: &[&str]) -> Value {
                 .collect(),
         ),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(value: Value) -> CampusRequest {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_form_is_sent_form_encoded_in_its_order() {
+        let notices = request(json!({"path": "/portal2017/notice/retrAllSchoolNotice.do",
+            "method": "POST", "form": [["keyword", "ALL"], ["limit", "20"], ["start", "0"]]}));
+        assert_eq!(
+            payload(&notices).unwrap(),
+            Some((
+                "application/x-www-form-urlencoded",
+                "keyword=ALL&limit=20&start=0".to_owned()
+            ))
+        );
+        let words = request(json!({"path": "/x", "form": [["keyword", "选课 & 考试"]]}));
+        assert_eq!(
+            payload(&words).unwrap().unwrap().1,
+            "keyword=%E9%80%89%E8%AF%BE+%26+%E8%80%83%E8%AF%95"
+        );
+    }
+
+    #[test]
+    fn a_json_body_is_sent_as_json_and_no_body_as_none() {
+        let post = request(json!({"path": "/x", "body": {"pid": 1}}));
+        assert_eq!(
+            payload(&post).unwrap(),
+            Some(("application/json", r#"{"pid":1}"#.to_owned()))
+        );
+        assert_eq!(payload(&request(json!({"path": "/x"}))).unwrap(), None);
+    }
+
+    #[test]
+    fn a_request_with_both_a_body_and_a_form_is_refused_naming_them() {
+        let both = request(json!({"path": "/x", "body": {}, "form": [["a", "b"]]}));
+        assert_eq!(
+            payload(&both).unwrap_err().to_string(),
+            "services.campus.request: give either `body` (sent as JSON) or `form` (sent form-encoded), not both"
+        );
     }
 }

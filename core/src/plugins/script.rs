@@ -73,6 +73,14 @@ pub const BUNDLES: &[(&str, &str)] = &[
         include_str!("../../../plugins/library/bundle.js"),
     ),
     ("wallet", include_str!("../../../plugins/wallet/bundle.js")),
+    (
+        "treehole",
+        include_str!("../../../plugins/treehole/bundle.js"),
+    ),
+    (
+        "notices",
+        include_str!("../../../plugins/notices/bundle.js"),
+    ),
 ];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.

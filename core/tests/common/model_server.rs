@@ -37,6 +37,39 @@ pub fn done() -> Part {
     Part::Data("[DONE]".to_owned())
 }
 
+/// One streamed chunk of the first choice: `delta`.
+pub fn chunk(delta: Value) -> Part {
+    data(&serde_json::json!({"choices": [{"index": 0, "delta": delta}]}))
+}
+
+/// A whole answer in words, ending the turn.
+pub fn text(words: &str) -> Reply {
+    Reply::events([
+        chunk(serde_json::json!({"content": words})),
+        data(&serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        done(),
+    ])
+}
+
+/// The model calls these tools, each `(call id, tool name, arguments JSON)`, in one answer.
+pub fn calls(list: &[(&str, &str, &str)]) -> Reply {
+    let mut parts: Vec<Part> = list
+        .iter()
+        .enumerate()
+        .map(|(i, (id, name, args))| {
+            chunk(
+                serde_json::json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                "function": {"name": name, "arguments": args}}]}),
+            )
+        })
+        .collect();
+    parts.push(data(
+        &serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ));
+    parts.push(done());
+    Reply::events(parts)
+}
+
 #[derive(Debug, Clone)]
 pub enum Body {
     Events(Vec<Part>),
