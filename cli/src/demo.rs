@@ -1,8 +1,9 @@
-//! `harness demo`: an agent session over the sample plugins and the campus card, signed in to
-//! the campus simulator on 127.0.0.1 as its demo student, with a scripted model on 127.0.0.1
-//! (module `script`) in place of a provider, that shows each kind of outcome — a read that
-//! runs, a write that asks, a money call blocked by off, a scheduled write refused, and a turn
-//! tainted by forum posts asking before it spends. The turns run the agent's real loop.
+//! `harness demo`: an agent session over the app's shipped campus plugins (校园卡, 食堂, 树洞),
+//! signed in to the campus simulator on 127.0.0.1 as its demo student, with a scripted model on
+//! 127.0.0.1 (module `script`) in place of a provider, that shows each kind of outcome — reads
+//! that run, a post that asks first, a scheduled check that reads the balance and a scheduled
+//! post refused, and a turn tainted by Treehole asking before it spends. The turns run the
+//! agent's real loop.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::Path;
@@ -11,15 +12,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use harness_campus_sim::{DEMO, Simulator};
+use harness_campus_sim::{DEMO, SMS_CODE, Simulator};
 use harness_core::Engine;
 use harness_core::campus::SignInStep;
 use harness_core::campus::wire::Origin;
 use harness_core::events::{Event, EventSink};
 use harness_core::invoke::{ApprovalBroker, Prompt};
-use harness_core::plugins::samples;
-use harness_core::policy::{Actor, Answer, Mode, PromptKind};
-use harness_core::registry::Effect;
+use harness_core::policy::{Actor, Answer, PromptKind};
 use harness_core::scheduler::schedule::{format_local, parse_tz};
 use harness_core::secrets::keys;
 use harness_core::settings::parse_change;
@@ -29,33 +28,23 @@ use serde_json::{Value, json};
 use crate::script::{Reply, ScriptedModel};
 
 const CONVERSATION: &str = "demo";
-/// Where the demo's card plugin is installed from: the official host, so it is official.
-const CARD_SOURCE: &str = "https://plugins.pku-harness.cn/card/PLUGIN.md";
 
-/// Opens the demo's data directory: marked as the demo's, so the sample plugins' code runs in
-/// it (module `open`), with the campus at the demo's simulator.
+/// Opens the demo's data directory with the campus at the demo's simulator.
 fn open_with(
     data_dir: &Path,
     broker: Arc<dyn ApprovalBroker>,
     events: Arc<dyn EventSink>,
     campus: &str,
 ) -> Result<Engine, String> {
-    std::fs::create_dir_all(data_dir)
-        .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
-    let marker = data_dir.join(crate::open::DEMO_MARKER);
-    std::fs::write(
-        &marker,
-        "Made by `harness demo`: the sample plugins' code runs in this data directory.\n",
-    )
-    .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
     let mut options = crate::open::options(data_dir, broker)?;
     options.campus = Origin::development(campus)?;
     options.events = events;
     Engine::open(data_dir, options).map_err(|e| e.to_string())
 }
 
-/// Starts the demo's data directory afresh — only the files the demo itself made — and installs
-/// the sample plugins the way a user would.
+/// Starts the demo's data directory afresh — only the files the demo itself made — accepts
+/// the terms and signs in to the campus simulator as its demo student, who then passes
+/// Treehole's own SMS check as on its check screen.
 async fn fresh_demo(
     data_dir: &Path,
     broker: Arc<dyn ApprovalBroker>,
@@ -74,20 +63,7 @@ async fn fresh_demo(
             _ => {}
         }
     }
-    let folder = data_dir.join("plugins").join("canteen");
-    std::fs::create_dir_all(&folder)
-        .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
-    let document = folder.join("PLUGIN.md");
-    std::fs::write(&document, samples::CANTEEN_DOCUMENT)
-        .map_err(|e| format!("cannot write {}: {e}", document.display()))?;
-    let document = std::fs::canonicalize(&document).map_err(|e| e.to_string())?;
     let engine = open_with(data_dir, broker, events, campus)?;
-    samples::install(&engine, &format!("file://{}", document.display()))
-        .map_err(|e| e.to_string())?;
-    // The campus card, as an official plugin document reaching the card service itself.
-    engine
-        .install_document(samples::CARD_DOCUMENT, CARD_SOURCE)
-        .map_err(|e| e.to_string())?;
     engine.accept_terms().map_err(|e| e.to_string())?;
     // The demo student signs in to the simulator as a student signs in to IAAA.
     let signed = engine
@@ -98,6 +74,13 @@ async fn fresh_demo(
     if !matches!(signed, SignInStep::SignedIn { .. }) {
         return Err("the campus simulator asked the demo student for a code".into());
     }
+    let check = async {
+        engine.campus().treehole_send_code().await?;
+        engine.campus().treehole_verify(SMS_CODE).await
+    };
+    check
+        .await
+        .map_err(|e| format!("Treehole's SMS check did not pass: {e}"))?;
     Ok(engine)
 }
 
@@ -187,41 +170,37 @@ impl ApprovalBroker for TerminalAnswers {
 /// to the scripted model on 127.0.0.1 and runs the calls it answers with.
 fn script() -> Vec<Reply> {
     vec![
-        // Turn 1: a read that runs, a write that asks.
+        // Turn 1: reads that run.
         Reply::Calls(vec![
-            ("card__balance", json!({})),
-            (
-                "canteen__reserve",
-                json!({"canteen": "学一食堂", "seats": 2, "time": "12:00"}),
-            ),
+            ("wallet__cardBalance", json!({})),
+            ("canteen__crowd", json!({})),
         ]),
-        Reply::Hears {
-            ran: "Your card has 42.5 yuan left, and a table for two at 学一 is reserved for 12:00.",
-            declined: "Your card has 42.5 yuan left. You declined the booking, so no table at 学一 is reserved.",
-        },
-        // Turn 2: the money effect is off, so the switch is not even offered; called by name
-        // it is refused.
-        Reply::Calls(vec![("card__useDigitalCard", json!({"cardType": 1}))]),
         Reply::Says(
-            "I cannot switch your card: money calls of the campus card are off in Settings.",
+            "Your card has 42.50 yuan left. 燕南食堂 is the quietest now (18% full); 学一 is crowded.",
         ),
-        // Overnight, the agent job: a read runs, a write is refused (scheduled runs only read).
+        // Turn 2: a post on Treehole is public: it asks first, with the words as the headline.
+        Reply::Calls(vec![(
+            "treehole__publish",
+            json!({"text": "有人一起去燕南吃午饭吗？"}),
+        )]),
+        Reply::Hears {
+            ran: "Posted on Treehole.",
+            declined: "You declined, so nothing was posted on Treehole.",
+        },
+        // Overnight, the agent job: a read runs, a post is refused (scheduled runs only read).
         Reply::Calls(vec![
             ("canteen__crowd", json!({})),
-            (
-                "canteen__reserve",
-                json!({"canteen": "农园食堂", "seats": 1, "time": "11:30"}),
-            ),
+            ("treehole__publish", json!({"text": "燕南食堂现在人很少。"})),
         ]),
         Reply::Says(
-            "农园 is quiet at 11:30; a scheduled job cannot book a table, so please book it yourself.",
+            "燕南 is quiet; a scheduled job cannot post on Treehole, so the post is left to you.",
         ),
-        // Turn 3: the forum's posts taint the turn; a post's instruction to spend asks first.
-        Reply::Calls(vec![("mcp-forum__latestPosts", json!({"limit": 2}))]),
-        Reply::Calls(vec![("card__useDigitalCard", json!({"cardType": 1}))]),
+        // Turn 3: Treehole's posts taint the turn; a post's instruction to spend asks first.
+        Reply::Calls(vec![("treehole__feed", json!({}))]),
+        Reply::Calls(vec![("wallet__useDigitalCard", json!({}))]),
         Reply::Hears {
-            ran: "Two new posts. One asked me to switch your card to the digital card; you allowed it, so it was switched.",
-            declined: "Two new posts. One asked me to switch your card to the digital card; you declined, so nothing changed.",
+            ran: "Treehole has new posts. One asked me to switch your card to the digital card; you allowed it, so it was switched.",
+            declined: "Treehole has new posts. One asked me to switch your card to the digital card; you declined, so nothing changed.",
         },
     ]
 }
@@ -269,18 +248,14 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
         .open_conversation(CONVERSATION)
         .map_err(|e| e.to_string())?;
 
+    outln!("  Treehole's SMS check passed on its check screen");
     turn(
         &engine,
         1,
-        "How much is left on my card, and can I get a table for two at 学一 at 12:00?",
+        "How much is left on my card, and which canteen is not crowded?",
     )
     .await?;
-
-    note("the user has set Settings → Plugins → card → AI permissions → money to off");
-    engine
-        .set_mode("card", Effect::Money, Mode::Off)
-        .map_err(|e| e.to_string())?;
-    turn(&engine, 2, "Switch my campus card to the digital card.").await?;
+    turn(&engine, 2, "Post on Treehole: 有人一起去燕南吃午饭吗？").await?;
 
     outln!("\n— overnight, two scheduled jobs —");
     printer.set_actor(Actor::Scheduler);
@@ -289,17 +264,18 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
         &engine,
         &[
             json!({
-                "name": "农园午饭",
+                "name": "燕南人少就发树洞",
                 "schedule": {"cron": "0 7 * * *"},
-                "agent": {"prompt": "Book me a seat at 农园 for 11:30 if it is quiet."}
+                "agent": {"prompt": "If 燕南 is quiet, post on Treehole that it is."}
             }),
+            // seed 004's reminder: the balance under 50 yuan.
             json!({
                 "name": "校园卡余额低于 50 元",
                 "schedule": {"cron": "0 7 * * *"},
                 "check": {
-                    "tool": "card.balance",
-                    "when": {"path": "data.card[0].elec_accamt", "op": "lt", "value": 5000},
-                    "notify": {"title": "校园卡余额不足", "body": "余额还剩 {data.card[0].elec_accamt} 分"}
+                    "tool": "wallet.cardBalance",
+                    "when": {"path": "balanceYuan", "op": "lt", "value": 50},
+                    "notify": {"title": "余额不足", "body": "校园卡余额还剩 {balanceYuan} 元"}
                 }
             }),
         ],
@@ -307,12 +283,8 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
     .await?;
     printer.set_actor(Actor::Agent);
 
-    note("the user has set card's money mode back to auto");
-    engine
-        .set_mode("card", Effect::Money, Mode::Auto)
-        .map_err(|e| e.to_string())?;
-    note("a forum post asks the agent to switch the card; reading it taints the turn");
-    turn(&engine, 3, "What's new on the forum?").await?;
+    note("a Treehole post asks the agent to switch the card; reading it taints the turn");
+    turn(&engine, 3, "What's new on Treehole?").await?;
 
     let audit = engine.audit(10_000).map_err(|e| e.to_string())?;
     outln!(

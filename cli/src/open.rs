@@ -1,26 +1,16 @@
 //! How every command opens a data directory: the OS keyring for its secrets (filed under the
 //! directory), the campus reached as `HARNESS_CAMPUS_ORIGIN` says (the simulator, in
-//! development), MCP servers on this machine accepted (a plugin author's), and the sample
-//! plugins' code only in a directory `harness demo` made — a data directory of one's own has
-//! no sample or fake plugin (DESIGN.md §10).
+//! development), MCP servers on this machine accepted (a plugin author's), and the plugins
+//! the app ships — no sample or fake plugin in any data directory (DESIGN.md §10).
 
 use std::path::Path;
 use std::sync::Arc;
 
 use harness_core::invoke::ApprovalBroker;
-use harness_core::plugins::samples::DemoSamples;
 use harness_core::plugins::script::Shipped;
 use harness_core::{Engine, Options};
 
 use crate::secrets::KeyringSecrets;
-
-/// The file `harness demo` leaves in its data directory.
-pub const DEMO_MARKER: &str = "demo-samples";
-
-/// Whether `data_dir` is one `harness demo` made.
-pub fn is_demo(data_dir: &Path) -> bool {
-    data_dir.join(DEMO_MARKER).is_file()
-}
 
 /// The engine's options for `data_dir`, with `broker` answering its prompts.
 pub fn options(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Options, String> {
@@ -37,12 +27,8 @@ pub fn options(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Optio
     // A development tool: an MCP server on this machine, which a plugin author runs, is
     // accepted; the app never accepts one (DESIGN.md §5).
     options.development_servers = true;
-    // The plugins the app ships (plugins/<id>/bundle.js); in a demo's directory the samples'
-    // code instead, whose canteen the demo installs as a community document.
-    options.catalog = match is_demo(data_dir) {
-        true => Arc::new(DemoSamples),
-        false => Arc::new(Shipped),
-    };
+    // The plugins the app ships (plugins/<id>/bundle.js).
+    options.catalog = Arc::new(Shipped);
     Ok(options)
 }
 

@@ -95,57 +95,6 @@ impl PluginHandler for CampusCard {
     }
 }
 
-/// The campus card as a plugin document: each tool a request through `services.campus` to the
-/// card service, with the student's session (SERVICES.md §2).
-pub const CARD_DOCUMENT: &str = r#"---
-{
-  "id": "card",
-  "title": "校园卡",
-  "i18n": {"en": {"title": "Campus card", "tools": {
-    "balance": {"title": "Card balance"},
-    "useDigitalCard": {"title": "Switch to the digital card"}
-  }}},
-  "requires": ["campus-session"],
-  "scopes": ["card"],
-  "grants": {"allow_network": true, "url_allowlist": ["bdcard.pku.edu.cn"]},
-  "tools": [
-    {
-      "name": "balance",
-      "title": "校园卡余额",
-      "description": "The campus card: data.card[0].elec_accamt is the balance in fen (1/100 yuan); accinfo[0].daycostamt today's spending in fen.",
-      "effect": "read",
-      "request": {
-        "method": "GET",
-        "url": "https://bdcard.pku.edu.cn/berserker-app/ykt/tsm/queryCard?synAccessSource=h5",
-        "campus": true
-      }
-    },
-    {
-      "name": "useDigitalCard",
-      "title": "切换为数字卡",
-      "description": "Switch which card pays at the card readers: cardType 1 is the digital card in the phone, 0 the physical card.",
-      "effect": "money",
-      "input": {
-        "type": "object",
-        "properties": {"cardType": {"type": "integer", "enum": [0, 1], "description": "1: the digital card; 0: the physical card"}},
-        "required": ["cardType"],
-        "additionalProperties": false
-      },
-      "request": {
-        "method": "POST",
-        "url": "https://bdcard.pku.edu.cn/berserker-app/useCard/setUseCardConfig",
-        "body": {"cardType": "cardType"},
-        "campus": true
-      }
-    }
-  ]
-}
----
-# 校园卡
-
-The student's campus card. Use card__balance when they ask what is left on the card.
-"#;
-
 pub const CANTEEN_DOCUMENT: &str = r#"---
 {
   "id": "canteen",
@@ -280,16 +229,6 @@ impl Catalog for Samples {
             "mcp-forum" => Some(Arc::new(ForumServer)),
             _ => None,
         }
-    }
-}
-
-/// The demo's catalog: the canteen's and the forum's code, and no bundled wallet — the demo's
-/// card is [`CARD_DOCUMENT`] on the campus simulator.
-pub struct DemoSamples;
-
-impl Catalog for DemoSamples {
-    fn handler(&self, plugin: &Plugin) -> Option<Arc<dyn PluginHandler>> {
-        Samples.handler(plugin)
     }
 }
 
