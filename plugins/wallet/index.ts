@@ -18,8 +18,8 @@ const UNREADABLE = '校园卡服务的回答无法识别，请稍后再试 · Th
  * Yuan from an integer number of fen, exactly: the yuan and the fen are split with integer
  * arithmetic (a fen count is far below 2^53, so every step is exact), written as the decimal
  * "Y.FF", and that text converted to a number once. The result is the double nearest the exact
- * decimal — what the student reads back as the same fen — never a product like 0.29 * 100's
- * 28.999…; no float arithmetic touches the amount before the one conversion.
+ * decimal, which prints as that decimal and reads back as the same fen; no float arithmetic
+ * touches the amount before the one conversion (35 fen * 0.01 would be 0.35000000000000003).
  */
 export function yuan(fen: number): number {
   const negative = fen < 0;
@@ -29,12 +29,16 @@ export function yuan(fen: number): number {
   return Number(`${negative ? '-' : ''}${yuanPart}.${fenPart < 10 ? '0' : ''}${fenPart}`);
 }
 
-/** An amount in fen as the card service sends it: an integer, or a string of one. */
-function fen(value: unknown): number {
+/** A whole number as the card service sends it (an amount in fen, a count): an integer, or a
+ * string of one; anything else is an answer the plugin cannot read. */
+function integer(value: unknown): number {
   const n = typeof value === 'string' && /^-?\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw new Error(UNREADABLE);
   return n;
 }
+
+/** An amount in fen. */
+const fen = integer;
 
 // ---- the card service ---------------------------------------------------------------------------
 
@@ -194,8 +198,8 @@ const transactions = defineTool({
       from,
       to,
       page,
-      pages: fen(data.pages ?? 0),
-      total: fen(data.total ?? data.records.length),
+      pages: integer(data.pages ?? 0),
+      total: integer(data.total ?? data.records.length),
       records: data.records.map((r: any) => ({
         time: localTime(r.effectdateStr, ctx),
         merchant: String(r.resume ?? ''),
