@@ -633,7 +633,7 @@ impl Instance {
             cx.globals().set("__pkuHost", host)?;
             cx.globals().set("__pkuLog", log)?;
             cx.eval::<(), _>(PRELUDE)?;
-            load_sdk(&cx)?;
+            load_sdk(cx)?;
             cx.eval::<(), _>(source)?;
             let pku: Object = cx.globals().get("__pku")?;
             let check: Function = pku.get("check")?;
