@@ -66,6 +66,15 @@ pub fn effect_words(lang: Language, effect: Effect) -> &'static str {
     }
 }
 
+/// A name with the English possessive: "Kiosk's", "Canteens'".
+pub fn possessive(name: &str) -> String {
+    if name.ends_with('s') {
+        format!("{name}'")
+    } else {
+        format!("{name}'s")
+    }
+}
+
 /// A mode as the user reads it.
 pub fn mode_words(lang: Language, mode: Mode) -> &'static str {
     match (lang, mode) {
@@ -91,6 +100,14 @@ impl Naming<'_> {
         match self {
             Naming::Ids => id,
             Naming::Titles { plugin } => plugin,
+        }
+    }
+
+    /// The plugin's English possessive; the audit's words keep their old form.
+    fn plugins(&self, id: &str) -> String {
+        match self {
+            Naming::Ids => format!("{id}'s"),
+            Naming::Titles { plugin } => possessive(plugin),
         }
     }
 }
@@ -156,7 +173,7 @@ impl Why {
                 }
             }
             Why::ModeOff { plugin, effect } => {
-                format!("{}'s mode for {effect} is off", naming.plugin(plugin))
+                format!("{} mode for {effect} is off", naming.plugins(plugin))
             }
             Why::ScheduledRead => "a scheduled read that needs nobody's approval".into(),
             Why::SchedulerReadOnly { effect } => {
@@ -183,7 +200,7 @@ impl Why {
                 plugin,
                 effect,
                 mode,
-            } => format!("{}'s mode for {effect} is {mode}", naming.plugin(plugin)),
+            } => format!("{} mode for {effect} is {mode}", naming.plugins(plugin)),
         }
     }
 
@@ -339,6 +356,10 @@ mod tests {
         assert_eq!(
             mode.text_for_user(Language::En, "Canteen"),
             "Canteen's mode for write is ask"
+        );
+        assert_eq!(
+            mode.text_for_user(Language::En, "Canteens"),
+            "Canteens' mode for write is ask"
         );
         let off = Why::ModeOff {
             plugin: "canteen".into(),

@@ -406,11 +406,11 @@ async fn always_allow_is_set_apart_and_says_what_it_changes_for_each_effect_in_b
         ),
         (
             "以后 自助机 花钱不再询问（「花钱」权限设为「自动」）",
-            "Don't ask again before Kiosk spends money (its money permission becomes auto)",
+            "Don't ask again for Kiosk's payments (its money permission becomes auto)",
         ),
         (
             "以后 自助机 公开发布内容不再询问（「公开发布」权限设为「自动」）",
-            "Don't ask again before Kiosk posts in public (its public permission becomes auto)",
+            "Don't ask again for Kiosk's public posts (its public permission becomes auto)",
         ),
     ];
     for (prompt, (zh, en)) in prompts.iter().zip(expected) {

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::ButtonRole;
-use super::texts::{answer_words, effect_words, title, tr};
+use super::texts::{answer_words, effect_words, possessive, title, tr};
 use crate::engine::Engine;
 use crate::invoke::Prompt;
 use crate::policy::{Answer, PromptKind};
@@ -169,7 +169,8 @@ fn always_allow_changes(lang: Language, prompt: &Prompt, plugin: &str) -> String
                 format!("{plugin} 的「{name}」权限将设为「自动」；符合上面原因的操作仍会询问你")
             }
             Language::En => format!(
-                "Sets {plugin}'s {name} permission to auto; calls the reason above covers still ask you"
+                "Sets {} {name} permission to auto; calls the reason above covers still ask you",
+                possessive(plugin)
             ),
         };
     }
@@ -184,11 +185,12 @@ fn always_allow_changes(lang: Language, prompt: &Prompt, plugin: &str) -> String
             format!("{asked}（「{name}」权限设为「自动」）")
         }
         Language::En => {
+            let whose = possessive(plugin);
             let asked = match effect {
-                Effect::Read => format!("Don't ask again for {plugin}'s reads"),
-                Effect::Write => format!("Don't ask again for {plugin}'s writes"),
-                Effect::Money => format!("Don't ask again before {plugin} spends money"),
-                Effect::Public => format!("Don't ask again before {plugin} posts in public"),
+                Effect::Read => format!("Don't ask again for {whose} reads"),
+                Effect::Write => format!("Don't ask again for {whose} writes"),
+                Effect::Money => format!("Don't ask again for {whose} payments"),
+                Effect::Public => format!("Don't ask again for {whose} public posts"),
             };
             format!("{asked} (its {name} permission becomes auto)")
         }
