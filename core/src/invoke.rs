@@ -56,6 +56,9 @@ pub struct Prompt {
     #[serde(skip)]
     pub why: Why,
     pub conversation: Option<String>,
+    /// The turn has read untrusted content (DESIGN.md §3): the reason "Always allow" is not
+    /// offered, which the sheet says.
+    pub tainted: bool,
 }
 
 /// Whoever shows prompts to the user and waits for the answer.
@@ -465,6 +468,7 @@ impl Invoker {
                     reason: reason.clone(),
                     why: why.clone(),
                     conversation: call.conversation.clone(),
+                    tainted: snap.tainted,
                 };
                 let given = self.broker.ask(asked.clone()).await;
                 prompt = Some(asked);

@@ -66,6 +66,15 @@ pub fn effect_words(lang: Language, effect: Effect) -> &'static str {
     }
 }
 
+/// A name with the English possessive: "Kiosk's", "Canteens'".
+pub fn possessive(name: &str) -> String {
+    if name.ends_with('s') {
+        format!("{name}'")
+    } else {
+        format!("{name}'s")
+    }
+}
+
 /// A mode as the user reads it.
 pub fn mode_words(lang: Language, mode: Mode) -> &'static str {
     match (lang, mode) {
@@ -76,24 +85,83 @@ pub fn mode_words(lang: Language, mode: Mode) -> &'static str {
     }
 }
 
-impl Why {
-    /// The words for the user and the audit. English is the audit's language.
-    pub fn text(&self, lang: Language) -> String {
-        match lang {
-            Language::En => self.english(),
-            Language::Zh => self.chinese(),
+/// How the words name the call's plugin and the rule that decided.
+#[derive(Clone, Copy)]
+enum Naming<'a> {
+    /// By ids and patterns, as the agent and the audit read them.
+    Ids,
+    /// As the user reads them on a screen: the plugin by its title, a rule by what it covers,
+    /// never an id (issue 26: the sheet named the plugin `canteen`).
+    Titles { plugin: &'a str },
+}
+
+impl Naming<'_> {
+    fn plugin<'s>(&'s self, id: &'s str) -> &'s str {
+        match self {
+            Naming::Ids => id,
+            Naming::Titles { plugin } => plugin,
         }
     }
 
-    fn english(&self) -> String {
+    /// The plugin's English possessive; the audit's words keep their old form.
+    fn plugins(&self, id: &str) -> String {
+        match self {
+            Naming::Ids => format!("{id}'s"),
+            Naming::Titles { plugin } => possessive(plugin),
+        }
+    }
+}
+
+impl Why {
+    /// The words for the agent and the audit: plugins and rules by their ids. English is the
+    /// audit's language.
+    pub fn text(&self, lang: Language) -> String {
+        self.words(lang, Naming::Ids)
+    }
+
+    /// The words the user reads on a screen, naming the call's plugin by `plugin_title` (its
+    /// title in the user's language) and a rule by what it covers: no id, no pattern.
+    pub fn text_for_user(&self, lang: Language, plugin_title: &str) -> String {
+        self.words(
+            lang,
+            Naming::Titles {
+                plugin: plugin_title,
+            },
+        )
+    }
+
+    fn words(&self, lang: Language, naming: Naming<'_>) -> String {
+        match lang {
+            Language::En => self.english(naming),
+            Language::Zh => self.chinese(naming),
+        }
+    }
+
+    fn english(&self, naming: Naming<'_>) -> String {
         match self {
             Why::Unreachable => "the tool cannot be reached".into(),
             Why::UserOnly => "only the user may start this tool".into(),
             Why::InvalidInput => "the input does not match the tool's schema".into(),
             Why::Rule { kind, rule } => {
                 let article = if *kind == RuleKind::Deny { "a" } else { "an" };
-                match rule {
-                    Some(at) => format!(
+                match (rule, naming) {
+                    (Some(at), Naming::Titles { plugin }) => {
+                        let place = match at.scope {
+                            RuleScope::Global => "global",
+                            RuleScope::Conversation => "this conversation's",
+                        };
+                        let covers = match covered(&at.pattern) {
+                            Covered::Tool => "this tool".to_owned(),
+                            Covered::Plugin => format!("every tool of {plugin}"),
+                            Covered::Every => "every tool".to_owned(),
+                        };
+                        format!(
+                            "{article} {} rule ({place} rule {}) covers {covers}",
+                            kind.as_str().to_lowercase(),
+                            at.index + 1
+                        )
+                    }
+                    (Some(at), Naming::Ids) => format!(
                         "{article} {} rule {} ({} rules[{}])",
                         kind.as_str(),
                         at.pattern,
@@ -101,10 +169,12 @@ impl Why {
                         at.index
                     )
                     .to_lowercase(),
-                    None => format!("{article} {} tool check", kind.as_str()),
+                    (None, _) => format!("{article} {} tool check", kind.as_str()),
                 }
             }
-            Why::ModeOff { plugin, effect } => format!("{plugin}'s mode for {effect} is off"),
+            Why::ModeOff { plugin, effect } => {
+                format!("{} mode for {effect} is off", naming.plugins(plugin))
+            }
             Why::ScheduledRead => "a scheduled read that needs nobody's approval".into(),
             Why::SchedulerReadOnly { effect } => {
                 format!("scheduled runs only read, and this is a {effect} tool")
@@ -130,11 +200,11 @@ impl Why {
                 plugin,
                 effect,
                 mode,
-            } => format!("{plugin}'s mode for {effect} is {mode}"),
+            } => format!("{} mode for {effect} is {mode}", naming.plugins(plugin)),
         }
     }
 
-    fn chinese(&self) -> String {
+    fn chinese(&self, naming: Naming<'_>) -> String {
         let zh = Language::Zh;
         match self {
             Why::Unreachable => "无法使用这个工具".into(),
@@ -146,23 +216,36 @@ impl Why {
                     RuleKind::Ask => "询问",
                     RuleKind::Allow => "允许",
                 };
-                match rule {
-                    Some(at) => {
-                        let scope = match at.scope {
-                            RuleScope::Global => "全局",
-                            RuleScope::Conversation => "本对话",
-                        };
+                let scope = |at: &RuleAt| match at.scope {
+                    RuleScope::Global => "全局",
+                    RuleScope::Conversation => "本对话",
+                };
+                match (rule, naming) {
+                    (Some(at), Naming::Titles { plugin }) => {
+                        let rule = format!("{}的{kind}规则（第 {} 条）", scope(at), at.index + 1);
+                        match covered(&at.pattern) {
+                            Covered::Tool => format!("{rule}适用于这个工具"),
+                            Covered::Plugin => format!("{rule}适用于 {plugin} 的所有工具"),
+                            Covered::Every => format!("{rule}适用于所有工具"),
+                        }
+                    }
+                    (Some(at), Naming::Ids) => {
+                        let scope = scope(at);
                         format!(
                             "{scope}的{kind}规则 {}（第 {} 条）",
                             at.pattern,
                             at.index + 1
                         )
                     }
-                    None => format!("工具自身的{kind}检查"),
+                    (None, _) => format!("工具自身的{kind}检查"),
                 }
             }
             Why::ModeOff { plugin, effect } => {
-                format!("{plugin} 的「{}」权限已关闭", effect_words(zh, *effect))
+                format!(
+                    "{} 的「{}」权限已关闭",
+                    naming.plugin(plugin),
+                    effect_words(zh, *effect)
+                )
             }
             Why::ScheduledRead => "定时任务的读取无需批准".into(),
             Why::SchedulerReadOnly { effect } => format!(
@@ -190,11 +273,30 @@ impl Why {
                 effect,
                 mode,
             } => format!(
-                "{plugin} 的「{}」权限为「{}」",
+                "{} 的「{}」权限为「{}」",
+                naming.plugin(plugin),
                 effect_words(zh, *effect),
                 mode_words(zh, *mode)
             ),
         }
+    }
+}
+
+/// What a rule's pattern covers: `<plugin>.<tool>`, `<plugin>.*` or `*` (DESIGN.md §3). A rule
+/// that decided a call covers that call's tool, so these say all the user needs.
+enum Covered {
+    Tool,
+    Plugin,
+    Every,
+}
+
+fn covered(pattern: &str) -> Covered {
+    if pattern == "*" {
+        Covered::Every
+    } else if pattern.ends_with(".*") {
+        Covered::Plugin
+    } else {
+        Covered::Tool
     }
 }
 
@@ -238,5 +340,65 @@ mod tests {
         };
         assert_eq!(why.text(Language::En), "wallet's mode for money is ask");
         assert_eq!(why.text(Language::Zh), "wallet 的「花钱」权限为「询问」");
+    }
+
+    #[test]
+    fn the_users_words_name_the_plugin_by_its_title_and_a_rule_by_what_it_covers() {
+        let mode = Why::Mode {
+            plugin: "canteen".into(),
+            effect: Effect::Write,
+            mode: Mode::Ask,
+        };
+        assert_eq!(
+            mode.text_for_user(Language::Zh, "食堂"),
+            "食堂 的「写入」权限为「询问」"
+        );
+        assert_eq!(
+            mode.text_for_user(Language::En, "Canteen"),
+            "Canteen's mode for write is ask"
+        );
+        assert_eq!(
+            mode.text_for_user(Language::En, "Canteens"),
+            "Canteens' mode for write is ask"
+        );
+        let off = Why::ModeOff {
+            plugin: "canteen".into(),
+            effect: Effect::Money,
+        };
+        assert_eq!(
+            off.text_for_user(Language::Zh, "食堂"),
+            "食堂 的「花钱」权限已关闭"
+        );
+        let rule = |pattern: &str, scope| Why::Rule {
+            kind: RuleKind::Ask,
+            rule: Some(RuleAt {
+                pattern: pattern.into(),
+                scope,
+                index: 1,
+            }),
+        };
+        let cases = [
+            (
+                rule("canteen.reserve", RuleScope::Global),
+                "全局的询问规则（第 2 条）适用于这个工具",
+                "an ask rule (global rule 2) covers this tool",
+            ),
+            (
+                rule("canteen.*", RuleScope::Conversation),
+                "本对话的询问规则（第 2 条）适用于 食堂 的所有工具",
+                "an ask rule (this conversation's rule 2) covers every tool of Canteen",
+            ),
+            (
+                rule("*", RuleScope::Global),
+                "全局的询问规则（第 2 条）适用于所有工具",
+                "an ask rule (global rule 2) covers every tool",
+            ),
+        ];
+        for (why, zh, en) in cases {
+            assert_eq!(why.text_for_user(Language::Zh, "食堂"), zh);
+            assert_eq!(why.text_for_user(Language::En, "Canteen"), en);
+        }
+        // The audit keeps the id and the pattern.
+        assert_eq!(mode.text(Language::En), "canteen's mode for write is ask");
     }
 }

@@ -11,9 +11,11 @@ use common::model_server::{ModelServer, Part, Reply, data, done};
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::events::NoEvents;
 use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
-use harness_core::policy::{Answer, Mode, PromptKind};
+use harness_core::policy::{Answer, Mode, PromptKind, Rule};
 use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
-use harness_core::screens::{Acted, Action, ChatItemKind, Live, Route, Screens, ShellEffect};
+use harness_core::screens::{
+    Acted, Action, ApprovalSheet, ButtonRole, ChatItemKind, Live, Route, Screens, ShellEffect,
+};
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
@@ -174,11 +176,14 @@ async fn a_call_that_asks_shows_its_exact_inputs_and_only_the_answers_offered_th
         .map(|r| (r.name.as_str(), r.value.as_str()))
         .collect();
     assert_eq!(inputs, [("count", "2"), ("item", "可乐")]);
-    assert_eq!(zh.reason, "shop 的「写入」权限为「询问」");
+    // The student reads the plugin's title, never its id (the agent and the audit keep the id).
+    assert_eq!(zh.reason, "小卖部 的「写入」权限为「询问」");
+    assert_eq!(prompt.reason, "shop's mode for write is ask");
     let labels: Vec<&str> = zh.answers.iter().map(|a| a.label.as_str()).collect();
     assert_eq!(labels, ["允许", "拒绝", "始终允许"]);
     let offered: Vec<Answer> = zh.answers.iter().map(|a| a.answer).collect();
     assert_eq!(offered, prompt.offers);
+    assert_eq!(zh.tainted_note, None, "this turn read nobody else's words");
     assert!(
         !zh.words_from_server,
         "a bundled plugin's words are the app's"
@@ -190,7 +195,7 @@ async fn a_call_that_asks_shows_its_exact_inputs_and_only_the_answers_offered_th
         (en.plugin_title.as_str(), en.tool_title.as_str()),
         ("Shop", "Order")
     );
-    assert_eq!(en.reason, "shop's mode for write is ask");
+    assert_eq!(en.reason, "Shop's mode for write is ask");
     let labels: Vec<&str> = en.answers.iter().map(|a| a.label.as_str()).collect();
     assert_eq!(labels, ["Allow", "Deny", "Always allow"]);
 
@@ -266,6 +271,283 @@ async fn a_tainted_turns_sheet_offers_allow_and_deny_only() {
     let sheet = w.screens.approval(&prompt);
     let offered: Vec<Answer> = sheet.answers.iter().map(|a| a.answer).collect();
     assert_eq!(offered, [Answer::Allow, Answer::Deny]);
+    // It asks because of the write's mode; the forum post is why nothing lasting is offered.
+    assert_eq!(
+        sheet.tainted_note.as_deref(),
+        Some(
+            "这轮对话读过别人写的文字（网页、帖子或文档），其中可能藏着冒充你的指令：所以这里不提供「始终允许」。"
+        )
+    );
+    assert_no_ids(&sheet, &prompt.tool);
+    set_language(&w.screens, Language::En);
+    let en = w.screens.approval(&prompt);
+    assert_eq!(
+        en.tainted_note.as_deref(),
+        Some(
+            "This conversation has read text written by others (a page, a post or a document) that may carry instructions posing as yours: so \"Always allow\" is not offered."
+        )
+    );
+}
+
+/// A community plugin with a tool of each effect and a grant tool; its id (`vend`) is nothing
+/// like its titles, so a sheet that shows the id is caught.
+fn vend() -> Plugin {
+    let manifest = json!({"id": "vend", "title": "自助机",
+        "i18n": {"en": {"title": "Kiosk", "tools": {
+            "look": {"title": "Check stock"}, "note": {"title": "Save a note"},
+            "pay": {"title": "Pay"}, "post": {"title": "Post a review"},
+            "unlock": {"title": "Unlock the locker"}}}},
+        "tools": [
+        {"name": "look", "title": "查看库存", "effect": "read"},
+        {"name": "note", "title": "记一笔", "effect": "write"},
+        {"name": "pay", "title": "付款", "effect": "money"},
+        {"name": "post", "title": "发布评价", "effect": "public"},
+        {"name": "unlock", "title": "打开储物柜", "effect": "read", "grant": true}
+    ]});
+    Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community).unwrap()
+}
+
+async fn install_vend(s: &Screens, ask: &[Effect]) {
+    s.engine()
+        .install(vend(), "https://example.org/vend/PLUGIN.md", Arc::new(Shop))
+        .unwrap();
+    for &effect in ask {
+        let action = Action::SetMode {
+            plugin: "vend".into(),
+            effect,
+            mode: Mode::Ask,
+        };
+        assert_eq!(s.act(action).await.unwrap(), Acted::Done);
+    }
+}
+
+/// Every text of the sheet a student reads (the call's own inputs aside: they are shown as
+/// the tool receives them).
+fn read_on_the_sheet(sheet: &ApprovalSheet) -> Vec<String> {
+    let mut texts = vec![
+        sheet.title.clone(),
+        sheet.headline.clone(),
+        sheet.plugin_title.clone(),
+        sheet.tool_title.clone(),
+        sheet.effect_label.clone(),
+        sheet.reason_label.clone(),
+        sheet.reason.clone(),
+        sheet.words_from_server_label.clone(),
+    ];
+    texts.extend(sheet.tainted_note.clone());
+    for button in &sheet.answers {
+        texts.push(button.label.clone());
+        texts.extend(button.consequence.clone());
+    }
+    texts
+}
+
+fn assert_no_ids(sheet: &ApprovalSheet, tool: &str) {
+    for text in read_on_the_sheet(sheet) {
+        for id in ["vend", "shop", tool] {
+            assert!(!text.contains(id), "{text:?} names {id}");
+        }
+        assert!(!text.contains('{'), "{text:?} reads like JSON");
+    }
+}
+
+fn roles(sheet: &ApprovalSheet) -> Vec<(Answer, ButtonRole, Option<&str>)> {
+    sheet
+        .answers
+        .iter()
+        .map(|b| (b.answer, b.role, b.consequence.as_deref()))
+        .collect()
+}
+
+#[tokio::test]
+async fn always_allow_is_set_apart_and_says_what_it_changes_for_each_effect_in_both_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = world(
+        dir.path(),
+        vec![
+            call("c1", "vend__look", "{}"),
+            call("c2", "vend__note", "{}"),
+            call("c3", "vend__pay", "{}"),
+            call("c4", "vend__post", "{}"),
+            call("c5", "vend__unlock", "{}"),
+            text("都没做"),
+        ],
+        &[
+            Answer::Deny,
+            Answer::Deny,
+            Answer::Deny,
+            Answer::Deny,
+            Answer::DontAllow,
+        ],
+    )
+    .await;
+    install_vend(&w.screens, &[Effect::Read]).await;
+    send(&w.screens, "看看自助机").await;
+    let prompts = w.answers.shown.lock().unwrap().clone();
+    let tools: Vec<&str> = prompts.iter().map(|p| p.tool.as_str()).collect();
+    assert_eq!(
+        tools,
+        [
+            "vend.look",
+            "vend.note",
+            "vend.pay",
+            "vend.post",
+            "vend.unlock"
+        ]
+    );
+    let expected = [
+        (
+            "以后 自助机 的读取操作不再询问（「读取」权限设为「自动」）",
+            "Don't ask again for Kiosk's reads (its read permission becomes auto)",
+        ),
+        (
+            "以后 自助机 的写入操作不再询问（「写入」权限设为「自动」）",
+            "Don't ask again for Kiosk's writes (its write permission becomes auto)",
+        ),
+        (
+            "以后 自助机 花钱不再询问（「花钱」权限设为「自动」）",
+            "Don't ask again for Kiosk's payments (its money permission becomes auto)",
+        ),
+        (
+            "以后 自助机 公开发布内容不再询问（「公开发布」权限设为「自动」）",
+            "Don't ask again for Kiosk's public posts (its public permission becomes auto)",
+        ),
+    ];
+    for (prompt, (zh, en)) in prompts.iter().zip(expected) {
+        for (lang, words) in [(Language::Zh, zh), (Language::En, en)] {
+            set_language(&w.screens, lang);
+            let sheet = w.screens.approval(prompt);
+            assert_eq!(
+                roles(&sheet),
+                [
+                    (Answer::Allow, ButtonRole::Primary, None),
+                    (Answer::Deny, ButtonRole::Normal, None),
+                    (Answer::AlwaysAllow, ButtonRole::Permanent, Some(words)),
+                ],
+                "{}",
+                prompt.tool
+            );
+            assert_eq!(sheet.tainted_note, None);
+            assert_no_ids(&sheet, &prompt.tool);
+        }
+    }
+
+    // A grant tool's Always allow grants for good; it changes no mode, and says so.
+    let grant = &prompts[4];
+    set_language(&w.screens, Language::Zh);
+    let zh = w.screens.approval(grant);
+    assert_eq!(
+        roles(&zh),
+        [
+            (Answer::AllowOnce, ButtonRole::Primary, None),
+            (
+                Answer::AlwaysAllow,
+                ButtonRole::Permanent,
+                Some("一直授予 自助机 这项访问，不只这一次；不改变任何权限设置")
+            ),
+            (Answer::DontAllow, ButtonRole::Normal, None),
+        ]
+    );
+    assert_no_ids(&zh, &grant.tool);
+    set_language(&w.screens, Language::En);
+    let en = w.screens.approval(grant);
+    assert_eq!(
+        en.answers[1].consequence.as_deref(),
+        Some(
+            "Grants Kiosk this access for good, not just this once; no permission setting changes"
+        )
+    );
+    assert_no_ids(&en, &grant.tool);
+}
+
+#[tokio::test]
+async fn a_sheet_an_ask_rule_raised_names_what_the_rule_covers_and_that_it_still_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = world(
+        dir.path(),
+        vec![call("c1", "vend__note", "{}"), text("没记")],
+        &[Answer::Deny],
+    )
+    .await;
+    install_vend(&w.screens, &[]).await;
+    let rule: Rule = serde_json::from_value(json!({"kind": "ask", "tool": "vend.*"})).unwrap();
+    w.screens.engine().set_rules(vec![rule]).unwrap();
+    send(&w.screens, "记一笔").await;
+    let prompt = w.answers.shown.lock().unwrap()[0].clone();
+    // The agent and the audit keep the rule's pattern.
+    assert_eq!(prompt.reason, "an ask rule vend.* (global rules[0])");
+    let zh = w.screens.approval(&prompt);
+    assert_eq!(
+        zh.reason,
+        "全局的询问规则（第 1 条）适用于 自助机 的所有工具"
+    );
+    // Always allow sets the mode, but the rule still asks: the sheet does not promise otherwise.
+    assert_eq!(
+        zh.answers[2].consequence.as_deref(),
+        Some("自助机 的「写入」权限将设为「自动」；符合上面原因的操作仍会询问你")
+    );
+    assert_no_ids(&zh, &prompt.tool);
+    set_language(&w.screens, Language::En);
+    let en = w.screens.approval(&prompt);
+    assert_eq!(
+        en.reason,
+        "an ask rule (global rule 1) covers every tool of Kiosk"
+    );
+    assert_eq!(
+        en.answers[2].consequence.as_deref(),
+        Some("Sets Kiosk's write permission to auto; calls the reason above covers still ask you")
+    );
+    assert_no_ids(&en, &prompt.tool);
+}
+
+#[tokio::test]
+async fn a_tainted_money_call_says_it_asks_because_the_conversation_read_others_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = world(
+        dir.path(),
+        vec![
+            call("c1", "shop__forum", "{}"),
+            call("c2", "vend__pay", "{}"),
+            text("没付"),
+        ],
+        &[Answer::Deny],
+    )
+    .await;
+    // vend's money mode is auto: only the forum post read first makes this call ask (8e).
+    install_vend(&w.screens, &[]).await;
+    let auto = Action::SetMode {
+        plugin: "vend".into(),
+        effect: Effect::Money,
+        mode: Mode::Auto,
+    };
+    assert_eq!(w.screens.act(auto).await.unwrap(), Acted::Done);
+    send(&w.screens, "看看论坛").await;
+    let prompt = w.answers.shown.lock().unwrap()[0].clone();
+    assert_eq!(prompt.tool, "vend.pay");
+    let zh = w.screens.approval(&prompt);
+    assert_eq!(
+        zh.tainted_note.as_deref(),
+        Some(
+            "这轮对话读过别人写的文字（网页、帖子或文档），其中可能藏着冒充你的指令：所以花钱或公开发布之前都会问你，也不提供「始终允许」。"
+        )
+    );
+    assert_eq!(
+        roles(&zh),
+        [
+            (Answer::Allow, ButtonRole::Primary, None),
+            (Answer::Deny, ButtonRole::Normal, None),
+        ]
+    );
+    assert_no_ids(&zh, &prompt.tool);
+    set_language(&w.screens, Language::En);
+    let en = w.screens.approval(&prompt);
+    assert_eq!(
+        en.tainted_note.as_deref(),
+        Some(
+            "This conversation has read text written by others (a page, a post or a document) that may carry instructions posing as yours: so you are asked before it spends money or posts in public, and \"Always allow\" is not offered."
+        )
+    );
+    assert_no_ids(&en, &prompt.tool);
 }
 
 #[tokio::test]

@@ -4,12 +4,13 @@
 use serde_json::Value;
 
 use super::ButtonRole;
-use super::texts::{answer_words, effect_words, title, tr};
+use super::texts::{answer_words, effect_words, possessive, title, tr};
 use crate::engine::Engine;
 use crate::invoke::Prompt;
 use crate::policy::{Answer, PromptKind};
 use crate::registry::{Effect, PluginKind};
 use crate::settings::Language;
+use crate::why::Why;
 
 /// One answer the sheet offers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +19,8 @@ pub struct AnswerButton {
     pub answer: Answer,
     pub label: String,
     pub role: ButtonRole,
+    /// What this answer changes beyond this call, in words ("Always allow" only).
+    pub consequence: Option<String>,
 }
 
 /// One top-level input field of the call, as shown.
@@ -53,6 +56,9 @@ pub struct ApprovalSheet {
     /// sheet shows `words_from_server_label` beside it.
     pub words_from_server: bool,
     pub words_from_server_label: String,
+    /// In a tainted turn only: that this conversation read text written by others, and that
+    /// this is why "Always allow" is not offered (DESIGN.md §3 8e, 8i).
+    pub tainted_note: Option<String>,
 }
 
 pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> ApprovalSheet {
@@ -97,6 +103,25 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         }
         _ => tr(lang, "允许这次操作吗？", "Allow this action?"),
     };
+    // Allow is the primary answer, Deny a plain one; "Always allow" has a role of its own and
+    // says what it changes, so that one slip cannot set a permission for good unawares.
+    let answers = prompt
+        .offers
+        .iter()
+        .map(|&answer| AnswerButton {
+            answer,
+            label: answer_words(lang, answer).into(),
+            role: match answer {
+                Answer::Deny | Answer::DontAllow => ButtonRole::Normal,
+                Answer::AlwaysAllow => ButtonRole::Permanent,
+                Answer::Allow | Answer::AllowOnce => ButtonRole::Primary,
+            },
+            consequence: (answer == Answer::AlwaysAllow)
+                .then(|| always_allow_changes(lang, prompt, &plugin_title)),
+        })
+        .collect();
+    // The student reads the plugin's title; the agent and the audit keep `prompt.reason`.
+    let reason = prompt.why.text_for_user(lang, &plugin_title);
     ApprovalSheet {
         kind: prompt.kind,
         title: question.into(),
@@ -108,20 +133,8 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         inputs,
         input_json: serde_json::to_string_pretty(&prompt.input).unwrap_or_default(),
         reason_label: tr(lang, "为什么询问你", "Why you are asked").into(),
-        reason: prompt.why.text(lang),
-        answers: prompt
-            .offers
-            .iter()
-            .map(|&answer| AnswerButton {
-                answer,
-                label: answer_words(lang, answer).into(),
-                role: match answer {
-                    Answer::Deny | Answer::DontAllow => ButtonRole::Normal,
-                    Answer::AlwaysAllow => ButtonRole::Normal,
-                    Answer::Allow | Answer::AllowOnce => ButtonRole::Primary,
-                },
-            })
-            .collect(),
+        reason,
+        answers,
         words_from_server,
         words_from_server_label: tr(
             lang,
@@ -129,5 +142,76 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
             "These words come from the server",
         )
         .into(),
+        tainted_note: prompt
+            .tainted
+            .then(|| tainted_note(lang, &prompt.why).into()),
+    }
+}
+
+/// What "Always allow" changes, in words. A grant tool's answer reaches the tool as a standing
+/// grant and changes no mode (DESIGN.md §3 8c); an ordinary prompt's sets the plugin's mode for
+/// the effect to auto (8i), which stops the asking only when the mode was what asked: an ask
+/// rule, the "Ask every time" preset or a protected change still asks.
+fn always_allow_changes(lang: Language, prompt: &Prompt, plugin: &str) -> String {
+    if matches!(prompt.kind, PromptKind::Grant | PromptKind::GrantOnce) {
+        return match lang {
+            Language::Zh => format!("一直授予 {plugin} 这项访问，不只这一次；不改变任何权限设置"),
+            Language::En => format!(
+                "Grants {plugin} this access for good, not just this once; no permission setting changes"
+            ),
+        };
+    }
+    let effect = prompt.effect;
+    let name = effect_words(lang, effect);
+    if !matches!(prompt.why, Why::Mode { .. }) {
+        return match lang {
+            Language::Zh => {
+                format!("{plugin} 的「{name}」权限将设为「自动」；符合上面原因的操作仍会询问你")
+            }
+            Language::En => format!(
+                "Sets {} {name} permission to auto; calls the reason above covers still ask you",
+                possessive(plugin)
+            ),
+        };
+    }
+    match lang {
+        Language::Zh => {
+            let asked = match effect {
+                Effect::Read => format!("以后 {plugin} 的读取操作不再询问"),
+                Effect::Write => format!("以后 {plugin} 的写入操作不再询问"),
+                Effect::Money => format!("以后 {plugin} 花钱不再询问"),
+                Effect::Public => format!("以后 {plugin} 公开发布内容不再询问"),
+            };
+            format!("{asked}（「{name}」权限设为「自动」）")
+        }
+        Language::En => {
+            let whose = possessive(plugin);
+            let asked = match effect {
+                Effect::Read => format!("Don't ask again for {whose} reads"),
+                Effect::Write => format!("Don't ask again for {whose} writes"),
+                Effect::Money => format!("Don't ask again for {whose} payments"),
+                Effect::Public => format!("Don't ask again for {whose} public posts"),
+            };
+            format!("{asked} (its {name} permission becomes auto)")
+        }
+    }
+}
+
+/// Why a tainted turn's sheet offers nothing lasting (DESIGN.md §3): an injected instruction
+/// must never be one tap away from a permanent change. A money or public call asks for that
+/// reason alone (8e); any other asked for its own reason, and the taint only took "Always
+/// allow" away.
+fn tainted_note(lang: Language, why: &Why) -> &'static str {
+    match why {
+        Why::TaintedCall { .. } => tr(
+            lang,
+            "这轮对话读过别人写的文字（网页、帖子或文档），其中可能藏着冒充你的指令：所以花钱或公开发布之前都会问你，也不提供「始终允许」。",
+            "This conversation has read text written by others (a page, a post or a document) that may carry instructions posing as yours: so you are asked before it spends money or posts in public, and \"Always allow\" is not offered.",
+        ),
+        _ => tr(
+            lang,
+            "这轮对话读过别人写的文字（网页、帖子或文档），其中可能藏着冒充你的指令：所以这里不提供「始终允许」。",
+            "This conversation has read text written by others (a page, a post or a document) that may carry instructions posing as yours: so \"Always allow\" is not offered.",
+        ),
     }
 }

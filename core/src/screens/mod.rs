@@ -72,6 +72,9 @@ pub enum ButtonRole {
     Primary,
     Normal,
     Destructive,
+    /// An answer whose effect outlasts the call ("Always allow"): set apart from the others and
+    /// never drawn like Primary, so one slip does not change a permission for good.
+    Permanent,
 }
 
 /// A button: its words, its look, and what a tap does.

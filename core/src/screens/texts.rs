@@ -6,7 +6,7 @@ use crate::policy::{Answer, Code, ModeSource, Preset};
 use crate::registry::PluginKind;
 use crate::settings::Language;
 
-pub(crate) use crate::why::{effect_words, mode_words};
+pub(crate) use crate::why::{effect_words, mode_words, possessive};
 
 /// The Chinese or the English of one label.
 pub(crate) fn tr(lang: Language, zh: &'static str, en: &'static str) -> &'static str {

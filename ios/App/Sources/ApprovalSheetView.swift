@@ -2,8 +2,10 @@ import Harness
 import SwiftUI
 
 /// The core's approval sheet: its title, headline, the exact inputs, why the user is asked,
-/// and exactly `sheet.answers` as buttons. Taps count only 500 ms after the sheet appears, so
-/// a tap meant for the screen below cannot answer it.
+/// and exactly `sheet.answers` as buttons: Allow prominent, Deny plain, and "Always allow" (role
+/// `.permanent`) below a divider, borderless, with the core's words for what it changes under
+/// it, so it never looks like Allow. Taps count only 500 ms after the sheet appears, so a tap
+/// meant for the screen below cannot answer it.
 struct ApprovalSheetView: View {
     let pending: ApprovalCenter.Pending
     let approvals: ApprovalCenter
@@ -29,17 +31,32 @@ struct ApprovalSheetView: View {
                     Text(sheet.reasonLabel).font(.caption).foregroundStyle(.secondary)
                     Text(sheet.reason).accessibilityIdentifier("approval.reason")
                 }
-                ForEach(Array(sheet.answers.enumerated()), id: \.offset) { _, answer in
-                    SwiftUI.Button(role: answer.role.swiftUI) {
-                        guard armed else { return }
-                        approvals.finish(id: pending.id, with: answer.answer)
-                    } label: {
-                        Text(answer.label).frame(maxWidth: .infinity)
+                // In a tainted turn: why nothing lasting is offered (DESIGN.md §3).
+                if let note = sheet.taintedNote {
+                    Text(note)
+                        .font(.callout)
+                        .padding(10)
+                        .frame(maxWidth: .infinity, alignment: .leading)
+                        .background(Color.orange.opacity(0.15), in: RoundedRectangle(cornerRadius: 8))
+                        .accessibilityIdentifier("approval.tainted")
+                }
+                HStack {
+                    Spacer()
+                    ForEach(Array(now.enumerated()), id: \.offset) { _, answer in
+                        answerButton(answer)
                     }
-                    .buttonStyle(.borderedProminent)
-                    .tint(answer.role == .primary ? .accentColor : (answer.role == .destructive ? .red : .gray))
-                    .disabled(!armed)
-                    .accessibilityIdentifier("answer-\(answer.answer)")
+                }
+                ForEach(Array(lasting.enumerated()), id: \.offset) { _, answer in
+                    Divider()
+                    VStack(alignment: .leading, spacing: 4) {
+                        answerButton(answer)
+                        if let consequence = answer.consequence {
+                            Text(consequence)
+                                .font(.footnote)
+                                .foregroundStyle(.secondary)
+                                .accessibilityIdentifier("consequence-\(answer.answer)")
+                        }
+                    }
                 }
             }
             .padding()
@@ -49,6 +66,29 @@ struct ApprovalSheetView: View {
         .task {
             try? await Task.sleep(for: .milliseconds(500))
             armed = true
+        }
+    }
+
+    /// The answers for this call alone, in the core's order.
+    private var now: [AnswerButton] { sheet.answers.filter { $0.role != .permanent } }
+    /// The answers whose effect outlasts the call, shown apart.
+    private var lasting: [AnswerButton] { sheet.answers.filter { $0.role == .permanent } }
+
+    /// One answer in its role's style: Allow prominent, Deny bordered, Always allow borderless.
+    @ViewBuilder
+    private func answerButton(_ answer: AnswerButton) -> some View {
+        let button = SwiftUI.Button(role: answer.role.swiftUI) {
+            guard armed else { return }
+            approvals.finish(id: pending.id, with: answer.answer)
+        } label: {
+            Text(answer.label)
+        }
+        .disabled(!armed)
+        .accessibilityIdentifier("answer-\(answer.answer)")
+        switch answer.role {
+        case .primary: button.buttonStyle(.borderedProminent)
+        case .permanent: button.buttonStyle(.borderless)
+        case .normal, .destructive: button.buttonStyle(.bordered)
         }
     }
 

@@ -5,7 +5,7 @@ extension ButtonRole {
     var swiftUI: SwiftUI.ButtonRole? {
         switch self {
         case .destructive: return .destructive
-        case .primary, .normal: return nil
+        case .primary, .normal, .permanent: return nil
         }
     }
 }

@@ -2,6 +2,7 @@ package edu.pku.harness
 
 import edu.pku.harness.core.Actor
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ButtonRole
 import edu.pku.harness.core.DecisionStep
 import edu.pku.harness.core.Effect
 import edu.pku.harness.core.Mode
@@ -44,8 +45,13 @@ class AgentFlowTest {
         assertEquals(1uL to expectedPrompt, id to shown.copy(sheet = null))
         // The sheet the platform shows comes whole from the core, in the language setting.
         val sheet = shown.sheet!!
-        assertEquals("canteen 的「写入」权限为「询问」", sheet.reason)
+        // The student reads the plugin's title; the prompt's reason, for the agent and the
+        // audit, keeps its id.
+        assertEquals("食堂 的「写入」权限为「询问」", sheet.reason)
         assertEquals(listOf("允许", "拒绝", "始终允许"), sheet.answers.map { it.label })
+        assertEquals(listOf(ButtonRole.PRIMARY, ButtonRole.NORMAL, ButtonRole.PERMANENT), sheet.answers.map { it.role })
+        assertEquals(listOf(null, null, "以后 食堂 的写入操作不再询问（「写入」权限设为「自动」）"), sheet.answers.map { it.consequence })
+        assertNull(sheet.taintedNote)
         assertEquals(listOf("canteen" to "学一食堂", "seats" to "2", "time" to "12:00"), sheet.inputs.map { it.name to it.value })
         assertEquals(Decision(askWrite, DecisionStep.MODE, null), call.decision)
         assertEquals(expectedPrompt, call.prompt)

@@ -6,6 +6,7 @@ import androidx.compose.ui.test.assertCountEquals
 import androidx.compose.ui.test.assertIsEnabled
 import androidx.compose.ui.test.assertIsNotEnabled
 import androidx.compose.ui.test.assertTextEquals
+import androidx.compose.ui.test.getBoundsInRoot
 import androidx.compose.ui.test.hasAnyAncestor
 import androidx.compose.ui.test.hasTestTag
 import androidx.compose.ui.test.hasText
@@ -20,6 +21,7 @@ import edu.pku.harness.chunk
 import edu.pku.harness.core.Acted
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ButtonRole
 import edu.pku.harness.core.ChatItemKind
 import edu.pku.harness.core.Effect
 import edu.pku.harness.core.Language
@@ -68,6 +70,10 @@ private fun SkikoComposeUiTest.sendAndWaitForTheSheet(app: App) {
 private fun App.toolCall(): ToolCallView? =
     models.chat.model?.items?.singleOrNull { it.kind == ChatItemKind.TOOL_CALL }?.toolCall
 
+/** The canteen plugin's mode for writes, as the core has it now. */
+private fun App.writeMode(): Mode =
+    harness.plugins().first { it.id == "canteen" }.modes.first { it.effect == Effect.WRITE }.mode
+
 private fun App.turnOver(): Boolean = models.chat.model?.let { it.runningTurn == null && it.items.any { i -> i.kind == ChatItemKind.ASSISTANT } } == true
 
 /** The agent's call that asks, through the real library, the sheet and the chat. */
@@ -103,6 +109,8 @@ class ChatApprovalTest {
                     onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).performClick()
                     waitUntil("the turn's end", 10_000) { app.turnOver() }
                     onNodeWithTag(ApprovalTags.SHEET).assertDoesNotExist()
+                    // Allow answered this call only: the canteen's writes still ask.
+                    assertEquals(Mode.ASK, app.writeMode())
                     // The tool ran: its result went back to the model and is in the chat.
                     assertTrue(model.bodies[1].contains("R-20261130-0042"), model.bodies[1])
                     val call = assertNotNull(app.toolCall())
@@ -161,6 +169,69 @@ class ChatApprovalTest {
                     onNodeWithText(notice.text).assertExists()
                     // The model was asked once: nothing went back to it after the stop.
                     assertEquals(1, model.bodies.size)
+                }
+            }
+        }
+    }
+
+    @Test fun always_allow_sits_apart_below_allow_and_deny_says_what_it_changes_and_answers_always_allow() {
+        val expected = mapOf(
+            Language.ZH to "以后 食堂 的写入操作不再询问（「写入」权限设为「自动」）",
+            Language.EN to "Don't ask again for Canteens' writes (its write permission becomes auto)",
+        )
+        for ((language, consequence) in expected) reservingModel("订好了。").use { model ->
+            App(language, model).use { app ->
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheSheet(app)
+                    val sheet = app.approvals.current!!.prompt.sheet!!
+                    val always = sheet.answers.single { it.answer == Answer.ALWAYS_ALLOW }
+                    assertEquals(ButtonRole.PERMANENT, always.role)
+                    assertEquals(consequence, always.consequence)
+                    // Allow and Deny share a row; the divider and then Always allow come below
+                    // them, its consequence under it.
+                    val allow = onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).getBoundsInRoot()
+                    val deny = onNodeWithTag(ApprovalTags.answer(Answer.DENY)).getBoundsInRoot()
+                    val line = onNodeWithTag(ApprovalTags.LASTING, useUnmergedTree = true).getBoundsInRoot()
+                    val lasting = onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).getBoundsInRoot()
+                    val words = onNodeWithTag(ApprovalTags.consequence(Answer.ALWAYS_ALLOW)).getBoundsInRoot()
+                    assertEquals(allow.top, deny.top, "Allow and Deny in one row")
+                    assertTrue(line.top >= maxOf(allow.bottom, deny.bottom), "the divider below Allow and Deny")
+                    assertTrue(lasting.top >= line.bottom, "Always allow below the divider")
+                    assertTrue(words.top >= lasting.bottom, "its consequence under it")
+                    onNodeWithTag(ApprovalTags.consequence(Answer.ALWAYS_ALLOW)).assertTextEquals(consequence)
+                    onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).assertTextEquals(always.label)
+                    saveScreenshot("approval-always", language)
+
+                    onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).performScrollTo().performClick()
+                    waitUntil("the turn's end", 10_000) { app.turnOver() }
+                    // The tap answered Always allow: the call ran and the canteen's writes are auto.
+                    assertEquals(true, assertNotNull(app.toolCall()).ok)
+                    assertEquals(Mode.AUTO, app.writeMode())
+                }
+            }
+        }
+    }
+
+    @Test fun a_tainted_turns_sheet_says_why_and_offers_nothing_lasting() {
+        for (language in listOf(Language.ZH, Language.EN)) ScriptedModel(
+            callOf("call_1", "mcp-forum__latestPosts", """{"limit":2}"""),
+            callOf("call_2", "wallet__recharge", """{"amountYuan":500}"""),
+            answerOf("没有充值。"),
+        ).use { model ->
+            App(language, model).use { app ->
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheSheet(app)
+                    val prompt = app.approvals.current!!.prompt
+                    assertEquals("wallet.recharge", prompt.tool)
+                    val note = assertNotNull(prompt.sheet!!.taintedNote)
+                    onNodeWithTag(ApprovalTags.TAINTED).assertTextEquals(note)
+                    onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).assertDoesNotExist()
+                    onNodeWithTag(ApprovalTags.LASTING, useUnmergedTree = true).assertDoesNotExist()
+                    saveScreenshot("approval-tainted", language)
+                    onNodeWithTag(ApprovalTags.answer(Answer.DENY)).performClick()
+                    waitUntil("the turn's end", 10_000) { app.turnOver() }
                 }
             }
         }

@@ -14,10 +14,14 @@ import androidx.compose.foundation.layout.padding
 import androidx.compose.foundation.rememberScrollState
 import androidx.compose.foundation.shape.RoundedCornerShape
 import androidx.compose.foundation.verticalScroll
-import androidx.compose.material3.FilledTonalButton
+import androidx.compose.material3.Button
+import androidx.compose.material3.ButtonDefaults
+import androidx.compose.material3.HorizontalDivider
 import androidx.compose.material3.MaterialTheme
+import androidx.compose.material3.OutlinedButton
 import androidx.compose.material3.Surface
 import androidx.compose.material3.Text
+import androidx.compose.material3.TextButton
 import androidx.compose.runtime.Composable
 import androidx.compose.runtime.LaunchedEffect
 import androidx.compose.runtime.getValue
@@ -35,7 +39,9 @@ import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.AnswerButton
 import edu.pku.harness.core.ApprovalSheet
+import edu.pku.harness.core.ButtonRole
 
 /** How long a new approval sheet ignores taps, in milliseconds. */
 const val ANSWER_DELAY_MS = 500L
@@ -46,13 +52,21 @@ object ApprovalTags {
     const val INPUTS = "approval-inputs"
     fun input(name: String) = "approval-input-$name"
     fun answer(answer: Answer) = "approval-answer-" + answer.name.lowercase()
+    /** What an answer changes beyond this call, under its button. */
+    fun consequence(answer: Answer) = "approval-consequence-" + answer.name.lowercase()
+    /** The line between the answers for this call and the one that lasts. */
+    const val LASTING = "approval-lasting"
+    const val TAINTED = "approval-tainted"
 }
 
 /**
  * The approval sheet as the core wrote it: what asks (plugin and tool), what it would do (effect
  * and the exact inputs), why the user is asked, and one button for each of the core's answers
  * that the prompt offers ([offers]), in the core's order, and no other (DESIGN.md: in a tainted
- * turn "Always allow" is not offered, so it must not appear here either).
+ * turn "Always allow" is not offered, so it must not appear here either). Allow is the filled
+ * button, Deny an outlined one beside it; an answer that outlasts the call ("Always allow", role
+ * PERMANENT) sits apart below a divider, as a plain text button with the core's words for what it
+ * changes under it, so that one slip meant for Allow cannot change a permission for good.
  */
 @OptIn(ExperimentalLayoutApi::class)
 @Composable
@@ -104,22 +118,61 @@ fun ApprovalSheetView(sheet: ApprovalSheet, offers: List<Answer>, onAnswer: (Ans
                 Text(sheet.reasonLabel, style = MaterialTheme.typography.labelMedium)
                 Text(sheet.reason, style = MaterialTheme.typography.bodyLarge)
             }
+            // In a tainted turn: why nothing lasting is offered (DESIGN.md §3).
+            sheet.taintedNote?.let { note ->
+                Text(
+                    note,
+                    style = MaterialTheme.typography.bodyMedium,
+                    color = MaterialTheme.colorScheme.onTertiaryContainer,
+                    modifier = Modifier.fillMaxWidth()
+                        .background(MaterialTheme.colorScheme.tertiaryContainer, RoundedCornerShape(8.dp))
+                        .padding(12.dp)
+                        .testTag(ApprovalTags.TAINTED),
+                )
+            }
+            val shown = sheet.answers.filter { it.answer in offers }
             FlowRow(
                 modifier = Modifier.fillMaxWidth(),
                 horizontalArrangement = Arrangement.spacedBy(8.dp, Alignment.End),
             ) {
-                // Every answer looks alike: the sheet pushes the user towards none of them.
-                for (button in sheet.answers) if (button.answer in offers) {
-                    FilledTonalButton(
-                        onClick = { onAnswer(button.answer) },
-                        enabled = armed,
-                        modifier = Modifier.testTag(ApprovalTags.answer(button.answer)),
-                    ) {
-                        Text(button.label)
+                for (button in shown) if (button.role != ButtonRole.PERMANENT) {
+                    SheetAnswer(button, armed, onAnswer)
+                }
+            }
+            for (button in shown) if (button.role == ButtonRole.PERMANENT) {
+                HorizontalDivider(Modifier.padding(top = 6.dp).testTag(ApprovalTags.LASTING))
+                Column(verticalArrangement = Arrangement.spacedBy(2.dp)) {
+                    SheetAnswer(button, armed, onAnswer)
+                    button.consequence?.let {
+                        Text(
+                            it,
+                            style = MaterialTheme.typography.bodySmall,
+                            color = MaterialTheme.colorScheme.onSurfaceVariant,
+                            modifier = Modifier.padding(horizontal = 12.dp).testTag(ApprovalTags.consequence(button.answer)),
+                        )
                     }
                 }
             }
         }
+    }
+}
+
+/** One answer in its role's look: Allow filled, Deny outlined, "Always allow" plain text. */
+@Composable
+private fun SheetAnswer(button: AnswerButton, armed: Boolean, onAnswer: (Answer) -> Unit) {
+    val modifier = Modifier.testTag(ApprovalTags.answer(button.answer))
+    val onClick = { onAnswer(button.answer) }
+    val label = @Composable { Text(button.label) }
+    when (button.role) {
+        ButtonRole.PRIMARY -> Button(onClick = onClick, enabled = armed, modifier = modifier) { label() }
+        ButtonRole.NORMAL -> OutlinedButton(onClick = onClick, enabled = armed, modifier = modifier) { label() }
+        ButtonRole.DESTRUCTIVE -> OutlinedButton(
+            onClick = onClick,
+            enabled = armed,
+            modifier = modifier,
+            colors = ButtonDefaults.outlinedButtonColors(contentColor = MaterialTheme.colorScheme.error),
+        ) { label() }
+        ButtonRole.PERMANENT -> TextButton(onClick = onClick, enabled = armed, modifier = modifier) { label() }
     }
 }
 

@@ -15,6 +15,7 @@ import androidx.compose.material3.SegmentedButton
 import androidx.compose.material3.SegmentedButtonDefaults
 import androidx.compose.material3.SingleChoiceSegmentedButtonRow
 import androidx.compose.material3.Text
+import androidx.compose.material3.TextButton
 import androidx.compose.runtime.Composable
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.unit.dp
@@ -34,6 +35,8 @@ fun CoreButton(button: CoreButtonModel, modifier: Modifier = Modifier, onAct: (A
             modifier = modifier,
             colors = ButtonDefaults.outlinedButtonColors(contentColor = MaterialTheme.colorScheme.error),
         ) { Text(button.label) }
+        // Only the approval sheet's "Always allow" has this role; it draws it itself.
+        ButtonRole.PERMANENT -> TextButton(onClick = { onAct(button.action) }, modifier = modifier) { Text(button.label) }
     }
 }
 
