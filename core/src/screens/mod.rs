@@ -17,6 +17,7 @@ mod live;
 mod nav;
 mod pay_code;
 mod plugins;
+mod tap;
 mod texts;
 
 use std::sync::Arc;
@@ -180,9 +181,15 @@ pub enum Action {
     TreeholeVerify {
         code: String,
     },
-    /// Switch the campus card to the digital one, from the pay-code screen's tap: the
-    /// `wallet.useDigitalCard` tool as the student's own call.
-    UseDigitalCard,
+    /// Run a tool with no input as the student's own call (a plugin page's button, a screen's
+    /// fix such as switching to the digital card), then follow its status answer.
+    RunTool {
+        tool: String,
+    },
+    /// Open an `https` page in the system's browser (a status card's tap).
+    OpenInBrowser {
+        url: String,
+    },
     SetCloudConsent {
         plugin: String,
         allowed: bool,
@@ -246,6 +253,8 @@ pub enum ShellEffect {
     /// Show the system's document picker; hand what the user picks to
     /// `Action::AttachDocument`.
     PickDocument { conversation: String },
+    /// Open this `https` page in the system's browser (Custom Tabs, Safari).
+    OpenBrowser { url: String },
 }
 
 /// What a tap did.
@@ -455,21 +464,8 @@ impl Screens {
                     .map_err(|err| campus::words(self.language(), &err))?;
             }
             Action::CampusCancelSignIn => e.campus().cancel_sign_in(),
-            Action::UseDigitalCard => {
-                let call = crate::invoke::Call {
-                    tool: "wallet.useDigitalCard".into(),
-                    actor: crate::policy::Actor::User,
-                    input: json!({}),
-                    conversation: None,
-                };
-                match e.invoke(call).await.outcome {
-                    crate::invoke::Outcome::Ran { .. } => {}
-                    crate::invoke::Outcome::Failed { message }
-                    | crate::invoke::Outcome::Refused { message, .. } => {
-                        return Err(EngineError::Invalid(message));
-                    }
-                }
-            }
+            Action::RunTool { tool } => return tap::run(e, self.language(), &tool).await,
+            Action::OpenInBrowser { url } => return tap::open_in_browser(self.language(), &url),
             Action::CampusSignOut => e
                 .campus()
                 .sign_out()

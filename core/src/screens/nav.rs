@@ -22,6 +22,9 @@ pub enum Route {
     CampusAccount,
     /// Treehole's own SMS check.
     TreeholeCheck,
+    /// The campus card's pay code (`PayCodeScreen`): opened from the wallet's plugin page, by
+    /// the student's tap alone (seed 004), so it is in no bar.
+    PayCode,
     /// The destinations that do not fit the bar.
     More,
 }
@@ -47,11 +50,12 @@ pub struct Navigation {
 impl Navigation {
     /// The bar item a route is shown under: its own, or "More" for the rest (the campus
     /// screens under More as the consent screen that opens them; a conversation's settings
-    /// under the chat).
+    /// under the chat; the pay code under the plugins, whose wallet page opens it).
     pub fn tab_of(&self, route: Route) -> Route {
         match route {
             _ if self.items.iter().any(|i| i.route == route) => route,
             Route::ConversationSettings => Route::Chat,
+            Route::PayCode => Route::Plugins,
             _ => Route::More,
         }
     }
@@ -165,5 +169,6 @@ mod tests {
         assert_eq!(nav.tab_of(Route::TreeholeCheck), Route::More);
         assert_eq!(nav.tab_of(Route::ConversationSettings), Route::Chat);
         assert_eq!(nav.tab_of(Route::Jobs), Route::Jobs);
+        assert_eq!(nav.tab_of(Route::PayCode), Route::Plugins);
     }
 }

@@ -6,6 +6,8 @@
 //! context. The shell draws the payload as a QR code and a barcode and reads the screen again
 //! every [`REFRESH_AFTER_MS`] while it is open; a screen read while closed is never cached.
 
+use barcoders::sym::code128::Code128;
+use qrcode::{Color, QrCode};
 use serde_json::Value;
 
 use super::texts::tr;
@@ -33,6 +35,9 @@ pub struct PayCodeScreen {
     pub problem: Option<String>,
     /// The tap that mends the problem (sign in; switch to the digital card), if one does.
     pub fix: Option<Button>,
+    /// The card service's recharge page, in the browser: the card cannot be recharged in the
+    /// app (SERVICES.md §2: its orders are signed by the school's own app).
+    pub recharge: Button,
     /// Read the screen again after this long while it is open.
     pub refresh_after_ms: i64,
 }
@@ -46,6 +51,12 @@ pub struct PayCode {
     pub account: String,
     /// The account's balance in yuan, as the student reads it ("余额 42.50 元").
     pub balance: String,
+    /// The payload's QR code, `qr_width` modules to a row, row after row: true is dark. The
+    /// shell paints each module a square, with a quiet zone of four around them.
+    pub qr_modules: Vec<bool>,
+    pub qr_width: u32,
+    /// The payload's Code 128 barcode, one module wide each, left to right: true is a bar.
+    pub barcode_modules: Vec<bool>,
 }
 
 /// What stopped the code from being read.
@@ -67,10 +78,17 @@ pub(super) async fn build(engine: &Engine, lang: Language) -> PayCodeScreen {
         code: None,
         problem: None,
         fix: None,
+        recharge: Button::new(
+            tr(lang, "去充值", "Recharge").into(),
+            ButtonRole::Normal,
+            Action::RunTool {
+                tool: "wallet.recharge".into(),
+            },
+        ),
         refresh_after_ms: REFRESH_AFTER_MS,
     };
-    match read(engine).await {
-        Ok(code) => screen.code = Some(with_words(code, lang)),
+    match read(engine).await.and_then(|code| with_words(code, lang)) {
+        Ok(code) => screen.code = Some(code),
         Err(stop) => {
             let (problem, fix) = stop_words(stop, lang);
             screen.problem = Some(problem.into());
@@ -87,16 +105,36 @@ struct Read {
     balance_fen: i64,
 }
 
-fn with_words(read: Read, lang: Language) -> PayCode {
+fn with_words(read: Read, lang: Language) -> Result<PayCode, Stop> {
     let yuan = yuan_text(read.balance_fen);
-    PayCode {
+    let qr = QrCode::new(read.payload.as_bytes()).map_err(|_| Stop::Unreadable)?;
+    Ok(PayCode {
+        qr_width: u32::try_from(qr.width()).map_err(|_| Stop::Unreadable)?,
+        qr_modules: qr
+            .to_colors()
+            .into_iter()
+            .map(|c| c == Color::Dark)
+            .collect(),
+        barcode_modules: code128(&read.payload).ok_or(Stop::Unreadable)?,
         payload: read.payload,
         account: read.account,
         balance: match lang {
             Language::Zh => format!("余额 {yuan} 元"),
             Language::En => format!("Balance ¥{yuan}"),
         },
-    }
+    })
+}
+
+/// Code 128's bars for the payload: code set C (two digits a symbol) for the card's all-digit
+/// payloads of even length, set B for anything else printable.
+fn code128(payload: &str) -> Option<Vec<bool>> {
+    let set = if payload.len() % 2 == 0 && payload.bytes().all(|b| b.is_ascii_digit()) {
+        'Ć'
+    } else {
+        'Ɓ'
+    };
+    let bars = Code128::new(format!("{set}{payload}")).ok()?.encode();
+    Some(bars.into_iter().map(|bar| bar == 1).collect())
 }
 
 /// Fen as yuan with two decimals, by integer arithmetic alone.
@@ -131,7 +169,9 @@ fn stop_words(stop: Stop, lang: Language) -> (&'static str, Option<Button>) {
             Some(Button::new(
                 tr(lang, "切换为数字卡", "Switch to the digital card").into(),
                 ButtonRole::Primary,
-                Action::UseDigitalCard,
+                Action::RunTool {
+                    tool: "wallet.useDigitalCard".into(),
+                },
             )),
         ),
         Stop::Unreadable => (
@@ -222,7 +262,23 @@ fn text(value: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::yuan_text;
+    use super::{code128, yuan_text};
+
+    #[test]
+    fn the_barcode_is_code_128_set_c_for_the_cards_digits() {
+        // Start C (11010011100), "12" (10110011100), "34" (10001011000), the check symbol
+        // (105 + 12 + 2·34 = 185, mod 103 = 82: 10011110010), stop (1100011101011).
+        let bars: String = code128("1234")
+            .unwrap()
+            .into_iter()
+            .map(|b| if b { '1' } else { '0' })
+            .collect();
+        assert_eq!(
+            bars,
+            "11010011100101100111001000101100010011110010\
+             1100011101011"
+        );
+    }
 
     #[test]
     fn a_balance_is_shown_in_yuan_with_two_decimals_from_its_fen() {

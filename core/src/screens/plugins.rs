@@ -75,6 +75,9 @@ pub struct PluginDetail {
     pub modes: Vec<ModeRowView>,
     pub tools_label: String,
     pub tools: Vec<ToolRowView>,
+    /// A tap for each tool only the student may run (seed 004's `userOnly`, such as the card's
+    /// pay code), while the plugin is on.
+    pub actions: Vec<Button>,
     /// What the plugin may reach, in seed 001's order.
     pub grant_row: String,
     pub warnings: Vec<String>,
@@ -214,6 +217,18 @@ pub(super) fn detail(
         modes,
         tools_label: tr(lang, "工具", "Tools").into(),
         tools,
+        actions: p
+            .tools
+            .iter()
+            .filter(|t| t.user_only && v.enabled)
+            .map(|t| {
+                Button::new(
+                    title(lang, &t.title, t.title_en.as_deref()),
+                    ButtonRole::Primary,
+                    Action::RunTool { tool: t.id.clone() },
+                )
+            })
+            .collect(),
         grant_row: v.grant_row.clone(),
         warnings: v.warnings.clone(),
         data_sources: p.data_sources.iter().map(|d| d.title.clone()).collect(),

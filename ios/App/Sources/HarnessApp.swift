@@ -172,6 +172,11 @@ final class Shell: @unchecked Sendable {
             await platform.openSettings(for: permission)
         case .pickDocument(let conversation):
             await router.pickDocument(conversation: conversation)
+        case .openBrowser(let url):
+            // Safari, outside the app: what is paid or signed there is the page's own.
+            if let page = URL(string: url) {
+                await UIApplication.shared.open(page)
+            }
         }
     }
 }

@@ -133,6 +133,16 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
             Intent(Settings.ACTION_APPLICATION_DETAILS_SETTINGS, packageUri())
         }
 
+    /** The system's browser, outside the app: what is paid or signed there is the page's own. */
+    override fun openBrowser(url: String) {
+        val intent = Intent(Intent.ACTION_VIEW, Uri.parse(url)).addCategory(Intent.CATEGORY_BROWSABLE)
+        try {
+            activity.startActivity(intent)
+        } catch (e: ActivityNotFoundException) {
+            Log.w(HarnessApplication.TAG, "no browser on this phone opens $url")
+        }
+    }
+
     private fun packageUri(): Uri = Uri.fromParts("package", activity.packageName, null)
 
     /**

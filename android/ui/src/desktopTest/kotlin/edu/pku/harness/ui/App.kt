@@ -36,6 +36,13 @@ class FakePhone(private val platform: ScriptedPlatform) : PhoneActions {
     }
 
     override suspend fun pickDocument(): PickedDocument? = document
+
+    /** The pages the screens asked the browser to open. */
+    val browsed = CopyOnWriteArrayList<String>()
+
+    override fun openBrowser(url: String) {
+        browsed += url
+    }
 }
 
 /**

@@ -20,6 +20,9 @@ interface PhoneActions {
 
     /** Shows the system document picker; null when the user cancels. */
     suspend fun pickDocument(): PickedDocument?
+
+    /** Opens this page in the system's browser; the core hands only `https` ones. */
+    fun openBrowser(url: String)
 }
 
 /** A document the user picked: its file name (the core decides by it what may be attached). */

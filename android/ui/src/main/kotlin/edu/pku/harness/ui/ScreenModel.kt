@@ -104,6 +104,7 @@ class ScreenModel<T : Any>(
                 withContext(Dispatchers.IO) { harness.reportPermission(effect.permission, state) }
             }
             is ShellEffect.OpenPermissionSettings -> phone.openPermissionSettings(effect.permission)
+            is ShellEffect.OpenBrowser -> phone.openBrowser(effect.url)
             is ShellEffect.PickDocument -> {
                 // Cancelled: nothing to attach, and nothing to say.
                 val document = phone.pickDocument() ?: return
