@@ -69,9 +69,11 @@ pub(crate) fn app_options(broker: Arc<dyn harness_core::invoke::ApprovalBroker>)
 impl Harness {
     /// `options` makes the engine's options from its approval broker; the app's are
     /// [`app_options`]: the plugins the app ships, no sample, the campus hosts themselves.
+    /// `samples`: the catalog is the sample plugins' (`install_sample_plugins` may add theirs).
     fn open_with(
         data_dir: String,
         platform: Arc<dyn Platform>,
+        samples: bool,
         options: impl FnOnce(Arc<dyn harness_core::invoke::ApprovalBroker>) -> Options,
     ) -> Result<Arc<Self>, HarnessError> {
         if data_dir.is_empty() {
@@ -88,11 +90,6 @@ impl Harness {
         // The app: `development_links` and `development_servers` stay off, so plugin links are
         // https only and no MCP server on this phone or a private network is added.
         let mut options = options(broker.clone());
-        let samples = options
-            .catalog
-            .bundled()
-            .iter()
-            .any(|(p, _)| p.id == "wallet");
         options.secrets = Arc::new(PlatformSecrets(platform.clone()));
         options.wake = Arc::new(PlatformWake {
             platform: platform.clone(),
@@ -150,7 +147,7 @@ impl Harness {
     /// Platform's keystore), so opening it again restores it.
     #[uniffi::constructor]
     pub fn open(data_dir: String, platform: Arc<dyn Platform>) -> Result<Arc<Self>, HarnessError> {
-        Self::open_with(data_dir, platform, app_options)
+        Self::open_with(data_dir, platform, false, app_options)
     }
 
     /// Opens the core as `open` does, with what only the shells' tests and development builds
@@ -162,8 +159,9 @@ impl Harness {
         platform: Arc<dyn Platform>,
         options: DevelopmentOptions,
     ) -> Result<Arc<Self>, HarnessError> {
+        let samples = options.sample_plugins;
         let configure = development::configure(options)?;
-        Self::open_with(data_dir, platform, configure)
+        Self::open_with(data_dir, platform, samples, configure)
     }
 
     /// Does nothing; measures the cost of one call across the boundary.

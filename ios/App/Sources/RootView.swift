@@ -52,6 +52,7 @@ struct RootView: View {
         case .model: ModelSettingsView(shell: shell)
         case .campusAccount: CampusAccountView(shell: shell)
         case .treeholeCheck: TreeholeCheckView(shell: shell)
+        case .payCode: PayCodeView(shell: shell)
         case .more: MoreView(shell: shell, items: nav.model?.more ?? [])
         }
     }

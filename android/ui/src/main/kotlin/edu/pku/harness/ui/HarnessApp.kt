@@ -26,6 +26,7 @@ import androidx.compose.ui.unit.dp
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessEvent
 import edu.pku.harness.core.AuditFilter
+import edu.pku.harness.core.PayCodeScreen
 import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.Route
 import kotlinx.coroutines.CoroutineScope
@@ -50,7 +51,7 @@ class AppModels(
     private val readNow: Boolean = true,
 ) : AutoCloseable {
     private val refreshAll: () -> Unit = { refresh() }
-    private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: (Harness) -> T) =
+    private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: suspend (Harness) -> T) =
         ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, read)
 
     private val memoryEvents: (HarnessEvent) -> Boolean = { it is HarnessEvent.MemoryPending }
@@ -90,6 +91,13 @@ class AppModels(
         auditFilter = auditFilter.copy(plugin = plugin, actor = actor)
         audit.refresh()
     }
+
+    /**
+     * A holder of the pay code for the page that shows it, closed with that page: the code is
+     * read only while it is on screen, and the first read waits for the page's effect.
+     */
+    fun payCode(): ScreenModel<PayCodeScreen> =
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false) { it.payCodeScreen() }
 
     /** The holder of plugin [id]'s detail screen (one at a time). */
     fun pluginDetail(id: String): ScreenModel<PluginDetail> {
@@ -190,5 +198,10 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         Route.MORE -> MorePage(models.navigation.model?.more.orEmpty()) { navigator.open(it) }
         Route.CAMPUS_ACCOUNT -> CampusAccountPage(models.campus)
         Route.TREEHOLE_CHECK -> TreeholeCheckPage(models.treehole)
+        Route.PAY_CODE -> {
+            val holder = remember { models.payCode() }
+            DisposableEffect(holder) { onDispose { holder.close() } }
+            PayCodePage(holder)
+        }
     }
 }
