@@ -128,7 +128,7 @@ fn with_words(read: Read, lang: Language) -> Result<PayCode, Stop> {
 /// Code 128's bars for the payload: code set C (two digits a symbol) for the card's all-digit
 /// payloads of even length, set B for anything else printable.
 fn code128(payload: &str) -> Option<Vec<bool>> {
-    let set = if payload.len() % 2 == 0 && payload.bytes().all(|b| b.is_ascii_digit()) {
+    let set = if payload.len().is_multiple_of(2) && payload.bytes().all(|b| b.is_ascii_digit()) {
         'Ć'
     } else {
         'Ɓ'
