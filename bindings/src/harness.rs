@@ -11,8 +11,9 @@ use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
     Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
-    ConversationSettingsScreen, JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation,
-    PayCodeScreen, PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen, route_for,
+    ConversationSettingsScreen, FirstRunScreen, JobsScreen, Live, MemoryInbox, ModelSettingsScreen,
+    Navigation, PayCodeScreen, PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen,
+    route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -598,6 +599,12 @@ impl Harness {
         Ok(runtime()?
             .spawn(async move { screens.pay_code().await })
             .await?)
+    }
+
+    /// The first run's next step (the terms, the model, the campus sign-in, notifications), or
+    /// none once it is over: the shell shows it over the app while there is one.
+    pub fn first_run_screen(&self) -> Result<FirstRunScreen, HarnessError> {
+        Ok(self.screens()?.first_run()?)
     }
 
     pub fn consent_screen(&self) -> Result<ConsentScreen, HarnessError> {

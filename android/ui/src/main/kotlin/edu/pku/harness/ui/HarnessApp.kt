@@ -61,6 +61,8 @@ class AppModels(
         harness.openConversation(conversation)
     }
 
+    /** The first run's next step; while there is one it covers the app. */
+    val firstRun = screen { it.firstRunScreen() }
     val navigation = screen(memoryEvents) { it.navigation() }
     val chat = screen(chatEvents(conversation)) { it.chatScreen(conversation) }
     val conversationSettings = screen { it.conversationSettingsScreen(conversation) }
@@ -78,7 +80,7 @@ class AppModels(
     val audit = screen(chatEvents(conversation)) { it.auditScreen(auditFilter) }
     val jobs = screen { it.jobsScreen() }
 
-    private val all = listOf(navigation, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
+    private val all = listOf(firstRun, navigation, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
     private var detail: ScreenModel<PluginDetail>? = null
 
     /** The holder of the plugin detail on screen, if one is. */
@@ -138,7 +140,8 @@ fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: App
     val route by navigator.route.collectAsState()
     HarnessTheme {
         WithApprovalSheet(approvals) {
-            Column(modifier.fillMaxSize()) {
+            val firstRun = models.firstRun.model?.page
+            if (firstRun != null) FirstRunContent(firstRun, models) else Column(modifier.fillMaxSize()) {
                 val items = models.navigation.model?.items.orEmpty()
                 if (items.isNotEmpty()) {
                     // The bar: at most five, so each fits a phone's width; the rest under "More".
