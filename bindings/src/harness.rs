@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use harness_core::consent::{Permission, PermissionState};
+use harness_core::consent::{Permission, PermissionState, SetupStep};
 use harness_core::invoke::Call;
 use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
@@ -395,6 +395,11 @@ impl Harness {
     /// Records that the user accepted the first-run terms.
     pub fn accept_terms(&self) -> Result<(), HarnessError> {
         Ok(self.engine()?.accept_terms()?)
+    }
+
+    /// Records a first-run step after the terms as done or left for later, as its tap does.
+    pub fn pass_setup_step(&self, step: SetupStep) -> Result<(), HarnessError> {
+        Ok(self.engine()?.pass_setup_step(step)?)
     }
 
     /// What the phone provides now: `met` names the campus session (`campus-session`), granted

@@ -13,14 +13,12 @@ import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performScrollTo
 import androidx.test.core.app.ActivityScenario
 import androidx.test.core.app.ApplicationProvider
-import edu.pku.harness.core.Action
 import edu.pku.harness.core.ChatItemKind
 import edu.pku.harness.core.ChatScreen
 import edu.pku.harness.core.SetupStep
 import edu.pku.harness.Consent
 import edu.pku.harness.ui.ApprovalTags
 import edu.pku.harness.ui.MAIN_CONVERSATION
-import kotlinx.coroutines.runBlocking
 
 // The app's journeys, shared by the Robolectric tests (src/test: scripts/test-android-robolectric.sh,
 // `./gradlew :app:testDebugUnitTest`) and the instrumented ones (src/androidTest: an emulator or a
@@ -112,9 +110,7 @@ class JourneyApp(model: ScriptedModelServer? = null) {
         harness.installSamplePlugins()
         harness.setConsent(Consent(termsAccepted = true, met = emptyList()))
         // The first run's other steps left for later, as a student who skipped them.
-        runBlocking {
-            for (step in listOf(SetupStep.MODEL, SetupStep.CAMPUS, SetupStep.NOTIFICATIONS)) harness.act(Action.PassSetupStep(step))
-        }
+        for (step in listOf(SetupStep.MODEL, SetupStep.CAMPUS, SetupStep.NOTIFICATIONS)) harness.passSetupStep(step)
         if (model != null) {
             app.platform.writeSecret("model.apiKey", "sk-android")
             harness.changeSetting("model.endpoint", jsonString(model.endpoint))

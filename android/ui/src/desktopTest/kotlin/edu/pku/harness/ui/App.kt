@@ -79,7 +79,7 @@ class App(
             // permissions stay as the phone reports them (not asked yet), as on a new install,
             // and the campus account is not signed in.
             acceptTerms()
-            runBlocking { for (step in LATER) act(Action.PassSetupStep(step)) }
+            for (step in LATER) passSetupStep(step)
         }
         if (model != null) {
             changeSetting("model.endpoint", jsonString(model.endpoint))
