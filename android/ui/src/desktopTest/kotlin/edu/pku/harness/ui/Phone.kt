@@ -39,7 +39,7 @@ fun SkikoComposeUiTest.show(app: App) {
 @OptIn(ExperimentalTestApi::class)
 fun SkikoComposeUiTest.openDetail(app: App, id: String): () -> PluginDetail? {
     app.navigator.open(Route.PLUGINS)
-    waitUntil("the plugins", 10_000) { app.models.plugins.model != null }
+    waitUntil("the plugins", 10_000) { onAllNodes(hasTestTag(ScreenTags.plugin(id))).fetchSemanticsNodes().isNotEmpty() }
     onNodeWithTag(ScreenTags.plugin(id)).performScrollTo().performClick()
     var holder: ScreenModel<PluginDetail>? = null
     waitUntil("the detail", 10_000) {
