@@ -63,6 +63,8 @@ class App(
     campusOrigin: String? = null,
     /** A new install's first run still to go (the terms not accepted); else it is over. */
     firstRun: Boolean = false,
+    /** The sample plugins; without them, the app's own shipped plugins as a phone has them. */
+    samples: Boolean = true,
 ) : AutoCloseable {
     val approvals = ApprovalHost()
     val platform = ScriptedPlatform().apply {
@@ -71,9 +73,9 @@ class App(
     }
     val phone = FakePhone(platform)
     val harness: Harness = Harness.openForDevelopment(
-        dataDir, platform, DevelopmentOptions(samplePlugins = true, campusOrigin = campusOrigin),
+        dataDir, platform, DevelopmentOptions(samplePlugins = samples, campusOrigin = campusOrigin),
     ).apply {
-        if (fresh) installSamplePlugins()
+        if (fresh && samples) installSamplePlugins()
         if (fresh && !firstRun) {
             // The terms, and the first run's other steps left for later: the system
             // permissions stay as the phone reports them (not asked yet), as on a new install,
