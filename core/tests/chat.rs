@@ -473,3 +473,33 @@ async fn a_declined_call_says_so_and_offers_no_setting() {
     let en = calls(&chat_in(&w, Language::En)).remove(0);
     assert_eq!(en.summary, "You declined this");
 }
+
+#[test]
+fn the_shipped_card_and_canteen_label_their_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::new(Arc::new(Answers(Mutex::new(Vec::new()))));
+    options.catalog = Arc::new(harness_core::plugins::script::Shipped);
+    let engine = Engine::open(dir.path(), options).unwrap();
+    let label = |tool: &str, field: &str| {
+        let tool = engine.tool(tool).unwrap_or_else(|| panic!("{tool} ships"));
+        let label = tool.labels.get(field).cloned();
+        label.map(|l| (l.zh, l.en.unwrap_or_default()))
+    };
+    let words = |zh: &str, en: &str| Some((zh.to_owned(), en.to_owned()));
+    assert_eq!(
+        label("wallet.cardBalance", "balanceYuan"),
+        words("余额（元）", "Balance (yuan)")
+    );
+    assert_eq!(
+        label("wallet.transactions", "records"),
+        words("流水", "Records on this page")
+    );
+    assert_eq!(
+        label("wallet.spending", "spentYuan"),
+        words("消费（元）", "Spent (yuan)")
+    );
+    assert_eq!(
+        label("canteen.crowd", "takenAt"),
+        words("统计时间", "As of")
+    );
+}
