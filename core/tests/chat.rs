@@ -503,3 +503,54 @@ fn the_shipped_card_and_canteen_label_their_results() {
         words("统计时间", "As of")
     );
 }
+
+#[tokio::test]
+async fn a_tool_unavailable_until_the_campus_sign_in_offers_the_sign_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![call("c1", "dorm__fees"), text("要先登录")]).await;
+    let live = Live::new();
+    let mut options = Options::new(Arc::new(Answers(Mutex::new(Vec::new()))));
+    options.builtin_plugins = false;
+    options.events = live.sink(Arc::new(NoEvents));
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
+    let manifest = json!({"id": "dorm", "title": "宿舍", "requires": ["campus-session"],
+        "tools": [{"name": "fees", "title": "电费", "effect": "read"}]});
+    let plugin = Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community).unwrap();
+    engine
+        .install(plugin, "https://example.org/dorm/PLUGIN.md", Arc::new(Card))
+        .unwrap();
+    engine.accept_terms().unwrap();
+    server.configure(&engine, KEY);
+    let w = World {
+        screens: Screens::new(engine, live),
+        _server: server,
+    };
+    w.screens
+        .act(Action::SendMessage {
+            conversation: "c".into(),
+            text: "电费还有多少".into(),
+        })
+        .await
+        .unwrap();
+    let fees = calls(&chat_in(&w, Language::Zh)).remove(0);
+    assert_eq!(
+        read(&fees),
+        expect(
+            "电费",
+            "宿舍",
+            "被拒绝：工具不可用",
+            vec![],
+            card_of(
+                "需要先登录校园账号",
+                Some((
+                    "登录校园账号",
+                    ButtonRole::Primary,
+                    Action::Open {
+                        route: Route::CampusAccount
+                    }
+                ))
+            ),
+            false
+        )
+    );
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::live::Live;
-use super::results::{CallCard, refusal_card, rows, status_card};
+use super::results::{CallCard, refusal_card, rows, signin_card, status_card};
 use super::texts::{refusal_words, title, tr};
 use super::{Action, Button, ButtonRole, LabelValue};
 use crate::engine::{Engine, EngineError};
@@ -245,7 +245,16 @@ fn push_row(
                 .filter_map(|item| item.tool_call.as_mut())
                 .find(|view| view.call == id);
             if let Some(view) = view {
-                fill_result(live, lang, tools.get(id).map(|t| &**t), view, &content);
+                let tool = tools.get(id).map(|t| &**t);
+                // What the phone still lacks for the tool's plugin, as it stands now.
+                let unmet = tool.and_then(|t| {
+                    engine
+                        .plugins()
+                        .into_iter()
+                        .find(|p| p.plugin.id == t.plugin)
+                        .and_then(|p| p.unmet)
+                });
+                fill_result(live, lang, tool, unmet.as_deref(), view, &content);
             }
         }
         _ => {}
@@ -287,11 +296,13 @@ fn call_view(
 }
 
 /// The call's result: rows and a status card when it ran, the refusal in the student's words
-/// with the setting to change when it did not.
+/// with the setting to change when it did not (`unmet`: what the phone still lacks for the
+/// tool's plugin).
 fn fill_result(
     live: &Live,
     lang: Language,
     tool: Option<&Tool>,
+    unmet: Option<&str>,
     view: &mut ToolCallView,
     content: &str,
 ) {
@@ -308,7 +319,11 @@ fn fill_result(
                     Language::En => format!("Refused: {}", lowercase_first(words)),
                 },
             };
-            view.card = tool.and_then(|t| refusal_card(lang, code, &view.plugin_title, t.effect));
+            view.card = match (code, unmet) {
+                // DESIGN.md §10: the campus plugins wait for the student's sign-in.
+                (Code::Unavailable, Some("campus-session")) => Some(signin_card(lang)),
+                _ => tool.and_then(|t| refusal_card(lang, code, &view.plugin_title, t.effect)),
+            };
         }
         Some(None) => {
             view.ok = Some(false);

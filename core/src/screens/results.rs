@@ -168,20 +168,7 @@ pub(super) fn status_card(lang: Language, result: &Value) -> Option<CallCard> {
     let button =
         |label: String, action: Action| Some(Button::new(label, ButtonRole::Primary, action));
     let (text, button) = match result.get("status")?.as_str()? {
-        "signin_required" => (
-            tr(
-                lang,
-                "需要先登录校园账号",
-                "This needs your campus sign-in first",
-            )
-            .to_owned(),
-            button(
-                tr(lang, "登录校园账号", "Sign in to the campus account").into(),
-                Action::Open {
-                    route: Route::CampusAccount,
-                },
-            ),
-        ),
+        "signin_required" => return Some(signin_card(lang)),
         "verification_required" => (
             tr(
                 lang,
@@ -228,6 +215,26 @@ pub(super) fn status_card(lang: Language, result: &Value) -> Option<CallCard> {
         _ => return None,
     };
     Some(CallCard { text, button })
+}
+
+/// The campus sign-in a call needs, and the tap that opens it: for a `signin_required` answer,
+/// and for a plugin that is unavailable until the student signs in (DESIGN.md §10).
+pub(super) fn signin_card(lang: Language) -> CallCard {
+    CallCard {
+        text: tr(
+            lang,
+            "需要先登录校园账号",
+            "This needs your campus sign-in first",
+        )
+        .into(),
+        button: Some(Button::new(
+            tr(lang, "登录校园账号", "Sign in to the campus account").into(),
+            ButtonRole::Primary,
+            Action::Open {
+                route: Route::CampusAccount,
+            },
+        )),
+    }
 }
 
 /// The host of an `https` address, the only kind the browser is handed.
