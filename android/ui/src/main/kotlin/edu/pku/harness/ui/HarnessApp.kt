@@ -190,5 +190,6 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         Route.MORE -> MorePage(models.navigation.model?.more.orEmpty()) { navigator.open(it) }
         Route.CAMPUS_ACCOUNT -> CampusAccountPage(models.campus)
         Route.TREEHOLE_CHECK -> TreeholeCheckPage(models.treehole)
+        Route.PAY_CODE -> {}
     }
 }
