@@ -57,6 +57,8 @@ class App(
     fresh: Boolean = true,
     /** Where the campus is reached: a campus simulator (`startCampusSimulator()`). */
     campusOrigin: String? = null,
+    /** The sample plugins (an in-memory `wallet`, …) or, when false, the app's shipped ones. */
+    samplePlugins: Boolean = true,
 ) : AutoCloseable {
     val approvals = ApprovalHost()
     val platform = ScriptedPlatform().apply {
@@ -65,10 +67,10 @@ class App(
     }
     val phone = FakePhone(platform)
     val harness: Harness = Harness.openForDevelopment(
-        dataDir, platform, DevelopmentOptions(samplePlugins = true, campusOrigin = campusOrigin),
+        dataDir, platform, DevelopmentOptions(samplePlugins = samplePlugins, campusOrigin = campusOrigin),
     ).apply {
         if (fresh) {
-            installSamplePlugins()
+            if (samplePlugins) installSamplePlugins()
             // The terms; the system permissions stay as the phone reports them (not asked
             // yet), as on a new install, and the campus account is not signed in.
             acceptTerms()
