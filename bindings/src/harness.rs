@@ -4,15 +4,16 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use harness_core::consent::{Permission, PermissionState};
+use harness_core::consent::{Permission, PermissionState, SetupStep};
 use harness_core::invoke::Call;
 use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
     Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
-    ConversationSettingsScreen, JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation,
-    PayCodeScreen, PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen, route_for,
+    ConversationSettingsScreen, FirstRunScreen, JobsScreen, Live, MemoryInbox, ModelSettingsScreen,
+    Navigation, PayCodeScreen, PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen,
+    route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -69,9 +70,11 @@ pub(crate) fn app_options(broker: Arc<dyn harness_core::invoke::ApprovalBroker>)
 impl Harness {
     /// `options` makes the engine's options from its approval broker; the app's are
     /// [`app_options`]: the plugins the app ships, no sample, the campus hosts themselves.
+    /// `samples`: the catalog is the sample plugins' (`install_sample_plugins` may add theirs).
     fn open_with(
         data_dir: String,
         platform: Arc<dyn Platform>,
+        samples: bool,
         options: impl FnOnce(Arc<dyn harness_core::invoke::ApprovalBroker>) -> Options,
     ) -> Result<Arc<Self>, HarnessError> {
         if data_dir.is_empty() {
@@ -88,11 +91,6 @@ impl Harness {
         // The app: `development_links` and `development_servers` stay off, so plugin links are
         // https only and no MCP server on this phone or a private network is added.
         let mut options = options(broker.clone());
-        let samples = options
-            .catalog
-            .bundled()
-            .iter()
-            .any(|(p, _)| p.id == "wallet");
         options.secrets = Arc::new(PlatformSecrets(platform.clone()));
         options.wake = Arc::new(PlatformWake {
             platform: platform.clone(),
@@ -150,7 +148,7 @@ impl Harness {
     /// Platform's keystore), so opening it again restores it.
     #[uniffi::constructor]
     pub fn open(data_dir: String, platform: Arc<dyn Platform>) -> Result<Arc<Self>, HarnessError> {
-        Self::open_with(data_dir, platform, app_options)
+        Self::open_with(data_dir, platform, false, app_options)
     }
 
     /// Opens the core as `open` does, with what only the shells' tests and development builds
@@ -162,8 +160,9 @@ impl Harness {
         platform: Arc<dyn Platform>,
         options: DevelopmentOptions,
     ) -> Result<Arc<Self>, HarnessError> {
+        let samples = options.sample_plugins;
         let configure = development::configure(options)?;
-        Self::open_with(data_dir, platform, configure)
+        Self::open_with(data_dir, platform, samples, configure)
     }
 
     /// Does nothing; measures the cost of one call across the boundary.
@@ -398,6 +397,11 @@ impl Harness {
         Ok(self.engine()?.accept_terms()?)
     }
 
+    /// Records a first-run step after the terms as done or left for later, as its tap does.
+    pub fn pass_setup_step(&self, step: SetupStep) -> Result<(), HarnessError> {
+        Ok(self.engine()?.pass_setup_step(step)?)
+    }
+
     /// What the phone provides now: `met` names the campus session (`campus-session`), granted
     /// system permissions (`notifications`, `exact-alarm`) and other capabilities. With
     /// `terms_accepted`, also records the terms as accepted (acceptance is never withdrawn here).
@@ -600,6 +604,12 @@ impl Harness {
         Ok(runtime()?
             .spawn(async move { screens.pay_code().await })
             .await?)
+    }
+
+    /// The first run's next step (the terms, the model, the campus sign-in, notifications), or
+    /// none once it is over: the shell shows it over the app while there is one.
+    pub fn first_run_screen(&self) -> Result<FirstRunScreen, HarnessError> {
+        Ok(self.screens()?.first_run()?)
     }
 
     pub fn consent_screen(&self) -> Result<ConsentScreen, HarnessError> {

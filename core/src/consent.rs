@@ -47,6 +47,28 @@ impl Permission {
     }
 }
 
+/// The first run's steps (seed 000: the terms are accepted "during first-run setup"): the terms,
+/// then the model, the campus sign-in and the notification permission, each of those three
+/// skippable and reachable again from the settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
+#[serde(rename_all = "camelCase")]
+pub enum SetupStep {
+    Terms,
+    Model,
+    Campus,
+    Notifications,
+}
+
+impl SetupStep {
+    pub const ALL: [SetupStep; 4] = [
+        SetupStep::Terms,
+        SetupStep::Model,
+        SetupStep::Campus,
+        SetupStep::Notifications,
+    ];
+}
+
 /// Everything the user consented to, and what the phone provides.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -63,6 +85,8 @@ pub struct ConsentState {
     pub exact_alarm: PermissionState,
     /// Other capabilities the shell reports the phone has (`nfc`, `camera`, …).
     pub capabilities: BTreeSet<String>,
+    /// The first run's steps after the terms the student has done or skipped.
+    pub setup_passed: BTreeSet<SetupStep>,
 }
 
 impl ConsentState {

@@ -28,7 +28,7 @@ use crate::audit::Audit;
 use crate::campus::Campus;
 use crate::clock::{Clock, SystemClock};
 use crate::consent::{
-    Consent, ConsentError, ConsentState, Permission, PermissionState, TERMS_VERSION,
+    Consent, ConsentError, ConsentState, Permission, PermissionState, SetupStep, TERMS_VERSION,
 };
 use crate::conversations::Conversations;
 use crate::datasource::{DataSources, SourceError, SourceInfo, SourceRead};
@@ -600,6 +600,19 @@ impl Engine {
         Ok(self.core.consent.change(|c| {
             c.terms_version = Some(TERMS_VERSION);
             c.terms_accepted_at = Some(now);
+        })?)
+    }
+
+    /// A first-run step after the terms done or skipped: the first run goes on to the next.
+    /// The terms are accepted ([`Engine::accept_terms`]), never skipped.
+    pub fn pass_setup_step(&self, step: SetupStep) -> Result<(), EngineError> {
+        if step == SetupStep::Terms {
+            return Err(EngineError::Invalid(
+                "step: the terms cannot be skipped; accept them to go on".into(),
+            ));
+        }
+        Ok(self.core.consent.change(|c| {
+            c.setup_passed.insert(step);
         })?)
     }
 

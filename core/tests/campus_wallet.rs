@@ -18,7 +18,7 @@ use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::policy::{Actor, Answer, Code};
 use harness_core::registry::Effect;
 use harness_core::scheduler::{Owner, RunOutcome};
-use harness_core::screens::{Acted, Action, Live, Route, Screens};
+use harness_core::screens::{Acted, Action, Live, Route, Screens, ShellEffect};
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
@@ -584,7 +584,12 @@ async fn the_pay_code_screen_shows_a_new_code_on_the_digital_card_and_the_code_i
     let fix = before.fix.unwrap();
     assert_eq!(
         (fix.label.as_str(), &fix.action),
-        ("切换为数字卡", &Action::UseDigitalCard)
+        (
+            "切换为数字卡",
+            &Action::RunTool {
+                tool: "wallet.useDigitalCard".into()
+            }
+        )
     );
     assert!(w.card_requests(codes).is_empty());
     assert_eq!(screens.act(fix.action).await.unwrap(), Acted::Done);
@@ -606,6 +611,16 @@ async fn the_pay_code_screen_shows_a_new_code_on_the_digital_card_and_the_code_i
     assert_eq!(
         w.card_requests(codes)[0].target,
         "/berserker-app/ykt/tsm/batchGetBarCodeGet?account=300123&payacc=000&paytype=1&synAccessSource=h5"
+    );
+    // What the shell draws is the payload: the QR code decodes to it, and the barcode is its
+    // Code 128 (set C: a start, nine digit pairs, a check symbol of 11 modules each, the stop).
+    assert_eq!(qr_text(&code.qr_modules, code.qr_width), code.payload);
+    assert_eq!(code.barcode_modules.len(), 11 * 11 + 13);
+    assert_eq!(
+        code.barcode_modules[..11],
+        [
+            true, true, false, true, false, false, true, true, true, false, false
+        ]
     );
     // Read again (the shell's refresh): a new code.
     let second = screens.pay_code().await.code.unwrap();
@@ -667,4 +682,124 @@ async fn the_pay_code_screen_asks_to_sign_in_again_once_the_session_has_ended() 
             None
         )
     );
+}
+
+/// The text a QR code's modules (row after row, `width` to a row) decode to, read back from a
+/// picture of them: four pixels a module, a quiet zone of four modules.
+fn qr_text(modules: &[bool], width: u32) -> String {
+    let width = width as usize;
+    assert_eq!(modules.len(), width * width);
+    let side = (width + 8) * 4;
+    let mut picture = rqrr::PreparedImage::prepare_from_greyscale(side, side, |x, y| {
+        let (mx, my) = ((x / 4).wrapping_sub(4), (y / 4).wrapping_sub(4));
+        let dark = mx < width && my < width && modules[my * width + mx];
+        if dark { 0 } else { 255 }
+    });
+    let grids = picture.detect_grids();
+    assert_eq!(grids.len(), 1);
+    grids[0].decode().unwrap().1
+}
+
+#[tokio::test]
+async fn the_wallet_page_opens_the_pay_code_and_the_pay_code_the_recharge_page_by_taps() {
+    let w = world(false).await;
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    let page = screens.plugin_detail("wallet").unwrap();
+    let taps: Vec<(&str, &Action)> = page
+        .actions
+        .iter()
+        .map(|b| (b.label.as_str(), &b.action))
+        .collect();
+    let pay_code = Action::RunTool {
+        tool: "wallet.showPayCode".into(),
+    };
+    assert_eq!(taps, [("付款码", &pay_code)]);
+    assert_eq!(
+        screens.act(pay_code).await.unwrap(),
+        Acted::Open {
+            route: Route::PayCode
+        }
+    );
+    let recharge = screens.pay_code().await.recharge;
+    assert_eq!(recharge.label, "去充值");
+    assert_eq!(
+        screens.act(recharge.action).await.unwrap(),
+        Acted::Shell(ShellEffect::OpenBrowser {
+            url: "https://bdcard.pku.edu.cn/plat/".into()
+        })
+    );
+    assert!(w.broker.asked().is_empty());
+    // A page for the browser is https, or nothing opens.
+    for url in [
+        "javascript:alert(1)",
+        "http://bdcard.pku.edu.cn/plat/",
+        "intent://x",
+    ] {
+        let refused = screens
+            .act(Action::OpenInBrowser { url: url.into() })
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            refused,
+            format!("只能在浏览器中打开 https 网页，不能打开 {url}")
+        );
+    }
+    // The tap of a tool that is no screen's is the tool's own outcome.
+    assert_eq!(
+        screens
+            .act(Action::RunTool {
+                tool: "wallet.cardBalance".into()
+            })
+            .await
+            .unwrap(),
+        Acted::Done
+    );
+    // A plugin that is off offers no taps.
+    w.engine.set_enabled("wallet", false).unwrap();
+    assert_eq!(screens.plugin_detail("wallet").unwrap().actions, []);
+}
+
+#[tokio::test]
+async fn a_plugin_waiting_for_the_campus_sign_in_says_so_in_words_with_the_tap_that_signs_in() {
+    let w = world(false).await;
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    w.engine.campus().sign_out().unwrap();
+    let row = |lang: Language| {
+        w.engine.change_setting(Change::Language(lang)).unwrap();
+        let list = screens.plugins();
+        let wallet = list.plugins.iter().find(|p| p.id == "wallet").unwrap();
+        let detail = screens.plugin_detail("wallet").unwrap();
+        let fix = detail.unmet_fix.unwrap();
+        (
+            wallet.state_label.clone(),
+            detail.unmet.unwrap(),
+            fix.label,
+            fix.action,
+        )
+    };
+    let open = Action::Open {
+        route: Route::CampusAccount,
+    };
+    assert_eq!(
+        row(Language::Zh),
+        (
+            "需要登录校园账号".to_owned(),
+            "需要登录校园账号".to_owned(),
+            "登录校园账号".to_owned(),
+            open.clone()
+        )
+    );
+    assert_eq!(
+        row(Language::En),
+        (
+            "Needs the campus sign-in".to_owned(),
+            "Needs the campus sign-in".to_owned(),
+            "Sign in to the campus account".to_owned(),
+            open
+        )
+    );
+    // The public canteens need nothing.
+    let canteen = screens.plugin_detail("canteen").unwrap();
+    assert_eq!((canteen.unmet, canteen.unmet_fix), (None, None));
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use common::model_server::{ModelServer, Part, Reply, data, done};
-use harness_core::consent::{Permission, PermissionState};
+use harness_core::consent::{Permission, PermissionState, SetupStep};
 use harness_core::events::NoEvents;
 use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::{Answer, Mode, PromptKind, Rule};
@@ -1086,4 +1086,147 @@ async fn an_answer_cut_off_once_is_replaced_on_the_chat_by_the_second_not_added_
             (ChatItemKind::Assistant, "晴，12 度。")
         ]
     );
+}
+
+/// The first run's page as the student reads it: its step, progress, title, taps.
+fn first_run_page(s: &Screens) -> Option<(SetupStep, String, String, String, Option<String>)> {
+    let page = s.first_run().unwrap().page?;
+    Some((
+        page.step,
+        page.progress,
+        page.title,
+        page.next.label,
+        page.skip.map(|b| b.label),
+    ))
+}
+
+#[tokio::test]
+async fn the_first_run_shows_the_terms_whole_then_the_model_the_campus_and_notifications_each_skippable()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path(), Arc::new(Answers::default()));
+    let e = s.engine().clone();
+
+    // The terms, in full, with no way past them but accepting; until then the agent does
+    // nothing, and says why.
+    let page = s.first_run().unwrap().page.unwrap();
+    assert_eq!(
+        (page.step, page.progress.as_str(), page.title.as_str()),
+        (SetupStep::Terms, "第 1 步，共 4 步", "用户协议")
+    );
+    assert_eq!(
+        page.explanation,
+        "请读完第 1 版用户协议。同意之前，助手什么也不会做。"
+    );
+    assert_eq!(page.terms.len(), 7);
+    assert!(
+        page.terms[0].starts_with("1. 助手做什么。"),
+        "{}",
+        page.terms[0]
+    );
+    assert!(
+        page.terms[6].starts_with("7. 随时收回。"),
+        "{}",
+        page.terms[6]
+    );
+    assert_eq!(
+        (page.next.label.as_str(), &page.next.action, page.skip),
+        ("同意并继续", &Action::AcceptTerms, None)
+    );
+    let refused = s
+        .act(Action::SendMessage {
+            conversation: "c1".into(),
+            text: "查一下余额".into(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        refused,
+        "助手还不能开始：请先在首次设置中阅读并同意用户协议"
+    );
+    assert!(e.conversations().get("c1").is_none());
+    let skipped = s
+        .act(Action::PassSetupStep {
+            step: SetupStep::Terms,
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        skipped,
+        "step: the terms cannot be skipped; accept them to go on"
+    );
+
+    s.act(Action::AcceptTerms).await.unwrap();
+    assert_eq!(
+        first_run_page(&s),
+        Some((
+            SetupStep::Model,
+            "第 2 步，共 4 步".into(),
+            "选择模型".into(),
+            "跳过，以后再设置".into(),
+            None
+        ))
+    );
+    // A key saved inside the step makes its tap "Next", and the step stays until it is tapped.
+    s.act(Action::SetApiKey { key: KEY.into() }).await.unwrap();
+    let next = s.first_run().unwrap().page.unwrap().next;
+    assert_eq!(
+        (next.label.as_str(), next.role, &next.action),
+        (
+            "下一步",
+            ButtonRole::Primary,
+            &Action::PassSetupStep {
+                step: SetupStep::Model
+            }
+        )
+    );
+    s.act(next.action).await.unwrap();
+
+    set_language(&s, Language::En);
+    assert_eq!(
+        first_run_page(&s),
+        Some((
+            SetupStep::Campus,
+            "Step 3 of 4".into(),
+            "Sign in to the campus account".into(),
+            "Skip for now".into(),
+            None
+        ))
+    );
+    s.act(Action::PassSetupStep {
+        step: SetupStep::Campus,
+    })
+    .await
+    .unwrap();
+
+    // Notifications: the system's prompt only from the tap, or left for later.
+    let page = s.first_run().unwrap().page.unwrap();
+    assert_eq!(
+        (page.step, page.title.as_str(), page.next.label.as_str()),
+        (
+            SetupStep::Notifications,
+            "Notifications",
+            "Allow notifications"
+        )
+    );
+    assert_eq!(page.skip.map(|b| b.label), Some("Not now".into()));
+    assert_eq!(
+        s.act(page.next.action).await.unwrap(),
+        Acted::Shell(ShellEffect::RequestPermission {
+            permission: Permission::Notifications
+        })
+    );
+    // The system's answer ends the step, whatever it was.
+    e.report_permission(Permission::Notifications, PermissionState::Denied)
+        .unwrap();
+    assert_eq!(s.first_run().unwrap().page, None);
+
+    // What was passed is kept: the first run is over after reopening too.
+    drop(s);
+    e.shutdown().await;
+    drop(e);
+    let s = open(dir.path(), Arc::new(Answers::default()));
+    assert_eq!(s.first_run().unwrap().page, None);
 }

@@ -12,6 +12,7 @@ mod campus;
 mod chat;
 mod consent;
 mod conversation;
+mod first_run;
 mod inbox;
 mod live;
 mod nav;
@@ -32,6 +33,7 @@ pub use campus::{
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, ToolCallView};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
+pub use first_run::{FirstRunPage, FirstRunScreen};
 pub use inbox::{
     AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
 };
@@ -43,7 +45,7 @@ pub use plugins::{
 };
 pub use results::CallCard;
 
-use crate::consent::Permission;
+use crate::consent::{Permission, SetupStep};
 use crate::engine::{Engine, EngineError};
 use crate::policy::{Mode, Preset, Rule};
 use crate::registry::Effect;
@@ -161,6 +163,10 @@ pub enum Action {
         rule: String,
     },
     AcceptTerms,
+    /// A first-run step after the terms done or left for later.
+    PassSetupStep {
+        step: SetupStep,
+    },
     /// Open one of the app's screens.
     Open {
         route: Route,
@@ -350,6 +356,11 @@ impl Screens {
         pay_code::build(&self.engine, self.language()).await
     }
 
+    /// The first run's next step, or none once it is over.
+    pub fn first_run(&self) -> Result<FirstRunScreen, EngineError> {
+        first_run::build(&self.engine, self.language())
+    }
+
     pub fn consent(&self) -> ConsentScreen {
         consent::build(&self.engine, self.language())
     }
@@ -379,6 +390,17 @@ impl Screens {
                 if text.trim().is_empty() {
                     return Err(EngineError::Invalid(
                         "message: write something to send".into(),
+                    ));
+                }
+                // seed 000: the agent acts for the student only once the terms are accepted.
+                if !e.consent().terms_accepted() {
+                    return Err(EngineError::Invalid(
+                        tr(
+                            self.language(),
+                            "助手还不能开始：请先在首次设置中阅读并同意用户协议",
+                            "The assistant cannot start yet: read and accept the terms in the first-run setup first",
+                        )
+                        .into(),
                     ));
                 }
                 // The chat is where a conversation starts.
@@ -431,6 +453,7 @@ impl Screens {
                 self.remove_rule(conversation.as_deref(), &rule)?
             }
             Action::AcceptTerms => e.accept_terms()?,
+            Action::PassSetupStep { step } => e.pass_setup_step(step)?,
             Action::Open { route } => return Ok(Acted::Open { route }),
             Action::CampusSignIn {
                 user,

@@ -128,7 +128,7 @@ fn with_words(read: Read, lang: Language) -> Result<PayCode, Stop> {
 /// Code 128's bars for the payload: code set C (two digits a symbol) for the card's all-digit
 /// payloads of even length, set B for anything else printable.
 fn code128(payload: &str) -> Option<Vec<bool>> {
-    let set = if payload.len() % 2 == 0 && payload.bytes().all(|b| b.is_ascii_digit()) {
+    let set = if payload.len().is_multiple_of(2) && payload.bytes().all(|b| b.is_ascii_digit()) {
         'Ć'
     } else {
         'Ɓ'
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn the_barcode_is_code_128_set_c_for_the_cards_digits() {
         // Start C (11010011100), "12" (10110011100), "34" (10001011000), the check symbol
-        // (105 + 12 + 2·34 = 185, mod 103 = 82: 10011110010), stop (1100011101011).
+        // (105 + 12 + 2·34 = 185, mod 103 = 82: 10010011110), stop (1100011101011).
         let bars: String = code128("1234")
             .unwrap()
             .into_iter()
@@ -275,7 +275,7 @@ mod tests {
             .collect();
         assert_eq!(
             bars,
-            "11010011100101100111001000101100010011110010\
+            "11010011100101100111001000101100010010011110\
              1100011101011"
         );
     }

@@ -3,7 +3,7 @@
 //! the preview and consent screen of a plugin about to be added.
 
 use super::texts::{effect_words, kind_words, mode_words, source_words, title, tr};
-use super::{Action, Button, ButtonRole, Choice, LabelValue};
+use super::{Action, Button, ButtonRole, Choice, LabelValue, Route};
 use crate::engine::{Engine, EngineError};
 use crate::installed::PluginView;
 use crate::plugins::link::Preview;
@@ -82,8 +82,10 @@ pub struct PluginDetail {
     pub grant_row: String,
     pub warnings: Vec<String>,
     pub data_sources: Vec<String>,
-    /// What it needs that the phone does not provide now.
+    /// What it needs that the phone does not provide now, in words.
     pub unmet: Option<String>,
+    /// The tap that provides it: the campus sign-in, or the permissions screen.
+    pub unmet_fix: Option<Button>,
     pub disclosure: Vec<String>,
     pub update: Option<Button>,
     pub remove: Option<Button>,
@@ -136,7 +138,7 @@ pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
 fn state_words(lang: Language, v: &PluginView) -> String {
     match (&v.unmet, v.enabled) {
         (_, false) => tr(lang, "已关闭", "Off").into(),
-        (Some(need), true) => format!("{}{need}", tr(lang, "需要：", "Needs: ")),
+        (Some(need), true) => need_words(lang, need),
         (None, true) => tr(lang, "已开启", "On").into(),
     }
 }
@@ -232,10 +234,8 @@ pub(super) fn detail(
         grant_row: v.grant_row.clone(),
         warnings: v.warnings.clone(),
         data_sources: p.data_sources.iter().map(|d| d.title.clone()).collect(),
-        unmet: v
-            .unmet
-            .as_ref()
-            .map(|need| format!("{}{need}", tr(lang, "需要：", "Needs: "))),
+        unmet: v.unmet.as_deref().map(|need| need_words(lang, need)),
+        unmet_fix: v.unmet.as_deref().and_then(|need| need_fix(lang, need)),
         disclosure: p.disclosure.clone(),
         update: (from_link && matches!(p.kind, PluginKind::Official | PluginKind::Community)).then(
             || {
@@ -258,6 +258,46 @@ pub(super) fn detail(
             )
         }),
     })
+}
+
+/// A `requires` entry the phone does not meet, as the student reads it: what is missing, never
+/// the requirement's name.
+fn need_words(lang: Language, need: &str) -> String {
+    match need {
+        "campus-session" => tr(lang, "需要登录校园账号", "Needs the campus sign-in").into(),
+        "notifications" => tr(lang, "需要允许通知", "Needs permission to notify").into(),
+        "exact-alarm" => tr(
+            lang,
+            "需要允许精确闹钟",
+            "Needs permission for exact alarms",
+        )
+        .into(),
+        other => match lang {
+            Language::Zh => format!("这台手机没有它需要的功能（{other}）"),
+            Language::En => format!("Needs a feature this phone lacks ({other})"),
+        },
+    }
+}
+
+/// The tap that meets a `requires` entry, where one can: the campus account's sign-in, or the
+/// permissions screen (where the system's dialog is asked for, seed 000: only from a tap).
+fn need_fix(lang: Language, need: &str) -> Option<Button> {
+    let (label, route) = match need {
+        "campus-session" => (
+            tr(lang, "登录校园账号", "Sign in to the campus account"),
+            Route::CampusAccount,
+        ),
+        "notifications" | "exact-alarm" => (
+            tr(lang, "去设置权限", "Open the permissions"),
+            Route::Consent,
+        ),
+        _ => return None,
+    };
+    Some(Button::new(
+        label.into(),
+        ButtonRole::Primary,
+        Action::Open { route },
+    ))
 }
 
 /// seed 000: a community document's `defaultModes` take effect only where stricter than the

@@ -7,7 +7,6 @@
 use serde_json::{Value, json};
 
 use super::nav::route_for;
-use super::texts::tr;
 use super::{Acted, Route, ShellEffect};
 use crate::engine::{Engine, EngineError};
 use crate::invoke::{Call, Outcome};
@@ -63,13 +62,9 @@ pub(super) fn open_in_browser(lang: Language, url: &str) -> Result<Acted, Engine
                 url: parsed.into(),
             }))
         }
-        _ => Err(EngineError::Invalid(format!(
-            "{} {url}",
-            tr(
-                lang,
-                "只能在浏览器中打开 https 网址，这个网址不行：",
-                "Only https pages open in the browser, and this is not one:",
-            )
-        ))),
+        _ => Err(EngineError::Invalid(match lang {
+            Language::Zh => format!("只能在浏览器中打开 https 网页，不能打开 {url}"),
+            Language::En => format!("Only https pages open in the browser, not {url}"),
+        })),
     }
 }

@@ -91,3 +91,67 @@ struct TreeholeCheckView: View {
         }
     }
 }
+
+/// The campus card's pay code: the core's payload drawn as a QR code and a barcode from the
+/// modules the core computed, read again every `refreshAfterMs` while the page is shown (the
+/// task ends with the page, so no code is read while it is not).
+struct PayCodeView: View {
+    @State private var store: ScreenStore<PayCodeScreen>
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try await $0.payCodeScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            Form {
+                Section {
+                    Text(screen.explanation)
+                    if let code = screen.code {
+                        Text(code.account).fontWeight(.medium)
+                        ModuleGrid(modules: code.qrModules, width: Int(code.qrWidth), quiet: 4)
+                            .aspectRatio(1, contentMode: .fit)
+                            .accessibilityIdentifier("pay-code-qr")
+                        ModuleGrid(modules: code.barcodeModules, width: code.barcodeModules.count, quiet: 10)
+                            .frame(height: 88)
+                            .accessibilityIdentifier("pay-code-barcode")
+                        Text(code.payload).font(.body.monospaced())
+                        Text(code.balance)
+                    }
+                    if let problem = screen.problem { Text(problem).foregroundStyle(.red) }
+                    if let fix = screen.fix { ActionButton(button: fix, act: store.act) }
+                    ActionButton(button: screen.recharge, act: store.act)
+                }
+            }
+            .navigationTitle(screen.title)
+        }
+        .task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(store.model?.refreshAfterMs ?? 60_000) * 1_000_000)
+                await store.load()
+            }
+        }
+    }
+}
+
+/// Dark modules on white: rows of `width` (a QR code), or one row (a barcode's bars, stretched
+/// to the height), with `quiet` modules of white around them.
+struct ModuleGrid: View {
+    let modules: [Bool]
+    let width: Int
+    let quiet: Int
+
+    var body: some View {
+        Canvas { context, size in
+            let rows = max(modules.count / max(width, 1), 1)
+            let cellWidth = size.width / CGFloat(width + 2 * quiet)
+            let cellHeight = rows == 1 ? size.height : cellWidth
+            context.fill(Path(CGRect(origin: .zero, size: size)), with: .color(.white))
+            for (index, dark) in modules.enumerated() where dark {
+                let x = CGFloat(index % width + quiet) * cellWidth
+                let y = rows == 1 ? 0 : CGFloat(index / width + quiet) * cellWidth
+                context.fill(Path(CGRect(x: x, y: y, width: cellWidth, height: cellHeight)), with: .color(.black))
+            }
+        }
+    }
+}

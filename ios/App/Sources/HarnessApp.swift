@@ -112,8 +112,12 @@ final class Shell: @unchecked Sendable {
         try harness.reportPermission(permission: .exactAlarm, state: .denied)
 
         if development {
+            // The UI tests' app: the terms accepted and the first run's other steps left for later.
             try harness.installSamplePlugins()
             try harness.acceptTerms()
+            for step in [SetupStep.model, .campus, .notifications] {
+                try harness.passSetupStep(step: step)
+            }
         }
         if let endpoint = environment["HARNESS_MODEL_ENDPOINT"] {
             try harness.changeSetting(key: "model.endpoint", valueJson: jsonString(endpoint))

@@ -114,10 +114,18 @@ struct PluginDetailView: View {
                         .accessibilityIdentifier(identifier(detail.toggle))
                     Text(detail.grantRow).font(.footnote)
                     if let unmet = detail.unmet { Text(unmet).foregroundStyle(.orange) }
+                    if let fix = detail.unmetFix { ActionButton(button: fix, act: store.act) }
                 }
                 Section(detail.modesLabel) {
                     ForEach(Array(detail.modes.enumerated()), id: \.offset) { _, row in
                         ModeRow(row: row, act: store.act)
+                    }
+                }
+                if !detail.actions.isEmpty {
+                    Section {
+                        ForEach(Array(detail.actions.enumerated()), id: \.offset) { _, action in
+                            ActionButton(button: action, act: store.act)
+                        }
                     }
                 }
                 Section(detail.toolsLabel) {

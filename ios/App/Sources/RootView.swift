@@ -5,15 +5,28 @@ import SwiftUI
 struct RootView: View {
     let shell: Shell
     @State private var nav: ScreenStore<Navigation>
+    @State private var firstRun: ScreenStore<FirstRunScreen>
     /// The conversation the chat tab shows.
     private let conversation = "main"
 
     init(shell: Shell) {
         self.shell = shell
         _nav = State(initialValue: ScreenStore(shell: shell) { try $0.navigation() })
+        _firstRun = State(initialValue: ScreenStore(shell: shell) { try $0.firstRunScreen() })
     }
 
     var body: some View {
+        Loaded(store: firstRun) { first in
+            if let page = first.page {
+                FirstRunView(shell: shell, page: page, act: firstRun.act)
+            } else {
+                tabs
+            }
+        }
+    }
+
+    @ViewBuilder
+    private var tabs: some View {
         @Bindable var router = shell.router
         Loaded(store: nav) { navigation in
             TabView(selection: $router.selected) {
@@ -52,6 +65,7 @@ struct RootView: View {
         case .model: ModelSettingsView(shell: shell)
         case .campusAccount: CampusAccountView(shell: shell)
         case .treeholeCheck: TreeholeCheckView(shell: shell)
+        case .payCode: PayCodeView(shell: shell)
         case .more: MoreView(shell: shell, items: nav.model?.more ?? [])
         }
     }

@@ -145,3 +145,38 @@ struct ModelSettingsView: View {
         }
     }
 }
+
+/// The first run's step the core says is next, over the whole app: its words, the terms in
+/// full, or the model's or the campus account's own screen inside the step, then its taps.
+struct FirstRunView: View {
+    let shell: Shell
+    let page: FirstRunPage
+    let act: (Action) -> Void
+
+    var body: some View {
+        VStack(alignment: .leading, spacing: 12) {
+            Text(page.progress).font(.footnote).foregroundStyle(.secondary)
+            Text(page.title).font(.title2).bold()
+            Text(page.explanation)
+            switch page.step {
+            case .terms:
+                ScrollView {
+                    VStack(alignment: .leading, spacing: 10) {
+                        ForEach(Array(page.terms.enumerated()), id: \.offset) { _, paragraph in
+                            Text(paragraph)
+                        }
+                    }
+                }
+                .accessibilityIdentifier("first-run-terms")
+            case .model: ModelSettingsView(shell: shell)
+            case .campus: CampusAccountView(shell: shell)
+            case .notifications: Spacer()
+            }
+            HStack {
+                ActionButton(button: page.next, act: act).buttonStyle(.borderedProminent)
+                if let skip = page.skip { ActionButton(button: skip, act: act) }
+            }
+        }
+        .padding()
+    }
+}

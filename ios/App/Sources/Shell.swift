@@ -148,10 +148,10 @@ final class ScreenStore<Model> {
     /// A tap's result the screen shows next (the add-plugin preview).
     var preview: AddPluginScreen?
     @ObservationIgnored let shell: Shell
-    @ObservationIgnored private let read: (Harness) throws -> Model
+    @ObservationIgnored private let read: (Harness) async throws -> Model
     @ObservationIgnored private let id = UUID()
 
-    init(shell: Shell, read: @escaping (Harness) throws -> Model) {
+    init(shell: Shell, read: @escaping (Harness) async throws -> Model) {
         self.shell = shell
         self.read = read
     }
@@ -167,8 +167,13 @@ final class ScreenStore<Model> {
     }
 
     func reload() {
+        Task { await load() }
+    }
+
+    /// Reads the model now (a screen that reads from a service, the pay code, waits for it).
+    func load() async {
         do {
-            model = try read(shell.harness)
+            model = try await read(shell.harness)
         } catch {
             self.error = String(describing: error)
         }

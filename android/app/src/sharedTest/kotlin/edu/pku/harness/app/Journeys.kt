@@ -15,6 +15,7 @@ import androidx.test.core.app.ActivityScenario
 import androidx.test.core.app.ApplicationProvider
 import edu.pku.harness.core.ChatItemKind
 import edu.pku.harness.core.ChatScreen
+import edu.pku.harness.core.SetupStep
 import edu.pku.harness.Consent
 import edu.pku.harness.ui.ApprovalTags
 import edu.pku.harness.ui.MAIN_CONVERSATION
@@ -98,8 +99,11 @@ fun documentUri(context: android.content.Context, name: String, bytes: ByteArray
     return Uri.fromFile(file)
 }
 
-/** The app under test: its Application (and so its one Harness), set up as a student would have it. */
-class JourneyApp(model: ScriptedModelServer? = null) {
+/**
+ * The app under test: its Application (and so its one Harness), set up as a student would have
+ * it — or, with [firstRun], as a new install whose first run is still to go.
+ */
+class JourneyApp(model: ScriptedModelServer? = null, firstRun: Boolean = false) {
     val app = ApplicationProvider.getApplicationContext<HarnessApplication>()
     val harness get() = app.harness
     val system = TestSystem.current
@@ -107,7 +111,9 @@ class JourneyApp(model: ScriptedModelServer? = null) {
     init {
         // The terms accepted and signed in; the system permissions left as the phone reports them.
         harness.installSamplePlugins()
-        harness.setConsent(Consent(termsAccepted = true, met = emptyList()))
+        if (!firstRun) harness.setConsent(Consent(termsAccepted = true, met = emptyList()))
+        // The first run's other steps left for later, as a student who skipped them.
+        if (!firstRun) for (step in listOf(SetupStep.MODEL, SetupStep.CAMPUS, SetupStep.NOTIFICATIONS)) harness.passSetupStep(step)
         if (model != null) {
             app.platform.writeSecret("model.apiKey", "sk-android")
             harness.changeSetting("model.endpoint", jsonString(model.endpoint))

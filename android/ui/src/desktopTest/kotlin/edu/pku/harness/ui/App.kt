@@ -8,6 +8,7 @@ import edu.pku.harness.core.Action
 import edu.pku.harness.core.Language
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.SetupStep
 import edu.pku.harness.jsonString
 import edu.pku.harness.newDataDir
 import kotlinx.coroutines.CoroutineScope
@@ -45,6 +46,9 @@ class FakePhone(private val platform: ScriptedPlatform) : PhoneActions {
     }
 }
 
+/** The first run's steps after the terms. */
+val LATER = listOf(SetupStep.MODEL, SetupStep.CAMPUS, SetupStep.NOTIFICATIONS)
+
 /**
  * The app on the real library: a Harness on [dataDir] (the sample plugins installed on a fresh
  * one, the terms accepted), in [language], its model [model], its prompts answered
@@ -57,6 +61,8 @@ class App(
     fresh: Boolean = true,
     /** Where the campus is reached: a campus simulator (`startCampusSimulator()`). */
     campusOrigin: String? = null,
+    /** A new install's first run still to go (the terms not accepted); else it is over. */
+    firstRun: Boolean = false,
     /** The sample plugins (an in-memory `wallet`, …) or, when false, the app's shipped ones. */
     samplePlugins: Boolean = true,
 ) : AutoCloseable {
@@ -69,11 +75,13 @@ class App(
     val harness: Harness = Harness.openForDevelopment(
         dataDir, platform, DevelopmentOptions(samplePlugins = samplePlugins, campusOrigin = campusOrigin),
     ).apply {
-        if (fresh) {
-            if (samplePlugins) installSamplePlugins()
-            // The terms; the system permissions stay as the phone reports them (not asked
-            // yet), as on a new install, and the campus account is not signed in.
+        if (fresh && samplePlugins) installSamplePlugins()
+        if (fresh && !firstRun) {
+            // The terms, and the first run's other steps left for later: the system
+            // permissions stay as the phone reports them (not asked yet), as on a new install,
+            // and the campus account is not signed in.
             acceptTerms()
+            for (step in LATER) passSetupStep(step)
         }
         if (model != null) {
             changeSetting("model.endpoint", jsonString(model.endpoint))

@@ -13,7 +13,12 @@ import androidx.compose.ui.test.isEnabled
 import androidx.compose.ui.test.onRoot
 import androidx.compose.ui.test.runSkikoComposeUiTest
 import androidx.compose.ui.unit.Density
+import androidx.compose.ui.test.onNodeWithTag
+import androidx.compose.ui.test.performClick
+import androidx.compose.ui.test.performScrollTo
 import edu.pku.harness.core.Language
+import edu.pku.harness.core.PluginDetail
+import edu.pku.harness.core.Route
 import java.io.File
 import javax.imageio.ImageIO
 import kotlin.test.assertTrue
@@ -22,6 +27,27 @@ import kotlin.test.assertTrue
 @OptIn(ExperimentalTestApi::class)
 fun runPhoneTest(block: SkikoComposeUiTest.() -> Unit) =
     runSkikoComposeUiTest(size = Size(824f, 1784f), density = Density(2f), block = block)
+
+/** Shows the whole app on [app]'s models, once its navigation and chat are read. */
+@OptIn(ExperimentalTestApi::class)
+fun SkikoComposeUiTest.show(app: App) {
+    setContent { HarnessAppContent(app.models, app.approvals, app.navigator) }
+    waitUntil("the navigation", 10_000) { app.models.navigation.model != null && app.models.chat.model != null }
+}
+
+/** Opens plugin [id]'s page from the plugins list; the page's model as it is read. */
+@OptIn(ExperimentalTestApi::class)
+fun SkikoComposeUiTest.openDetail(app: App, id: String): () -> PluginDetail? {
+    app.navigator.open(Route.PLUGINS)
+    waitUntil("the plugins", 10_000) { onAllNodes(hasTestTag(ScreenTags.plugin(id))).fetchSemanticsNodes().isNotEmpty() }
+    onNodeWithTag(ScreenTags.plugin(id)).performScrollTo().performClick()
+    var holder: ScreenModel<PluginDetail>? = null
+    waitUntil("the detail", 10_000) {
+        holder = app.models.currentDetail
+        holder?.model?.id == id
+    }
+    return { holder?.model }
+}
 
 /** Waits until the approval sheet's buttons take taps (ANSWER_DELAY_MS after it appeared). */
 @OptIn(ExperimentalTestApi::class)

@@ -55,12 +55,6 @@ private fun answerOf(text: String) = listOf(chunk("""{"content":${jsonString(tex
 private fun reservingModel(answer: String) = ScriptedModel(callOf("call_1", "canteen__reserve", SEATS), answerOf(answer))
 
 @OptIn(ExperimentalTestApi::class)
-private fun SkikoComposeUiTest.show(app: App) {
-    setContent { HarnessAppContent(app.models, app.approvals, app.navigator) }
-    waitUntil("the navigation", 10_000) { app.models.navigation.model != null && app.models.chat.model != null }
-}
-
-@OptIn(ExperimentalTestApi::class)
 private fun SkikoComposeUiTest.sendAndWaitForTheSheet(app: App) {
     onNodeWithTag(ChatTags.DRAFT).performTextInput(ASK)
     onNodeWithTag(ChatTags.SEND).performClick()
@@ -295,18 +289,6 @@ class SheetGuardTest {
 /** Plugin detail, memory, consent and attaching, through the screens on the real library. */
 @OptIn(ExperimentalTestApi::class)
 class ScreensTest {
-    private fun SkikoComposeUiTest.openDetail(app: App, id: String): () -> PluginDetail? {
-        app.navigator.open(Route.PLUGINS)
-        waitUntil("the plugins", 10_000) { app.models.plugins.model != null }
-        onNodeWithTag(ScreenTags.plugin(id)).performScrollTo().performClick()
-        var holder: ScreenModel<PluginDetail>? = null
-        waitUntil("the detail", 10_000) {
-            holder = app.models.currentDetail
-            holder?.model?.id == id
-        }
-        return { holder?.model }
-    }
-
     @Test fun a_mode_changed_in_plugin_detail_survives_reopening_and_the_community_clamp_is_shown() {
         // A community document asking for looser defaults than the table: write auto is
         // clamped to ask (and the core says so on the row), money off is stricter and kept.

@@ -26,6 +26,7 @@ import androidx.compose.ui.unit.dp
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessEvent
 import edu.pku.harness.core.AuditFilter
+import edu.pku.harness.core.PayCodeScreen
 import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.Route
 import kotlinx.coroutines.CoroutineScope
@@ -50,7 +51,7 @@ class AppModels(
     private val readNow: Boolean = true,
 ) : AutoCloseable {
     private val refreshAll: () -> Unit = { refresh() }
-    private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: (Harness) -> T) =
+    private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: suspend (Harness) -> T) =
         ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, read)
 
     private val memoryEvents: (HarnessEvent) -> Boolean = { it is HarnessEvent.MemoryPending }
@@ -60,6 +61,8 @@ class AppModels(
         harness.openConversation(conversation)
     }
 
+    /** The first run's next step; while there is one it covers the app. */
+    val firstRun = screen { it.firstRunScreen() }
     val navigation = screen(memoryEvents) { it.navigation() }
     val chat = screen(chatEvents(conversation)) { it.chatScreen(conversation) }
     val conversationSettings = screen { it.conversationSettingsScreen(conversation) }
@@ -77,7 +80,7 @@ class AppModels(
     val audit = screen(chatEvents(conversation)) { it.auditScreen(auditFilter) }
     val jobs = screen { it.jobsScreen() }
 
-    private val all = listOf(navigation, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
+    private val all = listOf(firstRun, navigation, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
     private var detail: ScreenModel<PluginDetail>? = null
 
     /** The holder of the plugin detail on screen, if one is. */
@@ -90,6 +93,13 @@ class AppModels(
         auditFilter = auditFilter.copy(plugin = plugin, actor = actor)
         audit.refresh()
     }
+
+    /**
+     * A holder of the pay code for the page that shows it, closed with that page: the code is
+     * read only while it is on screen, and the first read waits for the page's effect.
+     */
+    fun payCode(): ScreenModel<PayCodeScreen> =
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false) { it.payCodeScreen() }
 
     /** The holder of plugin [id]'s detail screen (one at a time). */
     fun pluginDetail(id: String): ScreenModel<PluginDetail> {
@@ -130,7 +140,8 @@ fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: App
     val route by navigator.route.collectAsState()
     HarnessTheme {
         WithApprovalSheet(approvals) {
-            Column(modifier.fillMaxSize()) {
+            val firstRun = models.firstRun.model?.page
+            if (firstRun != null) FirstRunContent(firstRun, models) else Column(modifier.fillMaxSize()) {
                 val items = models.navigation.model?.items.orEmpty()
                 if (items.isNotEmpty()) {
                     // The bar: at most five, so each fits a phone's width; the rest under "More".
@@ -190,6 +201,10 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         Route.MORE -> MorePage(models.navigation.model?.more.orEmpty()) { navigator.open(it) }
         Route.CAMPUS_ACCOUNT -> CampusAccountPage(models.campus)
         Route.TREEHOLE_CHECK -> TreeholeCheckPage(models.treehole)
-        Route.PAY_CODE -> {}
+        Route.PAY_CODE -> {
+            val holder = remember { models.payCode() }
+            DisposableEffect(holder) { onDispose { holder.close() } }
+            PayCodePage(holder)
+        }
     }
 }

@@ -41,7 +41,7 @@ class ScreenModel<T : Any>(
      * a test's is not) is lost, and the screen stays empty until the next event.
      */
     readNow: Boolean = true,
-    private val read: (Harness) -> T,
+    private val read: suspend (Harness) -> T,
 ) : AutoCloseable {
     var model: T? by mutableStateOf(null)
         private set

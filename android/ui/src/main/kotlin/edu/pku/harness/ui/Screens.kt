@@ -61,6 +61,9 @@ object ScreenTags {
     const val SAVE = "model-save"
     const val CAMPUS_STATE = "campus-state"
     const val CAMPUS_OPEN = "campus-open"
+    const val UNMET = "plugin-unmet"
+    /** A plugin page's tap that runs one of its tools for the student (the pay code). */
+    const val TAP = "plugin-tap"
     fun plugin(id: String) = "plugin-$id"
     fun mode(effect: String) = "mode-$effect"
     fun memory(id: Long) = "memory-$id"
@@ -187,6 +190,8 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
         Title(detail.title)
         Small(detail.kindLabel)
         Text(detail.description)
+        detail.unmet?.let { Text(it, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(ScreenTags.UNMET)) }
+        detail.unmetFix?.let { CoreButton(it) { action -> holder.act(action) } }
         SwitchRow(detail.enabledLabel, detail.enabled, detail.toggle, ScreenTags.ENABLED) { holder.act(it) }
         Section(detail.modesLabel)
         for (row in detail.modes) {
@@ -199,12 +204,12 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
                 Segments(row.choices) { holder.act(it) }
             }
         }
+        for (action in detail.actions) CoreButton(action, Modifier.testTag(ScreenTags.TAP)) { holder.act(it) }
         Section(detail.toolsLabel)
         Tools(detail.tools) { holder.act(it) }
         Text(detail.grantRow)
         for (warning in detail.warnings) Text(warning, color = MaterialTheme.colorScheme.error)
         Lines(detail.dataSources)
-        detail.unmet?.let { Text(it, color = MaterialTheme.colorScheme.error) }
         Lines(detail.disclosure)
         Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
             detail.update?.let { CoreButton(it) { a -> holder.act(a) } }
