@@ -981,3 +981,53 @@ async fn a_session_is_ended_with_delete_when_listed_and_at_shutdown() {
     engine.shutdown().await;
     assert_eq!(server.deleted_sessions(), ["session-0", "session-1"]);
 }
+
+#[tokio::test]
+async fn the_plugins_screen_adds_a_remote_server_with_its_token_in_the_keystore_only() {
+    use harness_core::screens::{Acted, Action, Live, Screens};
+    let server = McpServer::streamable(vec![tool("lookup", true)]).await;
+    server.require_token(Some("tok-screen-1"));
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let mut options = development();
+    options.secrets = secrets.clone();
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
+    let screens = Screens::new(engine.clone(), Live::new());
+    let list = screens.plugins();
+    assert_eq!(
+        (list.remote_label.as_str(), list.remote_add_label.as_str()),
+        ("添加远程服务器（MCP）", "连接并添加")
+    );
+    // Without the token the server refuses, and nothing is added.
+    let add = |token: Option<&str>| Action::AddRemoteServer {
+        url: format!(" {} ", server.url()),
+        name: " lab ".into(),
+        token: token.map(str::to_owned),
+    };
+    let refused = screens.act(add(Some("  "))).await.unwrap_err().to_string();
+    assert!(refused.contains("it needs a bearer token"), "{refused}");
+    assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-lab"));
+    assert_eq!(
+        screens.act(add(Some("tok-screen-1"))).await.unwrap(),
+        Acted::Done
+    );
+    let row = screens
+        .plugins()
+        .plugins
+        .into_iter()
+        .find(|p| p.id == "mcp-lab")
+        .unwrap();
+    assert_eq!(row.title, "lab");
+    assert_eq!(
+        secrets.get(&token_key("lab")).unwrap().as_deref(),
+        Some("tok-screen-1")
+    );
+    engine.shutdown().await;
+    for (path, bytes) in common::files(dir.path()) {
+        assert!(
+            !bytes.windows(12).any(|b| b == b"tok-screen-1"),
+            "{} holds the token",
+            path.display()
+        );
+    }
+}

@@ -136,6 +136,13 @@ pub enum Action {
     PreviewLink {
         link: String,
     },
+    /// Add a remote MCP server as a plugin: its address, the name the student gives it, and
+    /// the bearer token its provider gave them, if it needs one (kept in the keystore only).
+    AddRemoteServer {
+        url: String,
+        name: String,
+        token: Option<String>,
+    },
     InstallPreview {
         preview: String,
     },
@@ -430,6 +437,11 @@ impl Screens {
                 let preview = e.preview_link(link.trim()).await?;
                 let screen = plugins::add(e, self.language(), &preview);
                 return Ok(Acted::Preview(screen));
+            }
+            Action::AddRemoteServer { url, name, token } => {
+                let token = token.as_deref().map(str::trim).filter(|t| !t.is_empty());
+                // The list read again shows it, under the remote defaults (seed 000).
+                e.add_remote(url.trim(), name.trim(), token).await?;
             }
             Action::InstallPreview { preview } => {
                 e.install_preview(&preview).await?;

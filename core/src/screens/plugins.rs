@@ -32,6 +32,12 @@ pub struct PluginsScreen {
     pub load_errors: Vec<String>,
     pub add_label: String,
     pub link_placeholder: String,
+    /// Adding a remote MCP server: its address, a name, and its token if it needs one.
+    pub remote_label: String,
+    pub remote_url_placeholder: String,
+    pub remote_name_placeholder: String,
+    pub remote_token_placeholder: String,
+    pub remote_add_label: String,
 }
 
 /// One effect's mode: where it came from and the modes the user may choose.
@@ -132,6 +138,26 @@ pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
         load_errors: engine.load_errors(),
         add_label: tr(lang, "添加插件", "Add plugin").into(),
         link_placeholder: tr(lang, "插件链接（https://…）", "Plugin link (https://…)").into(),
+        remote_label: tr(lang, "添加远程服务器（MCP）", "Add a remote server (MCP)").into(),
+        remote_url_placeholder: tr(
+            lang,
+            "服务器地址（https://…）",
+            "Server address (https://…)",
+        )
+        .into(),
+        remote_name_placeholder: tr(
+            lang,
+            "名称（小写字母、数字和 -）",
+            "Name (lowercase letters, digits and -)",
+        )
+        .into(),
+        remote_token_placeholder: tr(
+            lang,
+            "访问令牌（需要时填写；只存在钥匙串里）",
+            "Access token (if it needs one; kept in the keystore only)",
+        )
+        .into(),
+        remote_add_label: tr(lang, "连接并添加", "Connect and add").into(),
     }
 }
 

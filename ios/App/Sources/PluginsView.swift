@@ -6,6 +6,9 @@ struct PluginsView: View {
     private let shell: Shell
     @State private var store: ScreenStore<PluginsScreen>
     @State private var link = ""
+    @State private var remoteURL = ""
+    @State private var remoteName = ""
+    @State private var remoteToken = ""
 
     init(shell: Shell) {
         self.shell = shell
@@ -39,6 +42,22 @@ struct PluginsView: View {
                         .accessibilityIdentifier("plugins.link")
                     SwiftUI.Button(screen.addLabel) { store.act(.previewLink(link: link)) }
                         .disabled(link.isEmpty)
+                }
+                Section(screen.remoteLabel) {
+                    TextField(screen.remoteUrlPlaceholder, text: $remoteURL)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                    TextField(screen.remoteNamePlaceholder, text: $remoteName)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                    SecureField(screen.remoteTokenPlaceholder, text: $remoteToken)
+                    SwiftUI.Button(screen.remoteAddLabel) {
+                        // The token leaves with the tap; the field is emptied so nothing here keeps it.
+                        let token = remoteToken.isEmpty ? nil : remoteToken
+                        remoteToken = ""
+                        store.act(.addRemoteServer(url: remoteURL, name: remoteName, token: token))
+                    }
+                    .disabled(remoteURL.isEmpty || remoteName.isEmpty)
                 }
             }
             .navigationTitle(screen.title)

@@ -63,8 +63,8 @@ class App(
     campusOrigin: String? = null,
     /** A new install's first run still to go (the terms not accepted); else it is over. */
     firstRun: Boolean = false,
-    /** The sample plugins (an in-memory `wallet`, …) or, when false, the app's shipped ones. */
-    samplePlugins: Boolean = true,
+    /** The sample plugins; without them, the app's own shipped plugins as a phone has them. */
+    samples: Boolean = true,
 ) : AutoCloseable {
     val approvals = ApprovalHost()
     val platform = ScriptedPlatform().apply {
@@ -73,9 +73,9 @@ class App(
     }
     val phone = FakePhone(platform)
     val harness: Harness = Harness.openForDevelopment(
-        dataDir, platform, DevelopmentOptions(samplePlugins = samplePlugins, campusOrigin = campusOrigin),
+        dataDir, platform, DevelopmentOptions(samplePlugins = samples, campusOrigin = campusOrigin),
     ).apply {
-        if (fresh && samplePlugins) installSamplePlugins()
+        if (fresh && samples) installSamplePlugins()
         if (fresh && !firstRun) {
             // The terms, and the first run's other steps left for later: the system
             // permissions stay as the phone reports them (not asked yet), as on a new install,

@@ -54,7 +54,7 @@ class CampusPluginsScreensTest {
     )
 
     @Test fun the_campus_plugins_pages_the_pay_code_and_treeholes_check_render_in_both_languages() {
-        for ((language, said) in words) App(language, campusOrigin = startCampusSimulator()).use { app ->
+        for ((language, said) in words) App(language, campusOrigin = startCampusSimulator(), samples = false).use { app ->
             runBlocking { app.harness.act(Action.CampusSignIn("2100012345", "pku-demo-password", false)) }
             runPhoneTest {
                 show(app)

@@ -485,7 +485,7 @@ class ChatToolCallTest {
         )
         for ((language, words) in expected) callingModel("wallet__cardBalance", "{}", "42.5").use { model ->
             val (title, plugin, summary, balance, show, hide) = words
-            App(language, model, campusOrigin = startCampusSimulator(), samplePlugins = false).use { app ->
+            App(language, model, campusOrigin = startCampusSimulator(), samples = false).use { app ->
                 runBlocking { app.harness.act(Action.CampusSignIn("2100012345", "pku-demo-password", false)) }
                 runPhoneTest {
                     show(app)
@@ -524,7 +524,7 @@ class ChatToolCallTest {
         )
         for ((language, words) in expected) callingModel("wallet__cardBalance", "{}", "要先登录。").use { model ->
             val (summary, text, label) = words
-            App(language, model, campusOrigin = startCampusSimulator(), samplePlugins = false).use { app ->
+            App(language, model, campusOrigin = startCampusSimulator(), samples = false).use { app ->
                 runPhoneTest {
                     show(app)
                     sendAndWaitForTheAnswer(app, "卡里还有多少钱")

@@ -62,6 +62,10 @@ object ScreenTags {
     const val CAMPUS_STATE = "campus-state"
     const val CAMPUS_OPEN = "campus-open"
     const val UNMET = "plugin-unmet"
+    const val REMOTE_URL = "remote-url"
+    const val REMOTE_NAME = "remote-name"
+    const val REMOTE_TOKEN = "remote-token"
+    const val REMOTE_ADD = "remote-add"
     /** A plugin page's tap that runs one of its tools for the student (the pay code). */
     const val TAP = "plugin-tap"
     fun plugin(id: String) = "plugin-$id"
@@ -142,7 +146,34 @@ fun PluginsPage(holder: ScreenModel<PluginsScreen>, open: (String) -> Unit) {
         Button(onClick = { holder.act(Action.PreviewLink(link.trim())) }, enabled = link.isNotBlank(), modifier = Modifier.testTag(ScreenTags.ADD)) {
             Text(screen.addLabel)
         }
+        RemoteServerForm(screen) { holder.act(it) }
     }
+}
+
+/** A remote MCP server's address, a name and its token if it needs one (a secure field). */
+@Composable
+private fun RemoteServerForm(screen: PluginsScreen, act: (Action) -> Unit) {
+    var url by remember { mutableStateOf("") }
+    var name by remember { mutableStateOf("") }
+    var token by remember { mutableStateOf("") }
+    HorizontalDivider()
+    Section(screen.remoteLabel)
+    OutlinedTextField(url, { url = it }, placeholder = { Text(screen.remoteUrlPlaceholder) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_URL))
+    OutlinedTextField(name, { name = it }, placeholder = { Text(screen.remoteNamePlaceholder) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_NAME))
+    OutlinedTextField(token, { token = it }, placeholder = { Text(screen.remoteTokenPlaceholder) }, singleLine = true,
+        visualTransformation = PasswordVisualTransformation(),
+        modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_TOKEN))
+    Button(
+        onClick = {
+            // The token leaves with the tap; the field is emptied so nothing here keeps it.
+            act(Action.AddRemoteServer(url.trim(), name.trim(), token.ifBlank { null }))
+            token = ""
+        },
+        enabled = url.isNotBlank() && name.isNotBlank(),
+        modifier = Modifier.testTag(ScreenTags.REMOTE_ADD),
+    ) { Text(screen.remoteAddLabel) }
 }
 
 /** What a plugin would be allowed before it is installed: install, or cancel. */
