@@ -189,6 +189,19 @@ pub struct ToolManifest {
     /// A plugin document's declarative HTTP request (module `declared`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<RequestManifest>,
+    /// Words for the result's top-level fields, as the chat labels them:
+    /// `{"balanceYuan": {"zh": "余额（元）", "en": "Balance (yuan)"}}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, FieldLabel>,
+}
+
+/// A result field's label in the two languages the app speaks; `en` falls back to `zh`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldLabel {
+    pub zh: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub en: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -220,6 +233,8 @@ pub struct Tool {
     pub target: Option<String>,
     /// The HTTP request a document's tool makes, checked at load.
     pub request: Option<Request>,
+    /// The result fields' labels the plugin gives (see [`ToolManifest::labels`]).
+    pub labels: BTreeMap<String, FieldLabel>,
 }
 
 impl Tool {
@@ -629,6 +644,15 @@ fn load_tool(
     let title_en = en
         .and_then(|e| e.tools.get(&tool.name))
         .map(|t| t.title.clone());
+    for (name, label) in &tool.labels {
+        if label.zh.trim().is_empty() || label.en.as_deref().is_some_and(|e| e.trim().is_empty()) {
+            return Err(LoadError::new(
+                plugin,
+                field(&format!("labels.{name}")),
+                "a label needs its words: give zh (and en, or leave en out)",
+            ));
+        }
+    }
     Ok(Tool {
         id,
         plugin: plugin.to_owned(),
@@ -648,6 +672,7 @@ fn load_tool(
         always_ask: tool.always_ask,
         target: tool.target,
         request,
+        labels: tool.labels,
     })
 }
 
@@ -1301,6 +1326,42 @@ mod tests {
             err.message.starts_with("not a valid JSON Schema: "),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_tools_result_labels_load_with_their_words() {
+        let plugin = load(
+            json!({"id": "wallet", "tools": [{"name": "cardBalance", "effect": "read",
+                "labels": {"balanceYuan": {"zh": "余额（元）", "en": "Balance (yuan)"},
+                           "lost": {"zh": "已挂失"}}}]}),
+            PluginKind::Bundled,
+        )
+        .unwrap();
+        let labels = &plugin.tools[0].labels;
+        assert_eq!(
+            labels["balanceYuan"],
+            FieldLabel {
+                zh: "余额（元）".into(),
+                en: Some("Balance (yuan)".into())
+            }
+        );
+        assert_eq!(labels["lost"].en, None);
+    }
+
+    #[test]
+    fn a_label_without_words_is_a_load_error_naming_its_field() {
+        for label in [json!({"zh": " "}), json!({"zh": "余额", "en": ""})] {
+            let err = load(
+                json!({"id": "wallet", "tools": [{"name": "cardBalance", "effect": "read",
+                    "labels": {"balanceYuan": label}}]}),
+                PluginKind::Bundled,
+            )
+            .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "plugin \"wallet\": tools[0].labels.balanceYuan: a label needs its words: give zh (and en, or leave en out)"
+            );
+        }
     }
 
     #[test]

@@ -212,19 +212,31 @@ async fn a_call_that_asks_shows_its_exact_inputs_and_only_the_answers_offered_th
     );
     let pay = chat.items[1].tool_call.as_ref().unwrap();
     assert_eq!(
-        (pay.decision.as_str(), pay.result.as_deref(), pay.ok),
-        (
-            "This kind of action is turned off",
-            Some("This kind of action is turned off"),
-            Some(false)
-        )
+        (pay.summary.as_str(), pay.ok),
+        ("Refused: this kind of action is turned off", Some(false))
+    );
+    assert_eq!(
+        pay.card.as_ref().map(|c| c.text.as_str()),
+        Some("In Plugins › Shop, set money from off to ask, and it will ask you first")
     );
     let order = chat.items[2].tool_call.as_ref().unwrap();
-    assert_eq!(order.title, "Order");
-    assert_eq!(order.decision, "Asked you");
+    assert_eq!(
+        (order.title.as_str(), order.plugin_title.as_str()),
+        ("Order", "Shop")
+    );
+    assert_eq!(order.summary, "Ran after you allowed it");
     assert_eq!(order.ok, Some(true));
-    let result: Value = serde_json::from_str(order.result.as_deref().unwrap()).unwrap();
+    let result: Value = serde_json::from_str(order.raw_json.as_deref().unwrap()).unwrap();
     assert_eq!(result["input"], json!({"item": "可乐", "count": 2}));
+    let rows: Vec<(&str, &str)> = order
+        .rows
+        .iter()
+        .map(|r| (r.label.as_str(), r.value.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        [("Input", "2 · 可乐"), ("Ok", "Yes"), ("Tool", "shop.order")]
+    );
     assert_eq!(chat.items[3].text, "买好了");
     assert_eq!((chat.can_send, chat.cancel.is_none()), (true, true));
 }
@@ -246,8 +258,8 @@ async fn a_denied_call_shows_declined_in_the_chat() {
     let chat = w.screens.chat("c").unwrap();
     let order = chat.items[1].tool_call.as_ref().unwrap();
     assert_eq!(
-        (order.decision.as_str(), order.result.as_deref(), order.ok),
-        ("你拒绝了这次操作", Some("你拒绝了这次操作"), Some(false))
+        (order.summary.as_str(), order.ok, order.card.is_none()),
+        ("你拒绝了这次操作", Some(false), true)
     );
 }
 

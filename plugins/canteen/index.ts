@@ -38,6 +38,10 @@ const crowd = defineTool({
     'and stop near midnight.',
   input: z.object({}),
   effect: 'read',
+  labels: {
+    takenAt: { zh: '统计时间', en: 'As of' },
+    canteens: { zh: '食堂', en: 'Canteens' },
+  },
   execute: async (_input, ctx) => {
     const { time, rows } = await snapshot(ctx.services);
     return {

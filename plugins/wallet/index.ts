@@ -140,6 +140,14 @@ const cardBalance = defineTool({
     "Campus card balance in CNY (yuan), each account's balance, today's spending and the daily limit, and whether the card is lost or frozen. Use when the student asks how much money is left on the card or how much they spent today.",
   input: z.object({}),
   effect: 'read',
+  labels: {
+    balanceYuan: { zh: '余额（元）', en: 'Balance (yuan)' },
+    spentTodayYuan: { zh: '今日消费（元）', en: 'Spent today (yuan)' },
+    dailyLimitYuan: { zh: '每日限额（元）', en: 'Daily limit (yuan)' },
+    accounts: { zh: '账户', en: 'Accounts' },
+    lost: { zh: '已挂失', en: 'Reported lost' },
+    frozen: { zh: '已冻结', en: 'Frozen' },
+  },
   execute: async (_input, ctx) => {
     const answer = await card<{ card?: any[] }>(ctx, '/berserker-app/ykt/tsm/queryCard');
     if ('status' in answer) return answer.status;
@@ -177,6 +185,14 @@ const transactions = defineTool({
     pageSize: z.number().int().min(1).max(50).optional().describe('Records per page, 1 to 50; 20 when left out'),
   }),
   effect: 'read',
+  labels: {
+    from: { zh: '起始日期', en: 'From' },
+    to: { zh: '截止日期', en: 'To' },
+    page: { zh: '页码', en: 'Page' },
+    pages: { zh: '总页数', en: 'Pages' },
+    total: { zh: '记录数', en: 'Records' },
+    records: { zh: '流水', en: 'Records on this page' },
+  },
   execute: async (input, ctx) => {
     // The core checks the input against its JSON Schema but does not apply zod's defaults:
     // what is left out is filled in here.
@@ -221,6 +237,14 @@ const spending = defineTool({
     month: z.string().regex(MONTH).optional().describe('The month of spentPerDay, YYYY-MM; the month of `to` when left out'),
   }),
   effect: 'read',
+  labels: {
+    from: { zh: '起始日期', en: 'From' },
+    to: { zh: '截止日期', en: 'To' },
+    incomeYuan: { zh: '充入（元）', en: 'Put on the card (yuan)' },
+    spentYuan: { zh: '消费（元）', en: 'Spent (yuan)' },
+    month: { zh: '月份', en: 'Month' },
+    spentPerDay: { zh: '每日消费', en: 'Spent per day' },
+  },
   execute: async ({ from, to, month }, ctx) => {
     period(from, to);
     const perMonth = month ?? to.slice(0, 7);

@@ -167,8 +167,20 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
    * a template whose `{field}` is replaced by that top-level input field.
    */
   target?: string;
+  /**
+   * Words for the result's top-level fields, as the chat labels its rows:
+   * `{ balanceYuan: { zh: '余额（元）', en: 'Balance (yuan)' } }`. A field without one is shown
+   * by its name made readable (`spentTodayYuan` → "Spent today (yuan)").
+   */
+  labels?: Record<string, FieldLabel>;
   /** Runs an allowed call. Throw an Error the user can understand; return status objects for recoverable states. */
   execute: (input: z.infer<S>, ctx: ToolContext) => Promise<O>;
+}
+
+/** A result field's label; `en` falls back to `zh`. */
+export interface FieldLabel {
+  zh: string;
+  en?: string;
 }
 
 /** One data source: a read tool of this plugin, cached for `ttlMs` (seed 004). */
@@ -224,6 +236,7 @@ export interface ToolManifest {
   grant?: boolean;
   alwaysAsk?: boolean;
   target?: string;
+  labels?: Record<string, FieldLabel>;
 }
 
 /** What the core reads from a bundle when it loads it. */
@@ -301,5 +314,6 @@ function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest 
     if (tool[flag] !== undefined) out[flag] = tool[flag];
   }
   if (tool.target !== undefined) out.target = tool.target;
+  if (tool.labels !== undefined) out.labels = tool.labels;
   return out;
 }

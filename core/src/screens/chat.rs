@@ -1,16 +1,20 @@
 //! The chat: the conversation's messages, the answer as it streams, each tool call with what
 //! was decided about it and its result, the turn's state, and cancel.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::live::Live;
+use super::results::{CallCard, refusal_card, rows, signin_card, status_card};
 use super::texts::{refusal_words, title, tr};
-use super::{Action, Button, ButtonRole};
+use super::{Action, Button, ButtonRole, LabelValue};
 use crate::engine::{Engine, EngineError};
 use crate::policy::Code;
-use crate::registry::tool_id;
+use crate::registry::{Tool, tool_id};
 use crate::settings::Language;
-use crate::store::history::MessageRow;
+use crate::store::history::{MessageRow, StoredCall};
 
 /// How many messages the chat reads back.
 const SHOWN: usize = 200;
@@ -26,20 +30,33 @@ pub enum ChatItemKind {
     Notice,
 }
 
-/// A tool call as the chat shows it.
+/// A tool call as the chat shows it: a conversation's words, never an id or JSON, except the
+/// raw data behind its tap.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ToolCallView {
     pub call: String,
-    /// The tool's title, or the name the model wrote when no tool has it.
+    /// The tool's title; "Unknown tool" when no tool has the name the model wrote.
     pub title: String,
-    pub tool: Option<String>,
-    pub input_json: String,
-    /// What was decided, in words (`Ran`, `Asked you`, `Refused: …`); empty before a decision.
-    pub decision: String,
-    /// The result (the UI's whole copy), or why it did not run; none while it runs.
-    pub result: Option<String>,
+    /// The title of the plugin the tool belongs to; empty for an unknown tool.
+    pub plugin_title: String,
+    /// One line of what happened: `Ran`, `Ran after you allowed it`, `Refused: …`, `Running…`;
+    /// empty before a decision.
+    pub summary: String,
+    /// The result's top-level fields, labelled in the plugin's words or the name made readable.
+    pub rows: Vec<LabelValue>,
+    /// A status answer's fix (sign in, Treehole's check, a page for the browser), or the
+    /// setting that would let a refused call run.
+    pub card: Option<CallCard>,
+    /// Whether it ran; none while it runs.
     pub ok: Option<bool>,
+    /// "Show raw data" and "Hide raw data": the toggle of the JSON below.
+    pub show_raw_label: String,
+    pub hide_raw_label: String,
+    /// The input the model wrote, as JSON, shown behind the toggle.
+    pub input_json: String,
+    /// The result as JSON (what the agent read), shown behind the toggle; none while it runs.
+    pub raw_json: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,8 +112,9 @@ pub(super) fn build(
     let settings = engine.open_conversation(conversation)?;
     let rows = engine.history(conversation, None, SHOWN)?;
     let mut items = Vec::new();
+    let mut tools = HashMap::new();
     for row in &rows {
-        push_row(engine, live, lang, row, &mut items);
+        push_row(engine, live, lang, row, &mut items, &mut tools);
     }
     let turn = live.turn(conversation);
     let running = turn.as_ref().filter(|t| t.running);
@@ -189,6 +207,7 @@ fn push_row(
     lang: Language,
     row: &MessageRow,
     items: &mut Vec<ChatItem>,
+    tools: &mut HashMap<String, Arc<Tool>>,
 ) {
     match row.role.as_str() {
         "user" => items.push(ChatItem::text(
@@ -204,32 +223,14 @@ fn push_row(
             }
             for call in &row.tool_calls {
                 let tool = tool_id(&call.name).and_then(|id| engine.tool(&id));
-                let decision = live.decision(&call.id).map_or(String::new(), |d| {
-                    match d.verdict.as_str() {
-                        "run" => tr(lang, "已运行", "Ran"),
-                        "ask" => tr(lang, "询问了你", "Asked you"),
-                        _ => tr(lang, "未运行", "Not run"),
-                    }
-                    .to_owned()
-                });
-                let input_json = serde_json::from_str::<Value>(&call.arguments)
-                    .ok()
-                    .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                    .unwrap_or_else(|| call.arguments.clone());
+                let view = call_view(engine, live, lang, call, tool.as_deref());
+                if let Some(tool) = tool {
+                    tools.insert(call.id.clone(), tool);
+                }
                 items.push(ChatItem {
                     kind: ChatItemKind::ToolCall,
                     text: String::new(),
-                    tool_call: Some(ToolCallView {
-                        call: call.id.clone(),
-                        title: tool.as_ref().map_or(call.name.clone(), |t| {
-                            title(lang, &t.title, t.title_en.as_deref())
-                        }),
-                        tool: tool.map(|t| t.id.clone()),
-                        input_json,
-                        decision,
-                        result: None,
-                        ok: None,
-                    }),
+                    tool_call: Some(view),
                 });
             }
         }
@@ -238,31 +239,119 @@ fn push_row(
                 return;
             };
             let content = row.content.clone().unwrap_or_default();
-            let refused = refusal(&content);
             let view = items
                 .iter_mut()
                 .rev()
                 .filter_map(|item| item.tool_call.as_mut())
                 .find(|view| view.call == id);
             if let Some(view) = view {
-                match refused {
-                    Some(code) => {
-                        let words =
-                            code.map_or(tr(lang, "失败", "Failed"), |c| refusal_words(lang, c));
-                        view.result = Some(words.to_owned());
-                        view.ok = Some(false);
-                        if view.decision.is_empty() || code.is_some() {
-                            view.decision = words.to_owned();
-                        }
-                    }
-                    None => {
-                        view.result = Some(content);
-                        view.ok = Some(true);
-                    }
-                }
+                let tool = tools.get(id).map(|t| &**t);
+                // What the phone still lacks for the tool's plugin, as it stands now.
+                let unmet = tool.and_then(|t| {
+                    engine
+                        .plugins()
+                        .into_iter()
+                        .find(|p| p.plugin.id == t.plugin)
+                        .and_then(|p| p.unmet)
+                });
+                fill_result(live, lang, tool, unmet.as_deref(), view, &content);
             }
         }
         _ => {}
+    }
+}
+
+/// A call as it is asked for, before its result: its titles and what was decided so far.
+fn call_view(
+    engine: &Engine,
+    live: &Live,
+    lang: Language,
+    call: &StoredCall,
+    tool: Option<&Tool>,
+) -> ToolCallView {
+    let plugin = tool.and_then(|t| plugin_title(engine, lang, &t.plugin));
+    let summary = live
+        .decision(&call.id)
+        .map_or("", |d| match d.verdict.as_str() {
+            "run" => tr(lang, "运行中…", "Running…"),
+            "ask" => tr(lang, "已询问你…", "Asked you…"),
+            _ => "",
+        });
+    ToolCallView {
+        call: call.id.clone(),
+        title: tool.map_or_else(
+            || tr(lang, "未知工具", "Unknown tool").to_owned(),
+            |t| title(lang, &t.title, t.title_en.as_deref()),
+        ),
+        plugin_title: plugin.unwrap_or_default(),
+        summary: summary.into(),
+        rows: Vec::new(),
+        card: None,
+        ok: None,
+        show_raw_label: tr(lang, "显示原始数据", "Show raw data").into(),
+        hide_raw_label: tr(lang, "隐藏原始数据", "Hide raw data").into(),
+        input_json: pretty(&call.arguments),
+        raw_json: None,
+    }
+}
+
+/// The call's result: rows and a status card when it ran, the refusal in the student's words
+/// with the setting to change when it did not (`unmet`: what the phone still lacks for the
+/// tool's plugin).
+fn fill_result(
+    live: &Live,
+    lang: Language,
+    tool: Option<&Tool>,
+    unmet: Option<&str>,
+    view: &mut ToolCallView,
+    content: &str,
+) {
+    view.raw_json = Some(pretty(content));
+    match refusal(content) {
+        Some(Some(code)) => {
+            let words = refusal_words(lang, code);
+            view.ok = Some(false);
+            view.summary = match code {
+                // The student's own no needs no "refused".
+                Code::Declined => words.to_owned(),
+                _ => match lang {
+                    Language::Zh => format!("被拒绝：{words}"),
+                    Language::En => format!("Refused: {}", lowercase_first(words)),
+                },
+            };
+            view.card = match (code, unmet) {
+                // DESIGN.md §10: the campus plugins wait for the student's sign-in.
+                (Code::Unavailable, Some("campus-session")) => Some(signin_card(lang)),
+                _ => tool.and_then(|t| refusal_card(lang, code, &view.plugin_title, t.effect)),
+            };
+        }
+        Some(None) => {
+            view.ok = Some(false);
+            view.summary = match failure_message(content) {
+                Some(message) => format!("{}{message}", tr(lang, "没有完成：", "Did not finish: ")),
+                None => tr(lang, "没有完成", "Did not finish").to_owned(),
+            };
+        }
+        None => {
+            view.ok = Some(true);
+            let asked = live
+                .decision(&view.call)
+                .is_some_and(|d| d.verdict == "ask");
+            view.summary = if asked {
+                tr(lang, "你允许后运行了", "Ran after you allowed it")
+            } else {
+                tr(lang, "已运行", "Ran")
+            }
+            .to_owned();
+            let result = serde_json::from_str::<Value>(content)
+                .unwrap_or_else(|_| Value::String(content.to_owned()));
+            view.card = status_card(lang, &result);
+            // A status the card explains is no data to list.
+            if view.card.is_none() {
+                let none = BTreeMap::new();
+                view.rows = rows(lang, &result, tool.map_or(&none, |t| &t.labels));
+            }
+        }
     }
 }
 
@@ -280,4 +369,39 @@ fn refusal(content: &str) -> Option<Option<Code>> {
             .and_then(Value::as_str)
             .and_then(Code::parse),
     )
+}
+
+/// A tool-failed error's message, which the plugin writes for the student (seed 004: "throw an
+/// Error with a clear message that the user can understand"); none for the loop's own errors
+/// (an unknown tool, input that is no JSON), whose words are for the model.
+fn failure_message(content: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(content).ok()?;
+    let error = &value["error"];
+    (error["code"] == "tool_failed")
+        .then(|| error["message"].as_str().map(str::to_owned))
+        .flatten()
+}
+
+/// JSON laid out to read, or the text as it is when it is no JSON.
+fn pretty(text: &str) -> String {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| text.to_owned())
+}
+
+/// A plugin's title in the student's language.
+fn plugin_title(engine: &Engine, lang: Language, plugin: &str) -> Option<String> {
+    engine
+        .installed()
+        .read(|s| s.registry.plugin(plugin).cloned())
+        .map(|p| title(lang, &p.title, p.title_en.as_deref()))
+}
+
+/// "This kind…" as it reads after "Refused: ".
+fn lowercase_first(words: &str) -> String {
+    let mut chars = words.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_lowercase().chain(chars).collect()
+    })
 }

@@ -18,6 +18,7 @@ mod live;
 mod nav;
 mod pay_code;
 mod plugins;
+mod results;
 mod tap;
 mod texts;
 
@@ -42,6 +43,7 @@ pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
 pub use plugins::{
     AddPluginScreen, ModeRowView, PluginDetail, PluginRow, PluginsScreen, ToolRowView,
 };
+pub use results::CallCard;
 
 use crate::consent::{Permission, SetupStep};
 use crate::engine::{Engine, EngineError};

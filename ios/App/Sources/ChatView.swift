@@ -22,7 +22,7 @@ struct ChatView: View {
                 ScrollViewReader { scroll in
                     List {
                         ForEach(Array(chat.items.enumerated()), id: \.offset) { index, item in
-                            ChatItemView(item: item).id(index)
+                            ChatItemView(item: item, act: store.act).id(index)
                         }
                     }
                     .listStyle(.plain)
@@ -106,6 +106,7 @@ struct ChatView: View {
 /// One chat item, drawn by its kind.
 struct ChatItemView: View {
     let item: ChatItem
+    let act: (Action) -> Void
 
     var body: some View {
         switch item.kind {
@@ -124,7 +125,7 @@ struct ChatItemView: View {
             Text(item.text).font(.footnote).foregroundStyle(.orange).accessibilityIdentifier("chat.notice")
         case .toolCall:
             if let call = item.toolCall {
-                ToolCallRow(call: call, text: item.text)
+                ToolCallRow(call: call, text: item.text, act: act)
             } else {
                 Text(item.text)
             }
@@ -132,25 +133,61 @@ struct ChatItemView: View {
     }
 }
 
+/// A tool call as the core words it: its title and its plugin's, one line of what happened, the
+/// result's labelled rows, the card with the tap that fixes it, and the raw JSON behind a toggle.
 struct ToolCallRow: View {
     let call: ToolCallView
     let text: String
+    let act: (Action) -> Void
+    @State private var raw = false
 
     var body: some View {
         VStack(alignment: .leading, spacing: 4) {
-            Text(call.title).font(.subheadline.weight(.semibold))
+            HStack(spacing: 8) {
+                Text(call.title).font(.subheadline.weight(.semibold))
+                if !call.pluginTitle.isEmpty {
+                    Text(call.pluginTitle).font(.caption).foregroundStyle(.secondary)
+                }
+            }
             if !text.isEmpty { Text(text).font(.footnote) }
-            Text(call.inputJson).font(.system(.caption, design: .monospaced)).lineLimit(4)
-            Text(call.decision).font(.caption).accessibilityIdentifier("tool-call.decision")
-            if let result = call.result {
-                Text(result)
-                    .font(.system(.caption, design: .monospaced))
-                    .foregroundStyle(call.ok == false ? .red : .primary)
-                    .accessibilityIdentifier("tool-call.result")
+            if !call.summary.isEmpty {
+                Text(call.summary)
+                    .font(.caption)
+                    .foregroundStyle(call.ok == false ? .red : .accentColor)
+                    .accessibilityIdentifier("tool-call.summary")
+            }
+            ForEach(Array(call.rows.enumerated()), id: \.offset) { _, row in
+                HStack(alignment: .top) {
+                    Text(row.label).font(.caption).foregroundStyle(.secondary)
+                    Spacer()
+                    Text(row.value).font(.callout)
+                }
+                .accessibilityElement(children: .combine)
+            }
+            if let card = call.card {
+                VStack(alignment: .leading, spacing: 6) {
+                    Text(card.text).font(.callout)
+                    if let button = card.button {
+                        ActionButton(button: button, act: act)
+                    }
+                }
+                .padding(8)
+                .background(.yellow.opacity(0.15), in: .rect(cornerRadius: 8))
+                .accessibilityIdentifier("tool-call.card")
+            }
+            SwiftUI.Button(raw ? call.hideRawLabel : call.showRawLabel) { raw.toggle() }
+                .font(.caption)
+                .accessibilityIdentifier("tool-call.raw")
+            if raw {
+                Text(call.inputJson).font(.system(.caption, design: .monospaced))
+                if let json = call.rawJson {
+                    Text(json)
+                        .font(.system(.caption, design: .monospaced))
+                        .accessibilityIdentifier("tool-call.raw-json")
+                }
             }
         }
         .accessibilityElement(children: .contain)
         .accessibilityIdentifier("tool-call.\(call.call)")
-        .accessibilityValue(call.tool ?? "")
     }
 }

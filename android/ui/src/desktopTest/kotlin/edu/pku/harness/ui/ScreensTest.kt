@@ -32,6 +32,7 @@ import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.Route
 import edu.pku.harness.core.ToolCallView
 import edu.pku.harness.jsonString
+import edu.pku.harness.startCampusSimulator
 import java.nio.file.Files
 import kotlinx.coroutines.runBlocking
 import kotlin.test.assertEquals
@@ -109,8 +110,8 @@ class ChatApprovalTest {
                     assertTrue(model.bodies[1].contains("R-20261130-0042"), model.bodies[1])
                     val call = assertNotNull(app.toolCall())
                     assertEquals(true, call.ok)
-                    assertTrue(call.result!!.contains("R-20261130-0042"), call.result)
-                    onNodeWithText(call.decision).assertExists()
+                    assertTrue(call.rawJson!!.contains("R-20261130-0042"), call.rawJson)
+                    onNodeWithTag(ChatTags.callSummary(call.call)).assertTextEquals(call.summary)
                     onNodeWithText("R-20261130-0042", substring = true).assertExists()
                     onNodeWithText("订好了：两个座位。").assertExists()
                     onNodeWithTag(ChatTags.STATUS).assertTextEquals(app.models.chat.model!!.status)
@@ -132,8 +133,10 @@ class ChatApprovalTest {
                     assertTrue(model.bodies[1].contains("The user declined this call."), model.bodies[1])
                     val call = assertNotNull(app.toolCall())
                     assertEquals(false, call.ok)
-                    onNodeWithText(call.decision).assertExists()
-                    onNodeWithText(prettyJson(call.result!!)).assertExists()
+                    assertEquals("You declined this", call.summary)
+                    onNodeWithTag(ChatTags.callSummary(call.call)).assertTextEquals("You declined this")
+                    // The student's own no has no setting to change.
+                    onNodeWithTag(ChatTags.callCard(call.call)).assertDoesNotExist()
                     onNodeWithText("I did not reserve the seats.").assertExists()
                 }
             }
@@ -452,3 +455,129 @@ class ScreensTest {
         }
     }
 }
+
+/** The student's words and a model that calls [name] with [args], then answers [answer]. */
+private fun callingModel(name: String, args: String, answer: String) = ScriptedModel(callOf("call_1", name, args), answerOf(answer))
+
+@OptIn(ExperimentalTestApi::class)
+private fun SkikoComposeUiTest.sendAndWaitForTheAnswer(app: App, words: String) {
+    onNodeWithTag(ChatTags.DRAFT).performTextInput(words)
+    onNodeWithTag(ChatTags.SEND).performClick()
+    waitUntil("the turn's end", 10_000) { app.turnOver() }
+    waitForIdle()
+}
+
+/** Nothing on the screen names a tool or plugin by its id, nor shows JSON, until the raw data's tap. */
+@OptIn(ExperimentalTestApi::class)
+private fun SkikoComposeUiTest.assertNoIdsNorJson() {
+    for (text in listOf("wallet.", "wallet__", "canteen.", "canteen__", "{", "}")) {
+        onAllNodes(hasText(text, substring = true)).assertCountEquals(0)
+    }
+}
+
+/** A tool call in the chat reads like a conversation (the real library; the shipped campus card). */
+@OptIn(ExperimentalTestApi::class)
+class ChatToolCallTest {
+    @Test fun the_card_balance_reads_as_labelled_rows_with_the_raw_data_one_tap_away() {
+        val expected = mapOf(
+            Language.ZH to listOf("校园卡余额", "校园卡", "已运行", "余额（元）", "显示原始数据", "隐藏原始数据"),
+            Language.EN to listOf("Card balance", "Campus card", "Ran", "Balance (yuan)", "Show raw data", "Hide raw data"),
+        )
+        for ((language, words) in expected) callingModel("wallet__cardBalance", "{}", "42.5").use { model ->
+            val (title, plugin, summary, balance, show, hide) = words
+            App(language, model, campusOrigin = startCampusSimulator(), samples = false).use { app ->
+                runBlocking { app.harness.act(Action.CampusSignIn("2100012345", "pku-demo-password", false)) }
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheAnswer(app, "卡里还有多少钱")
+                    val call = assertNotNull(app.toolCall())
+                    assertEquals(listOf(title, plugin, summary), listOf(call.title, call.pluginTitle, call.summary))
+                    assertEquals("42.5", call.rows.single { it.label == balance }.value)
+                    onNodeWithTag(ChatTags.callTitle(call.call)).assertTextEquals(title)
+                    onNodeWithText(plugin).assertExists()
+                    onNodeWithTag(ChatTags.callSummary(call.call)).assertTextEquals(summary)
+                    // Every row as the core labelled it, in its order.
+                    for ((index, row) in call.rows.withIndex()) {
+                        onNodeWithTag(ChatTags.callRow(call.call, index)).performScrollTo()
+                        onAllNodes(hasText(row.label) and hasAnyAncestor(hasTestTag(ChatTags.callRow(call.call, index)))).assertCountEquals(1)
+                        onAllNodes(hasText(row.value) and hasAnyAncestor(hasTestTag(ChatTags.callRow(call.call, index)))).assertCountEquals(1)
+                    }
+                    onNodeWithTag(ChatTags.callRawJson(call.call)).assertDoesNotExist()
+                    assertNoIdsNorJson()
+                    saveScreenshot("chat-rows", language)
+
+                    onNodeWithTag(ChatTags.callRaw(call.call)).performScrollTo().assertTextEquals(show).performClick()
+                    onNodeWithTag(ChatTags.callRaw(call.call)).assertTextEquals(hide)
+                    onNodeWithTag(ChatTags.callRawJson(call.call)).assertExists()
+                    onNodeWithText(call.rawJson!!).assertExists()
+                    onNodeWithTag(ChatTags.callRaw(call.call)).performClick()
+                    onNodeWithTag(ChatTags.callRawJson(call.call)).assertDoesNotExist()
+                }
+            }
+        }
+    }
+
+    @Test fun a_card_unavailable_without_the_sign_in_offers_the_sign_in_and_its_tap_opens_the_campus_account() {
+        val expected = mapOf(
+            Language.ZH to listOf("被拒绝：工具不可用", "需要先登录校园账号", "登录校园账号"),
+            Language.EN to listOf("Refused: the tool is not available", "This needs your campus sign-in first", "Sign in to the campus account"),
+        )
+        for ((language, words) in expected) callingModel("wallet__cardBalance", "{}", "要先登录。").use { model ->
+            val (summary, text, label) = words
+            App(language, model, campusOrigin = startCampusSimulator(), samples = false).use { app ->
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheAnswer(app, "卡里还有多少钱")
+                    val call = assertNotNull(app.toolCall())
+                    assertEquals(summary, call.summary)
+                    val card = assertNotNull(call.card)
+                    assertEquals(text, card.text)
+                    assertEquals(label, card.button?.label)
+                    onNodeWithTag(ChatTags.callSummary(call.call)).assertTextEquals(summary)
+                    onNodeWithText(text).assertExists()
+                    onNodeWithTag(ChatTags.callFix(call.call)).assertTextEquals(label)
+                    assertNoIdsNorJson()
+                    saveScreenshot("chat-status", language)
+                    onNodeWithTag(ChatTags.callFix(call.call)).performScrollTo().performClick()
+                    waitUntil("the campus account screen", 10_000) { app.navigator.route.value == Route.CAMPUS_ACCOUNT }
+                }
+            }
+        }
+    }
+
+    @Test fun a_refused_call_names_the_setting_to_change_and_opens_its_screen() {
+        val expected = mapOf(
+            Language.ZH to listOf(
+                "被拒绝：这类操作已关闭",
+                "在「插件 › 食堂」里把「写入」从「关闭」改为「询问」，它就会先问你",
+                "打开「插件」",
+            ),
+            Language.EN to listOf(
+                "Refused: this kind of action is turned off",
+                "In Plugins › Canteens, set write from off to ask, and it will ask you first",
+                "Open Plugins",
+            ),
+        )
+        for ((language, words) in expected) callingModel("canteen__reserve", SEATS, "没有订。").use { model ->
+            val (summary, text, label) = words
+            App(language, model).use { app ->
+                runBlocking { app.harness.act(Action.SetMode("canteen", Effect.WRITE, Mode.OFF)) }
+                runPhoneTest {
+                    show(app)
+                    sendAndWaitForTheAnswer(app, ASK)
+                    val call = assertNotNull(app.toolCall())
+                    assertEquals(listOf(summary, text, label), listOf(call.summary, call.card?.text, call.card?.button?.label))
+                    onNodeWithTag(ChatTags.callSummary(call.call)).assertTextEquals(summary)
+                    onNodeWithText(text).assertExists()
+                    onNodeWithTag(ChatTags.callFix(call.call)).assertTextEquals(label)
+                    assertNoIdsNorJson()
+                    saveScreenshot("chat-refusal", language)
+                    onNodeWithTag(ChatTags.callFix(call.call)).performScrollTo().performClick()
+                    waitUntil("the plugins screen", 10_000) { app.navigator.route.value == Route.PLUGINS }
+                }
+            }
+        }
+    }
+}
+
+private operator fun <T> List<T>.component6(): T = this[5]

@@ -38,6 +38,7 @@ import edu.pku.harness.core.Action
 import edu.pku.harness.core.ChatItem
 import edu.pku.harness.core.ChatItemKind
 import edu.pku.harness.core.ChatScreen
+import edu.pku.harness.core.ToolCallView
 
 /** Test tags of the chat. */
 object ChatTags {
@@ -49,6 +50,13 @@ object ChatTags {
     const val DOCUMENTS = "chat-documents"
     const val CAMPUS_NOTICE = "chat-campus-notice"
     fun item(index: Int) = "chat-item-$index"
+    fun callTitle(call: String) = "chat-call-$call-title"
+    fun callSummary(call: String) = "chat-call-$call-summary"
+    fun callRow(call: String, index: Int) = "chat-call-$call-row-$index"
+    fun callCard(call: String) = "chat-call-$call-card"
+    fun callFix(call: String) = "chat-call-$call-fix"
+    fun callRaw(call: String) = "chat-call-$call-raw"
+    fun callRawJson(call: String) = "chat-call-$call-raw-json"
 }
 
 /** Test tag of the line that shows the core's words for a refused tap. */
@@ -77,7 +85,7 @@ fun ChatPage(holder: ScreenModel<ChatScreen>, settingsLabel: String?, openSettin
             contentPadding = PaddingValues(12.dp),
             verticalArrangement = Arrangement.spacedBy(8.dp),
         ) {
-            itemsIndexed(chat.items) { index, item -> ChatLine(item, Modifier.testTag(ChatTags.item(index))) }
+            itemsIndexed(chat.items) { index, item -> ChatLine(item, Modifier.testTag(ChatTags.item(index))) { holder.act(it) } }
         }
         Column(Modifier.fillMaxWidth().padding(horizontal = 12.dp, vertical = 6.dp), verticalArrangement = Arrangement.spacedBy(4.dp)) {
             Text(chat.status, style = MaterialTheme.typography.labelMedium, modifier = Modifier.testTag(ChatTags.STATUS))
@@ -115,7 +123,7 @@ fun ChatPage(holder: ScreenModel<ChatScreen>, settingsLabel: String?, openSettin
 }
 
 @Composable
-private fun ChatLine(item: ChatItem, modifier: Modifier) {
+private fun ChatLine(item: ChatItem, modifier: Modifier, onAct: (Action) -> Unit) {
     when (item.kind) {
         ChatItemKind.USER -> Row(modifier.fillMaxWidth(), horizontalArrangement = Arrangement.End) {
             Bubble(item.text, MaterialTheme.colorScheme.primaryContainer)
@@ -134,22 +142,54 @@ private fun ChatLine(item: ChatItem, modifier: Modifier) {
             style = MaterialTheme.typography.labelMedium,
             color = MaterialTheme.colorScheme.error,
         )
-        ChatItemKind.TOOL_CALL -> {
-            val call = item.toolCall ?: return
-            Surface(modifier.fillMaxWidth(), shape = RoundedCornerShape(12.dp), tonalElevation = 2.dp) {
-                Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(4.dp)) {
-                    Text(call.title, fontWeight = FontWeight.Medium)
-                    call.tool?.let { Text(it, style = MaterialTheme.typography.labelSmall, color = MaterialTheme.colorScheme.outline) }
-                    Text(prettyJson(call.inputJson), fontFamily = FontFamily.Monospace, style = MaterialTheme.typography.bodySmall)
-                    if (call.decision.isNotEmpty()) Text(call.decision, style = MaterialTheme.typography.labelLarge, color = MaterialTheme.colorScheme.primary)
-                    call.result?.let {
-                        Text(
-                            prettyJson(it),
-                            fontFamily = FontFamily.Monospace,
-                            style = MaterialTheme.typography.bodySmall,
-                            color = if (call.ok == false) MaterialTheme.colorScheme.error else MaterialTheme.colorScheme.onSurface,
-                        )
+        ChatItemKind.TOOL_CALL -> item.toolCall?.let { ToolCall(it, modifier, onAct) }
+    }
+}
+
+/**
+ * A tool call as the core words it: its title and its plugin's, one line of what happened, the
+ * result's labelled rows, the card with the tap that fixes it, and the raw JSON behind a toggle.
+ */
+@Composable
+private fun ToolCall(call: ToolCallView, modifier: Modifier, onAct: (Action) -> Unit) {
+    var raw by remember(call.call) { mutableStateOf(false) }
+    Surface(modifier.fillMaxWidth(), shape = RoundedCornerShape(12.dp), tonalElevation = 2.dp) {
+        Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(4.dp)) {
+            Row(verticalAlignment = Alignment.CenterVertically, horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+                Text(call.title, fontWeight = FontWeight.Medium, modifier = Modifier.testTag(ChatTags.callTitle(call.call)))
+                if (call.pluginTitle.isNotEmpty()) {
+                    Text(call.pluginTitle, style = MaterialTheme.typography.labelMedium, color = MaterialTheme.colorScheme.outline)
+                }
+            }
+            if (call.summary.isNotEmpty()) {
+                Text(
+                    call.summary,
+                    style = MaterialTheme.typography.labelLarge,
+                    color = if (call.ok == false) MaterialTheme.colorScheme.error else MaterialTheme.colorScheme.primary,
+                    modifier = Modifier.testTag(ChatTags.callSummary(call.call)),
+                )
+            }
+            for ((index, row) in call.rows.withIndex()) {
+                Row(Modifier.fillMaxWidth().testTag(ChatTags.callRow(call.call, index)), horizontalArrangement = Arrangement.spacedBy(12.dp)) {
+                    Text(row.label, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.outline, modifier = Modifier.weight(1f))
+                    Text(row.value, style = MaterialTheme.typography.bodyMedium, modifier = Modifier.weight(1.4f))
+                }
+            }
+            call.card?.let { card ->
+                Surface(Modifier.fillMaxWidth().testTag(ChatTags.callCard(call.call)), shape = RoundedCornerShape(8.dp), color = MaterialTheme.colorScheme.secondaryContainer) {
+                    Column(Modifier.padding(10.dp), verticalArrangement = Arrangement.spacedBy(6.dp)) {
+                        Text(card.text, style = MaterialTheme.typography.bodyMedium)
+                        card.button?.let { CoreButton(it, Modifier.testTag(ChatTags.callFix(call.call)), onAct) }
                     }
+                }
+            }
+            TextButton(onClick = { raw = !raw }, modifier = Modifier.testTag(ChatTags.callRaw(call.call))) {
+                Text(if (raw) call.hideRawLabel else call.showRawLabel)
+            }
+            if (raw) {
+                Column(Modifier.testTag(ChatTags.callRawJson(call.call)), verticalArrangement = Arrangement.spacedBy(4.dp)) {
+                    Text(call.inputJson, fontFamily = FontFamily.Monospace, style = MaterialTheme.typography.bodySmall)
+                    call.rawJson?.let { Text(it, fontFamily = FontFamily.Monospace, style = MaterialTheme.typography.bodySmall) }
                 }
             }
         }
