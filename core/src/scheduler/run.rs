@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::condition::Memory;
 use super::spec::{Compiled, Notification, Task};
 use super::{Job, JobState, Owner, PAUSE_AFTER_REFUSALS, Scheduler, SchedulerError, to_row};
+use crate::consent::PermissionState;
 use crate::invoke::{Call, Invocation, Invoker, ModelTool, Outcome};
 use crate::lock;
 use crate::policy::Actor;
@@ -22,6 +23,9 @@ use crate::store::jobs as rows;
 pub enum RunOutcome {
     /// The check's condition held: the notification to post.
     Notified { notification: Notification },
+    /// The check's condition held, but the phone had reported its notifications off: nothing
+    /// was posted, and the words it would have shown are kept.
+    NotShown { notification: Notification },
     /// The check ran and its condition did not hold.
     Quiet,
     /// The invoke path refused the call; it did not run (also in the audit).
@@ -167,10 +171,25 @@ impl Scheduler {
         let mut reports = Vec::with_capacity(claimed.len());
         for (job, due) in claimed {
             let (outcome, memory) = self.run_job(&job, due).await;
+            let outcome = self.unless_notifications_off(outcome);
             reports.push(self.record_run(job.id, due, now_ms, outcome, memory)?);
         }
         self.rearm_wake();
         Ok(reports)
+    }
+
+    /// A notification the phone will not show is not recorded as shown: while the shell
+    /// reports the notification permission denied (seed 000: the shell reports it, the core
+    /// never asks), a check whose condition held ends [`RunOutcome::NotShown`], and nothing is
+    /// posted.
+    fn unless_notifications_off(&self, outcome: RunOutcome) -> RunOutcome {
+        let off = self
+            .consent
+            .read(|c| c.notifications == PermissionState::Denied);
+        match outcome {
+            RunOutcome::Notified { notification } if off => RunOutcome::NotShown { notification },
+            other => other,
+        }
     }
 
     /// Claims every due job in one transaction (module docs, step 1).
