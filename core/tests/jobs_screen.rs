@@ -11,7 +11,9 @@ use std::sync::Arc;
 use common::{ManualClock, NobodyThere, utc};
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::plugins::samples::Samples;
-use harness_core::scheduler::{Notification, RunOutcome, Task};
+use harness_core::scheduler::{
+    AgentJob, AgentReply, JobRunner, Notification, Owner, RunOutcome, Task,
+};
 use harness_core::screens::{
     Action, ButtonRole, JobComparison, JobDraft, JobScheduleKind, JobsScreen, Live, Route, Screens,
 };
@@ -366,4 +368,55 @@ async fn with_notifications_off_the_screen_says_so_and_a_run_is_not_recorded_as_
     let reports = e.run_due(due + 24 * 3_600_000).await.unwrap();
     assert!(matches!(reports[0].outcome, RunOutcome::Notified { .. }));
     assert_eq!(s.jobs().jobs[0].notice, None);
+}
+
+/// An agent loop that answers every job with a reply and a notification.
+struct Replies;
+
+#[async_trait::async_trait]
+impl JobRunner for Replies {
+    async fn run(&self, _job: &AgentJob) -> Result<AgentReply, String> {
+        Ok(AgentReply {
+            text: "余额 42.5 元".into(),
+            notification: Some(Notification {
+                title: "早报".into(),
+                body: "余额 42.5 元".into(),
+            }),
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_agent_jobs_notification_with_notifications_off_is_kept_apart_and_the_row_says_so() {
+    let s = screens();
+    let e = s.engine();
+    e.set_job_runner(Arc::new(Replies));
+    e.report_permission(Permission::Notifications, PermissionState::Denied)
+        .unwrap();
+    let spec =
+        json!({"name": "早报", "schedule": {"cron": "0 9 * * *"}, "agent": {"prompt": "看看余额"}});
+    let job = e.add_job(&spec, Owner::User).unwrap();
+    let reports = e.run_due(job.next_due_ms.unwrap()).await.unwrap();
+    let RunOutcome::AgentRan {
+        notification,
+        not_shown,
+        ..
+    } = &reports[0].outcome
+    else {
+        panic!("not an agent run: {:?}", reports[0].outcome);
+    };
+    assert_eq!(
+        (notification, not_shown.as_ref().map(|n| n.title.as_str())),
+        (&None, Some("早报"))
+    );
+    assert_eq!(reports[0].outcome.notification(), None);
+    assert_eq!(
+        s.jobs().jobs[0].last_outcome,
+        "余额 42.5 元（没有显示提醒：通知已关闭）"
+    );
+    set_language(&s, Language::En);
+    assert_eq!(
+        s.jobs().jobs[0].last_outcome,
+        "余额 42.5 元 (the notification was not shown: notifications are off)"
+    );
 }

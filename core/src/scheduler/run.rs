@@ -39,6 +39,10 @@ pub enum RunOutcome {
         reply: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         notification: Option<Notification>,
+        /// The notification the reply asked for, not posted: the phone's notifications were
+        /// off.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        not_shown: Option<Notification>,
         calls: u32,
         refused: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,13 +185,28 @@ impl Scheduler {
     /// A notification the phone will not show is not recorded as shown: while the shell
     /// reports the notification permission denied (seed 000: the shell reports it, the core
     /// never asks), a check whose condition held ends [`RunOutcome::NotShown`], and nothing is
-    /// posted.
+    /// posted; an agent job's reply is kept, its notification moved to `not_shown`.
     fn unless_notifications_off(&self, outcome: RunOutcome) -> RunOutcome {
         let off = self
             .consent
             .read(|c| c.notifications == PermissionState::Denied);
         match outcome {
             RunOutcome::Notified { notification } if off => RunOutcome::NotShown { notification },
+            RunOutcome::AgentRan {
+                reply,
+                notification: Some(notification),
+                calls,
+                refused,
+                last_refusal,
+                ..
+            } if off => RunOutcome::AgentRan {
+                reply,
+                notification: None,
+                not_shown: Some(notification),
+                calls,
+                refused,
+                last_refusal,
+            },
             other => other,
         }
     }
@@ -272,6 +291,7 @@ impl Scheduler {
                         RunOutcome::AgentRan {
                             reply: reply.text,
                             notification: reply.notification,
+                            not_shown: None,
                             calls,
                             refused,
                             last_refusal,

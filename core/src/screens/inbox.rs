@@ -343,6 +343,18 @@ fn outcome_words(lang: Language, outcome: &RunOutcome) -> String {
         RunOutcome::Failed { message } | RunOutcome::ConditionError { message } => {
             format!("{}{message}", tr(lang, "失败：", "Failed: "))
         }
+        RunOutcome::AgentRan {
+            reply,
+            not_shown: Some(_),
+            ..
+        } => format!(
+            "{reply}{}",
+            tr(
+                lang,
+                "（没有显示提醒：通知已关闭）",
+                " (the notification was not shown: notifications are off)"
+            )
+        ),
         RunOutcome::AgentRan { reply, .. } => reply.clone(),
         RunOutcome::Interrupted => tr(lang, "被中断", "Interrupted").into(),
     }
