@@ -54,8 +54,9 @@ pub use harness_core::registry::{Effect, PluginKind};
 pub use harness_core::screens::{
     Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, AuditFilter, AuditRowView,
     AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
-    ConsentScreen, ConversationSettingsScreen, InputRow, JobRow, JobsScreen, LabelValue,
-    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, NavItem, Navigation,
+    ConsentScreen, ConversationSettingsScreen, InputRow, JobComparison, JobComparisonOption,
+    JobDraft, JobForm, JobRow, JobScheduleKind, JobScheduleOption, JobSourceOption, JobsScreen,
+    LabelValue, MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, NavItem, Navigation,
     PermissionRow, PluginDetail, PluginRow, PluginsScreen, Route, RuleRow, ShellEffect,
     ToolCallView, ToolRowView,
 };

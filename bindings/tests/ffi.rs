@@ -586,6 +586,10 @@ fn the_agent_opening_a_settings_screen_has_the_platform_open_it() {
 #[test]
 fn a_due_check_posts_its_notification_and_the_wake_time_is_announced() {
     let (harness, platform, _) = open("run-due", vec![]);
+    // A notification is posted only while the phone reports notifications on.
+    harness
+        .report_permission(Permission::Notifications, PermissionState::Granted)
+        .unwrap();
     let events = Arc::new(Recorder::default());
     let _subscription = harness.subscribe(events.clone()).unwrap();
     platform.take_calls();
@@ -616,6 +620,21 @@ fn a_due_check_posts_its_notification_and_the_wake_time_is_announced() {
             format!("arm {} exact=false", due + 30 * 60_000),
             format!("post job-{job} None 余额不足 / 还剩 42.5 元"),
         ]
+    );
+
+    // With notifications off, the next run posts nothing and is not recorded as notified.
+    harness
+        .report_permission(Permission::Notifications, PermissionState::Denied)
+        .unwrap();
+    platform.take_calls();
+    let runs = rt().block_on(harness.run_due(due + 30 * 60_000)).unwrap();
+    assert_eq!(
+        runs[0].outcome_json,
+        r#"{"status":"notShown","notification":{"title":"余额不足","body":"还剩 42.5 元"}}"#
+    );
+    assert_eq!(
+        platform.take_calls(),
+        [format!("arm {} exact=false", due + 60 * 60_000)]
     );
 }
 

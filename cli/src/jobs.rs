@@ -181,6 +181,10 @@ fn outcome_line(outcome: &RunOutcome) -> String {
         RunOutcome::Notified { notification } => {
             format!("notified: {} — {}", notification.title, notification.body)
         }
+        RunOutcome::NotShown { notification } => format!(
+            "not shown (notifications are off): {} — {}",
+            notification.title, notification.body
+        ),
         RunOutcome::Quiet => "ran; the condition did not hold".into(),
         RunOutcome::Refused { code, message } => format!("refused {code}: {message}"),
         RunOutcome::Failed { message } => format!("failed: {message}"),

@@ -159,6 +159,14 @@ impl DataSources {
         }
     }
 
+    /// The value last read for `plugin`'s data source `key`, fresh or not, without a call.
+    pub fn last_value(&self, plugin: &str, key: &str) -> Option<Value> {
+        self.cached(plugin, key)
+            .ok()
+            .flatten()
+            .map(|(value, _)| value)
+    }
+
     fn cached(&self, plugin: &str, key: &str) -> Result<Option<(Value, i64)>, StoreError> {
         let row = self.store.read(|c| rows::cached(c, plugin, key))?;
         row.map(|(text, at)| {

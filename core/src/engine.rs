@@ -920,6 +920,11 @@ impl Engine {
         self.core.sources.read(plugin, key).await
     }
 
+    /// The value last read for `plugin`'s data source `key`, fresh or not, without a call.
+    pub fn last_tool_data(&self, plugin: &str, key: &str) -> Option<Value> {
+        self.core.sources.last_value(plugin, key)
+    }
+
     // ---- the scheduler
 
     /// Gives the scheduler the agent loop that runs agent jobs.

@@ -18,7 +18,8 @@ SCREEN_STRUCTS = [
     "PluginsScreen", "PluginRow", "PluginDetail", "ModeRowView", "ToolRowView",
     "AddPluginScreen", "ConversationSettingsScreen", "ConsentScreen", "PermissionRow",
     "CloudRow", "ModelSettingsScreen", "MemoryInbox", "MemoryRowView", "AuditScreen",
-    "AuditRowView", "JobsScreen", "JobRow", "Navigation", "NavItem", "Button", "Choice",
+    "AuditRowView", "JobsScreen", "JobRow", "JobForm", "JobSourceOption", "JobScheduleOption",
+    "JobComparisonOption", "Navigation", "NavItem", "Button", "Choice",
     "LabelValue", "RuleRow",
 ]
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::condition::Memory;
 use super::spec::{Compiled, Notification, Task};
 use super::{Job, JobState, Owner, PAUSE_AFTER_REFUSALS, Scheduler, SchedulerError, to_row};
+use crate::consent::PermissionState;
 use crate::invoke::{Call, Invocation, Invoker, ModelTool, Outcome};
 use crate::lock;
 use crate::policy::Actor;
@@ -22,6 +23,9 @@ use crate::store::jobs as rows;
 pub enum RunOutcome {
     /// The check's condition held: the notification to post.
     Notified { notification: Notification },
+    /// The check's condition held, but the phone had reported its notifications off: nothing
+    /// was posted, and the words it would have shown are kept.
+    NotShown { notification: Notification },
     /// The check ran and its condition did not hold.
     Quiet,
     /// The invoke path refused the call; it did not run (also in the audit).
@@ -35,6 +39,10 @@ pub enum RunOutcome {
         reply: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         notification: Option<Notification>,
+        /// The notification the reply asked for, not posted: the phone's notifications were
+        /// off.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        not_shown: Option<Notification>,
         calls: u32,
         refused: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,10 +175,40 @@ impl Scheduler {
         let mut reports = Vec::with_capacity(claimed.len());
         for (job, due) in claimed {
             let (outcome, memory) = self.run_job(&job, due).await;
+            let outcome = self.unless_notifications_off(outcome);
             reports.push(self.record_run(job.id, due, now_ms, outcome, memory)?);
         }
         self.rearm_wake();
         Ok(reports)
+    }
+
+    /// A notification the phone will not show is not recorded as shown: while the shell
+    /// reports the notification permission denied (seed 000: the shell reports it, the core
+    /// never asks), a check whose condition held ends [`RunOutcome::NotShown`], and nothing is
+    /// posted; an agent job's reply is kept, its notification moved to `not_shown`.
+    fn unless_notifications_off(&self, outcome: RunOutcome) -> RunOutcome {
+        let off = self
+            .consent
+            .read(|c| c.notifications == PermissionState::Denied);
+        match outcome {
+            RunOutcome::Notified { notification } if off => RunOutcome::NotShown { notification },
+            RunOutcome::AgentRan {
+                reply,
+                notification: Some(notification),
+                calls,
+                refused,
+                last_refusal,
+                ..
+            } if off => RunOutcome::AgentRan {
+                reply,
+                notification: None,
+                not_shown: Some(notification),
+                calls,
+                refused,
+                last_refusal,
+            },
+            other => other,
+        }
     }
 
     /// Claims every due job in one transaction (module docs, step 1).
@@ -253,6 +291,7 @@ impl Scheduler {
                         RunOutcome::AgentRan {
                             reply: reply.text,
                             notification: reply.notification,
+                            not_shown: None,
                             calls,
                             refused,
                             last_refusal,

@@ -2,10 +2,14 @@
 //! the audit log (filtered by plugin, actor, verdict) and the scheduled jobs (next run, last
 //! outcome, pause, resume, remove).
 
+use super::job_form::{self, JobForm};
+use super::nav::Route;
 use super::texts::{local_time, tr};
 use super::{Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED};
+use crate::consent::PermissionState;
 use crate::engine::{Engine, EngineError};
 use crate::scheduler::RunOutcome;
+use crate::scheduler::Task;
 use crate::settings::Language;
 use crate::store::jobs::JobState;
 use crate::store::memories::MemoryState;
@@ -186,6 +190,9 @@ pub struct JobRow {
     pub state_label: String,
     pub next_run: String,
     pub last_outcome: String,
+    /// Said on a check while the phone's notifications are off: its notification will not be
+    /// shown.
+    pub notice: Option<String>,
     pub pause_or_resume: Option<Button>,
     pub remove: Button,
 }
@@ -196,14 +203,23 @@ pub struct JobsScreen {
     pub title: String,
     /// How the phone wakes for a job: exact alarms, or when the system lets the app run.
     pub wake_note: String,
+    /// Said while the phone's notifications are not on: a job's notification would not be
+    /// shown.
+    pub notifications_note: Option<String>,
+    /// The tap to the permissions screen, beside the note.
+    pub notifications_fix: Option<Button>,
     pub jobs: Vec<JobRow>,
     pub empty_label: String,
+    pub form: JobForm,
 }
 
 pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
     let zone = engine.settings().time_zone;
     let consent = engine.consent();
-    let exact = consent.exact_alarm == crate::consent::PermissionState::Granted;
+    let exact = consent.exact_alarm == PermissionState::Granted;
+    // seed 000: the shell reports the permission; the core only says what it means here and
+    // offers the tap to the screen where the student turns it on.
+    let notifications_off = consent.notifications == PermissionState::Denied;
     let no_exact_alarms = consent.capabilities.contains(EXACT_ALARM_UNSUPPORTED);
     let jobs = engine
         .jobs()
@@ -229,6 +245,14 @@ pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
                 .map_or(tr(lang, "尚未运行", "Not run yet").into(), |last| {
                     outcome_words(lang, &last.outcome)
                 }),
+            notice: (notifications_off && matches!(j.spec.task, Task::Check(_))).then(|| {
+                tr(
+                    lang,
+                    "提醒不会显示：通知已关闭",
+                    "Its notification will not be shown: notifications are off",
+                )
+                .into()
+            }),
             pause_or_resume: match j.state {
                 JobState::Active => Some(Button::new(
                     tr(lang, "暂停", "Pause").into(),
@@ -269,14 +293,44 @@ pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
             )
         }
         .into(),
+        notifications_note: match consent.notifications {
+            PermissionState::Granted => None,
+            PermissionState::Denied => Some(tr(
+                lang,
+                "通知已关闭：任务的提醒不会显示，也不会记为已提醒。",
+                "Notifications are off: a job's notification is not shown, and is not recorded as notified.",
+            )),
+            PermissionState::Unknown => Some(tr(
+                lang,
+                "还没有允许通知：任务的提醒可能不会显示。",
+                "Notifications are not allowed yet: a job's notification may not be shown.",
+            )),
+        }
+        .map(str::to_owned),
+        notifications_fix: (consent.notifications != PermissionState::Granted).then(|| {
+            Button::new(
+                tr(lang, "去开启通知", "Turn on notifications").into(),
+                ButtonRole::Primary,
+                Action::Open {
+                    route: Route::Consent,
+                },
+            )
+        }),
         jobs,
         empty_label: tr(lang, "没有定时任务", "No scheduled jobs").into(),
+        form: job_form::build(engine, lang),
     }
 }
 
 fn outcome_words(lang: Language, outcome: &RunOutcome) -> String {
     match outcome {
         RunOutcome::Notified { .. } => tr(lang, "已提醒", "Notified").into(),
+        RunOutcome::NotShown { .. } => tr(
+            lang,
+            "条件满足，但没有显示提醒：通知已关闭",
+            "Condition met, but the notification was not shown: notifications are off",
+        )
+        .into(),
         RunOutcome::Quiet => tr(
             lang,
             "条件未满足，未提醒",
@@ -289,6 +343,18 @@ fn outcome_words(lang: Language, outcome: &RunOutcome) -> String {
         RunOutcome::Failed { message } | RunOutcome::ConditionError { message } => {
             format!("{}{message}", tr(lang, "失败：", "Failed: "))
         }
+        RunOutcome::AgentRan {
+            reply,
+            not_shown: Some(_),
+            ..
+        } => format!(
+            "{reply}{}",
+            tr(
+                lang,
+                "（没有显示提醒：通知已关闭）",
+                " (the notification was not shown: notifications are off)"
+            )
+        ),
         RunOutcome::AgentRan { reply, .. } => reply.clone(),
         RunOutcome::Interrupted => tr(lang, "被中断", "Interrupted").into(),
     }

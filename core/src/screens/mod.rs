@@ -14,6 +14,7 @@ mod consent;
 mod conversation;
 mod first_run;
 mod inbox;
+mod job_form;
 mod live;
 mod nav;
 mod pay_code;
@@ -36,6 +37,10 @@ pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use first_run::{FirstRunPage, FirstRunScreen};
 pub use inbox::{
     AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
+};
+pub use job_form::{
+    JobComparison, JobComparisonOption, JobDraft, JobForm, JobScheduleKind, JobScheduleOption,
+    JobSourceOption,
 };
 pub use live::Live;
 pub use nav::{NavItem, Navigation, Route, route_for};
@@ -221,6 +226,10 @@ pub enum Action {
     DecideMemory {
         memory: i64,
         approve: bool,
+    },
+    /// Add the job the student set up on the jobs screen's form.
+    AddJob {
+        draft: JobDraft,
     },
     PauseJob {
         job: i64,
@@ -531,6 +540,7 @@ impl Screens {
             Action::DecideMemory { memory, approve } => {
                 e.decide_memory(memory, approve)?;
             }
+            Action::AddJob { draft } => job_form::add(e, self.language(), &draft)?,
             Action::PauseJob { job } => {
                 let reason = tr(self.language(), "你暂停了它", "paused by you");
                 e.pause_job(job, reason).map_err(job_error)?;

@@ -85,7 +85,8 @@ struct AuditView: View {
     }
 }
 
-/// The scheduled jobs, and how this phone wakes for them (iOS: no exact alarms).
+/// The scheduled jobs, how this phone wakes for them (iOS: no exact alarms), whether their
+/// notifications can be shown, and the core's form for a new check.
 struct JobsView: View {
     @State private var store: ScreenStore<JobsScreen>
 
@@ -97,6 +98,12 @@ struct JobsView: View {
         Loaded(store: store) { screen in
             List {
                 Section { Text(screen.wakeNote).font(.footnote).accessibilityIdentifier("jobs.wake-note") }
+                if let note = screen.notificationsNote {
+                    Section {
+                        Text(note).foregroundStyle(.red).accessibilityIdentifier("jobs.notifications-note")
+                        if let fix = screen.notificationsFix { ActionButton(button: fix, act: store.act) }
+                    }
+                }
                 if screen.jobs.isEmpty {
                     Text(screen.emptyLabel).foregroundStyle(.secondary)
                 }
@@ -106,6 +113,7 @@ struct JobsView: View {
                         Text(job.stateLabel).font(.caption)
                         if !job.nextRun.isEmpty { Text(job.nextRun).font(.caption) }
                         Text(job.lastOutcome).font(.caption).foregroundStyle(.secondary)
+                        if let notice = job.notice { Text(notice).font(.caption).foregroundStyle(.red) }
                         HStack {
                             if let toggle = job.pauseOrResume { ActionButton(button: toggle, act: store.act) }
                             ActionButton(button: job.remove, act: store.act)
@@ -113,8 +121,78 @@ struct JobsView: View {
                         .buttonStyle(.bordered)
                     }
                 }
+                JobFormSection(form: screen.form, act: store.act)
             }
             .navigationTitle(screen.title)
         }
+    }
+}
+
+/// The core's new-job form: the choices are the core's, the typed words go back in the draft.
+struct JobFormSection: View {
+    let form: JobForm
+    let act: (Action) -> Void
+    @State private var source = 0
+    @State private var schedule = 0
+    @State private var comparison = 0
+    @State private var name = ""
+    @State private var whenText = ""
+    @State private var field = ""
+    @State private var value = ""
+    @State private var notifyTitle = ""
+    @State private var notifyBody = ""
+
+    var body: some View {
+        Section(form.title) {
+            if form.sources.isEmpty {
+                Text(form.noSourcesLabel).foregroundStyle(.secondary)
+            } else {
+                TextField(form.nameLabel, text: $name).accessibilityIdentifier("job.name")
+                Picker(form.sourceLabel, selection: $source) {
+                    ForEach(Array(form.sources.enumerated()), id: \.offset) { i, option in
+                        Text(option.title).tag(i)
+                    }
+                }
+                Picker(form.scheduleLabel, selection: $schedule) {
+                    ForEach(Array(form.schedules.enumerated()), id: \.offset) { i, option in
+                        Text(option.label).tag(i)
+                    }
+                }
+                TextField(form.schedules[min(schedule, form.schedules.count - 1)].valueHint, text: $whenText)
+                    .accessibilityIdentifier("job.when")
+                TextField(form.fieldLabel, text: $field).accessibilityIdentifier("job.field")
+                let known = form.sources[min(source, form.sources.count - 1)].fields
+                if !known.isEmpty {
+                    ScrollView(.horizontal, showsIndicators: false) {
+                        HStack {
+                            ForEach(known, id: \.self) { f in
+                                SwiftUI.Button(f) { field = f }.buttonStyle(.bordered)
+                            }
+                        }
+                    }
+                }
+                Picker(form.comparisonLabel, selection: $comparison) {
+                    ForEach(Array(form.comparisons.enumerated()), id: \.offset) { i, option in
+                        Text(option.label).tag(i)
+                    }
+                }
+                TextField(form.valueLabel, text: $value).accessibilityIdentifier("job.value")
+                TextField(form.notifyTitleLabel, text: $notifyTitle).accessibilityIdentifier("job.title")
+                TextField(form.notifyBodyLabel, text: $notifyBody, axis: .vertical).accessibilityIdentifier("job.body")
+                SwiftUI.Button(form.submitLabel) { submit() }.accessibilityIdentifier("job.add")
+            }
+        }
+    }
+
+    private func submit() {
+        let chosen = form.sources[min(source, form.sources.count - 1)]
+        let kind = form.schedules[min(schedule, form.schedules.count - 1)]
+        let compare = form.comparisons[min(comparison, form.comparisons.count - 1)]
+        act(.addJob(draft: JobDraft(
+            name: name, plugin: chosen.plugin, source: chosen.source,
+            schedule: kind.kind, scheduleValue: whenText,
+            field: field, comparison: compare.comparison, value: value,
+            notifyTitle: notifyTitle, notifyBody: notifyBody
+        )))
     }
 }

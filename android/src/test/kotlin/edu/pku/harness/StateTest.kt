@@ -79,6 +79,7 @@ class StateTest {
         val platform = ScriptedPlatform()
         val harness = sampleHarness(platform)
         harness.reportPermission(Permission.EXACT_ALARM, PermissionState.GRANTED)
+        harness.reportPermission(Permission.NOTIFICATIONS, PermissionState.GRANTED)
         val job = harness.addJob(lowBalance)
         assertTrue(platform.wakeUps.last() != null)
         assertEquals(true, platform.exactWakeUps.last())
@@ -90,6 +91,17 @@ class StateTest {
             platform.notifications.toList(),
         )
         assertEquals(0, platform.prompts.size)
+    }
+
+    @Test fun a_due_check_with_notifications_off_posts_nothing_and_is_recorded_as_not_shown() = runTest {
+        val platform = ScriptedPlatform()
+        val harness = sampleHarness(platform)
+        harness.reportPermission(Permission.NOTIFICATIONS, PermissionState.DENIED)
+        val job = harness.addJob(lowBalance)
+        val runs = harness.runDue(platform.wakeUps.last()!!)
+        assertEquals(listOf(job), runs.map { it.job })
+        assertTrue(runs[0].outcomeJson.startsWith("{\"status\":\"notShown\""), runs[0].outcomeJson)
+        assertEquals(emptyList(), platform.notifications.toList())
     }
 
     @Test fun a_scheduled_write_cannot_even_be_added() {

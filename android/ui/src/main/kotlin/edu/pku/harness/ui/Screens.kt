@@ -40,6 +40,8 @@ import edu.pku.harness.core.AddPluginScreen
 import edu.pku.harness.core.AuditScreen
 import edu.pku.harness.core.ConsentScreen
 import edu.pku.harness.core.ConversationSettingsScreen
+import edu.pku.harness.core.JobDraft
+import edu.pku.harness.core.JobForm
 import edu.pku.harness.core.JobsScreen
 import edu.pku.harness.core.MemoryInbox
 import edu.pku.harness.core.NavItem
@@ -94,7 +96,8 @@ internal fun Title(text: String) = Text(text, style = MaterialTheme.typography.t
 internal fun Section(text: String) = Text(text, style = MaterialTheme.typography.titleSmall, color = MaterialTheme.colorScheme.primary)
 
 @Composable
-internal fun Small(text: String) = Text(text, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.onSurfaceVariant)
+internal fun Small(text: String, modifier: Modifier = Modifier) =
+    Text(text, modifier, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.onSurfaceVariant)
 
 @Composable
 private fun Lines(lines: List<String>) {
@@ -415,24 +418,121 @@ fun AuditPage(holder: ScreenModel<AuditScreen>, filter: (plugin: String?, actor:
     }
 }
 
-/** The scheduled jobs: when each runs next, how it went, pause or resume, remove. */
+/** Test tags of the jobs screen. */
+object JobTags {
+    const val NOTIFICATIONS_NOTE = "jobs-notifications-note"
+    const val NOTIFICATIONS_FIX = "jobs-notifications-fix"
+    const val NAME = "job-name"
+    const val WHEN = "job-when"
+    const val FIELD = "job-field"
+    const val VALUE = "job-value"
+    const val TITLE = "job-title"
+    const val BODY = "job-body"
+    const val ADD = "job-add"
+    fun source(index: Int) = "job-source-$index"
+    fun schedule(index: Int) = "job-schedule-$index"
+    fun comparison(index: Int) = "job-comparison-$index"
+    fun row(id: Long) = "job-$id"
+    fun notice(id: Long) = "job-notice-$id"
+    fun outcome(id: Long) = "job-outcome-$id"
+}
+
+/**
+ * The scheduled jobs: when each runs next, how it went, pause or resume, remove; whether their
+ * notifications can be shown; and the core's form for a new check.
+ */
 @Composable
 fun JobsPage(holder: ScreenModel<JobsScreen>) {
     val screen = holder.model ?: return
     Page(holder.message) {
         Title(screen.title)
         Small(screen.wakeNote)
+        screen.notificationsNote?.let { note ->
+            Card {
+                Text(note, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(JobTags.NOTIFICATIONS_NOTE))
+                screen.notificationsFix?.let { CoreButton(it, Modifier.testTag(JobTags.NOTIFICATIONS_FIX)) { a -> holder.act(a) } }
+            }
+        }
         if (screen.jobs.isEmpty()) Text(screen.emptyLabel)
         for (job in screen.jobs) {
-            Card {
+            Card(Modifier.testTag(JobTags.row(job.id))) {
                 Text(job.name, fontWeight = FontWeight.Medium)
-                Small("${job.stateLabel} · ${job.nextRun}")
-                Small(job.lastOutcome)
+                Small(if (job.nextRun.isEmpty()) job.stateLabel else "${job.stateLabel} · ${job.nextRun}")
+                Small(job.lastOutcome, Modifier.testTag(JobTags.outcome(job.id)))
+                job.notice?.let { Text(it, color = MaterialTheme.colorScheme.error, style = MaterialTheme.typography.bodySmall, modifier = Modifier.testTag(JobTags.notice(job.id))) }
                 Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
                     job.pauseOrResume?.let { CoreButton(it) { a -> holder.act(a) } }
                     CoreButton(job.remove) { a -> holder.act(a) }
                 }
             }
         }
+        HorizontalDivider()
+        JobFormSection(screen.form) { holder.act(it) }
     }
+}
+
+/** The core's new-job form: the choices are the core's, the typed words go back in the draft. */
+@OptIn(ExperimentalLayoutApi::class)
+@Composable
+private fun JobFormSection(form: JobForm, act: (Action) -> Unit) {
+    Section(form.title)
+    if (form.sources.isEmpty()) {
+        Text(form.noSourcesLabel)
+        return
+    }
+    var source by remember { mutableStateOf(0) }
+    var schedule by remember { mutableStateOf(0) }
+    var comparison by remember { mutableStateOf(0) }
+    var name by remember { mutableStateOf("") }
+    var whenText by remember { mutableStateOf("") }
+    var field by remember { mutableStateOf("") }
+    var value by remember { mutableStateOf("") }
+    var title by remember { mutableStateOf("") }
+    var body by remember { mutableStateOf("") }
+    val chosen = form.sources[source.coerceIn(form.sources.indices)]
+    val kind = form.schedules[schedule.coerceIn(form.schedules.indices)]
+    val compare = form.comparisons[comparison.coerceIn(form.comparisons.indices)]
+    OutlinedTextField(name, { name = it }, label = { Text(form.nameLabel) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(JobTags.NAME))
+    Small(form.sourceLabel)
+    FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+        form.sources.forEachIndexed { i, option ->
+            FilterChip(i == source, { source = i }, label = { Text(option.title) }, modifier = Modifier.testTag(JobTags.source(i)))
+        }
+    }
+    Small(form.scheduleLabel)
+    FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+        form.schedules.forEachIndexed { i, option ->
+            FilterChip(i == schedule, { schedule = i }, label = { Text(option.label) }, modifier = Modifier.testTag(JobTags.schedule(i)))
+        }
+    }
+    OutlinedTextField(whenText, { whenText = it }, placeholder = { Text(kind.valueHint) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(JobTags.WHEN))
+    Small(form.comparisonLabel)
+    OutlinedTextField(field, { field = it }, label = { Text(form.fieldLabel) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(JobTags.FIELD))
+    if (chosen.fields.isNotEmpty()) {
+        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+            for (known in chosen.fields) FilterChip(known == field, { field = known }, label = { Text(known) })
+        }
+    }
+    FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+        form.comparisons.forEachIndexed { i, option ->
+            FilterChip(i == comparison, { comparison = i }, label = { Text(option.label) }, modifier = Modifier.testTag(JobTags.comparison(i)))
+        }
+    }
+    OutlinedTextField(value, { value = it }, label = { Text(form.valueLabel) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(JobTags.VALUE))
+    OutlinedTextField(title, { title = it }, label = { Text(form.notifyTitleLabel) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(JobTags.TITLE))
+    OutlinedTextField(body, { body = it }, label = { Text(form.notifyBodyLabel) },
+        modifier = Modifier.fillMaxWidth().testTag(JobTags.BODY))
+    Button(onClick = {
+        act(Action.AddJob(JobDraft(
+            name = name, plugin = chosen.plugin, source = chosen.source,
+            schedule = kind.kind, scheduleValue = whenText,
+            field = field, comparison = compare.comparison, value = value,
+            notifyTitle = title, notifyBody = body,
+        )))
+    }, modifier = Modifier.testTag(JobTags.ADD)) { Text(form.submitLabel) }
 }
