@@ -91,7 +91,7 @@ enum Naming<'a> {
     /// By ids and patterns, as the agent and the audit read them.
     Ids,
     /// As the user reads them on a screen: the plugin by its title, a rule by what it covers,
-    /// never an id (issue 26: the sheet named the plugin `canteen`).
+    /// never an id (a student does not know the plugin `canteen` by its id).
     Titles { plugin: &'a str },
 }
 
