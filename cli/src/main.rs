@@ -39,9 +39,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Play a scripted agent session on the sample plugins, printing each decision and why. It
-    /// starts its database afresh on every run (in the data directory's `demo` folder, unless
-    /// --data-dir names another).
+    /// Play a scripted agent session on the app's shipped campus plugins against the campus
+    /// simulator, printing each decision and why. It starts its database afresh on every run
+    /// (in the data directory's `demo` folder, unless --data-dir names another).
     Demo {
         /// Answer every approval prompt this way instead of asking on the terminal.
         #[arg(long, value_enum)]
