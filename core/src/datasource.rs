@@ -182,7 +182,8 @@ pub(crate) fn dashboard_manifest() -> Value {
     json!({
         "id": "dashboard",
         "title": "仪表盘",
-        "i18n": {"en": {"title": "Dashboard", "tools": {"sources": {"title": "Data sources"}}}},
+        "description": "各插件提供的数据（余额、食堂人数等），给小组件和定时检查用。",
+        "i18n": {"en": {"title": "Dashboard", "description": "The data plugins offer (the balance, the canteens' crowding…) for widgets and scheduled checks.", "tools": {"sources": {"title": "Data sources"}}}},
         "tools": [
             {"name": "sources", "title": "数据源", "effect": "read",
              "description": "Read tools that plugins offer for widgets and scheduled checks, with what each shows and how long its value stays fresh (ttlMs). Use one as a check's tool in scheduler__create."}

@@ -150,6 +150,9 @@ pub struct Manifest {
 pub struct I18n {
     #[serde(default)]
     pub title: Option<String>,
+    /// What the plugin is for, as the student reads it, in this language.
+    #[serde(default)]
+    pub description: Option<String>,
     #[serde(default)]
     pub tools: BTreeMap<String, I18nTool>,
 }
@@ -292,7 +295,9 @@ pub struct Plugin {
     pub kind: PluginKind,
     pub title: String,
     pub title_en: Option<String>,
+    /// What the plugin is for, as the student reads it (never the instructions for the model).
     pub description: String,
+    pub description_en: Option<String>,
     pub requires: Vec<String>,
     pub scopes: Vec<String>,
     /// Declared defaults that survived the kind's rules (see `policy::default_mode`).
@@ -445,6 +450,7 @@ impl Plugin {
             kind,
             title: manifest.title,
             title_en: en.and_then(|e| e.title.clone()),
+            description_en: en.and_then(|e| e.description.clone()),
             description: manifest.description,
             requires: manifest.requires,
             scopes: manifest.scopes,

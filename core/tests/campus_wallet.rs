@@ -803,3 +803,30 @@ async fn a_plugin_waiting_for_the_campus_sign_in_says_so_in_words_with_the_tap_t
     let canteen = screens.plugin_detail("canteen").unwrap();
     assert_eq!((canteen.unmet, canteen.unmet_fix), (None, None));
 }
+
+#[tokio::test]
+async fn the_plugin_list_says_what_each_shipped_plugin_is_for_in_the_students_language() {
+    let w = world(false).await;
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    let described = |lang: Language| {
+        w.engine.change_setting(Change::Language(lang)).unwrap();
+        let list = screens.plugins();
+        let row = list.plugins.iter().find(|p| p.id == "wallet").unwrap();
+        let page = screens.plugin_detail("wallet").unwrap();
+        assert_eq!(page.description, row.description);
+        row.description.clone()
+    };
+    assert_eq!(
+        described(Language::Zh),
+        "校园卡：余额、消费记录和统计、数字卡与付款码，以及校园卡服务的充值页面。"
+    );
+    assert_eq!(
+        described(Language::En),
+        "The campus card: the balance, records and spending, the digital card and its pay code, and the card service's recharge page."
+    );
+    // Every shipped plugin says it in both languages, and never in the model's words.
+    for row in screens.plugins().plugins {
+        assert!(!row.description.is_empty(), "{}", row.id);
+        assert!(!row.description.contains("__"), "{}", row.id);
+    }
+}

@@ -137,6 +137,7 @@ export default definePlugin({
   i18n: {
     en: {
       title: 'Canteens',
+      description: 'How crowded the campus canteens are, and when they are open.',
       tools: { crowd: { title: 'Canteen crowding' }, openNow: { title: 'Open canteens' } },
     },
   },

@@ -69,7 +69,7 @@ export default definePlugin({
   id: 'classrooms',
   title: '空闲教室',
   description: '教学楼里哪些教室空着，按节次。',
-  i18n: { en: { title: 'Free classrooms', tools: { free: { title: 'Free classrooms' } } } },
+  i18n: { en: { title: 'Free classrooms', description: 'Which classrooms of a teaching building are free, period by period.', tools: { free: { title: 'Free classrooms' } } } },
   scopes: ['public'],
   tools: { free },
 });

@@ -51,7 +51,7 @@ export default definePlugin({
   id: 'library',
   title: '图书馆',
   description: '北京大学图书馆馆藏检索。',
-  i18n: { en: { title: 'Library', tools: { search: { title: 'Search the catalogue' } } } },
+  i18n: { en: { title: 'Library', description: "Search Peking University Library's catalogue.", tools: { search: { title: 'Search the catalogue' } } } },
   scopes: ['library'],
   tools: { search },
 });

@@ -150,6 +150,7 @@ export default definePlugin({
   i18n: {
     en: {
       title: 'School notices',
+      description: "The school's notices on the portal: the list, a search of their titles and each notice in full.",
       tools: { list: { title: 'School notices' }, detail: { title: 'Read a notice' } },
     },
   },

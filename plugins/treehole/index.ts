@@ -259,6 +259,7 @@ export default definePlugin({
   i18n: {
     en: {
       title: 'Treehole',
+      description: 'PKU Treehole: the newest posts, search, a post with its replies; posting, replying and following.',
       tools: {
         feed: { title: 'Newest on Treehole' },
         search: { title: 'Search Treehole' },

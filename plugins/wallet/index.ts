@@ -327,10 +327,11 @@ const recharge = defineTool({
 export default definePlugin({
   id: 'wallet',
   title: '校园卡',
-  description: "The campus card: balance, records, spending, the digital card and its pay code, and the card service's recharge page.",
+  description: '校园卡：余额、消费记录和统计、数字卡与付款码，以及校园卡服务的充值页面。',
   i18n: {
     en: {
       title: 'Campus card',
+      description: "The campus card: the balance, records and spending, the digital card and its pay code, and the card service's recharge page.",
       tools: {
         cardBalance: { title: 'Card balance' },
         transactions: { title: 'Card records' },

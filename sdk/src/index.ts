@@ -208,8 +208,9 @@ export interface PluginDef {
   id: string;
   /** The Chinese title shown to users. */
   title: string;
+  /** What the plugin is for, in Chinese, as the student reads it on its page; the English one in i18n.en.description. */
   description?: string;
-  i18n?: Record<string, { title?: string; tools?: Record<string, { title: string }> }>;
+  i18n?: Record<string, { title?: string; description?: string; tools?: Record<string, { title: string }> }>;
   /** What the phone must provide: 'campus-session', 'notifications', 'exact-alarm'… */
   requires?: string[];
   /** The campus sites and services the plugin reaches, shown on its page. */

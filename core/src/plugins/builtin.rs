@@ -101,7 +101,8 @@ fn settings_manifest() -> Value {
     json!({
         "id": "settings",
         "title": "设置",
-        "i18n": {"en": {"title": "Settings", "tools": {
+        "description": "应用的设置：语言、时区、模型和各插件的权限；也能打开相应的设置页面。",
+        "i18n": {"en": {"title": "Settings", "description": "The app's settings: language, time zone, the model and each plugin's permissions; it also opens the settings' screens.", "tools": {
             "get": {"title": "Read settings"}, "change": {"title": "Change a setting"}, "openScreen": {"title": "Open a settings screen"}
         }}},
         "tools": [
@@ -124,7 +125,8 @@ fn memory_manifest() -> Value {
     json!({
         "id": "memory",
         "title": "记忆",
-        "i18n": {"en": {"title": "Memory", "tools": {
+        "description": "助手记住的关于你的事；新的记忆要你同意后才生效。",
+        "i18n": {"en": {"title": "Memory", "description": "What the assistant remembers about you; a new memory counts only once you approve it.", "tools": {
             "write": {"title": "Remember"}, "list": {"title": "Memories"}, "approve": {"title": "Approve a memory"}, "reject": {"title": "Reject a memory"}
         }}},
         "tools": [
@@ -144,7 +146,8 @@ fn files_manifest() -> Value {
     json!({
         "id": "files",
         "title": "文件",
-        "i18n": {"en": {"title": "Files", "tools": {
+        "description": "你附加到对话里的文档：分页阅读和搜索。",
+        "i18n": {"en": {"title": "Files", "description": "The documents you attach to a conversation, read page by page and searched.", "tools": {
             "list": {"title": "Attached documents"}, "page": {"title": "Read a page"}, "search": {"title": "Search a document"}
         }}},
         "tools": [

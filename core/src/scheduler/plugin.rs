@@ -18,7 +18,8 @@ pub(crate) fn manifest() -> Value {
     json!({
         "id": "scheduler",
         "title": "定时任务",
-        "i18n": {"en": {"title": "Scheduled jobs", "tools": {
+        "description": "定时任务和检查，例如余额不足时提醒你；定时运行时只能读取。",
+        "i18n": {"en": {"title": "Scheduled jobs", "description": "Scheduled jobs and checks, such as a reminder when the balance is low; scheduled runs only read.", "tools": {
             "create": {"title": "Schedule a job"}, "list": {"title": "Scheduled jobs"},
             "pause": {"title": "Pause a job"}, "resume": {"title": "Resume a job"}, "remove": {"title": "Remove a job"}
         }}},

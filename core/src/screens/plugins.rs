@@ -16,6 +16,9 @@ use crate::settings::Language;
 pub struct PluginRow {
     pub id: String,
     pub title: String,
+    /// What the plugin is for, in the student's language (never the instructions for the
+    /// model).
+    pub description: String,
     pub kind: PluginKind,
     pub kind_label: String,
     pub enabled: bool,
@@ -129,6 +132,11 @@ pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
             .map(|v| PluginRow {
                 id: v.plugin.id.clone(),
                 title: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
+                description: title(
+                    lang,
+                    &v.plugin.description,
+                    v.plugin.description_en.as_deref(),
+                ),
                 kind: v.plugin.kind,
                 kind_label: kind_words(lang, v.plugin.kind).into(),
                 enabled: v.enabled,
@@ -233,7 +241,7 @@ pub(super) fn detail(
     Ok(PluginDetail {
         id: p.id.clone(),
         title: title(lang, &p.title, p.title_en.as_deref()),
-        description: p.description.clone(),
+        description: title(lang, &p.description, p.description_en.as_deref()),
         kind_label: kind_words(lang, p.kind).into(),
         enabled: v.enabled,
         enabled_label: tr(lang, "启用", "Enabled").into(),

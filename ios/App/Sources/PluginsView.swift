@@ -24,6 +24,7 @@ struct PluginsView: View {
                     } label: {
                         VStack(alignment: .leading) {
                             Text(row.title)
+                            if !row.description.isEmpty { Text(row.description).font(.subheadline) }
                             Text("\(row.kindLabel) · \(row.stateLabel)").font(.caption).foregroundStyle(.secondary)
                         }
                         .opacity(row.enabled ? 1 : 0.5)

@@ -134,6 +134,7 @@ fun PluginsPage(holder: ScreenModel<PluginsScreen>, open: (String) -> Unit) {
         for (plugin in screen.plugins) {
             Card(Modifier.clickable { open(plugin.id) }.testTag(ScreenTags.plugin(plugin.id))) {
                 Text(plugin.title, fontWeight = FontWeight.Medium)
+                if (plugin.description.isNotEmpty()) Text(plugin.description, style = MaterialTheme.typography.bodyMedium)
                 Small("${plugin.kindLabel} · ${plugin.stateLabel}")
             }
         }
