@@ -210,6 +210,9 @@ class ReceiverJourneysTest {
     @Test fun the_wake_up_runs_the_due_job_and_its_notification_is_posted_on_the_jobs_channel() {
         val app = JourneyApp()
         app.system.grantNotifications()
+        // What the app reports when it comes to the front: the core posts a check's notification
+        // only while notifications are on.
+        app.harness.reportPermission(Permission.NOTIFICATIONS, app.platform().permissionState(Permission.NOTIFICATIONS))
         // The earliest a one-shot job may be: the next whole minute, at least 5 s away.
         val at = Instant.now().plusSeconds(5).plus(1, ChronoUnit.MINUTES).truncatedTo(ChronoUnit.MINUTES)
         val local = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm").withZone(ZoneOffset.UTC).format(at)
