@@ -188,7 +188,8 @@ pub(super) fn status_card(lang: Language, result: &Value) -> Option<CallCard> {
                 .get("url")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            match https_host(url) {
+            let host = super::tap::https_page(url).and_then(|p| p.host_str().map(str::to_owned));
+            match host {
                 Some(host) => (
                     tr(lang, "这一步在网页上完成", "This is done on a web page").to_owned(),
                     button(
@@ -235,14 +236,6 @@ pub(super) fn signin_card(lang: Language) -> CallCard {
             },
         )),
     }
-}
-
-/// The host of an `https` address, the only kind the browser is handed.
-fn https_host(url: &str) -> Option<String> {
-    let parsed = url::Url::parse(url).ok()?;
-    (parsed.scheme() == "https")
-        .then(|| parsed.host_str().map(str::to_owned))
-        .flatten()
 }
 
 /// The setting a refusal can be changed at, named as the student finds it, with the tap that

@@ -56,15 +56,19 @@ fn screen_route(screen: &str) -> Option<Route> {
 /// A page for the system's browser: `https` only, so a tap never hands the browser a scheme
 /// that runs something on the phone (`intent:`, `javascript:`, a file).
 pub(super) fn open_in_browser(lang: Language, url: &str) -> Result<Acted, EngineError> {
-    match url::Url::parse(url) {
-        Ok(parsed) if parsed.scheme() == "https" && parsed.host_str().is_some() => {
-            Ok(Acted::Shell(ShellEffect::OpenBrowser {
-                url: parsed.into(),
-            }))
-        }
-        _ => Err(EngineError::Invalid(match lang {
+    match https_page(url) {
+        Some(page) => Ok(Acted::Shell(ShellEffect::OpenBrowser { url: page.into() })),
+        None => Err(EngineError::Invalid(match lang {
             Language::Zh => format!("只能在浏览器中打开 https 网页，不能打开 {url}"),
             Language::En => format!("Only https pages open in the browser, not {url}"),
         })),
     }
+}
+
+/// An `https` address with a host: the only kind of page the browser is handed (the chat's
+/// card offers its tap for no other).
+pub(super) fn https_page(url: &str) -> Option<url::Url> {
+    url::Url::parse(url)
+        .ok()
+        .filter(|page| page.scheme() == "https" && page.host_str().is_some())
 }
