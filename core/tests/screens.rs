@@ -830,15 +830,15 @@ async fn a_picked_text_file_is_attached_and_any_other_kind_is_refused_naming_it(
             conversation: "c".into()
         })
     );
-    let attach = |name: &str, text: &str| Action::AttachDocument {
+    let attach = |name: &str, text: &str| Action::AttachFile {
         conversation: "c".into(),
         name: name.into(),
-        text: text.into(),
+        bytes: text.as_bytes().to_vec(),
     };
-    let err = s.act(attach("课表.pdf", "%PDF-1.7")).await.unwrap_err();
+    let err = s.act(attach("课表.docx", "PK")).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "document \"课表.pdf\": only plain text (.txt) and Markdown (.md) files can be attached"
+        "文件“课表.docx”不能添加：只能添加纯文本（.txt）、Markdown（.md）和 PDF（.pdf）文件"
     );
     assert!(s.chat("c").unwrap().documents.is_empty());
     s.act(attach("笔记.MD", "# 高数\n第三章")).await.unwrap();

@@ -94,7 +94,7 @@ pub struct ChatScreen {
     /// False while a turn runs: one turn at a time per conversation.
     pub can_send: bool,
     pub cancel: Option<Button>,
-    /// Attach a text or Markdown file: opens the system's picker.
+    /// Attach a text, Markdown or PDF file: opens the system's picker.
     pub attach: Button,
     /// The names of the documents attached to this conversation.
     pub documents: Vec<String>,

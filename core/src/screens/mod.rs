@@ -12,6 +12,7 @@ mod campus;
 mod chat;
 mod consent;
 mod conversation;
+mod document;
 mod first_run;
 mod inbox;
 mod job_form;
@@ -34,6 +35,7 @@ pub use campus::{
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, ToolCallView};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
+pub use document::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
 pub use first_run::{FirstRunPage, FirstRunScreen};
 pub use inbox::{
     AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
@@ -258,11 +260,20 @@ pub enum Action {
     PickDocument {
         conversation: String,
     },
-    /// The document the user picked, read into text by the shell.
+    /// The document the user picked, read into text by the shell. Taken as the file
+    /// `AttachFile` would be, by the same rule.
     AttachDocument {
         conversation: String,
         name: String,
         text: String,
+    },
+    /// The file the user picked, as the phone read it: the core decides by the name's
+    /// extension what it is and reads its text (plain text, Markdown, PDF), or refuses it
+    /// naming it; nothing is attached then.
+    AttachFile {
+        conversation: String,
+        name: String,
+        bytes: Vec<u8>,
     },
 }
 
@@ -274,8 +285,8 @@ pub enum ShellEffect {
     RequestPermission { permission: Permission },
     /// Open the system settings page for this permission.
     OpenPermissionSettings { permission: Permission },
-    /// Show the system's document picker; hand what the user picks to
-    /// `Action::AttachDocument`.
+    /// Show the system's document picker; hand the bytes of what the user picks to
+    /// `Action::AttachFile`.
     PickDocument { conversation: String },
     /// Open this `https` page in the system's browser (Custom Tabs, Safari).
     OpenBrowser { url: String },
@@ -576,12 +587,31 @@ impl Screens {
                 name,
                 text,
             } => {
-                check_document(&name, &text)?;
-                e.open_conversation(&conversation)?;
-                e.attach_document(&conversation, &name, &text)?;
+                self.attach_file(&conversation, &name, text.into_bytes())?;
+            }
+            Action::AttachFile {
+                conversation,
+                name,
+                bytes,
+            } => {
+                self.attach_file(&conversation, &name, bytes)?;
             }
         }
         Ok(Acted::Done)
+    }
+
+    /// The file the user picked on the chat screen, attached to `conversation` as its text
+    /// (see [`DOCUMENT_KINDS`]); returns the document's id. Only the shell calls this, with a
+    /// file the user chose: no tool can.
+    pub fn attach_file(
+        &self,
+        conversation: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<i64, EngineError> {
+        let text = document::read(self.language(), name, bytes)?;
+        self.engine.open_conversation(conversation)?;
+        self.engine.attach_document(conversation, name, &text)
     }
 
     fn change_conversation(
@@ -613,28 +643,6 @@ impl Screens {
             Err(gone())
         }
     }
-}
-
-/// The documents a conversation takes: plain text and Markdown, at most this many bytes.
-pub const DOCUMENT_KINDS: [&str; 3] = ["txt", "md", "markdown"];
-pub const DOCUMENT_BYTES: usize = 1024 * 1024;
-
-fn check_document(name: &str, text: &str) -> Result<(), EngineError> {
-    let kind = name
-        .rsplit_once('.')
-        .map(|(_, ext)| ext.to_ascii_lowercase());
-    if !kind.is_some_and(|k| DOCUMENT_KINDS.contains(&k.as_str())) {
-        return Err(EngineError::Invalid(format!(
-            "document \"{name}\": only plain text (.txt) and Markdown (.md) files can be attached"
-        )));
-    }
-    if text.len() > DOCUMENT_BYTES {
-        return Err(EngineError::Invalid(format!(
-            "document \"{name}\": {} bytes is more than the 1 MiB a conversation takes",
-            text.len()
-        )));
-    }
-    Ok(())
 }
 
 /// A job that cannot be changed: the scheduler's message names the job and why.
