@@ -518,6 +518,18 @@ impl Harness {
             .attach_document(&conversation, &name, &text)?)
     }
 
+    /// A file the user picked on a screen, as the phone read it: the core reads its text by the
+    /// name's kind (plain text, Markdown, PDF) and attaches it, or refuses it naming the file
+    /// and attaches nothing. Returns its id.
+    pub fn attach_file(
+        &self,
+        conversation: String,
+        name: String,
+        bytes: Vec<u8>,
+    ) -> Result<i64, HarnessError> {
+        Ok(self.screens()?.attach_file(&conversation, &name, bytes)?)
+    }
+
     /// Adds a scheduled job the user set up (`spec_json` as `harness jobs add` takes it);
     /// returns its id.
     pub fn add_job(&self, spec_json: String) -> Result<i64, HarnessError> {
