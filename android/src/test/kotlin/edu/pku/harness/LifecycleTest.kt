@@ -114,6 +114,7 @@ class LifecycleTest {
             "setCloudConsent" to { harness.setCloudConsent("canteen", true) },
             "reportPermission" to { harness.reportPermission(Permission.NOTIFICATIONS, PermissionState.GRANTED) },
             "attachDocument" to { harness.attachDocument("c1", "a.txt", "text") },
+            "attachFile" to { harness.attachFile("c1", "a.txt", "text".toByteArray()) },
             "addJob" to { harness.addJob("{}") },
             "runDue" to { harness.runDue(0) },
             "useToolData" to { harness.useToolData("canteen", "crowd") },

@@ -146,8 +146,9 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
     private fun packageUri(): Uri = Uri.fromParts("package", activity.packageName, null)
 
     /**
-     * The Storage Access Framework's picker for a text or Markdown file, read as UTF-8. Null when
-     * the user backs out. One over 1 MiB is refused, naming it, before it is read whole.
+     * The Storage Access Framework's picker for a text, Markdown or PDF file, read as its bytes
+     * for the core to read. Null when the user backs out. One over 16 MiB is refused, naming it,
+     * before it is read whole.
      */
     override suspend fun pickDocument(): PickedDocument? {
         val uri = withContext(Dispatchers.Main) {
@@ -179,9 +180,9 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
         }
         val shown = name ?: uri.lastPathSegment ?: "document"
         return try {
-            val text = resolver.openInputStream(uri)?.use { readDocumentText(shown, it, size) }
+            val bytes = resolver.openInputStream(uri)?.use { readDocumentBytes(shown, it, size) }
                 ?: throw IOException("the app that holds it did not open it")
-            PickedDocument(shown, text)
+            PickedDocument(shown, bytes)
         } catch (e: DocumentTooLargeException) {
             throw HarnessException.InvalidArgument(e.message ?: "\"$shown\" is too large")
         } catch (e: IOException) {
@@ -192,7 +193,7 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
     }
 
     companion object {
-        /** What the picker offers; the core decides what it accepts (Harness.attachDocument). */
-        val DOCUMENT_TYPES = arrayOf("text/plain", "text/markdown", "text/x-markdown")
+        /** What the picker offers; the core decides what it accepts (Action.AttachFile). */
+        val DOCUMENT_TYPES = arrayOf("text/plain", "text/markdown", "text/x-markdown", "application/pdf")
     }
 }

@@ -268,19 +268,19 @@ class DocumentJourneysTest {
         compose.await { compose.onAllNodes(hasTestTag(ChatTags.DOCUMENTS) and hasText("notes.md", substring = true)).fetchSemanticsNodes().isNotEmpty() }
     }
 
-    @Test fun a_picked_pdf_is_refused_with_the_cores_words_and_nothing_is_attached() {
+    @Test fun a_picked_pdf_that_does_not_parse_is_refused_with_the_cores_words_and_nothing_is_attached() {
         val app = JourneyApp()
         pick(app, "课表.pdf", "%PDF-1.7".toByteArray())
-        val refusal = "document \"课表.pdf\": only plain text (.txt) and Markdown (.md) files can be attached"
+        val refusal = "文件“课表.pdf”不是能读取的 PDF，没有添加"
         compose.await(15_000) { compose.onAllNodes(hasText(refusal)).fetchSemanticsNodes().isNotEmpty() }
         compose.onNodeWithTag(MESSAGE_TAG).assertTextEquals(refusal)
         assertEquals(emptyList(), app.chat().documents)
     }
 
-    @Test fun a_picked_file_over_1_mib_is_refused_before_it_is_read_whole() {
+    @Test fun a_picked_file_over_16_mib_is_refused_before_it_is_read_whole() {
         val app = JourneyApp()
         pick(app, "big.md", ByteArray(MAX_DOCUMENT_BYTES + 1) { 'a'.code.toByte() })
-        val refusal = "\"big.md\" is larger than 1024 KiB; pick a smaller text or Markdown file"
+        val refusal = "\"big.md\" is larger than 16 MiB; pick a smaller file"
         compose.await(15_000) { compose.onAllNodes(hasText(refusal, substring = true)).fetchSemanticsNodes().isNotEmpty() }
         assertEquals(emptyList(), app.chat().documents)
     }

@@ -395,18 +395,18 @@ class ScreensTest {
         }
     }
 
-    @Test fun a_markdown_file_is_attached_and_a_pdf_refused_with_the_cores_words() {
+    @Test fun a_markdown_file_is_attached_and_a_broken_pdf_refused_with_the_cores_words() {
         App(Language.ZH).use { app ->
             runPhoneTest {
                 show(app)
-                app.phone.document = PickedDocument("笔记.md", "# 高数\n第三章")
+                app.phone.document = PickedDocument("笔记.md", "# 高数\n第三章".toByteArray())
                 onNodeWithTag(ChatTags.ATTACH).performClick()
                 waitUntil("the document", 10_000) { app.models.chat.model?.documents == listOf("笔记.md") }
                 onNodeWithTag(ChatTags.DOCUMENTS).assertTextEquals("笔记.md")
-                app.phone.document = PickedDocument("课表.pdf", "%PDF-1.7")
+                app.phone.document = PickedDocument("课表.pdf", "%PDF-1.7".toByteArray())
                 onNodeWithTag(ChatTags.ATTACH).performClick()
                 waitUntil("the refusal", 10_000) { app.models.chat.message != null }
-                val refusal = "document \"课表.pdf\": only plain text (.txt) and Markdown (.md) files can be attached"
+                val refusal = "文件“课表.pdf”不是能读取的 PDF，没有添加"
                 assertEquals(refusal, app.models.chat.message)
                 onNodeWithTag(MESSAGE_TAG).assertTextEquals(refusal)
                 assertEquals(listOf("笔记.md"), app.models.chat.model?.documents)

@@ -25,8 +25,11 @@ interface PhoneActions {
     fun openBrowser(url: String)
 }
 
-/** A document the user picked: its file name (the core decides by it what may be attached). */
-data class PickedDocument(val name: String, val text: String)
+/**
+ * A document the user picked: its file name (the core decides by it what the file is and what
+ * may be attached) and its bytes as the phone read them, which the core reads into text.
+ */
+class PickedDocument(val name: String, val bytes: ByteArray)
 
 /**
  * Which screen is shown. The Platform's `openScreen(route)` lands here:

@@ -109,7 +109,7 @@ class ScreenModel<T : Any>(
                 // Cancelled: nothing to attach, and nothing to say.
                 val document = phone.pickDocument() ?: return
                 withContext(Dispatchers.IO) {
-                    harness.act(Action.AttachDocument(effect.conversation, document.name, document.text))
+                    harness.act(Action.AttachFile(effect.conversation, document.name, document.bytes))
                 }
             }
         }

@@ -3,16 +3,17 @@ package edu.pku.harness.app
 import org.junit.Test
 import java.io.ByteArrayInputStream
 import java.io.InputStream
+import kotlin.test.assertContentEquals
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
 
-/** Reading a picked document: UTF-8, and nothing over 1 MiB read whole. */
-class DocumentTextTest {
-    @Test fun a_document_reads_as_utf8_up_to_the_limit() {
-        val text = "# 通知\n下周三讲座在二教 ✓"
-        assertEquals(text, readDocumentText("通知.md", ByteArrayInputStream(text.toByteArray()), null))
-        val full = "a".repeat(MAX_DOCUMENT_BYTES)
-        assertEquals(full, readDocumentText("a.txt", ByteArrayInputStream(full.toByteArray()), MAX_DOCUMENT_BYTES.toLong()))
+/** Reading a picked document: its bytes as they are, and nothing over 16 MiB read whole. */
+class DocumentBytesTest {
+    @Test fun a_document_reads_as_its_bytes_up_to_the_limit() {
+        val text = "# 通知\n下周三讲座在二教 ✓".toByteArray()
+        assertContentEquals(text, readDocumentBytes("通知.md", ByteArrayInputStream(text), null))
+        val full = ByteArray(MAX_DOCUMENT_BYTES) { 'a'.code.toByte() }
+        assertContentEquals(full, readDocumentBytes("a.pdf", ByteArrayInputStream(full), MAX_DOCUMENT_BYTES.toLong()))
     }
 
     @Test fun a_declared_size_over_the_limit_is_refused_before_reading() {
@@ -20,9 +21,9 @@ class DocumentTextTest {
             override fun read(): Int = throw AssertionError("read although the size was over the limit")
         }
         val error = assertFailsWith<DocumentTooLargeException> {
-            readDocumentText("big.txt", untouched, MAX_DOCUMENT_BYTES + 1L)
+            readDocumentBytes("big.pdf", untouched, MAX_DOCUMENT_BYTES + 1L)
         }
-        assertEquals("\"big.txt\" is larger than 1024 KiB; pick a smaller text or Markdown file", error.message)
+        assertEquals("\"big.pdf\" is larger than 16 MiB; pick a smaller file", error.message)
     }
 
     @Test fun an_unknown_or_wrong_size_stops_one_byte_past_the_limit() {
@@ -33,7 +34,7 @@ class DocumentTextTest {
                 b.fill('x'.code.toByte(), off, off + len); served += len; return len
             }
         }
-        assertFailsWith<DocumentTooLargeException> { readDocumentText("endless.txt", endless, 10) }
+        assertFailsWith<DocumentTooLargeException> { readDocumentBytes("endless.txt", endless, 10) }
         assertEquals(MAX_DOCUMENT_BYTES + 1L, served)
     }
 }
