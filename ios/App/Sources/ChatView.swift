@@ -84,22 +84,29 @@ struct ChatView: View {
                     get: { shell.router.pickingFor == chat.conversation },
                     set: { if !$0 { shell.router.pickingFor = nil } }
                 ),
-                allowedContentTypes: [.plainText, UTType("net.daringfireball.markdown") ?? .plainText]
+                allowedContentTypes: [.plainText, UTType("net.daringfireball.markdown") ?? .plainText, .pdf]
             ) { result in
                 attach(result, conversation: chat.conversation)
             }
         }
     }
 
-    /// Reads the picked file as text on the phone and hands it to the core, which checks its
-    /// kind and size and refuses anything else naming it.
+    /// The most of a picked file read: one byte past the core's bound on a file it reads
+    /// (harness_core::screens::FILE_BYTES, 16 MiB), so a larger one is never read whole and the
+    /// core refuses it in the student's words.
+    private static let documentBytes = (16 << 20) + 1
+
+    /// Reads the picked file's bytes on the phone and hands them to the core, which reads its
+    /// text by its kind (text, Markdown, PDF) and refuses anything else naming it.
     private func attach(_ result: Result<URL, Error>, conversation: String) {
         guard case .success(let url) = result else { return }
         let scoped = url.startAccessingSecurityScopedResource()
         defer { if scoped { url.stopAccessingSecurityScopedResource() } }
-        guard let data = try? Data(contentsOf: url) else { return }
-        let text = String(decoding: data, as: UTF8.self)
-        store.act(.attachDocument(conversation: conversation, name: url.lastPathComponent, text: text))
+        guard let file = try? FileHandle(forReadingFrom: url) else { return }
+        defer { try? file.close() }
+        // nil at once is an empty file, handed on as one.
+        guard let data = try? file.read(upToCount: Self.documentBytes) ?? Data() else { return }
+        store.act(.attachFile(conversation: conversation, name: url.lastPathComponent, bytes: data))
     }
 }
 
