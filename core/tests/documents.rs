@@ -238,3 +238,30 @@ async fn a_text_file_that_is_not_utf8_is_refused_and_other_kinds_too() {
         [("通知.md".to_owned(), "# 讲座\n周三 二教".to_owned())]
     );
 }
+
+#[tokio::test]
+async fn a_damaged_pdf_is_attached_or_refused_and_never_takes_the_app_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let good = pdf(
+        helvetica,
+        &[b"BT /F1 12 Tf 72 720 Td (Lecture on Wednesday) Tj T* (Room 2-101) Tj ET"],
+    );
+    // Each file the good one with a few bytes overwritten, where a deterministic sequence says.
+    let mut seed: u64 = 0x2026_1202;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    for _ in 0..500 {
+        let mut file = good.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = next() % file.len();
+            file[at] = next() as u8;
+        }
+        // Attached or refused; either way the call returns.
+        let _ = attach(&s, "damaged.pdf", file).await;
+    }
+}

@@ -55,7 +55,7 @@ pub(super) fn read(lang: Language, name: &str, bytes: Vec<u8>) -> Result<String,
         ));
     }
     let text = if kind == "pdf" {
-        match pdf_text(&bytes) {
+        match extract_text(&bytes) {
             Some(text) => text,
             None => {
                 return Err(refuse(
@@ -104,7 +104,7 @@ pub(super) fn read(lang: Language, name: &str, bytes: Vec<u8>) -> Result<String,
 /// font whose text cannot be decoded gives none (a scanned page has none either), and the rest
 /// is kept. The parser is run inside `catch_unwind`: it reads untrusted bytes, and its panic on
 /// a malformed file is a refusal, never a crash of the app.
-fn pdf_text(bytes: &[u8]) -> Option<String> {
+fn extract_text(bytes: &[u8]) -> Option<String> {
     catch_unwind(AssertUnwindSafe(|| {
         let pdf = lopdf::Document::load_mem(bytes).ok()?;
         let pages: Vec<u32> = pdf.get_pages().into_keys().collect();
