@@ -506,7 +506,8 @@ impl Harness {
     }
 
     /// A document the user picked on a screen, read into text on the phone; the agent reads it
-    /// through the files plugin. Returns its id.
+    /// through the files plugin. The same rule as [`Self::attach_file`] decides whether it is
+    /// taken. Returns its id.
     pub fn attach_document(
         &self,
         conversation: String,
@@ -514,8 +515,8 @@ impl Harness {
         text: String,
     ) -> Result<i64, HarnessError> {
         Ok(self
-            .engine()?
-            .attach_document(&conversation, &name, &text)?)
+            .screens()?
+            .attach_file(&conversation, &name, text.into_bytes())?)
     }
 
     /// A file the user picked on a screen, as the phone read it: the core reads its text by the
