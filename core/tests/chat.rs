@@ -15,8 +15,8 @@ use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::Answer;
 use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::screens::{
-    Action, Button, ButtonRole, CallCard, ChatItemKind, ChatScreen, LabelValue, Live, Route,
-    Screens, ToolCallView,
+    Action, Button, ButtonRole, CallCard, ChatItem, ChatItemKind, ChatScreen, LabelValue, Live,
+    PlanCard, Route, Screens, ToolCallView,
 };
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
@@ -553,4 +553,175 @@ async fn a_tool_unavailable_until_the_campus_sign_in_offers_the_sign_in() {
             false
         )
     );
+}
+
+/// A conversation in plan mode whose agent answered `plan`; the replies after it follow.
+async fn planned(dir: &Path, plan: &str, after: Vec<Reply>, answers: &[Answer]) -> World {
+    let mut script = vec![text(plan)];
+    script.extend(after);
+    let w = world(dir, script, answers).await;
+    w.screens.engine().open_conversation("c").unwrap();
+    w.screens
+        .act(Action::SetPlanMode {
+            conversation: "c".into(),
+            on: true,
+        })
+        .await
+        .unwrap();
+    w.screens
+        .act(Action::SendMessage {
+            conversation: "c".into(),
+            text: "帮我充 50 元".into(),
+        })
+        .await
+        .unwrap();
+    w
+}
+
+fn plan_item(chat: &ChatScreen) -> Option<ChatItem> {
+    chat.items
+        .iter()
+        .find(|i| i.kind == ChatItemKind::Plan)
+        .cloned()
+}
+
+#[tokio::test]
+async fn a_plan_is_a_card_the_student_accepts_in_either_language() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = planned(dir.path(), "1. 查余额 2. 充值 50 元", vec![], &[]).await;
+    let zh = chat_in(&w, Language::Zh);
+    let item = plan_item(&zh).expect("the plan is a card");
+    // The plan is the conversation's last item, and its words are the agent's.
+    assert_eq!(zh.items.last(), Some(&item));
+    assert_eq!(item.text, "1. 查余额 2. 充值 50 元");
+    let card = item.plan.unwrap();
+    let plan = match &card.accept.action {
+        Action::AcceptPlan { conversation, plan } if conversation == "c" => *plan,
+        other => panic!("the accept tap is {other:?}"),
+    };
+    assert_eq!(
+        card,
+        PlanCard {
+            heading: "计划".into(),
+            accept: Button {
+                label: "按这个计划做".into(),
+                role: ButtonRole::Primary,
+                action: Action::AcceptPlan {
+                    conversation: "c".into(),
+                    plan,
+                },
+            },
+            hint: "接受后计划模式关闭，每一步仍会照常检查、需要时问你；想修改计划，直接回复即可"
+                .into(),
+        }
+    );
+    let en = plan_item(&chat_in(&w, Language::En)).unwrap().plan.unwrap();
+    assert_eq!(
+        (
+            en.heading.as_str(),
+            en.accept.label.as_str(),
+            en.hint.as_str()
+        ),
+        (
+            "Plan",
+            "Go ahead with this plan",
+            "Accepting ends plan mode; every step is still checked and asks you where it must. To change the plan, just reply"
+        )
+    );
+    // Out of plan mode the same answer is an answer.
+    w.screens
+        .act(Action::SetPlanMode {
+            conversation: "c".into(),
+            on: false,
+        })
+        .await
+        .unwrap();
+    let chat = chat_in(&w, Language::Zh);
+    assert_eq!(plan_item(&chat), None);
+    assert_eq!(chat.items.last().unwrap().kind, ChatItemKind::Assistant);
+}
+
+#[tokio::test]
+async fn accepting_a_plan_ends_plan_mode_and_widens_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = planned(
+        dir.path(),
+        "先充值 50 元",
+        vec![call("c1", "wallet__recharge"), text("充好了")],
+        &[Answer::Allow],
+    )
+    .await;
+    let engine = w.screens.engine().clone();
+    let before = engine.existing_conversation("c").unwrap().settings;
+    let accept = plan_item(&chat_in(&w, Language::Zh))
+        .unwrap()
+        .plan
+        .unwrap()
+        .accept
+        .action;
+    w.screens.act(accept).await.unwrap();
+
+    let after = engine.existing_conversation("c").unwrap().settings;
+    assert!(!after.plan_mode);
+    assert_eq!(after.preset, before.preset);
+    // The agent was told, in the student's words, and its instructions no longer hold plan mode.
+    let history = engine.history("c", None, 10).unwrap();
+    let said: Vec<_> = history
+        .iter()
+        .filter(|r| r.role == "user")
+        .map(|r| r.content.clone().unwrap())
+        .collect();
+    assert_eq!(said, ["帮我充 50 元", "我同意这个计划，请开始执行。"]);
+    let requests = w._server.requests();
+    let system = |i: usize| {
+        requests[i].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(system(0).contains("Plan mode is on"));
+    assert!(!system(1).contains("Plan mode is on"));
+    // The recharge the plan named still asked the student: money asks by default.
+    let views = calls(&chat_in(&w, Language::Zh));
+    assert_eq!(views.len(), 1);
+    assert_eq!(views[0].summary, "你允许后运行了");
+    // The chat now reads as a conversation again: no plan on offer.
+    assert_eq!(plan_item(&chat_in(&w, Language::Zh)), None);
+}
+
+#[tokio::test]
+async fn only_the_plan_on_offer_can_be_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = planned(dir.path(), "第一版计划", vec![text("第二版计划")], &[]).await;
+    let first = plan_item(&chat_in(&w, Language::Zh))
+        .unwrap()
+        .plan
+        .unwrap()
+        .accept
+        .action;
+    // The student answered the plan: the agent wrote another.
+    w.screens
+        .act(Action::SendMessage {
+            conversation: "c".into(),
+            text: "不要充值，先查余额".into(),
+        })
+        .await
+        .unwrap();
+    let engine = w.screens.engine().clone();
+    let messages = engine.history("c", None, 50).unwrap().len();
+    let err = w.screens.act(first).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "这个计划已经不是最新的，没有开始执行；请看对话里现在的内容"
+    );
+    assert_eq!(engine.history("c", None, 50).unwrap().len(), messages);
+    assert!(
+        engine
+            .existing_conversation("c")
+            .unwrap()
+            .settings
+            .plan_mode
+    );
+    let second = plan_item(&chat_in(&w, Language::Zh)).unwrap();
+    assert_eq!(second.text, "第二版计划");
 }

@@ -28,6 +28,8 @@ pub enum ChatItemKind {
     ToolCall,
     /// A line about the turn itself (it was cancelled, it failed).
     Notice,
+    /// Plan mode's plan: the agent's answer while plan mode is on, with the tap that accepts it.
+    Plan,
 }
 
 /// A tool call as the chat shows it: a conversation's words, never an id or JSON, except the
@@ -65,6 +67,7 @@ pub struct ChatItem {
     pub kind: ChatItemKind,
     pub text: String,
     pub tool_call: Option<ToolCallView>,
+    pub plan: Option<PlanCard>,
 }
 
 impl ChatItem {
@@ -73,8 +76,23 @@ impl ChatItem {
             kind,
             text: text.into(),
             tool_call: None,
+            plan: None,
         }
     }
+}
+
+/// What a plan offers besides its words (seed 003: plan mode investigates and discusses
+/// without doing; a plan has a workflow of its own, and once it is accepted every step still
+/// goes through the checks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct PlanCard {
+    /// "计划" / "Plan".
+    pub heading: String,
+    /// Ends plan mode and asks the agent to carry the plan out; nothing else changes.
+    pub accept: Button,
+    /// That accepting widens nothing, and that a reply changes the plan.
+    pub hint: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,6 +133,13 @@ pub(super) fn build(
     let mut tools = HashMap::new();
     for row in &rows {
         push_row(engine, live, lang, row, &mut items, &mut tools);
+    }
+    if let Some(plan) = settings.plan_mode.then(|| plan_of(&rows)).flatten() {
+        // The plan is the last item: the answer the turn ended with.
+        if let Some(last) = items.last_mut() {
+            last.kind = ChatItemKind::Plan;
+            last.plan = Some(plan_card(lang, conversation, plan.id));
+        }
     }
     let turn = live.turn(conversation);
     let running = turn.as_ref().filter(|t| t.running);
@@ -231,6 +256,7 @@ fn push_row(
                     kind: ChatItemKind::ToolCall,
                     text: String::new(),
                     tool_call: Some(view),
+                    plan: None,
                 });
             }
         }
@@ -258,6 +284,37 @@ fn push_row(
             }
         }
         _ => {}
+    }
+}
+
+/// The plan on offer in a conversation in plan mode: the agent's last message, when it is an
+/// answer (words, no call) that ended its turn. A plan the student has replied to, or one a
+/// running turn is still writing, is none.
+pub(super) fn plan_of(rows: &[MessageRow]) -> Option<&MessageRow> {
+    rows.last().filter(|row| {
+        row.role == "assistant"
+            && row.tool_calls.is_empty()
+            && row.content.as_ref().is_some_and(|t| !t.trim().is_empty())
+    })
+}
+
+fn plan_card(lang: Language, conversation: &str, plan: i64) -> PlanCard {
+    PlanCard {
+        heading: tr(lang, "计划", "Plan").into(),
+        accept: Button::new(
+            tr(lang, "按这个计划做", "Go ahead with this plan").into(),
+            ButtonRole::Primary,
+            Action::AcceptPlan {
+                conversation: conversation.to_owned(),
+                plan,
+            },
+        ),
+        hint: tr(
+            lang,
+            "接受后计划模式关闭，每一步仍会照常检查、需要时问你；想修改计划，直接回复即可",
+            "Accepting ends plan mode; every step is still checked and asks you where it must. To change the plan, just reply",
+        )
+        .into(),
     }
 }
 

@@ -32,7 +32,7 @@ pub use approval::{AnswerButton, ApprovalSheet, InputRow};
 pub use campus::{
     CampusAccountScreen, CodeStep, RESEND_AFTER_MS, SignInForm, SignedIn, TreeholeCheckScreen,
 };
-pub use chat::{ChatItem, ChatItemKind, ChatScreen, ToolCallView};
+pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use document::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
@@ -160,6 +160,12 @@ pub enum Action {
     SetPlanMode {
         conversation: String,
         on: bool,
+    },
+    /// Accept the plan a conversation in plan mode ended with (`plan`: its message): plan mode
+    /// ends and the agent is asked to carry it out, under every check as before.
+    AcceptPlan {
+        conversation: String,
+        plan: i64,
     },
     SetThinkingEffort {
         conversation: String,
@@ -414,26 +420,7 @@ impl Screens {
         let e = &self.engine;
         match action {
             Action::SendMessage { conversation, text } => {
-                if text.trim().is_empty() {
-                    return Err(EngineError::Invalid(
-                        "message: write something to send".into(),
-                    ));
-                }
-                // seed 000: the agent acts for the student only once the terms are accepted.
-                if !e.consent().terms_accepted() {
-                    return Err(EngineError::Invalid(
-                        tr(
-                            self.language(),
-                            "助手还不能开始：请先在首次设置中阅读并同意用户协议",
-                            "The assistant cannot start yet: read and accept the terms in the first-run setup first",
-                        )
-                        .into(),
-                    ));
-                }
-                // The chat is where a conversation starts.
-                e.open_conversation(&conversation)?;
-                let summary = e.send_message(&conversation, &text).await?;
-                return Ok(Acted::TurnEnded { turn: summary.turn });
+                return self.send(&conversation, &text).await;
             }
             Action::CancelTurn { turn } => {
                 e.cancel_turn(&turn);
@@ -472,6 +459,9 @@ impl Screens {
             } => self.change_conversation(&conversation, |s| s.preset = preset)?,
             Action::SetPlanMode { conversation, on } => {
                 self.change_conversation(&conversation, |s| s.plan_mode = on)?
+            }
+            Action::AcceptPlan { conversation, plan } => {
+                return self.accept_plan(&conversation, plan).await;
             }
             Action::SetThinkingEffort {
                 conversation,
@@ -612,6 +602,64 @@ impl Screens {
         let text = document::read(self.language(), name, bytes)?;
         self.engine.open_conversation(conversation)?;
         self.engine.attach_document(conversation, name, &text)
+    }
+
+    /// The student's words to the agent: a turn, or the running turn's next step.
+    async fn send(&self, conversation: &str, text: &str) -> Result<Acted, EngineError> {
+        let e = &self.engine;
+        if text.trim().is_empty() {
+            return Err(EngineError::Invalid(
+                "message: write something to send".into(),
+            ));
+        }
+        // seed 000: the agent acts for the student only once the terms are accepted.
+        if !e.consent().terms_accepted() {
+            return Err(EngineError::Invalid(
+                tr(
+                    self.language(),
+                    "助手还不能开始：请先在首次设置中阅读并同意用户协议",
+                    "The assistant cannot start yet: read and accept the terms in the first-run setup first",
+                )
+                .into(),
+            ));
+        }
+        // The chat is where a conversation starts.
+        e.open_conversation(conversation)?;
+        let summary = e.send_message(conversation, text).await?;
+        Ok(Acted::TurnEnded { turn: summary.turn })
+    }
+
+    /// seed 003: after the plan is accepted, execution still goes through every check. Accepting
+    /// ends plan mode for the next turn and says so to the agent; no preset, mode or rule
+    /// changes. Only the plan the chat offers now can be accepted: one the student has replied
+    /// to, or one from before plan mode was turned off, starts nothing.
+    async fn accept_plan(&self, conversation: &str, plan: i64) -> Result<Acted, EngineError> {
+        let lang = self.language();
+        let settings = self.engine.existing_conversation(conversation)?.settings;
+        let rows = self.engine.history(conversation, None, 1)?;
+        let offered = settings.plan_mode && chat::plan_of(&rows).is_some_and(|row| row.id == plan);
+        if !offered {
+            return Err(EngineError::Invalid(
+                tr(
+                    lang,
+                    "这个计划已经不是最新的，没有开始执行；请看对话里现在的内容",
+                    "This plan is no longer the one on offer, so nothing was started; read the conversation as it is now",
+                )
+                .into(),
+            ));
+        }
+        self.change_conversation(conversation, |s| s.plan_mode = false)?;
+        let words = tr(
+            lang,
+            "我同意这个计划，请开始执行。",
+            "I accept this plan: go ahead.",
+        );
+        let sent = self.send(conversation, words).await;
+        if sent.is_err() {
+            // Nothing started: the plan stays on offer.
+            self.change_conversation(conversation, |s| s.plan_mode = true)?;
+        }
+        sent
     }
 
     fn change_conversation(

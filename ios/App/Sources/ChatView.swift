@@ -136,7 +136,33 @@ struct ChatItemView: View {
             } else {
                 Text(item.text)
             }
+        case .plan:
+            if let plan = item.plan {
+                PlanCardView(text: item.text, card: plan, act: act)
+            } else {
+                Text(item.text)
+            }
         }
+    }
+}
+
+/// Plan mode's plan: the agent's words under the core's heading, its accept tap and its hint.
+struct PlanCardView: View {
+    let text: String
+    let card: PlanCard
+    let act: (Action) -> Void
+
+    var body: some View {
+        VStack(alignment: .leading, spacing: 8) {
+            Text(card.heading).font(.subheadline.weight(.semibold))
+            Text(text)
+            ActionButton(button: card.accept, act: act)
+            Text(card.hint).font(.caption).foregroundStyle(.secondary)
+        }
+        .padding(10)
+        .background(.purple.opacity(0.1), in: .rect(cornerRadius: 10))
+        .accessibilityElement(children: .contain)
+        .accessibilityIdentifier("chat.plan")
     }
 }
 

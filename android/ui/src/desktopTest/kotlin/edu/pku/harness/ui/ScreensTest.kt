@@ -581,3 +581,48 @@ class ChatToolCallTest {
 }
 
 private operator fun <T> List<T>.component6(): T = this[5]
+
+/** Plan mode's plan is a card the student accepts; accepting ends plan mode and widens nothing. */
+@OptIn(ExperimentalTestApi::class)
+class PlanCardTest {
+    @Test fun the_plan_is_a_card_and_its_tap_ends_plan_mode_and_asks_for_the_reservation() {
+        val expected = mapOf(
+            Language.ZH to listOf("计划", "按这个计划做", "我同意这个计划，请开始执行。"),
+            Language.EN to listOf("Plan", "Go ahead with this plan", "I accept this plan: go ahead."),
+        )
+        for ((language, words) in expected) ScriptedModel(
+            answerOf("1. 看学一的座位 2. 订两个座位"),
+            callOf("call_1", "canteen__reserve", SEATS),
+            answerOf("订好了。"),
+        ).use { model ->
+            val (heading, accept, said) = words
+            App(language, model).use { app ->
+                runBlocking {
+                    app.harness.act(Action.SetPlanMode(MAIN_CONVERSATION, true))
+                }
+                runPhoneTest {
+                    show(app)
+                    onNodeWithTag(ChatTags.DRAFT).performTextInput(ASK)
+                    onNodeWithTag(ChatTags.SEND).performClick()
+                    waitUntil("the plan", 10_000) { app.models.chat.model?.items?.lastOrNull()?.kind == ChatItemKind.PLAN }
+                    val plan = assertNotNull(app.models.chat.model!!.items.last().plan)
+                    onNodeWithTag(ChatTags.PLAN).assertExists()
+                    onNodeWithText(heading).assertExists()
+                    onNodeWithText("1. 看学一的座位 2. 订两个座位").assertExists()
+                    onNodeWithText(plan.hint).assertExists()
+                    onNodeWithTag(ChatTags.PLAN_ACCEPT).assertTextEquals(accept)
+                    saveScreenshot("chat-plan", language)
+
+                    onNodeWithTag(ChatTags.PLAN_ACCEPT).performScrollTo().performClick()
+                    // Plan mode ended, and the reservation the plan named still asks.
+                    waitUntil("the approval sheet", 10_000) { app.approvals.current != null }
+                    assertTrue(model.bodies[1].contains(said), model.bodies[1])
+                    onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).performClick()
+                    waitUntil("the turn's end", 10_000) { app.models.chat.model?.items?.lastOrNull()?.text == "订好了。" }
+                    onNodeWithTag(ChatTags.PLAN).assertDoesNotExist()
+                    assertEquals(Mode.ASK, app.writeMode())
+                }
+            }
+        }
+    }
+}

@@ -38,6 +38,7 @@ import edu.pku.harness.core.Action
 import edu.pku.harness.core.ChatItem
 import edu.pku.harness.core.ChatItemKind
 import edu.pku.harness.core.ChatScreen
+import edu.pku.harness.core.PlanCard
 import edu.pku.harness.core.ToolCallView
 
 /** Test tags of the chat. */
@@ -49,6 +50,8 @@ object ChatTags {
     const val STATUS = "chat-status"
     const val DOCUMENTS = "chat-documents"
     const val CAMPUS_NOTICE = "chat-campus-notice"
+    const val PLAN = "chat-plan"
+    const val PLAN_ACCEPT = "chat-plan-accept"
     fun item(index: Int) = "chat-item-$index"
     fun callTitle(call: String) = "chat-call-$call-title"
     fun callSummary(call: String) = "chat-call-$call-summary"
@@ -143,6 +146,24 @@ private fun ChatLine(item: ChatItem, modifier: Modifier, onAct: (Action) -> Unit
             color = MaterialTheme.colorScheme.error,
         )
         ChatItemKind.TOOL_CALL -> item.toolCall?.let { ToolCall(it, modifier, onAct) }
+        ChatItemKind.PLAN -> item.plan?.let { Plan(item.text, it, modifier, onAct) }
+    }
+}
+
+/** Plan mode's plan: the agent's words under the core's heading, its accept tap and its hint. */
+@Composable
+private fun Plan(text: String, card: PlanCard, modifier: Modifier, onAct: (Action) -> Unit) {
+    Surface(
+        modifier.fillMaxWidth().testTag(ChatTags.PLAN),
+        shape = RoundedCornerShape(12.dp),
+        color = MaterialTheme.colorScheme.tertiaryContainer,
+    ) {
+        Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(8.dp)) {
+            Text(card.heading, fontWeight = FontWeight.Medium, style = MaterialTheme.typography.titleSmall)
+            Text(text, style = MaterialTheme.typography.bodyLarge)
+            CoreButton(card.accept, Modifier.testTag(ChatTags.PLAN_ACCEPT), onAct)
+            Text(card.hint, style = MaterialTheme.typography.bodySmall, color = MaterialTheme.colorScheme.outline)
+        }
     }
 }
 
