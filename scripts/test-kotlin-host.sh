@@ -26,7 +26,7 @@ kotlinc_cached "$build/bindings.jar" "$runtime_cp" "$target_dir/bindings/kotlin"
 # The app's parts that need no Android, with their tests (Gradle: :app:testDebugUnitTest).
 app_main=android/app/src/main/kotlin/edu/pku/harness/app
 kotlinc_cached "$build/tests.jar" "$build/bindings.jar:$test_cp" android/src/test/kotlin android/host-runner \
-  "$app_main/SecretFiles.kt" "$app_main/DocumentText.kt" android/app/src/test/kotlin
+  "$app_main/SecretFiles.kt" "$app_main/DocumentBytes.kt" android/app/src/test/kotlin
 
 exec java -Djna.library.path="$target_dir/debug" -cp "$build/bindings.jar:$build/tests.jar:$test_cp" \
   edu.pku.harness.host.RunHostTestsKt "$build/tests.jar"
