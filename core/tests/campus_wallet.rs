@@ -16,9 +16,9 @@ use harness_core::campus::wire::Origin;
 use harness_core::events::{Event, EventSink};
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::policy::{Actor, Answer, Code};
-use harness_core::registry::Effect;
+use harness_core::registry::{Effect, PluginKind};
 use harness_core::scheduler::{Owner, RunOutcome};
-use harness_core::screens::{Acted, Action, Live, Route, Screens, ShellEffect};
+use harness_core::screens::{Acted, Action, AuditFilter, Live, Route, Screens, ShellEffect};
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
@@ -768,9 +768,11 @@ async fn a_plugin_waiting_for_the_campus_sign_in_says_so_in_words_with_the_tap_t
     let row = |lang: Language| {
         w.engine.change_setting(Change::Language(lang)).unwrap();
         let list = screens.plugins();
-        let wallet = list.plugins.iter().find(|p| p.id == "wallet").unwrap();
+        let wallet = list.rows().find(|p| p.id == "wallet").unwrap();
         let detail = screens.plugin_detail("wallet").unwrap();
         let fix = detail.unmet_fix.unwrap();
+        // The list's row offers the same tap as the plugin's page.
+        assert_eq!(wallet.fix.as_ref(), Some(&fix));
         (
             wallet.state_label.clone(),
             detail.unmet.unwrap(),
@@ -811,7 +813,7 @@ async fn the_plugin_list_says_what_each_shipped_plugin_is_for_in_the_students_la
     let described = |lang: Language| {
         w.engine.change_setting(Change::Language(lang)).unwrap();
         let list = screens.plugins();
-        let row = list.plugins.iter().find(|p| p.id == "wallet").unwrap();
+        let row = list.rows().find(|p| p.id == "wallet").unwrap();
         let page = screens.plugin_detail("wallet").unwrap();
         assert_eq!(page.description, row.description);
         row.description.clone()
@@ -825,8 +827,198 @@ async fn the_plugin_list_says_what_each_shipped_plugin_is_for_in_the_students_la
         "The campus card: the balance, records and spending, the digital card and its pay code, and the card service's recharge page."
     );
     // Every shipped plugin says it in both languages, and never in the model's words.
-    for row in screens.plugins().plugins {
+    for row in screens.plugins().rows().cloned().collect::<Vec<_>>() {
         assert!(!row.description.is_empty(), "{}", row.id);
         assert!(!row.description.contains("__"), "{}", row.id);
+    }
+}
+
+#[tokio::test]
+async fn the_catalogue_lists_what_comes_with_the_app_apart_with_a_switch_each() {
+    let w = world(false).await;
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    w.engine.campus().sign_out().unwrap();
+    let list = screens.plugins();
+    let titles: Vec<_> = list.groups.iter().map(|g| g.title.as_str()).collect();
+    // Nothing was added: the one group is the app's own.
+    assert_eq!(titles, ["随应用提供"]);
+    assert!(list.rows().all(|r| r.kind == PluginKind::Bundled));
+    let wallet = list.rows().find(|r| r.id == "wallet").unwrap().clone();
+    assert!(wallet.enabled);
+    assert_eq!(
+        wallet.toggle,
+        Action::SetEnabled {
+            plugin: "wallet".into(),
+            enabled: false
+        }
+    );
+    screens.act(wallet.toggle).await.unwrap();
+    let off = screens.plugins();
+    let wallet = off.rows().find(|r| r.id == "wallet").unwrap();
+    // Off: it says so, and a plugin that is off is offered no sign-in.
+    assert_eq!(
+        (
+            wallet.enabled,
+            wallet.state_label.as_str(),
+            wallet.fix.clone()
+        ),
+        (false, "已关闭", None)
+    );
+    assert_eq!(
+        wallet.toggle,
+        Action::SetEnabled {
+            plugin: "wallet".into(),
+            enabled: true
+        }
+    );
+    w.engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    assert_eq!(screens.plugins().groups[0].title, "Comes with the app");
+}
+
+/// The strings of a screen model's fields whose name says a student reads them (a label, a
+/// title, a description, …), from its `Debug` form: `(field, text)`.
+fn read_texts(model: &impl std::fmt::Debug) -> Vec<(String, String)> {
+    const READ: [&str; 16] = [
+        "label",
+        "title",
+        "text",
+        "description",
+        "summary",
+        "hint",
+        "note",
+        "heading",
+        "headline",
+        "reason",
+        "words",
+        "placeholder",
+        "message",
+        "consequence",
+        "when",
+        "value",
+    ];
+    let debug = format!("{model:?}");
+    let mut out = Vec::new();
+    let mut rest = debug.as_str();
+    while let Some(at) = rest.find(": \"") {
+        let field: String = rest[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let body = &rest[at + 3..];
+        let mut text = String::new();
+        let mut chars = body.char_indices();
+        let mut end = body.len();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some((_, next)) = chars.next() {
+                        text.push(match next {
+                            'n' => '\n',
+                            other => other,
+                        });
+                    }
+                }
+                '"' => {
+                    end = i + 1;
+                    break;
+                }
+                other => text.push(other),
+            }
+        }
+        if READ.iter().any(|r| field.ends_with(r)) {
+            out.push((field, text));
+        }
+        rest = &body[end..];
+    }
+    out
+}
+
+#[tokio::test]
+async fn no_screen_a_student_reads_names_a_tool_id_or_shows_json() {
+    let w = world(false).await;
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    // Something in the activity log, the inbox and the chat's history.
+    w.run("cardBalance", Actor::User, json!({})).await;
+    w.engine.open_conversation("c1").unwrap();
+    let plugins: Vec<_> = w.engine.plugins().into_iter().map(|v| v.plugin).collect();
+    let mut forbidden: Vec<String> = vec!["{".into(), "}".into()];
+    for p in &plugins {
+        for t in &p.tools {
+            forbidden.push(t.id.clone());
+            forbidden.push(t.id.replace('.', "__"));
+        }
+    }
+    for lang in [Language::Zh, Language::En] {
+        w.engine.change_setting(Change::Language(lang)).unwrap();
+        let mut models: Vec<(String, Vec<(String, String)>)> = vec![
+            (
+                "navigation".into(),
+                read_texts(&screens.navigation().unwrap()),
+            ),
+            ("plugins".into(), read_texts(&screens.plugins())),
+            ("consent".into(), read_texts(&screens.consent())),
+            (
+                "model".into(),
+                read_texts(&screens.model_settings().unwrap()),
+            ),
+            ("jobs".into(), read_texts(&screens.jobs())),
+            (
+                "memory".into(),
+                read_texts(&screens.memory_inbox().unwrap()),
+            ),
+            (
+                "audit".into(),
+                read_texts(&screens.audit(&AuditFilter::default()).unwrap()),
+            ),
+            (
+                "campus".into(),
+                read_texts(&screens.campus_account().unwrap()),
+            ),
+            ("treehole".into(), read_texts(&screens.treehole_check())),
+            (
+                "first run".into(),
+                read_texts(&screens.first_run().unwrap()),
+            ),
+            ("chat".into(), read_texts(&screens.chat("c1").unwrap())),
+            (
+                "conversation".into(),
+                read_texts(&screens.conversation_settings("c1").unwrap()),
+            ),
+        ];
+        for p in &plugins {
+            models.push((
+                p.id.clone(),
+                read_texts(&screens.plugin_detail(&p.id).unwrap()),
+            ));
+        }
+        for (screen, texts) in &models {
+            assert!(!texts.is_empty(), "{screen}: nothing read");
+            for (field, text) in texts {
+                for word in &forbidden {
+                    assert!(
+                        !text.contains(word.as_str()),
+                        "{lang:?} {screen}.{field}: {text:?} holds {word:?}"
+                    );
+                }
+                // In Chinese no Latin plugin id stands among the words.
+                if lang == Language::Zh {
+                    for p in &plugins {
+                        assert!(
+                            !text
+                                .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                                .any(|w| w == p.id),
+                            "{screen}.{field}: {text:?} names the plugin {:?}",
+                            p.id
+                        );
+                    }
+                }
+            }
+        }
     }
 }

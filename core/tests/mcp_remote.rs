@@ -1011,13 +1011,22 @@ async fn the_plugins_screen_adds_a_remote_server_with_its_token_in_the_keystore_
         screens.act(add(Some("tok-screen-1"))).await.unwrap(),
         Acted::Done
     );
-    let row = screens
-        .plugins()
-        .plugins
-        .into_iter()
-        .find(|p| p.id == "mcp-lab")
-        .unwrap();
+    // The server is under what the student added, apart from what comes with the app.
+    let list = screens.plugins();
+    let added = list.groups.last().unwrap();
+    assert_eq!(added.title, "你添加的");
+    let row = added.plugins.iter().find(|p| p.id == "mcp-lab").unwrap();
     assert_eq!(row.title, "lab");
+    // Its tools' descriptions are the server's words, and marked as such.
+    let tools = screens.plugin_detail("mcp-lab").unwrap().tools;
+    assert!(!tools.is_empty());
+    for tool in &tools {
+        assert!(
+            tool.description.starts_with("服务器的说明："),
+            "{}",
+            tool.description
+        );
+    }
     assert_eq!(
         secrets.get(&token_key("lab")).unwrap().as_deref(),
         Some("tok-screen-1")

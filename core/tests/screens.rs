@@ -14,7 +14,8 @@ use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::{Answer, Mode, PromptKind, Rule};
 use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::screens::{
-    Acted, Action, ApprovalSheet, ButtonRole, ChatItemKind, Live, Route, Screens, ShellEffect,
+    Acted, Action, ApprovalSheet, BlockKind, ButtonRole, ChatItemKind, Live, Route, Screens,
+    ShellEffect,
 };
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
@@ -1229,4 +1230,69 @@ async fn the_first_run_shows_the_terms_whole_then_the_model_the_campus_and_notif
     drop(e);
     let s = open(dir.path(), Arc::new(Answers::default()));
     assert_eq!(s.first_run().unwrap().page, None);
+}
+
+#[test]
+fn a_plugin_page_lays_out_its_markdown_description_and_the_list_shows_its_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path(), Arc::default());
+    let manifest = json!({"id": "menu", "title": "菜单",
+        "description": "看 **今天** 的菜单：\n\n- 学一\n- 农园\n\n[食堂主页](https://dining.pku.edu.cn)",
+        "i18n": {"en": {"title": "Menu", "description": "Today's *menu*"}},
+        "tools": [{"name": "today", "title": "今日菜单", "effect": "read"}]});
+    let menu = Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community).unwrap();
+    s.engine()
+        .install(menu, "https://example.org/menu/PLUGIN.md", Arc::new(Shop))
+        .unwrap();
+    let page = s.plugin_detail("menu").unwrap();
+    assert_eq!(
+        page.description,
+        "看 今天 的菜单：\n• 学一\n• 农园\n食堂主页"
+    );
+    let laid_out: Vec<_> = page
+        .about
+        .iter()
+        .map(|b| {
+            let spans: Vec<_> = b
+                .spans
+                .iter()
+                .map(|s| (s.text.as_str(), s.bold, s.link.clone()))
+                .collect();
+            (b.kind, b.marker.as_str(), spans)
+        })
+        .collect();
+    assert_eq!(
+        laid_out,
+        vec![
+            (
+                BlockKind::Paragraph,
+                "",
+                vec![
+                    ("看 ", false, None),
+                    ("今天", true, None),
+                    (" 的菜单：", false, None)
+                ]
+            ),
+            (BlockKind::Item, "•", vec![("学一", false, None)]),
+            (BlockKind::Item, "•", vec![("农园", false, None)]),
+            (
+                BlockKind::Paragraph,
+                "",
+                vec![(
+                    "食堂主页",
+                    false,
+                    Some(Action::OpenInBrowser {
+                        url: "https://dining.pku.edu.cn/".into()
+                    })
+                )]
+            ),
+        ]
+    );
+    // The list's row has the plain words, under what the student added.
+    let list = s.plugins();
+    let added = list.groups.iter().find(|g| g.title == "你添加的").unwrap();
+    let row = added.plugins.iter().find(|r| r.id == "menu").unwrap();
+    assert_eq!(row.description, page.description);
+    set_language(&s, Language::En);
+    assert_eq!(s.plugin_detail("menu").unwrap().description, "Today's menu");
 }

@@ -17,6 +17,7 @@ mod first_run;
 mod inbox;
 mod job_form;
 mod live;
+mod markdown;
 mod nav;
 mod pay_code;
 mod plugins;
@@ -45,10 +46,11 @@ pub use job_form::{
     JobSourceOption,
 };
 pub use live::Live;
+pub use markdown::{BlockKind, TextBlock, TextSpan};
 pub use nav::{NavItem, Navigation, Route, route_for};
 pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
 pub use plugins::{
-    AddPluginScreen, ModeRowView, PluginDetail, PluginRow, PluginsScreen, ToolRowView,
+    AddPluginScreen, ModeRowView, PluginDetail, PluginGroup, PluginRow, PluginsScreen, ToolRowView,
 };
 pub use results::CallCard;
 

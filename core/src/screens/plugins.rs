@@ -2,6 +2,7 @@
 //! from and the choices the user has, grants and warnings, data sources, what it needs), and
 //! the preview and consent screen of a plugin about to be added.
 
+use super::markdown::{self, TextBlock};
 use super::texts::{effect_words, kind_words, mode_words, source_words, title, tr};
 use super::{Action, Button, ButtonRole, Choice, LabelValue, Route};
 use crate::engine::{Engine, EngineError};
@@ -17,20 +18,34 @@ pub struct PluginRow {
     pub id: String,
     pub title: String,
     /// What the plugin is for, in the student's language (never the instructions for the
-    /// model).
+    /// model), as plain words: its Markdown is on the plugin's page.
     pub description: String,
     pub kind: PluginKind,
     pub kind_label: String,
     pub enabled: bool,
+    /// The row's switch: turns the plugin off, or on again.
+    pub toggle: Action,
     /// `On`, `Off`, or what it needs and the phone lacks.
     pub state_label: String,
+    /// The tap that provides what it lacks (the campus sign-in, a permission), while it is on.
+    pub fix: Option<Button>,
+}
+
+/// The plugins of one origin, under a heading.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct PluginGroup {
+    pub title: String,
+    pub plugins: Vec<PluginRow>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PluginsScreen {
     pub title: String,
-    pub plugins: Vec<PluginRow>,
+    /// The catalogue of what comes with the app, then what the student added; a group with no
+    /// plugin is left out.
+    pub groups: Vec<PluginGroup>,
     /// Plugins that could not be loaded, and why.
     pub load_errors: Vec<String>,
     pub add_label: String,
@@ -63,6 +78,8 @@ pub struct ModeRowView {
 pub struct ToolRowView {
     pub id: String,
     pub title: String,
+    /// A remote server's description of the tool, marked as the server's; empty for other
+    /// plugins, whose tool descriptions are written for the model.
     pub description: String,
     pub effect_label: String,
     /// A remote tool's effect may be made stricter, never looser (seed 004): only those
@@ -75,7 +92,10 @@ pub struct ToolRowView {
 pub struct PluginDetail {
     pub id: String,
     pub title: String,
+    /// What the plugin is for, as plain words (for reading aloud, and where no layout fits).
     pub description: String,
+    /// The same, its Markdown laid out: headings, lists, emphasis, code, links to https pages.
+    pub about: Vec<TextBlock>,
     pub kind_label: String,
     pub enabled: bool,
     pub enabled_label: String,
@@ -126,23 +146,7 @@ pub struct AddPluginScreen {
 pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
     PluginsScreen {
         title: tr(lang, "插件", "Plugins").into(),
-        plugins: engine
-            .plugins()
-            .iter()
-            .map(|v| PluginRow {
-                id: v.plugin.id.clone(),
-                title: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
-                description: title(
-                    lang,
-                    &v.plugin.description,
-                    v.plugin.description_en.as_deref(),
-                ),
-                kind: v.plugin.kind,
-                kind_label: kind_words(lang, v.plugin.kind).into(),
-                enabled: v.enabled,
-                state_label: state_words(lang, v),
-            })
-            .collect(),
+        groups: groups(engine, lang),
         load_errors: engine.load_errors(),
         add_label: tr(lang, "添加插件", "Add plugin").into(),
         link_placeholder: tr(lang, "插件链接（https://…）", "Plugin link (https://…)").into(),
@@ -166,6 +170,53 @@ pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
         )
         .into(),
         remote_add_label: tr(lang, "连接并添加", "Connect and add").into(),
+    }
+}
+
+impl PluginsScreen {
+    /// Every plugin row, group after group.
+    pub fn rows(&self) -> impl Iterator<Item = &PluginRow> {
+        self.groups.iter().flat_map(|g| &g.plugins)
+    }
+}
+
+fn groups(engine: &Engine, lang: Language) -> Vec<PluginGroup> {
+    let (shipped, added): (Vec<_>, Vec<_>) = engine
+        .plugins()
+        .into_iter()
+        .partition(|v| v.plugin.kind == PluginKind::Bundled);
+    [
+        (tr(lang, "随应用提供", "Comes with the app"), shipped),
+        (tr(lang, "你添加的", "Added by you"), added),
+    ]
+    .into_iter()
+    .filter(|(_, views)| !views.is_empty())
+    .map(|(title, views)| PluginGroup {
+        title: title.into(),
+        plugins: views.iter().map(|v| row(lang, v)).collect(),
+    })
+    .collect()
+}
+
+fn row(lang: Language, v: &PluginView) -> PluginRow {
+    let p = &v.plugin;
+    PluginRow {
+        id: p.id.clone(),
+        title: title(lang, &p.title, p.title_en.as_deref()),
+        description: markdown::plain(&title(lang, &p.description, p.description_en.as_deref())),
+        kind: p.kind,
+        kind_label: kind_words(lang, p.kind).into(),
+        enabled: v.enabled,
+        toggle: Action::SetEnabled {
+            plugin: p.id.clone(),
+            enabled: !v.enabled,
+        },
+        state_label: state_words(lang, v),
+        fix: v
+            .unmet
+            .as_deref()
+            .filter(|_| v.enabled)
+            .and_then(|need| need_fix(lang, need)),
     }
 }
 
@@ -224,7 +275,17 @@ pub(super) fn detail(
         .map(|t| ToolRowView {
             id: t.id.clone(),
             title: title(lang, &t.title, t.title_en.as_deref()),
-            description: t.description.clone(),
+            // A tool's description is written for the model; only a remote server's, which
+            // is all the student has to judge its tools by, is shown, marked as the server's.
+            description: if remote && !t.description.is_empty() {
+                format!(
+                    "{}{}",
+                    tr(lang, "服务器的说明：", "The server says: "),
+                    t.description
+                )
+            } else {
+                String::new()
+            },
             effect_label: effect_words(lang, t.effect).into(),
             reclass: if remote {
                 stricter(lang, &t.id, t.effect)
@@ -238,10 +299,12 @@ pub(super) fn detail(
         .installed(id)
         .is_ok_and(|(_, source)| source.starts_with("https://"));
     let removable = p.kind != PluginKind::Bundled;
+    let description = title(lang, &p.description, p.description_en.as_deref());
     Ok(PluginDetail {
         id: p.id.clone(),
         title: title(lang, &p.title, p.title_en.as_deref()),
-        description: title(lang, &p.description, p.description_en.as_deref()),
+        description: markdown::plain(&description),
+        about: markdown::blocks(&description),
         kind_label: kind_words(lang, p.kind).into(),
         enabled: v.enabled,
         enabled_label: tr(lang, "启用", "Enabled").into(),

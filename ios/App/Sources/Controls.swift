@@ -114,3 +114,40 @@ struct Loaded<Model, Content: View>: View {
         .onDisappear { store.disappear() }
     }
 }
+
+/// Markdown as the core laid it out (`TextBlock`s of styled spans): headings, list items with
+/// the core's marker, code in a fixed-width face, and links whose tap is the core's action.
+struct RichText: View {
+    let blocks: [TextBlock]
+    let act: (Action) -> Void
+
+    var body: some View {
+        VStack(alignment: .leading, spacing: 4) {
+            ForEach(Array(blocks.enumerated()), id: \.offset) { _, block in
+                Text(line(block))
+                    .font(block.kind == .heading ? .headline : block.kind == .code ? .footnote.monospaced() : .body)
+                    .padding(.leading, CGFloat(16 * block.level))
+            }
+        }
+        // A link's tap goes to the core, which hands the page to the browser.
+        .environment(\.openURL, OpenURLAction { url in
+            act(.openInBrowser(url: url.absoluteString))
+            return .handled
+        })
+    }
+
+    private func line(_ block: TextBlock) -> AttributedString {
+        var line = AttributedString(block.marker.isEmpty ? "" : block.marker + " ")
+        for span in block.spans {
+            var part = AttributedString(span.text)
+            var intent: InlinePresentationIntent = []
+            if span.bold { intent.insert(.stronglyEmphasized) }
+            if span.italic { intent.insert(.emphasized) }
+            if span.code { intent.insert(.code) }
+            part.inlinePresentationIntent = intent
+            if case .openInBrowser(let url)? = span.link { part.link = URL(string: url) }
+            line += part
+        }
+        return line
+    }
+}

@@ -18,19 +18,25 @@ struct PluginsView: View {
     var body: some View {
         Loaded(store: store) { screen in
             List {
-                ForEach(screen.plugins, id: \.id) { row in
-                    NavigationLink {
-                        PluginDetailView(shell: shell, plugin: row.id)
-                    } label: {
-                        VStack(alignment: .leading) {
-                            Text(row.title)
-                            if !row.description.isEmpty { Text(row.description).font(.subheadline) }
-                            Text("\(row.kindLabel) · \(row.stateLabel)").font(.caption).foregroundStyle(.secondary)
+                ForEach(screen.groups, id: \.title) { group in
+                    Section(group.title) {
+                        ForEach(group.plugins, id: \.id) { row in
+                            NavigationLink {
+                                PluginDetailView(shell: shell, plugin: row.id)
+                            } label: {
+                                VStack(alignment: .leading) {
+                                    Toggle(row.title, isOn: Binding(get: { row.enabled }, set: { _ in store.act(row.toggle) }))
+                                        .accessibilityIdentifier("plugin.\(row.id).switch")
+                                    if !row.description.isEmpty { Text(row.description).font(.subheadline) }
+                                    Text("\(row.kindLabel) · \(row.stateLabel)").font(.caption).foregroundStyle(.secondary)
+                                    if let fix = row.fix { ActionButton(button: fix, act: store.act) }
+                                }
+                                .opacity(row.enabled ? 1 : 0.5)
+                                .accessibilityValue(String(describing: row.kind))
+                            }
+                            .accessibilityIdentifier("plugin.\(row.id)")
                         }
-                        .opacity(row.enabled ? 1 : 0.5)
-                        .accessibilityValue(String(describing: row.kind))
                     }
-                    .accessibilityIdentifier("plugin.\(row.id)")
                 }
                 if !screen.loadErrors.isEmpty {
                     Section { Lines(lines: screen.loadErrors) }
@@ -128,7 +134,8 @@ struct PluginDetailView: View {
         Loaded(store: store) { detail in
             List {
                 Section {
-                    Text(detail.description)
+                    RichText(blocks: detail.about, act: store.act)
+                        .accessibilityLabel(detail.description)
                     LabeledContent(detail.kindLabel, value: detail.id)
                     Toggle(detail.enabledLabel, isOn: Binding(get: { detail.enabled }, set: { _ in store.act(detail.toggle) }))
                         .accessibilityIdentifier(identifier(detail.toggle))

@@ -449,7 +449,7 @@ class ScreensTest {
                 onNodeWithText(preview.title).assertExists()
                 saveScreenshot("add-plugin", language)
                 onNodeWithText(preview.install.label).performScrollTo().performClick()
-                waitUntil("the installed plugin", 10_000) { m.plugins.model?.plugins?.any { it.id == "menu" } == true && m.plugins.preview == null }
+                waitUntil("the installed plugin", 10_000) { m.plugins.model?.groups?.any { g -> g.plugins.any { it.id == "menu" } } == true && m.plugins.preview == null }
                 onNodeWithTag(ScreenTags.plugin("menu")).assertExists()
             }
         }

@@ -154,11 +154,12 @@ private fun ChatLine(item: ChatItem, modifier: Modifier, onAct: (Action) -> Unit
 @Composable
 private fun Plan(text: String, card: PlanCard, modifier: Modifier, onAct: (Action) -> Unit) {
     Surface(
-        modifier.fillMaxWidth().testTag(ChatTags.PLAN),
+        modifier.fillMaxWidth(),
         shape = RoundedCornerShape(12.dp),
         color = MaterialTheme.colorScheme.tertiaryContainer,
     ) {
-        Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(8.dp)) {
+        // The item's own tag is on the surface; the plan's is on what it holds.
+        Column(Modifier.testTag(ChatTags.PLAN).padding(12.dp), verticalArrangement = Arrangement.spacedBy(8.dp)) {
             Text(card.heading, fontWeight = FontWeight.Medium, style = MaterialTheme.typography.titleSmall)
             Text(text, style = MaterialTheme.typography.bodyLarge)
             CoreButton(card.accept, Modifier.testTag(ChatTags.PLAN_ACCEPT), onAct)

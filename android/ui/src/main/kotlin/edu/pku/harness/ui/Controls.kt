@@ -3,7 +3,9 @@ package edu.pku.harness.ui
 import androidx.compose.foundation.layout.Arrangement
 import androidx.compose.foundation.layout.ExperimentalLayoutApi
 import androidx.compose.foundation.layout.FlowRow
+import androidx.compose.foundation.layout.Column
 import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.foundation.layout.padding
 import androidx.compose.material3.Button
 import androidx.compose.material3.ButtonDefaults
 import androidx.compose.material3.ExperimentalMaterial3Api
@@ -18,11 +20,23 @@ import androidx.compose.material3.Text
 import androidx.compose.material3.TextButton
 import androidx.compose.runtime.Composable
 import androidx.compose.ui.Modifier
+import androidx.compose.ui.text.LinkAnnotation
+import androidx.compose.ui.text.SpanStyle
+import androidx.compose.ui.text.TextLinkStyles
+import androidx.compose.ui.text.buildAnnotatedString
+import androidx.compose.ui.text.font.FontFamily
+import androidx.compose.ui.text.font.FontStyle
+import androidx.compose.ui.text.font.FontWeight
+import androidx.compose.ui.text.style.TextDecoration
+import androidx.compose.ui.text.withLink
+import androidx.compose.ui.text.withStyle
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.core.Action
+import edu.pku.harness.core.BlockKind
 import edu.pku.harness.core.Button as CoreButtonModel
 import edu.pku.harness.core.ButtonRole
 import edu.pku.harness.core.Choice
+import edu.pku.harness.core.TextBlock
 
 /** A button of the core's: its label, its role's look, and its action on tap. */
 @Composable
@@ -63,6 +77,41 @@ fun Chips(choices: List<Choice>, onAct: (Action) -> Unit) {
     FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
         for (choice in choices) {
             FilterChip(selected = choice.selected, onClick = { if (!choice.selected) onAct(choice.action) }, label = { Text(choice.label) })
+        }
+    }
+}
+
+/**
+ * Markdown as the core laid it out ([TextBlock]s of styled spans): headings, list items with the
+ * core's marker, code in a fixed-width face, and links whose tap is the core's action.
+ */
+@Composable
+fun RichText(blocks: List<TextBlock>, modifier: Modifier = Modifier, onAct: (Action) -> Unit) {
+    Column(modifier, verticalArrangement = Arrangement.spacedBy(4.dp)) {
+        for (block in blocks) {
+            val text = buildAnnotatedString {
+                if (block.marker.isNotEmpty()) append("${block.marker} ")
+                for (span in block.spans) {
+                    val style = SpanStyle(
+                        fontWeight = if (span.bold) FontWeight.Bold else null,
+                        fontStyle = if (span.italic) FontStyle.Italic else null,
+                        fontFamily = if (span.code) FontFamily.Monospace else null,
+                    )
+                    val link = span.link
+                    if (link == null) {
+                        withStyle(style) { append(span.text) }
+                    } else {
+                        val linked = TextLinkStyles(style.merge(SpanStyle(textDecoration = TextDecoration.Underline)))
+                        withLink(LinkAnnotation.Clickable(span.text, linked) { onAct(link) }) { append(span.text) }
+                    }
+                }
+            }
+            val style = when (block.kind) {
+                BlockKind.HEADING -> MaterialTheme.typography.titleMedium
+                BlockKind.CODE -> MaterialTheme.typography.bodySmall
+                else -> MaterialTheme.typography.bodyMedium
+            }
+            Text(text, style = style, modifier = Modifier.padding(start = (16 * block.level.toInt()).dp))
         }
     }
 }

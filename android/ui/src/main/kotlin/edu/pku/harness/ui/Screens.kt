@@ -64,6 +64,7 @@ object ScreenTags {
     const val CAMPUS_STATE = "campus-state"
     const val CAMPUS_OPEN = "campus-open"
     const val UNMET = "plugin-unmet"
+    const val ABOUT = "plugin-about"
     const val REMOTE_URL = "remote-url"
     const val REMOTE_NAME = "remote-name"
     const val REMOTE_TOKEN = "remote-token"
@@ -71,6 +72,8 @@ object ScreenTags {
     /** A plugin page's tap that runs one of its tools for the student (the pay code). */
     const val TAP = "plugin-tap"
     fun plugin(id: String) = "plugin-$id"
+    fun pluginSwitch(id: String) = "plugin-$id-switch"
+    fun pluginFix(id: String) = "plugin-$id-fix"
     fun mode(effect: String) = "mode-$effect"
     fun memory(id: Long) = "memory-$id"
     fun permission(name: String) = "permission-$name"
@@ -131,11 +134,22 @@ fun PluginsPage(holder: ScreenModel<PluginsScreen>, open: (String) -> Unit) {
     var link by remember { mutableStateOf("") }
     Page(holder.message) {
         Title(screen.title)
-        for (plugin in screen.plugins) {
-            Card(Modifier.clickable { open(plugin.id) }.testTag(ScreenTags.plugin(plugin.id))) {
-                Text(plugin.title, fontWeight = FontWeight.Medium)
-                if (plugin.description.isNotEmpty()) Text(plugin.description, style = MaterialTheme.typography.bodyMedium)
-                Small("${plugin.kindLabel} · ${plugin.stateLabel}")
+        for (group in screen.groups) {
+            Section(group.title)
+            for (plugin in group.plugins) {
+                Card(Modifier.clickable { open(plugin.id) }.testTag(ScreenTags.plugin(plugin.id))) {
+                    Row(verticalAlignment = Alignment.CenterVertically) {
+                        Text(plugin.title, fontWeight = FontWeight.Medium, modifier = Modifier.weight(1f))
+                        Switch(
+                            checked = plugin.enabled,
+                            onCheckedChange = { holder.act(plugin.toggle) },
+                            modifier = Modifier.testTag(ScreenTags.pluginSwitch(plugin.id)),
+                        )
+                    }
+                    if (plugin.description.isNotEmpty()) Text(plugin.description, style = MaterialTheme.typography.bodyMedium)
+                    Small("${plugin.kindLabel} · ${plugin.stateLabel}")
+                    plugin.fix?.let { CoreButton(it, Modifier.testTag(ScreenTags.pluginFix(plugin.id))) { action -> holder.act(action) } }
+                }
             }
         }
         for (error in screen.loadErrors) Text(error, color = MaterialTheme.colorScheme.error)
@@ -224,7 +238,7 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
         if (detail == null) return@Page
         Title(detail.title)
         Small(detail.kindLabel)
-        Text(detail.description)
+        RichText(detail.about, Modifier.testTag(ScreenTags.ABOUT)) { holder.act(it) }
         detail.unmet?.let { Text(it, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(ScreenTags.UNMET)) }
         detail.unmetFix?.let { CoreButton(it) { action -> holder.act(action) } }
         SwitchRow(detail.enabledLabel, detail.enabled, detail.toggle, ScreenTags.ENABLED) { holder.act(it) }
