@@ -414,6 +414,18 @@ impl Engine {
         self.core.remotes.refresh(plugin).await
     }
 
+    /// The changed tool definitions of remote plugin `plugin` that wait for the student's
+    /// agreement, if its server changed tools they had seen.
+    pub fn held_tools(&self, plugin: &str) -> Option<crate::installed::HeldList> {
+        self.core.plugins.held(plugin)
+    }
+
+    /// The student agreed to remote plugin `plugin`'s changed tools: the list its server gave
+    /// is installed. Returns the ids of the tools that are new.
+    pub fn accept_held_tools(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
+        self.core.plugins.accept_held(plugin)
+    }
+
     /// Re-classes a remote tool to a stricter effect (seed 004: a remote server's hint can only
     /// be tightened by the user, never loosened). Kept across restarts and refreshes.
     pub fn reclass_remote_tool(&self, tool: &str, effect: Effect) -> Result<(), EngineError> {

@@ -16,7 +16,9 @@ use crate::error::EngineError;
 use crate::gates::ToolCatalog;
 use crate::handler::{PluginHandler, ToolContext};
 use crate::policy::{Mode, ModeSource, UserModes};
-use crate::registry::{Effect, LoadError, McpTool, Plugin, PluginKind, Registry, Tool, model_name};
+use crate::registry::{
+    Effect, LoadError, McpTool, Plugin, PluginKind, Registry, Tool, ToolManifest, model_name,
+};
 use crate::services::{PluginGates, catalog_of};
 use crate::settings::SettingsError;
 use crate::store::plugins::{self as rows, PluginRow};
@@ -95,6 +97,29 @@ pub(crate) struct State {
     pub installed: FxHashMap<String, Installed>,
     pub modes: UserModes,
     pub preferences: FxHashMap<String, Value>,
+    /// Per remote plugin, the list its server gave last where it changed tools the student
+    /// had seen: held until they agree (`update_remote`).
+    pub held: FxHashMap<String, HeldList>,
+}
+
+/// A remote server's tool list that changed the definition of tools the student had seen:
+/// the list as the server gave it, and what changed in each of those tools. Kept in memory
+/// only: after a restart the old definitions stand, and the next listing holds the change
+/// again.
+#[derive(Clone, Debug)]
+pub struct HeldList {
+    pub tools: Vec<McpTool>,
+    pub changed: Vec<ToolChange>,
+}
+
+/// What a server changed in one tool the student had seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolChange {
+    /// The tool's id (`mcp-<name>.<tool>`).
+    pub tool: String,
+    pub title: bool,
+    pub description: bool,
+    pub input: bool,
 }
 
 impl State {
@@ -517,13 +542,17 @@ impl InstalledPlugins {
     /// - a new tool starts under the remote defaults. Modes are kept per plugin and effect
     ///   (DESIGN.md §3), so where the user had loosened the mode of a new tool's effect (an
     ///   "Always allow"), that mode is withdrawn: the user allowed the tools they had seen, not
-    ///   whatever the server adds later.
+    ///   whatever the server adds later;
+    /// - with `hold`, a tool whose title, description or input schema changed keeps the
+    ///   definition the student saw, and the list is held (`held`) until they agree to it
+    ///   (`accept_held`, which installs it with `hold` off).
     ///
     /// The code stays (the same server, its session kept). Returns the new tools' ids.
     pub(crate) fn update_remote(
         &self,
         plugin: &str,
         tools: &[McpTool],
+        hold: bool,
     ) -> Result<Vec<String>, EngineError> {
         let no_such = || EngineError::NoSuchPlugin(plugin.to_owned());
         let mut state = self.state();
@@ -536,11 +565,31 @@ impl InstalledPlugins {
         let name = plugin.strip_prefix("mcp-").ok_or_else(no_such)?;
         let fresh = Plugin::from_mcp(name, &old.title, tools)?;
         let mut manifest = fresh.manifest.clone();
+        let mut changed = Vec::new();
         for tool in &mut manifest.tools {
             let (Some(before), Some(offered)) = (old.tool(&tool.name), fresh.tool(&tool.name))
             else {
                 continue;
             };
+            // The student agreed to the tools they saw: a changed title, description or input
+            // schema waits for their agreement, and until then the definition they saw stands
+            // for the model and the sheet.
+            if let Some(seen) = old.manifest.tools.iter().find(|t| t.name == tool.name) {
+                let change = ToolChange {
+                    tool: before.id.clone(),
+                    title: seen.title != tool.title,
+                    description: seen.description != tool.description,
+                    input: seen.input != tool.input,
+                };
+                if hold && (change.title || change.description || change.input) {
+                    *tool = ToolManifest {
+                        effect: tool.effect.take(),
+                        ..seen.clone()
+                    };
+                    changed.push(change);
+                }
+            }
+            // seed 004: a server's hint is only ever tightened; a stricter one applies at once.
             if before.effect > offered.effect {
                 tool.effect = Some(Value::String(before.effect.as_str().into()));
             }
@@ -571,7 +620,33 @@ impl InstalledPlugins {
         for effect in withdrawn {
             state.modes.unset(plugin, effect);
         }
+        if changed.is_empty() {
+            state.held.remove(plugin);
+        } else {
+            let held = HeldList {
+                tools: tools.to_vec(),
+                changed,
+            };
+            state.held.insert(plugin.to_owned(), held);
+        }
         Ok(added)
+    }
+
+    /// The tool list remote plugin `plugin`'s server gave that changed tools the student had
+    /// seen, if one waits for their agreement.
+    pub fn held(&self, plugin: &str) -> Option<HeldList> {
+        self.state().held.get(plugin).cloned()
+    }
+
+    /// The student agreed to the changed tools of `plugin`: its held list is installed as the
+    /// server gave it. Refused when no list is held (it was agreed to, or the server went back).
+    pub(crate) fn accept_held(&self, plugin: &str) -> Result<Vec<String>, EngineError> {
+        let held = self.held(plugin).ok_or_else(|| {
+            EngineError::Invalid(format!(
+                "{plugin}: no changed tool definitions wait for agreement; read the plugin's page as it is now"
+            ))
+        })?;
+        self.update_remote(plugin, &held.tools, false)
     }
 
     /// Re-classes remote tool `tool` to `effect`, never to a looser one (seed 004: a remote
@@ -691,6 +766,7 @@ impl InstalledPlugins {
         state.registry.remove(plugin);
         state.installed.remove(plugin);
         state.preferences.remove(plugin);
+        state.held.remove(plugin);
         // The rows went with the plugin's (ON DELETE CASCADE); a reinstall starts afresh.
         state.modes.forget(plugin);
         Ok(())

@@ -1211,7 +1211,7 @@ impl Remotes {
         let _in_turn = refreshes.running.lock().await;
         let listed = server.list_tools().await;
         server.close().await;
-        plugins.update_remote(plugin, &listed.map_err(link)?)
+        plugins.update_remote(plugin, &listed.map_err(link)?, true)
     }
 
     /// The server of `plugin` announced a changed tool list on session `peer`: refresh in the
@@ -1243,7 +1243,7 @@ impl Remotes {
             };
             // Refused only when the plugin is gone or the new list does not load; the old list
             // then stays, as it is.
-            let _ = plugins.update_remote(&plugin, &tools);
+            let _ = plugins.update_remote(&plugin, &tools, true);
         });
     }
 }

@@ -137,6 +137,10 @@ pub enum Action {
     UpdatePlugin {
         plugin: String,
     },
+    /// The student agreed to the tools a remote server changed after they had seen them.
+    AcceptToolChanges {
+        plugin: String,
+    },
     /// A remote tool made stricter (seed 004: never looser).
     ReclassTool {
         tool: String,
@@ -440,6 +444,9 @@ impl Screens {
                     let screen = plugins::add(e, self.language(), &preview);
                     return Ok(Acted::Preview(screen));
                 }
+            }
+            Action::AcceptToolChanges { plugin } => {
+                e.accept_held_tools(&plugin)?;
             }
             Action::ReclassTool { tool, effect } => e.reclass_remote_tool(&tool, effect)?,
             Action::PreviewLink { link } => {

@@ -6,7 +6,7 @@ use super::markdown::{self, TextBlock};
 use super::texts::{effect_words, kind_words, mode_words, source_words, title, tr};
 use super::{Action, Button, ButtonRole, Choice, LabelValue, Route};
 use crate::engine::{Engine, EngineError};
-use crate::installed::PluginView;
+use crate::installed::{PluginView, ToolChange};
 use crate::plugins::link::Preview;
 use crate::policy::{Mode, ModeSource, kind_default};
 use crate::registry::{Effect, PluginKind};
@@ -116,6 +116,11 @@ pub struct PluginDetail {
     /// The tap that provides it: the campus sign-in, or the permissions screen.
     pub unmet_fix: Option<Button>,
     pub disclosure: Vec<String>,
+    /// A remote server changed tools the student had seen: what changed, one line a tool, while
+    /// the definitions they saw still stand.
+    pub changed_tools: Vec<String>,
+    /// Agree to the changed tools; none when nothing waits.
+    pub accept_changes: Option<Button>,
     pub update: Option<Button>,
     pub remove: Option<Button>,
 }
@@ -220,6 +225,33 @@ fn row(lang: Language, v: &PluginView) -> PluginRow {
     }
 }
 
+/// "服务器改了「发帖」的说明和输入，同意前仍按你看过的版本" / "The server changed Post's
+/// description and input; until you agree, the version you saw stands".
+fn change_words(lang: Language, p: &crate::registry::Plugin, c: &ToolChange) -> String {
+    let tool = p.tools.iter().find(|t| t.id == c.tool).map_or_else(
+        || c.tool.clone(),
+        |t| title(lang, &t.title, t.title_en.as_deref()),
+    );
+    let parts: Vec<&str> = [
+        (c.title, tr(lang, "标题", "title")),
+        (c.description, tr(lang, "说明", "description")),
+        (c.input, tr(lang, "输入", "input")),
+    ]
+    .into_iter()
+    .filter_map(|(on, word)| on.then_some(word))
+    .collect();
+    match lang {
+        Language::Zh => format!(
+            "服务器改了「{tool}」的{}，同意前仍按你看过的版本",
+            parts.join("和")
+        ),
+        Language::En => format!(
+            "The server changed {tool}'s {}; until you agree, the version you saw stands",
+            parts.join(" and ")
+        ),
+    }
+}
+
 fn state_words(lang: Language, v: &PluginView) -> String {
     match (&v.unmet, v.enabled) {
         (_, false) => tr(lang, "已关闭", "Off").into(),
@@ -300,6 +332,7 @@ pub(super) fn detail(
         .is_ok_and(|(_, source)| source.starts_with("https://"));
     let removable = p.kind != PluginKind::Bundled;
     let description = title(lang, &p.description, p.description_en.as_deref());
+    let changed = engine.held_tools(id).map(|h| h.changed).unwrap_or_default();
     Ok(PluginDetail {
         id: p.id.clone(),
         title: title(lang, &p.title, p.title_en.as_deref()),
@@ -334,6 +367,16 @@ pub(super) fn detail(
         unmet: v.unmet.as_deref().map(|need| need_words(lang, need)),
         unmet_fix: v.unmet.as_deref().and_then(|need| need_fix(lang, need)),
         disclosure: p.disclosure.clone(),
+        changed_tools: changed.iter().map(|c| change_words(lang, p, c)).collect(),
+        accept_changes: (!changed.is_empty()).then(|| {
+            Button::new(
+                tr(lang, "同意这些改动", "Agree to these changes").into(),
+                ButtonRole::Normal,
+                Action::AcceptToolChanges {
+                    plugin: p.id.clone(),
+                },
+            )
+        }),
         update: (from_link && matches!(p.kind, PluginKind::Official | PluginKind::Community)).then(
             || {
                 Button::new(

@@ -142,6 +142,8 @@ struct PluginDetailView: View {
                     Text(detail.grantRow).font(.footnote)
                     if let unmet = detail.unmet { Text(unmet).foregroundStyle(.orange) }
                     if let fix = detail.unmetFix { ActionButton(button: fix, act: store.act) }
+                    ForEach(detail.changedTools, id: \.self) { Text($0).foregroundStyle(.purple) }
+                    if let accept = detail.acceptChanges { ActionButton(button: accept, act: store.act) }
                 }
                 Section(detail.modesLabel) {
                     ForEach(Array(detail.modes.enumerated()), id: \.offset) { _, row in

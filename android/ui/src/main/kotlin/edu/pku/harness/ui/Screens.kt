@@ -65,6 +65,7 @@ object ScreenTags {
     const val CAMPUS_OPEN = "campus-open"
     const val UNMET = "plugin-unmet"
     const val ABOUT = "plugin-about"
+    const val CHANGED = "plugin-changed-tools"
     const val REMOTE_URL = "remote-url"
     const val REMOTE_NAME = "remote-name"
     const val REMOTE_TOKEN = "remote-token"
@@ -241,6 +242,8 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
         RichText(detail.about, Modifier.testTag(ScreenTags.ABOUT)) { holder.act(it) }
         detail.unmet?.let { Text(it, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(ScreenTags.UNMET)) }
         detail.unmetFix?.let { CoreButton(it) { action -> holder.act(action) } }
+        for (line in detail.changedTools) Text(line, color = MaterialTheme.colorScheme.tertiary, modifier = Modifier.testTag(ScreenTags.CHANGED))
+        detail.acceptChanges?.let { CoreButton(it) { action -> holder.act(action) } }
         SwitchRow(detail.enabledLabel, detail.enabled, detail.toggle, ScreenTags.ENABLED) { holder.act(it) }
         Section(detail.modesLabel)
         for (row in detail.modes) {
