@@ -355,14 +355,14 @@ impl Reply {
         if let Some(expected) = &self.expect {
             expected.check(got)?;
         }
-        if let Some(prefix) = &self.expect_prefix {
-            if !got.starts_with(prefix.as_str()) {
-                return Err(format!(
-                    "expected a return starting {}, got {}",
-                    shown(prefix),
-                    shown(got)
-                ));
-            }
+        if let Some(prefix) = &self.expect_prefix
+            && !got.starts_with(prefix.as_str())
+        {
+            return Err(format!(
+                "expected a return starting {}, got {}",
+                shown(prefix),
+                shown(got)
+            ));
         }
         Ok(())
     }
@@ -969,19 +969,19 @@ impl Match {
             Match::Equal(want) if want == got => Ok(()),
             Match::Equal(want) => Err(format!("expected {}, got {}", shown(want), shown(got))),
             Match::Shape { prefix, bytes } => {
-                if let Some(prefix) = prefix {
-                    if !got.starts_with(prefix.as_str()) {
-                        return Err(format!("expected {}…, got {}", shown(prefix), shown(got)));
-                    }
+                if let Some(prefix) = prefix
+                    && !got.starts_with(prefix.as_str())
+                {
+                    return Err(format!("expected {}…, got {}", shown(prefix), shown(got)));
                 }
-                if let Some(bytes) = bytes {
-                    if got.len() != *bytes {
-                        return Err(format!(
-                            "expected {bytes} bytes, got {} bytes: {}",
-                            got.len(),
-                            shown(got)
-                        ));
-                    }
+                if let Some(bytes) = bytes
+                    && got.len() != *bytes
+                {
+                    return Err(format!(
+                        "expected {bytes} bytes, got {} bytes: {}",
+                        got.len(),
+                        shown(got)
+                    ));
                 }
                 Ok(())
             }

@@ -590,6 +590,7 @@ impl InstalledPlugins {
                 }
             }
             // seed 004: a server's hint is only ever tightened; a stricter one applies at once.
+            tool.destructive |= before.destructive;
             if before.effect > offered.effect {
                 tool.effect = Some(Value::String(before.effect.as_str().into()));
             }

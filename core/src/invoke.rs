@@ -570,13 +570,13 @@ impl Invoker {
         let ran = handler.run(&tool, call.input.clone(), ctx).await;
         // seed 000: third-party content taints the turn it enters — an error text too, since it
         // reaches the model just the same and may carry injected instructions.
-        if tool.untrusted && call.actor == Actor::Agent {
-            if let Some(conv) = call.conversation.as_deref() {
-                if let Err(e) = self.conversations.taint(conv) {
-                    let message = format!("the turn's taint was not saved: {e}");
-                    self.record(&call, &snap, AuditEvent::Failed { message });
-                }
-            }
+        if tool.untrusted
+            && call.actor == Actor::Agent
+            && let Some(conv) = call.conversation.as_deref()
+            && let Err(e) = self.conversations.taint(conv)
+        {
+            let message = format!("the turn's taint was not saved: {e}");
+            self.record(&call, &snap, AuditEvent::Failed { message });
         }
         let outcome = match (ran, scope.refusal()) {
             // The tool failed on a gate's refusal for the scope: the call was out of scope,

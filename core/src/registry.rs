@@ -185,6 +185,10 @@ pub struct ToolManifest {
     pub grant: bool,
     #[serde(default)]
     pub always_ask: bool,
+    /// The tool may delete or overwrite what it acts on: an MCP server's `destructiveHint`,
+    /// said on the approval sheet. A hint only: it never makes a call looser.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub destructive: bool,
     /// The resolveEffect target: what the call acts on, shown as the prompt's headline.
     /// `{field}` is replaced by that top-level input field.
     #[serde(default)]
@@ -233,6 +237,8 @@ pub struct Tool {
     pub user_only: bool,
     pub grant: bool,
     pub always_ask: bool,
+    /// It may delete or overwrite what it acts on (a remote server's `destructiveHint`).
+    pub destructive: bool,
     pub target: Option<String>,
     /// The HTTP request a document's tool makes, checked at load.
     pub request: Option<Request>,
@@ -490,6 +496,10 @@ impl Plugin {
                         .into(),
                     )),
                     input: Some(t.input_schema.clone()),
+                    // The MCP default: a tool that is not read-only may destroy, unless the
+                    // server says it does not.
+                    destructive: t.annotations.read_only_hint != Some(true)
+                        && t.annotations.destructive_hint != Some(false),
                     ..ToolManifest::default()
                 })
                 .collect(),
@@ -544,6 +554,8 @@ pub struct McpTool {
 pub struct McpAnnotations {
     #[serde(default)]
     pub read_only_hint: Option<bool>,
+    #[serde(default)]
+    pub destructive_hint: Option<bool>,
 }
 
 fn empty_object_schema() -> Value {
@@ -676,6 +688,7 @@ fn load_tool(
         user_only: tool.user_only,
         grant: tool.grant,
         always_ask: tool.always_ask,
+        destructive: tool.destructive && effect != Effect::Read,
         target: tool.target,
         request,
         labels: tool.labels,
@@ -716,15 +729,15 @@ fn check_request(
             url.replace(&format!("{{{f}}}"), "x")
         });
     // A bad allowlist entry is reported by the grants' own check, with its own field.
-    if let Ok(policy) = NetworkPolicy::new(plugin, grants, kind) {
-        if let Err(refusal) = policy.check(&sample) {
-            let reason = refusal.strip_prefix("error: ").unwrap_or(&refusal);
-            return Err(LoadError::new(
-                plugin,
-                field("url"),
-                format!("the plugin's grants do not let this request out: {reason}"),
-            ));
-        }
+    if let Ok(policy) = NetworkPolicy::new(plugin, grants, kind)
+        && let Err(refusal) = policy.check(&sample)
+    {
+        let reason = refusal.strip_prefix("error: ").unwrap_or(&refusal);
+        return Err(LoadError::new(
+            plugin,
+            field("url"),
+            format!("the plugin's grants do not let this request out: {reason}"),
+        ));
     }
     Ok(())
 }
@@ -1092,10 +1105,11 @@ impl<'de> Visitor<'de> for UniqueKeys<'_> {
                 path,
                 seen: self.seen,
             })?;
-            if self.path.is_empty() && key == "id" {
-                if let Value::String(id) = &value {
-                    *self.seen.id.borrow_mut() = Some(shown_id(id));
-                }
+            if self.path.is_empty()
+                && key == "id"
+                && let Value::String(id) = &value
+            {
+                *self.seen.id.borrow_mut() = Some(shown_id(id));
             }
             object.insert(key, value);
         }

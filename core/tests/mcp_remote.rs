@@ -944,10 +944,12 @@ async fn an_http_sse_servers_answer_past_1_mib_is_refused() {
 }
 
 #[tokio::test]
-async fn the_client_introduces_itself_as_the_app() {
+async fn the_client_introduces_itself_as_the_app_and_offers_the_2026_revision() {
     let server = McpServer::streamable(vec![tool("echo", true)]).await;
     let engine = Engine::in_memory(development()).unwrap();
-    engine.remote_tools(&server.url()).await.unwrap();
+    // This server answers with 2025-06-18: the older revision is spoken, and the list read.
+    let tools = engine.remote_tools(&server.url()).await.unwrap();
+    assert_eq!(tools.len(), 1);
     let initialize = server
         .requests()
         .into_iter()
@@ -957,6 +959,7 @@ async fn the_client_introduces_itself_as_the_app() {
         initialize.body["params"]["clientInfo"],
         json!({"name": "pku-harness", "version": env!("CARGO_PKG_VERSION")})
     );
+    assert_eq!(initialize.body["params"]["protocolVersion"], "2026-07-28");
 }
 
 #[tokio::test]
@@ -1116,4 +1119,72 @@ async fn a_changed_tool_definition_is_held_until_the_student_agrees() {
         again,
         "mcp-campus: no changed tool definitions wait for agreement; read the plugin's page as it is now"
     );
+}
+
+#[tokio::test]
+async fn a_tool_that_may_destroy_says_so_on_the_sheet_and_the_hint_loosens_nothing() {
+    use harness_core::screens::{Live, Screens};
+    let mut edit = tool("edit", false);
+    edit["annotations"]["destructiveHint"] = json!(false);
+    let server = McpServer::streamable(vec![tool("post", false), edit, tool("read", true)]).await;
+    let broker = Arc::new(Denies::default());
+    let mut options = development();
+    options.broker = broker.clone();
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "forum", None)
+        .await
+        .unwrap();
+    let destructive = |name: &str| {
+        engine
+            .tool(&format!("mcp-forum.{name}"))
+            .unwrap()
+            .destructive
+    };
+    // MCP's default for a tool that is not read-only is destructive.
+    assert_eq!(
+        (
+            destructive("post"),
+            destructive("edit"),
+            destructive("read")
+        ),
+        (true, false, false)
+    );
+    // Not destructive is a hint, never a looser call: edit is a write that asks all the same.
+    assert_eq!(engine.tool("mcp-forum.edit").unwrap().effect, Effect::Write);
+    let screens = Screens::new(engine.clone(), Live::new());
+    for name in ["post", "edit"] {
+        engine
+            .invoke(Call {
+                tool: format!("mcp-forum.{name}"),
+                actor: Actor::Agent,
+                input: json!({"message": "hi"}),
+                conversation: Some("c1".into()),
+            })
+            .await;
+    }
+    let notes: Vec<_> = broker
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| (p.tool.clone(), screens.approval(p).destructive_note))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            (
+                "mcp-forum.post".to_owned(),
+                Some("服务器说明：这个工具可能删除或覆盖数据".to_owned())
+            ),
+            ("mcp-forum.edit".to_owned(), None),
+        ]
+    );
+    // A later list saying post is not destructive after all changes nothing the student sees.
+    let mut post = tool("post", false);
+    post["annotations"]["destructiveHint"] = json!(false);
+    server.set_tools(vec![post, tool("read", true)]);
+    engine.refresh_remote("mcp-forum").await.unwrap();
+    assert!(destructive("post"));
 }

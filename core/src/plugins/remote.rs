@@ -154,8 +154,8 @@ struct Listener {
 
 impl ClientHandler for Listener {
     /// The client introduces itself as the app, not as the SDK it is built with.
-    fn get_info(&self) -> rmcp::model::ClientInfo {
-        let mut info = rmcp::model::ClientInfo::default();
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
         info.client_info =
             rmcp::model::Implementation::new("pku-harness", env!("CARGO_PKG_VERSION"));
         info
@@ -796,7 +796,7 @@ impl StreamableHttpClient for Probe {
     async fn get_stream(
         &self,
         uri: Arc<str>,
-        session_id: Arc<str>,
+        session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
@@ -805,8 +805,11 @@ impl StreamableHttpClient for Probe {
         let mut request = self
             .http
             .get(uri.as_ref())
-            .header(ACCEPT, "text/event-stream, application/json")
-            .header(SESSION_ID, session_id.as_ref());
+            .header(ACCEPT, "text/event-stream, application/json");
+        // The 2026-07-28 revision's servers may keep no session.
+        if let Some(session) = session_id {
+            request = request.header(SESSION_ID, session.as_ref());
+        }
         if let Some(last) = last_event_id {
             request = request.header("last-event-id", last);
         }
@@ -951,10 +954,10 @@ impl LegacySse {
                 let Ok(value) = serde_json::from_str::<Value>(&data) else {
                     continue;
                 };
-                if value.get("method").is_none() {
-                    if let Some(id) = value.get("id") {
-                        crate::lock(&waiting).retain(|w| w != id);
-                    }
+                if value.get("method").is_none()
+                    && let Some(id) = value.get("id")
+                {
+                    crate::lock(&waiting).retain(|w| w != id);
                 }
                 let Ok(message) = serde_json::from_value::<ServerJsonRpcMessage>(value) else {
                     continue;

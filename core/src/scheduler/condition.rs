@@ -371,10 +371,8 @@ impl Condition {
                     return Ok(before.is_some_and(|b| *b != selected));
                 }
                 let mut candidates: Vec<&Value> = selected.iter().collect();
-                if *new {
-                    if let Some(before) = before {
-                        candidates.retain(|v| !before.contains(v));
-                    }
+                if *new && let Some(before) = before {
+                    candidates.retain(|v| !before.contains(v));
                 }
                 let mut holds = false;
                 for v in candidates {

@@ -59,6 +59,9 @@ pub struct ApprovalSheet {
     /// In a tainted turn only: that this conversation read text written by others, and that
     /// this is why "Always allow" is not offered (DESIGN.md §3 8e, 8i).
     pub tainted_note: Option<String>,
+    /// The server says the tool may delete or overwrite what it acts on (MCP's
+    /// `destructiveHint`, which is the default for a tool that is not read-only).
+    pub destructive_note: Option<String>,
 }
 
 pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> ApprovalSheet {
@@ -145,6 +148,14 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         tainted_note: prompt
             .tainted
             .then(|| tainted_note(lang, &prompt.why).into()),
+        destructive_note: tool.as_ref().filter(|t| t.destructive).map(|_| {
+            tr(
+                lang,
+                "服务器说明：这个工具可能删除或覆盖数据",
+                "The server says this tool may delete or overwrite data",
+            )
+            .into()
+        }),
     }
 }
 

@@ -232,12 +232,12 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
     let request = read_request(&mut socket).await?;
     state.requests.lock().unwrap().push(request.clone());
     let required = state.token.lock().unwrap().clone();
-    if let Some(token) = required {
-        if request.header("authorization") != Some(format!("Bearer {token}").as_str()) {
-            let text = respond(401, &[], "application/json", r#"{"error":"invalid_token"}"#);
-            socket.write_all(text.as_bytes()).await?;
-            return socket.shutdown().await;
-        }
+    if let Some(token) = required
+        && request.header("authorization") != Some(format!("Bearer {token}").as_str())
+    {
+        let text = respond(401, &[], "application/json", r#"{"error":"invalid_token"}"#);
+        socket.write_all(text.as_bytes()).await?;
+        return socket.shutdown().await;
     }
     let path = request
         .path

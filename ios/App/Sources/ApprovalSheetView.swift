@@ -40,6 +40,11 @@ struct ApprovalSheetView: View {
                         .background(Color.orange.opacity(0.15), in: RoundedRectangle(cornerRadius: 8))
                         .accessibilityIdentifier("approval.tainted")
                 }
+                // A remote server's word that the tool may delete or overwrite.
+                if let note = sheet.destructiveNote {
+                    Text(note).font(.callout).foregroundStyle(.red)
+                        .accessibilityIdentifier("approval.destructive")
+                }
                 HStack {
                     Spacer()
                     ForEach(Array(now.enumerated()), id: \.offset) { _, answer in

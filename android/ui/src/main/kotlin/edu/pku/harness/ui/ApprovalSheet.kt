@@ -57,6 +57,7 @@ object ApprovalTags {
     /** The line between the answers for this call and the one that lasts. */
     const val LASTING = "approval-lasting"
     const val TAINTED = "approval-tainted"
+    const val DESTRUCTIVE = "approval-destructive"
 }
 
 /**
@@ -128,6 +129,15 @@ fun ApprovalSheetView(sheet: ApprovalSheet, offers: List<Answer>, onAnswer: (Ans
                         .background(MaterialTheme.colorScheme.tertiaryContainer, RoundedCornerShape(8.dp))
                         .padding(12.dp)
                         .testTag(ApprovalTags.TAINTED),
+                )
+            }
+            // A remote server's word that the tool may delete or overwrite.
+            sheet.destructiveNote?.let { note ->
+                Text(
+                    note,
+                    style = MaterialTheme.typography.bodyMedium,
+                    color = MaterialTheme.colorScheme.error,
+                    modifier = Modifier.testTag(ApprovalTags.DESTRUCTIVE),
                 )
             }
             val shown = sheet.answers.filter { it.answer in offers }
