@@ -177,6 +177,9 @@ pub struct ToolManifest {
     pub effect: Option<Value>,
     #[serde(default)]
     pub input: Option<Value>,
+    /// The JSON Schema a result must match: an MCP server's `outputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
     #[serde(default)]
     pub untrusted: bool,
     #[serde(default)]
@@ -233,6 +236,8 @@ pub struct Tool {
     pub description: String,
     pub effect: Effect,
     pub input: InputSchema,
+    /// What a result must match (a remote server's `outputSchema`), compiled on first use.
+    pub output: Option<InputSchema>,
     pub untrusted: bool,
     pub user_only: bool,
     pub grant: bool,
@@ -496,6 +501,7 @@ impl Plugin {
                         .into(),
                     )),
                     input: Some(t.input_schema.clone()),
+                    output: t.output_schema.clone(),
                     // The MCP default: a tool that is not read-only may destroy, unless the
                     // server says it does not.
                     destructive: t.annotations.read_only_hint != Some(true)
@@ -545,6 +551,8 @@ pub struct McpTool {
     pub description: Option<String>,
     #[serde(default = "empty_object_schema")]
     pub input_schema: Value,
+    #[serde(default)]
+    pub output_schema: Option<Value>,
     #[serde(default)]
     pub annotations: McpAnnotations,
 }
@@ -684,6 +692,7 @@ fn load_tool(
         description: tool.description,
         effect,
         input,
+        output: tool.output.map(InputSchema::deferred),
         untrusted: tool.untrusted,
         user_only: tool.user_only,
         grant: tool.grant,

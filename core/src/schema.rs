@@ -49,7 +49,7 @@ impl InputSchema {
         // Fail closed: a schema that no longer compiles accepts nothing.
         let validator = self
             .validator()
-            .map_err(|e| format!("the tool's input schema is not valid: {e}"))?;
+            .map_err(|e| format!("the tool's schema is not valid: {e}"))?;
         if validator.is_valid(input) {
             return Ok(());
         }
@@ -174,7 +174,7 @@ mod tests {
             broken
                 .validate(&json!({}))
                 .unwrap_err()
-                .starts_with("the tool's input schema is not valid: ")
+                .starts_with("the tool's schema is not valid: ")
         );
     }
 

@@ -1188,3 +1188,45 @@ async fn a_tool_that_may_destroy_says_so_on_the_sheet_and_the_hint_loosens_nothi
     engine.refresh_remote("mcp-forum").await.unwrap();
     assert!(destructive("post"));
 }
+
+#[tokio::test]
+async fn a_structured_result_must_match_the_tools_output_schema() {
+    let schema = json!({"type": "object", "required": ["seats"],
+        "properties": {"seats": {"type": "integer"}}});
+    let mut good = tool("seats", true);
+    good["outputSchema"] = schema.clone();
+    good["structuredAnswer"] = json!({"seats": 42});
+    let mut bad = tool("wrong", true);
+    bad["outputSchema"] = schema.clone();
+    bad["structuredAnswer"] = json!({"seats": "many"});
+    // An output schema, and only text back: no structured content to match it.
+    let mut bare = tool("bare", true);
+    bare["outputSchema"] = schema;
+    let server = McpServer::streamable(vec![good, bad, bare]).await;
+    let engine = Engine::in_memory(development()).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "canteen", None)
+        .await
+        .unwrap();
+    let call = |name: &str| tap(&format!("mcp-canteen.{name}"), "hi");
+    let outcome = engine.invoke(call("seats")).await.outcome;
+    let Outcome::Ran { result, .. } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(result, &json!({"seats": 42}));
+    for (name, problem) in [
+        ("wrong", "seats: \"many\" is not of type \"integer\""),
+        ("bare", "\"seats\" is a required property"),
+    ] {
+        let outcome = engine.invoke(call(name)).await.outcome;
+        let Outcome::Failed { message } = &outcome else {
+            panic!("{outcome:?}");
+        };
+        assert!(
+            message.starts_with("the server's result does not match the tool's output schema: "),
+            "{message}"
+        );
+        assert!(message.contains(problem), "{name}: {message}");
+    }
+}

@@ -1280,7 +1280,15 @@ impl PluginHandler for RemoteServer {
     }
 
     async fn run(&self, tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
-        self.call(&tool.name, input).await
+        let result = self.call(&tool.name, input).await?;
+        // MCP: a tool with an output schema answers with structured content that matches it;
+        // a result that does not is refused, never handed to the model as the tool's data.
+        if let Some(schema) = &tool.output {
+            schema.validate(&result).map_err(|problems| {
+                format!("the server's result does not match the tool's output schema: {problems}")
+            })?;
+        }
+        Ok(result)
     }
 }
 

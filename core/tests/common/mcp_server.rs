@@ -334,14 +334,24 @@ async fn post(request: &Request, state: &State) -> String {
             let text = message["params"]["arguments"]["message"]
                 .as_str()
                 .unwrap_or_default();
-            let listed = state
+            let definition = state
                 .tools
                 .lock()
                 .unwrap()
                 .iter()
-                .any(|t| t["name"] == name);
+                .find(|t| t["name"] == name)
+                .cloned();
+            let listed = definition.is_some();
+            // A tool listed with `structuredAnswer` answers with it as its structured content.
+            let structured = definition.and_then(|t| t.get("structuredAnswer").cloned());
             let size = *state.result_bytes.lock().unwrap();
-            if let Some(bytes) = size.filter(|_| listed) {
+            if let Some(structured) = structured {
+                result(
+                    id,
+                    json!({"content": [{"type": "text", "text": structured.to_string()}],
+                           "structuredContent": structured}),
+                )
+            } else if let Some(bytes) = size.filter(|_| listed) {
                 result(
                     id,
                     json!({"content": [{"type": "text", "text": "x".repeat(bytes)}]}),
