@@ -35,6 +35,20 @@ fn development() -> Options {
     options
 }
 
+/// An engine whose prompts are denied and kept, with `server` added as plugin `mcp-forum`.
+async fn forum(server: &McpServer) -> (Arc<Engine>, Arc<Denies>) {
+    let broker = Arc::new(Denies::default());
+    let mut options = development();
+    options.broker = broker.clone();
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "forum", None)
+        .await
+        .unwrap();
+    (engine, broker)
+}
+
 fn text_of(result: &serde_json::Value) -> String {
     result["content"]
         .as_array()
@@ -841,15 +855,7 @@ async fn a_remote_tools_words_are_capped_cleaned_and_marked_as_the_servers_on_th
     post["title"] = json!(long_title);
     post["description"] = json!(long_description);
     let server = McpServer::streamable(vec![post]).await;
-    let broker = Arc::new(Denies::default());
-    let mut options = development();
-    options.broker = broker.clone();
-    let engine = Arc::new(Engine::in_memory(options).unwrap());
-    engine.accept_terms().unwrap();
-    engine
-        .add_remote(&server.url(), "forum", None)
-        .await
-        .unwrap();
+    let (engine, broker) = forum(&server).await;
     let installed = engine.tool("mcp-forum.post").unwrap();
     assert_eq!(installed.title.chars().count(), 64, "{}", installed.title);
     assert!(installed.title.starts_with("发帖题"));
@@ -1127,15 +1133,7 @@ async fn a_tool_that_may_destroy_says_so_on_the_sheet_and_the_hint_loosens_nothi
     let mut edit = tool("edit", false);
     edit["annotations"]["destructiveHint"] = json!(false);
     let server = McpServer::streamable(vec![tool("post", false), edit, tool("read", true)]).await;
-    let broker = Arc::new(Denies::default());
-    let mut options = development();
-    options.broker = broker.clone();
-    let engine = Arc::new(Engine::in_memory(options).unwrap());
-    engine.accept_terms().unwrap();
-    engine
-        .add_remote(&server.url(), "forum", None)
-        .await
-        .unwrap();
+    let (engine, broker) = forum(&server).await;
     let destructive = |name: &str| {
         engine
             .tool(&format!("mcp-forum.{name}"))
