@@ -4,6 +4,7 @@
 #[macro_use]
 mod output;
 
+mod browser;
 mod campus;
 mod chat;
 mod demo;

@@ -41,7 +41,9 @@ pub enum PluginsCommand {
 #[derive(Subcommand)]
 pub enum McpCommand {
     /// Connect to an MCP server and install its tools as plugin mcp-NAME. A bearer token, if
-    /// the server needs one, is read from $HARNESS_MCP_TOKEN and kept in the keyring.
+    /// the server needs one, is read from $HARNESS_MCP_TOKEN and kept in the keyring; without
+    /// one, a server that asks you to sign in (OAuth) opens its sign-in page in $BROWSER (else
+    /// xdg-open or open), and the sign-in is kept in the keyring.
     Add {
         url: String,
         #[arg(long)]
@@ -199,11 +201,14 @@ pub async fn mcp(data_dir: &Path, command: McpCommand) -> Result<(), String> {
 async fn mcp_command(engine: &Engine, command: McpCommand) -> Result<(), String> {
     match command {
         McpCommand::Add { url, name } => {
-            let token = std::env::var("HARNESS_MCP_TOKEN").ok();
-            let id = engine
-                .add_remote(&url, &name, token.as_deref())
-                .await
-                .map_err(|e| e.to_string())?;
+            let id = match std::env::var("HARNESS_MCP_TOKEN").ok() {
+                Some(token) => engine.add_remote(&url, &name, Some(&token)).await,
+                None => {
+                    let browser = crate::browser::DesktopBrowser::listen().await?;
+                    engine.add_remote_signing_in(&url, &name, &browser).await
+                }
+            }
+            .map_err(|e| e.to_string())?;
             let count = engine
                 .plugins()
                 .into_iter()

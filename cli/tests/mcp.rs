@@ -135,3 +135,93 @@ fn mcp_tools_ends_its_session_on_the_server_before_it_exits() {
     assert!(stdout.starts_with("1 tools at "), "{stdout}");
     assert_eq!(server.deleted_sessions(), ["session-0"]);
 }
+
+#[test]
+fn mcp_add_signs_in_to_a_server_through_the_browser_and_keeps_the_sign_in_in_the_keyring() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mcp_server::McpServer::signing_in(
+        vec![mcp_server::tool("echo", true)],
+        mcp_server::OAuthConfig::default(),
+    ));
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    // The browser opens the page as a person's does: it follows the authorization server's
+    // redirect back to the command's loopback port (the test server signs the person in at
+    // once). It notes the page it was given.
+    let opened = dir.path().join("opened");
+    let browser = dir.path().join("browser");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nprintf '%s' \"$1\" > '{}'\nexec python3 -c 'import sys, urllib.request; \
+             urllib.request.build_opener(urllib.request.ProxyHandler({{}})).open(sys.argv[1]).read()' \"$1\"\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &browser,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["mcp", "add", &url, "--name", "notes", "--data-dir", data])
+        .env("BROWSER", &browser)
+        .env_remove("HARNESS_MCP_TOKEN")
+        .env_remove("HARNESS_DATA_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = std::fs::read_to_string(&opened).unwrap();
+    let base = url.trim_end_matches("/mcp");
+    assert!(page.starts_with(&format!("{base}/authorize?")), "{page}");
+    assert_eq!(
+        stdout,
+        format!(
+            "{url} asks you to sign in on 127.0.0.1 (asking for: tools:read).\n\
+             Opening this page to sign in:\n  {page}\n\
+             Installed mcp-notes with 1 tools.\n"
+        )
+    );
+    // The code came back to the command's loopback port, the redirect URI it registered.
+    let registered = server.registrations()[0]["redirect_uris"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        registered.starts_with("http://127.0.0.1:") && registered.ends_with("/callback"),
+        "{registered}"
+    );
+
+    // The installed plugin's call carries the sign-in's token, which the keyring keeps.
+    let (called, _) = harness(&[
+        "call",
+        "--data-dir",
+        data,
+        "mcp-notes.echo",
+        r#"{"message": "hi"}"#,
+    ]);
+    assert!(called.contains("echo: hi"), "{called}");
+    let bearer = format!("Bearer {}", server.access_tokens()[0]);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.body["method"] == "tools/call"
+                && r.header("authorization") == Some(bearer.as_str()))
+    );
+    let (kept, _) = harness(&["secret", "--data-dir", data, "check", "mcp.notes.oauth"]);
+    assert_eq!(kept, "mcp.notes.oauth: stored\n");
+
+    harness(&["plugins", "--data-dir", data, "remove", "mcp-notes"]);
+    let (kept, _) = harness(&["secret", "--data-dir", data, "check", "mcp.notes.oauth"]);
+    assert_eq!(kept, "mcp.notes.oauth: not stored\n");
+}

@@ -403,7 +403,20 @@ impl Engine {
         name: &str,
         token: Option<&str>,
     ) -> Result<String, EngineError> {
-        self.core.remotes.add(url, name, token).await
+        self.core.remotes.add(url, name, token, None).await
+    }
+
+    /// [`Engine::add_remote`] for a server that may ask the student to sign in (OAuth 2.1, the
+    /// MCP authorization specification): when it refuses the app (HTTP 401), the student signs
+    /// in on its authorization server's page, which `browser` opens, and the sign-in is kept in
+    /// the keystore. A server that needs no sign-in is added as `add_remote` adds it.
+    pub async fn add_remote_signing_in(
+        &self,
+        url: &str,
+        name: &str,
+        browser: &dyn crate::plugins::oauth::Browser,
+    ) -> Result<String, EngineError> {
+        self.core.remotes.add(url, name, None, Some(browser)).await
     }
 
     /// Lists a remote plugin's tools again and installs the list (as after
@@ -445,7 +458,8 @@ impl Engine {
     }
 
     /// Removes a document or remote plugin with everything it left: its modes and
-    /// preferences, its jobs, its store, and a remote server's bearer token in the keystore.
+    /// preferences, its jobs, its store, and a remote server's bearer token or sign-in in the
+    /// keystore.
     pub fn remove_plugin(&self, plugin: &str) -> Result<(), EngineError> {
         let remote = self.core.plugins.read(|state| {
             state
@@ -460,6 +474,9 @@ impl Engine {
             self.core
                 .secrets
                 .delete(&crate::plugins::remote::token_key(name))?;
+            self.core
+                .secrets
+                .delete(&crate::plugins::oauth::credentials_key(name))?;
         }
         for job in self.core.scheduler.all() {
             let owned = matches!(&job.owner, crate::scheduler::Owner::Plugin { plugin: p, .. } if p == plugin);

@@ -606,7 +606,8 @@ async fn a_server_that_requires_a_bearer_token_is_added_with_it_and_the_token_st
         without.to_string(),
         format!(
             "the server at {url} refused the connection (HTTP 401 \
-             Unauthorized): it needs a bearer token; give the server's token when adding it"
+             Unauthorized): it needs a bearer token or a sign-in; give the server's token when \
+             adding it"
         )
     );
     let wrong = engine

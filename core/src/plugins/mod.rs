@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod document;
 pub mod interpreter;
 pub mod link;
+pub mod oauth;
 pub mod remote;
 pub mod samples;
 pub mod script;

@@ -57,7 +57,7 @@ use serde_json::{Value, json};
 use sse_stream::SseStream;
 use url::{Host, Url};
 
-use super::bounded;
+use super::{bounded, oauth};
 use crate::error::EngineError;
 use crate::handler::{Assessment, PluginHandler, ToolContext};
 use crate::installed::InstalledPlugins;
@@ -172,18 +172,33 @@ impl ClientHandler for Listener {
 enum Token {
     None,
     Given(String),
-    /// Read from the keystore at each connect, never held under a lock.
-    Keystore(Arc<dyn SecretStore>, String),
+    /// The keystore's, read at each connect and never held under a lock: the bearer token
+    /// given when the server was added (`key`), else the access token of the sign-in to it
+    /// (plugins::oauth), refreshed when it has expired.
+    Keystore {
+        secrets: Arc<dyn SecretStore>,
+        key: String,
+        access: Box<oauth::Access>,
+    },
 }
 
 impl Token {
-    fn read(&self) -> Result<Option<String>, String> {
+    async fn read(&self) -> Result<Option<String>, String> {
         match self {
             Token::None => Ok(None),
             Token::Given(token) => Ok(Some(token.clone())),
-            Token::Keystore(secrets, key) => secrets
+            Token::Keystore {
+                secrets,
+                key,
+                access,
+            } => match secrets
                 .get(key)
-                .map_err(|e| format!("could not read the server's token {key}: {e}")),
+                .map_err(|e| format!("could not read the server's token {key}: {e}"))?
+            {
+                Some(token) => Ok(Some(token)),
+                None if access.signed_in()? => access.token().await.map(Some),
+                None => Ok(None),
+            },
         }
     }
 
@@ -192,9 +207,15 @@ impl Token {
         match (self, sent) {
             (_, false) => format!(
                 "the server at {url} refused the connection (HTTP 401 Unauthorized): it needs \
-                 a bearer token; give the server's token when adding it"
+                 a bearer token or a sign-in; give the server's token when adding it"
             ),
-            (Token::Keystore(_, key), true) => format!(
+            (Token::Keystore { access, .. }, true) if access.signed_in().unwrap_or(false) => {
+                format!(
+                    "the server at {url} refused the app's sign-in (HTTP 401 Unauthorized); \
+                     sign in to the server again"
+                )
+            }
+            (Token::Keystore { key, .. }, true) => format!(
                 "the server at {url} refused its token, kept in the keystore as {key} (HTTP 401 \
                  Unauthorized); remove the plugin and add the server again with its current \
                  token"
@@ -207,6 +228,13 @@ impl Token {
     }
 }
 
+/// A server's refusal of the app for want of a sign-in or a token (HTTP 401).
+#[derive(Clone, Debug)]
+pub(crate) struct Unauthorized {
+    /// Its `WWW-Authenticate` header, where the sign-in's discovery begins.
+    pub(crate) challenge: Option<String>,
+}
+
 /// One MCP server: its URL, token and open session, reconnected after the session ends.
 pub struct RemoteServer {
     url: Url,
@@ -216,6 +244,8 @@ pub struct RemoteServer {
     timeout: Duration,
     tools_changed: Option<ToolsChanged>,
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// The server's last 401, if its last connect ended in one.
+    unauthorized: Mutex<Option<Unauthorized>>,
 }
 
 impl RemoteServer {
@@ -235,20 +265,38 @@ impl RemoteServer {
             timeout,
             tools_changed: None,
             session: tokio::sync::Mutex::new(None),
+            unauthorized: Mutex::new(None),
         })
     }
 
-    /// A server whose token (if any) is the keystore's `key`.
+    /// Remote server `name`, whose token (if any) is the keystore's: the bearer token given
+    /// for it ([`token_key`]), else the access token of the sign-in to it
+    /// ([`oauth::credentials_key`]).
     pub(crate) fn with_keystore(
         url: &str,
         secrets: Arc<dyn SecretStore>,
-        key: String,
+        name: &str,
         timeout: Duration,
         servers: Servers,
     ) -> Result<Self, String> {
         let mut server = Self::new(url, None, timeout, servers)?;
-        server.token = Arc::new(Token::Keystore(secrets, key));
+        let access = Box::new(oauth::Access::new(
+            server.url.clone(),
+            servers,
+            secrets.clone(),
+            oauth::credentials_key(name),
+        ));
+        server.token = Arc::new(Token::Keystore {
+            secrets,
+            key: token_key(name),
+            access,
+        });
         Ok(server)
+    }
+
+    /// The server's refusal of the app at its last connect (HTTP 401), if it refused it.
+    pub(crate) fn unauthorized(&self) -> Option<Unauthorized> {
+        crate::lock(&self.unauthorized).clone()
     }
 
     /// Calls `changed` with the announcing session whenever the server says its tool list
@@ -291,6 +339,9 @@ impl RemoteServer {
             };
             match probe.answer() {
                 Some(Ok(StatusCode::UNAUTHORIZED)) => {
+                    *crate::lock(&self.unauthorized) = Some(Unauthorized {
+                        challenge: probe.challenge(),
+                    });
                     Err(self.token.refused(&self.url, probe.sent_token()))
                 }
                 // MCP spec, backwards compatibility: a 4xx to the initialize POST is a server
@@ -324,11 +375,14 @@ impl RemoteServer {
         client: reqwest::Client,
         posted: StatusCode,
     ) -> Result<Session, String> {
-        let token = self.token.read()?;
+        let token = self.token.read().await?;
         let sent = token.is_some();
         let transport = match LegacySse::open(client, &self.url, token, self.servers).await {
             Ok(transport) => transport,
-            Err(Opening::Unauthorized) => return Err(self.token.refused(&self.url, sent)),
+            Err(Opening::Unauthorized(challenge)) => {
+                *crate::lock(&self.unauthorized) = Some(Unauthorized { challenge });
+                return Err(self.token.refused(&self.url, sent));
+            }
             Err(Opening::NotSse(what)) => {
                 return Err(format!(
                     "could not connect to {}: it answered the initialize POST with HTTP {} and \
@@ -547,6 +601,8 @@ struct Probe {
     /// The status of the last `initialize` answer, or why there was none (no token could be
     /// read, or the request could not be sent), in words.
     answer: Arc<Mutex<Option<Result<StatusCode, String>>>>,
+    /// The `WWW-Authenticate` header of the last `initialize` answer.
+    challenge: Arc<Mutex<Option<String>>>,
 }
 
 impl Probe {
@@ -556,7 +612,12 @@ impl Probe {
             source,
             token: Arc::default(),
             answer: Arc::default(),
+            challenge: Arc::default(),
         }
+    }
+
+    fn challenge(&self) -> Option<String> {
+        crate::lock(&self.challenge).clone()
     }
 
     fn answer(&self) -> Option<Result<StatusCode, String>> {
@@ -577,7 +638,7 @@ impl Probe {
         message: ClientJsonRpcMessage,
         headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        let token = match self.source.read() {
+        let token = match self.source.read().await {
             Ok(token) => token,
             Err(e) => {
                 *crate::lock(&self.answer) = Some(Err(e.clone()));
@@ -606,6 +667,7 @@ impl Probe {
         };
         let status = response.status();
         *crate::lock(&self.answer) = Some(Ok(status));
+        *crate::lock(&self.challenge) = header(&response, "www-authenticate");
         if !status.is_success() {
             return Err(StreamableHttpError::UnexpectedServerResponse(
                 format!("HTTP {status}").into(),
@@ -842,7 +904,8 @@ impl StreamableHttpClient for Probe {
 
 /// Why the event stream of an HTTP+SSE server did not open.
 enum Opening {
-    Unauthorized,
+    /// HTTP 401, with the answer's `WWW-Authenticate`.
+    Unauthorized(Option<String>),
     /// The GET was answered, but not with an event stream: what it was answered with.
     NotSse(String),
     Failed(String),
@@ -883,7 +946,9 @@ impl LegacySse {
             .await
             .map_err(|e| Opening::Failed(unreachable(url.as_str(), &e)))?;
         match response.status() {
-            StatusCode::UNAUTHORIZED => return Err(Opening::Unauthorized),
+            StatusCode::UNAUTHORIZED => {
+                return Err(Opening::Unauthorized(header(&response, "www-authenticate")));
+            }
             status if !status.is_success() => {
                 return Err(Opening::NotSse(format!("HTTP {}", status.as_u16())));
             }
@@ -1104,7 +1169,7 @@ impl Remotes {
         let server = RemoteServer::with_keystore(
             url,
             self.secrets.clone(),
-            token_key(name),
+            name,
             CALL_TIMEOUT,
             self.servers,
         )?;
@@ -1132,13 +1197,17 @@ impl Remotes {
     }
 
     /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
-    /// `mcp-<name>`; a bearer `token` is kept in the keystore as [`token_key`]. Nothing is
-    /// installed or kept when the server cannot be listed (a refused token included).
+    /// `mcp-<name>`; a bearer `token` is kept in the keystore as [`token_key`]. A server that
+    /// refuses the app for want of a sign-in (HTTP 401), when no token was given and the shell
+    /// can show a sign-in page (`browser`), is signed in to with OAuth ([`oauth::sign_in`]) and
+    /// listed with that sign-in, which the keystore keeps as [`oauth::credentials_key`].
+    /// Nothing is installed or kept when the server cannot be listed.
     pub(crate) async fn add(
         self: &Arc<Self>,
         url: &str,
         name: &str,
         token: Option<&str>,
+        browser: Option<&dyn oauth::Browser>,
     ) -> Result<String, EngineError> {
         let link = |message: String| EngineError::Server {
             url: url.to_owned(),
@@ -1156,21 +1225,69 @@ impl Remotes {
             }
             .into());
         }
+        let (key, signed) = (token_key(name), oauth::credentials_key(name));
+        // What an earlier server of this name left must not go to this one.
+        self.secrets.delete(&signed)?;
         let server = RemoteServer::new(url, token.map(str::to_owned), CALL_TIMEOUT, self.servers)
             .map_err(link)?;
-        let listed = server.list_tools().await;
+        let mut listed = server.list_tools().await;
         server.close().await;
-        let tools = listed.map_err(link)?;
-        let plugin = Plugin::from_mcp(name, name, &tools)?;
+        if let (Err(_), None, Some(browser), Some(refused)) =
+            (&listed, token, browser, server.unauthorized())
+        {
+            self.secrets.delete(&key)?;
+            let secrets = self.secrets.clone();
+            oauth::sign_in(
+                url,
+                refused.challenge.as_deref(),
+                self.servers,
+                secrets.clone(),
+                &signed,
+                browser,
+            )
+            .await
+            .map_err(link)?;
+            let server =
+                RemoteServer::with_keystore(url, secrets, name, CALL_TIMEOUT, self.servers)
+                    .map_err(link)?;
+            listed = server.list_tools().await;
+            server.close().await;
+        }
+        let installed = match listed {
+            Ok(tools) => self.install(&plugins, url, name, token, &tools),
+            Err(message) => Err(link(message)),
+        };
+        if installed.is_err() {
+            // Nothing was installed: nor is a token or a sign-in kept.
+            let _ = self.secrets.delete(&signed);
+        }
+        installed
+    }
+
+    /// Installs `tools` as remote plugin `mcp-<name>` at `url`, keeping `token` (or keeping
+    /// none).
+    fn install(
+        self: &Arc<Self>,
+        plugins: &InstalledPlugins,
+        url: &str,
+        name: &str,
+        token: Option<&str>,
+        tools: &[McpTool],
+    ) -> Result<String, EngineError> {
+        let plugin = Plugin::from_mcp(name, name, tools)?;
+        let id = plugin.id.clone();
         let key = token_key(name);
-        // A token left by an earlier server of this name must not go to this one.
         match token {
             Some(token) => self.secrets.set(&key, token)?,
             None => self.secrets.delete(&key)?,
         }
-        let handler = self.server(&id, url).map_err(link)?;
+        let handler = self
+            .server(&id, url)
+            .map_err(|message| EngineError::Server {
+                url: url.to_owned(),
+                message,
+            })?;
         if let Err(e) = plugins.install(plugin, url, handler) {
-            // Nothing was installed: nor is the token kept.
             let _ = self.secrets.delete(&key);
             return Err(e);
         }
@@ -1205,7 +1322,7 @@ impl Remotes {
         let server = RemoteServer::with_keystore(
             &url,
             self.secrets.clone(),
-            token_key(name),
+            name,
             CALL_TIMEOUT,
             self.servers,
         )

@@ -5,6 +5,14 @@
 //! `tools/list` answers that are slow or fail, and — in its HTTP+SSE form — an `endpoint` event
 //! naming any URL.
 //!
+//! It can also stand for a server that asks its users to sign in (`McpServer::signing_in`): an
+//! OAuth 2.1 authorization server and protected resource on its own address, as the MCP
+//! authorization specification has a client meet them — a 401 with `WWW-Authenticate`, the
+//! protected resource's metadata (RFC 9728), the authorization server's (RFC 8414 or OpenID
+//! discovery), dynamic registration, an authorization page that sends the browser straight back
+//! with a code, and a token endpoint that checks PKCE (S256), the resource indicator (RFC 8707)
+//! and refresh tokens.
+//!
 //! Real HTTP/1.1, one request per connection. Streamable HTTP answers are JSON bodies, which
 //! the transport allows; the GET stream is chunked `text/event-stream`. Every request is
 //! recorded.
@@ -56,6 +64,56 @@ struct State {
     answer_events: AtomicBool,
     /// The sessions clients ended with DELETE.
     deleted: Mutex<Vec<String>>,
+    /// Requests to `/mcp` need an access token of this authorization server, when set.
+    oauth: Option<OAuth>,
+}
+
+/// How the authorization server of a signing-in server behaves.
+#[derive(Clone, Debug)]
+pub struct OAuthConfig {
+    /// The PKCE methods its metadata lists (`code_challenge_methods_supported`).
+    pub pkce_methods: Vec<&'static str>,
+    /// Whether the 401's `WWW-Authenticate` names the resource metadata's URL (else the client
+    /// finds it at the well-known path).
+    pub challenge_names_metadata: bool,
+    /// Whether its metadata is at OpenID discovery's path rather than RFC 8414's.
+    pub openid: bool,
+    /// The `expires_in` of each access token, in seconds.
+    pub expires_in: u64,
+    /// The scope the 401 asks for.
+    pub scope: &'static str,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        Self {
+            pkce_methods: vec!["S256"],
+            challenge_names_metadata: true,
+            openid: false,
+            expires_in: 3600,
+            scope: "tools:read",
+        }
+    }
+}
+
+/// The authorization server's state: what it registered, granted and issued, and every request
+/// it took.
+#[derive(Default)]
+struct OAuthState {
+    clients: Vec<(String, Vec<String>)>,
+    /// code → (client id, redirect URI, PKCE challenge, scope)
+    codes: std::collections::HashMap<String, (String, String, String, String)>,
+    access: Vec<String>,
+    refresh: Vec<String>,
+    next: u64,
+    registrations: Vec<Value>,
+    authorizations: Vec<Vec<(String, String)>>,
+    token_requests: Vec<Vec<(String, String)>>,
+}
+
+struct OAuth {
+    config: OAuthConfig,
+    state: Mutex<OAuthState>,
 }
 
 pub struct McpServer {
@@ -102,6 +160,52 @@ impl McpServer {
             }
         });
         Self { addr, state, task }
+    }
+
+    /// A Streamable HTTP server at `/mcp` listing `tools` to those signed in to its
+    /// authorization server, which is on the same address and behaves as `config` says.
+    pub async fn signing_in(tools: Vec<Value>, config: OAuthConfig) -> Self {
+        let state = State {
+            tools: Mutex::new(tools),
+            oauth: Some(OAuth {
+                config,
+                state: Mutex::default(),
+            }),
+            ..State::default()
+        };
+        Self::serve(state).await
+    }
+
+    /// The client registrations the authorization server took (their JSON bodies).
+    pub fn registrations(&self) -> Vec<Value> {
+        self.oauth().registrations.clone()
+    }
+
+    /// The query of each authorization page opened.
+    pub fn authorizations(&self) -> Vec<Vec<(String, String)>> {
+        self.oauth().authorizations.clone()
+    }
+
+    /// The form of each token request.
+    pub fn token_requests(&self) -> Vec<Vec<(String, String)>> {
+        self.oauth().token_requests.clone()
+    }
+
+    /// The access tokens issued so far, oldest first.
+    pub fn access_tokens(&self) -> Vec<String> {
+        self.oauth().access.clone()
+    }
+
+    /// Every token issued is no longer accepted, refresh tokens included (the sign-in ended).
+    pub fn revoke_all(&self) {
+        let mut state = self.oauth();
+        state.access.clear();
+        state.refresh.clear();
+    }
+
+    fn oauth(&self) -> std::sync::MutexGuard<'_, OAuthState> {
+        let oauth = self.state.oauth.as_ref().expect("a signing-in server");
+        oauth.state.lock().unwrap()
     }
 
     pub fn url(&self) -> String {
@@ -231,6 +335,23 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
     socket.set_nodelay(true)?;
     let request = read_request(&mut socket).await?;
     state.requests.lock().unwrap().push(request.clone());
+    if let Some(oauth) = &state.oauth {
+        let base = format!("http://{}", socket.local_addr()?);
+        let text = match oauth.answer(&base, &request) {
+            Some(text) => Some(text),
+            None if oauth.admits(&request) => None,
+            None => Some(respond(
+                401,
+                &[("WWW-Authenticate", oauth.challenge(&base))],
+                "application/json",
+                r#"{"error":"invalid_token"}"#,
+            )),
+        };
+        if let Some(text) = text {
+            socket.write_all(text.as_bytes()).await?;
+            return socket.shutdown().await;
+        }
+    }
     let required = state.token.lock().unwrap().clone();
     if let Some(token) = required
         && request.header("authorization") != Some(format!("Bearer {token}").as_str())
@@ -421,4 +542,184 @@ async fn stream(
     }
     writer.write_all(b"0\r\n\r\n").await?;
     writer.shutdown().await
+}
+
+/// `key=value&…` as its pairs.
+fn form(text: &str) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(text.as_bytes())
+        .into_owned()
+        .collect()
+}
+
+fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// PKCE's S256: the challenge a verifier answers to.
+fn s256(verifier: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier))
+}
+
+impl OAuth {
+    fn challenge(&self, base: &str) -> String {
+        let scope = self.config.scope;
+        if self.config.challenge_names_metadata {
+            format!(
+                "Bearer error=\"invalid_token\", resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", scope=\"{scope}\""
+            )
+        } else {
+            format!("Bearer error=\"invalid_token\", scope=\"{scope}\"")
+        }
+    }
+
+    /// Whether `request` carries an access token issued and not revoked.
+    fn admits(&self, request: &Request) -> bool {
+        let state = self.state.lock().unwrap();
+        request
+            .header("authorization")
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .is_some_and(|token| state.access.iter().any(|t| t == token))
+    }
+
+    /// The answer of the authorization server and the resource's metadata, for their paths.
+    fn answer(&self, base: &str, request: &Request) -> Option<String> {
+        let (path, query) = request
+            .path
+            .split_once('?')
+            .unwrap_or((request.path.as_str(), ""));
+        let json = |status: u16, body: Value| {
+            Some(respond(status, &[], "application/json", &body.to_string()))
+        };
+        let resource = format!("{base}/mcp");
+        let metadata = json!({
+            "issuer": base,
+            "authorization_endpoint": format!("{base}/authorize"),
+            "token_endpoint": format!("{base}/token"),
+            "registration_endpoint": format!("{base}/register"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": self.config.pkce_methods,
+            "token_endpoint_auth_methods_supported": ["none"],
+            "scopes_supported": ["tools:read", "tools:write"],
+        });
+        let mut state = self.state.lock().unwrap();
+        match (request.method.as_str(), path) {
+            ("GET", "/.well-known/oauth-protected-resource/mcp")
+            | ("GET", "/.well-known/oauth-protected-resource") => json(
+                200,
+                json!({
+                    "resource": resource,
+                    "authorization_servers": [base],
+                    "scopes_supported": ["tools:read", "tools:write"],
+                }),
+            ),
+            ("GET", "/.well-known/oauth-authorization-server") if !self.config.openid => {
+                json(200, metadata)
+            }
+            ("GET", "/.well-known/openid-configuration") if self.config.openid => {
+                json(200, metadata)
+            }
+            ("GET", p) if p.starts_with("/.well-known/") => {
+                Some(respond(404, &[], "text/plain", "not found"))
+            }
+            ("POST", "/register") => {
+                state.next += 1;
+                let client = format!("client-{}", state.next);
+                let uris: Vec<String> = request.body["redirect_uris"]
+                    .as_array()
+                    .map(|u| {
+                        u.iter()
+                            .filter_map(|u| u.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                state.registrations.push(request.body.clone());
+                state.clients.push((client.clone(), uris.clone()));
+                json(
+                    201,
+                    json!({"client_id": client, "redirect_uris": uris,
+                           "token_endpoint_auth_method": "none"}),
+                )
+            }
+            ("GET", "/authorize") => {
+                let pairs = form(query);
+                state.authorizations.push(pairs.clone());
+                let client = field(&pairs, "client_id").unwrap_or_default().to_owned();
+                let redirect = field(&pairs, "redirect_uri").unwrap_or_default().to_owned();
+                let known = state
+                    .clients
+                    .iter()
+                    .any(|(id, uris)| *id == client && uris.contains(&redirect));
+                let pkce = field(&pairs, "code_challenge_method") == Some("S256");
+                if !known || !pkce || field(&pairs, "resource") != Some(resource.as_str()) {
+                    return json(400, json!({"error": "invalid_request"}));
+                }
+                state.next += 1;
+                let code = format!("code-{}", state.next);
+                let challenge = field(&pairs, "code_challenge")
+                    .unwrap_or_default()
+                    .to_owned();
+                let scope = field(&pairs, "scope").unwrap_or_default().to_owned();
+                state
+                    .codes
+                    .insert(code.clone(), (client, redirect.clone(), challenge, scope));
+                let back = format!(
+                    "{redirect}?code={code}&state={}",
+                    field(&pairs, "state").unwrap_or_default()
+                );
+                Some(respond(302, &[("Location", back)], "text/plain", ""))
+            }
+            ("POST", "/token") => {
+                let pairs = form(request.body.as_str().unwrap_or_default());
+                state.token_requests.push(pairs.clone());
+                let granted = match field(&pairs, "grant_type") {
+                    Some("authorization_code") => {
+                        let code = field(&pairs, "code").unwrap_or_default();
+                        state
+                            .codes
+                            .remove(code)
+                            .and_then(|(client, redirect, challenge, scope)| {
+                                let verifier = field(&pairs, "code_verifier").unwrap_or_default();
+                                let good = field(&pairs, "client_id") == Some(client.as_str())
+                                    && field(&pairs, "redirect_uri") == Some(redirect.as_str())
+                                    && s256(verifier) == challenge
+                                    && field(&pairs, "resource") == Some(resource.as_str());
+                                good.then_some(scope)
+                            })
+                    }
+                    Some("refresh_token") => {
+                        let old = field(&pairs, "refresh_token").unwrap_or_default();
+                        let known = state.refresh.iter().position(|t| t == old);
+                        known.map(|at| {
+                            state.refresh.remove(at);
+                            self.config.scope.to_owned()
+                        })
+                    }
+                    _ => None,
+                };
+                let Some(scope) = granted else {
+                    return json(400, json!({"error": "invalid_grant"}));
+                };
+                state.next += 1;
+                let (access, refresh) = (
+                    format!("access-{}", state.next),
+                    format!("refresh-{}", state.next),
+                );
+                state.access.push(access.clone());
+                state.refresh.push(refresh.clone());
+                json(
+                    200,
+                    json!({"access_token": access, "token_type": "Bearer",
+                           "expires_in": self.config.expires_in,
+                           "refresh_token": refresh, "scope": scope}),
+                )
+            }
+            _ => None,
+        }
+    }
 }

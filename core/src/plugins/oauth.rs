@@ -1,0 +1,375 @@
+//! Signing in to a remote MCP server with OAuth 2.1, as the MCP authorization specification
+//! says, on rmcp's `auth` module: the protected resource's metadata (RFC 9728, from the 401's
+//! `WWW-Authenticate` or the well-known path), the authorization server's (RFC 8414, then OpenID
+//! discovery, then the 2025-03-26 default endpoints), dynamic client registration as a public
+//! client, PKCE with S256 (an authorization server that lists methods without S256 is refused),
+//! the resource indicator (RFC 8707) on every token request, the scopes of the challenge, else
+//! the resource's `scopes_supported`, and refreshing an access token that has expired.
+//!
+//! What is this product's own: every request of the sign-in goes where the server's own
+//! requests may go ([`check_url`]: https to a public address for the app, this machine too for
+//! a development tool), through the same guarded client (no redirects, no proxy, the address
+//! guard), bounded at 1 MiB and 10 s; the person signs in in a browser the shell opens
+//! ([`Browser`]); and what the sign-in yields — the client's registration and its tokens — is
+//! kept in the keystore only ([`credentials_key`]), never in SQLite, an error or the audit.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, CredentialStore, OAuthHttpClient, OAuthHttpClientError,
+    OAuthHttpClientFuture, OAuthHttpRequest, StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use super::bounded;
+use super::remote::{Servers, check_url};
+use crate::registry::PluginKind;
+use crate::secrets::SecretStore;
+
+/// The keystore key of what signing in to remote server `name` yielded.
+pub fn credentials_key(name: &str) -> String {
+    format!("mcp.{name}.oauth")
+}
+
+/// seed 001's bound of a request to the network, for each request of the sign-in.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The name the app registers under with an authorization server.
+const CLIENT_NAME: &str = "PKU Harness";
+
+/// The page the person signs in on, as the shell is to show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignInPage {
+    /// The MCP server signed in to.
+    pub server: String,
+    /// The host of the authorization server whose page it is (where the person types their
+    /// password; the shell says it plainly).
+    pub authorization_server: String,
+    /// The authorization page to open.
+    pub url: String,
+    /// What the app asks to be allowed (the scopes), as the authorization server names them.
+    pub scopes: Vec<String>,
+}
+
+/// The shell's part of a sign-in: it opens the authorization page in the system's browser and
+/// hands back the address the authorization server sent the person back to.
+#[async_trait]
+pub trait Browser: Send + Sync {
+    /// Where the authorization server is to send the person back (a CLI: a port on this
+    /// machine; a phone: the app's own link).
+    fn redirect_uri(&self) -> String;
+
+    /// Shows `page`; the address the person came back to, with its `code` and `state`, or why
+    /// the sign-in did not finish, in words.
+    async fn sign_in(&self, page: &SignInPage) -> Result<String, String>;
+}
+
+/// What the keystore holds for a server signed in to: the authorization server's metadata (so
+/// a refresh after a restart goes to the same token endpoint without discovering again) and
+/// rmcp's credentials (the client id and the token response).
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    metadata: AuthorizationMetadata,
+    credentials: Option<StoredCredentials>,
+}
+
+/// rmcp's credential store over the keystore: one entry per server.
+struct KeystoreCredentials {
+    secrets: Arc<dyn SecretStore>,
+    key: String,
+    metadata: AuthorizationMetadata,
+}
+
+impl KeystoreCredentials {
+    fn read(&self) -> Result<Option<Kept>, AuthError> {
+        let Some(text) = self.secrets.get(&self.key).map_err(store_error)? else {
+            return Ok(None);
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|_| AuthError::CredentialStoreError(format!("{} is unreadable", self.key)))
+    }
+}
+
+fn store_error(e: crate::secrets::SecretError) -> AuthError {
+    AuthError::CredentialStoreError(e.to_string())
+}
+
+#[async_trait]
+impl CredentialStore for KeystoreCredentials {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        Ok(self.read()?.and_then(|kept| kept.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let kept = Kept {
+            metadata: self.metadata.clone(),
+            credentials: Some(credentials),
+        };
+        let text = serde_json::to_string(&kept)
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        self.secrets.set(&self.key, &text).map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.secrets.delete(&self.key).map_err(store_error)
+    }
+}
+
+/// Every request of a sign-in: to where a server may be ([`check_url`]), through the guarded
+/// client of remote plugins (or, for a development tool, the loopback one), never following a
+/// redirect, each answer at most 1 MiB.
+struct GuardedHttp {
+    servers: Servers,
+    public: reqwest::Client,
+    loopback: Option<reqwest::Client>,
+}
+
+impl GuardedHttp {
+    fn new(servers: Servers) -> Result<Self, String> {
+        let failed = |e: reqwest::Error| format!("the HTTP client could not start: {e}");
+        Ok(Self {
+            servers,
+            public: crate::gates::guarded_client(PluginKind::Remote).map_err(failed)?,
+            loopback: match servers {
+                Servers::AlsoLoopback => Some(crate::gates::loopback_client().map_err(failed)?),
+                Servers::PublicOnly => None,
+            },
+        })
+    }
+
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let (parts, body) = request.into_parts();
+        let (url, loopback) = check_url(&parts.uri.to_string(), self.servers)?;
+        let client = match (&self.loopback, loopback) {
+            (Some(client), true) => client,
+            _ => &self.public,
+        };
+        let sending = client
+            .request(parts.method, url.as_str())
+            .headers(parts.headers)
+            .body(body)
+            .send();
+        let response = tokio::time::timeout(REQUEST_TIMEOUT, sending)
+            .await
+            .map_err(|_| format!("{url} did not answer within 10 s"))?
+            .map_err(|e| {
+                crate::gates::address_refusal(&e)
+                    .unwrap_or_else(|| crate::gates::error_chain(&e).to_string())
+            })?;
+        let mut answer = http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            answer = answer.header(name, value);
+        }
+        let body = bounded::read(response).await?;
+        Ok(answer.body(body)?)
+    }
+}
+
+impl OAuthHttpClient for GuardedHttp {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        Box::pin(self.send(request.request))
+    }
+}
+
+/// Signs in to the MCP server at `url`, which refused the app with `challenge` (its 401's
+/// `WWW-Authenticate`, if it sent one): discovers its authorization server, registers the app,
+/// has the person sign in through `browser` and keeps what that yields under `key` in the
+/// keystore. Nothing is kept when any step fails.
+pub async fn sign_in(
+    url: &str,
+    challenge: Option<&str>,
+    servers: Servers,
+    secrets: Arc<dyn SecretStore>,
+    key: &str,
+    browser: &dyn Browser,
+) -> Result<(), String> {
+    let (server, _) = check_url(url, servers)?;
+    let failed = |e: AuthError| words(&server, e);
+    let http = Arc::new(GuardedHttp::new(servers)?);
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
+        .await
+        .map_err(failed)?;
+    let metadata = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(failed)?
+        .metadata;
+    // The MCP authorization specification: a client must refuse an authorization server whose
+    // metadata does not list S256 among its PKCE methods (rmcp lets an absent list pass).
+    let s256 = metadata
+        .code_challenge_methods_supported
+        .as_ref()
+        .is_some_and(|methods| methods.iter().any(|m| m == "S256"));
+    if !s256 {
+        return Err(failed(AuthError::PkceUnsupported));
+    }
+    manager.set_metadata(metadata.clone());
+    // The tokens arrive into this store only when the code is exchanged, the last step.
+    manager.set_credential_store(KeystoreCredentials {
+        secrets: secrets.clone(),
+        key: key.to_owned(),
+        metadata: metadata.clone(),
+    });
+    // Scopes: the challenge's, else the protected resource's `scopes_supported`.
+    let mut request = AuthorizationRequest::new(browser.redirect_uri())
+        .with_client_name(CLIENT_NAME)
+        .with_initial_scope_selection();
+    if let Some(challenge) = challenge {
+        request = request.with_challenge(challenge);
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| failed(e))?;
+    let page = Url::parse(session.get_authorization_url())
+        .map_err(|e| format!("the authorization server gave no usable page ({e})"))?;
+    let scopes = page
+        .query_pairs()
+        .find(|(name, _)| name == "scope")
+        .map(|(_, scope)| scope.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let back = browser
+        .sign_in(&SignInPage {
+            server: server.to_string(),
+            authorization_server: page.host_str().unwrap_or_default().to_owned(),
+            url: page.to_string(),
+            scopes,
+        })
+        .await?;
+    if let Some(refused) = refusal(&back) {
+        return Err(format!("the sign-in to {server} did not finish: {refused}"));
+    }
+    if let Err(e) = session.handle_callback_url(&back).await {
+        let _ = secrets.delete(key);
+        return Err(failed(e));
+    }
+    Ok(())
+}
+
+/// The authorization server's refusal in the address it sent the person back to (RFC 6749
+/// §4.1.2.1: `error`, and `error_description` if it gave one).
+fn refusal(back: &str) -> Option<String> {
+    let back = Url::parse(back).ok()?;
+    let field = |name: &str| {
+        back.query_pairs()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let error = field("error")?;
+    Some(match field("error_description") {
+        Some(description) => format!("{error} ({description})"),
+        None => error,
+    })
+}
+
+/// The access token of a server signed in to, refreshed when it has expired; built from the
+/// keystore's entry on first use and kept for the next connects.
+pub(crate) struct Access {
+    url: Url,
+    servers: Servers,
+    secrets: Arc<dyn SecretStore>,
+    key: String,
+    manager: tokio::sync::Mutex<Option<AuthorizationManager>>,
+}
+
+impl Access {
+    pub(crate) fn new(
+        url: Url,
+        servers: Servers,
+        secrets: Arc<dyn SecretStore>,
+        key: String,
+    ) -> Self {
+        Self {
+            url,
+            servers,
+            secrets,
+            key,
+            manager: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Whether the keystore holds a sign-in to this server.
+    pub(crate) fn signed_in(&self) -> Result<bool, String> {
+        self.secrets
+            .get(&self.key)
+            .map(|kept| kept.is_some())
+            .map_err(|e| format!("could not read the server's sign-in {}: {e}", self.key))
+    }
+
+    /// The access token to send, refreshed first when it has expired.
+    pub(crate) async fn token(&self) -> Result<String, String> {
+        let mut slot = self.manager.lock().await;
+        if slot.is_none() {
+            *slot = Some(self.manager().await?);
+        }
+        let manager = slot.as_ref().expect("set above");
+        manager.get_access_token().await.map_err(|e| match e {
+            AuthError::AuthorizationRequired => self.ended(),
+            e => words(&self.url, e),
+        })
+    }
+
+    /// A manager with the kept metadata and client, reading and saving the kept credentials.
+    async fn manager(&self) -> Result<AuthorizationManager, String> {
+        let store = KeystoreCredentials {
+            secrets: self.secrets.clone(),
+            key: self.key.clone(),
+            metadata: AuthorizationMetadata::default(),
+        };
+        let kept = store
+            .read()
+            .map_err(|e| words(&self.url, e))?
+            .ok_or_else(|| self.ended())?;
+        let client_id = kept
+            .credentials
+            .as_ref()
+            .map(|c| c.client_id.clone())
+            .ok_or_else(|| self.ended())?;
+        let http = Arc::new(GuardedHttp::new(self.servers)?);
+        let mut manager = AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), http)
+            .await
+            .map_err(|e| words(&self.url, e))?;
+        manager.set_metadata(kept.metadata.clone());
+        manager.set_credential_store(KeystoreCredentials {
+            metadata: kept.metadata,
+            ..store
+        });
+        manager
+            .configure_client_id(&client_id)
+            .map_err(|e| words(&self.url, e))?;
+        Ok(manager)
+    }
+
+    fn ended(&self) -> String {
+        format!(
+            "the sign-in to the server at {} has ended (its authorization server no longer \
+             accepts it); sign in to the server again",
+            self.url
+        )
+    }
+}
+
+/// A sign-in's failure in words for a person, naming the server; never a token.
+fn words(server: &Url, error: AuthError) -> String {
+    match error {
+        AuthError::PkceUnsupported => format!(
+            "the authorization server of {server} does not offer PKCE with S256, which the app \
+             requires to sign in safely; the server cannot be signed in to"
+        ),
+        AuthError::RegistrationFailed(why) => format!(
+            "the authorization server of {server} did not register the app ({why}); the server \
+             needs a client registered for the app by hand, which the app does not support yet"
+        ),
+        AuthError::CredentialStoreError(why) => {
+            format!("the sign-in to {server} could not be kept in the keystore: {why}")
+        }
+        e => format!("signing in to {server} failed: {e}"),
+    }
+}

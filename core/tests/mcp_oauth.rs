@@ -1,0 +1,354 @@
+//! Signing in to a remote MCP server with OAuth 2.1, against the loopback test server's own
+//! authorization server (`common::mcp_server`, `McpServer::signing_in`): discovery from the
+//! 401's challenge or the well-known paths, dynamic registration, PKCE, the resource indicator,
+//! refresh, and where the sign-in is kept. The person's browser is played by [`Person`], which
+//! opens the authorization page and follows the authorization server's redirect back, as a
+//! person who signs in does (the test server signs them in at once).
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use common::Denies;
+use common::mcp_server::{McpServer, OAuthConfig, tool};
+use harness_core::invoke::{Call, Outcome};
+use harness_core::plugins::oauth::{Browser, SignInPage, credentials_key};
+use harness_core::plugins::remote::token_key;
+use harness_core::policy::Actor;
+use harness_core::secrets::{MemorySecrets, SecretStore};
+use harness_core::{Engine, Options};
+use serde_json::json;
+
+/// Where the test's authorization server sends the person back (never listened on: [`Person`]
+/// hands the address to the app itself).
+const BACK: &str = "http://127.0.0.1:9/callback";
+
+/// The person signing in: each page they were shown, and their browser.
+#[derive(Default)]
+struct Person {
+    pages: Mutex<Vec<SignInPage>>,
+}
+
+#[async_trait]
+impl Browser for Person {
+    fn redirect_uri(&self) -> String {
+        BACK.to_owned()
+    }
+
+    async fn sign_in(&self, page: &SignInPage) -> Result<String, String> {
+        self.pages.lock().unwrap().push(page.clone());
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let browser = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let answer = browser
+            .get(&page.url)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        match answer.headers().get("location") {
+            Some(back) => Ok(back.to_str().unwrap().to_owned()),
+            None => Err(format!("the page answered HTTP {}", answer.status())),
+        }
+    }
+}
+
+impl Person {
+    fn pages(&self) -> Vec<SignInPage> {
+        self.pages.lock().unwrap().clone()
+    }
+}
+
+/// An engine as the CLI opens it (servers on this machine accepted), its keystore `secrets`.
+fn engine(dir: &std::path::Path, secrets: Arc<MemorySecrets>) -> Engine {
+    let mut options = Options::new(Arc::new(Denies::default()));
+    options.development_servers = true;
+    options.secrets = secrets;
+    let engine = Engine::open(dir, options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+}
+
+async fn echo(engine: &Engine, plugin: &str, message: &str) -> Outcome {
+    engine
+        .invoke(Call {
+            tool: format!("{plugin}.echo"),
+            actor: Actor::User,
+            input: json!({"message": message}),
+            conversation: None,
+        })
+        .await
+        .outcome
+}
+
+fn text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Ran { result, .. } => result["content"][0].as_str().unwrap_or_default().into(),
+        other => panic!("the call did not run: {other:?}"),
+    }
+}
+
+fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[tokio::test]
+async fn a_server_that_asks_for_a_sign_in_is_added_once_the_student_signs_in_and_the_sign_in_stays_in_the_keystore()
+ {
+    let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let url = server.url();
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let engine = engine(dir.path(), secrets.clone());
+    let person = Person::default();
+
+    let id = engine
+        .add_remote_signing_in(&url, "notes", &person)
+        .await
+        .unwrap();
+    assert_eq!(id, "mcp-notes");
+
+    // One page, on the authorization server the resource's metadata named, asking for the
+    // scope the 401 asked for.
+    let pages = person.pages();
+    assert_eq!(pages.len(), 1);
+    assert_eq!(pages[0].server, url);
+    assert_eq!(pages[0].authorization_server, "127.0.0.1");
+    assert_eq!(pages[0].scopes, vec!["tools:read".to_owned()]);
+    assert!(
+        pages[0].url.starts_with(&format!("{base}/authorize?")),
+        "{}",
+        pages[0].url
+    );
+
+    // Registered as a public client of the app, sent back to the shell's redirect URI.
+    let registrations = server.registrations();
+    assert_eq!(registrations.len(), 1);
+    assert_eq!(registrations[0]["client_name"], "PKU Harness");
+    assert_eq!(registrations[0]["redirect_uris"], json!([BACK]));
+    assert_eq!(registrations[0]["token_endpoint_auth_method"], "none");
+
+    // The authorization request: PKCE S256 and the resource indicator (RFC 8707).
+    let authorization = &server.authorizations()[0];
+    assert_eq!(field(authorization, "code_challenge_method"), Some("S256"));
+    assert_eq!(field(authorization, "resource"), Some(url.as_str()));
+    assert_eq!(field(authorization, "client_id"), Some("client-1"));
+    assert_eq!(field(authorization, "redirect_uri"), Some(BACK));
+    // The code exchange the test server checked against the challenge.
+    let exchange = &server.token_requests()[0];
+    assert_eq!(field(exchange, "grant_type"), Some("authorization_code"));
+    assert_eq!(field(exchange, "resource"), Some(url.as_str()));
+    assert_eq!(server.token_requests().len(), 1);
+
+    // The plugin's calls carry the access token.
+    assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
+    let access = server.access_tokens();
+    assert_eq!(access.len(), 1);
+    let bearer = format!("Bearer {}", access[0]);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.body["method"] == "tools/call"
+                && r.header("authorization") == Some(bearer.as_str())),
+        "the call carried the sign-in's access token"
+    );
+
+    // The sign-in is in the keystore only: no bearer token kept, nothing in the audit, the
+    // plugin's view, or any file of the data directory.
+    let kept = secrets.get(&credentials_key("notes")).unwrap().unwrap();
+    assert!(kept.contains(&access[0]), "{kept}");
+    assert_eq!(secrets.get(&token_key("notes")).unwrap(), None);
+    let refresh = access[0].replace("access-", "refresh-");
+    let audit = format!("{:?}", engine.audit_log().unwrap());
+    assert!(
+        !audit.contains(&access[0]) && !audit.contains(&refresh),
+        "{audit}"
+    );
+    assert!(!format!("{:?}", engine.plugins()).contains(&access[0]));
+
+    // Removing the plugin removes its sign-in.
+    engine.remove_plugin("mcp-notes").unwrap();
+    assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
+    drop(engine);
+    for (path, bytes) in common::files(dir.path()) {
+        for secret in [access[0].as_str(), refresh.as_str()] {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{secret} is in {}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_expired_access_token_is_refreshed_without_the_browser_and_a_sign_in_that_ended_says_so()
+{
+    // Each access token has expired as it is issued: every connect refreshes it first.
+    let config = OAuthConfig {
+        expires_in: 0,
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let engine = engine(dir.path(), secrets.clone());
+    let person = Person::default();
+    engine
+        .add_remote_signing_in(&server.url(), "notes", &person)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
+
+    let grants: Vec<String> = server
+        .token_requests()
+        .iter()
+        .map(|form| field(form, "grant_type").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(grants[0], "authorization_code");
+    assert!(
+        grants[1..].iter().all(|g| g == "refresh_token") && grants.len() >= 2,
+        "{grants:?}"
+    );
+    let refresh = server.token_requests().last().cloned().unwrap();
+    assert_eq!(field(&refresh, "resource"), Some(server.url().as_str()));
+    assert_eq!(person.pages().len(), 1, "a refresh opens no page");
+    // The keystore holds the newest tokens.
+    let newest = server.access_tokens().last().cloned().unwrap();
+    assert!(
+        secrets
+            .get(&credentials_key("notes"))
+            .unwrap()
+            .unwrap()
+            .contains(&newest)
+    );
+
+    // The authorization server ends the sign-in: the open session is refused (that call fails
+    // and the session is dropped), the next connect cannot refresh, and its call fails saying
+    // to sign in again, with no token in its words.
+    server.revoke_all();
+    server.forget_sessions();
+    let refused = echo(&engine, "mcp-notes", "two").await;
+    assert!(matches!(refused, Outcome::Failed { .. }), "{refused:?}");
+    let ended = echo(&engine, "mcp-notes", "three").await;
+    let Outcome::Failed { message, .. } = &ended else {
+        panic!("{ended:?}");
+    };
+    assert_eq!(
+        message,
+        &format!(
+            "the sign-in to the server at {} has ended (its authorization server no longer \
+             accepts it); sign in to the server again",
+            server.url()
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_authorization_server_without_s256_is_refused_before_any_page_and_nothing_is_kept() {
+    let config = OAuthConfig {
+        pkce_methods: vec!["plain"],
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let engine = engine(dir.path(), secrets.clone());
+    let person = Person::default();
+
+    let refused = engine
+        .add_remote_signing_in(&url, "notes", &person)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "the authorization server of {url} does not offer PKCE with S256, which the app \
+             requires to sign in safely; the server cannot be signed in to"
+        )
+    );
+    assert!(person.pages().is_empty());
+    assert!(server.registrations().is_empty());
+    assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-notes"));
+    assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
+}
+
+#[tokio::test]
+async fn the_metadata_is_found_at_the_well_known_paths_and_by_openid_discovery() {
+    // The 401 names no metadata URL: the client finds the resource's metadata at its
+    // well-known path, and the authorization server's through OpenID discovery.
+    let config = OAuthConfig {
+        challenge_names_metadata: false,
+        openid: true,
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
+    let person = Person::default();
+    engine
+        .add_remote_signing_in(&server.url(), "notes", &person)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
+    let paths: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.starts_with("/.well-known/"))
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(
+        paths.contains(&"/.well-known/oauth-protected-resource/mcp".to_owned()),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"/.well-known/openid-configuration".to_owned()),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_sign_in_the_student_declines_installs_nothing() {
+    struct Declines;
+    #[async_trait]
+    impl Browser for Declines {
+        fn redirect_uri(&self) -> String {
+            BACK.to_owned()
+        }
+        async fn sign_in(&self, page: &SignInPage) -> Result<String, String> {
+            let state = url::Url::parse(&page.url)
+                .unwrap()
+                .query_pairs()
+                .find(|(n, _)| n == "state")
+                .map(|(_, v)| v.into_owned())
+                .unwrap();
+            Ok(format!(
+                "{BACK}?error=access_denied&error_description=the+student+declined&state={state}"
+            ))
+        }
+    }
+    let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let engine = engine(dir.path(), secrets.clone());
+    let refused = engine
+        .add_remote_signing_in(&url, "notes", &Declines)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        format!("the sign-in to {url} did not finish: access_denied (the student declined)")
+    );
+    assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-notes"));
+    assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
+    assert!(server.token_requests().is_empty());
+}
