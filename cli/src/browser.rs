@@ -84,7 +84,7 @@ impl DesktopBrowser {
 
 /// Opens `url` with `$BROWSER` (its first command, as the convention lists several with `:`),
 /// else the desktop's opener. Whether one was started.
-fn open(url: &str) -> bool {
+pub(crate) fn open(url: &str) -> bool {
     let configured = std::env::var("BROWSER").ok();
     let chosen = configured
         .as_deref()

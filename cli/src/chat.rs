@@ -89,6 +89,7 @@ pub struct ChatArgs<'a> {
     pub model: Option<String>,
     pub message: Option<String>,
     pub answer: Option<Answer>,
+    pub elicitation: Option<crate::elicit::Reply>,
 }
 
 /// Where a terminal user stores the API key; the core's words speak of the app's screen.
@@ -111,7 +112,10 @@ pub async fn run(args: ChatArgs<'_>) -> ExitCode {
 async fn session(args: ChatArgs<'_>) -> Result<usize, String> {
     let mut options = crate::open::options(
         args.data_dir,
-        Arc::new(TerminalAnswers { fixed: args.answer }),
+        Arc::new(TerminalAnswers {
+            fixed: args.answer,
+            elicitation: args.elicitation,
+        }),
     )?;
     options.secrets = Arc::new(KeySource {
         from_env: std::env::var("HARNESS_API_KEY")

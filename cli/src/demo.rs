@@ -17,7 +17,7 @@ use harness_core::Engine;
 use harness_core::campus::SignInStep;
 use harness_core::campus::wire::Origin;
 use harness_core::events::{Event, EventSink};
-use harness_core::invoke::{ApprovalBroker, Prompt};
+use harness_core::invoke::{ApprovalBroker, Elicitation, ElicitationAnswer, Prompt};
 use harness_core::policy::{Actor, Answer, PromptKind};
 use harness_core::scheduler::schedule::{format_local, parse_tz};
 use harness_core::secrets::keys;
@@ -84,9 +84,11 @@ async fn fresh_demo(
     Ok(engine)
 }
 
-/// Answers prompts on the terminal, or always the same way when `--answer` was given.
+/// Answers prompts on the terminal, or always the same way when `--answer` was given; a remote
+/// server's questions likewise, with `--elicitation`.
 pub(crate) struct TerminalAnswers {
     pub(crate) fixed: Option<Answer>,
+    pub(crate) elicitation: Option<crate::elicit::Reply>,
 }
 
 impl TerminalAnswers {
@@ -164,6 +166,10 @@ impl ApprovalBroker for TerminalAnswers {
             }
         }
     }
+
+    async fn elicit(&self, request: Elicitation) -> ElicitationAnswer {
+        crate::elicit::on_terminal(&request, self.elicitation)
+    }
 }
 
 /// What the model says in the demo, request by request: the real agent loop sends each request
@@ -212,7 +218,10 @@ pub async fn run(data_dir: &Path, answer: Option<Answer>) -> Result<(), String> 
         .map_err(|e| format!("the campus simulator could not start: {e}"))?;
     let engine = fresh_demo(
         data_dir,
-        Arc::new(TerminalAnswers { fixed: answer }),
+        Arc::new(TerminalAnswers {
+            fixed: answer,
+            elicitation: None,
+        }),
         printer.clone(),
         &campus.origin(),
     )

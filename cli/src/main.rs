@@ -8,6 +8,7 @@ mod browser;
 mod campus;
 mod chat;
 mod demo;
+mod elicit;
 mod jobs;
 mod open;
 mod plugins;
@@ -106,6 +107,10 @@ enum Command {
         /// Answer every approval prompt this way instead of asking on the terminal.
         #[arg(long, value_enum)]
         answer: Option<DemoAnswer>,
+        /// Answer every remote server's question this way instead of asking on the terminal
+        /// (accept takes the form's defaults).
+        #[arg(long, value_enum)]
+        elicitation: Option<elicit::Reply>,
     },
     /// Plugin documents: add by link or file (preview, then install), update, remove.
     Plugins {
@@ -118,7 +123,14 @@ enum Command {
         command: plugins::McpCommand,
     },
     /// Call a tool as the user tapping it: TOOL is plugin.tool, JSON its input.
-    Call { tool: String, json: String },
+    Call {
+        tool: String,
+        json: String,
+        /// Answer a remote server's question this way instead of asking on the terminal
+        /// (accept takes the form's defaults).
+        #[arg(long, value_enum)]
+        elicitation: Option<elicit::Reply>,
+    },
     /// The campus account: sign in, status, a plugin's request, sign out; the simulator.
     Campus {
         #[command(subcommand)]
@@ -192,6 +204,7 @@ async fn main() -> ExitCode {
             model,
             message,
             answer,
+            elicitation,
         } => {
             return chat::run(chat::ChatArgs {
                 data_dir: &data_dir(),
@@ -199,12 +212,17 @@ async fn main() -> ExitCode {
                 model,
                 message,
                 answer: answer.map(Answer::from),
+                elicitation,
             })
             .await;
         }
         Command::Plugins { command } => plugins::plugins(&data_dir(), command).await,
         Command::Mcp { command } => plugins::mcp(&data_dir(), command).await,
-        Command::Call { tool, json } => plugins::call(&data_dir(), &tool, &json).await,
+        Command::Call {
+            tool,
+            json,
+            elicitation,
+        } => plugins::call(&data_dir(), &tool, &json, elicitation).await,
         Command::Conformance { .. } if cli.data_dir.is_some() => {
             Err("conformance runs every scenario in memory and takes no --data-dir".into())
         }

@@ -225,3 +225,102 @@ fn mcp_add_signs_in_to_a_server_through_the_browser_and_keeps_the_sign_in_in_the
     let (kept, _) = harness(&["secret", "--data-dir", data, "check", "mcp.notes.oauth"]);
     assert_eq!(kept, "mcp.notes.oauth: not stored\n");
 }
+
+#[test]
+fn a_servers_question_during_a_call_is_answered_by_the_flag_or_on_the_terminal() {
+    let server = Everything::start();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    harness(&[
+        "mcp",
+        "add",
+        &server.url(),
+        "--name",
+        "everything",
+        "--data-dir",
+        data,
+    ]);
+
+    let flagged = |tool: &str, input: &str, flag: &str| {
+        harness(&[
+            "call",
+            "--data-dir",
+            data,
+            tool,
+            input,
+            "--elicitation",
+            flag,
+        ])
+        .0
+    };
+    let form = "mcp-everything.trigger-elicitation-request";
+
+    // The form: its fields with the server's defaults; --elicitation decline answers it.
+    let said = flagged(form, "{}", "decline");
+    assert!(
+        said.starts_with(
+            "    ┌ everything (mcp-everything) asks: Please provide inputs for the following fields:\n"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("    │ String with default [It was a dark and stormy night.] — Favorite first line of a story\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("    │ String (required) — Your full, legal name\n"),
+        "{said}"
+    );
+    assert!(said.contains("    └ declined (--elicitation)\n"), "{said}");
+    assert!(
+        said.contains("❌ User declined to provide the requested information."),
+        "{said}"
+    );
+    // accept takes the defaults, which leave the required name empty: declined, and said why.
+    let said = flagged(form, "{}", "accept");
+    assert!(
+        said.contains(
+            "    └ the defaults do not fill the form (the answer does not fit the form: \"name\" \
+             is a required property): declined (--elicitation)\n"
+        ),
+        "{said}"
+    );
+
+    // A page: shown with its host; accepted by the flag, declined on the terminal.
+    let input = r#"{"url": "https://pay.example.com/confirm", "message": "Confirm the order"}"#;
+    let said = flagged("mcp-everything.trigger-url-elicitation", input, "accept");
+    assert!(
+        said.starts_with(
+            "    ┌ everything (mcp-everything) asks: Confirm the order\n    │ it asks you to open \
+             a page on pay.example.com:\n    │   https://pay.example.com/confirm\n    └ taken as \
+             seen (--elicitation)\n"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("✅ User completed the URL elicitation flow."),
+        "{said}"
+    );
+    let mut typed = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args([
+            "call",
+            "--data-dir",
+            data,
+            "mcp-everything.trigger-url-elicitation",
+            input,
+        ])
+        .env_remove("HARNESS_DATA_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    typed.stdin.take().unwrap().write_all(b"d\n").unwrap();
+    let output = typed.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("    │ [o] Open it  [d] Decline  [c] Cancel ? d\n"),
+        "{said}"
+    );
+    assert!(said.contains("❌ User declined to open the URL"), "{said}");
+}

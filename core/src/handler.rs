@@ -59,6 +59,19 @@ pub struct ToolContext {
     /// The core's clock, in the settings' time zone.
     pub now: LocalNow,
     pub services: Services,
+    /// Who answers a remote server's question during this call (MCP elicitation): the
+    /// shell's broker for the student's tap or the agent's turn, none for a scheduled call.
+    pub asker: Option<Asker>,
+}
+
+/// The shell's broker, as a running call may reach it.
+#[derive(Clone)]
+pub struct Asker(pub std::sync::Arc<dyn crate::invoke::ApprovalBroker>);
+
+impl std::fmt::Debug for Asker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Asker")
+    }
 }
 
 /// The time a tool is told it is: the core's clock (so a test's clock is the tool's too) and

@@ -32,7 +32,10 @@ use crate::store::audit::AuditRow;
 use crate::turn::{ConversationSettings, Scope};
 use crate::why::{RuleAt, Why};
 
-pub use crate::handler::{Assessment, Grant, LocalNow, PluginHandler, ToolContext, TurnContext};
+pub use crate::handler::{
+    Asker, Assessment, Grant, LocalNow, PluginHandler, ToolContext, TurnContext,
+};
+pub use crate::plugins::elicitation::{Elicitation, ElicitationAnswer};
 
 /// The model's history keeps at most this many characters of each result (seed 004).
 pub const MODEL_RESULT_CHARS: usize = 12_000;
@@ -65,6 +68,13 @@ pub struct Prompt {
 #[async_trait]
 pub trait ApprovalBroker: Send + Sync {
     async fn ask(&self, prompt: Prompt) -> Answer;
+
+    /// A remote server asks the student for something while its tool runs (MCP elicitation):
+    /// the shell shows the form or the page and waits for the answer. A shell that shows none
+    /// declines.
+    async fn elicit(&self, _request: Elicitation) -> ElicitationAnswer {
+        ElicitationAnswer::Decline
+    }
 }
 
 /// One call.
@@ -566,6 +576,11 @@ impl Invoker {
             tainted: snap.tainted,
             now: LocalNow::at(self.clock.now_ms(), &self.settings.get().time_zone),
             services,
+            // Someone is there to answer a server's question only for a tap or a turn.
+            asker: match call.actor {
+                Actor::User | Actor::Agent => Some(Asker(self.broker.clone())),
+                Actor::Scheduler => None,
+            },
         };
         let ran = handler.run(&tool, call.input.clone(), ctx).await;
         // seed 000: third-party content taints the turn it enters — an error text too, since it

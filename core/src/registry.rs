@@ -532,7 +532,7 @@ pub const MCP_DESCRIPTION_CAP: usize = 1024;
 /// the approval sheet, so each control character (a line break, an escape sequence's ESC) and
 /// each bidirectional-text control (which could make the sheet read otherwise than the text
 /// says) becomes a space, and the text is cut to `cap` characters, on a char boundary.
-fn server_words(text: &str, cap: usize) -> String {
+pub(crate) fn server_words(text: &str, cap: usize) -> String {
     let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     text.chars()
         .map(|c| if c.is_control() || bidi(c) { ' ' } else { c })

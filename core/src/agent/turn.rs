@@ -24,7 +24,9 @@ use crate::events::{Event, EventSink, TurnUsage};
 use crate::gates::LineKind;
 use crate::history::{History, TurnState};
 use crate::installed::InstalledPlugins;
-use crate::invoke::{ApprovalBroker, Call, Invoker, Outcome, Prompt, cut_for_model};
+use crate::invoke::{
+    ApprovalBroker, Call, Elicitation, ElicitationAnswer, Invoker, Outcome, Prompt, cut_for_model,
+};
 use crate::memories::Memories;
 use crate::policy::{Actor, Answer, Verdict};
 use crate::registry::{PluginKind, Tool, tool_id};
@@ -86,6 +88,23 @@ impl ApprovalBroker for WithdrawingBroker {
                     answer = self.inner.ask(prompt) => answer,
                 }
             }
+        }
+    }
+
+    /// A form or page withdrawn with its turn is the student's cancel.
+    async fn elicit(&self, request: Elicitation) -> ElicitationAnswer {
+        let token = request
+            .conversation
+            .as_deref()
+            .and_then(|c| self.running.token_of_conversation(c));
+        match token {
+            None => self.inner.elicit(request).await,
+            Some(token) if token.is_cancelled() => ElicitationAnswer::Cancel,
+            Some(token) => tokio::select! {
+                biased;
+                () = token.cancelled() => ElicitationAnswer::Cancel,
+                answer = self.inner.elicit(request) => answer,
+            },
         }
     }
 }

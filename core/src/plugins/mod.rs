@@ -4,6 +4,7 @@
 pub mod bounded;
 pub mod builtin;
 pub mod document;
+pub mod elicitation;
 pub mod interpreter;
 pub mod link;
 pub mod oauth;

@@ -39,11 +39,13 @@ use futures_util::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest, PingRequest,
-    ServerJsonRpcMessage,
+    CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    ErrorData as McpError, FormElicitationCapability, PingRequest, ServerJsonRpcMessage,
+    UrlElicitationCapability,
 };
 use rmcp::service::{
-    NotificationContext, RoleClient, RunningService, ServiceError, TxJsonRpcMessage,
+    NotificationContext, RequestContext, RoleClient, RunningService, ServiceError, TxJsonRpcMessage,
 };
 use rmcp::transport::common::client_side_sse::{BoxedSseResponse, NeverRetry};
 use rmcp::transport::streamable_http_client::{
@@ -57,9 +59,10 @@ use serde_json::{Value, json};
 use sse_stream::SseStream;
 use url::{Host, Url};
 
+use super::elicitation::{Elicitation, ElicitationAnswer, ElicitationKind};
 use super::{bounded, oauth};
 use crate::error::EngineError;
-use crate::handler::{Assessment, PluginHandler, ToolContext};
+use crate::handler::{Asker, Assessment, PluginHandler, ToolContext};
 use crate::installed::InstalledPlugins;
 use crate::registry::{LoadError, McpTool, Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
@@ -146,19 +149,173 @@ type Session = RunningService<RoleClient, Listener>;
 /// Told that a server's tool list changed, with the session that said so.
 type ToolsChanged = Arc<dyn Fn(Peer<RoleClient>) + Send + Sync>;
 
-/// The client's side of a session. It serves nothing (no roots, sampling or elicitation), so a
-/// server's requests are answered as unsupported; a changed tool list is passed up.
+/// The client's side of a session. It offers elicitation (forms and pages, asked of the
+/// student through the running call's broker: [`Questions`]) and nothing else (no roots or
+/// sampling: the app does not let a server use its files or its model); a changed tool list is
+/// passed up.
 struct Listener {
     tools_changed: Option<ToolsChanged>,
+    questions: Arc<Questions>,
+    /// A development tool's server on this machine: a page on this machine may be offered.
+    loopback: bool,
+}
+
+/// Who answers a server's question for one running call.
+#[derive(Clone)]
+struct Questioner {
+    asker: Asker,
+    plugin: String,
+    plugin_title: String,
+    conversation: Option<String>,
+    tainted: bool,
+}
+
+/// A server's questions (MCP elicitation) and the calls that may be asked them: a question
+/// goes to the newest running call with someone to answer, and while one is open the calls'
+/// deadlines stand still (the turn waits for the student).
+#[derive(Default)]
+struct Questions {
+    calls: Mutex<Vec<(u64, Questioner)>>,
+    next: std::sync::atomic::AtomicU64,
+    open: tokio::sync::watch::Sender<usize>,
+}
+
+impl Questions {
+    /// Registers a running call; it is forgotten when the returned guard drops.
+    fn running(self: &Arc<Self>, who: Questioner) -> RunningCall {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        crate::lock(&self.calls).push((id, who));
+        RunningCall {
+            questions: self.clone(),
+            id,
+        }
+    }
+
+    fn newest(&self) -> Option<Questioner> {
+        crate::lock(&self.calls).last().map(|(_, who)| who.clone())
+    }
+
+    /// Waits out `timeout` with no question open; a question opened meanwhile starts it
+    /// again once answered.
+    async fn deadline(&self, timeout: Duration) {
+        let mut open = self.open.subscribe();
+        loop {
+            let _ = open.wait_for(|n| *n == 0).await;
+            tokio::select! {
+                () = tokio::time::sleep(timeout) => return,
+                _ = open.wait_for(|n| *n > 0) => {}
+            }
+        }
+    }
+}
+
+struct RunningCall {
+    questions: Arc<Questions>,
+    id: u64,
+}
+
+impl Drop for RunningCall {
+    fn drop(&mut self) {
+        crate::lock(&self.questions.calls).retain(|(id, _)| *id != self.id);
+    }
+}
+
+/// A question open, for as long as it lives.
+struct Open<'a>(&'a Questions);
+
+impl<'a> Open<'a> {
+    fn new(questions: &'a Questions) -> Self {
+        questions.open.send_modify(|n| *n += 1);
+        Self(questions)
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.0.open.send_modify(|n| *n -= 1);
+    }
+}
+
+impl Listener {
+    /// The question `request` as the student is shown it, or why the app refuses it.
+    fn question(
+        &self,
+        who: &Questioner,
+        request: ElicitRequestParams,
+    ) -> Result<Elicitation, String> {
+        let (message, kind) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => {
+                let schema = serde_json::to_value(&requested_schema)
+                    .map_err(|e| format!("the requested schema is unreadable: {e}"))?;
+                let fields = Elicitation::form(&schema)?;
+                (message, ElicitationKind::Form { fields, schema })
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                let (url, host) = Elicitation::page(&url, self.loopback)?;
+                (message, ElicitationKind::Page { url, host })
+            }
+            _ => return Err("the app answers forms and pages only".into()),
+        };
+        Ok(Elicitation {
+            plugin: who.plugin.clone(),
+            plugin_title: who.plugin_title.clone(),
+            message: Elicitation::message(&message),
+            kind,
+            conversation: who.conversation.clone(),
+            tainted: who.tainted,
+        })
+    }
 }
 
 impl ClientHandler for Listener {
-    /// The client introduces itself as the app, not as the SDK it is built with.
+    /// The client introduces itself as the app, not as the SDK it is built with, and offers
+    /// elicitation in both its modes.
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut info = rmcp::model::ClientConfig::default();
         info.client_info =
             rmcp::model::Implementation::new("pku-harness", env!("CARGO_PKG_VERSION"));
+        let mut form = FormElicitationCapability::new();
+        form.schema_validation = Some(true);
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(form);
+        elicitation.url = Some(UrlElicitationCapability::new());
+        info.capabilities.elicitation = Some(elicitation);
         info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        // No call with someone to answer (a scheduled one, or none running): declined.
+        let Some(who) = self.questions.newest() else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let question = self
+            .question(&who, request)
+            .map_err(|why| McpError::invalid_params(why, None))?;
+        let answer = {
+            let _open = Open::new(&self.questions);
+            who.asker.0.elicit(question.clone()).await
+        };
+        Ok(match (answer, &question.kind) {
+            (ElicitationAnswer::Accept(content), ElicitationKind::Form { schema, .. }) => {
+                // A shell's answer is checked too, before the server is sent it.
+                Elicitation::check(schema, &content)
+                    .map_err(|why| McpError::invalid_params(why, None))?;
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
+            (ElicitationAnswer::Accept(_), ElicitationKind::Page { .. }) => {
+                ElicitResult::new(ElicitationAction::Accept)
+            }
+            (ElicitationAnswer::Decline, _) => ElicitResult::new(ElicitationAction::Decline),
+            (ElicitationAnswer::Cancel, _) => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
@@ -244,6 +401,8 @@ pub struct RemoteServer {
     timeout: Duration,
     tools_changed: Option<ToolsChanged>,
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// The running calls that may be asked the server's questions.
+    questions: Arc<Questions>,
     /// The server's last 401, if its last connect ended in one.
     unauthorized: Mutex<Option<Unauthorized>>,
 }
@@ -265,6 +424,7 @@ impl RemoteServer {
             timeout,
             tools_changed: None,
             session: tokio::sync::Mutex::new(None),
+            questions: Arc::default(),
             unauthorized: Mutex::new(None),
         })
     }
@@ -316,6 +476,8 @@ impl RemoteServer {
     fn listener(&self) -> Listener {
         Listener {
             tools_changed: self.tools_changed.clone(),
+            questions: self.questions.clone(),
+            loopback: self.loopback,
         }
     }
 
@@ -469,14 +631,27 @@ impl RemoteServer {
 
     /// Calls tool `name` with `input`; the result as JSON, or the tool's error.
     pub async fn call(&self, name: &str, input: Value) -> Result<Value, String> {
+        self.call_asking(name, input, None).await
+    }
+
+    /// [`RemoteServer::call`], with the server's questions during it asked through `who`.
+    async fn call_asking(
+        &self,
+        name: &str,
+        input: Value,
+        who: Option<Questioner>,
+    ) -> Result<Value, String> {
+        let _running = who.map(|who| self.questions.running(who));
         let session = self.session().await?;
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Value::Object(arguments) = input {
             params = params.with_arguments(arguments);
         }
         let call = session.peer().call_tool(params);
+        // The deadline stands still while the student answers the server's question.
         let outcome = tokio::select! {
-            outcome = tokio::time::timeout(self.timeout, call) => outcome,
+            result = call => Ok(result),
+            () = self.questions.deadline(self.timeout) => Err(()),
             e = watch(&session) => {
                 self.drop_session().await;
                 return Err(format!("the server at {} stopped answering: {e}", self.url));
@@ -1396,8 +1571,15 @@ impl PluginHandler for RemoteServer {
         Assessment::reaching(&self.url, scope)
     }
 
-    async fn run(&self, tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
-        let result = self.call(&tool.name, input).await?;
+    async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
+        let who = ctx.asker.map(|asker| Questioner {
+            asker,
+            plugin: ctx.services.plugin.id.clone(),
+            plugin_title: ctx.services.plugin.title.clone(),
+            conversation: ctx.conversation.clone(),
+            tainted: ctx.tainted,
+        });
+        let result = self.call_asking(&tool.name, input, who).await?;
         // MCP: a tool with an output schema answers with structured content that matches it;
         // a result that does not is refused, never handed to the model as the tool's data.
         if let Some(schema) = &tool.output {
