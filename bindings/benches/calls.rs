@@ -44,6 +44,20 @@ impl Platform for AllowAll {
     fn permission_state(&self, _: Permission) -> Result<PermissionState, HarnessError> {
         Ok(PermissionState::Granted)
     }
+    async fn sign_in(&self, _: SignInSheet, _: String) -> Result<String, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no browser here".into(),
+        })
+    }
+    async fn ask_elicitation(
+        &self,
+        _: u64,
+        _: ElicitationSheet,
+    ) -> Result<ElicitationReply, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no sheet here".into(),
+        })
+    }
 }
 
 /// Wakes the thread that polls, as the foreign side's continuation does.
@@ -78,6 +92,7 @@ fn calls(c: &mut Criterion) {
         DevelopmentOptions {
             sample_plugins: true,
             campus_origin: None,
+            servers_on_this_machine: false,
         },
     )
     .unwrap();

@@ -20,6 +20,10 @@ pub struct DevelopmentOptions {
     /// Every campus request to this origin instead of the campus hosts: `http://127.0.0.1:P`,
     /// a campus simulator (`start_campus_simulator`, `harness campus simulate`).
     pub campus_origin: Option<String>,
+    /// Remote (MCP) servers on this machine too (`http://127.0.0.1:P`), as the CLI reaches
+    /// them: a test's server. The app adds servers at public https addresses only.
+    #[uniffi(default = false)]
+    pub servers_on_this_machine: bool,
 }
 
 /// The engine's options for `options`, or why this library cannot have them.
@@ -43,6 +47,7 @@ pub(crate) fn configure(
             if let Some(campus) = campus {
                 engine.campus = campus;
             }
+            engine.development_servers = options.servers_on_this_machine;
             engine
         })
     }

@@ -91,6 +91,7 @@ impl Harness {
         // The app: `development_links` and `development_servers` stay off, so plugin links are
         // https only and no MCP server on this phone or a private network is added.
         let mut options = options(broker.clone());
+        options.browser = Some(broker.clone());
         options.secrets = Arc::new(PlatformSecrets(platform.clone()));
         options.wake = Arc::new(PlatformWake {
             platform: platform.clone(),

@@ -41,7 +41,7 @@ pub use harness::Harness;
 pub use jobs::JobRun;
 pub use links::{PluginPreview, PluginUpdate, StartingMode};
 pub use memories::MemoryInfo;
-pub use platform::{AppNotification, Platform};
+pub use platform::{AppNotification, ElicitationReply, Platform, SIGN_IN_REDIRECT};
 pub use plugins::{ModeRow, PluginInfo, ToolInfo};
 pub use turns::{HistoryMessage, TurnResult};
 // The core's records and enums that cross as they are (their UniFFI derives are in harness-core).
@@ -54,11 +54,12 @@ pub use harness_core::registry::{Effect, PluginKind};
 pub use harness_core::screens::{
     Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, AuditFilter, AuditRowView,
     AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
-    ConsentScreen, ConversationSettingsScreen, InputRow, JobComparison, JobComparisonOption,
-    JobDraft, JobForm, JobRow, JobScheduleKind, JobScheduleOption, JobSourceOption, JobsScreen,
-    LabelValue, MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, NavItem, Navigation,
-    PermissionRow, PluginDetail, PluginRow, PluginsScreen, Route, RuleRow, ShellEffect,
-    ToolCallView, ToolRowView,
+    ConsentScreen, ConversationSettingsScreen, ElicitationAction, ElicitationButton,
+    ElicitationSheet, FieldKind, FieldOption, FieldValue, FormFieldRow, InputRow, JobComparison,
+    JobComparisonOption, JobDraft, JobForm, JobRow, JobScheduleKind, JobScheduleOption,
+    JobSourceOption, JobsScreen, LabelValue, MemoryInbox, MemoryRowView, ModeRowView,
+    ModelSettingsScreen, NavItem, Navigation, PageRow, PermissionRow, PluginDetail, PluginRow,
+    PluginsScreen, Route, RuleRow, ShellEffect, SignInSheet, ToolCallView, ToolRowView,
 };
 pub use harness_core::settings::Language;
 pub use harness_core::store::rows::AuditRow;

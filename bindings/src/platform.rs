@@ -8,10 +8,13 @@ use std::sync::{Arc, OnceLock, Weak};
 use async_trait::async_trait;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::events::{Event, EventSink};
-use harness_core::invoke::{ApprovalBroker, Prompt};
+use harness_core::invoke::{ApprovalBroker, Elicitation, ElicitationAnswer, Prompt};
+use harness_core::plugins::oauth::{Browser, SignInPage};
 use harness_core::policy::{self, Answer};
 use harness_core::scheduler::WakeScheduler;
-use harness_core::screens::Screens;
+use harness_core::screens::{
+    ElicitationAction, ElicitationSheet, FieldValue, Screens, SignInSheet,
+};
 use harness_core::secrets::{SecretError, SecretStore};
 
 use crate::decisions::ApprovalPrompt;
@@ -29,6 +32,19 @@ pub struct AppNotification {
     pub body: String,
     /// The plugin it comes from, if any; the shell shows it as the source.
     pub plugin: Option<String>,
+}
+
+/// Where an authorization server sends the student back after signing in to a remote server:
+/// the app's own link (RFC 8252's private-use scheme, the app's id), which the shell's browser
+/// session hands back to `Platform::sign_in`'s caller.
+pub const SIGN_IN_REDIRECT: &str = "edu.pku.harness:/oauth/callback";
+
+/// The student's answer to a remote server's question: how, and what they typed in each field
+/// (a toggle `true` or `false`, a choice its option's value, several choices one per line).
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct ElicitationReply {
+    pub action: ElicitationAction,
+    pub values: Vec<FieldValue>,
 }
 
 /// What the shell does for the core. Every method may fail with `HarnessError` (an exception
@@ -69,6 +85,26 @@ pub trait Platform: Send + Sync {
     /// Reports a permission's state now: called for each permission by
     /// `Harness::refresh_permissions`.
     fn permission_state(&self, permission: Permission) -> Result<PermissionState, HarnessError>;
+
+    /// Shows the sheet of a remote server that asks the student to sign in; on its Continue,
+    /// opens `sheet.page` in the system's browser (Custom Tabs, ASWebAuthenticationSession) and
+    /// returns the address the browser was sent back to, which begins with `redirect_uri`.
+    /// Called while a server is being added. An error is the student's cancel: nothing is
+    /// added.
+    async fn sign_in(
+        &self,
+        sheet: SignInSheet,
+        redirect_uri: String,
+    ) -> Result<String, HarnessError>;
+
+    /// Shows a remote server's question while its tool runs and returns the student's answer
+    /// with what they typed; `sheet.error`, when set, says why the last answer was not sent.
+    /// The call waits for it. An error declines the question.
+    async fn ask_elicitation(
+        &self,
+        id: u64,
+        sheet: ElicitationSheet,
+    ) -> Result<ElicitationReply, HarnessError>;
 }
 
 /// The core's approval broker, answered by the platform's approval sheet.
@@ -149,6 +185,66 @@ impl ApprovalBroker for PlatformBroker {
                 no
             }
         }
+    }
+
+    async fn elicit(&self, request: Elicitation) -> ElicitationAnswer {
+        self.ask_question(request).await
+    }
+}
+
+/// A server's question is asked again while its answer does not fit its form, at most this
+/// many times; then it is declined.
+const ELICITATION_TRIES: usize = 5;
+
+impl PlatformBroker {
+    fn screens(&self) -> Option<Arc<Screens>> {
+        self.screens.get().and_then(Weak::upgrade)
+    }
+}
+
+/// The phone's browser for signing in to a remote server: the platform's sign-in sheet.
+#[async_trait]
+impl Browser for PlatformBroker {
+    fn redirect_uri(&self) -> String {
+        SIGN_IN_REDIRECT.to_owned()
+    }
+
+    async fn sign_in(&self, page: &SignInPage) -> Result<String, String> {
+        let screens = self
+            .screens()
+            .ok_or("the app is closing; sign in again once it is open")?;
+        let sheet = screens.sign_in_sheet(page);
+        drop(screens);
+        self.platform
+            .sign_in(sheet, SIGN_IN_REDIRECT.to_owned())
+            .await
+            .map_err(|e| match e {
+                HarnessError::Platform { reason } => reason,
+                other => other.to_string(),
+            })
+    }
+}
+
+impl PlatformBroker {
+    /// A remote server's question on the platform's sheet, asked again (saying why) while the
+    /// answer does not fit the server's form.
+    pub(crate) async fn ask_question(&self, request: Elicitation) -> ElicitationAnswer {
+        let Some(screens) = self.screens() else {
+            return ElicitationAnswer::Decline;
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut error = None;
+        for _ in 0..ELICITATION_TRIES {
+            let sheet = screens.elicitation_sheet(&request, error.take());
+            let Ok(reply) = self.platform.ask_elicitation(id, sheet).await else {
+                return ElicitationAnswer::Decline;
+            };
+            match screens.elicitation_answer(&request, reply.action, &reply.values) {
+                Ok(answer) => return answer,
+                Err(why) => error = Some(why),
+            }
+        }
+        ElicitationAnswer::Decline
     }
 }
 

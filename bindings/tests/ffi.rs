@@ -113,6 +113,20 @@ impl Platform for RustPlatform {
             }),
         }
     }
+    async fn sign_in(&self, _: SignInSheet, _: String) -> Result<String, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no browser here".into(),
+        })
+    }
+    async fn ask_elicitation(
+        &self,
+        _: u64,
+        _: ElicitationSheet,
+    ) -> Result<ElicitationReply, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no sheet here".into(),
+        })
+    }
 }
 
 impl RustPlatform {
@@ -144,6 +158,7 @@ fn samples() -> DevelopmentOptions {
     DevelopmentOptions {
         sample_plugins: true,
         campus_origin: None,
+        servers_on_this_machine: false,
     }
 }
 
@@ -803,6 +818,20 @@ impl Platform for NeverAnswers {
     fn permission_state(&self, _: Permission) -> Result<PermissionState, HarnessError> {
         Ok(PermissionState::Unknown)
     }
+    async fn sign_in(&self, _: SignInSheet, _: String) -> Result<String, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no browser here".into(),
+        })
+    }
+    async fn ask_elicitation(
+        &self,
+        _: u64,
+        _: ElicitationSheet,
+    ) -> Result<ElicitationReply, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no sheet here".into(),
+        })
+    }
 }
 
 #[test]
@@ -914,6 +943,20 @@ impl Platform for AnswersWhenTold {
     }
     fn permission_state(&self, _: Permission) -> Result<PermissionState, HarnessError> {
         Ok(PermissionState::Unknown)
+    }
+    async fn sign_in(&self, _: SignInSheet, _: String) -> Result<String, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no browser here".into(),
+        })
+    }
+    async fn ask_elicitation(
+        &self,
+        _: u64,
+        _: ElicitationSheet,
+    ) -> Result<ElicitationReply, HarnessError> {
+        Err(HarnessError::Platform {
+            reason: "no sheet here".into(),
+        })
     }
 }
 

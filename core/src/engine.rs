@@ -80,6 +80,9 @@ pub struct Options {
     /// sets it; the app never does: a student's phone adds a server only at a public https
     /// address (DESIGN.md §5).
     pub development_servers: bool,
+    /// The shell's browser for signing in to a remote server that asks for it (OAuth 2.1): the
+    /// phone's system browser. Without one, such a server is added only with a bearer token.
+    pub browser: Option<Arc<dyn crate::plugins::oauth::Browser>>,
 }
 
 impl Options {
@@ -95,6 +98,7 @@ impl Options {
             development_links: false,
             campus: crate::campus::wire::Origin::campus(),
             development_servers: false,
+            browser: None,
         }
     }
 }
@@ -156,6 +160,7 @@ impl Engine {
                 plugins.clone(),
                 options.secrets.clone(),
                 servers,
+                options.browser.clone(),
             ));
             remotes = Some(made.clone());
             let catalog = Arc::new(interpreter::WithInterpreter {
@@ -396,7 +401,9 @@ impl Engine {
     // ---- plugins from outside: remote MCP servers
 
     /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
-    /// `mcp-<name>`; a bearer `token` is kept in the keystore. Returns the plugin id.
+    /// `mcp-<name>`; a bearer `token` is kept in the keystore. Without a token, a server that
+    /// asks the student to sign in is signed in to through the shell's browser
+    /// ([`Options::browser`]), when it has one. Returns the plugin id.
     pub async fn add_remote(
         &self,
         url: &str,

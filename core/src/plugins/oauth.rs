@@ -242,7 +242,8 @@ pub async fn sign_in(
             url: page.to_string(),
             scopes,
         })
-        .await?;
+        .await
+        .map_err(|why| format!("the sign-in to {server} was not finished: {why}"))?;
     if let Some(refused) = refusal(&back) {
         return Err(format!("the sign-in to {server} did not finish: {refused}"));
     }

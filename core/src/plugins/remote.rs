@@ -1285,6 +1285,8 @@ pub(crate) struct Remotes {
     plugins: Weak<InstalledPlugins>,
     secrets: Arc<dyn SecretStore>,
     servers: Servers,
+    /// The shell's browser, for a server that asks the student to sign in.
+    browser: Option<Arc<dyn oauth::Browser>>,
     /// The installed plugins' handlers, to close their sessions at shutdown.
     handlers: Mutex<Vec<Weak<RemoteServer>>>,
     refreshes: Mutex<FxHashMap<String, Arc<Refreshes>>>,
@@ -1306,11 +1308,13 @@ impl Remotes {
         plugins: Weak<InstalledPlugins>,
         secrets: Arc<dyn SecretStore>,
         servers: Servers,
+        browser: Option<Arc<dyn oauth::Browser>>,
     ) -> Self {
         Self {
             plugins,
             secrets,
             servers,
+            browser,
             handlers: Mutex::default(),
             refreshes: Mutex::default(),
         }
@@ -1374,7 +1378,7 @@ impl Remotes {
     /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
     /// `mcp-<name>`; a bearer `token` is kept in the keystore as [`token_key`]. A server that
     /// refuses the app for want of a sign-in (HTTP 401), when no token was given and the shell
-    /// can show a sign-in page (`browser`), is signed in to with OAuth ([`oauth::sign_in`]) and
+    /// can show a sign-in page (`browser`, else the shell's own), is signed in to with OAuth ([`oauth::sign_in`]) and
     /// listed with that sign-in, which the keystore keeps as [`oauth::credentials_key`].
     /// Nothing is installed or kept when the server cannot be listed.
     pub(crate) async fn add(
@@ -1407,6 +1411,7 @@ impl Remotes {
             .map_err(link)?;
         let mut listed = server.list_tools().await;
         server.close().await;
+        let browser = browser.or(self.browser.as_deref());
         if let (Err(_), None, Some(browser), Some(refused)) =
             (&listed, token, browser, server.unauthorized())
         {

@@ -21,6 +21,7 @@ mod markdown;
 mod nav;
 mod pay_code;
 mod plugins;
+mod remote;
 mod results;
 mod tap;
 mod texts;
@@ -51,6 +52,10 @@ pub use nav::{NavItem, Navigation, Route, route_for};
 pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
 pub use plugins::{
     AddPluginScreen, ModeRowView, PluginDetail, PluginGroup, PluginRow, PluginsScreen, ToolRowView,
+};
+pub use remote::{
+    ElicitationAction, ElicitationButton, ElicitationSheet, FieldKind, FieldOption, FieldValue,
+    FormFieldRow, PageRow, SignInSheet,
 };
 pub use results::CallCard;
 
@@ -364,6 +369,39 @@ impl Screens {
 
     pub fn approval(&self, prompt: &crate::invoke::Prompt) -> ApprovalSheet {
         approval::build(&self.engine, self.language(), prompt)
+    }
+
+    /// The sheet shown before a remote server's sign-in page opens.
+    pub fn sign_in_sheet(&self, page: &crate::plugins::oauth::SignInPage) -> SignInSheet {
+        remote::sign_in(self.language(), page)
+    }
+
+    /// A remote server's question; `error` says why the last answer was not sent.
+    pub fn elicitation_sheet(
+        &self,
+        request: &crate::invoke::Elicitation,
+        error: Option<String>,
+    ) -> ElicitationSheet {
+        let lang = self.language();
+        let plugin = self
+            .engine
+            .installed()
+            .read(|s| s.registry.plugin(&request.plugin).cloned());
+        let plugin_title = plugin.map_or(request.plugin_title.clone(), |p| {
+            texts::title(lang, &p.title, p.title_en.as_deref())
+        });
+        remote::question(lang, &plugin_title, request, error)
+    }
+
+    /// The student's answer to a server's question, read from what they typed and checked
+    /// against the server's form; a misfit is the words to show on the sheet.
+    pub fn elicitation_answer(
+        &self,
+        request: &crate::invoke::Elicitation,
+        action: ElicitationAction,
+        values: &[FieldValue],
+    ) -> Result<crate::invoke::ElicitationAnswer, String> {
+        remote::answer(self.language(), request, action, values)
     }
 
     pub fn plugins(&self) -> PluginsScreen {
