@@ -26,11 +26,13 @@ kotlinc_cached "$build/bindings.jar" "$JNA_JAR:$COMPOSE_CP" "$target_dir/binding
 
 KOTLINC_FLAGS="-Xplugin=$COMPOSE_PLUGIN" kotlinc_cached "$build/ui.jar" "$build/bindings.jar:$COMPOSE_CP" \
   android/ui/src/main/kotlin
-# The tests share the host tests' scripted Platform and model server, and their runner.
+# The tests share the host tests' scripted Platform, model server and remote servers, and their
+# runner.
 KOTLINC_FLAGS="-Xplugin=$COMPOSE_PLUGIN" kotlinc_cached "$build/tests.jar" \
   "$build/ui.jar:$build/bindings.jar:$JNA_JAR:$COMPOSE_CP:$KOTLIN_LIB/kotlin-test.jar:$KOTLIN_LIB/kotlin-test-junit.jar" \
   android/ui/src/desktopTest/kotlin android/src/test/kotlin/edu/pku/harness/Support.kt \
-  android/src/test/kotlin/edu/pku/harness/ScriptedModel.kt android/host-runner
+  android/src/test/kotlin/edu/pku/harness/ScriptedModel.kt \
+  android/src/test/kotlin/edu/pku/harness/RemoteServers.kt android/host-runner
 
 screenshots="$target_dir/screenshots"
 # Only this run's screens: a screen a test no longer saves must not linger.

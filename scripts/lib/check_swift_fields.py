@@ -20,7 +20,8 @@ SCREEN_STRUCTS = [
     "CloudRow", "ModelSettingsScreen", "MemoryInbox", "MemoryRowView", "AuditScreen",
     "AuditRowView", "JobsScreen", "JobRow", "JobForm", "JobSourceOption", "JobScheduleOption",
     "JobComparisonOption", "Navigation", "NavItem", "Button", "Choice",
-    "LabelValue", "RuleRow",
+    "LabelValue", "RuleRow", "SignInSheet", "ElicitationSheet", "FormFieldRow", "FieldOption",
+    "PageRow", "ElicitationButton",
 ]
 
 FIELD = re.compile(r"^    public (?:var|let) (\w+)\s*:", re.M)

@@ -66,14 +66,16 @@ final class Shell: @unchecked Sendable {
     let harness: Harness
     let platform: IOSPlatform
     let approvals: ApprovalCenter
+    let servers: ServerSheets
     let router: Router
     let events: EventHub
     private let notifications: NotificationDelegate
 
-    private init(harness: Harness, platform: IOSPlatform, approvals: ApprovalCenter, router: Router, events: EventHub) {
+    private init(harness: Harness, platform: IOSPlatform, approvals: ApprovalCenter, servers: ServerSheets, router: Router, events: EventHub) {
         self.harness = harness
         self.platform = platform
         self.approvals = approvals
+        self.servers = servers
         self.router = router
         self.events = events
         self.notifications = NotificationDelegate()
@@ -96,8 +98,9 @@ final class Shell: @unchecked Sendable {
         try FileManager.default.createDirectory(at: dataDir, withIntermediateDirectories: true)
 
         let approvals = ApprovalCenter()
+        let servers = ServerSheets()
         let router = Router()
-        let platform = IOSPlatform(approvals: approvals, router: router)
+        let platform = IOSPlatform(approvals: approvals, servers: servers, router: router)
         // The UI tests' app: the sample plugins and the campus simulator, which only a library
         // built with the development feature has (scripts/build-ios.sh --development).
         let development = environment["HARNESS_SAMPLE_PLUGINS"] == "1"
@@ -131,7 +134,7 @@ final class Shell: @unchecked Sendable {
 
         let events = EventHub()
         try events.start(harness: harness, approvals: approvals)
-        let shell = Shell(harness: harness, platform: platform, approvals: approvals, router: router, events: events)
+        let shell = Shell(harness: harness, platform: platform, approvals: approvals, servers: servers, router: router, events: events)
         shell.notifications.shell = shell
         UNUserNotificationCenter.current().delegate = shell.notifications
         router.routeFor = { [weak harness] screen in harness?.routeFor(screen: screen) }

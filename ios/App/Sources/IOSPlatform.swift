@@ -1,3 +1,4 @@
+import AuthenticationServices
 import BackgroundTasks
 import Foundation
 import Harness
@@ -12,13 +13,15 @@ let wakeNotificationIdentifier = "harness-wake"
 /// Keychain, notifications and the wake-up. The core never calls it while holding a lock.
 final class IOSPlatform: Platform, @unchecked Sendable {
     private let approvals: ApprovalCenter
+    private let servers: ServerSheets
     private let router: Router
     private let lock = NSLock()
     private weak var harness: Harness?
     private var authorization: UNAuthorizationStatus = .notDetermined
 
-    init(approvals: ApprovalCenter, router: Router) {
+    init(approvals: ApprovalCenter, servers: ServerSheets, router: Router) {
         self.approvals = approvals
+        self.servers = servers
         self.router = router
     }
 
@@ -42,6 +45,42 @@ final class IOSPlatform: Platform, @unchecked Sendable {
             return .deny
         }
         return await approvals.ask(id: id, sheet: sheet)
+    }
+
+    // ---- remote servers: a sign-in, a question
+
+    /// The sign-in sheet, then the page in ASWebAuthenticationSession, which hands back the
+    /// address the authorization server sent the browser to (the app's link, `redirectUri`).
+    func signIn(sheet: SignInSheet, redirectUri: String) async throws -> String {
+        guard await servers.confirm(sheet: sheet) else {
+            throw HarnessError.Platform(reason: "you cancelled the sign-in")
+        }
+        guard let page = URL(string: sheet.page), let scheme = URL(string: redirectUri)?.scheme else {
+            throw HarnessError.Platform(reason: "the sign-in page is not an address")
+        }
+        let back: URL = try await withCheckedThrowingContinuation { continuation in
+            Task { @MainActor in
+                let session = ASWebAuthenticationSession(url: page, callbackURLScheme: scheme) { url, error in
+                    if let url {
+                        continuation.resume(returning: url)
+                    } else {
+                        continuation.resume(throwing: HarnessError.Platform(reason: "the sign-in was not finished (\(error.map { String(describing: $0) } ?? "no answer"))"))
+                    }
+                }
+                session.presentationContextProvider = WindowAnchor.shared
+                session.start()
+            }
+        }
+        return back.absoluteString
+    }
+
+    /// A remote server's question on its sheet; a page the student chose to open is opened.
+    func askElicitation(id: UInt64, sheet: ElicitationSheet) async throws -> ElicitationReply {
+        let reply = await servers.ask(id: id, sheet: sheet)
+        if reply.action == .accept, let page = sheet.page, let url = URL(string: page.url) {
+            await MainActor.run { UIApplication.shared.open(url) }
+        }
+        return reply
     }
 
     // ---- notifications and the wake-up
@@ -220,5 +259,15 @@ enum Keychain {
     static func deleteAll() {
         let q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service]
         SecItemDelete(q as CFDictionary)
+    }
+}
+
+/// The window ASWebAuthenticationSession presents over.
+final class WindowAnchor: NSObject, ASWebAuthenticationPresentationContextProviding {
+    static let shared = WindowAnchor()
+
+    func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
+        let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
+        return scenes.flatMap(\.windows).first { $0.isKeyWindow } ?? ASPresentationAnchor()
     }
 }

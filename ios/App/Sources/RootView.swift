@@ -50,6 +50,15 @@ struct RootView: View {
             ApprovalSheetView(pending: pending, approvals: shell.approvals)
                 .interactiveDismissDisabled()
         }
+        // A remote server's question and sign-in sheet: only their own answers close them.
+        .sheet(item: Binding(get: { shell.servers.question }, set: { _ in })) { question in
+            QuestionSheetView(question: question, sheets: shell.servers)
+                .interactiveDismissDisabled()
+        }
+        .sheet(item: Binding(get: { shell.servers.signIn }, set: { _ in })) { signIn in
+            SignInSheetView(signIn: signIn, sheets: shell.servers)
+                .interactiveDismissDisabled()
+        }
     }
 
     @ViewBuilder

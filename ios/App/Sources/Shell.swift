@@ -198,3 +198,65 @@ final class ScreenStore<Model> {
         }
     }
 }
+
+/// A remote server's sheets the core is waiting on: its question while its tool runs, and the
+/// sheet before its sign-in page opens. Each waits in a CheckedContinuation until the student
+/// taps; a cancelled wait (the turn stopped) resumes with Cancel and its sheet closes.
+@MainActor
+@Observable
+final class ServerSheets {
+    struct Question: Identifiable {
+        let id: UInt64
+        let sheet: ElicitationSheet
+    }
+
+    struct SignIn: Identifiable {
+        let id = UUID()
+        let sheet: SignInSheet
+    }
+
+    private(set) var question: Question?
+    private(set) var signIn: SignIn?
+    @ObservationIgnored private var replying: CheckedContinuation<ElicitationReply, Never>?
+    @ObservationIgnored private var going: CheckedContinuation<Bool, Never>?
+
+    nonisolated init() {}
+
+    nonisolated func ask(id: UInt64, sheet: ElicitationSheet) async -> ElicitationReply {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Task { @MainActor in
+                    self.replying?.resume(returning: ElicitationReply(action: .cancel, values: []))
+                    self.replying = continuation
+                    self.question = Question(id: id, sheet: sheet)
+                }
+            }
+        } onCancel: {
+            Task { @MainActor in self.reply(ElicitationReply(action: .cancel, values: [])) }
+        }
+    }
+
+    /// The student's tap on the question's sheet, with what they typed.
+    func reply(_ reply: ElicitationReply) {
+        question = nil
+        replying?.resume(returning: reply)
+        replying = nil
+    }
+
+    nonisolated func confirm(sheet: SignInSheet) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Task { @MainActor in
+                self.going?.resume(returning: false)
+                self.going = continuation
+                self.signIn = SignIn(sheet: sheet)
+            }
+        }
+    }
+
+    /// Continue (`go`) or Cancel on the sign-in sheet.
+    func answerSignIn(go: Bool) {
+        signIn = nil
+        going?.resume(returning: go)
+        going = nil
+    }
+}

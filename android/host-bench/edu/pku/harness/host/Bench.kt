@@ -60,6 +60,10 @@ private class AllowAll : Platform {
     override fun readSecret(key: String): String? = null
     override fun writeSecret(key: String, value: String?) {}
     override fun permissionState(permission: Permission) = PermissionState.GRANTED
+    override suspend fun signIn(sheet: SignInSheet, redirectUri: String): String =
+        throw HarnessException.Platform("no browser in the benchmark")
+    override suspend fun askElicitation(id: ULong, sheet: ElicitationSheet) =
+        ElicitationReply(ElicitationAction.DECLINE, emptyList())
 }
 
 /** The floor's Platform: answers Allow at once, as [AllowAll] does. */

@@ -1,6 +1,9 @@
 package edu.pku.harness
 
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ElicitationAction
+import edu.pku.harness.core.ElicitationSheet
+import edu.pku.harness.core.SignInSheet
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
 import edu.pku.harness.core.RefusalCode
@@ -48,6 +51,25 @@ class ScriptedPlatform(vararg answers: Answer) : Platform {
     }
     override fun permissionState(permission: Permission): PermissionState =
         permissions[permission] ?: PermissionState.UNKNOWN
+
+    /** The sign-in sheets shown, with the redirect URI each was to come back to. */
+    val signIns = CopyOnWriteArrayList<Pair<SignInSheet, String>>()
+    /** Decides a sign-in: the address the browser came back to. Unset: the student cancels. */
+    @Volatile var signInWith: (suspend (SignInSheet, String) -> String)? = null
+    /** The questions of remote servers shown. */
+    val questions = CopyOnWriteArrayList<ElicitationSheet>()
+    /** Answers a server's question. Unset: the student declines. */
+    @Volatile var questionWith: (suspend (ULong, ElicitationSheet) -> ElicitationReply)? = null
+
+    override suspend fun signIn(sheet: SignInSheet, redirectUri: String): String {
+        signIns.add(sheet to redirectUri)
+        return signInWith?.invoke(sheet, redirectUri) ?: throw HarnessException.Platform("the student cancelled the sign-in")
+    }
+
+    override suspend fun askElicitation(id: ULong, sheet: ElicitationSheet): ElicitationReply {
+        questions.add(sheet)
+        return questionWith?.invoke(id, sheet) ?: ElicitationReply(ElicitationAction.DECLINE, emptyList())
+    }
 }
 
 /** Records every event, with the thread it arrived on. */

@@ -2,6 +2,8 @@ package edu.pku.harness.app
 
 import android.Manifest
 import android.content.Context
+import android.content.Intent
+import android.net.Uri
 import android.content.pm.PackageManager
 import android.os.Build
 import android.os.Handler
@@ -9,14 +11,20 @@ import android.os.Looper
 import androidx.core.content.ContextCompat
 import edu.pku.harness.AppNotification
 import edu.pku.harness.ApprovalPrompt
+import edu.pku.harness.ElicitationReply
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessException
 import edu.pku.harness.Platform
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ElicitationAction
+import edu.pku.harness.core.ElicitationSheet
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.SignInSheet
 import edu.pku.harness.ui.AppNavigator
 import edu.pku.harness.ui.ApprovalHost
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.withTimeoutOrNull
 
 /**
  * What only the phone can do, for the core (bindings/src/platform.rs): the approval sheet,
@@ -43,6 +51,48 @@ class AndroidPlatform(
      * turn was cancelled) this coroutine is cancelled, and ApprovalHost takes the sheet down.
      */
     override suspend fun askApproval(id: ULong, prompt: ApprovalPrompt): Answer = approvals.askApproval(id, prompt)
+
+    /** The sign-in waiting for the browser to come back to the app's link. */
+    @Volatile private var returning: CompletableDeferred<String>? = null
+
+    /**
+     * The sign-in sheet, then the sign-in page in the system's browser (RFC 8252: an external
+     * browser, where the student's own sessions and password manager are, and the app sees no
+     * password); the authorization server sends the browser to [redirectUri], the app's link,
+     * which MainActivity hands to [signInReturned].
+     */
+    override suspend fun signIn(sheet: SignInSheet, redirectUri: String): String {
+        if (!approvals.confirmSignIn(sheet)) throw HarnessException.Platform("you cancelled the sign-in")
+        val back = CompletableDeferred<String>()
+        returning = back
+        main.post {
+            val open = Intent(Intent.ACTION_VIEW, Uri.parse(sheet.page)).addFlags(Intent.FLAG_ACTIVITY_NEW_TASK)
+            runCatching { context.startActivity(open) }.onFailure { back.completeExceptionally(it) }
+        }
+        return try {
+            withTimeoutOrNull(SIGN_IN_WAIT_MS) { back.await() }
+                ?: throw HarnessException.Platform("the browser did not come back within 5 minutes")
+        } catch (e: android.content.ActivityNotFoundException) {
+            throw HarnessException.Platform("no browser on this phone can open the sign-in page")
+        } finally {
+            returning = null
+        }
+    }
+
+    /** The browser came back to the app's link [uri] (MainActivity's intent). */
+    fun signInReturned(uri: String) {
+        returning?.complete(uri)
+    }
+
+    /** A remote server's question on its sheet; a page the student chose to open is opened. */
+    override suspend fun askElicitation(id: ULong, sheet: ElicitationSheet): ElicitationReply {
+        val reply = approvals.askQuestion(id, sheet)
+        val page = sheet.page
+        if (page != null && reply.action == ElicitationAction.ACCEPT) main.post {
+            runCatching { context.startActivity(Intent(Intent.ACTION_VIEW, Uri.parse(page.url)).addFlags(Intent.FLAG_ACTIVITY_NEW_TASK)) }
+        }
+        return reply
+    }
 
     override fun postNotification(notification: AppNotification) = notifications.post(notification)
 
@@ -100,5 +150,6 @@ class AndroidPlatform(
     private companion object {
         const val PREFS = "permissions"
         const val KEY_ASKED_NOTIFICATIONS = "asked-notifications"
+        const val SIGN_IN_WAIT_MS = 5 * 60 * 1000L
     }
 }

@@ -1,5 +1,6 @@
 package edu.pku.harness.app
 
+import android.content.Intent
 import android.os.Bundle
 import androidx.activity.ComponentActivity
 import androidx.activity.compose.setContent
@@ -19,6 +20,19 @@ class MainActivity : ComponentActivity() {
         setContent {
             HarnessApp(harness = app.harness, approvals = app.approvals, phone = phone, navigator = app.navigator)
         }
+        signInReturned(intent)
+    }
+
+    /** The browser coming back from a remote server's sign-in, to this running activity. */
+    override fun onNewIntent(intent: Intent) {
+        super.onNewIntent(intent)
+        signInReturned(intent)
+    }
+
+    /** Hands the app's sign-in link (edu.pku.harness:/oauth/callback?code=…) to the platform. */
+    private fun signInReturned(intent: Intent?) {
+        val uri = intent?.data ?: return
+        if (uri.scheme == "edu.pku.harness" && uri.path == "/oauth/callback") app.platform.signInReturned(uri.toString())
     }
 
     override fun onResume() {

@@ -2,6 +2,7 @@ package edu.pku.harness.ui
 
 import edu.pku.harness.DevelopmentOptions
 import edu.pku.harness.Harness
+import edu.pku.harness.HarnessException
 import edu.pku.harness.ScriptedModel
 import edu.pku.harness.ScriptedPlatform
 import edu.pku.harness.core.Action
@@ -9,6 +10,7 @@ import edu.pku.harness.core.Language
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
 import edu.pku.harness.core.SetupStep
+import edu.pku.harness.follow
 import edu.pku.harness.jsonString
 import edu.pku.harness.newDataDir
 import kotlinx.coroutines.CoroutineScope
@@ -65,15 +67,24 @@ class App(
     firstRun: Boolean = false,
     /** The sample plugins; without them, the app's own shipped plugins as a phone has them. */
     samples: Boolean = true,
+    /** Remote servers on this machine (a test's), as a development build reaches them. */
+    servers: Boolean = false,
 ) : AutoCloseable {
     val approvals = ApprovalHost()
     val platform = ScriptedPlatform().apply {
         answerWith = approvals::askApproval
+        // A server's question and sign-in sheet on the screen; the browser is a test's.
+        questionWith = approvals::askQuestion
+        signInWith = { sheet, _ ->
+            if (!approvals.confirmSignIn(sheet)) throw HarnessException.Platform("the student cancelled the sign-in")
+            follow(sheet.page)
+        }
         secrets["model.apiKey"] = "sk-ui"
     }
     val phone = FakePhone(platform)
     val harness: Harness = Harness.openForDevelopment(
-        dataDir, platform, DevelopmentOptions(samplePlugins = samples, campusOrigin = campusOrigin),
+        dataDir, platform,
+        DevelopmentOptions(samplePlugins = samples, campusOrigin = campusOrigin, serversOnThisMachine = servers),
     ).apply {
         if (fresh && samples) installSamplePlugins()
         if (fresh && !firstRun) {

@@ -4,10 +4,13 @@ import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.setValue
 import edu.pku.harness.ApprovalPrompt
+import edu.pku.harness.ElicitationReply
 import edu.pku.harness.EventListener
 import edu.pku.harness.HarnessEvent
 import edu.pku.harness.HarnessException
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ElicitationSheet
+import edu.pku.harness.core.SignInSheet
 import kotlinx.coroutines.CompletableDeferred
 
 /** A prompt on screen, or waiting behind the one that is. */
@@ -64,6 +67,46 @@ class ApprovalHost {
         val pending = synchronized(lock) { queue.firstOrNull { it.id == id } } ?: return
         pending.answer.completeExceptionally(HarnessException.Platform("approval $id was withdrawn"))
     }
+
+    private var questions by mutableStateOf(emptyList<PendingQuestion>())
+    private var signIns by mutableStateOf(emptyList<PendingSignIn>())
+
+    /** A remote server's question to show now, when no approval prompt is up. */
+    val question: PendingQuestion? get() = questions.firstOrNull()
+
+    /** A remote server's sign-in sheet to show now, when nothing else is up. */
+    val signIn: PendingSignIn? get() = signIns.firstOrNull()
+
+    /** The Platform's `askElicitation`: the answer the student tapped, with what they typed. */
+    suspend fun askQuestion(id: ULong, sheet: ElicitationSheet): ElicitationReply {
+        val pending = PendingQuestion(id, sheet)
+        synchronized(lock) { questions = questions + pending }
+        try {
+            return pending.reply.await()
+        } finally {
+            synchronized(lock) { questions = questions - pending }
+        }
+    }
+
+    /** The student tapped an answer of question [id]. */
+    fun reply(id: ULong, reply: ElicitationReply): Boolean {
+        val pending = synchronized(lock) { questions.firstOrNull { it.id == id } } ?: return false
+        return pending.reply.complete(reply)
+    }
+
+    /** The first half of the Platform's `signIn`: whether the student went on to the page. */
+    suspend fun confirmSignIn(sheet: SignInSheet): Boolean {
+        val pending = PendingSignIn(sheet)
+        synchronized(lock) { signIns = signIns + pending }
+        try {
+            return pending.go.await()
+        } finally {
+            synchronized(lock) { signIns = signIns - pending }
+        }
+    }
+
+    /** The student tapped Continue ([go]) or Cancel on the shown sign-in sheet. */
+    fun answerSignIn(go: Boolean): Boolean = signIn?.go?.complete(go) ?: false
 
     /** Subscribe this to the Harness, so that a prompt the core withdraws leaves the screen. */
     val listener: EventListener = object : EventListener {

@@ -202,12 +202,7 @@ fun WithApprovalSheet(approvals: ApprovalHost, content: @Composable () -> Unit) 
             // over the sheet's answers and take keys the student cannot see land (and its
             // blinking cursor would run for as long as the sheet waits).
             LaunchedEffect(Unit) { focus.clearFocus(force = true) }
-            Box(
-                Modifier
-                    .fillMaxSize()
-                    .background(Color.Black.copy(alpha = 0.32f))
-                    .clickable(interactionSource = remember { MutableInteractionSource() }, indication = null) {},
-            )
+            Scrim()
             ApprovalSheetView(
                 sheet,
                 pending.prompt.offers,
@@ -215,5 +210,26 @@ fun WithApprovalSheet(approvals: ApprovalHost, content: @Composable () -> Unit) 
                 Modifier.align(Alignment.BottomCenter),
             )
         }
+        // A remote server's sheets, under the same scrim, when no approval is up.
+        val question = approvals.question
+        val signIn = approvals.signIn
+        if (pending == null && (question != null || signIn != null)) {
+            LaunchedEffect(question?.id, signIn) { focus.clearFocus(force = true) }
+            Scrim()
+            if (question != null) key(question.id) {
+                QuestionSheetView(question.sheet, { approvals.reply(question.id, it) }, Modifier.align(Alignment.BottomCenter))
+            } else if (signIn != null) key(signIn) {
+                SignInSheetView(signIn.sheet, { approvals.answerSignIn(it) }, Modifier.align(Alignment.BottomCenter))
+            }
+        }
     }
 }
+
+/** Dims the screen below a sheet and takes the taps meant for it. */
+@Composable
+private fun Scrim() = Box(
+    Modifier
+        .fillMaxSize()
+        .background(Color.Black.copy(alpha = 0.32f))
+        .clickable(interactionSource = remember { MutableInteractionSource() }, indication = null) {},
+)

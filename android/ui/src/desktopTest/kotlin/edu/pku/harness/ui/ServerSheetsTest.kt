@@ -1,0 +1,85 @@
+package edu.pku.harness.ui
+
+import androidx.compose.ui.test.ExperimentalTestApi
+import androidx.compose.ui.test.assertTextContains
+import androidx.compose.ui.test.hasAnyAncestor
+import androidx.compose.ui.test.hasTestTag
+import androidx.compose.ui.test.hasText
+import androidx.compose.ui.test.onNodeWithTag
+import androidx.compose.ui.test.performClick
+import androidx.compose.ui.test.performScrollTo
+import androidx.compose.ui.test.performTextInput
+import edu.pku.harness.Everything
+import edu.pku.harness.Outcome
+import edu.pku.harness.SigningInServer
+import edu.pku.harness.core.ElicitationAction
+import edu.pku.harness.core.Language
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.runBlocking
+import kotlin.test.assertEquals
+import kotlin.test.assertTrue
+import org.junit.Test
+
+/**
+ * A remote server's two sheets in the app, on the real library: the reference server's question
+ * while its tool runs (a name typed into its form, the rest its defaults, sent), and a server
+ * that asks the student to sign in (the sheet, Continue, the browser back).
+ */
+@OptIn(ExperimentalTestApi::class)
+class ServerSheetsTest {
+    private val background = CoroutineScope(Dispatchers.IO)
+
+    @Test fun a_servers_form_is_filled_in_on_its_sheet_and_sent() {
+        val words = mapOf(
+            Language.ZH to ("「everything」的服务器在问你" to "这份表单还不能发送"),
+            Language.EN to ("The server of everything asks you" to "The form cannot be sent yet"),
+        )
+        Everything().use { server ->
+            for ((language, said) in words) App(language, samples = false, servers = true).use { app ->
+                val (title, notYet) = said
+                runBlocking { app.harness.addRemoteServer(server.url, "everything", null) }
+                runPhoneTest {
+                    show(app)
+                    val call = background.async { app.harness.invokeAsUser("mcp-everything.trigger-elicitation-request", "{}") }
+                    waitUntil("the question", 20_000) { onAllNodes(hasTestTag(ServerSheetTags.QUESTION)).fetchSemanticsNodes().isNotEmpty() }
+                    onNode(hasText(title) and hasAnyAncestor(hasTestTag(ServerSheetTags.QUESTION))).assertExists()
+                    // The server's default is filled in.
+                    onNodeWithTag(ServerSheetTags.field("integer")).performScrollTo().assertTextContains("42", substring = true)
+                    saveScreenshot("question", language)
+                    // Sent without the required name: the sheet comes back saying why.
+                    onNodeWithTag(ServerSheetTags.answer(ElicitationAction.ACCEPT)).performScrollTo().performClick()
+                    waitUntil("the question again", 20_000) { onAllNodes(hasTestTag(ServerSheetTags.QUESTION_ERROR)).fetchSemanticsNodes().isNotEmpty() }
+                    onNodeWithTag(ServerSheetTags.QUESTION_ERROR).assertTextContains(notYet, substring = true)
+                    saveScreenshot("question-not-sent", language)
+                    onNodeWithTag(ServerSheetTags.field("name")).performScrollTo().performTextInput("李雷")
+                    onNodeWithTag(ServerSheetTags.answer(ElicitationAction.ACCEPT)).performScrollTo().performClick()
+                    val outcome = runBlocking { call.await() }.outcome
+                    assertTrue(outcome is Outcome.Ran && "- Name: 李雷" in outcome.resultJson, "$outcome")
+                    waitUntil("the sheet gone", 10_000) { onAllNodes(hasTestTag(ServerSheetTags.QUESTION)).fetchSemanticsNodes().isEmpty() }
+                }
+            }
+        }
+    }
+
+    @Test fun a_server_that_asks_for_a_sign_in_shows_its_sheet_before_the_browser() {
+        val words = mapOf(Language.ZH to "登录 127.0.0.1", Language.EN to "Sign in to 127.0.0.1")
+        for ((language, title) in words) SigningInServer().use { server ->
+            App(language, samples = false, servers = true).use { app ->
+                runPhoneTest {
+                    show(app)
+                    val adding = background.async { app.harness.addRemoteServer(server.url, "notes", null) }
+                    waitUntil("the sign-in sheet", 20_000) { onAllNodes(hasTestTag(ServerSheetTags.SIGN_IN)).fetchSemanticsNodes().isNotEmpty() }
+                    val onSheet = hasAnyAncestor(hasTestTag(ServerSheetTags.SIGN_IN))
+                    onNode(hasText(title) and onSheet).assertExists()
+                    onNode(hasText("notes:read", substring = true) and onSheet).assertExists()
+                    saveScreenshot("sign-in-server", language)
+                    onNodeWithTag(ServerSheetTags.SIGN_IN_CONTINUE).performScrollTo().performClick()
+                    assertEquals("mcp-notes", runBlocking { adding.await() })
+                    assertEquals(1, server.issued.size)
+                }
+            }
+        }
+    }
+}
