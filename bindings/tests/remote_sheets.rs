@@ -25,15 +25,25 @@ struct Phone {
     sign_ins: Mutex<Vec<(SignInSheet, String)>>,
     questions: Mutex<Vec<ElicitationSheet>>,
     reply: fn(&ElicitationSheet, usize) -> ElicitationReply,
+    /// Where the browser comes back to from a sign-in page, or why it does not.
+    browser: fn(&str) -> Result<String, String>,
 }
 
 impl Phone {
     fn new(reply: fn(&ElicitationSheet, usize) -> ElicitationReply) -> Arc<Self> {
+        Self::with_browser(reply, follow)
+    }
+
+    fn with_browser(
+        reply: fn(&ElicitationSheet, usize) -> ElicitationReply,
+        browser: fn(&str) -> Result<String, String>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             secrets: Mutex::default(),
             sign_ins: Mutex::default(),
             questions: Mutex::default(),
             reply,
+            browser,
         })
     }
 }
@@ -107,7 +117,7 @@ impl Platform for Phone {
             .lock()
             .unwrap()
             .push((sheet.clone(), redirect_uri));
-        follow(&sheet.page).map_err(|reason| HarnessError::Platform { reason })
+        (self.browser)(&sheet.page).map_err(|reason| HarnessError::Platform { reason })
     }
     async fn ask_elicitation(
         &self,
@@ -215,66 +225,9 @@ fn a_sign_in_the_student_cancels_adds_nothing() {
         vec![mcp_server::tool("echo", true)],
         mcp_server::OAuthConfig::default(),
     ));
-    // A phone whose browser never comes back: its sheet's Cancel.
-    #[derive(Default)]
-    struct Cancelling(Mutex<HashMap<String, String>>);
-    #[async_trait]
-    impl Platform for Cancelling {
-        async fn ask_approval(&self, _: u64, _: ApprovalPrompt) -> Result<Answer, HarnessError> {
-            Ok(Answer::Deny)
-        }
-        fn post_notification(&self, _: AppNotification) -> Result<(), HarnessError> {
-            Ok(())
-        }
-        fn arm_wake_up(&self, _: i64, _: bool) -> Result<(), HarnessError> {
-            Ok(())
-        }
-        fn cancel_wake_up(&self) -> Result<(), HarnessError> {
-            Ok(())
-        }
-        fn open_screen(&self, _: String) -> Result<(), HarnessError> {
-            Ok(())
-        }
-        fn read_secret(&self, key: String) -> Result<Option<String>, HarnessError> {
-            Ok(self.0.lock().unwrap().get(&key).cloned())
-        }
-        fn write_secret(&self, key: String, value: Option<String>) -> Result<(), HarnessError> {
-            let mut secrets = self.0.lock().unwrap();
-            match value {
-                Some(value) => secrets.insert(key, value),
-                None => secrets.remove(&key),
-            };
-            Ok(())
-        }
-        fn permission_state(&self, _: Permission) -> Result<PermissionState, HarnessError> {
-            Ok(PermissionState::Granted)
-        }
-        async fn sign_in(&self, _: SignInSheet, _: String) -> Result<String, HarnessError> {
-            Err(HarnessError::Platform {
-                reason: "the student cancelled".into(),
-            })
-        }
-        async fn ask_elicitation(
-            &self,
-            _: u64,
-            _: ElicitationSheet,
-        ) -> Result<ElicitationReply, HarnessError> {
-            Ok(declines_reply())
-        }
-    }
-    let phone = Arc::new(Cancelling::default());
-    let dir = std::env::temp_dir().join(format!("harness-ffi-cancel-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let harness = Harness::open_for_development(
-        dir.to_string_lossy().into_owned(),
-        phone.clone(),
-        DevelopmentOptions {
-            sample_plugins: false,
-            campus_origin: None,
-            servers_on_this_machine: true,
-        },
-    )
-    .unwrap();
+    // The student taps Cancel on the sign-in sheet.
+    let phone = Phone::with_browser(declines, |_| Err("the student cancelled".into()));
+    let harness = harness(phone.clone(), "cancel");
     let url = server.url();
     let refused = runtime
         .block_on(harness.add_remote_server(url.clone(), "notes".into(), None))
@@ -283,15 +236,8 @@ fn a_sign_in_the_student_cancels_adds_nothing() {
         refused.to_string(),
         format!("invalid argument: the sign-in to {url} was not finished: the student cancelled")
     );
-    assert!(phone.0.lock().unwrap().is_empty(), "nothing is kept");
+    assert!(phone.secrets.lock().unwrap().is_empty(), "nothing is kept");
     assert!(server.token_requests().is_empty());
-}
-
-fn declines_reply() -> ElicitationReply {
-    ElicitationReply {
-        action: ElicitationAction::Decline,
-        values: vec![],
-    }
 }
 
 /// The reference server's form, filled: first with a name that is not given (the core says

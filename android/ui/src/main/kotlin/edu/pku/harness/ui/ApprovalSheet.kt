@@ -120,17 +120,7 @@ fun ApprovalSheetView(sheet: ApprovalSheet, offers: List<Answer>, onAnswer: (Ans
                 Text(sheet.reason, style = MaterialTheme.typography.bodyLarge)
             }
             // In a tainted turn: why nothing lasting is offered (DESIGN.md §3).
-            sheet.taintedNote?.let { note ->
-                Text(
-                    note,
-                    style = MaterialTheme.typography.bodyMedium,
-                    color = MaterialTheme.colorScheme.onTertiaryContainer,
-                    modifier = Modifier.fillMaxWidth()
-                        .background(MaterialTheme.colorScheme.tertiaryContainer, RoundedCornerShape(8.dp))
-                        .padding(12.dp)
-                        .testTag(ApprovalTags.TAINTED),
-                )
-            }
+            sheet.taintedNote?.let { TaintedNote(it, ApprovalTags.TAINTED) }
             // A remote server's word that the tool may delete or overwrite.
             sheet.destructiveNote?.let { note ->
                 Text(
@@ -232,4 +222,16 @@ private fun Scrim() = Box(
         .fillMaxSize()
         .background(Color.Black.copy(alpha = 0.32f))
         .clickable(interactionSource = remember { MutableInteractionSource() }, indication = null) {},
+)
+
+/** A sheet's note that its turn read text written by others, in the tertiary container's look. */
+@Composable
+internal fun TaintedNote(note: String, tag: String) = Text(
+    note,
+    style = MaterialTheme.typography.bodyMedium,
+    color = MaterialTheme.colorScheme.onTertiaryContainer,
+    modifier = Modifier.fillMaxWidth()
+        .background(MaterialTheme.colorScheme.tertiaryContainer, RoundedCornerShape(8.dp))
+        .padding(12.dp)
+        .testTag(tag),
 )

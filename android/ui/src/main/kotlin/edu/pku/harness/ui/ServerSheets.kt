@@ -90,17 +90,7 @@ fun QuestionSheetView(sheet: ElicitationSheet, onReply: (ElicitationReply) -> Un
                     .background(MaterialTheme.colorScheme.surfaceVariant, RoundedCornerShape(8.dp))
                     .padding(12.dp),
             )
-            sheet.taintedNote?.let {
-                Text(
-                    it,
-                    style = MaterialTheme.typography.bodyMedium,
-                    color = MaterialTheme.colorScheme.onTertiaryContainer,
-                    modifier = Modifier.fillMaxWidth()
-                        .background(MaterialTheme.colorScheme.tertiaryContainer, RoundedCornerShape(8.dp))
-                        .padding(12.dp)
-                        .testTag(ServerSheetTags.QUESTION_TAINTED),
-                )
-            }
+            sheet.taintedNote?.let { TaintedNote(it, ServerSheetTags.QUESTION_TAINTED) }
             sheet.page?.let { page ->
                 Column(Modifier.testTag(ServerSheetTags.PAGE), verticalArrangement = Arrangement.spacedBy(2.dp)) {
                     Text(page.label, style = MaterialTheme.typography.bodyLarge)
