@@ -352,3 +352,32 @@ async fn a_sign_in_the_student_declines_installs_nothing() {
     assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
     assert!(server.token_requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_server_that_publishes_no_metadata_is_signed_in_to_at_the_2025_03_26_default_endpoints() {
+    let config = OAuthConfig {
+        no_metadata: true,
+        challenge_names_metadata: false,
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let base = server.url().trim_end_matches("/mcp").to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
+    let person = Person::default();
+    engine
+        .add_remote_signing_in(&server.url(), "notes", &person)
+        .await
+        .unwrap();
+    assert!(
+        person.pages()[0]
+            .url
+            .starts_with(&format!("{base}/authorize?")),
+        "{:?}",
+        person.pages()
+    );
+    // PKCE all the same: the code exchange was checked against its S256 challenge.
+    let authorization = &server.authorizations()[0];
+    assert_eq!(field(authorization, "code_challenge_method"), Some("S256"));
+    assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
+}

@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, CredentialStore, OAuthHttpClient, OAuthHttpClientError,
-    OAuthHttpClientFuture, OAuthHttpRequest, StoredCredentials,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthHttpClient,
+    OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest, StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -197,18 +197,21 @@ pub async fn sign_in(
     let mut manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
         .await
         .map_err(failed)?;
-    let metadata = manager
+    let resolution = manager
         .resolve_metadata_from_challenge(challenge)
         .await
-        .map_err(failed)?
-        .metadata;
+        .map_err(failed)?;
+    let metadata = resolution.metadata;
     // The MCP authorization specification: a client must refuse an authorization server whose
-    // metadata does not list S256 among its PKCE methods (rmcp lets an absent list pass).
+    // metadata does not list S256 among its PKCE methods (rmcp lets an absent list pass). A
+    // server that publishes no metadata at all gets the 2025-03-26 revision's default
+    // endpoints, where PKCE (S256) is simply required of it.
     let s256 = metadata
         .code_challenge_methods_supported
         .as_ref()
         .is_some_and(|methods| methods.iter().any(|m| m == "S256"));
-    if !s256 {
+    let published = resolution.source != AuthorizationMetadataSource::LegacyEndpointFallback;
+    if published && !s256 {
         return Err(failed(AuthError::PkceUnsupported));
     }
     manager.set_metadata(metadata.clone());

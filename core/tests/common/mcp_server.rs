@@ -82,6 +82,9 @@ pub struct OAuthConfig {
     pub expires_in: u64,
     /// The scope the 401 asks for.
     pub scope: &'static str,
+    /// No metadata at all, as a server of the 2025-03-26 revision: the client is to use the
+    /// default endpoints `/authorize`, `/token` and `/register` of the server's origin.
+    pub no_metadata: bool,
 }
 
 impl Default for OAuthConfig {
@@ -92,6 +95,7 @@ impl Default for OAuthConfig {
             openid: false,
             expires_in: 3600,
             scope: "tools:read",
+            no_metadata: false,
         }
     }
 }
@@ -608,6 +612,9 @@ impl OAuth {
             "scopes_supported": ["tools:read", "tools:write"],
         });
         let mut state = self.state.lock().unwrap();
+        if self.config.no_metadata && path.starts_with("/.well-known/") {
+            return Some(respond(404, &[], "text/plain", "not found"));
+        }
         match (request.method.as_str(), path) {
             ("GET", "/.well-known/oauth-protected-resource/mcp")
             | ("GET", "/.well-known/oauth-protected-resource") => json(
