@@ -230,14 +230,11 @@ async fn an_expired_access_token_is_refreshed_without_the_browser_and_a_sign_in_
             .contains(&newest)
     );
 
-    // The authorization server ends the sign-in: the open session is refused (that call fails
-    // and the session is dropped), the next connect cannot refresh, and its call fails saying
-    // to sign in again, with no token in its words.
+    // The authorization server ends the sign-in: the open session is refused, the refresh
+    // that follows is too, and the call fails saying to sign in again, with no token in its
+    // words.
     server.revoke_all();
-    server.forget_sessions();
-    let refused = echo(&engine, "mcp-notes", "two").await;
-    assert!(matches!(refused, Outcome::Failed { .. }), "{refused:?}");
-    let ended = echo(&engine, "mcp-notes", "three").await;
+    let ended = echo(&engine, "mcp-notes", "two").await;
     let Outcome::Failed { message, .. } = &ended else {
         panic!("{ended:?}");
     };
@@ -380,4 +377,38 @@ async fn a_server_that_publishes_no_metadata_is_signed_in_to_at_the_2025_03_26_d
     let authorization = &server.authorizations()[0];
     assert_eq!(field(authorization, "code_challenge_method"), Some("S256"));
     assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
+}
+
+#[tokio::test]
+async fn an_access_token_the_server_refuses_mid_session_is_refreshed_and_the_call_goes_once_more() {
+    let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
+    let person = Person::default();
+    engine
+        .add_remote_signing_in(&server.url(), "notes", &person)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
+    // The server stops taking the access token (revoked early); the refresh token still works.
+    server.revoke_access_tokens();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "two").await), "echo: two");
+    let grants: Vec<String> = server
+        .token_requests()
+        .iter()
+        .map(|form| field(form, "grant_type").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    assert_eq!(person.pages().len(), 1, "no page opened again");
+    // The refused attempt carried the revoked token, and the one that ran the new token.
+    let bearers: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.body["method"] == "tools/call")
+        .map(|r| r.header("authorization").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(bearers.len(), 3, "{bearers:?}");
+    assert_eq!(bearers[1], bearers[0]);
+    let newest = server.access_tokens().last().cloned().unwrap();
+    assert_eq!(bearers[2], format!("Bearer {newest}"));
 }

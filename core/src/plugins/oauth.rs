@@ -309,15 +309,36 @@ impl Access {
 
     /// The access token to send, refreshed first when it has expired.
     pub(crate) async fn token(&self) -> Result<String, String> {
-        let mut slot = self.manager.lock().await;
-        if slot.is_none() {
-            *slot = Some(self.manager().await?);
-        }
-        let manager = slot.as_ref().expect("set above");
+        let slot = self.held().await?;
+        let manager = slot.as_ref().expect("held() fills it");
         manager.get_access_token().await.map_err(|e| match e {
             AuthError::AuthorizationRequired => self.ended(),
             e => words(&self.url, e),
         })
+    }
+
+    /// A new access token, whether or not the one held has expired (the server refused it).
+    pub(crate) async fn refresh(&self) -> Result<(), String> {
+        let slot = self.held().await?;
+        let manager = slot.as_ref().expect("held() fills it");
+        match manager.refresh_token().await {
+            Ok(_) => Ok(()),
+            Err(AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_)) => {
+                Err(self.ended())
+            }
+            Err(e) => Err(words(&self.url, e)),
+        }
+    }
+
+    /// The manager, built on first use; held locked, so refreshes happen one at a time.
+    async fn held(
+        &self,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<AuthorizationManager>>, String> {
+        let mut slot = self.manager.lock().await;
+        if slot.is_none() {
+            *slot = Some(self.manager().await?);
+        }
+        Ok(slot)
     }
 
     /// A manager with the kept metadata and client, reading and saving the kept credentials.

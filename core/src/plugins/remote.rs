@@ -359,6 +359,22 @@ impl Token {
         }
     }
 
+    /// After the server refused the token mid-session: a sign-in's access token is refreshed
+    /// (a bearer token is read again from the keystore at the next connect anyway).
+    async fn refresh(&self) -> Result<(), String> {
+        match self {
+            Token::Keystore {
+                secrets,
+                key,
+                access,
+            } => match secrets.get(key) {
+                Ok(None) if access.signed_in()? => access.refresh().await,
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
     /// A 401 from the server at `url`, saying what to change; never the token itself.
     fn refused(&self, url: &Url, sent: bool) -> String {
         match (self, sent) {
@@ -405,6 +421,8 @@ pub struct RemoteServer {
     questions: Arc<Questions>,
     /// The server's last 401, if its last connect ended in one.
     unauthorized: Mutex<Option<Unauthorized>>,
+    /// An open session's request was answered 401 (set by the session's [`Probe`]).
+    rejected: Arc<AtomicBool>,
 }
 
 impl RemoteServer {
@@ -426,6 +444,7 @@ impl RemoteServer {
             session: tokio::sync::Mutex::new(None),
             questions: Arc::default(),
             unauthorized: Mutex::new(None),
+            rejected: Arc::default(),
         })
     }
 
@@ -489,7 +508,7 @@ impl RemoteServer {
         }
         .map_err(|e| format!("the HTTP client could not start: {e}"))?;
         let connecting = async {
-            let probe = Probe::new(client.clone(), self.token.clone());
+            let probe = Probe::new(client.clone(), self.token.clone(), self.rejected.clone());
             let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
             // A broken stream ends the session at once rather than being retried behind the
             // call's back: the call fails now, and the next one connects anew.
@@ -642,6 +661,19 @@ impl RemoteServer {
         who: Option<Questioner>,
     ) -> Result<Value, String> {
         let _running = who.map(|who| self.questions.running(who));
+        match self.call_once(name, input.clone()).await {
+            // HTTP 401 on an open session: the server no longer takes the token it began with
+            // (a new one in the keystore, a revoked or expired sign-in). It did not run the
+            // call, so the call goes once more on a new session, after a refresh of a sign-in.
+            Err(_) if self.rejected.swap(false, Ordering::SeqCst) => {
+                self.token.refresh().await?;
+                self.call_once(name, input).await
+            }
+            outcome => outcome,
+        }
+    }
+
+    async fn call_once(&self, name: &str, input: Value) -> Result<Value, String> {
         let session = self.session().await?;
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Value::Object(arguments) = input {
@@ -778,16 +810,19 @@ struct Probe {
     answer: Arc<Mutex<Option<Result<StatusCode, String>>>>,
     /// The `WWW-Authenticate` header of the last `initialize` answer.
     challenge: Arc<Mutex<Option<String>>>,
+    /// Set when a request of the open session is answered 401.
+    rejected: Arc<AtomicBool>,
 }
 
 impl Probe {
-    fn new(http: reqwest::Client, source: Arc<Token>) -> Self {
+    fn new(http: reqwest::Client, source: Arc<Token>, rejected: Arc<AtomicBool>) -> Self {
         Self {
             http,
             source,
             token: Arc::default(),
             answer: Arc::default(),
             challenge: Arc::default(),
+            rejected,
         }
     }
 
@@ -954,6 +989,9 @@ impl StreamableHttpClient for Probe {
         }
         if status == StatusCode::NOT_FOUND && had_session {
             return Err(StreamableHttpError::SessionExpired);
+        }
+        if status == StatusCode::UNAUTHORIZED {
+            self.rejected.store(true, Ordering::SeqCst);
         }
         let session = header(&response, SESSION_ID);
         let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();

@@ -200,6 +200,11 @@ impl McpServer {
         self.oauth().access.clone()
     }
 
+    /// The access tokens issued so far are no longer accepted; refresh tokens still are.
+    pub fn revoke_access_tokens(&self) {
+        self.oauth().access.clear();
+    }
+
     /// Every token issued is no longer accepted, refresh tokens included (the sign-in ended).
     pub fn revoke_all(&self) {
         let mut state = self.oauth();
