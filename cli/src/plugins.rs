@@ -266,7 +266,9 @@ pub async fn call(
     elicitation: Option<crate::elicit::Reply>,
 ) -> Result<(), String> {
     let input = serde_json::from_str(input).map_err(|e| format!("the input is not JSON: {e}"))?;
-    let options = crate::open::options(data_dir, Arc::new(TapAnswers { elicitation }))?;
+    let mut options = crate::open::options(data_dir, Arc::new(TapAnswers { elicitation }))?;
+    // A server that asks for more access than its sign-in gave signs in again in the browser.
+    options.browser = Some(Arc::new(crate::browser::DesktopBrowser::listen().await?));
     let engine = Engine::open(data_dir, options).map_err(|e| e.to_string())?;
     let invocation = engine
         .invoke(Call {

@@ -412,3 +412,51 @@ async fn an_access_token_the_server_refuses_mid_session_is_refreshed_and_the_cal
     let newest = server.access_tokens().last().cloned().unwrap();
     assert_eq!(bearers[2], format!("Bearer {newest}"));
 }
+
+#[tokio::test]
+async fn a_call_that_needs_more_access_signs_in_again_for_it_with_the_same_client_then_runs() {
+    let config = OAuthConfig {
+        scoped_tools: vec![("post", "tools:write")],
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true), tool("post", false)], config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let person = Arc::new(Person::default());
+    // The shell's browser, for a sign-in during a call too.
+    let mut options = Options::new(Arc::new(Denies::default()));
+    options.development_servers = true;
+    options.browser = Some(person.clone());
+    let engine = Engine::open(dir.path(), options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "notes", None)
+        .await
+        .unwrap();
+    assert_eq!(person.pages()[0].scopes, ["tools:read"]);
+
+    let posted = engine
+        .invoke(Call {
+            tool: "mcp-notes.post".into(),
+            actor: Actor::User,
+            input: json!({"message": "hi"}),
+            conversation: None,
+        })
+        .await
+        .outcome;
+    assert_eq!(text(&posted), "post: hi");
+    // One more page, asking for what was granted and what the 403 asked for, with the client
+    // registered at the first sign-in.
+    let pages = person.pages();
+    assert_eq!(pages.len(), 2);
+    assert_eq!(pages[1].scopes, ["tools:read", "tools:write"]);
+    assert_eq!(server.registrations().len(), 1);
+    assert_eq!(
+        field(&server.authorizations()[1], "client_id"),
+        Some("client-1")
+    );
+    // The read goes on with the new sign-in.
+    assert_eq!(
+        text(&echo(&engine, "mcp-notes", "again").await),
+        "echo: again"
+    );
+}

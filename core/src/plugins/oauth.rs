@@ -21,6 +21,7 @@ use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
     AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthHttpClient,
     OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest, StoredCredentials,
+    WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -191,6 +192,65 @@ pub async fn sign_in(
     key: &str,
     browser: &dyn Browser,
 ) -> Result<(), String> {
+    authorize(url, challenge, servers, secrets, key, browser, None).await
+}
+
+/// Signs in again to a server that answered a call 403 `insufficient_scope` (the MCP
+/// authorization specification's step-up): the client registered at the first sign-in, the
+/// scopes granted then and the ones `challenge` asks for. The sign-in kept stays as it is
+/// until the new one is done.
+pub(crate) async fn step_up(
+    url: &str,
+    challenge: &str,
+    servers: Servers,
+    secrets: Arc<dyn SecretStore>,
+    key: &str,
+    browser: &dyn Browser,
+) -> Result<(), String> {
+    let (server, _) = check_url(url, servers)?;
+    let store = KeystoreCredentials {
+        secrets: secrets.clone(),
+        key: key.to_owned(),
+        metadata: AuthorizationMetadata::default(),
+    };
+    let Some(kept) = store
+        .read()
+        .map_err(|e| words(&server, e))?
+        .and_then(|kept| kept.credentials)
+    else {
+        return sign_in(url, Some(challenge), servers, secrets, key, browser).await;
+    };
+    let asked = WWWAuthenticateParams::parse(challenge, &server).scope;
+    let mut scopes = kept.granted_scopes.clone();
+    for scope in asked.as_deref().unwrap_or_default().split_whitespace() {
+        if !scopes.iter().any(|s| s == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    let again = (kept.client_id, scopes);
+    authorize(
+        url,
+        Some(challenge),
+        servers,
+        secrets,
+        key,
+        browser,
+        Some(again),
+    )
+    .await
+}
+
+/// The authorization: `again` is the client id and scopes of a step-up; without it the client
+/// registers and the scopes are the challenge's, else the resource's.
+async fn authorize(
+    url: &str,
+    challenge: Option<&str>,
+    servers: Servers,
+    secrets: Arc<dyn SecretStore>,
+    key: &str,
+    browser: &dyn Browser,
+    again: Option<(String, Vec<String>)>,
+) -> Result<(), String> {
     let (server, _) = check_url(url, servers)?;
     let failed = |e: AuthError| words(&server, e);
     let http = Arc::new(GuardedHttp::new(servers)?);
@@ -225,6 +285,11 @@ pub async fn sign_in(
     let mut request = AuthorizationRequest::new(browser.redirect_uri())
         .with_client_name(CLIENT_NAME)
         .with_initial_scope_selection();
+    if let Some((client, scopes)) = again {
+        request = request
+            .with_preregistered_client(client)
+            .with_scopes(scopes);
+    }
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
@@ -250,10 +315,8 @@ pub async fn sign_in(
     if let Some(refused) = refusal(&back) {
         return Err(format!("the sign-in to {server} did not finish: {refused}"));
     }
-    if let Err(e) = session.handle_callback_url(&back).await {
-        let _ = secrets.delete(key);
-        return Err(failed(e));
-    }
+    // The exchange saves the tokens last: a failure here has written nothing.
+    session.handle_callback_url(&back).await.map_err(failed)?;
     Ok(())
 }
 
@@ -328,6 +391,28 @@ impl Access {
             }
             Err(e) => Err(words(&self.url, e)),
         }
+    }
+
+    /// The server answered a call 403 `insufficient_scope` with `challenge`: the student signs
+    /// in again through `browser` for the scopes it asks for ([`step_up`]).
+    pub(crate) async fn step_up(
+        &self,
+        challenge: &str,
+        browser: &dyn Browser,
+    ) -> Result<(), String> {
+        let secrets = self.secrets.clone();
+        step_up(
+            self.url.as_str(),
+            challenge,
+            self.servers,
+            secrets,
+            &self.key,
+            browser,
+        )
+        .await?;
+        // The manager held the old tokens' client and scopes: the next connect builds anew.
+        self.manager.lock().await.take();
+        Ok(())
     }
 
     /// The manager, built on first use; held locked, so refreshes happen one at a time.

@@ -423,6 +423,10 @@ pub struct RemoteServer {
     unauthorized: Mutex<Option<Unauthorized>>,
     /// An open session's request was answered 401 (set by the session's [`Probe`]).
     rejected: Arc<AtomicBool>,
+    /// An open session's request was answered 403 `insufficient_scope`: its challenge.
+    insufficient: Arc<Mutex<Option<String>>>,
+    /// The shell's browser, to sign in again for more scopes (a step-up).
+    browser: Option<Arc<dyn oauth::Browser>>,
 }
 
 impl RemoteServer {
@@ -445,6 +449,8 @@ impl RemoteServer {
             questions: Arc::default(),
             unauthorized: Mutex::new(None),
             rejected: Arc::default(),
+            insufficient: Arc::default(),
+            browser: None,
         })
     }
 
@@ -471,6 +477,53 @@ impl RemoteServer {
             access,
         });
         Ok(server)
+    }
+
+    /// A server whose student may sign in again through `browser` when it asks for more
+    /// access (403 `insufficient_scope`).
+    pub(crate) fn with_browser(mut self, browser: Option<Arc<dyn oauth::Browser>>) -> Self {
+        self.browser = browser;
+        self
+    }
+
+    /// Where a session's [`Probe`] tells of a 401 or a 403 `insufficient_scope`.
+    fn refusals(&self) -> Refusals {
+        Refusals {
+            rejected: self.rejected.clone(),
+            insufficient: self.insufficient.clone(),
+        }
+    }
+
+    /// Signs in again for the scopes `challenge` asks for, when the student can (a sign-in is
+    /// kept and the shell has a browser); else the call's refusal in words.
+    async fn step_up(&self, challenge: &str) -> Result<(), String> {
+        match (&self.browser, &*self.token) {
+            (
+                Some(browser),
+                Token::Keystore {
+                    secrets,
+                    key,
+                    access,
+                },
+            ) if matches!(secrets.get(key), Ok(None)) && access.signed_in()? => {
+                access.step_up(challenge, browser.as_ref()).await
+            }
+            _ => Err(self.asks_more(challenge)),
+        }
+    }
+
+    /// A 403 `insufficient_scope` the app could not meet, in words: the scopes it asked for.
+    fn asks_more(&self, challenge: &str) -> String {
+        let asked = challenge
+            .split("scope=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or("more");
+        format!(
+            "the server at {} refused the call: it asks for more access ({asked}) than the app \
+             was given; remove the plugin and add the server again to sign in for it",
+            self.url
+        )
     }
 
     /// The server's refusal of the app at its last connect (HTTP 401), if it refused it.
@@ -508,7 +561,7 @@ impl RemoteServer {
         }
         .map_err(|e| format!("the HTTP client could not start: {e}"))?;
         let connecting = async {
-            let probe = Probe::new(client.clone(), self.token.clone(), self.rejected.clone());
+            let probe = Probe::new(client.clone(), self.token.clone(), self.refusals());
             let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
             // A broken stream ends the session at once rather than being retried behind the
             // call's back: the call fails now, and the next one connects anew.
@@ -661,15 +714,29 @@ impl RemoteServer {
         who: Option<Questioner>,
     ) -> Result<Value, String> {
         let _running = who.map(|who| self.questions.running(who));
-        match self.call_once(name, input.clone()).await {
+        let first = self.call_once(name, input.clone()).await;
+        let rejected = self.rejected.swap(false, Ordering::SeqCst);
+        let insufficient = crate::lock(&self.insufficient).take();
+        match (first, rejected, insufficient) {
             // HTTP 401 on an open session: the server no longer takes the token it began with
             // (a new one in the keystore, a revoked or expired sign-in). It did not run the
             // call, so the call goes once more on a new session, after a refresh of a sign-in.
-            Err(_) if self.rejected.swap(false, Ordering::SeqCst) => {
+            (Err(_), true, _) => {
                 self.token.refresh().await?;
                 self.call_once(name, input).await
             }
-            outcome => outcome,
+            // HTTP 403 `insufficient_scope`: the student signs in again for the scopes it asks
+            // for (a step-up), and the call goes once more; a second refusal is the call's.
+            (Err(_), false, Some(challenge)) => {
+                self.step_up(&challenge).await?;
+                let again = self.call_once(name, input).await;
+                let left = crate::lock(&self.insufficient).take();
+                match (again, left) {
+                    (Err(_), Some(challenge)) => Err(self.asks_more(&challenge)),
+                    (again, _) => again,
+                }
+            }
+            (outcome, ..) => outcome,
         }
     }
 
@@ -810,19 +877,27 @@ struct Probe {
     answer: Arc<Mutex<Option<Result<StatusCode, String>>>>,
     /// The `WWW-Authenticate` header of the last `initialize` answer.
     challenge: Arc<Mutex<Option<String>>>,
-    /// Set when a request of the open session is answered 401.
+    /// Told when a request of the open session is refused.
+    refusals: Refusals,
+}
+
+/// A session's refusals, told to its server: a 401, and a 403 `insufficient_scope`'s
+/// challenge.
+#[derive(Clone)]
+struct Refusals {
     rejected: Arc<AtomicBool>,
+    insufficient: Arc<Mutex<Option<String>>>,
 }
 
 impl Probe {
-    fn new(http: reqwest::Client, source: Arc<Token>, rejected: Arc<AtomicBool>) -> Self {
+    fn new(http: reqwest::Client, source: Arc<Token>, refusals: Refusals) -> Self {
         Self {
             http,
             source,
             token: Arc::default(),
             answer: Arc::default(),
             challenge: Arc::default(),
-            rejected,
+            refusals,
         }
     }
 
@@ -990,8 +1065,14 @@ impl StreamableHttpClient for Probe {
         if status == StatusCode::NOT_FOUND && had_session {
             return Err(StreamableHttpError::SessionExpired);
         }
-        if status == StatusCode::UNAUTHORIZED {
-            self.rejected.store(true, Ordering::SeqCst);
+        match (status, header(&response, "www-authenticate")) {
+            (StatusCode::UNAUTHORIZED, _) => self.refusals.rejected.store(true, Ordering::SeqCst),
+            (StatusCode::FORBIDDEN, Some(challenge))
+                if challenge.contains("insufficient_scope") =>
+            {
+                *crate::lock(&self.refusals.insufficient) = Some(challenge);
+            }
+            _ => {}
         }
         let session = header(&response, SESSION_ID);
         let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
@@ -1390,11 +1471,13 @@ impl Remotes {
             CALL_TIMEOUT,
             self.servers,
         )?;
-        let server = Arc::new(server.on_tools_changed(move |peer| {
-            if let Some(remotes) = remotes.upgrade() {
-                remotes.announced(&id, peer);
-            }
-        }));
+        let server = Arc::new(server.with_browser(self.browser.clone()).on_tools_changed(
+            move |peer| {
+                if let Some(remotes) = remotes.upgrade() {
+                    remotes.announced(&id, peer);
+                }
+            },
+        ));
         let mut handlers = crate::lock(&self.handlers);
         handlers.retain(|h| h.strong_count() > 0);
         handlers.push(Arc::downgrade(&server));

@@ -85,6 +85,9 @@ pub struct OAuthConfig {
     /// No metadata at all, as a server of the 2025-03-26 revision: the client is to use the
     /// default endpoints `/authorize`, `/token` and `/register` of the server's origin.
     pub no_metadata: bool,
+    /// Tools a call of which needs a scope beyond the 401's (tool, scope): without it the call
+    /// is answered 403 `insufficient_scope`, asking for both.
+    pub scoped_tools: Vec<(&'static str, &'static str)>,
 }
 
 impl Default for OAuthConfig {
@@ -96,6 +99,7 @@ impl Default for OAuthConfig {
             expires_in: 3600,
             scope: "tools:read",
             no_metadata: false,
+            scoped_tools: Vec::new(),
         }
     }
 }
@@ -109,6 +113,8 @@ struct OAuthState {
     codes: std::collections::HashMap<String, (String, String, String, String)>,
     access: Vec<String>,
     refresh: Vec<String>,
+    /// The scope granted with each access and refresh token.
+    granted: std::collections::HashMap<String, String>,
     next: u64,
     registrations: Vec<Value>,
     authorizations: Vec<Vec<(String, String)>>,
@@ -348,7 +354,7 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
         let base = format!("http://{}", socket.local_addr()?);
         let text = match oauth.answer(&base, &request) {
             Some(text) => Some(text),
-            None if oauth.admits(&request) => None,
+            None if oauth.admits(&request) => oauth.forbids(&base, &request),
             None => Some(respond(
                 401,
                 &[("WWW-Authenticate", oauth.challenge(&base))],
@@ -595,6 +601,32 @@ impl OAuth {
             .is_some_and(|token| state.access.iter().any(|t| t == token))
     }
 
+    /// A 403 `insufficient_scope` for a call of a scoped tool whose token lacks its scope.
+    fn forbids(&self, base: &str, request: &Request) -> Option<String> {
+        let tool = request.body["params"]["name"].as_str()?;
+        let (_, needed) = self.config.scoped_tools.iter().find(|(t, _)| *t == tool)?;
+        let token = request.header("authorization")?.strip_prefix("Bearer ")?;
+        let state = self.state.lock().unwrap();
+        let granted = state
+            .granted
+            .get(token)
+            .map(String::as_str)
+            .unwrap_or_default();
+        if granted.split_whitespace().any(|s| s == *needed) {
+            return None;
+        }
+        let challenge = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{} {needed}\", resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"",
+            self.config.scope
+        );
+        Some(respond(
+            403,
+            &[("WWW-Authenticate", challenge)],
+            "application/json",
+            r#"{"error":"insufficient_scope"}"#,
+        ))
+    }
+
     /// The answer of the authorization server and the resource's metadata, for their paths.
     fn answer(&self, base: &str, request: &Request) -> Option<String> {
         let (path, query) = request
@@ -705,11 +737,13 @@ impl OAuth {
                             })
                     }
                     Some("refresh_token") => {
-                        let old = field(&pairs, "refresh_token").unwrap_or_default();
-                        let known = state.refresh.iter().position(|t| t == old);
+                        let old = field(&pairs, "refresh_token")
+                            .unwrap_or_default()
+                            .to_owned();
+                        let known = state.refresh.iter().position(|t| *t == old);
                         known.map(|at| {
                             state.refresh.remove(at);
-                            self.config.scope.to_owned()
+                            state.granted.get(&old).cloned().unwrap_or_default()
                         })
                     }
                     _ => None,
@@ -724,6 +758,8 @@ impl OAuth {
                 );
                 state.access.push(access.clone());
                 state.refresh.push(refresh.clone());
+                state.granted.insert(access.clone(), scope.clone());
+                state.granted.insert(refresh.clone(), scope.clone());
                 json(
                     200,
                     json!({"access_token": access, "token_type": "Bearer",
