@@ -1228,3 +1228,46 @@ async fn a_structured_result_must_match_the_tools_output_schema() {
         assert!(message.contains(problem), "{name}: {message}");
     }
 }
+
+#[tokio::test]
+async fn a_call_given_up_tells_the_server_so() {
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    let client = RemoteServer::new(
+        &server.url(),
+        None,
+        Duration::from_secs(1),
+        Servers::AlsoLoopback,
+    )
+    .unwrap();
+    // A call past its deadline, and one whose turn stopped (the call's future dropped).
+    server.delay_calls([Duration::from_secs(3), Duration::from_secs(3)]);
+    let late = client.call("echo", json!({"message": "late"})).await;
+    assert_eq!(
+        late,
+        Err(format!(
+            "the server at {} did not answer within 1 s",
+            server.url()
+        ))
+    );
+    let stopped =
+        tokio::time::timeout(Duration::from_millis(300), client.call("echo", json!({}))).await;
+    assert!(stopped.is_err(), "the call was stopped");
+    let calls: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.body["method"] == "tools/call")
+        .map(|r| r.body["id"].clone())
+        .collect();
+    assert_eq!(calls.len(), 2);
+    until("both cancellations", || {
+        server.count("notifications/cancelled") == 2
+    })
+    .await;
+    let cancelled: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.body["method"] == "notifications/cancelled")
+        .map(|r| r.body["params"]["requestId"].clone())
+        .collect();
+    assert_eq!(cancelled, calls);
+}

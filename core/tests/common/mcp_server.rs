@@ -53,6 +53,8 @@ struct State {
     streams: Mutex<Vec<mpsc::UnboundedSender<String>>>,
     /// How long each coming `tools/list` waits (after taking the list as it is then).
     list_delays: Mutex<VecDeque<Duration>>,
+    /// How long each coming `tools/call` waits before it answers.
+    call_delays: Mutex<VecDeque<Duration>>,
     list_fails: AtomicBool,
     requests: Mutex<Vec<Request>>,
     connections: Mutex<Vec<JoinHandle<()>>>,
@@ -250,6 +252,10 @@ impl McpServer {
     /// The coming `tools/list` requests wait these long, in turn.
     pub fn delay_lists(&self, delays: impl IntoIterator<Item = Duration>) {
         self.state.list_delays.lock().unwrap().extend(delays);
+    }
+
+    pub fn delay_calls(&self, delays: impl IntoIterator<Item = Duration>) {
+        self.state.call_delays.lock().unwrap().extend(delays);
     }
 
     /// Each `tools/call` answers with a text block of `bytes` bytes (`x` repeated).
@@ -466,6 +472,10 @@ async fn post(request: &Request, state: &State) -> String {
             }
         }
         "tools/call" => {
+            let delay = state.call_delays.lock().unwrap().pop_front();
+            if let Some(delay) = delay {
+                tokio::time::sleep(delay).await;
+            }
             let name = message["params"]["name"].as_str().unwrap_or_default();
             let text = message["params"]["arguments"]["message"]
                 .as_str()
