@@ -48,6 +48,10 @@ pub enum McpCommand {
         url: String,
         #[arg(long)]
         name: String,
+        /// The client id the server's authorization server issued for this app, for one that
+        /// does not register apps by itself.
+        #[arg(long)]
+        client_id: Option<String>,
     },
     /// Connect to an MCP server and list its tools, installing nothing.
     Tools { url: String },
@@ -200,12 +204,18 @@ pub async fn mcp(data_dir: &Path, command: McpCommand) -> Result<(), String> {
 
 async fn mcp_command(engine: &Engine, command: McpCommand) -> Result<(), String> {
     match command {
-        McpCommand::Add { url, name } => {
+        McpCommand::Add {
+            url,
+            name,
+            client_id,
+        } => {
             let id = match std::env::var("HARNESS_MCP_TOKEN").ok() {
                 Some(token) => engine.add_remote(&url, &name, Some(&token)).await,
                 None => {
                     let browser = crate::browser::DesktopBrowser::listen().await?;
-                    engine.add_remote_signing_in(&url, &name, &browser).await
+                    engine
+                        .add_remote_signing_in(&url, &name, &browser, client_id.as_deref())
+                        .await
                 }
             }
             .map_err(|e| e.to_string())?;

@@ -410,20 +410,26 @@ impl Engine {
         name: &str,
         token: Option<&str>,
     ) -> Result<String, EngineError> {
-        self.core.remotes.add(url, name, token, None).await
+        self.core.remotes.add(url, name, token, None, None).await
     }
 
     /// [`Engine::add_remote`] for a server that may ask the student to sign in (OAuth 2.1, the
     /// MCP authorization specification): when it refuses the app (HTTP 401), the student signs
     /// in on its authorization server's page, which `browser` opens, and the sign-in is kept in
-    /// the keystore. A server that needs no sign-in is added as `add_remote` adds it.
+    /// the keystore. `client` is a client id the server's authorization server issued for the
+    /// app beforehand, for one that registers no app by itself. A server that needs no sign-in
+    /// is added as `add_remote` adds it.
     pub async fn add_remote_signing_in(
         &self,
         url: &str,
         name: &str,
         browser: &dyn crate::plugins::oauth::Browser,
+        client: Option<&str>,
     ) -> Result<String, EngineError> {
-        self.core.remotes.add(url, name, None, Some(browser)).await
+        self.core
+            .remotes
+            .add(url, name, None, Some(browser), client)
+            .await
     }
 
     /// Lists a remote plugin's tools again and installs the list (as after

@@ -109,7 +109,7 @@ async fn a_server_that_asks_for_a_sign_in_is_added_once_the_student_signs_in_and
     let person = Person::default();
 
     let id = engine
-        .add_remote_signing_in(&url, "notes", &person)
+        .add_remote_signing_in(&url, "notes", &person, None)
         .await
         .unwrap();
     assert_eq!(id, "mcp-notes");
@@ -202,7 +202,7 @@ async fn an_expired_access_token_is_refreshed_without_the_browser_and_a_sign_in_
     let engine = engine(dir.path(), secrets.clone());
     let person = Person::default();
     engine
-        .add_remote_signing_in(&server.url(), "notes", &person)
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
         .await
         .unwrap();
     assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
@@ -262,7 +262,7 @@ async fn an_authorization_server_without_s256_is_refused_before_any_page_and_not
     let person = Person::default();
 
     let refused = engine
-        .add_remote_signing_in(&url, "notes", &person)
+        .add_remote_signing_in(&url, "notes", &person, None)
         .await
         .unwrap_err();
     assert_eq!(
@@ -292,7 +292,7 @@ async fn the_metadata_is_found_at_the_well_known_paths_and_by_openid_discovery()
     let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
     let person = Person::default();
     engine
-        .add_remote_signing_in(&server.url(), "notes", &person)
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
         .await
         .unwrap();
     assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
@@ -338,7 +338,7 @@ async fn a_sign_in_the_student_declines_installs_nothing() {
     let secrets = Arc::new(MemorySecrets::default());
     let engine = engine(dir.path(), secrets.clone());
     let refused = engine
-        .add_remote_signing_in(&url, "notes", &Declines)
+        .add_remote_signing_in(&url, "notes", &Declines, None)
         .await
         .unwrap_err();
     assert_eq!(
@@ -363,7 +363,7 @@ async fn a_server_that_publishes_no_metadata_is_signed_in_to_at_the_2025_03_26_d
     let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
     let person = Person::default();
     engine
-        .add_remote_signing_in(&server.url(), "notes", &person)
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
         .await
         .unwrap();
     assert!(
@@ -386,7 +386,7 @@ async fn an_access_token_the_server_refuses_mid_session_is_refreshed_and_the_cal
     let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
     let person = Person::default();
     engine
-        .add_remote_signing_in(&server.url(), "notes", &person)
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
         .await
         .unwrap();
     assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
@@ -459,4 +459,45 @@ async fn a_call_that_needs_more_access_signs_in_again_for_it_with_the_same_clien
         text(&echo(&engine, "mcp-notes", "again").await),
         "echo: again"
     );
+}
+
+#[tokio::test]
+async fn an_authorization_server_that_registers_no_app_takes_the_client_id_it_issued() {
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-issued"],
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let engine = engine(dir.path(), secrets.clone());
+    let person = Person::default();
+
+    // Without it: refused, saying what to give; nothing kept, no page shown.
+    let refused = engine
+        .add_remote_signing_in(&url, "notes", &person, None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "the authorization server of {url} registers no app by itself; add the server with \
+             the client id its authorization server issued for the app"
+        )
+    );
+    assert!(person.pages().is_empty());
+    assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
+
+    // With it: the sign-in goes as the issued client.
+    engine
+        .add_remote_signing_in(&url, "notes", &person, Some("pku-harness-issued"))
+        .await
+        .unwrap();
+    assert!(server.registrations().is_empty());
+    assert_eq!(
+        field(&server.authorizations()[0], "client_id"),
+        Some("pku-harness-issued")
+    );
+    assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
 }

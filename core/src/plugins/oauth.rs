@@ -181,9 +181,11 @@ impl OAuthHttpClient for GuardedHttp {
 }
 
 /// Signs in to the MCP server at `url`, which refused the app with `challenge` (its 401's
-/// `WWW-Authenticate`, if it sent one): discovers its authorization server, registers the app,
-/// has the person sign in through `browser` and keeps what that yields under `key` in the
-/// keystore. Nothing is kept when any step fails.
+/// `WWW-Authenticate`, if it sent one): discovers its authorization server, registers the app
+/// (the client registration order of the MCP authorization specification: a `client` id the
+/// authorization server issued beforehand, else dynamic registration), has the person sign in
+/// through `browser` and keeps what that yields under `key` in the keystore. Nothing is kept
+/// when any step fails.
 pub async fn sign_in(
     url: &str,
     challenge: Option<&str>,
@@ -191,8 +193,10 @@ pub async fn sign_in(
     secrets: Arc<dyn SecretStore>,
     key: &str,
     browser: &dyn Browser,
+    client: Option<&str>,
 ) -> Result<(), String> {
-    authorize(url, challenge, servers, secrets, key, browser, None).await
+    let client = client.map(|id| (id.to_owned(), Vec::new()));
+    authorize(url, challenge, servers, secrets, key, browser, client).await
 }
 
 /// Signs in again to a server that answered a call 403 `insufficient_scope` (the MCP
@@ -218,7 +222,7 @@ pub(crate) async fn step_up(
         .map_err(|e| words(&server, e))?
         .and_then(|kept| kept.credentials)
     else {
-        return sign_in(url, Some(challenge), servers, secrets, key, browser).await;
+        return sign_in(url, Some(challenge), servers, secrets, key, browser, None).await;
     };
     let asked = WWWAuthenticateParams::parse(challenge, &server).scope;
     let mut scopes = kept.granted_scopes.clone();
@@ -240,8 +244,9 @@ pub(crate) async fn step_up(
     .await
 }
 
-/// The authorization: `again` is the client id and scopes of a step-up; without it the client
-/// registers and the scopes are the challenge's, else the resource's.
+/// The authorization: `client` is a client id issued beforehand (or, a step-up, the one
+/// registered at the first sign-in) with the scopes to ask for (none: chosen as below); without
+/// one the client registers and the scopes are the challenge's, else the resource's.
 async fn authorize(
     url: &str,
     challenge: Option<&str>,
@@ -249,7 +254,7 @@ async fn authorize(
     secrets: Arc<dyn SecretStore>,
     key: &str,
     browser: &dyn Browser,
-    again: Option<(String, Vec<String>)>,
+    client: Option<(String, Vec<String>)>,
 ) -> Result<(), String> {
     let (server, _) = check_url(url, servers)?;
     let failed = |e: AuthError| words(&server, e);
@@ -274,6 +279,14 @@ async fn authorize(
     if published && !s256 {
         return Err(failed(AuthError::PkceUnsupported));
     }
+    // Registration, in the specification's order: a client issued beforehand, else dynamic
+    // registration; an authorization server with neither is the student's to settle.
+    if client.is_none() && metadata.registration_endpoint.is_none() {
+        return Err(format!(
+            "the authorization server of {server} registers no app by itself; add the server \
+             with the client id its authorization server issued for the app"
+        ));
+    }
     manager.set_metadata(metadata.clone());
     // The tokens arrive into this store only when the code is exchanged, the last step.
     manager.set_credential_store(KeystoreCredentials {
@@ -285,7 +298,7 @@ async fn authorize(
     let mut request = AuthorizationRequest::new(browser.redirect_uri())
         .with_client_name(CLIENT_NAME)
         .with_initial_scope_selection();
-    if let Some((client, scopes)) = again {
+    if let Some((client, scopes)) = client {
         request = request
             .with_preregistered_client(client)
             .with_scopes(scopes);
@@ -474,8 +487,8 @@ fn words(server: &Url, error: AuthError) -> String {
              requires to sign in safely; the server cannot be signed in to"
         ),
         AuthError::RegistrationFailed(why) => format!(
-            "the authorization server of {server} did not register the app ({why}); the server \
-             needs a client registered for the app by hand, which the app does not support yet"
+            "the authorization server of {server} did not register the app ({why}); add the \
+             server with the client id its authorization server issued for the app"
         ),
         AuthError::CredentialStoreError(why) => {
             format!("the sign-in to {server} could not be kept in the keystore: {why}")

@@ -1508,6 +1508,7 @@ impl Remotes {
         name: &str,
         token: Option<&str>,
         browser: Option<&dyn oauth::Browser>,
+        client: Option<&str>,
     ) -> Result<String, EngineError> {
         let link = |message: String| EngineError::Server {
             url: url.to_owned(),
@@ -1545,6 +1546,7 @@ impl Remotes {
                 secrets.clone(),
                 &signed,
                 browser,
+                client,
             )
             .await
             .map_err(link)?;

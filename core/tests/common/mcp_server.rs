@@ -90,6 +90,9 @@ pub struct OAuthConfig {
     /// Tools a call of which needs a scope beyond the 401's (tool, scope): without it the call
     /// is answered 403 `insufficient_scope`, asking for both.
     pub scoped_tools: Vec<(&'static str, &'static str)>,
+    /// Clients issued beforehand (any redirect URI); with some, there is no dynamic
+    /// registration.
+    pub issued_clients: Vec<&'static str>,
 }
 
 impl Default for OAuthConfig {
@@ -102,6 +105,7 @@ impl Default for OAuthConfig {
             scope: "tools:read",
             no_metadata: false,
             scoped_tools: Vec::new(),
+            issued_clients: Vec::new(),
         }
     }
 }
@@ -647,7 +651,7 @@ impl OAuth {
             Some(respond(status, &[], "application/json", &body.to_string()))
         };
         let resource = format!("{base}/mcp");
-        let metadata = json!({
+        let mut metadata = json!({
             "issuer": base,
             "authorization_endpoint": format!("{base}/authorize"),
             "token_endpoint": format!("{base}/token"),
@@ -658,6 +662,13 @@ impl OAuth {
             "token_endpoint_auth_methods_supported": ["none"],
             "scopes_supported": ["tools:read", "tools:write"],
         });
+        let registers = self.config.issued_clients.is_empty();
+        if !registers {
+            metadata
+                .as_object_mut()
+                .unwrap()
+                .remove("registration_endpoint");
+        }
         let mut state = self.state.lock().unwrap();
         if self.config.no_metadata && path.starts_with("/.well-known/") {
             return Some(respond(404, &[], "text/plain", "not found"));
@@ -681,7 +692,7 @@ impl OAuth {
             ("GET", p) if p.starts_with("/.well-known/") => {
                 Some(respond(404, &[], "text/plain", "not found"))
             }
-            ("POST", "/register") => {
+            ("POST", "/register") if registers => {
                 state.next += 1;
                 let client = format!("client-{}", state.next);
                 let uris: Vec<String> = request.body["redirect_uris"]
@@ -705,10 +716,11 @@ impl OAuth {
                 state.authorizations.push(pairs.clone());
                 let client = field(&pairs, "client_id").unwrap_or_default().to_owned();
                 let redirect = field(&pairs, "redirect_uri").unwrap_or_default().to_owned();
-                let known = state
-                    .clients
-                    .iter()
-                    .any(|(id, uris)| *id == client && uris.contains(&redirect));
+                let known = self.config.issued_clients.contains(&client.as_str())
+                    || state
+                        .clients
+                        .iter()
+                        .any(|(id, uris)| *id == client && uris.contains(&redirect));
                 let pkce = field(&pairs, "code_challenge_method") == Some("S256");
                 if !known || !pkce || field(&pairs, "resource") != Some(resource.as_str()) {
                     return json(400, json!({"error": "invalid_request"}));
