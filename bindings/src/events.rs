@@ -22,7 +22,8 @@ pub enum HarnessEvent {
     /// The prompt with this id was answered.
     ApprovalAnswered { id: u64, answer: Answer },
     /// The prompt with this id is gone without the user's answer: the platform failed to show
-    /// it, so the call was declined (fail closed).
+    /// it, so the call was declined (fail closed), or its turn stopped. Also a remote server's
+    /// question (`Platform::ask_elicitation`'s id) whose call stopped waiting: its sheet closes.
     ApprovalWithdrawn { id: u64 },
     /// A memory the agent wrote in a tainted turn waits for the user's approval on the memory
     /// screen (`Harness::decide_memory`).

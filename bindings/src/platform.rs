@@ -233,17 +233,28 @@ impl PlatformBroker {
             return ElicitationAnswer::Decline;
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        // A question its call stopped waiting for (the turn stopped) leaves the screen.
+        let mut showing = Showing {
+            id,
+            events: &self.events,
+            answered: false,
+        };
         let mut error = None;
         for _ in 0..ELICITATION_TRIES {
             let sheet = screens.elicitation_sheet(&request, error.take());
             let Ok(reply) = self.platform.ask_elicitation(id, sheet).await else {
+                showing.answered = true;
                 return ElicitationAnswer::Decline;
             };
             match screens.elicitation_answer(&request, reply.action, &reply.values) {
-                Ok(answer) => return answer,
+                Ok(answer) => {
+                    showing.answered = true;
+                    return answer;
+                }
                 Err(why) => error = Some(why),
             }
         }
+        showing.answered = true;
         ElicitationAnswer::Decline
     }
 }

@@ -133,7 +133,7 @@ final class Shell: @unchecked Sendable {
         }
 
         let events = EventHub()
-        try events.start(harness: harness, approvals: approvals)
+        try events.start(harness: harness, approvals: approvals, servers: servers)
         let shell = Shell(harness: harness, platform: platform, approvals: approvals, servers: servers, router: router, events: events)
         shell.notifications.shell = shell
         UNUserNotificationCenter.current().delegate = shell.notifications

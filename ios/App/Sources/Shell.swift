@@ -96,11 +96,13 @@ final class EventHub: EventListener, @unchecked Sendable {
     private let lock = NSLock()
     private var subscription: EventSubscription?
     private weak var approvals: ApprovalCenter?
+    private weak var servers: ServerSheets?
     private var stores: [UUID: () -> Void] = [:]
     private var scheduled = false
 
-    func start(harness: Harness, approvals: ApprovalCenter) throws {
+    func start(harness: Harness, approvals: ApprovalCenter, servers: ServerSheets) throws {
         self.approvals = approvals
+        self.servers = servers
         let subscription = try harness.subscribe(listener: self)
         lock.withLock { self.subscription = subscription }
     }
@@ -108,6 +110,10 @@ final class EventHub: EventListener, @unchecked Sendable {
     func onEvent(event: HarnessEvent) throws {
         if case .approvalWithdrawn(let id) = event, let approvals {
             Task { @MainActor in approvals.finish(id: id, with: .deny) }
+        }
+        // A server's question whose call stopped waiting shares the approvals' ids.
+        if case .approvalWithdrawn(let id) = event, let servers {
+            Task { @MainActor in servers.withdraw(id: id) }
         }
         changed()
     }
@@ -233,6 +239,13 @@ final class ServerSheets {
             }
         } onCancel: {
             Task { @MainActor in self.reply(ElicitationReply(action: .cancel, values: [])) }
+        }
+    }
+
+    /// The core stopped waiting for question `id` (its call's turn stopped): it closes.
+    func withdraw(id: UInt64) {
+        if question?.id == id {
+            reply(ElicitationReply(action: .cancel, values: []))
         }
     }
 

@@ -9,6 +9,7 @@ import edu.pku.harness.EventListener
 import edu.pku.harness.HarnessEvent
 import edu.pku.harness.HarnessException
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ElicitationAction
 import edu.pku.harness.core.ElicitationSheet
 import edu.pku.harness.core.SignInSheet
 import kotlinx.coroutines.CompletableDeferred
@@ -62,8 +63,11 @@ class ApprovalHost {
         return pending.answer.complete(answer)
     }
 
-    /** Closes prompt [id] without an answer; the core declines the call (fail closed). */
+    /** Closes prompt [id] without an answer; the core declines the call (fail closed). A
+     *  server's question [id] closes as cancelled. */
     fun withdraw(id: ULong) {
+        synchronized(lock) { questions.firstOrNull { it.id == id } }
+            ?.reply?.complete(ElicitationReply(ElicitationAction.CANCEL, emptyList()))
         val pending = synchronized(lock) { queue.firstOrNull { it.id == id } } ?: return
         pending.answer.completeExceptionally(HarnessException.Platform("approval $id was withdrawn"))
     }
