@@ -410,7 +410,19 @@ impl Engine {
         name: &str,
         token: Option<&str>,
     ) -> Result<String, EngineError> {
-        self.core.remotes.add(url, name, token, None, None).await
+        self.add_remote_as(url, name, token, None).await
+    }
+
+    /// [`Engine::add_remote`], signing in (when the server asks for it) as `client`: a client
+    /// id the server's authorization server issued for the app beforehand.
+    pub async fn add_remote_as(
+        &self,
+        url: &str,
+        name: &str,
+        token: Option<&str>,
+        client: Option<&str>,
+    ) -> Result<String, EngineError> {
+        self.core.remotes.add(url, name, token, None, client).await
     }
 
     /// [`Engine::add_remote`] for a server that may ask the student to sign in (OAuth 2.1, the

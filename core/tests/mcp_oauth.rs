@@ -501,3 +501,38 @@ async fn an_authorization_server_that_registers_no_app_takes_the_client_id_it_is
     );
     assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
 }
+
+#[tokio::test]
+async fn the_plugins_screens_form_signs_in_as_the_client_id_typed_into_it() {
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-issued"],
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let person = Arc::new(Person::default());
+    let mut options = Options::new(Arc::new(Denies::default()));
+    options.development_servers = true;
+    options.browser = Some(person.clone());
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
+    engine.accept_terms().unwrap();
+    let screens =
+        harness_core::screens::Screens::new(engine.clone(), harness_core::screens::Live::new());
+    assert_eq!(
+        screens.plugins().remote_client_placeholder,
+        "客户端 ID（服务器的登录要求时填写）"
+    );
+    let add = harness_core::screens::Action::AddRemoteServer {
+        url: server.url(),
+        name: "notes".into(),
+        token: Some(" ".into()),
+        client_id: Some(" pku-harness-issued ".into()),
+    };
+    screens.act(add).await.unwrap();
+    assert_eq!(
+        field(&server.authorizations()[0], "client_id"),
+        Some("pku-harness-issued")
+    );
+    assert_eq!(person.pages().len(), 1);
+    assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
+}

@@ -160,6 +160,10 @@ pub enum Action {
         url: String,
         name: String,
         token: Option<String>,
+        /// A client id the server's authorization server issued for the app, if its sign-in
+        /// asks for one.
+        #[cfg_attr(feature = "uniffi", uniffi(default))]
+        client_id: Option<String>,
     },
     InstallPreview {
         preview: String,
@@ -492,10 +496,22 @@ impl Screens {
                 let screen = plugins::add(e, self.language(), &preview);
                 return Ok(Acted::Preview(screen));
             }
-            Action::AddRemoteServer { url, name, token } => {
-                let token = token.as_deref().map(str::trim).filter(|t| !t.is_empty());
+            Action::AddRemoteServer {
+                url,
+                name,
+                token,
+                client_id,
+            } => {
+                let given = |v: &Option<String>| {
+                    v.as_deref()
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_owned)
+                };
+                let (token, client) = (given(&token), given(&client_id));
                 // The list read again shows it, under the remote defaults (seed 000).
-                e.add_remote(url.trim(), name.trim(), token).await?;
+                e.add_remote_as(url.trim(), name.trim(), token.as_deref(), client.as_deref())
+                    .await?;
             }
             Action::InstallPreview { preview } => {
                 e.install_preview(&preview).await?;

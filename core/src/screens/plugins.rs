@@ -55,6 +55,9 @@ pub struct PluginsScreen {
     pub remote_url_placeholder: String,
     pub remote_name_placeholder: String,
     pub remote_token_placeholder: String,
+    /// A client id its authorization server issued for the app, for a server whose sign-in
+    /// registers no app by itself (rarely needed; empty is usual).
+    pub remote_client_placeholder: String,
     pub remote_add_label: String,
 }
 
@@ -172,6 +175,12 @@ pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
             lang,
             "访问令牌（需要时填写；只存在钥匙串里）",
             "Access token (if it needs one; kept in the keystore only)",
+        )
+        .into(),
+        remote_client_placeholder: tr(
+            lang,
+            "客户端 ID（服务器的登录要求时填写）",
+            "Client ID (only if its sign-in asks for one)",
         )
         .into(),
         remote_add_label: tr(lang, "连接并添加", "Connect and add").into(),

@@ -9,6 +9,7 @@ struct PluginsView: View {
     @State private var remoteURL = ""
     @State private var remoteName = ""
     @State private var remoteToken = ""
+    @State private var remoteClient = ""
 
     init(shell: Shell) {
         self.shell = shell
@@ -58,11 +59,15 @@ struct PluginsView: View {
                         .textInputAutocapitalization(.never)
                         .autocorrectionDisabled()
                     SecureField(screen.remoteTokenPlaceholder, text: $remoteToken)
+                    TextField(screen.remoteClientPlaceholder, text: $remoteClient)
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
                     SwiftUI.Button(screen.remoteAddLabel) {
                         // The token leaves with the tap; the field is emptied so nothing here keeps it.
                         let token = remoteToken.isEmpty ? nil : remoteToken
                         remoteToken = ""
-                        store.act(.addRemoteServer(url: remoteURL, name: remoteName, token: token))
+                        let client = remoteClient.isEmpty ? nil : remoteClient
+                        store.act(.addRemoteServer(url: remoteURL, name: remoteName, token: token, clientId: client))
                     }
                     .disabled(remoteURL.isEmpty || remoteName.isEmpty)
                 }

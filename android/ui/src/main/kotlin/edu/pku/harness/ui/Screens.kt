@@ -69,6 +69,7 @@ object ScreenTags {
     const val REMOTE_URL = "remote-url"
     const val REMOTE_NAME = "remote-name"
     const val REMOTE_TOKEN = "remote-token"
+    const val REMOTE_CLIENT = "remote-client"
     const val REMOTE_ADD = "remote-add"
     /** A plugin page's tap that runs one of its tools for the student (the pay code). */
     const val TAP = "plugin-tap"
@@ -175,6 +176,7 @@ private fun RemoteServerForm(screen: PluginsScreen, act: (Action) -> Unit) {
     var url by remember { mutableStateOf("") }
     var name by remember { mutableStateOf("") }
     var token by remember { mutableStateOf("") }
+    var client by remember { mutableStateOf("") }
     HorizontalDivider()
     Section(screen.remoteLabel)
     OutlinedTextField(url, { url = it }, placeholder = { Text(screen.remoteUrlPlaceholder) }, singleLine = true,
@@ -184,10 +186,12 @@ private fun RemoteServerForm(screen: PluginsScreen, act: (Action) -> Unit) {
     OutlinedTextField(token, { token = it }, placeholder = { Text(screen.remoteTokenPlaceholder) }, singleLine = true,
         visualTransformation = PasswordVisualTransformation(),
         modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_TOKEN))
+    OutlinedTextField(client, { client = it }, placeholder = { Text(screen.remoteClientPlaceholder) }, singleLine = true,
+        modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_CLIENT))
     Button(
         onClick = {
             // The token leaves with the tap; the field is emptied so nothing here keeps it.
-            act(Action.AddRemoteServer(url.trim(), name.trim(), token.ifBlank { null }))
+            act(Action.AddRemoteServer(url.trim(), name.trim(), token.ifBlank { null }, client.ifBlank { null }))
             token = ""
         },
         enabled = url.isNotBlank() && name.isNotBlank(),
