@@ -331,6 +331,16 @@ pub(super) fn answer(
         };
         answer.insert(field.name.clone(), value);
     }
+    // A required field left empty, by the label the student read.
+    if let Some(missing) = fields
+        .iter()
+        .find(|f| f.required && !answer.contains_key(&f.name))
+    {
+        return Err(match lang {
+            Language::Zh => format!("这份表单还不能发送：「{}」必须填写", missing.title),
+            Language::En => format!("The form cannot be sent yet: {} is required", missing.title),
+        });
+    }
     Elicitation::check(schema, &answer).map_err(|why| match lang {
         Language::Zh => format!("这份表单还不能发送：{why}"),
         Language::En => format!("The form cannot be sent yet: {why}"),

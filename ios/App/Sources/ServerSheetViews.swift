@@ -16,6 +16,10 @@ struct QuestionSheetView: View {
     var body: some View {
         NavigationStack {
             Form {
+                // Why the last answer was not sent, where the sheet opens again: at its top.
+                if let error = sheet.error {
+                    Text(error).foregroundStyle(.red).accessibilityIdentifier("question.error")
+                }
                 Section {
                     Text(sheet.message)
                 } header: {
@@ -34,9 +38,6 @@ struct QuestionSheetView: View {
                 }
                 ForEach(Array(sheet.fields.enumerated()), id: \.offset) { _, field in
                     input(field)
-                }
-                if let error = sheet.error {
-                    Text(error).foregroundStyle(.red).accessibilityIdentifier("question.error")
                 }
                 Section {
                     ForEach(Array(sheet.answers.enumerated()), id: \.offset) { _, answer in

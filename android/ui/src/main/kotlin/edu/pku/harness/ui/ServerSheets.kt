@@ -82,6 +82,10 @@ fun QuestionSheetView(sheet: ElicitationSheet, onReply: (ElicitationReply) -> Un
     ) {
         Column(Modifier.padding(24.dp).verticalScroll(rememberScrollState()), verticalArrangement = Arrangement.spacedBy(10.dp)) {
             Text(sheet.title, style = MaterialTheme.typography.titleLarge)
+            // Why the last answer was not sent, where the sheet opens again: at its top.
+            sheet.error?.let {
+                Text(it, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(ServerSheetTags.QUESTION_ERROR))
+            }
             Text(sheet.wordsFromServerLabel, style = MaterialTheme.typography.labelMedium)
             Text(
                 sheet.message,
@@ -100,9 +104,6 @@ fun QuestionSheetView(sheet: ElicitationSheet, onReply: (ElicitationReply) -> Un
             }
             for (field in sheet.fields) {
                 FieldInput(field, typed[field.name].orEmpty()) { typed[field.name] = it }
-            }
-            sheet.error?.let {
-                Text(it, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(ServerSheetTags.QUESTION_ERROR))
             }
             FlowRow(Modifier.fillMaxWidth(), horizontalArrangement = Arrangement.spacedBy(8.dp, Alignment.End)) {
                 for (button in sheet.answers) {
