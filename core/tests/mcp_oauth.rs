@@ -71,6 +71,14 @@ fn engine(dir: &std::path::Path, secrets: Arc<MemorySecrets>) -> Engine {
     engine
 }
 
+/// A data directory of its own, its keystore, and an engine on them (see [`engine`]).
+fn fresh() -> (tempfile::TempDir, Arc<MemorySecrets>, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let engine = engine(dir.path(), secrets.clone());
+    (dir, secrets, engine)
+}
+
 async fn echo(engine: &Engine, plugin: &str, message: &str) -> Outcome {
     engine
         .invoke(Call {
@@ -103,9 +111,7 @@ async fn a_server_that_asks_for_a_sign_in_is_added_once_the_student_signs_in_and
     let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
     let url = server.url();
     let base = url.trim_end_matches("/mcp").to_owned();
-    let dir = tempfile::tempdir().unwrap();
-    let secrets = Arc::new(MemorySecrets::default());
-    let engine = engine(dir.path(), secrets.clone());
+    let (dir, secrets, engine) = fresh();
     let person = Person::default();
 
     let id = engine
@@ -197,9 +203,7 @@ async fn an_expired_access_token_is_refreshed_without_the_browser_and_a_sign_in_
         ..OAuthConfig::default()
     };
     let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
-    let dir = tempfile::tempdir().unwrap();
-    let secrets = Arc::new(MemorySecrets::default());
-    let engine = engine(dir.path(), secrets.clone());
+    let (_dir, secrets, engine) = fresh();
     let person = Person::default();
     engine
         .add_remote_signing_in(&server.url(), "notes", &person, None)
@@ -256,9 +260,7 @@ async fn an_authorization_server_without_s256_is_refused_before_any_page_and_not
     };
     let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
     let url = server.url();
-    let dir = tempfile::tempdir().unwrap();
-    let secrets = Arc::new(MemorySecrets::default());
-    let engine = engine(dir.path(), secrets.clone());
+    let (_dir, secrets, engine) = fresh();
     let person = Person::default();
 
     let refused = engine
@@ -288,8 +290,7 @@ async fn the_metadata_is_found_at_the_well_known_paths_and_by_openid_discovery()
         ..OAuthConfig::default()
     };
     let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
+    let (_dir, _, engine) = fresh();
     let person = Person::default();
     engine
         .add_remote_signing_in(&server.url(), "notes", &person, None)
@@ -334,9 +335,7 @@ async fn a_sign_in_the_student_declines_installs_nothing() {
     }
     let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
     let url = server.url();
-    let dir = tempfile::tempdir().unwrap();
-    let secrets = Arc::new(MemorySecrets::default());
-    let engine = engine(dir.path(), secrets.clone());
+    let (_dir, secrets, engine) = fresh();
     let refused = engine
         .add_remote_signing_in(&url, "notes", &Declines, None)
         .await
@@ -359,8 +358,7 @@ async fn a_server_that_publishes_no_metadata_is_signed_in_to_at_the_2025_03_26_d
     };
     let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
     let base = server.url().trim_end_matches("/mcp").to_owned();
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
+    let (_dir, _, engine) = fresh();
     let person = Person::default();
     engine
         .add_remote_signing_in(&server.url(), "notes", &person, None)
@@ -382,8 +380,7 @@ async fn a_server_that_publishes_no_metadata_is_signed_in_to_at_the_2025_03_26_d
 #[tokio::test]
 async fn an_access_token_the_server_refuses_mid_session_is_refreshed_and_the_call_goes_once_more() {
     let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), Arc::new(MemorySecrets::default()));
+    let (_dir, _, engine) = fresh();
     let person = Person::default();
     engine
         .add_remote_signing_in(&server.url(), "notes", &person, None)
@@ -469,9 +466,7 @@ async fn an_authorization_server_that_registers_no_app_takes_the_client_id_it_is
     };
     let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
     let url = server.url();
-    let dir = tempfile::tempdir().unwrap();
-    let secrets = Arc::new(MemorySecrets::default());
-    let engine = engine(dir.path(), secrets.clone());
+    let (_dir, secrets, engine) = fresh();
     let person = Person::default();
 
     // Without it: refused, saying what to give; nothing kept, no page shown.
