@@ -58,6 +58,14 @@ impl Platform for AllowAll {
             reason: "no sheet here".into(),
         })
     }
+
+    async fn pick_file(&self, _: String) -> Result<Option<PickedDocument>, HarnessError> {
+        Ok(None)
+    }
+
+    async fn request_permission(&self, _: Permission) -> Result<PermissionState, HarnessError> {
+        Ok(PermissionState::Unknown)
+    }
 }
 
 /// Wakes the thread that polls, as the foreign side's continuation does.
@@ -93,6 +101,7 @@ fn calls(c: &mut Criterion) {
             sample_plugins: true,
             campus_origin: None,
             servers_on_this_machine: false,
+            bundles: vec![],
         },
     )
     .unwrap();

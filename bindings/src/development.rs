@@ -24,6 +24,11 @@ pub struct DevelopmentOptions {
     /// them: a test's server. The app adds servers at public https addresses only.
     #[uniffi(default = false)]
     pub servers_on_this_machine: bool,
+    /// TypeScript plugins a plugin author runs beside the shipped ones: each bundle's source,
+    /// as `sdk/build.mjs` built it (its manifest checked as it loads). Not with
+    /// `sample_plugins`.
+    #[uniffi(default = [])]
+    pub bundles: Vec<String>,
 }
 
 /// The engine's options for `options`, or why this library cannot have them.
@@ -39,10 +44,32 @@ pub(crate) fn configure(
             ),
             None => None,
         };
+        if options.sample_plugins && !options.bundles.is_empty() {
+            return Err(HarnessError::invalid(
+                "bundles: run a plugin's bundle with the shipped plugins, not with sample_plugins",
+            ));
+        }
+        let bundles: Vec<(String, String)> = options
+            .bundles
+            .iter()
+            .enumerate()
+            .map(|(i, source)| (format!("bundles[{i}]"), source.clone()))
+            .collect();
+        let authored = if bundles.is_empty() {
+            None
+        } else {
+            Some(
+                harness_core::plugins::script::WithAuthored::load(bundles)
+                    .map_err(HarnessError::invalid)?,
+            )
+        };
         Ok(move |broker: Arc<dyn ApprovalBroker>| {
             let mut engine = crate::harness::app_options(broker);
             if options.sample_plugins {
                 engine.catalog = Arc::new(harness_core::plugins::samples::Samples);
+            }
+            if let Some(authored) = authored {
+                engine.catalog = Arc::new(authored);
             }
             if let Some(campus) = campus {
                 engine.campus = campus;

@@ -41,7 +41,7 @@ pub use harness::Harness;
 pub use jobs::JobRun;
 pub use links::{PluginPreview, PluginUpdate, StartingMode};
 pub use memories::MemoryInfo;
-pub use platform::{AppNotification, ElicitationReply, Platform, SIGN_IN_REDIRECT};
+pub use platform::{AppNotification, ElicitationReply, PickedDocument, Platform, SIGN_IN_REDIRECT};
 pub use plugins::{ModeRow, PluginInfo, ToolInfo};
 pub use turns::{HistoryMessage, TurnResult};
 // The core's records and enums that cross as they are (their UniFFI derives are in harness-core).

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::events::{Event, EventSink};
 use harness_core::invoke::{ApprovalBroker, Elicitation, ElicitationAnswer, Prompt};
+use harness_core::picked::{FilePick, PickedFile};
 use harness_core::plugins::oauth::{Browser, SignInPage};
 use harness_core::policy::{self, Answer};
 use harness_core::scheduler::WakeScheduler;
@@ -45,6 +46,14 @@ pub const SIGN_IN_REDIRECT: &str = "edu.pku.harness:/oauth/callback";
 pub struct ElicitationReply {
     pub action: ElicitationAction,
     pub values: Vec<FieldValue>,
+}
+
+/// A file the student picked for a tool they tapped: its name and its bytes, which the core
+/// reads by the same rule as a conversation's documents.
+#[derive(Clone, PartialEq, Eq, uniffi::Record)]
+pub struct PickedDocument {
+    pub name: String,
+    pub bytes: Vec<u8>,
 }
 
 /// What the shell does for the core. Every method may fail with `HarnessError` (an exception
@@ -105,6 +114,22 @@ pub trait Platform: Send + Sync {
         id: u64,
         sheet: ElicitationSheet,
     ) -> Result<ElicitationReply, HarnessError>;
+
+    /// Shows the system's file picker for a tool the student tapped (its plugin's
+    /// `services.files.pick`; `plugin_title` says whose), offering the kinds a conversation takes
+    /// (text, Markdown, PDF: the chat's own picker), and returns the file picked — one over
+    /// 16 MiB (harness_core::picked::FILE_BYTES) refused before it is read whole — or `None`
+    /// when the student picked nothing. An error picks nothing.
+    async fn pick_file(&self, plugin_title: String)
+    -> Result<Option<PickedDocument>, HarnessError>;
+
+    /// Shows the system's dialog for `permission` for a tool the student tapped (its plugin's
+    /// `services.notify.fix`) and returns what it answered; the core records it. An error is
+    /// `Unknown`.
+    async fn request_permission(
+        &self,
+        permission: Permission,
+    ) -> Result<PermissionState, HarnessError>;
 }
 
 /// The core's approval broker, answered by the platform's approval sheet.
@@ -189,6 +214,21 @@ impl ApprovalBroker for PlatformBroker {
 
     async fn elicit(&self, request: Elicitation) -> ElicitationAnswer {
         self.ask_question(request).await
+    }
+
+    async fn pick_file(&self, request: FilePick) -> Option<PickedFile> {
+        let picked = self.platform.pick_file(request.plugin_title).await;
+        picked.ok().flatten().map(|file| PickedFile {
+            name: file.name,
+            bytes: file.bytes,
+        })
+    }
+
+    async fn request_permission(&self, permission: Permission) -> PermissionState {
+        self.platform
+            .request_permission(permission)
+            .await
+            .unwrap_or(PermissionState::Unknown)
     }
 }
 

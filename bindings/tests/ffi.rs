@@ -127,6 +127,14 @@ impl Platform for RustPlatform {
             reason: "no sheet here".into(),
         })
     }
+
+    async fn pick_file(&self, _: String) -> Result<Option<PickedDocument>, HarnessError> {
+        Ok(None)
+    }
+
+    async fn request_permission(&self, _: Permission) -> Result<PermissionState, HarnessError> {
+        Ok(PermissionState::Unknown)
+    }
 }
 
 impl RustPlatform {
@@ -159,6 +167,7 @@ fn samples() -> DevelopmentOptions {
         sample_plugins: true,
         campus_origin: None,
         servers_on_this_machine: false,
+        bundles: vec![],
     }
 }
 
@@ -832,6 +841,14 @@ impl Platform for NeverAnswers {
             reason: "no sheet here".into(),
         })
     }
+
+    async fn pick_file(&self, _: String) -> Result<Option<PickedDocument>, HarnessError> {
+        Ok(None)
+    }
+
+    async fn request_permission(&self, _: Permission) -> Result<PermissionState, HarnessError> {
+        Ok(PermissionState::Unknown)
+    }
 }
 
 #[test]
@@ -957,6 +974,14 @@ impl Platform for AnswersWhenTold {
         Err(HarnessError::Platform {
             reason: "no sheet here".into(),
         })
+    }
+
+    async fn pick_file(&self, _: String) -> Result<Option<PickedDocument>, HarnessError> {
+        Ok(None)
+    }
+
+    async fn request_permission(&self, _: Permission) -> Result<PermissionState, HarnessError> {
+        Ok(PermissionState::Unknown)
     }
 }
 

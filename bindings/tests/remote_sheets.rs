@@ -128,6 +128,14 @@ impl Platform for Phone {
         questions.push(sheet.clone());
         Ok((self.reply)(&sheet, questions.len()))
     }
+
+    async fn pick_file(&self, _: String) -> Result<Option<PickedDocument>, HarnessError> {
+        Ok(None)
+    }
+
+    async fn request_permission(&self, _: Permission) -> Result<PermissionState, HarnessError> {
+        Ok(PermissionState::Unknown)
+    }
 }
 
 fn harness(phone: Arc<Phone>, name: &str) -> Arc<Harness> {
@@ -141,6 +149,7 @@ fn harness(phone: Arc<Phone>, name: &str) -> Arc<Harness> {
             sample_plugins: false,
             campus_origin: None,
             servers_on_this_machine: true,
+            bundles: vec![],
         },
     )
     .unwrap();

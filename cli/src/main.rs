@@ -15,6 +15,7 @@ mod plugins;
 mod script;
 mod secrets;
 mod state;
+mod tap;
 mod tools;
 
 use std::path::PathBuf;
@@ -130,6 +131,12 @@ enum Command {
         /// (accept takes the form's defaults).
         #[arg(long, value_enum)]
         elicitation: Option<elicit::Reply>,
+        /// The file picked if the tool opens the picker, instead of asking on the terminal.
+        #[arg(long, value_name = "FILE")]
+        pick: Option<PathBuf>,
+        /// The permission dialog's answer if the tool asks for one, instead of asking.
+        #[arg(long, value_enum)]
+        permission: Option<state::PermissionStateArg>,
     },
     /// The campus account: sign in, status, a plugin's request, sign out; the simulator.
     Campus {
@@ -222,7 +229,16 @@ async fn main() -> ExitCode {
             tool,
             json,
             elicitation,
-        } => plugins::call(&data_dir(), &tool, &json, elicitation).await,
+            pick,
+            permission,
+        } => {
+            let answers = tap::TapAnswers {
+                elicitation,
+                pick,
+                permission,
+            };
+            plugins::call(&data_dir(), &tool, &json, answers).await
+        }
         Command::Conformance { .. } if cli.data_dir.is_some() => {
             Err("conformance runs every scenario in memory and takes no --data-dir".into())
         }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use harness_core::invoke::ApprovalBroker;
-use harness_core::plugins::script::Shipped;
+use harness_core::plugins::script::WithAuthored;
 use harness_core::{Engine, Options};
 
 use crate::secrets::KeyringSecrets;
@@ -27,9 +27,26 @@ pub fn options(data_dir: &Path, broker: Arc<dyn ApprovalBroker>) -> Result<Optio
     // A development tool: an MCP server on this machine, which a plugin author runs, is
     // accepted; the app never accepts one (DESIGN.md §5).
     options.development_servers = true;
-    // The plugins the app ships (plugins/<id>/bundle.js).
-    options.catalog = Arc::new(Shipped);
+    // The plugins the app ships (plugins/<id>/bundle.js), and a plugin author's own.
+    options.catalog = Arc::new(WithAuthored::load(authored_bundles()?)?);
     Ok(options)
+}
+
+/// The TypeScript plugins a plugin author runs beside the shipped ones: the bundles
+/// `HARNESS_PLUGIN_BUNDLES` names (paths separated as in `PATH`), each as `sdk/build.mjs` built it.
+fn authored_bundles() -> Result<Vec<(String, String)>, String> {
+    let Some(paths) = std::env::var_os("HARNESS_PLUGIN_BUNDLES") else {
+        return Ok(Vec::new());
+    };
+    std::env::split_paths(&paths)
+        .filter(|path| !path.as_os_str().is_empty())
+        .map(|path| {
+            let at = path.display().to_string();
+            std::fs::read_to_string(&path)
+                .map(|source| (at.clone(), source))
+                .map_err(|e| format!("HARNESS_PLUGIN_BUNDLES: cannot read {at}: {e}"))
+        })
+        .collect()
 }
 
 /// Opens `data_dir` with [`options`].

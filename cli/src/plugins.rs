@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 use harness_core::Engine;
-use harness_core::invoke::{ApprovalBroker, Call, Elicitation, ElicitationAnswer, Outcome, Prompt};
+use harness_core::invoke::{Call, Outcome};
 use harness_core::plugins::link::{Preview, Update};
-use harness_core::policy::{Actor, Answer};
+use harness_core::policy::Actor;
 
 use crate::tools::NoPrompts;
 
@@ -251,32 +251,15 @@ async fn mcp_command(engine: &Engine, command: McpCommand) -> Result<(), String>
     Ok(())
 }
 
-/// A tap's answers: no approval prompt is answered yes (a tap from the terminal asks for
-/// nothing more), and a remote server's question is asked on the terminal.
-struct TapAnswers {
-    elicitation: Option<crate::elicit::Reply>,
-}
-
-#[async_trait::async_trait]
-impl ApprovalBroker for TapAnswers {
-    async fn ask(&self, _prompt: Prompt) -> Answer {
-        Answer::Deny
-    }
-
-    async fn elicit(&self, request: Elicitation) -> ElicitationAnswer {
-        crate::elicit::on_terminal(&request, self.elicitation)
-    }
-}
-
 /// A tap on `tool` with `input`: through the one invoke path as the user.
 pub async fn call(
     data_dir: &Path,
     tool: &str,
     input: &str,
-    elicitation: Option<crate::elicit::Reply>,
+    answers: crate::tap::TapAnswers,
 ) -> Result<(), String> {
     let input = serde_json::from_str(input).map_err(|e| format!("the input is not JSON: {e}"))?;
-    let mut options = crate::open::options(data_dir, Arc::new(TapAnswers { elicitation }))?;
+    let mut options = crate::open::options(data_dir, Arc::new(answers))?;
     // A server that asks for more access than its sign-in gave signs in again in the browser.
     options.browser = Some(Arc::new(crate::browser::DesktopBrowser::listen().await?));
     let engine = Engine::open(data_dir, options).map_err(|e| e.to_string())?;

@@ -943,7 +943,15 @@ impl Engine {
 
     /// The one invoke path.
     pub async fn invoke(&self, call: Call) -> Invocation {
-        self.core.invoker.invoke(call).await
+        let exact = || self.core.consent.get().permission(Permission::ExactAlarm);
+        let before = exact();
+        let invocation = self.core.invoker.invoke(call).await;
+        // A tool the student tapped may have asked for the exact-alarm permission
+        // (`services.notify.fix`): the scheduler's alarm is exact only while it is granted.
+        if exact() != before {
+            self.rearm_wake();
+        }
+        invocation
     }
 
     /// Every installed tool, for the call-tool gate: only bundled ones may be called.

@@ -17,10 +17,11 @@ use sha2::{Digest, Sha256};
 
 use crate::audit::{Audit, AuditEvent};
 use crate::clock::Clock;
-use crate::consent::{Consent, ConsentError};
+use crate::consent::{Consent, ConsentError, Permission, PermissionState};
 use crate::conversations::Conversations;
 use crate::gates::{CallScope, Dispatched, ToolCatalog, out_of_scope};
 use crate::installed::InstalledPlugins;
+use crate::picked::{FilePick, PickedFile};
 use crate::policy::{
     Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Standing,
     Verdict, decide, precheck,
@@ -74,6 +75,21 @@ pub trait ApprovalBroker: Send + Sync {
     /// declines.
     async fn elicit(&self, _request: Elicitation) -> ElicitationAnswer {
         ElicitationAnswer::Decline
+    }
+
+    /// A tool the student tapped opens the file picker (seed 000: only the user chooses files,
+    /// from a screen): the shell shows its picker for the kinds [`crate::picked`] reads and
+    /// returns the file picked, `None` when the student picked nothing. A shell with no picker
+    /// picks nothing.
+    async fn pick_file(&self, _request: FilePick) -> Option<PickedFile> {
+        None
+    }
+
+    /// A tool the student tapped asks for a system permission (seed 000:
+    /// `services.notify.fix(kind)`): the shell shows the system's dialog and returns its answer.
+    /// A shell with no such dialog answers `Unknown`.
+    async fn request_permission(&self, _permission: Permission) -> PermissionState {
+        PermissionState::Unknown
     }
 }
 
@@ -687,6 +703,20 @@ impl PluginHost for Invoker {
 
     fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError> {
         self.consent.check_cloud(plugin)
+    }
+
+    fn language(&self) -> Language {
+        self.settings.get().language
+    }
+
+    fn report_permission(
+        &self,
+        permission: Permission,
+        state: PermissionState,
+    ) -> Result<(), String> {
+        self.consent
+            .change(|c| c.set_permission(permission, state))
+            .map_err(|e| e.to_string())
     }
 
     async fn call(

@@ -20,6 +20,7 @@ pub mod history;
 pub mod installed;
 pub mod invoke;
 pub mod memories;
+pub mod picked;
 pub mod plugins;
 pub mod policy;
 pub mod registry;

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::campus::wire::{Public, Service};
 use crate::campus::{Campus, CampusRequest};
-use crate::consent::ConsentError;
+use crate::consent::{ConsentError, Permission, PermissionState};
 use crate::gates::{
     CallScope, ContextBoard, Dispatched, FsGate, LineKind, MessageGate, NetworkGate, Notifier,
     Outbox, PendingMessage, StoreGate, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo,
@@ -19,6 +19,7 @@ use crate::gates::{
 };
 use crate::policy::Actor;
 use crate::registry::{Plugin, PluginKind};
+use crate::settings::Language;
 
 /// What a running tool's services reach beyond its own plugin. The invoke path implements it
 /// and is held weakly: a tool still running as the app closes gets "the app is closing".
@@ -28,6 +29,14 @@ pub(crate) trait PluginHost: Send + Sync {
     /// Every installed tool, for the call-tool gate.
     fn tool_catalog(&self) -> ToolCatalog;
     fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError>;
+    /// The student's language, for what a tool they tapped is told.
+    fn language(&self) -> Language;
+    /// Records a system permission's state as the shell's dialog answered it.
+    fn report_permission(
+        &self,
+        permission: Permission,
+        state: PermissionState,
+    ) -> Result<(), String>;
     /// A plugin's own call, through the one invoke path, as `actor`; a scheduled one within
     /// the scope of the conversation `made_in`.
     async fn call(
@@ -338,6 +347,32 @@ impl Services {
         ) {
             Ok(gate) => gate.call(tool_id, args_json).await,
             Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// The calling plugin's title, as the student knows it.
+    pub fn plugin_title(&self) -> &str {
+        &self.plugin.title
+    }
+
+    /// The student's language, for what a tool they tapped is told; Chinese once the core has
+    /// closed (the settings' default).
+    pub fn language(&self) -> Language {
+        self.core
+            .upgrade()
+            .map_or_else(Language::default, |core| core.language())
+    }
+
+    /// Records what the system's permission dialog answered, shown from a tool the student
+    /// tapped (seed 000: `services.notify.fix(kind)`).
+    pub fn record_permission(
+        &self,
+        permission: Permission,
+        state: PermissionState,
+    ) -> Result<(), String> {
+        match self.core.upgrade() {
+            Some(core) => core.report_permission(permission, state),
+            None => Err("the app is closing; nothing was recorded".into()),
         }
     }
 

@@ -4,11 +4,13 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
+use harness_core::picked::{FilePick, PickedFile};
 use harness_core::plugins::script::{self, Limits};
 use harness_core::policy::{Actor, Answer};
 use harness_core::{Engine, Options};
@@ -334,6 +336,142 @@ async fn files_pick_and_notify_fix_are_refused_for_the_agent_s_call() {
     assert_eq!(
         failed(&engine, "probe.fix", Actor::Scheduler, json!({})).await,
         "notify.fix needs the user's tap on a screen; a tool the scheduler calls cannot use it"
+    );
+}
+
+#[tokio::test]
+async fn with_the_plugin_s_cloud_consent_a_cloud_call_is_a_cloud_error_unavailable() {
+    let (_dir, engine) = fresh(quick());
+    engine.set_cloud_consent("probe", true).unwrap();
+    assert_eq!(
+        ran(&engine, "probe.cloud", json!({})).await,
+        json!({"status": "cloud_refused", "code": "unavailable"})
+    );
+}
+
+/// The phone's side of a tap: the file the student picks and the permission dialog's answer,
+/// with what it was asked.
+struct Phone {
+    file: Option<PickedFile>,
+    answer: PermissionState,
+    asked: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ApprovalBroker for Phone {
+    async fn ask(&self, _prompt: Prompt) -> Answer {
+        Answer::Deny
+    }
+
+    async fn pick_file(&self, request: FilePick) -> Option<PickedFile> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("pick for {}", request.plugin_title));
+        self.file.clone()
+    }
+
+    async fn request_permission(&self, permission: Permission) -> PermissionState {
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("permission {}", permission.requirement()));
+        self.answer
+    }
+}
+
+fn tapped_on(dir: &std::path::Path, phone: Arc<Phone>) -> Engine {
+    let mut options = Options::new(phone);
+    options.builtin_plugins = false;
+    let engine = Engine::open(dir, options).unwrap();
+    // The probe may call echo's tool (allow_tools), so echo is there first.
+    for source in [ECHO, PROBE] {
+        let (plugin, handler) = script::load(source, Limits::default()).unwrap();
+        engine.install(plugin, "bundled", handler).unwrap();
+    }
+    engine.accept_terms().unwrap();
+    engine
+}
+
+async fn tap(engine: &Engine, tool: &str) -> Outcome {
+    call(engine, tool, Actor::User, json!({})).await
+}
+
+#[tokio::test]
+async fn a_tapped_tool_picks_a_file_and_reads_its_text_by_the_documents_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let phone = Arc::new(Phone {
+        file: Some(PickedFile {
+            name: "课表.md".into(),
+            bytes: "周一 高等数学".as_bytes().to_vec(),
+        }),
+        answer: PermissionState::Unknown,
+        asked: Mutex::default(),
+    });
+    let engine = tapped_on(dir.path(), phone.clone());
+    match tap(&engine, "probe.pick").await {
+        Outcome::Ran { result, .. } => {
+            assert_eq!(result, json!({"name": "课表.md", "text": "周一 高等数学"}))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(*phone.asked.lock().unwrap(), ["pick for 探针"]);
+}
+
+#[tokio::test]
+async fn a_picked_file_the_documents_rule_refuses_fails_the_call_naming_it_and_none_picked_is_null()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let phone = Arc::new(Phone {
+        file: Some(PickedFile {
+            name: "photo.png".into(),
+            bytes: vec![0x89, b'P', b'N', b'G'],
+        }),
+        answer: PermissionState::Unknown,
+        asked: Mutex::default(),
+    });
+    let engine = tapped_on(dir.path(), phone);
+    match tap(&engine, "probe.pick").await {
+        Outcome::Failed { message } => assert_eq!(
+            message,
+            "文件“photo.png”不能添加：只能添加纯文本（.txt）、Markdown（.md）和 PDF（.pdf）文件"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nothing = Arc::new(Phone {
+        file: None,
+        answer: PermissionState::Unknown,
+        asked: Mutex::default(),
+    });
+    let engine = tapped_on(dir.path(), nothing);
+    match tap(&engine, "probe.pick").await {
+        Outcome::Ran { result, .. } => assert_eq!(result, Value::Null),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_tapped_tool_shows_the_permission_dialog_and_its_answer_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let phone = Arc::new(Phone {
+        file: None,
+        answer: PermissionState::Granted,
+        asked: Mutex::default(),
+    });
+    let engine = tapped_on(dir.path(), phone.clone());
+    assert_eq!(
+        engine.consent().permission(Permission::Notifications),
+        PermissionState::Unknown
+    );
+    match tap(&engine, "probe.fix").await {
+        Outcome::Ran { result, .. } => assert_eq!(result, json!({"state": "granted"})),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(*phone.asked.lock().unwrap(), ["permission notifications"]);
+    assert_eq!(
+        engine.consent().permission(Permission::Notifications),
+        PermissionState::Granted
     );
 }
 

@@ -85,8 +85,12 @@ export interface Services {
   };
   /** One line to the user, prefixed with the plugin's id by the host. */
   notify: ((text: string) => Promise<void>) & {
-    /** Shows the system prompt for a permission; needs the user's tap. */
-    fix(kind: 'notifications' | 'exact-alarm'): Promise<void>;
+    /**
+     * Shows the system's dialog for a permission and resolves with its answer, which the app
+     * records ('unknown' where the phone has no such dialog). Only in a tool the student
+     * tapped: a tool the agent or the scheduler calls is refused (seed 000).
+     */
+    fix(kind: 'notifications' | 'exact-alarm'): Promise<PermissionState>;
   };
   tools: {
     /** Calls a bundled tool named in the plugin's `allow_tools`, through the invoke path. */
@@ -97,13 +101,32 @@ export interface Services {
     send(text: string): Promise<void>;
   };
   cloud: {
-    /** A PKU harness Cloud call; throws CloudError('consent_required') without the plugin's cloud consent. */
+    /**
+     * A PKU harness Cloud call: throws CloudError('consent_required') without the plugin's
+     * cloud consent, and CloudError('unavailable') with it, until the app has a cloud to reach.
+     */
     call<T = unknown>(operation: string, args?: unknown): Promise<T>;
   };
   files: {
-    /** The file picker; only from a screen, after the user's tap. */
-    pick(): Promise<never>;
+    /**
+     * Opens the phone's file picker (text, Markdown or PDF) and resolves with the file's text,
+     * read by the app's own rule (at most 16 MiB of file, 1 MiB of text), or null when the
+     * student picked nothing. Only in a tool the student tapped: a tool the agent or the
+     * scheduler calls is refused (seed 000: only the user chooses files).
+     */
+    pick(): Promise<PickedFile | null>;
   };
+}
+
+/** A system permission's state as the phone's dialog answered it. */
+export type PermissionState = 'granted' | 'denied' | 'unknown';
+
+/** A file the student picked, as text. */
+export interface PickedFile {
+  /** Its name, e.g. '课程表.pdf'. */
+  name: string;
+  /** Its text: a PDF's pages' text, a text file as it is. */
+  text: string;
 }
 
 /**
@@ -137,7 +160,10 @@ export interface ToolContext {
   services: Services;
 }
 
-/** A PKU harness Cloud refusal, e.g. `consent_required` when the plugin's cloud switch is off. */
+/**
+ * A PKU harness Cloud refusal: `consent_required` when the plugin's cloud switch is off,
+ * `unavailable` when it is on (the app has no cloud to reach yet).
+ */
 export class CloudError extends Error {
   constructor(public readonly code: string) {
     super(code);

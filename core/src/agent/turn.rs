@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 use super::provider::{ApiKey, Limits, Provider, ProviderError};
 use super::wire::{BodyParts, Message, ProviderEvent, SpecOnWire, ToolCall};
 use crate::clock::Clock;
+use crate::consent::{Permission, PermissionState};
 use crate::conversations::{Conversations, Line, Placed};
 use crate::error::{EngineError, Unset};
 use crate::events::{Event, EventSink, TurnUsage};
@@ -28,6 +29,7 @@ use crate::invoke::{
     ApprovalBroker, Call, Elicitation, ElicitationAnswer, Invoker, Outcome, Prompt, cut_for_model,
 };
 use crate::memories::Memories;
+use crate::picked::{FilePick, PickedFile};
 use crate::policy::{Actor, Answer, Verdict};
 use crate::registry::{PluginKind, Tool, tool_id};
 use crate::scheduler::{AgentJob, AgentReply, JobRunner, Notification};
@@ -106,6 +108,15 @@ impl ApprovalBroker for WithdrawingBroker {
                 answer = self.inner.elicit(request) => answer,
             },
         }
+    }
+
+    // A tap's own: no turn to withdraw them with.
+    async fn pick_file(&self, request: FilePick) -> Option<PickedFile> {
+        self.inner.pick_file(request).await
+    }
+
+    async fn request_permission(&self, permission: Permission) -> PermissionState {
+        self.inner.request_permission(permission).await
     }
 }
 

@@ -26,9 +26,11 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use rquickjs::{Context, Ctx, Function, Object, Runtime, Value as JsValue};
 use serde_json::{Value, json};
 
+use crate::consent::Permission;
 use crate::gates::ToolCallGate;
-use crate::handler::{PluginHandler, ToolContext};
+use crate::handler::{Asker, PluginHandler, ToolContext};
 use crate::installed::Catalog;
+use crate::picked::FilePick;
 use crate::policy::Actor;
 use crate::registry::{LoadError, Plugin, PluginKind, Tool, parse_manifest_text};
 use crate::services::Services;
@@ -165,6 +167,58 @@ impl Catalog for Shipped {
                 (plugin, handler)
             })
             .collect()
+    }
+}
+
+/// The shipped plugins ([`Shipped`]) and, beside them, TypeScript plugins a plugin author runs
+/// on their own machine: the CLI's `HARNESS_PLUGIN_BUNDLES`, a development library's
+/// `DevelopmentOptions.bundles`. No phone build has a way to add one (DESIGN.md §2: bundled
+/// plugins ship inside the app).
+pub struct WithAuthored {
+    /// Each bundle's manifest JSON, read once, and its source.
+    authored: Vec<(String, Arc<str>)>,
+}
+
+impl WithAuthored {
+    /// Reads each bundle's manifest (`(where, source)`: `where` names the bundle in an error)
+    /// and checks it as every kind's; a bundle that does not load, one with a shipped
+    /// plugin's id, or two of one id, is an error naming the bundle.
+    pub fn load(bundles: Vec<(String, String)>) -> Result<Self, String> {
+        let shipped: Vec<String> = Shipped::bundled(&Shipped)
+            .into_iter()
+            .map(|(plugin, _)| plugin.id)
+            .collect();
+        let mut ids: Vec<String> = Vec::new();
+        let mut authored = Vec::new();
+        for (at, source) in bundles {
+            let manifest = read_manifest(&source, Limits::default())
+                .and_then(|text| {
+                    from_manifest(&text, &source, Limits::default()).map(|(p, _)| (text, p))
+                })
+                .map_err(|e| format!("{at}: {e}"))?;
+            let (text, plugin) = manifest;
+            if shipped.contains(&plugin.id) || ids.contains(&plugin.id) {
+                return Err(format!(
+                    "{at}: a plugin \"{}\" is already there; give the bundle's plugin an id of its own",
+                    plugin.id
+                ));
+            }
+            ids.push(plugin.id);
+            authored.push((text, Arc::from(source)));
+        }
+        Ok(Self { authored })
+    }
+}
+
+impl Catalog for WithAuthored {
+    fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+        let mut bundled = Shipped::bundled(&Shipped);
+        for (manifest, source) in &self.authored {
+            let (plugin, handler) = from_manifest(manifest, source, Limits::default())
+                .expect("checked when the catalog was made");
+            bundled.push((plugin, handler));
+        }
+        bundled
     }
 }
 
@@ -305,7 +359,12 @@ impl PluginHandler for ScriptPlugin {
                 ctx.services.log(&line);
             }
             for request in call.take_requests() {
-                waiting.push(Box::pin(serve(ctx.services.clone(), ctx.actor, request)));
+                waiting.push(Box::pin(serve(
+                    ctx.services.clone(),
+                    ctx.actor,
+                    ctx.asker.clone(),
+                    request,
+                )));
             }
             // A promise nothing can settle any more waits here until the deadline too.
             let next = async {
@@ -399,6 +458,14 @@ struct Refusal {
 }
 
 impl Refusal {
+    /// A PKU harness Cloud refusal: `CloudError(code)` in the script.
+    fn cloud(code: &str) -> Self {
+        Self {
+            message: code.into(),
+            code: code.into(),
+        }
+    }
+
     fn new(message: impl Into<String>) -> Self {
         let message: String = message.into();
         Self {
@@ -427,8 +494,10 @@ fn gate_answer(answer: String) -> Result<Value, Refusal> {
 async fn serve(
     services: Services,
     actor: Actor,
+    asker: Option<Asker>,
     request: Request,
 ) -> (u64, Result<Value, Refusal>) {
+    let asker = asker.as_ref();
     let args: Vec<Value> = serde_json::from_str(&request.args).unwrap_or_default();
     let text = |i: usize| -> String {
         match args.get(i) {
@@ -467,25 +536,52 @@ async fn serve(
             let framed = services.call_tool(&text(0), &input.to_string()).await;
             called(framed)
         }
-        "cloud.call" => match services.cloud() {
-            Err(_) => Err(Refusal {
-                message: "consent_required".into(),
-                code: "consent_required".into(),
-            }),
-            Ok(()) => Err(Refusal::new(
-                "PKU harness Cloud is not available in this version",
-            )),
-        },
+        // seed 000: a cloud call without the plugin's consent throws
+        // CloudError('consent_required'). With it the call is still refused: the app has no PKU
+        // harness Cloud to reach yet, and says so with a code of its own.
+        "cloud.call" => Err(match services.cloud() {
+            Err(_) => Refusal::cloud("consent_required"),
+            Ok(()) => Refusal::cloud("unavailable"),
+        }),
         // seed 000: only the user chooses files, and a permission prompt follows a tap.
         "files.pick" | "notify.fix" if actor != Actor::User => Err(Refusal::new(format!(
             "{} needs the user's tap on a screen; a tool the {} calls cannot use it",
             request.op,
             actor.as_str()
         ))),
-        "files.pick" | "notify.fix" => Err(Refusal::new(format!(
-            "{} is done by the app's screens; a tool cannot open it in this version",
+        "files.pick" | "notify.fix" if asker.is_none() => Err(Refusal::new(format!(
+            "{} needs a screen to show it on; nothing here can",
             request.op
         ))),
+        "files.pick" => {
+            let shell = asker.expect("checked above");
+            let asked = FilePick {
+                plugin_title: services.plugin_title().to_owned(),
+            };
+            match shell.0.pick_file(asked).await {
+                None => Ok(Value::Null),
+                Some(file) => {
+                    let name = file.name.clone();
+                    crate::picked::read(services.language(), &file.name, file.bytes)
+                        .map(|text| json!({"name": name, "text": text}))
+                        .map_err(Refusal::new)
+                }
+            }
+        }
+        "notify.fix" => match serde_json::from_value::<Permission>(json!(text(0))) {
+            Err(_) => Err(Refusal::new(format!(
+                "notify.fix: \"{}\" is no permission the app asks for; use \"notifications\" or \"exact-alarm\"",
+                text(0)
+            ))),
+            Ok(permission) => {
+                let shell = asker.expect("checked above");
+                let state = shell.0.request_permission(permission).await;
+                match services.record_permission(permission, state) {
+                    Ok(()) => Ok(json!(state)),
+                    Err(e) => Err(Refusal::new(e)),
+                }
+            }
+        },
         // DESIGN.md §10: the one campus client, with the plugin's scopes and the call's scope.
         "campus.request" => {
             let request = args.get(1).cloned().unwrap_or_else(|| json!({}));

@@ -33,7 +33,7 @@
     const ask = (op, ...args) => request(call, op, args);
     const done = (op) => (...args) => ask(op, ...args).then(() => undefined);
     const notify = done('notify');
-    notify.fix = done('notify.fix');
+    notify.fix = (kind) => ask('notify.fix', kind);
     return Object.freeze({
       campus: Object.freeze({ request: (service, req) => ask('campus.request', service, req) }),
       http: Object.freeze({ get: (url) => ask('http.get', url) }),

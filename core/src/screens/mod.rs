@@ -12,7 +12,6 @@ mod campus;
 mod chat;
 mod consent;
 mod conversation;
-mod document;
 mod first_run;
 mod inbox;
 mod job_form;
@@ -30,6 +29,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+pub use crate::picked::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
 pub use approval::{AnswerButton, ApprovalSheet, InputRow};
 pub use campus::{
     CampusAccountScreen, CodeStep, RESEND_AFTER_MS, SignInForm, SignedIn, TreeholeCheckScreen,
@@ -37,7 +37,6 @@ pub use campus::{
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
-pub use document::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
 pub use first_run::{FirstRunPage, FirstRunScreen};
 pub use inbox::{
     AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
@@ -662,7 +661,8 @@ impl Screens {
         name: &str,
         bytes: Vec<u8>,
     ) -> Result<i64, EngineError> {
-        let text = document::read(self.language(), name, bytes)?;
+        let text =
+            crate::picked::read(self.language(), name, bytes).map_err(EngineError::Invalid)?;
         self.engine.open_conversation(conversation)?;
         self.engine.attach_document(conversation, name, &text)
     }

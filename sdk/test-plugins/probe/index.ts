@@ -114,10 +114,7 @@ export default definePlugin({
       description: 'Shows the notification permission prompt.',
       input: z.object({}),
       effect: 'read',
-      execute: async (_input, ctx) => {
-        await ctx.services.notify.fix('notifications');
-        return { shown: true };
-      },
+      execute: async (_input, ctx) => ({ state: await ctx.services.notify.fix('notifications') }),
     }),
     campus: defineTool({
       title: '校园服务',

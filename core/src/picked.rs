@@ -1,12 +1,35 @@
-//! The documents a conversation takes, read from the file the student picked: one rule for
-//! both phones, so a shell hands over the file's bytes and nothing else. Plain text and
-//! Markdown are UTF-8; a PDF gives the text of its pages (lopdf), and one without any (a scan)
-//! is refused rather than attached empty.
+//! Files the student picked, read into text: one rule for both phones and for every reader — a
+//! conversation's attached documents and a plugin's `services.files.pick` — so a shell hands
+//! over the file's bytes and nothing else. Plain text and Markdown are UTF-8; a PDF gives the
+//! text of its pages (lopdf), and one without any (a scan) is refused rather than read empty.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::engine::EngineError;
 use crate::settings::Language;
+
+/// A file the student picked in the shell's picker: its name and its bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PickedFile {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for PickedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PickedFile")
+            .field("name", &self.name)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
+
+/// A tool the student tapped asks them to pick a file (seed 000: "A plugin may call
+/// services.files.pick from a screen").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FilePick {
+    /// The plugin that asks, by its title, as the picker's heading says.
+    pub plugin_title: String,
+}
 
 /// The kinds a conversation takes, by the file name's extension (any case).
 pub const DOCUMENT_KINDS: [&str; 4] = ["txt", "md", "markdown", "pdf"];
@@ -21,12 +44,10 @@ pub const FILE_BYTES: usize = 16 * 1024 * 1024;
 /// The text of the document `name`, read from the file's `bytes`; refused naming the file, in
 /// the student's language, when the kind is not one the conversation takes, the file or its
 /// text is too large, the text is not UTF-8, the PDF does not parse or has no text.
-pub(super) fn read(lang: Language, name: &str, bytes: Vec<u8>) -> Result<String, EngineError> {
-    let refuse = |zh: String, en: String| {
-        EngineError::Invalid(match lang {
-            Language::Zh => zh,
-            Language::En => en,
-        })
+pub fn read(lang: Language, name: &str, bytes: Vec<u8>) -> Result<String, String> {
+    let refuse = |zh: String, en: String| match lang {
+        Language::Zh => zh,
+        Language::En => en,
     };
     let kind = name
         .rsplit_once('.')
