@@ -30,6 +30,9 @@ pub struct Assessment {
     pub reason: Option<String>,
     /// A settings change that loosens a permission (DESIGN.md §3 step 8e).
     pub sensitive: bool,
+    /// What this call acts on, as its plugin's code names it (seed 000's resolveEffect): the
+    /// prompt's headline, and a call with one always asks the agent, with no "always allow".
+    pub target: Option<String>,
 }
 
 impl Assessment {
@@ -41,7 +44,7 @@ impl Assessment {
             Some(reason) => Self {
                 check: ToolCheck::Deny,
                 reason: Some(reason),
-                sensitive: false,
+                ..Self::default()
             },
         }
     }

@@ -417,7 +417,7 @@ impl Invoker {
             tainted: snap.tainted,
             check: assessment.check,
             sensitive: assessment.sensitive,
-            has_target: tool.is_some_and(|t| t.target.is_some()),
+            has_target: tool.is_some_and(|t| t.target.is_some()) || assessment.target.is_some(),
         };
         let rules = Rules {
             global: &snap.global_rules,
@@ -488,8 +488,10 @@ impl Invoker {
                     input: call.input.clone(),
                     kind,
                     offers: kind.offers().to_vec(),
-                    headline: tool
-                        .resolve_target(&call.input)
+                    headline: assessment
+                        .target
+                        .clone()
+                        .or_else(|| tool.resolve_target(&call.input))
                         .unwrap_or_else(|| tool.title.clone()),
                     reason: reason.clone(),
                     why: why.clone(),

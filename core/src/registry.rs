@@ -196,6 +196,10 @@ pub struct ToolManifest {
     /// `{field}` is replaced by that top-level input field.
     #[serde(default)]
     pub target: Option<String>,
+    /// The plugin's code names each call's target itself (a TypeScript tool's `resolveEffect`
+    /// function, run by its handler's assessment); only a bundled plugin has code to run it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resolves_effect: bool,
     /// A plugin document's declarative HTTP request (module `declared`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<RequestManifest>,
@@ -245,6 +249,8 @@ pub struct Tool {
     /// It may delete or overwrite what it acts on (a remote server's `destructiveHint`).
     pub destructive: bool,
     pub target: Option<String>,
+    /// Its handler names each call's target (see [`ToolManifest::resolves_effect`]).
+    pub resolves_effect: bool,
     /// The HTTP request a document's tool makes, checked at load.
     pub request: Option<Request>,
     /// The result fields' labels the plugin gives (see [`ToolManifest::labels`]).
@@ -377,6 +383,14 @@ impl Plugin {
         for (index, mut tool) in manifest.tools.into_iter().enumerate() {
             // DESIGN.md §2: a remote server is third-party content, whatever it declares.
             tool.untrusted |= kind == PluginKind::Remote;
+            if tool.resolves_effect && kind != PluginKind::Bundled {
+                return Err(LoadError::new(
+                    id,
+                    format!("tools[{index}].resolvesEffect"),
+                    "only a plugin shipped with the app has code to name a call's target; \
+                     use `target`, a template of the input's fields",
+                ));
+            }
             let loaded = load_tool(id, index, tool, en, compile)?;
             if tools.iter().any(|t| t.name == loaded.name) {
                 return Err(LoadError::new(
@@ -699,6 +713,7 @@ fn load_tool(
         always_ask: tool.always_ask,
         destructive: tool.destructive && effect != Effect::Read,
         target: tool.target,
+        resolves_effect: tool.resolves_effect,
         request,
         labels: tool.labels,
     })

@@ -475,6 +475,111 @@ async fn a_tapped_tool_shows_the_permission_dialog_and_its_answer_is_recorded() 
     );
 }
 
+/// Answers every prompt Allow, keeping what it was asked.
+#[derive(Default)]
+struct Recorded(Mutex<Vec<Prompt>>);
+
+#[async_trait]
+impl ApprovalBroker for Recorded {
+    async fn ask(&self, prompt: Prompt) -> Answer {
+        self.0.lock().unwrap().push(prompt);
+        Answer::Allow
+    }
+}
+
+fn asking_on(dir: &std::path::Path, broker: Arc<Recorded>) -> Engine {
+    let mut options = Options::new(broker);
+    options.builtin_plugins = false;
+    let engine = Engine::open(dir, options).unwrap();
+    for source in [ECHO, PROBE] {
+        let (plugin, handler) = script::load(source, Limits::default()).unwrap();
+        engine.install(plugin, "bundled", handler).unwrap();
+    }
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    engine
+}
+
+#[tokio::test]
+async fn a_target_resolve_effect_names_is_the_headline_and_the_call_asks_without_always_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Arc::new(Recorded::default());
+    let engine = asking_on(dir.path(), broker.clone());
+    // probe's writes are auto (a bundled plugin's default): only the target makes it ask.
+    let pressed = ran(&engine, "probe.press", json!({"button": "付款"})).await;
+    assert_eq!(pressed, json!({"pressed": "付款"}));
+    let prompts = broker.0.lock().unwrap().clone();
+    assert_eq!(prompts.len(), 1);
+    // zod's default for `app` filled in before resolveEffect read it.
+    assert_eq!(prompts[0].headline, "在支付宝中点按「付款」");
+    assert_eq!(prompts[0].offers, [Answer::Allow, Answer::Deny]);
+    // A call whose resolveEffect names nothing is decided by the modes: it runs unasked.
+    assert_eq!(
+        ran(&engine, "probe.press", json!({"button": ""})).await,
+        json!({"pressed": ""})
+    );
+    assert_eq!(broker.0.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_resolve_effect_that_throws_or_loops_refuses_the_agent_s_call_and_the_plugin_runs_again()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Arc::new(Recorded::default());
+    let engine = asking_on(dir.path(), broker.clone());
+    for (button, why) in [
+        ("throw", "no such button"),
+        ("loop", "it took longer than 100 ms"),
+    ] {
+        match call(
+            &engine,
+            "probe.press",
+            Actor::Agent,
+            json!({"button": button}),
+        )
+        .await
+        {
+            Outcome::Refused { message, .. } => assert!(
+                message.contains(&format!("探针 could not say what this call acts on: {why}")),
+                "{message}"
+            ),
+            other => panic!("{button}: {other:?}"),
+        }
+    }
+    assert!(broker.0.lock().unwrap().is_empty());
+    // The student's own tap is never questioned (seed 000, step 7).
+    match call(
+        &engine,
+        "probe.press",
+        Actor::User,
+        json!({"button": "throw"}),
+    )
+    .await
+    {
+        Outcome::Ran { result, .. } => assert_eq!(result, json!({"pressed": "throw"})),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        ran(&engine, "probe.press", json!({"button": "确定"})).await,
+        json!({"pressed": "确定"})
+    );
+}
+
+#[test]
+fn only_a_bundled_plugin_may_declare_that_its_code_names_the_target() {
+    let manifest = json!({
+        "id": "doc", "title": "Doc",
+        "tools": [{"name": "tap", "effect": "write", "resolvesEffect": true}]
+    });
+    let manifest = harness_core::registry::parse_manifest_text(&manifest.to_string()).unwrap();
+    let err = harness_core::registry::Plugin::load(
+        manifest,
+        harness_core::registry::PluginKind::Community,
+    )
+    .unwrap_err();
+    assert_eq!(err.field, "tools[0].resolvesEffect");
+}
+
 #[tokio::test]
 async fn a_service_kept_past_its_call_is_refused() {
     let (_dir, engine) = fresh(quick());

@@ -194,6 +194,14 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
    */
   target?: string;
   /**
+   * seed 000's resolveEffect as code: names what this call acts on (e.g. the button about to be
+   * tapped) from its input, or nothing. A call that names a target asks the agent every time,
+   * with the target as the prompt's headline and no "always allow". It runs in the decision,
+   * before the call and before any prompt: keep it quick (100 ms) and pure — `ctx` is not
+   * there, and a throw refuses the call.
+   */
+  resolveEffect?: (input: z.infer<S>) => string | undefined;
+  /**
    * Words for the result's top-level fields, as the chat labels its rows:
    * `{ balanceYuan: { zh: '余额（元）', en: 'Balance (yuan)' } }`. A field without one is shown
    * by its name made readable (`spentTodayYuan` → "Spent today (yuan)").
@@ -263,6 +271,7 @@ export interface ToolManifest {
   grant?: boolean;
   alwaysAsk?: boolean;
   target?: string;
+  resolvesEffect?: boolean;
   labels?: Record<string, FieldLabel>;
 }
 
@@ -270,6 +279,8 @@ export interface ToolManifest {
 export interface DefinedPlugin {
   manifest: Omit<PluginDef, 'tools'> & { tools: ToolManifest[] };
   execute(name: string, input: unknown, ctx: ToolContext): Promise<unknown>;
+  /** The target a tool's resolveEffect names for `input`, if it has one. */
+  resolve(name: string, input: unknown): string | undefined;
 }
 
 /** A problem in a plugin's definition, naming the manifest field to fix. */
@@ -314,6 +325,18 @@ export function definePlugin(def: PluginDef): DefinedPlugin {
       }
       return tool.execute(parsed.data, ctx);
     },
+    resolve(name, input) {
+      const resolveEffect = byName.get(name)?.resolveEffect;
+      if (!resolveEffect) return undefined;
+      const parsed = byName.get(name)!.input.safeParse(input);
+      if (!parsed.success) throw new Error(`the input of tool "${name}" does not fit`);
+      const target: unknown = resolveEffect(parsed.data);
+      if (target === undefined || target === null) return undefined;
+      if (typeof target !== 'string') {
+        throw new Error(`resolveEffect of tool "${name}" answered a ${typeof target}, not a string`);
+      }
+      return target;
+    },
   };
 }
 
@@ -341,6 +364,12 @@ function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest 
     if (tool[flag] !== undefined) out[flag] = tool[flag];
   }
   if (tool.target !== undefined) out.target = tool.target;
+  if (tool.resolveEffect !== undefined) {
+    if (typeof tool.resolveEffect !== 'function') {
+      throw new DefinitionError(`tools[${index}].resolveEffect`, `the resolveEffect of tool "${name}" is not a function`);
+    }
+    out.resolvesEffect = true;
+  }
   if (tool.labels !== undefined) out.labels = tool.labels;
   return out;
 }

@@ -28,12 +28,14 @@ use serde_json::{Value, json};
 
 use crate::consent::Permission;
 use crate::gates::ToolCallGate;
-use crate::handler::{Asker, PluginHandler, ToolContext};
+use crate::handler::{Asker, Assessment, PluginHandler, ToolContext};
 use crate::installed::Catalog;
 use crate::picked::FilePick;
 use crate::policy::Actor;
+use crate::policy::ToolCheck;
 use crate::registry::{LoadError, Plugin, PluginKind, Tool, parse_manifest_text};
 use crate::services::Services;
+use crate::turn::Scope;
 
 /// The bounds of one plugin's runtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -301,8 +303,37 @@ impl ScriptPlugin {
     }
 }
 
+/// How long a tool's `resolveEffect` may take: it runs in the decision, before every call.
+const RESOLVE_DEADLINE: Duration = Duration::from_millis(100);
+
+/// The most characters of a target a plugin's code names kept for the prompt's headline.
+const TARGET_CHARS: usize = 200;
+
 #[async_trait]
 impl PluginHandler for ScriptPlugin {
+    /// seed 000: a tool's `resolveEffect` names what the call acts on — the prompt's headline,
+    /// and a call that names one asks the agent with no "always allow". A function that throws
+    /// or overruns refuses the call (fail closed).
+    fn assess(&self, tool: &Tool, input: &Value, _scope: &Scope) -> Assessment {
+        if !tool.resolves_effect {
+            return Assessment::default();
+        }
+        match self.resolve(&tool.name, input) {
+            Ok(target) => Assessment {
+                target,
+                ..Assessment::default()
+            },
+            Err(why) => Assessment {
+                check: ToolCheck::Deny,
+                reason: Some(format!(
+                    "{} could not say what this call acts on: {why}",
+                    self.title
+                )),
+                ..Assessment::default()
+            },
+        }
+    }
+
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
         let instance = self.instance()?;
         let deadline = Instant::now() + self.limits.deadline;
@@ -385,6 +416,40 @@ impl PluginHandler for ScriptPlugin {
 }
 
 impl ScriptPlugin {
+    /// The target the tool's `resolveEffect` names for `input`, on one line and at most
+    /// [`TARGET_CHARS`] long; none when it names none.
+    fn resolve(&self, name: &str, input: &Value) -> Result<Option<String>, String> {
+        let instance = self.instance()?;
+        let deadline = Instant::now() + RESOLVE_DEADLINE;
+        let named = off_the_executor(|| {
+            instance.enter(deadline, |cx| {
+                let pku: Object = cx.globals().get("__pku")?;
+                let resolve: Function = pku.get("resolve")?;
+                resolve.call::<_, Option<String>>((name, input.to_string()))
+            })
+        });
+        let named = named.map_err(|error| {
+            let message = instance.describe(error);
+            if Instant::now() >= deadline {
+                self.discard(&instance);
+                format!("it took longer than {} ms", RESOLVE_DEADLINE.as_millis())
+            } else {
+                message
+            }
+        })?;
+        Ok(named
+            .map(|target| {
+                target
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(TARGET_CHARS)
+                    .collect::<String>()
+                    .trim()
+                    .to_owned()
+            })
+            .filter(|target| !target.is_empty()))
+    }
+
     fn too_long(&self) -> String {
         format!(
             "{} took longer than {} s and was stopped",

@@ -62,6 +62,11 @@
         }
       },
       manifest: () => JSON.stringify(plugin().manifest),
+      // The target a tool's resolveEffect names for the input: a string, or null for none.
+      resolve(name, input) {
+        const target = plugin().resolve(name, JSON.parse(input));
+        return target === undefined || target === null ? null : String(target);
+      },
       start(call, name, input, told) {
         let running;
         try {

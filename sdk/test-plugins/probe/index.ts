@@ -147,6 +147,20 @@ export default definePlugin({
       effect: 'read',
       execute: async (_input, ctx) => ctx.now,
     }),
+    press: defineTool({
+      title: '点按',
+      description: 'Presses a button in an app.',
+      input: z.object({ button: z.string().describe('The button'), app: z.string().default('支付宝').describe('The app') }),
+      effect: 'write',
+      // The target from the input, with zod's default filled in; none for an empty button; a
+      // throw and a loop for the tests of a resolveEffect that fails.
+      resolveEffect: ({ button, app }) => {
+        if (button === 'throw') throw new Error('no such button');
+        if (button === 'loop') for (;;);
+        return button === '' ? undefined : `在${app}中点按「${button}」`;
+      },
+      execute: async ({ button }) => ({ pressed: button }),
+    }),
     fail: defineTool({
       title: '失败',
       description: 'Fails with the given message.',
