@@ -405,6 +405,7 @@ impl Scenario {
                         reason: (call.tool_check == ToolCheck::Deny)
                             .then(|| "The tool's own check refused this call.".to_owned()),
                         sensitive: call.sensitive,
+                        target: None,
                     };
                     *answers.next.lock().unwrap() = answer;
                     let conversation =

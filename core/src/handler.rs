@@ -142,6 +142,13 @@ pub trait PluginHandler: Send + Sync {
         Assessment::default()
     }
 
+    /// The description the model reads for a tool that writes its own ([`Tool::describes`]),
+    /// as the turn offers it; `services` reach the plugin's store. It must not wait: it runs
+    /// as each request to the model is written. `None` keeps the manifest's.
+    fn describe(&self, _tool: &Tool, _services: &Services) -> Option<String> {
+        None
+    }
+
     /// Runs an allowed call. An `Err` is a failure the user can understand; expected,
     /// recoverable states are status objects in `Ok` (seed 004).
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String>;

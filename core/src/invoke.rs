@@ -256,11 +256,14 @@ impl Invoker {
     /// Every installed tool that could run for `actor` in `conversation`, whatever the input
     /// (`policy::precheck`), as the model is offered it.
     pub fn offered(&self, actor: Actor, conversation: Option<&str>) -> Vec<ModelTool> {
-        self.offered_tools(actor, conversation)
+        let tools = self.offered_tools(actor, conversation);
+        let written = self.descriptions(&tools);
+        tools
             .iter()
-            .map(|tool| ModelTool {
+            .zip(written)
+            .map(|(tool, written)| ModelTool {
                 name: tool.model_name(),
-                description: tool.description.clone(),
+                description: written.unwrap_or_else(|| tool.description.clone()),
                 input_schema: tool.input.source().clone(),
             })
             .collect()
@@ -300,6 +303,52 @@ impl Invoker {
             }
             tools
         })
+    }
+
+    /// The description the model reads for each of `tools`, where its plugin's code writes it
+    /// ([`Tool::describes`]) — `None` for the manifest's. The plugin's code runs outside the
+    /// lock, with services that reach its store only.
+    pub(crate) fn descriptions(&self, tools: &[Arc<Tool>]) -> Vec<Option<String>> {
+        if !tools.iter().any(|t| t.describes) {
+            return vec![None; tools.len()];
+        }
+        let writers: Vec<_> = self.plugins.read(|state| {
+            tools
+                .iter()
+                .map(|tool| {
+                    let installed = state
+                        .installed
+                        .get(&tool.plugin)
+                        .filter(|_| tool.describes)?;
+                    Some((
+                        installed.plugin.clone(),
+                        installed.handler.clone(),
+                        installed.gates.clone(),
+                    ))
+                })
+                .collect()
+        });
+        tools
+            .iter()
+            .zip(writers)
+            .map(|(tool, writer)| {
+                let (plugin, handler, gates) = writer?;
+                let services = Services {
+                    folder: self
+                        .data_dir
+                        .as_ref()
+                        .map(|d| d.join("plugins").join(&plugin.id)),
+                    plugin,
+                    gates,
+                    core: self.me.clone(),
+                    actor: Actor::Agent,
+                    conversation: None,
+                    scope: Arc::new(CallScope::unbounded()),
+                    made_in: None,
+                };
+                handler.describe(tool, &services)
+            })
+            .collect()
     }
 
     /// `made_in`: the conversation whose scope bounds a scheduled call (the one that made its

@@ -200,6 +200,11 @@ pub struct ToolManifest {
     /// function, run by its handler's assessment); only a bundled plugin has code to run it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resolves_effect: bool,
+    /// The plugin's code writes the description the model reads, from the plugin's store, as
+    /// each turn offers the tool (a TypeScript tool's `description` function); `description`
+    /// is what it wrote with nothing stored. Only a bundled plugin has code to run it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub describes: bool,
     /// A plugin document's declarative HTTP request (module `declared`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<RequestManifest>,
@@ -251,6 +256,8 @@ pub struct Tool {
     pub target: Option<String>,
     /// Its handler names each call's target (see [`ToolManifest::resolves_effect`]).
     pub resolves_effect: bool,
+    /// Its handler writes the model's description each turn (see [`ToolManifest::describes`]).
+    pub describes: bool,
     /// The HTTP request a document's tool makes, checked at load.
     pub request: Option<Request>,
     /// The result fields' labels the plugin gives (see [`ToolManifest::labels`]).
@@ -389,6 +396,14 @@ impl Plugin {
                     format!("tools[{index}].resolvesEffect"),
                     "only a plugin shipped with the app has code to name a call's target; \
                      use `target`, a template of the input's fields",
+                ));
+            }
+            if tool.describes && kind != PluginKind::Bundled {
+                return Err(LoadError::new(
+                    id,
+                    format!("tools[{index}].describes"),
+                    "only a plugin shipped with the app has code to write its description; \
+                     write `description` as text",
                 ));
             }
             let loaded = load_tool(id, index, tool, en, compile)?;
@@ -714,6 +729,7 @@ fn load_tool(
         destructive: tool.destructive && effect != Effect::Read,
         target: tool.target,
         resolves_effect: tool.resolves_effect,
+        describes: tool.describes,
         request,
         labels: tool.labels,
     })

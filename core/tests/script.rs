@@ -2,12 +2,15 @@
 //! from `sdk/test-plugins/` and `plugins/`, their manifests checked at load, their services the
 //! gates, and the runtime's bounds (deadline, memory, stack, isolation).
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use common::model_server::{ModelServer, calls, text};
 use harness_core::consent::{Permission, PermissionState};
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::picked::{FilePick, PickedFile};
@@ -578,6 +581,88 @@ fn only_a_bundled_plugin_may_declare_that_its_code_names_the_target() {
     )
     .unwrap_err();
     assert_eq!(err.field, "tools[0].resolvesEffect");
+    let manifest = json!({
+        "id": "doc", "title": "Doc",
+        "tools": [{"name": "tap", "effect": "read", "describes": true}]
+    });
+    let manifest = harness_core::registry::parse_manifest_text(&manifest.to_string()).unwrap();
+    let err = harness_core::registry::Plugin::load(
+        manifest,
+        harness_core::registry::PluginKind::Community,
+    )
+    .unwrap_err();
+    assert_eq!(err.field, "tools[0].describes");
+}
+
+#[tokio::test]
+async fn a_description_function_writes_what_the_model_reads_from_the_plugin_s_store() {
+    let (_dir, engine) = fresh(quick());
+    let described = |engine: &Engine| {
+        engine
+            .model_tools(Some("c"))
+            .into_iter()
+            .find(|t| t.name == "probe__favourite")
+            .map(|t| t.description)
+    };
+    // With nothing stored: the text the manifest holds too.
+    let none = "The student has no favourite canteen yet.";
+    assert_eq!(described(&engine).as_deref(), Some(none));
+    assert_eq!(
+        engine
+            .installed()
+            .tool("probe.favourite")
+            .unwrap()
+            .description,
+        none
+    );
+    ran(
+        &engine,
+        "probe.remember",
+        json!({"key": "favourite", "value": "农园"}),
+    )
+    .await;
+    assert_eq!(
+        described(&engine).as_deref(),
+        Some("The student's favourite canteen is 农园.")
+    );
+}
+
+#[tokio::test]
+async fn each_request_of_a_turn_carries_the_description_as_the_store_stands_then() {
+    let server = ModelServer::start(vec![
+        calls(&[(
+            "1",
+            "probe__remember",
+            r#"{"key":"favourite","value":"燕南"}"#,
+        )]),
+        text("记住了"),
+    ])
+    .await;
+    let (_dir, engine) = fresh(quick());
+    server.configure(&engine, "sk-test-description");
+    engine.send_message("c", "我最喜欢燕南食堂").await.unwrap();
+    let described: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|request| {
+            let tools = request.body["tools"].as_array().unwrap();
+            let favourite = tools
+                .iter()
+                .find(|t| t["function"]["name"] == "probe__favourite")
+                .unwrap();
+            favourite["function"]["description"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            "The student has no favourite canteen yet.",
+            "The student's favourite canteen is 燕南."
+        ]
+    );
 }
 
 #[tokio::test]

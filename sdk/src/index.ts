@@ -118,6 +118,14 @@ export interface Services {
   };
 }
 
+/** What a description function may read: the plugin's own store, as it stands. */
+export interface DescriptionServices {
+  store: {
+    /** The value stored under `key`, or undefined. */
+    get<T = unknown>(key: string): T | undefined;
+  };
+}
+
 /** A system permission's state as the phone's dialog answered it. */
 export type PermissionState = 'granted' | 'denied' | 'unknown';
 
@@ -175,8 +183,13 @@ export class CloudError extends Error {
 export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
   /** A short Chinese title shown to users. The English one goes in i18n.en.tools.<name>.title. */
   title: string;
-  /** For the model: when and how to use the tool, with units, formats and limits. */
-  description: string;
+  /**
+   * For the model: when and how to use the tool, with units, formats and limits. Or a function
+   * of the services that writes it each time a turn offers the tool (Dynamic<string>), e.g.
+   * from what the plugin stored; it reads the store only, must be quick (100 ms) and must not
+   * throw with nothing stored (that text is the one the plugin's page and a failure fall back to).
+   */
+  description: string | ((services: DescriptionServices) => string);
   /** The input; give every field a .describe(), the model reads it. */
   input: S;
   effect: Effect;
@@ -272,6 +285,7 @@ export interface ToolManifest {
   alwaysAsk?: boolean;
   target?: string;
   resolvesEffect?: boolean;
+  describes?: boolean;
   labels?: Record<string, FieldLabel>;
 }
 
@@ -281,6 +295,8 @@ export interface DefinedPlugin {
   execute(name: string, input: unknown, ctx: ToolContext): Promise<unknown>;
   /** The target a tool's resolveEffect names for `input`, if it has one. */
   resolve(name: string, input: unknown): string | undefined;
+  /** The description a tool's function writes now, if it has one. */
+  describe(name: string, services: DescriptionServices): string | undefined;
 }
 
 /** A problem in a plugin's definition, naming the manifest field to fix. */
@@ -325,6 +341,15 @@ export function definePlugin(def: PluginDef): DefinedPlugin {
       }
       return tool.execute(parsed.data, ctx);
     },
+    describe(name, services) {
+      const description = byName.get(name)?.description;
+      if (typeof description !== 'function') return undefined;
+      const text: unknown = description(services);
+      if (typeof text !== 'string') {
+        throw new Error(`the description of tool "${name}" answered a ${typeof text}, not a string`);
+      }
+      return text;
+    },
     resolve(name, input) {
       const resolveEffect = byName.get(name)?.resolveEffect;
       if (!resolveEffect) return undefined;
@@ -338,6 +363,24 @@ export function definePlugin(def: PluginDef): DefinedPlugin {
       return target;
     },
   };
+}
+
+/** A description function's text with nothing stored: the manifest's description. */
+function written(name: string, description: (services: DescriptionServices) => string, index: number): string {
+  const empty: DescriptionServices = Object.freeze({ store: Object.freeze({ get: () => undefined }) });
+  let text: unknown;
+  try {
+    text = description(empty);
+  } catch (e) {
+    throw new DefinitionError(
+      `tools[${index}].description`,
+      `the description of tool "${name}" threw with nothing stored: ${(e as Error).message}`,
+    );
+  }
+  if (typeof text !== 'string') {
+    throw new DefinitionError(`tools[${index}].description`, `the description of tool "${name}" is not a string`);
+  }
+  return text;
 }
 
 function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest {
@@ -356,10 +399,11 @@ function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest 
   const out: ToolManifest = {
     name,
     title: tool.title,
-    description: tool.description,
+    description: typeof tool.description === 'function' ? written(name, tool.description, index) : tool.description,
     effect: tool.effect,
     input,
   };
+  if (typeof tool.description === 'function') out.describes = true;
   for (const flag of ['untrusted', 'userOnly', 'grant', 'alwaysAsk'] as const) {
     if (tool[flag] !== undefined) out[flag] = tool[flag];
   }

@@ -237,7 +237,22 @@ struct ToolsJson {
 
 impl ToolsJson {
     /// The joined specs of `offered`, written again only when the list is not the one held.
-    fn of(&mut self, offered: Vec<Arc<Tool>>) -> Arc<str> {
+    /// `written`: the description a tool's own code wrote this turn, per tool (`None` for the
+    /// manifest's); such a tool's spec is written again each time.
+    fn of(&mut self, offered: Vec<Arc<Tool>>, written: Vec<Option<String>>) -> Arc<str> {
+        if written.iter().any(Option::is_some) {
+            let specs: Vec<Arc<str>> = offered
+                .iter()
+                .zip(&written)
+                .map(|(tool, written)| {
+                    let description = written.as_deref().unwrap_or(&tool.description);
+                    spec_json(&tool.model_name(), description, tool.input.source()).into()
+                })
+                .collect();
+            // Nothing is held: the next list is written afresh too.
+            *self = Self::default();
+            return join(&specs).into();
+        }
         let same = offered.len() == self.tools.len()
             && offered
                 .iter()
@@ -888,7 +903,9 @@ impl Agent {
         let tools: Arc<str> = match offer {
             Offer::Conversation => {
                 let offered = p.invoker.offered_tools(Actor::Agent, Some(conversation));
-                crate::lock(&self.tools).of(offered)
+                // A plugin's code writes its description outside every lock (the lock rule).
+                let written = p.invoker.descriptions(&offered);
+                crate::lock(&self.tools).of(offered, written)
             }
             Offer::Job(job) => {
                 let specs: Vec<String> = job

@@ -334,6 +334,36 @@ impl PluginHandler for ScriptPlugin {
         }
     }
 
+    /// A tool whose `description` is a function of the services: run with the plugin's store
+    /// to read (DESIGN.md §11, Dynamic<string>). One that throws or overruns keeps the
+    /// manifest's text.
+    fn describe(&self, tool: &Tool, services: &Services) -> Option<String> {
+        if !tool.describes {
+            return None;
+        }
+        let instance = self.instance().ok()?;
+        *crate::lock(&instance.reader) = Some(services.clone());
+        let written = off_the_executor(|| {
+            instance.enter(Instant::now() + RESOLVE_DEADLINE, |cx| {
+                let pku: Object = cx.globals().get("__pku")?;
+                let describe: Function = pku.get("describe")?;
+                describe.call::<_, Option<String>>((tool.name.as_str(),))
+            })
+        });
+        *crate::lock(&instance.reader) = None;
+        match written {
+            Ok(text) => text.filter(|t| !t.trim().is_empty()),
+            Err(error) => {
+                let why = instance.describe(error);
+                services.log(&format!(
+                    "the description of {} was not written: {why}",
+                    tool.name
+                ));
+                None
+            }
+        }
+    }
+
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
         let instance = self.instance()?;
         let deadline = Instant::now() + self.limits.deadline;
@@ -695,6 +725,8 @@ struct Instance {
     next_call: AtomicU64,
     /// Lines the script logged, sent to the host log through the running call's services.
     logs: Arc<Mutex<Vec<String>>>,
+    /// The services a tool's description function reads the store through, while it runs.
+    reader: Arc<Mutex<Option<Services>>>,
 }
 
 /// The host requests each running call has queued; a call no longer here has ended, and its
@@ -789,8 +821,10 @@ impl Instance {
             requests: Arc::default(),
             next_call: AtomicU64::new(1),
             logs: Arc::default(),
+            reader: Arc::default(),
         };
         let logs = instance.logs.clone();
+        let reader = instance.reader.clone();
         let requests = instance.requests.clone();
         let evaluated = instance.enter(Instant::now() + limits.deadline, |cx| {
             let host = Function::new(cx.clone(), move |call: f64, op: String, args: String| {
@@ -811,6 +845,16 @@ impl Instance {
                     logs.push(line);
                 }
             })?;
+            // The store as a description function reads it: the stored JSON text, "" for
+            // none, or the gate's `error: ` refusal; refused outside a description.
+            let read = Function::new(cx.clone(), move |key: String| {
+                match &*crate::lock(&reader) {
+                    Some(services) => services.store_get(&key),
+                    None => "error: the store is read this way only while a description is written"
+                        .into(),
+                }
+            })?;
+            cx.globals().set("__pkuRead", read)?;
             cx.globals().set("__pkuHost", host)?;
             cx.globals().set("__pkuLog", log)?;
             cx.eval::<(), _>(PRELUDE)?;

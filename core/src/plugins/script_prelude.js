@@ -5,8 +5,10 @@
   'use strict';
   const host = globalThis.__pkuHost;
   const log = globalThis.__pkuLog;
+  const read = globalThis.__pkuRead;
   delete globalThis.__pkuHost;
   delete globalThis.__pkuLog;
+  delete globalThis.__pkuRead;
   const line = (args) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
   globalThis.console = Object.freeze({
     log: (...args) => log(line(args)),
@@ -62,6 +64,23 @@
         }
       },
       manifest: () => JSON.stringify(plugin().manifest),
+      // The description a tool's function writes, reading the plugin's store as it stands.
+      describe(name) {
+        const store = Object.freeze({
+          get(key) {
+            const text = read(String(key));
+            if (text.startsWith('error: ')) throw new Error(text.slice(7));
+            if (text === '') return undefined;
+            try {
+              return JSON.parse(text);
+            } catch {
+              return text;
+            }
+          },
+        });
+        const text = plugin().describe(name, Object.freeze({ store }));
+        return text === undefined || text === null ? null : String(text);
+      },
       // The target a tool's resolveEffect names for the input: a string, or null for none.
       resolve(name, input) {
         const target = plugin().resolve(name, JSON.parse(input));

@@ -147,6 +147,19 @@ export default definePlugin({
       effect: 'read',
       execute: async (_input, ctx) => ctx.now,
     }),
+    favourite: defineTool({
+      title: '常去的',
+      // Written each turn from what `remember` stored under 'favourite'.
+      description: ({ store }) => {
+        const favourite = store.get<string>('favourite');
+        return favourite === undefined
+          ? 'The student has no favourite canteen yet.'
+          : `The student's favourite canteen is ${favourite}.`;
+      },
+      input: z.object({}),
+      effect: 'read',
+      execute: async (_input, ctx) => ({ favourite: (await ctx.services.store.get('favourite')) ?? null }),
+    }),
     press: defineTool({
       title: '点按',
       description: 'Presses a button in an app.',
