@@ -77,6 +77,13 @@ pub trait ApprovalBroker: Send + Sync {
         ElicitationAnswer::Decline
     }
 
+    /// Resolves once the turn a call of `conversation` runs in is stopped (the student's
+    /// Stop); never while it runs, nor for a conversation with no turn running. The engine's
+    /// own broker knows the turns; a shell's never resolves it.
+    async fn turn_stopped(&self, _conversation: &str) {
+        std::future::pending().await
+    }
+
     /// A tool the student tapped opens the file picker (seed 000: only the user chooses files,
     /// from a screen): the shell shows its picker for the kinds [`crate::picked`] reads and
     /// returns the file picked, `None` when the student picked nothing. A shell with no picker

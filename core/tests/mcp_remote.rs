@@ -1272,3 +1272,76 @@ async fn a_call_given_up_tells_the_server_so() {
         .collect();
     assert_eq!(cancelled, calls);
 }
+
+#[tokio::test]
+async fn stopping_a_turn_cancels_the_remote_call_it_waits_on() {
+    use common::model_server::{ModelServer, calls, text};
+    use harness_core::history::TurnState;
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    // Longer than the test waits: only the cancellation ends the call.
+    server.delay_calls([Duration::from_secs(60)]);
+    let name = harness_core::registry::model_name("mcp-canteen.echo");
+    let model = ModelServer::start(vec![
+        calls(&[("c1", &name, r#"{"message":"hi"}"#)]),
+        text("好"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(Engine::open(dir.path(), development()).unwrap());
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "canteen", None)
+        .await
+        .unwrap();
+    engine
+        .set_mode("mcp-canteen", Effect::Read, Mode::Auto)
+        .unwrap();
+    engine.open_conversation("c").unwrap();
+    model.configure(&engine, "sk-test-stop");
+    let running = {
+        let engine = engine.clone();
+        tokio::spawn(async move { engine.send_message("c", "问一下").await.unwrap() })
+    };
+    until("the call reached the server", || {
+        server.count("tools/call") == 1
+    })
+    .await;
+    assert!(engine.cancel_turn("c#1"));
+    let turn = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the turn ended without waiting for the server")
+        .unwrap();
+    assert_eq!(turn.state, TurnState::Cancelled);
+    until("the cancellation", || {
+        server.count("notifications/cancelled") == 1
+    })
+    .await;
+    let call_id = server
+        .requests()
+        .into_iter()
+        .find(|r| r.body["method"] == "tools/call")
+        .unwrap()
+        .body["id"]
+        .clone();
+    let cancelled = server
+        .requests()
+        .into_iter()
+        .find(|r| r.body["method"] == "notifications/cancelled")
+        .unwrap();
+    assert_eq!(cancelled.body["params"]["requestId"], call_id);
+    // The model was not asked again, and the call is recorded as the failure it was.
+    assert_eq!(model.requests().len(), 1);
+    let failed = engine
+        .audit_log()
+        .unwrap()
+        .into_iter()
+        .filter(|row| row.event == "failed")
+        .find_map(|row| row.detail);
+    assert_eq!(
+        failed,
+        Some(format!(
+            "the turn was stopped, so the app asked the server at {} to cancel the call; it may have taken effect there already",
+            server.url()
+        ))
+    );
+}

@@ -110,6 +110,13 @@ impl ApprovalBroker for WithdrawingBroker {
         }
     }
 
+    async fn turn_stopped(&self, conversation: &str) {
+        match self.running.token_of_conversation(conversation) {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
     // A tap's own: no turn to withdraw them with.
     async fn pick_file(&self, request: FilePick) -> Option<PickedFile> {
         self.inner.pick_file(request).await

@@ -1700,6 +1700,19 @@ impl PluginHandler for RemoteServer {
     }
 
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
+        // MCP: a client no longer interested in a request cancels it. A call given up when
+        // its turn is stopped drops the request, and rmcp sends the server
+        // notifications/cancelled naming it; the call is the tool's failure, said so.
+        let stopped = {
+            let asker = ctx.asker.clone();
+            let conversation = ctx.conversation.clone();
+            async move {
+                match (asker, conversation) {
+                    (Some(asker), Some(conversation)) => asker.0.turn_stopped(&conversation).await,
+                    _ => std::future::pending().await,
+                }
+            }
+        };
         let who = ctx.asker.map(|asker| Questioner {
             asker,
             plugin: ctx.services.plugin.id.clone(),
@@ -1707,7 +1720,18 @@ impl PluginHandler for RemoteServer {
             conversation: ctx.conversation.clone(),
             tainted: ctx.tainted,
         });
-        let result = self.call_asking(&tool.name, input, who).await?;
+        let result = tokio::select! {
+            // A turn stopped already sends nothing.
+            biased;
+            () = stopped => {
+                return Err(format!(
+                    "the turn was stopped, so the app asked the server at {} to cancel the \
+                     call; it may have taken effect there already",
+                    self.url
+                ));
+            }
+            result = self.call_asking(&tool.name, input, who) => result?,
+        };
         // MCP: a tool with an output schema answers with structured content that matches it;
         // a result that does not is refused, never handed to the model as the tool's data.
         if let Some(schema) = &tool.output {
