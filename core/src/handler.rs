@@ -153,3 +153,35 @@ pub trait PluginHandler: Send + Sync {
     /// recoverable states are status objects in `Ok` (seed 004).
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String>;
 }
+
+/// A result as the model is given it: a picture or a sound a server sent as content
+/// (`{"type": "image", "data": …}`) becomes a line of words saying what it was — the model
+/// reads text, and the bytes stay in the UI's copy for the chat to draw.
+pub fn model_copy(result: &Value) -> Value {
+    match result {
+        Value::Object(fields) => {
+            let kind = fields.get("type").and_then(Value::as_str);
+            let data = fields.get("data").and_then(Value::as_str);
+            match (kind, data) {
+                (Some(kind @ ("image" | "audio")), Some(data)) => {
+                    let mime = fields
+                        .get("mimeType")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?");
+                    Value::String(format!(
+                        "[{kind}: {mime}, about {} bytes]",
+                        data.len() / 4 * 3
+                    ))
+                }
+                _ => Value::Object(
+                    fields
+                        .iter()
+                        .map(|(k, v)| (k.clone(), model_copy(v)))
+                        .collect(),
+                ),
+            }
+        }
+        Value::Array(items) => Value::Array(items.iter().map(model_copy).collect()),
+        other => other.clone(),
+    }
+}

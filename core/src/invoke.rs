@@ -676,7 +676,7 @@ impl Invoker {
             }
             (Ok(result), _) => {
                 self.record(&call, &snap, AuditEvent::Ran);
-                let for_model = cut_for_model(&result.to_string());
+                let for_model = cut_for_model(&crate::handler::model_copy(&result).to_string());
                 Outcome::Ran { result, for_model }
             }
             (Err(message), None) => {

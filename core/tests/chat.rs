@@ -725,3 +725,86 @@ async fn only_the_plan_on_offer_can_be_accepted() {
     let second = plan_item(&chat_in(&w, Language::Zh)).unwrap();
     assert_eq!(second.text, "第二版计划");
 }
+
+/// A remote server's picture and links: drawn and offered by the chat, read by the model as
+/// words, never as the picture's bytes.
+#[tokio::test]
+async fn a_server_s_picture_is_drawn_and_its_links_offered_while_the_model_reads_words() {
+    let everything = common::everything::Everything::start();
+    let dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![
+        call("c1", "mcp-everything__get-tiny-image"),
+        call("c2", "mcp-everything__get-resource-links"),
+        text("好了"),
+    ])
+    .await;
+    let live = Live::new();
+    let mut options = Options::new(Arc::new(Answers(Mutex::new(vec![
+        Answer::Allow,
+        Answer::Allow,
+    ]))));
+    options.builtin_plugins = false;
+    options.development_servers = true;
+    options.events = live.sink(Arc::new(NoEvents));
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&everything.url(), "everything", None)
+        .await
+        .unwrap();
+    server.configure(&engine, KEY);
+    let screens = Screens::new(engine.clone(), live);
+    screens
+        .act(Action::SendMessage {
+            conversation: "c".into(),
+            text: "给我看图".into(),
+        })
+        .await
+        .unwrap();
+    let chat = screens.chat("c").unwrap();
+    let views = calls(&chat);
+    let image = &views[0];
+    assert_eq!(image.ok, Some(true), "{image:?}");
+    assert_eq!(image.images.len(), 1);
+    assert_eq!(image.images[0].mime_type, "image/png");
+    assert_eq!(&image.images[0].bytes[..4], b"\x89PNG");
+    assert_eq!(
+        image.images[0].description,
+        format!(
+            "图片（PNG，{:.1} KB）",
+            image.images[0].bytes.len() as f64 / 1024.0
+        )
+    );
+    // The words around it stay rows; the picture is not one of them.
+    assert_eq!(
+        image.rows,
+        [row(
+            "内容",
+            "Here's the image you requested:、The image above is the MCP logo."
+        )]
+    );
+    // The base64 text's length, read back as bytes: what the model is told.
+    let about = image.images[0].bytes.len().div_ceil(3) * 3;
+    let words = format!("[image: image/png, about {about} bytes]");
+    let raw = image.raw_json.as_deref().unwrap();
+    assert!(raw.contains(&words), "{raw}");
+    assert!(!raw.contains("iVBORw0KGgo"), "the raw data shows no bytes");
+    let links = &views[1].links;
+    assert_eq!(links.len(), 3);
+    assert_eq!(links[0].title, "Blob Resource 1");
+    assert_eq!(
+        links[0].detail.as_deref(),
+        Some("Resource 1: plaintext resource")
+    );
+    assert!(
+        links[0].address.starts_with("demo://resource/"),
+        "{}",
+        links[0].address
+    );
+    // A server's own resource is shown, never handed to the browser.
+    assert!(links.iter().all(|l| l.open.is_none()));
+    // What the model was sent: the picture as words.
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(sent.contains(&words), "{sent}");
+    assert!(!sent.contains("iVBORw0KGgo"));
+}

@@ -21,7 +21,7 @@ SCREEN_STRUCTS = [
     "AuditRowView", "JobsScreen", "JobRow", "JobForm", "JobSourceOption", "JobScheduleOption",
     "JobComparisonOption", "Navigation", "NavItem", "Button", "Choice",
     "LabelValue", "RuleRow", "SignInSheet", "ElicitationSheet", "FormFieldRow", "FieldOption",
-    "PageRow", "ElicitationButton",
+    "PageRow", "ElicitationButton", "CallImage", "CallLink",
 ]
 
 FIELD = re.compile(r"^    public (?:var|let) (\w+)\s*:", re.M)

@@ -1743,6 +1743,16 @@ impl PluginHandler for RemoteServer {
     }
 }
 
+/// The fields `names` of a content block, and nothing else it carries (annotations, `_meta`).
+fn keep(block: &Value, names: &[&str]) -> Value {
+    Value::Object(
+        names
+            .iter()
+            .filter_map(|name| Some(((*name).to_owned(), block.get(*name)?.clone())))
+            .collect(),
+    )
+}
+
 /// A `tools/call` result as the tool's result: `structuredContent` when there is one, else the
 /// content blocks (text as text, an image or audio as a short description); `isError` becomes
 /// the tool's error.
@@ -1753,7 +1763,14 @@ fn shape(result: CallToolResult) -> Result<Value, String> {
         .filter_map(|c| serde_json::to_value(c).ok())
         .map(|block| match block.get("type").and_then(Value::as_str) {
             Some("text") => block.get("text").cloned().unwrap_or(Value::Null),
-            Some(kind @ ("image" | "audio")) => {
+            // Kept for the chat to draw and offer; the model reads a picture as words
+            // (handler::model_copy).
+            Some("image") => keep(&block, &["type", "mimeType", "data"]),
+            Some("resource_link") => keep(
+                &block,
+                &["type", "uri", "name", "title", "description", "mimeType"],
+            ),
+            Some("audio") => {
                 let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("?");
                 let size = block
                     .get("data")
@@ -1761,15 +1778,17 @@ fn shape(result: CallToolResult) -> Result<Value, String> {
                     .map_or(0, str::len)
                     / 4
                     * 3;
-                Value::String(format!("[{kind}: {mime}, about {size} bytes]"))
+                Value::String(format!("[audio: {mime}, about {size} bytes]"))
             }
             Some(other) => Value::String(format!("[{other}]")),
             None => Value::Null,
         })
         .collect();
     if result.is_error == Some(true) {
+        // An error is words: a picture in it is said, not sent.
         let text: Vec<String> = blocks
             .iter()
+            .map(crate::handler::model_copy)
             .map(|b| b.as_str().map_or_else(|| b.to_string(), str::to_owned))
             .collect();
         return Err(text.join("\n"));

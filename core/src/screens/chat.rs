@@ -7,10 +7,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::live::Live;
+use super::media::{self, CallImage, CallLink};
 use super::results::{CallCard, refusal_card, rows, signin_card, status_card};
 use super::texts::{refusal_words, title, tr};
 use super::{Action, Button, ButtonRole, LabelValue};
 use crate::engine::{Engine, EngineError};
+use crate::handler::model_copy;
 use crate::policy::Code;
 use crate::registry::{Tool, tool_id};
 use crate::settings::Language;
@@ -50,6 +52,10 @@ pub struct ToolCallView {
     /// A status answer's fix (sign in, Treehole's check, a page for the browser), or the
     /// setting that would let a refused call run.
     pub card: Option<CallCard>,
+    /// The pictures the result carries (a server's image content), drawn below the rows.
+    pub images: Vec<CallImage>,
+    /// The links the result carries (a server's resource links), below the pictures.
+    pub links: Vec<CallLink>,
     /// Whether it ran; none while it runs.
     pub ok: Option<bool>,
     /// "Show raw data" and "Hide raw data": the toggle of the JSON below.
@@ -344,6 +350,8 @@ fn call_view(
         summary: summary.into(),
         rows: Vec::new(),
         card: None,
+        images: Vec::new(),
+        links: Vec::new(),
         ok: None,
         show_raw_label: tr(lang, "显示原始数据", "Show raw data").into(),
         hide_raw_label: tr(lang, "隐藏原始数据", "Hide raw data").into(),
@@ -363,7 +371,8 @@ fn fill_result(
     view: &mut ToolCallView,
     content: &str,
 ) {
-    view.raw_json = Some(pretty(content));
+    // What the agent read: a picture as its words, not its bytes.
+    view.raw_json = Some(pretty(&model_copy_of(content)));
     match refusal(content) {
         Some(Some(code)) => {
             let words = refusal_words(lang, code);
@@ -400,8 +409,9 @@ fn fill_result(
                 tr(lang, "已运行", "Ran")
             }
             .to_owned();
-            let result = serde_json::from_str::<Value>(content)
+            let mut result = serde_json::from_str::<Value>(content)
                 .unwrap_or_else(|_| Value::String(content.to_owned()));
+            (view.images, view.links) = media::take(lang, &mut result);
             view.card = status_card(lang, &result);
             // A status the card explains is no data to list.
             if view.card.is_none() {
@@ -461,4 +471,12 @@ fn lowercase_first(words: &str) -> String {
     chars.next().map_or_else(String::new, |first| {
         first.to_lowercase().chain(chars).collect()
     })
+}
+
+/// A stored result as the model read it: a picture as its words (see [`model_copy`]).
+fn model_copy_of(content: &str) -> String {
+    match serde_json::from_str::<Value>(content) {
+        Ok(result) => model_copy(&result).to_string(),
+        Err(_) => content.to_owned(),
+    }
 }

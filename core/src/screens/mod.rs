@@ -17,6 +17,7 @@ mod inbox;
 mod job_form;
 mod live;
 mod markdown;
+mod media;
 mod nav;
 mod pay_code;
 mod plugins;
@@ -47,6 +48,7 @@ pub use job_form::{
 };
 pub use live::Live;
 pub use markdown::{BlockKind, TextBlock, TextSpan};
+pub use media::{CallImage, CallLink};
 pub use nav::{NavItem, Navigation, Route, route_for};
 pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
 pub use plugins::{

@@ -52,6 +52,8 @@ fn field_label(lang: Language, name: &str, given: Option<&FieldLabel>) -> String
     match (given, lang) {
         (Some(FieldLabel { en: Some(en), .. }), Language::En) => en.clone(),
         (Some(label), _) => label.zh.clone(),
+        // A remote server's answer without structured data: its content blocks' words.
+        (None, _) if name == "content" => tr(lang, "内容", "Content").into(),
         (None, _) => readable_name(lang, name),
     }
 }

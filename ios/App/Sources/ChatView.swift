@@ -197,6 +197,34 @@ struct ToolCallRow: View {
                 }
                 .accessibilityElement(children: .combine)
             }
+            // A server's pictures, drawn; one that does not decode is its words.
+            ForEach(Array(call.images.enumerated()), id: \.offset) { _, image in
+                if let picture = UIImage(data: image.bytes) {
+                    Image(uiImage: picture)
+                        .resizable()
+                        .scaledToFit()
+                        .frame(maxWidth: 240, maxHeight: 240, alignment: .leading)
+                        .accessibilityLabel(image.description)
+                } else {
+                    Text(image.description).font(.caption).foregroundStyle(.secondary)
+                }
+            }
+            // A server's links: an https page opens in the browser; another address is shown.
+            ForEach(Array(call.links.enumerated()), id: \.offset) { _, link in
+                VStack(alignment: .leading, spacing: 2) {
+                    if let open = link.open {
+                        SwiftUI.Button(link.title) { act(open) }.font(.callout)
+                    } else {
+                        Text(link.title).font(.callout)
+                    }
+                    if let detail = link.detail {
+                        Text(detail).font(.caption)
+                    }
+                    Text(link.address).font(.caption2).foregroundStyle(.secondary)
+                }
+                .accessibilityElement(children: .combine)
+                .accessibilityIdentifier("tool-call.link")
+            }
             if let card = call.card {
                 VStack(alignment: .leading, spacing: 6) {
                     Text(card.text).font(.callout)
