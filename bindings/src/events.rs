@@ -65,6 +65,14 @@ pub enum HarnessEvent {
         verdict: String,
         reason: String,
     },
+    /// How far a running call has come, as its server says: `done` is `3/5` (or `3`),
+    /// `message` the server's words, cut and on one line. The chat's call shows it.
+    ToolProgress {
+        turn: String,
+        call: String,
+        done: String,
+        message: Option<String>,
+    },
     /// A call's outcome: the whole result (the UI's copy), or the error the model was given.
     ToolResult {
         turn: String,

@@ -417,6 +417,17 @@ impl EventSink for PlatformEvents {
                 verdict,
                 reason,
             }),
+            Event::ToolProgress {
+                turn,
+                call,
+                done,
+                message,
+            } => self.events.emit(HarnessEvent::ToolProgress {
+                turn,
+                call,
+                done,
+                message,
+            }),
             Event::ToolResult {
                 turn,
                 call,

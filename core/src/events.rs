@@ -53,6 +53,14 @@ pub enum Event {
         verdict: String,
         reason: String,
     },
+    /// How far a running call has come, as its server says: `done` is "3/5" (or "3" when the
+    /// server gives no total), `message` the server's words, cut and on one line.
+    ToolProgress {
+        turn: String,
+        call: String,
+        done: String,
+        message: Option<String>,
+    },
     /// A call's outcome: the whole result (the UI's copy), or the error the model is given.
     ToolResult {
         turn: String,

@@ -65,6 +65,29 @@ pub struct ToolContext {
     /// Who answers a remote server's question during this call (MCP elicitation): the
     /// shell's broker for the student's tap or the agent's turn, none for a scheduled call.
     pub asker: Option<Asker>,
+    /// Where the call says how far it has come (an MCP server's progress notifications): the
+    /// chat's running call, for a call of the agent's turn; none otherwise.
+    pub progress: Option<Progress>,
+}
+
+/// How far a running call has come, as its server says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgressUpdate {
+    /// Grows as the work goes on; a count of `total` when that is known.
+    pub progress: f64,
+    pub total: Option<f64>,
+    /// The server's words, if it gives any.
+    pub message: Option<String>,
+}
+
+/// Where a running call reports its progress.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(ProgressUpdate) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
 }
 
 /// The shell's broker, as a running call may reach it.

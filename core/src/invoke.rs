@@ -34,7 +34,7 @@ use crate::turn::{ConversationSettings, Scope};
 use crate::why::{RuleAt, Why};
 
 pub use crate::handler::{
-    Asker, Assessment, Grant, LocalNow, PluginHandler, ToolContext, TurnContext,
+    Asker, Assessment, Grant, LocalNow, PluginHandler, Progress, ToolContext, TurnContext,
 };
 pub use crate::plugins::elicitation::{Elicitation, ElicitationAnswer};
 
@@ -491,6 +491,21 @@ impl Invoker {
     /// is bounded by that conversation's scope (seed 003; DESIGN.md §3 step 6), as it stands
     /// when the call is decided. A job the user made (`None`) is bounded by no conversation's.
     pub async fn invoke_made_in(&self, call: Call, made_in: Option<String>) -> Invocation {
+        self.invoke_with(call, made_in, None).await
+    }
+
+    /// The one invoke path, with the running call's progress reported to `progress` (the
+    /// agent's turn shows it on the call).
+    pub async fn invoke_reporting(&self, call: Call, progress: Progress) -> Invocation {
+        self.invoke_with(call, None, Some(progress)).await
+    }
+
+    async fn invoke_with(
+        &self,
+        call: Call,
+        made_in: Option<String>,
+        progress: Option<Progress>,
+    ) -> Invocation {
         let snap = self.snapshot(&call, made_in.as_deref());
         let (decision, input_error, assessment) = self.decide_snapshot(&call, &snap);
         let why = explain(&decision, &snap, &assessment);
@@ -655,6 +670,7 @@ impl Invoker {
                 Actor::User | Actor::Agent => Some(Asker(self.broker.clone())),
                 Actor::Scheduler => None,
             },
+            progress,
         };
         let ran = handler.run(&tool, call.input.clone(), ctx).await;
         // seed 000: third-party content taints the turn it enters — an error text too, since it

@@ -808,3 +808,71 @@ async fn a_server_s_picture_is_drawn_and_its_links_offered_while_the_model_reads
     assert!(sent.contains(&words), "{sent}");
     assert!(!sent.contains("iVBORw0KGgo"));
 }
+
+/// A server's progress on the running call: the chat says how far it has come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_call_shows_how_far_its_server_has_come() {
+    let everything = common::everything::Everything::start();
+    let dir = tempfile::tempdir().unwrap();
+    let server = ModelServer::start(vec![
+        Reply::events([
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                "function": {"name": "mcp-everything__trigger-long-running-operation",
+                             "arguments": "{\"duration\": 60, \"steps\": 60}"}}]}),
+            ),
+            done(),
+        ]),
+        text("好了"),
+    ])
+    .await;
+    let live = Live::new();
+    let mut options = Options::new(Arc::new(Answers(Mutex::new(vec![Answer::Allow]))));
+    options.builtin_plugins = false;
+    options.development_servers = true;
+    options.events = live.sink(Arc::new(NoEvents));
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&everything.url(), "everything", None)
+        .await
+        .unwrap();
+    server.configure(&engine, KEY);
+    let screens = Arc::new(Screens::new(engine.clone(), live));
+    let running = {
+        let screens = screens.clone();
+        tokio::spawn(async move {
+            screens
+                .act(Action::SendMessage {
+                    conversation: "c".into(),
+                    text: "跑一下".into(),
+                })
+                .await
+        })
+    };
+    // One step a second: the first one's words reach the chat's call.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let summary = loop {
+        let summary = screens
+            .chat("c")
+            .ok()
+            .and_then(|chat| calls(&chat).first().map(|c| c.summary.clone()))
+            .unwrap_or_default();
+        if summary.starts_with("运行中… ") && summary.contains("/60") {
+            break summary;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no progress shown: {summary:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let done: u32 = summary
+        .trim_start_matches("运行中… ")
+        .trim_end_matches("/60")
+        .parse()
+        .unwrap_or_else(|_| panic!("{summary}"));
+    assert!((1..=60).contains(&done), "{summary}");
+    assert!(engine.cancel_turn("c#1"));
+    running.await.unwrap().unwrap();
+}

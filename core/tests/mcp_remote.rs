@@ -1345,3 +1345,56 @@ async fn stopping_a_turn_cancels_the_remote_call_it_waits_on() {
         ))
     );
 }
+
+/// Records the engine's events.
+#[derive(Default)]
+struct Recorded(std::sync::Mutex<Vec<harness_core::events::Event>>);
+
+impl harness_core::events::EventSink for Recorded {
+    fn emit(&self, event: harness_core::events::Event) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+#[tokio::test]
+async fn a_servers_progress_reaches_the_chat_s_running_call_once_per_step() {
+    use common::model_server::{ModelServer, calls, text};
+    use harness_core::events::Event;
+    let server = Everything::start();
+    let name = harness_core::registry::model_name("mcp-everything.trigger-long-running-operation");
+    let model = ModelServer::start(vec![
+        calls(&[("c1", &name, r#"{"duration":0.3,"steps":3}"#)]),
+        text("好了"),
+    ])
+    .await;
+    let events = Arc::new(Recorded::default());
+    let mut options = development();
+    options.events = events.clone();
+    let engine = Engine::in_memory(options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "everything", None)
+        .await
+        .unwrap();
+    engine
+        .set_mode("mcp-everything", Effect::Read, Mode::Auto)
+        .unwrap();
+    engine.open_conversation("c").unwrap();
+    model.configure(&engine, "sk-test-progress");
+    engine.send_message("c", "跑一下").await.unwrap();
+    let progress: Vec<Event> = events
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::ToolProgress { .. }))
+        .cloned()
+        .collect();
+    let step = |done: &str| Event::ToolProgress {
+        turn: "c#1".into(),
+        call: "c1".into(),
+        done: done.into(),
+        message: None,
+    };
+    assert_eq!(progress, [step("1/3"), step("2/3"), step("3/3")]);
+}

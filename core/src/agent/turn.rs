@@ -23,6 +23,7 @@ use crate::conversations::{Conversations, Line, Placed};
 use crate::error::{EngineError, Unset};
 use crate::events::{Event, EventSink, TurnUsage};
 use crate::gates::LineKind;
+use crate::handler::{Progress, ProgressUpdate};
 use crate::history::{History, TurnState};
 use crate::installed::InstalledPlugins;
 use crate::invoke::{
@@ -61,6 +62,53 @@ impl Running {
             .find(|(c, _)| c == conversation)
             .map(|(_, t)| t.clone())
     }
+}
+
+/// The most characters of a server's progress message the chat shows.
+const PROGRESS_CHARS: usize = 120;
+
+/// A running call's progress as events for the chat: `3/5` and the server's words on one line,
+/// sent only when they change (a server may report as often as it likes).
+fn progress_events(events: Arc<dyn EventSink>, turn: &str, call: &str) -> Progress {
+    let (turn, call) = (turn.to_owned(), call.to_owned());
+    let last = std::sync::Mutex::new(None::<(String, Option<String>)>);
+    Progress(Arc::new(move |update: ProgressUpdate| {
+        let count = |n: f64| {
+            if n.is_finite() && n.fract() == 0.0 && n.abs() < 1e15 {
+                format!("{}", n as i64)
+            } else {
+                format!("{n:.1}")
+            }
+        };
+        let done = match update.total {
+            Some(total) => format!("{}/{}", count(update.progress), count(total)),
+            None => count(update.progress),
+        };
+        let message = update
+            .message
+            .map(|m| {
+                m.chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(PROGRESS_CHARS)
+                    .collect::<String>()
+                    .trim()
+                    .to_owned()
+            })
+            .filter(|m| !m.is_empty());
+        let now = (done, message);
+        let mut seen = crate::lock(&last);
+        if seen.as_ref() == Some(&now) {
+            return;
+        }
+        *seen = Some(now.clone());
+        drop(seen);
+        events.emit(Event::ToolProgress {
+            turn: turn.clone(),
+            call: call.clone(),
+            done: now.0,
+            message: now.1,
+        });
+    }))
 }
 
 /// The shell's broker, with a prompt withdrawn (answered with its own "no") when the turn that
@@ -1086,12 +1134,15 @@ impl Agent {
         };
         p.events.emit(Event::ToolDecision {
             turn: turn.to_owned(),
-            call: call_id,
+            call: call_id.clone(),
             verdict: verdict.into(),
             reason: format!("step {}", decision.step.label()),
         });
         let invocation = match offer {
-            Offer::Conversation => p.invoker.invoke(call).await,
+            Offer::Conversation => {
+                let progress = progress_events(p.events.clone(), turn, &call_id);
+                p.invoker.invoke_reporting(call, progress).await
+            }
             Offer::Job(job) => job.call(&call.tool, call.input).await,
         };
         let for_model = invocation.for_model();

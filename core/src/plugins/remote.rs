@@ -41,7 +41,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    ErrorData as McpError, FormElicitationCapability, PingRequest, ServerJsonRpcMessage,
+    ErrorData as McpError, FormElicitationCapability, NumberOrString, PingRequest,
+    ProgressNotificationParam, ProgressToken, RequestParamsMeta, ServerJsonRpcMessage,
     UrlElicitationCapability,
 };
 use rmcp::service::{
@@ -62,7 +63,7 @@ use url::{Host, Url};
 use super::elicitation::{Elicitation, ElicitationAnswer, ElicitationKind};
 use super::{bounded, oauth};
 use crate::error::EngineError;
-use crate::handler::{Asker, Assessment, PluginHandler, ToolContext};
+use crate::handler::{Asker, Assessment, PluginHandler, Progress, ProgressUpdate, ToolContext};
 use crate::installed::InstalledPlugins;
 use crate::registry::{LoadError, McpTool, Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
@@ -168,6 +169,8 @@ struct Questioner {
     plugin_title: String,
     conversation: Option<String>,
     tainted: bool,
+    /// Where the call's progress goes (the chat's running call).
+    progress: Option<Progress>,
 }
 
 /// A server's questions (MCP elicitation) and the calls that may be asked them: a question
@@ -188,6 +191,18 @@ impl Questions {
         RunningCall {
             questions: self.clone(),
             id,
+        }
+    }
+
+    /// A running call's progress, by the id its request carried as its progress token; a
+    /// token no running call has (a call that ended, or a server's invention) is dropped.
+    fn report(&self, id: u64, update: ProgressUpdate) {
+        let progress = crate::lock(&self.calls)
+            .iter()
+            .find(|(call, _)| *call == id)
+            .and_then(|(_, who)| who.progress.clone());
+        if let Some(progress) = progress {
+            (progress.0)(update);
         }
     }
 
@@ -316,6 +331,27 @@ impl ClientHandler for Listener {
             (ElicitationAnswer::Decline, _) => ElicitResult::new(ElicitationAction::Decline),
             (ElicitationAnswer::Cancel, _) => ElicitResult::new(ElicitationAction::Cancel),
         })
+    }
+
+    /// MCP progress: a call's request carries its progress token (the running call's id);
+    /// what the server reports for it goes to that call's chat.
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let NumberOrString::Number(id) = params.progress_token.0
+            && let Ok(id) = u64::try_from(id)
+        {
+            self.questions.report(
+                id,
+                ProgressUpdate {
+                    progress: params.progress,
+                    total: params.total,
+                    message: params.message,
+                },
+            );
+        }
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
@@ -713,8 +749,9 @@ impl RemoteServer {
         input: Value,
         who: Option<Questioner>,
     ) -> Result<Value, String> {
-        let _running = who.map(|who| self.questions.running(who));
-        let first = self.call_once(name, input.clone()).await;
+        let running = who.map(|who| self.questions.running(who));
+        let token = running.as_ref().map(|call| call.id);
+        let first = self.call_once(name, input.clone(), token).await;
         let rejected = self.rejected.swap(false, Ordering::SeqCst);
         let insufficient = crate::lock(&self.insufficient).take();
         match (first, rejected, insufficient) {
@@ -723,13 +760,13 @@ impl RemoteServer {
             // call, so the call goes once more on a new session, after a refresh of a sign-in.
             (Err(_), true, _) => {
                 self.token.refresh().await?;
-                self.call_once(name, input).await
+                self.call_once(name, input, token).await
             }
             // HTTP 403 `insufficient_scope`: the student signs in again for the scopes it asks
             // for (a step-up), and the call goes once more; a second refusal is the call's.
             (Err(_), false, Some(challenge)) => {
                 self.step_up(&challenge).await?;
-                let again = self.call_once(name, input).await;
+                let again = self.call_once(name, input, token).await;
                 let left = crate::lock(&self.insufficient).take();
                 match (again, left) {
                     (Err(_), Some(challenge)) => Err(self.asks_more(&challenge)),
@@ -740,9 +777,18 @@ impl RemoteServer {
         }
     }
 
-    async fn call_once(&self, name: &str, input: Value) -> Result<Value, String> {
+    /// One `tools/call`; `progress`: the running call's id, sent as its progress token.
+    async fn call_once(
+        &self,
+        name: &str,
+        input: Value,
+        progress: Option<u64>,
+    ) -> Result<Value, String> {
         let session = self.session().await?;
         let mut params = CallToolRequestParams::new(name.to_owned());
+        if let Some(id) = progress.and_then(|id| i64::try_from(id).ok()) {
+            params.set_progress_token(ProgressToken(NumberOrString::Number(id)));
+        }
         if let Value::Object(arguments) = input {
             params = params.with_arguments(arguments);
         }
@@ -1719,6 +1765,7 @@ impl PluginHandler for RemoteServer {
             plugin_title: ctx.services.plugin.title.clone(),
             conversation: ctx.conversation.clone(),
             tainted: ctx.tainted,
+            progress: ctx.progress.clone(),
         });
         let result = tokio::select! {
             // A turn stopped already sends nothing.

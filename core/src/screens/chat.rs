@@ -333,13 +333,20 @@ fn call_view(
     tool: Option<&Tool>,
 ) -> ToolCallView {
     let plugin = tool.and_then(|t| plugin_title(engine, lang, &t.plugin));
-    let summary = live
-        .decision(&call.id)
-        .map_or("", |d| match d.verdict.as_str() {
-            "run" => tr(lang, "运行中…", "Running…"),
-            "ask" => tr(lang, "已询问你…", "Asked you…"),
-            _ => "",
-        });
+    let decision = live.decision(&call.id);
+    let summary = match decision.as_ref().map(|d| (d.verdict.as_str(), &d.progress)) {
+        // A server's progress: how far, and its words, while the call runs.
+        Some(("run", Some((done, message)))) => {
+            let running = tr(lang, "运行中…", "Running…");
+            match message {
+                Some(words) => format!("{running} {done} · {words}"),
+                None => format!("{running} {done}"),
+            }
+        }
+        Some(("run", None)) => tr(lang, "运行中…", "Running…").into(),
+        Some(("ask", _)) => tr(lang, "已询问你…", "Asked you…").into(),
+        _ => String::new(),
+    };
     ToolCallView {
         call: call.id.clone(),
         title: tool.map_or_else(
@@ -347,7 +354,7 @@ fn call_view(
             |t| title(lang, &t.title, t.title_en.as_deref()),
         ),
         plugin_title: plugin.unwrap_or_default(),
-        summary: summary.into(),
+        summary,
         rows: Vec::new(),
         card: None,
         images: Vec::new(),

@@ -25,6 +25,8 @@ pub(crate) struct LiveTurn {
 pub(crate) struct LiveDecision {
     pub verdict: String,
     pub reason: String,
+    /// How far the call has come as its server last said: `3/5` and its words.
+    pub progress: Option<(String, Option<String>)>,
 }
 
 #[derive(Default)]
@@ -129,8 +131,19 @@ impl Live {
                     LiveDecision {
                         verdict: verdict.clone(),
                         reason: reason.clone(),
+                        progress: None,
                     },
                 );
+            }
+            Event::ToolProgress {
+                call,
+                done,
+                message,
+                ..
+            } => {
+                if let Some(decision) = s.decisions.get_mut(call) {
+                    decision.progress = Some((done.clone(), message.clone()));
+                }
             }
             Event::TurnEnded {
                 turn,

@@ -141,6 +141,7 @@ fun chatEvents(conversation: String): (HarnessEvent) -> Boolean {
             is HarnessEvent.AnswerRestarted -> ours(event.turn)
             is HarnessEvent.ToolCallStarted -> ours(event.turn)
             is HarnessEvent.ToolDecision -> ours(event.turn)
+            is HarnessEvent.ToolProgress -> ours(event.turn)
             is HarnessEvent.ToolResult -> ours(event.turn)
             is HarnessEvent.TurnEnded -> ours(event.turn)
             is HarnessEvent.MemoryPending -> event.conversation == conversation
