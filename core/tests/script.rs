@@ -358,6 +358,8 @@ struct Phone {
     file: Option<PickedFile>,
     answer: PermissionState,
     asked: Mutex<Vec<String>>,
+    /// How long the student takes in the picker.
+    takes: Duration,
 }
 
 #[async_trait]
@@ -371,6 +373,7 @@ impl ApprovalBroker for Phone {
             .lock()
             .unwrap()
             .push(format!("pick for {}", request.plugin_title));
+        tokio::time::sleep(self.takes).await;
         self.file.clone()
     }
 
@@ -384,12 +387,16 @@ impl ApprovalBroker for Phone {
 }
 
 fn tapped_on(dir: &std::path::Path, phone: Arc<Phone>) -> Engine {
+    tapped_on_within(dir, phone, Limits::default())
+}
+
+fn tapped_on_within(dir: &std::path::Path, phone: Arc<Phone>, limits: Limits) -> Engine {
     let mut options = Options::new(phone);
     options.builtin_plugins = false;
     let engine = Engine::open(dir, options).unwrap();
     // The probe may call echo's tool (allow_tools), so echo is there first.
     for source in [ECHO, PROBE] {
-        let (plugin, handler) = script::load(source, Limits::default()).unwrap();
+        let (plugin, handler) = script::load(source, limits).unwrap();
         engine.install(plugin, "bundled", handler).unwrap();
     }
     engine.accept_terms().unwrap();
@@ -410,6 +417,7 @@ async fn a_tapped_tool_picks_a_file_and_reads_its_text_by_the_documents_rule() {
         }),
         answer: PermissionState::Unknown,
         asked: Mutex::default(),
+        takes: Duration::ZERO,
     });
     let engine = tapped_on(dir.path(), phone.clone());
     match tap(&engine, "probe.pick").await {
@@ -432,6 +440,7 @@ async fn a_picked_file_the_documents_rule_refuses_fails_the_call_naming_it_and_n
         }),
         answer: PermissionState::Unknown,
         asked: Mutex::default(),
+        takes: Duration::ZERO,
     });
     let engine = tapped_on(dir.path(), phone);
     match tap(&engine, "probe.pick").await {
@@ -446,10 +455,31 @@ async fn a_picked_file_the_documents_rule_refuses_fails_the_call_naming_it_and_n
         file: None,
         answer: PermissionState::Unknown,
         asked: Mutex::default(),
+        takes: Duration::ZERO,
     });
     let engine = tapped_on(dir.path(), nothing);
     match tap(&engine, "probe.pick").await {
         Outcome::Ran { result, .. } => assert_eq!(result, Value::Null),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_call_s_deadline_stands_still_while_the_student_is_in_the_picker() {
+    let dir = tempfile::tempdir().unwrap();
+    let phone = Arc::new(Phone {
+        file: Some(PickedFile {
+            name: "a.txt".into(),
+            bytes: b"slow".to_vec(),
+        }),
+        answer: PermissionState::Unknown,
+        asked: Mutex::default(),
+        // Longer than the whole call may take.
+        takes: Duration::from_millis(900),
+    });
+    let engine = tapped_on_within(dir.path(), phone, quick());
+    match tap(&engine, "probe.pick").await {
+        Outcome::Ran { result, .. } => assert_eq!(result, json!({"name": "a.txt", "text": "slow"})),
         other => panic!("{other:?}"),
     }
 }
@@ -461,6 +491,7 @@ async fn a_tapped_tool_shows_the_permission_dialog_and_its_answer_is_recorded() 
         file: None,
         answer: PermissionState::Granted,
         asked: Mutex::default(),
+        takes: Duration::ZERO,
     });
     let engine = tapped_on(dir.path(), phone.clone());
     assert_eq!(

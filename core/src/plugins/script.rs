@@ -366,7 +366,11 @@ impl PluginHandler for ScriptPlugin {
 
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
         let instance = self.instance()?;
-        let deadline = Instant::now() + self.limits.deadline;
+        let mut deadline = Instant::now() + self.limits.deadline;
+        // The requests waiting on the student (the picker, a permission's dialog): while one
+        // is open the call's deadline stands still, as for a server's question — the script
+        // does not run meanwhile.
+        let mut with_student: Vec<u64> = Vec::new();
         let call = instance.begin();
         let told = json!({
             "actor": ctx.actor.as_str(),
@@ -420,6 +424,9 @@ impl PluginHandler for ScriptPlugin {
                 ctx.services.log(&line);
             }
             for request in call.take_requests() {
+                if matches!(request.op.as_str(), "files.pick" | "notify.fix") {
+                    with_student.push(request.id);
+                }
                 waiting.push(Box::pin(serve(
                     ctx.services.clone(),
                     ctx.actor,
@@ -434,13 +441,22 @@ impl PluginHandler for ScriptPlugin {
                     None => std::future::pending().await,
                 }
             };
-            match tokio::time::timeout_at(deadline.into(), next).await {
-                Ok(done) => settled = Some(done),
-                Err(_) => {
-                    self.discard(&instance);
-                    return Err(self.too_long());
+            let done = if with_student.is_empty() {
+                match tokio::time::timeout_at(deadline.into(), next).await {
+                    Ok(done) => done,
+                    Err(_) => {
+                        self.discard(&instance);
+                        return Err(self.too_long());
+                    }
                 }
-            }
+            } else {
+                let began = Instant::now();
+                let done = next.await;
+                deadline += began.elapsed();
+                done
+            };
+            with_student.retain(|id| *id != done.0);
+            settled = Some(done);
         }
     }
 }
