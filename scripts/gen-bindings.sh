@@ -41,18 +41,21 @@ cargo build --quiet --locked -p harness-ffi "${profile_flag[@]}" "${features[@]}
 rm -rf "$out/kotlin" "$out/swift"
 "$target_dir/debug/uniffi-bindgen" generate --library "$lib" --language kotlin \
   --config uniffi.toml --no-format --out-dir "$out/kotlin" >/dev/null
-# uniffi 0.32's Kotlin lowers what an async foreign method returns (Platform.askApproval's
-# Answer, a core type) into the RustBuffer class of the type's own package, where the callback's
-# result takes harness_ffi's: the same C struct, so it is copied across here, as uniffi already
-# does for a Rust future's result (mozilla/uniffi-rs#2630). Fails when the line is gone: then an
-# upgrade fixed it, and this goes.
+# uniffi 0.32's Kotlin lowers what an async foreign method returns when it is a core type
+# (Platform.askApproval's Answer, Platform.requestPermission's PermissionState) into the
+# RustBuffer class of the type's own package, where the callback's result takes harness_ffi's:
+# the same C struct, so it is copied across here, as uniffi already does for a Rust future's
+# result (mozilla/uniffi-rs#2630). Fails when a line is gone: then an upgrade fixed it, and this
+# goes.
 kt="$out/kotlin/edu/pku/harness/harness_ffi.kt"
-lowered='FfiConverterTypeAnswer.lower(returnValue),'
-if [ "$(grep -c "^ *$lowered\$" "$kt")" != 1 ]; then
-  echo "gen-bindings.sh: $kt: no single '$lowered' to fix; remove the askApproval workaround" >&2
-  exit 1
-fi
-perl -pi -e 's/^( *)\QFfiConverterTypeAnswer.lower(returnValue),\E$/$1FfiConverterTypeAnswer.lower(returnValue).let { RustBuffer.create(it.capacity.toULong(), it.len.toULong(), it.data) },/' "$kt"
+for returned in Answer PermissionState; do
+  lowered="FfiConverterType$returned.lower(returnValue),"
+  if [ "$(grep -c "^ *$lowered\$" "$kt")" != 1 ]; then
+    echo "gen-bindings.sh: $kt: no single '$lowered' to fix; remove the workaround for $returned" >&2
+    exit 1
+  fi
+  perl -pi -e 's/^( *)\Q'"$lowered"'\E$/$1FfiConverterType'"$returned"'.lower(returnValue).let { RustBuffer.create(it.capacity.toULong(), it.len.toULong(), it.data) },/' "$kt"
+done
 # UniFFI's Swift command: the same sources and headers as `generate`, and one module map for
 # the headers of both components (two module maps would each declare HarnessFFI).
 "$target_dir/debug/uniffi-bindgen-swift" --swift-sources --headers --modulemap \

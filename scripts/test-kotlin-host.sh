@@ -28,5 +28,6 @@ app_main=android/app/src/main/kotlin/edu/pku/harness/app
 kotlinc_cached "$build/tests.jar" "$build/bindings.jar:$test_cp" android/src/test/kotlin android/host-runner \
   "$app_main/SecretFiles.kt" "$app_main/DocumentBytes.kt" android/app/src/test/kotlin
 
-exec java -Djna.library.path="$target_dir/debug" -cp "$build/bindings.jar:$build/tests.jar:$test_cp" \
+# pku.test.plugins: the SDK's test plugins, whose bundles TypeScriptPluginTest runs.
+exec java -Djna.library.path="$target_dir/debug" -Dpku.test.plugins="$PWD/sdk/test-plugins" -cp "$build/bindings.jar:$build/tests.jar:$test_cp" \
   edu.pku.harness.host.RunHostTestsKt "$build/tests.jar"

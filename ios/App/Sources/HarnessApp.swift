@@ -174,7 +174,7 @@ final class Shell: @unchecked Sendable {
     private func perform(_ effect: ShellEffect) async throws {
         switch effect {
         case .requestPermission(let permission):
-            try await platform.requestPermission(permission)
+            try await platform.requestAndReport(permission)
         case .openPermissionSettings(let permission):
             await platform.openSettings(for: permission)
         case .pickDocument(let conversation):

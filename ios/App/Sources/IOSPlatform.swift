@@ -4,13 +4,15 @@ import Foundation
 import Harness
 import Security
 import UIKit
+import UniformTypeIdentifiers
 import UserNotifications
 
 /// The identifier of the one armed wake-up notification; arming replaces it.
 let wakeNotificationIdentifier = "harness-wake"
 
 /// What the core asks of the phone (the `Platform` of the bindings): approval sheets, the
-/// Keychain, notifications and the wake-up. The core never calls it while holding a lock.
+/// Keychain, notifications and the wake-up, and the file picker and permission prompt a plugin's
+/// tool the student tapped opens. The core never calls it while holding a lock.
 final class IOSPlatform: Platform, @unchecked Sendable {
     private let approvals: ApprovalCenter
     private let servers: ServerSheets
@@ -179,16 +181,51 @@ final class IOSPlatform: Platform, @unchecked Sendable {
 
     /// The system's prompt, shown only because the user tapped (ShellEffect.requestPermission),
     /// then its answer reported to the core.
-    func requestPermission(_ permission: Permission) async throws {
+    func requestAndReport(_ permission: Permission) async throws {
         guard let harness = lock.withLock({ self.harness }) else { return }
+        let state = try await requestPermission(permission: permission)
+        try harness.reportPermission(permission: permission, state: state)
+    }
+
+    /// The system's prompt for `permission` and what the system says after it: for a plugin's
+    /// tool the student tapped (its `notify.fix`), the core records it; for the app's own
+    /// screens, `requestAndReport` reports it. iOS has no exact alarms: denied, as
+    /// `permissionState` says.
+    func requestPermission(permission: Permission) async throws -> PermissionState {
         switch permission {
         case .notifications:
             let center = UNUserNotificationCenter.current()
             _ = try? await center.requestAuthorization(options: [.alert, .sound, .badge])
             notificationAuthorization = await center.notificationSettings().authorizationStatus
-            try harness.reportPermission(permission: .notifications, state: try permissionState(permission: .notifications))
+            return try permissionState(permission: .notifications)
         case .exactAlarm:
-            try harness.reportPermission(permission: .exactAlarm, state: .denied)
+            return .denied
+        }
+    }
+
+    // ---- a plugin's tool the student tapped: the file picker
+
+    /// The most of a picked file read: one byte past the core's bound on a file it reads
+    /// (harness_core::picked::FILE_BYTES, 16 MiB), so a larger one is never read whole and the
+    /// core refuses it by its size in the student's words (as the chat's picker does).
+    private static let pickedFileBytes = (16 << 20) + 1
+
+    /// The system's document picker for a plugin's tool the student tapped (its `files.pick`),
+    /// offering what the chat's picker offers (text, Markdown, PDF); the file picked, or nil when
+    /// the student cancels. The core reads the bytes by the documents' rule.
+    func pickFile(pluginTitle: String) async throws -> PickedDocument? {
+        guard let url = try await DocumentPicker.pick() else { return nil }
+        let scoped = url.startAccessingSecurityScopedResource()
+        defer { if scoped { url.stopAccessingSecurityScopedResource() } }
+        let name = url.lastPathComponent
+        do {
+            let file = try FileHandle(forReadingFrom: url)
+            defer { try? file.close() }
+            // nil at once is an empty file, handed on as one.
+            let data = try file.read(upToCount: Self.pickedFileBytes) ?? Data()
+            return PickedDocument(name: name, bytes: data)
+        } catch {
+            throw HarnessError.Platform(reason: "\"\(name)\" cannot be read (\(error.localizedDescription))")
         }
     }
 
@@ -262,6 +299,50 @@ enum Keychain {
     }
 }
 
+/// The system's document picker over the app's front screen, opened in place (not copied, so
+/// that a huge file is never copied whole): the one file picked, or nil when cancelled.
+@MainActor
+final class DocumentPicker: NSObject, UIDocumentPickerDelegate {
+    /// What the chat's picker offers (ChatView's fileImporter); the core decides what it takes.
+    private static let types = [UTType.plainText, UTType("net.daringfireball.markdown") ?? .plainText, .pdf]
+
+    private var answer: CheckedContinuation<URL?, Never>?
+    /// Itself while shown: the picker holds its delegate weakly.
+    private var shown: DocumentPicker?
+
+    static func pick() async throws -> URL? {
+        guard let front = WindowAnchor.frontViewController() else {
+            throw HarnessError.Platform(reason: "no screen of the app is open to show the file picker on")
+        }
+        return await DocumentPicker().show(over: front)
+    }
+
+    private func show(over front: UIViewController) async -> URL? {
+        await withCheckedContinuation { continuation in
+            answer = continuation
+            shown = self
+            let picker = UIDocumentPickerViewController(forOpeningContentTypes: Self.types, asCopy: false)
+            picker.allowsMultipleSelection = false
+            picker.delegate = self
+            front.present(picker, animated: true)
+        }
+    }
+
+    func documentPicker(_ controller: UIDocumentPickerViewController, didPickDocumentsAt urls: [URL]) {
+        finish(urls.first)
+    }
+
+    func documentPickerWasCancelled(_ controller: UIDocumentPickerViewController) {
+        finish(nil)
+    }
+
+    private func finish(_ url: URL?) {
+        answer?.resume(returning: url)
+        answer = nil
+        shown = nil
+    }
+}
+
 /// The window ASWebAuthenticationSession presents over.
 final class WindowAnchor: NSObject, ASWebAuthenticationPresentationContextProviding {
     static let shared = WindowAnchor()
@@ -269,5 +350,16 @@ final class WindowAnchor: NSObject, ASWebAuthenticationPresentationContextProvid
     func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
         let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
         return scenes.flatMap(\.windows).first { $0.isKeyWindow } ?? ASPresentationAnchor()
+    }
+
+    /// The screen in front in the key window (the last one presented), to present a picker over.
+    @MainActor
+    static func frontViewController() -> UIViewController? {
+        let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
+        var front = scenes.flatMap(\.windows).first { $0.isKeyWindow }?.rootViewController
+        while let presented = front?.presentedViewController {
+            front = presented
+        }
+        return front
     }
 }

@@ -64,6 +64,8 @@ private class AllowAll : Platform {
         throw HarnessException.Platform("no browser in the benchmark")
     override suspend fun askElicitation(id: ULong, sheet: ElicitationSheet) =
         ElicitationReply(ElicitationAction.DECLINE, emptyList())
+    override suspend fun pickFile(pluginTitle: String): PickedDocument? = null
+    override suspend fun requestPermission(permission: Permission) = PermissionState.UNKNOWN
 }
 
 /** The floor's Platform: answers Allow at once, as [AllowAll] does. */
@@ -113,14 +115,21 @@ private fun measurePair(
 }
 
 /** What lifting a value costs in Kotlin alone: read back from a heap buffer, no JNA. */
-private fun <T> measureLift(name: String, converter: FfiConverter<T, *>, value: T): Long {
-    val buffer = ByteBuffer.allocate(converter.allocationSize(value).toInt())
-    converter.write(value, buffer)
+private fun <T> measureLift(name: String, value: T, size: (T) -> ULong, write: (T, ByteBuffer) -> Unit, read: (ByteBuffer) -> T): Long {
+    val buffer = ByteBuffer.allocate(size(value).toInt())
+    write(value, buffer)
     return measure(name, 5_000, 10_000) {
         buffer.rewind()
-        check(converter.read(buffer) == value)
+        check(read(buffer) == value)
     }
 }
+
+// Each package of the bindings declares its own FfiConverter: one overload for each.
+private fun <T> measureLift(name: String, converter: edu.pku.harness.FfiConverter<T, *>, value: T): Long =
+    measureLift(name, value, converter::allocationSize, converter::write, converter::read)
+
+private fun <T> measureLift(name: String, converter: edu.pku.harness.core.FfiConverter<T, *>, value: T): Long =
+    measureLift(name, value, converter::allocationSize, converter::write, converter::read)
 
 fun main() {
     val dataDir = Files.createTempDirectory("harness-bench")

@@ -70,6 +70,25 @@ class ScriptedPlatform(vararg answers: Answer) : Platform {
         questions.add(sheet)
         return questionWith?.invoke(id, sheet) ?: ElicitationReply(ElicitationAction.DECLINE, emptyList())
     }
+
+    /** The plugins (by title) whose tool opened the file picker. */
+    val picks = CopyOnWriteArrayList<String>()
+    /** Picks a file in the picker. Unset: the student picks nothing. */
+    @Volatile var pickWith: (suspend (String) -> PickedDocument?)? = null
+    /** The permissions whose system dialog was shown. */
+    val permissionRequests = CopyOnWriteArrayList<Permission>()
+    /** Answers a permission's system dialog. Unset: the dialog answers UNKNOWN. */
+    @Volatile var permissionWith: (suspend (Permission) -> PermissionState)? = null
+
+    override suspend fun pickFile(pluginTitle: String): PickedDocument? {
+        picks.add(pluginTitle)
+        return pickWith?.invoke(pluginTitle)
+    }
+
+    override suspend fun requestPermission(permission: Permission): PermissionState {
+        permissionRequests.add(permission)
+        return permissionWith?.invoke(permission) ?: PermissionState.UNKNOWN
+    }
 }
 
 /** Records every event, with the thread it arrived on. */

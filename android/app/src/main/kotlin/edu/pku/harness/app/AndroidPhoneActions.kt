@@ -4,6 +4,7 @@ import android.Manifest
 import android.content.ActivityNotFoundException
 import android.content.Intent
 import android.content.pm.PackageManager
+import android.graphics.BitmapFactory
 import android.net.Uri
 import android.os.Build
 import android.provider.OpenableColumns
@@ -11,6 +12,8 @@ import android.provider.Settings
 import android.util.Log
 import androidx.activity.ComponentActivity
 import androidx.activity.result.contract.ActivityResultContracts
+import androidx.compose.ui.graphics.ImageBitmap
+import androidx.compose.ui.graphics.asImageBitmap
 import androidx.core.content.ContextCompat
 import edu.pku.harness.HarnessException
 import edu.pku.harness.core.Permission
@@ -23,6 +26,7 @@ import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
 import kotlinx.coroutines.withContext
 import java.io.IOException
+import java.io.InputStream
 
 /**
  * The system screens the UI opens from a tap (seed 000: permissions are requested only on a
@@ -55,14 +59,7 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
     }
 
     override suspend fun requestPermission(permission: Permission): PermissionState {
-        val state = withContext(Dispatchers.Main) {
-            oneAtATime.withLock {
-                when (permission) {
-                    Permission.NOTIFICATIONS -> requestNotifications()
-                    Permission.EXACT_ALARM -> requestExactAlarm()
-                }
-            }
-        }
+        val state = showPermissionDialog(permission)
         withContext(Dispatchers.IO) {
             try {
                 app.harness.reportPermission(permission, state)
@@ -71,6 +68,20 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
             }
         }
         return state
+    }
+
+    /**
+     * The system's dialog for [permission] (for exact alarms, its settings page) and what the
+     * system says after it; reported to the core by the caller: [requestPermission] for the
+     * app's own screens, the core itself for a plugin's tool (AndroidPlatform).
+     */
+    suspend fun showPermissionDialog(permission: Permission): PermissionState = withContext(Dispatchers.Main) {
+        oneAtATime.withLock {
+            when (permission) {
+                Permission.NOTIFICATIONS -> requestNotifications()
+                Permission.EXACT_ALARM -> requestExactAlarm()
+            }
+        }
     }
 
     private suspend fun requestNotifications(): PermissionState {
@@ -143,6 +154,10 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
         }
     }
 
+    /** Android's decoder for a tool's picture; null for bytes it cannot read. */
+    override fun decodeImage(bytes: ByteArray): ImageBitmap? =
+        BitmapFactory.decodeByteArray(bytes, 0, bytes.size)?.asImageBitmap()
+
     private fun packageUri(): Uri = Uri.fromParts("package", activity.packageName, null)
 
     /**
@@ -151,26 +166,53 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
      * before it is read whole.
      */
     override suspend fun pickDocument(): PickedDocument? {
-        val uri = withContext(Dispatchers.Main) {
-            oneAtATime.withLock {
-                val picked = CompletableDeferred<Uri?>()
-                pickedUri = picked
+        val uri = showPicker() ?: return null
+        return withContext(Dispatchers.IO) {
+            val (name, size) = describe(uri)
+            val bytes = reading(uri, name) { input ->
                 try {
-                    documentPicker.launch(DOCUMENT_TYPES)
-                    picked.await()
-                } finally {
-                    pickedUri = null
+                    readDocumentBytes(name, input, size)
+                } catch (e: DocumentTooLargeException) {
+                    throw HarnessException.InvalidArgument(e.message ?: "\"$name\" is too large")
                 }
             }
-        } ?: return null
-        return withContext(Dispatchers.IO) { read(uri) }
+            PickedDocument(name, bytes)
+        }
     }
 
-    private fun read(uri: Uri): PickedDocument {
-        val resolver = activity.contentResolver
+    /**
+     * The same picker for a plugin's tool the student tapped (its `files.pick`, through
+     * AndroidPlatform.pickFile). Null when the student backs out. At most 16 MiB + 1 bytes are
+     * read: a file over the bound reaches the core just past it, and the core refuses it by its
+     * size in the student's language.
+     */
+    suspend fun pickFile(): edu.pku.harness.PickedDocument? {
+        val uri = showPicker() ?: return null
+        return withContext(Dispatchers.IO) {
+            val (name, size) = describe(uri)
+            edu.pku.harness.PickedDocument(name, reading(uri, name) { readBoundedBytes(it, sizeHint = size) })
+        }
+    }
+
+    /** The system's document picker; the file the user picked, or null when they backed out. */
+    private suspend fun showPicker(): Uri? = withContext(Dispatchers.Main) {
+        oneAtATime.withLock {
+            val picked = CompletableDeferred<Uri?>()
+            pickedUri = picked
+            try {
+                documentPicker.launch(DOCUMENT_TYPES)
+                picked.await()
+            } finally {
+                pickedUri = null
+            }
+        }
+    }
+
+    /** The picked file's name as its provider shows it, and its size when the provider says. */
+    private fun describe(uri: Uri): Pair<String, Long?> {
         var name: String? = null
         var size: Long? = null
-        resolver.query(uri, arrayOf(OpenableColumns.DISPLAY_NAME, OpenableColumns.SIZE), null, null, null)?.use { row ->
+        activity.contentResolver.query(uri, arrayOf(OpenableColumns.DISPLAY_NAME, OpenableColumns.SIZE), null, null, null)?.use { row ->
             if (row.moveToFirst()) {
                 val nameColumn = row.getColumnIndex(OpenableColumns.DISPLAY_NAME)
                 val sizeColumn = row.getColumnIndex(OpenableColumns.SIZE)
@@ -178,18 +220,17 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
                 if (sizeColumn >= 0 && !row.isNull(sizeColumn)) size = row.getLong(sizeColumn)
             }
         }
-        val shown = name ?: uri.lastPathSegment ?: "document"
-        return try {
-            val bytes = resolver.openInputStream(uri)?.use { readDocumentBytes(shown, it, size) }
-                ?: throw IOException("the app that holds it did not open it")
-            PickedDocument(shown, bytes)
-        } catch (e: DocumentTooLargeException) {
-            throw HarnessException.InvalidArgument(e.message ?: "\"$shown\" is too large")
-        } catch (e: IOException) {
-            throw HarnessException.Platform("\"$shown\" cannot be read: ${e.message}")
-        } catch (e: SecurityException) {
-            throw HarnessException.Platform("\"$shown\" cannot be read: access was withdrawn")
-        }
+        return (name ?: uri.lastPathSegment ?: "document") to size
+    }
+
+    /** [read] of the picked file [uri], shown as [name]; a failure to read it says so, naming it. */
+    private fun reading(uri: Uri, name: String, read: (InputStream) -> ByteArray): ByteArray = try {
+        activity.contentResolver.openInputStream(uri)?.use(read)
+            ?: throw IOException("the app that holds it did not open it")
+    } catch (e: IOException) {
+        throw HarnessException.Platform("\"$name\" cannot be read: ${e.message}")
+    } catch (e: SecurityException) {
+        throw HarnessException.Platform("\"$name\" cannot be read: access was withdrawn")
     }
 
     companion object {

@@ -14,6 +14,7 @@ import edu.pku.harness.ApprovalPrompt
 import edu.pku.harness.ElicitationReply
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessException
+import edu.pku.harness.PickedDocument
 import edu.pku.harness.Platform
 import edu.pku.harness.core.Answer
 import edu.pku.harness.core.ElicitationAction
@@ -28,7 +29,8 @@ import kotlinx.coroutines.withTimeoutOrNull
 
 /**
  * What only the phone can do, for the core (bindings/src/platform.rs): the approval sheet,
- * the keystore, notifications, the wake-up alarm, the app's screens and the permission states.
+ * the keystore, notifications, the wake-up alarm, the app's screens, the permission states, and
+ * the file picker and permission dialogs a plugin's tool the student tapped opens.
  * The core calls these from its own threads and never while it holds a lock, so each may call
  * back into the Harness.
  */
@@ -93,6 +95,33 @@ class AndroidPlatform(
         }
         return reply
     }
+
+    /**
+     * The activity's system screens (its picker and dialogs), while it exists: MainActivity sets
+     * it as it is created and clears it as it is destroyed. A plugin's tool the student tapped
+     * shows them there.
+     */
+    @Volatile var phone: AndroidPhoneActions? = null
+
+    /**
+     * The activity's document picker for a plugin's tool the student tapped (its `files.pick`):
+     * the file picked, read up to one byte past 16 MiB (the core refuses a larger one by its
+     * size), or null when the student backs out. Without an activity there is no screen to pick
+     * on: an error, which the core takes as nothing picked.
+     */
+    override suspend fun pickFile(pluginTitle: String): PickedDocument? =
+        onScreen("the file picker").pickFile()
+
+    /**
+     * The activity's system dialog for [permission], for a plugin's tool the student tapped (its
+     * `notify.fix`): what the system says after it. The core records it; without an activity
+     * the error is UNKNOWN to the core.
+     */
+    override suspend fun requestPermission(permission: Permission): PermissionState =
+        onScreen("the permission dialog").showPermissionDialog(permission)
+
+    private fun onScreen(what: String): AndroidPhoneActions =
+        phone ?: throw HarnessException.Platform("no screen of the app is open to show $what on")
 
     override fun postNotification(notification: AppNotification) = notifications.post(notification)
 

@@ -23,14 +23,25 @@ class DocumentTooLargeException(val name: String, message: String) : IOException
  */
 fun readDocumentBytes(name: String, input: InputStream, declaredSize: Long?, limit: Int = MAX_DOCUMENT_BYTES): ByteArray {
     if (declaredSize != null && declaredSize > limit) throw tooLarge(name, limit)
-    val read = ByteArrayOutputStream((declaredSize ?: 0L).coerceIn(0L, limit.toLong()).toInt())
+    val read = readBoundedBytes(input, limit, sizeHint = declaredSize)
+    if (read.size > limit) throw tooLarge(name, limit)
+    return read
+}
+
+/**
+ * What [input] holds, read to its end but never more than [limit] + 1 bytes: all of a file
+ * within the limit, and of one over it just the byte that shows it is, so that the core refuses
+ * it by its size (harness_core::picked::FILE_BYTES, for a plugin's `files.pick`) while the phone
+ * never reads it whole. [sizeHint], the size the provider reports, only sizes the buffer.
+ */
+fun readBoundedBytes(input: InputStream, limit: Int = MAX_DOCUMENT_BYTES, sizeHint: Long? = null): ByteArray {
+    val read = ByteArrayOutputStream((sizeHint ?: 0L).coerceIn(0L, limit.toLong()).toInt())
     val chunk = ByteArray(64 * 1024)
     while (read.size() <= limit) {
         val n = input.read(chunk, 0, minOf(chunk.size, limit + 1 - read.size()))
         if (n < 0) break
         read.write(chunk, 0, n)
     }
-    if (read.size() > limit) throw tooLarge(name, limit)
     return read.toByteArray()
 }
 

@@ -17,6 +17,7 @@ class MainActivity : ComponentActivity() {
 
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
+        app.platform.phone = phone
         setContent {
             HarnessApp(harness = app.harness, approvals = app.approvals, phone = phone, navigator = app.navigator)
         }
@@ -33,6 +34,12 @@ class MainActivity : ComponentActivity() {
     private fun signInReturned(intent: Intent?) {
         val uri = intent?.data ?: return
         if (uri.scheme == "edu.pku.harness" && uri.path == "/oauth/callback") app.platform.signInReturned(uri.toString())
+    }
+
+    override fun onDestroy() {
+        // A newer activity (recreated) may already have taken its place.
+        if (app.platform.phone === phone) app.platform.phone = null
+        super.onDestroy()
     }
 
     override fun onResume() {

@@ -37,4 +37,18 @@ class DocumentBytesTest {
         assertFailsWith<DocumentTooLargeException> { readDocumentBytes("endless.txt", endless, 10) }
         assertEquals(MAX_DOCUMENT_BYTES + 1L, served)
     }
+
+    @Test fun a_file_for_a_plugin_reads_whole_within_the_limit_and_one_byte_past_it_over_it() {
+        val text = "周一 高等数学".toByteArray()
+        assertContentEquals(text, readBoundedBytes(ByteArrayInputStream(text)))
+        var served = 0L
+        val endless = object : InputStream() {
+            override fun read(): Int { served++; return 'x'.code }
+            override fun read(b: ByteArray, off: Int, len: Int): Int {
+                b.fill('x'.code.toByte(), off, off + len); served += len; return len
+            }
+        }
+        assertEquals(MAX_DOCUMENT_BYTES + 1, readBoundedBytes(endless).size)
+        assertEquals(MAX_DOCUMENT_BYTES + 1L, served)
+    }
 }
