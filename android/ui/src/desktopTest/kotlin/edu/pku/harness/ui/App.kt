@@ -1,5 +1,7 @@
 package edu.pku.harness.ui
 
+import androidx.compose.ui.graphics.ImageBitmap
+import androidx.compose.ui.graphics.toComposeImageBitmap
 import edu.pku.harness.DevelopmentOptions
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessException
@@ -19,6 +21,7 @@ import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.runBlocking
 import java.util.concurrent.CopyOnWriteArrayList
+import org.jetbrains.skia.Image
 
 /** The phone's side, faked: what the screens asked of it, and what the "user" chose there. */
 class FakePhone(private val platform: ScriptedPlatform) : PhoneActions {
@@ -46,6 +49,10 @@ class FakePhone(private val platform: ScriptedPlatform) : PhoneActions {
     override fun openBrowser(url: String) {
         browsed += url
     }
+
+    /** The desktop's decoder: Skia, which Compose for desktop draws with. */
+    override fun decodeImage(bytes: ByteArray): ImageBitmap? =
+        runCatching { Image.makeFromEncoded(bytes).toComposeImageBitmap() }.getOrNull()
 }
 
 /** The first run's steps after the terms. */

@@ -43,13 +43,13 @@ import org.junit.Test
 
 private const val ASK = "帮我在学一订两个座位"
 
-private fun callOf(id: String, name: String, args: String) = listOf(
+internal fun callOf(id: String, name: String, args: String) = listOf(
     chunk("""{"tool_calls":[{"index":0,"id":"$id","type":"function","function":{"name":"$name","arguments":${jsonString(args)}}}]}"""),
     chunk("{}", "tool_calls"),
     "[DONE]",
 )
 
-private fun answerOf(text: String) = listOf(chunk("""{"content":${jsonString(text)}}""", "stop"), "[DONE]")
+internal fun answerOf(text: String) = listOf(chunk("""{"content":${jsonString(text)}}""", "stop"), "[DONE]")
 
 /** The model asks to reserve seats, then answers with [answer] once the tool's result is back. */
 private fun reservingModel(answer: String) = ScriptedModel(callOf("call_1", "canteen__reserve", SEATS), answerOf(answer))
@@ -69,7 +69,7 @@ private fun App.toolCall(): ToolCallView? =
 private fun App.writeMode(): Mode =
     harness.plugins().first { it.id == "canteen" }.modes.first { it.effect == Effect.WRITE }.mode
 
-private fun App.turnOver(): Boolean = models.chat.model?.let { it.runningTurn == null && it.items.any { i -> i.kind == ChatItemKind.ASSISTANT } } == true
+internal fun App.turnOver(): Boolean = models.chat.model?.let { it.runningTurn == null && it.items.any { i -> i.kind == ChatItemKind.ASSISTANT } } == true
 
 /** The agent's call that asks, through the real library, the sheet and the chat. */
 @OptIn(ExperimentalTestApi::class)

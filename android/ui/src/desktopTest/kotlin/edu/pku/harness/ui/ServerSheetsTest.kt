@@ -9,7 +9,11 @@ import androidx.compose.ui.test.onNodeWithTag
 import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performScrollTo
 import androidx.compose.ui.test.performTextInput
+import androidx.compose.ui.test.hasContentDescription
 import edu.pku.harness.Everything
+import edu.pku.harness.ScriptedModel
+import edu.pku.harness.core.Effect
+import edu.pku.harness.core.Mode
 import edu.pku.harness.Outcome
 import edu.pku.harness.SigningInServer
 import edu.pku.harness.core.ElicitationAction
@@ -78,6 +82,36 @@ class ServerSheetsTest {
                     onNodeWithTag(ServerSheetTags.SIGN_IN_CONTINUE).performScrollTo().performClick()
                     assertEquals("mcp-notes", runBlocking { adding.await() })
                     assertEquals(1, server.issued.size)
+                }
+            }
+        }
+    }
+
+    @Test fun a_servers_picture_is_drawn_and_its_links_listed_in_the_chat() {
+        val words = mapOf(Language.ZH to "图片（PNG，", Language.EN to "Picture (PNG, ")
+        Everything().use { server ->
+            for ((language, picture) in words) ScriptedModel(
+                callOf("call_1", "mcp-everything__get-tiny-image", "{}"),
+                callOf("call_2", "mcp-everything__get-resource-links", """{"count":2}"""),
+                answerOf("好了"),
+            ).use { model ->
+                App(language, model, samples = false, servers = true).use { app ->
+                    runBlocking { app.harness.addRemoteServer(server.url, "everything", null) }
+                    app.harness.setMode("mcp-everything", Effect.READ, Mode.AUTO)
+                    runPhoneTest {
+                        show(app)
+                        onNodeWithTag(ChatTags.DRAFT).performTextInput("给我看图")
+                        onNodeWithTag(ChatTags.SEND).performClick()
+                        waitUntil("the turn's end", 20_000) { app.turnOver() }
+                        waitForIdle()
+                        // Drawn: an image node with the core's words as its description.
+                        onNode(hasTestTag(ChatTags.callImage("call_1", 0)) and hasContentDescription(picture, substring = true))
+                            .performScrollTo().assertExists()
+                        onNodeWithTag(ChatTags.callLink("call_2", 0)).performScrollTo()
+                        onNode(hasText("demo://resource/", substring = true) and hasAnyAncestor(hasTestTag(ChatTags.callLink("call_2", 1))))
+                            .assertExists()
+                        saveScreenshot("server-picture-and-links", language)
+                    }
                 }
             }
         }

@@ -1,5 +1,6 @@
 package edu.pku.harness.ui
 
+import androidx.compose.foundation.Image
 import androidx.compose.foundation.background
 import androidx.compose.foundation.layout.Arrangement
 import androidx.compose.foundation.layout.Box
@@ -8,6 +9,7 @@ import androidx.compose.foundation.layout.PaddingValues
 import androidx.compose.foundation.layout.Row
 import androidx.compose.foundation.layout.fillMaxSize
 import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.foundation.layout.heightIn
 import androidx.compose.foundation.layout.padding
 import androidx.compose.foundation.layout.widthIn
 import androidx.compose.foundation.lazy.LazyColumn
@@ -22,6 +24,7 @@ import androidx.compose.material3.Surface
 import androidx.compose.material3.Text
 import androidx.compose.material3.TextButton
 import androidx.compose.runtime.Composable
+import androidx.compose.runtime.CompositionLocalProvider
 import androidx.compose.runtime.LaunchedEffect
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
@@ -29,6 +32,8 @@ import androidx.compose.runtime.remember
 import androidx.compose.runtime.setValue
 import androidx.compose.ui.Alignment
 import androidx.compose.ui.Modifier
+import androidx.compose.ui.graphics.ImageBitmap
+import androidx.compose.ui.layout.ContentScale
 import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontStyle
@@ -60,6 +65,8 @@ object ChatTags {
     fun callFix(call: String) = "chat-call-$call-fix"
     fun callRaw(call: String) = "chat-call-$call-raw"
     fun callRawJson(call: String) = "chat-call-$call-raw-json"
+    fun callImage(call: String, index: Int) = "chat-call-$call-image-$index"
+    fun callLink(call: String, index: Int) = "chat-call-$call-link-$index"
 }
 
 /** Test tag of the line that shows the core's words for a refused tap. */
@@ -197,6 +204,39 @@ private fun ToolCall(call: ToolCallView, modifier: Modifier, onAct: (Action) -> 
                     Text(row.value, style = MaterialTheme.typography.bodyMedium, modifier = Modifier.weight(1.4f))
                 }
             }
+            // A server's pictures, drawn; one that does not decode is its words.
+            val decode = LocalPictures.current
+            for ((index, image) in call.images.withIndex()) {
+                val picture = remember(image.bytes) { decode(image.bytes) }
+                if (picture != null) {
+                    Image(
+                        picture,
+                        contentDescription = image.description,
+                        modifier = Modifier.heightIn(max = 240.dp).testTag(ChatTags.callImage(call.call, index)),
+                        contentScale = ContentScale.Fit,
+                    )
+                } else {
+                    Text(
+                        image.description,
+                        style = MaterialTheme.typography.bodySmall,
+                        color = MaterialTheme.colorScheme.outline,
+                        modifier = Modifier.testTag(ChatTags.callImage(call.call, index)),
+                    )
+                }
+            }
+            // A server's links: an https page opens in the browser; another address is shown.
+            for ((index, link) in call.links.withIndex()) {
+                Column(Modifier.fillMaxWidth().testTag(ChatTags.callLink(call.call, index))) {
+                    val open = link.open
+                    if (open != null) {
+                        TextButton(onClick = { onAct(open) }, contentPadding = PaddingValues(0.dp)) { Text(link.title) }
+                    } else {
+                        Text(link.title, style = MaterialTheme.typography.bodyMedium)
+                    }
+                    link.detail?.let { Text(it, style = MaterialTheme.typography.bodySmall) }
+                    Text(link.address, style = MaterialTheme.typography.labelSmall, color = MaterialTheme.colorScheme.outline)
+                }
+            }
             call.card?.let { card ->
                 Surface(Modifier.fillMaxWidth().testTag(ChatTags.callCard(call.call)), shape = RoundedCornerShape(8.dp), color = MaterialTheme.colorScheme.secondaryContainer) {
                     Column(Modifier.padding(10.dp), verticalArrangement = Arrangement.spacedBy(6.dp)) {
@@ -242,6 +282,8 @@ fun Message(message: String?) {
 }
 
 @Composable
-fun HarnessTheme(content: @Composable () -> Unit) {
-    MaterialTheme(content = content)
+fun HarnessTheme(pictures: (ByteArray) -> ImageBitmap? = { null }, content: @Composable () -> Unit) {
+    CompositionLocalProvider(LocalPictures provides pictures) {
+        MaterialTheme(content = content)
+    }
 }

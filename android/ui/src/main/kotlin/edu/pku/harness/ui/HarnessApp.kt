@@ -50,6 +50,9 @@ class AppModels(
     /** False for models made during a composition: an effect calls [refresh] (see ScreenModel). */
     private val readNow: Boolean = true,
 ) : AutoCloseable {
+    /** The phone's picture decoder, for the chat's tool results. */
+    fun decodeImage(bytes: ByteArray) = phone.decodeImage(bytes)
+
     private val refreshAll: () -> Unit = { refresh() }
     private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: suspend (Harness) -> T) =
         ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, read)
@@ -138,7 +141,7 @@ fun HarnessApp(harness: Harness, approvals: ApprovalHost, phone: PhoneActions, n
 @Composable
 fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: AppNavigator, modifier: Modifier = Modifier) {
     val route by navigator.route.collectAsState()
-    HarnessTheme {
+    HarnessTheme(pictures = models::decodeImage) {
         WithApprovalSheet(approvals) {
             val firstRun = models.firstRun.model?.page
             if (firstRun != null) FirstRunContent(firstRun, models) else Column(modifier.fillMaxSize()) {

@@ -1,5 +1,7 @@
 package edu.pku.harness.ui
 
+import androidx.compose.runtime.staticCompositionLocalOf
+import androidx.compose.ui.graphics.ImageBitmap
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
 import edu.pku.harness.core.Route
@@ -23,7 +25,16 @@ interface PhoneActions {
 
     /** Opens this page in the system's browser; the core hands only `https` ones. */
     fun openBrowser(url: String)
+
+    /**
+     * Decodes a picture a tool answered with (PNG, JPEG, GIF or WebP, as the core names it) for
+     * the chat to draw; null when it does not decode, and the chat shows its words instead.
+     */
+    fun decodeImage(bytes: ByteArray): ImageBitmap? = null
 }
+
+/** How the chat decodes a tool's picture: the phone's decoder ([PhoneActions.decodeImage]). */
+val LocalPictures = staticCompositionLocalOf<(ByteArray) -> ImageBitmap?> { { null } }
 
 /**
  * A document the user picked: its file name (the core decides by it what the file is and what
