@@ -943,12 +943,12 @@ impl Engine {
 
     /// The one invoke path.
     pub async fn invoke(&self, call: Call) -> Invocation {
-        let exact = || self.core.consent.get().permission(Permission::ExactAlarm);
-        let before = exact();
-        let invocation = self.core.invoker.invoke(call).await;
-        // A tool the student tapped may have asked for the exact-alarm permission
+        // A tool the student tapped may ask for the exact-alarm permission
         // (`services.notify.fix`): the scheduler's alarm is exact only while it is granted.
-        if exact() != before {
+        let exact = || self.core.consent.get().permission(Permission::ExactAlarm);
+        let before = (call.actor == Actor::User).then(exact);
+        let invocation = self.core.invoker.invoke(call).await;
+        if before.is_some_and(|before| exact() != before) {
             self.rearm_wake();
         }
         invocation

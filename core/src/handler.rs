@@ -208,3 +208,18 @@ pub fn model_copy(result: &Value) -> Value {
         other => other.clone(),
     }
 }
+
+/// Whether `value` holds a picture or a sound with its bytes, anywhere.
+pub fn carries_media(value: &Value) -> bool {
+    match value {
+        Value::Object(fields) => {
+            let media = matches!(
+                fields.get("type").and_then(Value::as_str),
+                Some("image" | "audio")
+            ) && fields.get("data").is_some_and(Value::is_string);
+            media || fields.values().any(carries_media)
+        }
+        Value::Array(items) => items.iter().any(carries_media),
+        _ => false,
+    }
+}

@@ -692,7 +692,12 @@ impl Invoker {
             }
             (Ok(result), _) => {
                 self.record(&call, &snap, AuditEvent::Ran);
-                let for_model = cut_for_model(&crate::handler::model_copy(&result).to_string());
+                // The model reads a picture as words; most results carry none and are as
+                // they are.
+                let for_model = match crate::handler::carries_media(&result) {
+                    true => cut_for_model(&crate::handler::model_copy(&result).to_string()),
+                    false => cut_for_model(&result.to_string()),
+                };
                 Outcome::Ran { result, for_model }
             }
             (Err(message), None) => {
