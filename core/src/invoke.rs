@@ -340,22 +340,38 @@ impl Invoker {
             .zip(writers)
             .map(|(tool, writer)| {
                 let (plugin, handler, gates) = writer?;
-                let services = Services {
-                    folder: self
-                        .data_dir
-                        .as_ref()
-                        .map(|d| d.join("plugins").join(&plugin.id)),
-                    plugin,
-                    gates,
-                    core: self.me.clone(),
-                    actor: Actor::Agent,
-                    conversation: None,
-                    scope: Arc::new(CallScope::unbounded()),
-                    made_in: None,
-                };
+                let unbounded = Arc::new(CallScope::unbounded());
+                let services = self.services(plugin, gates, Actor::Agent, None, unbounded, None);
                 handler.describe(tool, &services)
             })
             .collect()
+    }
+
+    /// What a plugin's code may reach when `actor` runs it in `conversation`: its gates and
+    /// folder, the core weakly, bounded by `scope` (and for a scheduled call by the scope of
+    /// the conversation `made_in`).
+    fn services(
+        &self,
+        plugin: Arc<Plugin>,
+        gates: Arc<PluginGates>,
+        actor: Actor,
+        conversation: Option<String>,
+        scope: Arc<CallScope>,
+        made_in: Option<String>,
+    ) -> Services {
+        Services {
+            folder: self
+                .data_dir
+                .as_ref()
+                .map(|d| d.join("plugins").join(&plugin.id)),
+            plugin,
+            gates,
+            core: self.me.clone(),
+            actor,
+            conversation,
+            scope,
+            made_in,
+        }
     }
 
     /// `made_in`: the conversation whose scope bounds a scheduled call (the one that made its
@@ -634,19 +650,15 @@ impl Invoker {
             Actor::User => CallScope::unbounded(),
             Actor::Agent | Actor::Scheduler => CallScope::new(&snap.scope.hosts, &snap.scope.roots),
         });
-        let services = Services {
-            folder: self
-                .data_dir
-                .as_ref()
-                .map(|d| d.join("plugins").join(&plugin.id)),
+        let conversation = call.conversation.clone();
+        let services = self.services(
             plugin,
             gates,
-            core: self.me.clone(),
-            actor: call.actor,
-            conversation: call.conversation.clone(),
-            scope: scope.clone(),
+            call.actor,
+            conversation,
+            scope.clone(),
             made_in,
-        };
+        );
         let ctx = ToolContext {
             actor: call.actor,
             grant,

@@ -726,6 +726,31 @@ async fn only_the_plan_on_offer_can_be_accepted() {
     assert_eq!(second.text, "第二版计划");
 }
 
+/// The screens of an engine in `dir` with the reference server added as `everything` and the
+/// model `server`, the student's answers to its prompts `answers`, in order.
+async fn with_everything(
+    dir: &Path,
+    everything: &common::everything::Everything,
+    server: &ModelServer,
+    answers: &[Answer],
+) -> Arc<Screens> {
+    let live = Live::new();
+    let mut options = Options::new(Arc::new(Answers(Mutex::new(
+        answers.iter().rev().copied().collect(),
+    ))));
+    options.builtin_plugins = false;
+    options.development_servers = true;
+    options.events = live.sink(Arc::new(NoEvents));
+    let engine = Arc::new(Engine::open(dir, options).unwrap());
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&everything.url(), "everything", None)
+        .await
+        .unwrap();
+    server.configure(&engine, KEY);
+    Arc::new(Screens::new(engine, live))
+}
+
 /// A remote server's picture and links: drawn and offered by the chat, read by the model as
 /// words, never as the picture's bytes.
 #[tokio::test]
@@ -738,22 +763,7 @@ async fn a_server_s_picture_is_drawn_and_its_links_offered_while_the_model_reads
         text("好了"),
     ])
     .await;
-    let live = Live::new();
-    let mut options = Options::new(Arc::new(Answers(Mutex::new(vec![
-        Answer::Allow,
-        Answer::Allow,
-    ]))));
-    options.builtin_plugins = false;
-    options.development_servers = true;
-    options.events = live.sink(Arc::new(NoEvents));
-    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
-    engine.accept_terms().unwrap();
-    engine
-        .add_remote(&everything.url(), "everything", None)
-        .await
-        .unwrap();
-    server.configure(&engine, KEY);
-    let screens = Screens::new(engine.clone(), live);
+    let screens = with_everything(dir.path(), &everything, &server, &[Answer::Allow; 2]).await;
     screens
         .act(Action::SendMessage {
             conversation: "c".into(),
@@ -826,19 +836,8 @@ async fn a_running_call_shows_how_far_its_server_has_come() {
         text("好了"),
     ])
     .await;
-    let live = Live::new();
-    let mut options = Options::new(Arc::new(Answers(Mutex::new(vec![Answer::Allow]))));
-    options.builtin_plugins = false;
-    options.development_servers = true;
-    options.events = live.sink(Arc::new(NoEvents));
-    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
-    engine.accept_terms().unwrap();
-    engine
-        .add_remote(&everything.url(), "everything", None)
-        .await
-        .unwrap();
-    server.configure(&engine, KEY);
-    let screens = Arc::new(Screens::new(engine.clone(), live));
+    let screens = with_everything(dir.path(), &everything, &server, &[Answer::Allow]).await;
+    let engine = screens.engine().clone();
     let running = {
         let screens = screens.clone();
         tokio::spawn(async move {
