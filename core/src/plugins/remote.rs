@@ -1870,12 +1870,21 @@ mod tests {
             )),
             Ok(json!({"n": 1}))
         );
+        // A picture stays in the result for the chat; the model's copy says it in words.
+        let pictured = shape(result(json!({"content": [
+            {"type": "text", "text": "a picture"},
+            {"type": "image", "data": "AAAAAAAA", "mimeType": "image/png",
+             "annotations": {"audience": ["user"]}}
+        ]})))
+        .unwrap();
         assert_eq!(
-            shape(result(json!({"content": [
-                {"type": "text", "text": "a picture"},
-                {"type": "image", "data": "AAAAAAAA", "mimeType": "image/png"}
-            ]}))),
-            Ok(json!({"content": ["a picture", "[image: image/png, about 6 bytes]"]}))
+            pictured,
+            json!({"content": ["a picture",
+                {"type": "image", "mimeType": "image/png", "data": "AAAAAAAA"}]})
+        );
+        assert_eq!(
+            crate::handler::model_copy(&pictured),
+            json!({"content": ["a picture", "[image: image/png, about 6 bytes]"]})
         );
     }
 
