@@ -779,6 +779,40 @@ async fn deep_recursion_is_an_error_not_a_crash() {
 }
 
 #[tokio::test]
+async fn the_one_timer_fires_during_its_call_and_a_cleared_one_does_not() {
+    let (_dir, engine) = fresh(quick());
+    assert_eq!(
+        ran(&engine, "probe.wait", json!({"ms": 30, "clear": false})).await,
+        json!({"fired": true})
+    );
+    assert_eq!(
+        ran(&engine, "probe.wait", json!({"ms": 30, "clear": true})).await,
+        json!({"fired": false})
+    );
+    // A wait past the call's deadline ends the call there, as any other wait does.
+    assert_eq!(
+        failed(
+            &engine,
+            "probe.wait",
+            Actor::Agent,
+            json!({"ms": 5000, "clear": false})
+        )
+        .await,
+        "探针 took longer than 0.3 s and was stopped"
+    );
+}
+
+#[tokio::test]
+async fn at_most_sixteen_timers_wait_at_once_in_one_call() {
+    let (_dir, engine) = fresh(quick());
+    let code = "let n = 0; try { for (;;) { setTimeout(() => {}, 1); n++; } } catch (e) { n + ': ' + e.message }";
+    assert_eq!(
+        ran(&engine, "probe.evaluate", json!({"code": code})).await,
+        json!({"value": "16: at most 16 timers wait at once in one tool call"})
+    );
+}
+
+#[tokio::test]
 async fn one_plugin_cannot_see_another_s_globals() {
     let (_dir, engine) = fresh(quick());
     ran(&engine, "hostile.plant", json!({"value": "窃取"})).await;
@@ -794,11 +828,12 @@ async fn eval_of_attacker_text_reaches_nothing_the_plugin_could_not() {
     let names = [
         "__pkuHost",
         "__pkuLog",
+        "__pkuRead",
         "require",
         "process",
         "fetch",
         "XMLHttpRequest",
-        "setTimeout",
+        "setInterval",
         "std",
         "os",
     ];

@@ -10,6 +10,14 @@
 import { z } from 'zod';
 
 declare global {
+  /**
+   * The runtime's one timer: calls `callback` after `ms` milliseconds, during a tool call only
+   * (elsewhere it throws), at most 16 waiting at once in one call; the call's 30 s deadline
+   * bounds it, and a timer still waiting when the call ends never fires.
+   */
+  function setTimeout(callback: () => void, ms?: number): number;
+  /** Stops a timer that has not fired. */
+  function clearTimeout(id: number): void;
   /** The runtime's only console: each line goes to the app's log, never to the student or the model. */
   const console: {
     log(...values: unknown[]): void;

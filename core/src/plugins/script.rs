@@ -9,7 +9,8 @@
 //!   30 s) with an error in the user's words. A runtime a call overran or exhausted is dropped,
 //!   and the next call starts a fresh one.
 //! - No ambient authority: the context has QuickJS's language built-ins and nothing else — no
-//!   module loader, no timers, no I/O. What a tool reaches is `ctx.services`, whose every
+//!   module loader, no I/O, and of timers only `setTimeout`/`clearTimeout`, a request to the
+//!   host like a service's, during a tool call only, 16 at once, ended with the call. What a tool reaches is `ctx.services`, whose every
 //!   method is one request to the host served by this call's [`Services`] (the gates of §5).
 //!   `console.log` goes to the host log through the running call's services (seed 001).
 //! - No lock of the core is held while JavaScript runs: a request to the host is queued by the
@@ -303,6 +304,9 @@ impl ScriptPlugin {
     }
 }
 
+/// The longest a `setTimeout` waits: the call-tool gate's deadline, which ends the call anyway.
+const TIMER_MS: u64 = 30_000;
+
 /// How long a tool's `resolveEffect` may take: it runs in the decision, before every call.
 const RESOLVE_DEADLINE: Duration = Duration::from_millis(100);
 
@@ -393,14 +397,19 @@ impl PluginHandler for ScriptPlugin {
                         let settle: Function = pku.get("settle")?;
                         match answer {
                             Ok(value) => settle.call::<_, ()>((
+                                call.id as f64,
                                 request as f64,
                                 true,
                                 value.to_string(),
                                 "",
                             ))?,
-                            Err(Refusal { message, code }) => {
-                                settle.call::<_, ()>((request as f64, false, message, code))?
-                            }
+                            Err(Refusal { message, code }) => settle.call::<_, ()>((
+                                call.id as f64,
+                                request as f64,
+                                false,
+                                message,
+                                code,
+                            ))?,
                         }
                     }
                     while cx.execute_pending_job() {}
@@ -640,6 +649,13 @@ async fn serve(
             .map(Value::String)
             .map_err(Refusal::new),
         "context.set" => gate_answer(services.set_context(&text(0))),
+        // The one timer: it waits, and reaches nothing. The call's deadline bounds it (a wait
+        // past it stops the call there).
+        "timer" => {
+            let ms = args.first().and_then(Value::as_u64).unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(ms.min(TIMER_MS))).await;
+            Ok(Value::Null)
+        }
         "notify" => gate_answer(services.notify(&text(0))),
         "messages.send" => gate_answer(services.send_message(&text(0))),
         "tools.call" => {

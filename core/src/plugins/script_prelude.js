@@ -19,6 +19,36 @@
 
   const pending = new Map();
   const outcomes = new Map();
+  // The call whose entry into the runtime is running: a timer set now is that call's.
+  let current = 0;
+  // Each waiting timer's callback, by the id of its request to the host.
+  const timers = new Map();
+  // How many timers each call has waiting.
+  const waitingOf = new Map();
+  const TIMERS_A_CALL = 16;
+
+  // The one timer (the issue's "one bounded setTimeout"): a request to the host, which waits
+  // at most the rest of the call's deadline; it works only during a tool call, and ends with it.
+  globalThis.setTimeout = (callback, ms) => {
+    if (typeof callback !== 'function') throw new TypeError('setTimeout takes a function');
+    if (current === 0) throw new Error('setTimeout works only during a tool call');
+    const waiting = waitingOf.get(current) ?? 0;
+    if (waiting >= TIMERS_A_CALL) {
+      throw new RangeError(`at most ${TIMERS_A_CALL} timers wait at once in one tool call`);
+    }
+    const wait = Math.max(0, Math.floor(Number(ms) || 0));
+    const id = host(current, 'timer', JSON.stringify([wait]));
+    if (id === 0) throw new Error('setTimeout: this tool call has ended');
+    timers.set(id, [current, callback]);
+    waitingOf.set(current, waiting + 1);
+    return id;
+  };
+  globalThis.clearTimeout = (id) => {
+    const timer = timers.get(id);
+    if (!timer) return;
+    timers.delete(id);
+    waitingOf.set(timer[0], (waitingOf.get(timer[0]) ?? 1) - 1);
+  };
 
   function request(call, op, args) {
     return new Promise((resolve, reject) => {
@@ -87,6 +117,7 @@
         return target === undefined || target === null ? null : String(target);
       },
       start(call, name, input, told) {
+        current = call;
         let running;
         try {
           const ctx = JSON.parse(told);
@@ -108,7 +139,19 @@
           (e) => outcomes.set(call, JSON.stringify({ ok: false, message: message(e) })),
         );
       },
-      settle(id, ok, value, code) {
+      settle(call, id, ok, value, code) {
+        current = call;
+        const timer = timers.get(id);
+        if (timer) {
+          globalThis.clearTimeout(id);
+          // A timer's callback that throws fails nothing else: its error goes to the log.
+          try {
+            timer[1]();
+          } catch (e) {
+            log(`a timer's callback threw: ${message(e)}`);
+          }
+          return;
+        }
         const waiting = pending.get(id);
         if (!waiting) return;
         pending.delete(id);
@@ -124,8 +167,14 @@
         }
       },
       take(call) {
+        current = 0;
         const outcome = outcomes.get(call);
         outcomes.delete(call);
+        if (outcome !== undefined) {
+          // The call ended: its timers that still wait never fire.
+          for (const [id, timer] of timers) if (timer[0] === call) timers.delete(id);
+          waitingOf.delete(call);
+        }
         return outcome;
       },
     }),

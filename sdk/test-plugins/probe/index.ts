@@ -160,6 +160,24 @@ export default definePlugin({
       effect: 'read',
       execute: async (_input, ctx) => ({ favourite: (await ctx.services.store.get('favourite')) ?? null }),
     }),
+    wait: defineTool({
+      title: '等一下',
+      description: 'Waits with the runtime timer, one timer cleared before it fires.',
+      input: z.object({
+        ms: z.number().int().min(0).describe('How long to wait'),
+        clear: z.boolean().describe('Clear the first timer before it fires'),
+      }),
+      effect: 'read',
+      execute: async ({ ms, clear }) => {
+        let fired = false;
+        const first = setTimeout(() => {
+          fired = true;
+        }, ms);
+        if (clear) clearTimeout(first);
+        await new Promise<void>((resolve) => setTimeout(resolve, ms + 20));
+        return { fired };
+      },
+    }),
     press: defineTool({
       title: '点按',
       description: 'Presses a button in an app.',
