@@ -249,6 +249,10 @@ impl Browser for PlatformBroker {
         SIGN_IN_REDIRECT.to_owned()
     }
 
+    // `client_metadata_url`: none. The app publishes no client ID metadata document yet (it
+    // would list SIGN_IN_REDIRECT at an https address of the app's own); until it does, a
+    // server signs the app in with a client id it issued, or by dynamic registration.
+
     async fn sign_in(&self, page: &SignInPage) -> Result<String, String> {
         let screens = self
             .screens()

@@ -123,6 +123,15 @@ impl Browser for DesktopBrowser {
         format!("http://127.0.0.1:{}{CALLBACK}", self.port)
     }
 
+    /// `HARNESS_OAUTH_CLIENT_METADATA`: the https address of a client ID metadata document a
+    /// plugin author publishes for the CLI (listing `http://127.0.0.1/callback`; RFC 8252 lets
+    /// the port vary), used where an authorization server reads such documents.
+    fn client_metadata_url(&self) -> Option<String> {
+        std::env::var("HARNESS_OAUTH_CLIENT_METADATA")
+            .ok()
+            .filter(|url| !url.trim().is_empty())
+    }
+
     async fn sign_in(&self, page: &SignInPage) -> Result<String, String> {
         let scopes = match page.scopes.is_empty() {
             true => String::new(),

@@ -280,6 +280,83 @@ async fn an_authorization_server_without_s256_is_refused_before_any_page_and_not
     assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
 }
 
+/// A person whose app publishes a client ID metadata document.
+#[derive(Default)]
+struct Documented(Person);
+
+const DOCUMENT: &str = "https://app.example.edu/oauth/client.json";
+
+#[async_trait]
+impl Browser for Documented {
+    fn redirect_uri(&self) -> String {
+        self.0.redirect_uri()
+    }
+
+    async fn sign_in(&self, page: &SignInPage) -> Result<String, String> {
+        self.0.sign_in(page).await
+    }
+
+    fn client_metadata_url(&self) -> Option<String> {
+        Some(DOCUMENT.into())
+    }
+}
+
+#[tokio::test]
+async fn an_authorization_server_that_reads_client_documents_takes_the_app_s_document_before_registering()
+ {
+    let config = OAuthConfig {
+        reads_client_documents: true,
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let (_dir, _, engine) = fresh();
+    let person = Documented::default();
+    engine
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
+        .await
+        .unwrap();
+    // The document's address is the client id; nothing was registered.
+    assert!(server.registrations().is_empty());
+    let authorizations = server.authorizations();
+    assert_eq!(field(&authorizations[0], "client_id"), Some(DOCUMENT));
+    let exchange = &server.token_requests()[0];
+    assert_eq!(field(exchange, "client_id"), Some(DOCUMENT));
+    // A browser without a document registers dynamically at the same server.
+    let (_dir, _, engine) = fresh();
+    engine
+        .add_remote_signing_in(&server.url(), "notes", &Person::default(), None)
+        .await
+        .unwrap();
+    assert_eq!(server.registrations().len(), 1);
+}
+
+#[tokio::test]
+async fn metadata_that_names_another_resource_is_refused_before_any_page() {
+    let config = OAuthConfig {
+        names_resource: Some("https://other.example.com/mcp"),
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let url = server.url();
+    let (_dir, secrets, engine) = fresh();
+    let person = Person::default();
+    let refused = engine
+        .add_remote_signing_in(&url, "notes", &person, None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "{url} says its sign-in is for another resource (https://other.example.com/mcp); the \
+             app signs in only for the server it adds, so this server cannot be signed in to"
+        )
+    );
+    assert!(person.pages().is_empty());
+    assert!(server.registrations().is_empty());
+    assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-notes"));
+    assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
+}
+
 #[tokio::test]
 async fn the_metadata_is_found_at_the_well_known_paths_and_by_openid_discovery() {
     // The 401 names no metadata URL: the client finds the resource's metadata at its

@@ -20,8 +20,8 @@ use async_trait::async_trait;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
     AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthHttpClient,
-    OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest, StoredCredentials,
-    WWWAuthenticateParams,
+    OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest,
+    ProtectedResourceMetadataInvalidReason, StoredCredentials, WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -67,6 +67,14 @@ pub trait Browser: Send + Sync {
     /// Shows `page`; the address the person came back to, with its `code` and `state`, or why
     /// the sign-in did not finish, in words.
     async fn sign_in(&self, page: &SignInPage) -> Result<String, String>;
+
+    /// The https address of the app's client ID metadata document (the MCP authorization
+    /// specification's second way to register: the document names the app and lists this
+    /// browser's redirect URI), used as the client id where an authorization server says it
+    /// reads such documents; none where the shell publishes none.
+    fn client_metadata_url(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What the keystore holds for a server signed in to: the authorization server's metadata (so
@@ -279,9 +287,15 @@ async fn authorize(
     if published && !s256 {
         return Err(failed(AuthError::PkceUnsupported));
     }
-    // Registration, in the specification's order: a client issued beforehand, else dynamic
-    // registration; an authorization server with neither is the student's to settle.
-    if client.is_none() && metadata.registration_endpoint.is_none() {
+    // Registration, in the specification's order: a client issued beforehand, else the app's
+    // client ID metadata document where the authorization server reads them, else dynamic
+    // registration; an authorization server with none of them is the student's to settle.
+    let reads_documents = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        == Some(&serde_json::Value::Bool(true));
+    let document = browser.client_metadata_url().filter(|_| reads_documents);
+    if client.is_none() && document.is_none() && metadata.registration_endpoint.is_none() {
         return Err(format!(
             "the authorization server of {server} registers no app by itself; add the server \
              with the client id its authorization server issued for the app"
@@ -302,6 +316,9 @@ async fn authorize(
         request = request
             .with_preregistered_client(client)
             .with_scopes(scopes);
+    }
+    if let Some(document) = document {
+        request = request.with_client_metadata_url(document);
     }
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
@@ -493,6 +510,17 @@ fn words(server: &Url, error: AuthError) -> String {
         AuthError::CredentialStoreError(why) => {
             format!("the sign-in to {server} could not be kept in the keystore: {why}")
         }
+        // RFC 9728: metadata that describes another resource would send the student to sign
+        // in for something else, and hand it a token meant for this server.
+        AuthError::ProtectedResourceMetadataInvalid { url, reason } => match *reason {
+            ProtectedResourceMetadataInvalidReason::ResourceMismatch { permitted, .. } => format!(
+                "{server} says its sign-in is for another resource ({permitted}); the app signs in \
+                 only for the server it adds, so this server cannot be signed in to"
+            ),
+            other => {
+                format!("signing in to {server} failed: its metadata at {url} is unusable: {other}")
+            }
+        },
         e => format!("signing in to {server} failed: {e}"),
     }
 }

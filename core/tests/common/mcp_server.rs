@@ -93,6 +93,12 @@ pub struct OAuthConfig {
     /// Clients issued beforehand (any redirect URI); with some, there is no dynamic
     /// registration.
     pub issued_clients: Vec<&'static str>,
+    /// The resource its protected resource metadata names instead of the server's own URL: a
+    /// server that points the client at another resource's sign-in.
+    pub names_resource: Option<&'static str>,
+    /// It reads client ID metadata documents (`client_id_metadata_document_supported`): a
+    /// client id that is an https address is taken as the app's document.
+    pub reads_client_documents: bool,
 }
 
 impl Default for OAuthConfig {
@@ -106,6 +112,8 @@ impl Default for OAuthConfig {
             no_metadata: false,
             scoped_tools: Vec::new(),
             issued_clients: Vec::new(),
+            names_resource: None,
+            reads_client_documents: false,
         }
     }
 }
@@ -662,6 +670,9 @@ impl OAuth {
             "token_endpoint_auth_methods_supported": ["none"],
             "scopes_supported": ["tools:read", "tools:write"],
         });
+        if self.config.reads_client_documents {
+            metadata["client_id_metadata_document_supported"] = json!(true);
+        }
         let registers = self.config.issued_clients.is_empty();
         if !registers {
             metadata
@@ -678,7 +689,7 @@ impl OAuth {
             | ("GET", "/.well-known/oauth-protected-resource") => json(
                 200,
                 json!({
-                    "resource": resource,
+                    "resource": self.config.names_resource.map_or(resource.clone(), str::to_owned),
                     "authorization_servers": [base],
                     "scopes_supported": ["tools:read", "tools:write"],
                 }),
@@ -716,7 +727,11 @@ impl OAuth {
                 state.authorizations.push(pairs.clone());
                 let client = field(&pairs, "client_id").unwrap_or_default().to_owned();
                 let redirect = field(&pairs, "redirect_uri").unwrap_or_default().to_owned();
-                let known = self.config.issued_clients.contains(&client.as_str())
+                // A document's address: a real server fetches it and checks the redirect URI
+                // it lists; this one takes an https address as read.
+                let document = self.config.reads_client_documents && client.starts_with("https://");
+                let known = document
+                    || self.config.issued_clients.contains(&client.as_str())
                     || state
                         .clients
                         .iter()
