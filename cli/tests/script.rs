@@ -85,6 +85,27 @@ fn a_plugin_s_services_run_from_a_tap_on_the_command_line() {
         call("probe.say", r#"{"text":"饭好了"}"#),
         json!({"said": true})
     );
+    // http.get through the network gate, to the allowlisted 127.0.0.1.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = [0u8; 2048];
+        let read = stream.read(&mut request).unwrap();
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 14\r\nconnection: close\r\n\r\n{\"open\": true}")
+            .unwrap();
+        String::from_utf8_lossy(&request[..read]).into_owned()
+    });
+    assert_eq!(
+        call(
+            "probe.fetch",
+            &format!(r#"{{"url":"http://127.0.0.1:{port}/menu"}}"#)
+        ),
+        json!({"body": "{\"open\": true}"})
+    );
+    assert!(server.join().unwrap().starts_with("GET /menu HTTP/1.1\r\n"));
 }
 
 #[test]
