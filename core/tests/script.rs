@@ -780,25 +780,35 @@ async fn deep_recursion_is_an_error_not_a_crash() {
 
 #[tokio::test]
 async fn the_one_timer_fires_during_its_call_and_a_cleared_one_does_not() {
-    let (_dir, engine) = fresh(quick());
-    assert_eq!(
-        ran(&engine, "probe.wait", json!({"ms": 30, "clear": false})).await,
-        json!({"fired": true})
-    );
-    assert_eq!(
-        ran(&engine, "probe.wait", json!({"ms": 30, "clear": true})).await,
-        json!({"fired": false})
-    );
-    // A wait past the call's deadline ends the call there, as any other wait does.
-    assert_eq!(
-        failed(
+    // The probe itself within the short deadline (the shared engine gives it the default).
+    let dir = tempfile::tempdir().unwrap();
+    let phone = Arc::new(Phone {
+        file: None,
+        answer: PermissionState::Unknown,
+        asked: Mutex::default(),
+        takes: Duration::ZERO,
+    });
+    let engine = tapped_on_within(dir.path(), phone, quick());
+    let wait = |ms: u64, clear: bool| {
+        call(
             &engine,
             "probe.wait",
-            Actor::Agent,
-            json!({"ms": 5000, "clear": false})
+            Actor::User,
+            json!({"ms": ms, "clear": clear}),
         )
-        .await,
-        "探针 took longer than 0.3 s and was stopped"
+    };
+    let ran = |outcome: Outcome| match outcome {
+        Outcome::Ran { result, .. } => result,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(ran(wait(30, false).await), json!({"fired": true}));
+    assert_eq!(ran(wait(30, true).await), json!({"fired": false}));
+    // A wait past the call's deadline ends the call there, as any other wait does.
+    assert_eq!(
+        wait(5000, false).await,
+        Outcome::Failed {
+            message: "探针 took longer than 0.3 s and was stopped".into()
+        }
     );
 }
 
