@@ -123,7 +123,7 @@ fn shown(value: &Value) -> String {
 }
 
 /// One line from the terminal, echoed when it is not one; `None` at the end of input.
-fn line(prompt: &str) -> Option<String> {
+pub(crate) fn line(prompt: &str) -> Option<String> {
     out!("    │ {prompt} ");
     crate::output::flush();
     let stdin = std::io::stdin();

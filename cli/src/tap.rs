@@ -1,7 +1,6 @@
 //! A tap from the terminal (`harness call`): what the phone's screens and system dialogs do for
 //! a tool the student tapped, done on the terminal or by the command's flags.
 
-use std::io::BufRead;
 use std::path::PathBuf;
 
 use harness_core::consent::{Permission, PermissionState};
@@ -43,7 +42,7 @@ impl ApprovalBroker for TapAnswers {
                 path.clone()
             }
             None => {
-                let line = ask_line("    └ its path (nothing: pick none) ? ")?;
+                let line = answered("its path (nothing: pick none) ?")?;
                 PathBuf::from(line)
             }
         };
@@ -63,7 +62,7 @@ impl ApprovalBroker for TapAnswers {
                 outln!("    └ {word} (--permission)");
                 granted
             }
-            None => match ask_line("    └ allow? [y/n] ").as_deref() {
+            None => match answered("allow? [y/n]").as_deref() {
                 Some("y" | "Y" | "yes") => true,
                 Some(_) => false,
                 // No answer (end of input) leaves it as it was: nothing was answered.
@@ -78,16 +77,9 @@ impl ApprovalBroker for TapAnswers {
     }
 }
 
-/// One line from the terminal, trimmed; `None` at the end of input or for an empty line.
-fn ask_line(question: &str) -> Option<String> {
-    out!("{question}");
-    crate::output::flush();
-    let mut line = String::new();
-    if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
-        outln!("(no answer)");
-        return None;
-    }
-    Some(line.trim().to_owned()).filter(|l| !l.is_empty())
+/// What was typed on the terminal; `None` for an empty line or the end of input.
+fn answered(question: &str) -> Option<String> {
+    crate::elicit::line(question).filter(|line| !line.is_empty())
 }
 
 /// The picked file, at most `FILE_BYTES` and one byte more read (the core refuses a larger
