@@ -258,26 +258,32 @@ async fn an_authorization_server_without_s256_is_refused_before_any_page_and_not
         pkce_methods: vec!["plain"],
         ..OAuthConfig::default()
     };
-    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
-    let url = server.url();
-    let (_dir, secrets, engine) = fresh();
-    let person = Person::default();
-
-    let refused = engine
-        .add_remote_signing_in(&url, "notes", &person, None)
-        .await
-        .unwrap_err();
+    let (url, refused) = refused_before_any_page(config).await;
     assert_eq!(
-        refused.to_string(),
+        refused,
         format!(
             "the authorization server of {url} does not offer PKCE with S256, which the app \
              requires to sign in safely; the server cannot be signed in to"
         )
     );
+}
+
+/// Adds a server whose sign-in the app refuses: its URL and the words, once it is checked that
+/// no page was shown, nothing registered, installed or kept.
+async fn refused_before_any_page(config: OAuthConfig) -> (String, String) {
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let url = server.url();
+    let (_dir, secrets, engine) = fresh();
+    let person = Person::default();
+    let refused = engine
+        .add_remote_signing_in(&url, "notes", &person, None)
+        .await
+        .unwrap_err();
     assert!(person.pages().is_empty());
     assert!(server.registrations().is_empty());
     assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-notes"));
     assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
+    (url, refused.to_string())
 }
 
 /// A person whose app publishes a client ID metadata document.
@@ -336,25 +342,14 @@ async fn metadata_that_names_another_resource_is_refused_before_any_page() {
         names_resource: Some("https://other.example.com/mcp"),
         ..OAuthConfig::default()
     };
-    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
-    let url = server.url();
-    let (_dir, secrets, engine) = fresh();
-    let person = Person::default();
-    let refused = engine
-        .add_remote_signing_in(&url, "notes", &person, None)
-        .await
-        .unwrap_err();
+    let (url, refused) = refused_before_any_page(config).await;
     assert_eq!(
-        refused.to_string(),
+        refused,
         format!(
             "{url} says its sign-in is for another resource (https://other.example.com/mcp); the \
              app signs in only for the server it adds, so this server cannot be signed in to"
         )
     );
-    assert!(person.pages().is_empty());
-    assert!(server.registrations().is_empty());
-    assert!(engine.plugins().iter().all(|v| v.plugin.id != "mcp-notes"));
-    assert_eq!(secrets.get(&credentials_key("notes")).unwrap(), None);
 }
 
 #[tokio::test]
