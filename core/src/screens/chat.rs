@@ -379,7 +379,7 @@ fn fill_result(
     content: &str,
 ) {
     // What the agent read: a picture as its words, not its bytes.
-    view.raw_json = Some(pretty(&model_copy_of(content)));
+    view.raw_json = Some(pretty_for_model(content));
     match refusal(content) {
         Some(Some(code)) => {
             let words = refusal_words(lang, code);
@@ -480,10 +480,17 @@ fn lowercase_first(words: &str) -> String {
     })
 }
 
-/// A stored result as the model read it: a picture as its words (see [`model_copy`]).
-fn model_copy_of(content: &str) -> String {
+/// A stored result laid out to read as the model read it: a picture as its words (see
+/// [`model_copy`]), parsed once.
+fn pretty_for_model(content: &str) -> String {
     match serde_json::from_str::<Value>(content) {
-        Ok(result) => model_copy(&result).to_string(),
+        Ok(result) => {
+            let read = match crate::handler::carries_media(&result) {
+                true => model_copy(&result),
+                false => result,
+            };
+            serde_json::to_string_pretty(&read).unwrap_or_else(|_| content.to_owned())
+        }
         Err(_) => content.to_owned(),
     }
 }
