@@ -187,10 +187,6 @@ impl WithAuthored {
     /// and checks it as every kind's; a bundle that does not load, one with a shipped
     /// plugin's id, or two of one id, is an error naming the bundle.
     pub fn load(bundles: Vec<(String, String)>) -> Result<Self, String> {
-        let shipped: Vec<String> = Shipped::bundled(&Shipped)
-            .into_iter()
-            .map(|(plugin, _)| plugin.id)
-            .collect();
         let mut ids: Vec<String> = Vec::new();
         let mut authored = Vec::new();
         for (at, source) in bundles {
@@ -200,7 +196,9 @@ impl WithAuthored {
                 })
                 .map_err(|e| format!("{at}: {e}"))?;
             let (text, plugin) = manifest;
-            if shipped.contains(&plugin.id) || ids.contains(&plugin.id) {
+            // BUNDLES names each shipped plugin by its id (`the_shipped_bundles_load`).
+            let shipped = BUNDLES.iter().any(|(id, _)| *id == plugin.id);
+            if shipped || ids.contains(&plugin.id) {
                 return Err(format!(
                     "{at}: a plugin \"{}\" is already there; give the bundle's plugin an id of its own",
                     plugin.id
@@ -347,18 +345,11 @@ impl PluginHandler for ScriptPlugin {
         }
         let instance = self.instance().ok()?;
         *crate::lock(&instance.reader) = Some(services.clone());
-        let written = off_the_executor(|| {
-            instance.enter(Instant::now() + RESOLVE_DEADLINE, |cx| {
-                let pku: Object = cx.globals().get("__pku")?;
-                let describe: Function = pku.get("describe")?;
-                describe.call::<_, Option<String>>((tool.name.as_str(),))
-            })
-        });
+        let written = self.quick_answer(&instance, "describe", &tool.name, "");
         *crate::lock(&instance.reader) = None;
         match written {
             Ok(text) => text.filter(|t| !t.trim().is_empty()),
-            Err(error) => {
-                let why = instance.describe(error);
+            Err(why) => {
                 services.log(&format!(
                     "the description of {} was not written: {why}",
                     tool.name
@@ -475,23 +466,7 @@ impl ScriptPlugin {
     /// [`TARGET_CHARS`] long; none when it names none.
     fn resolve(&self, name: &str, input: &Value) -> Result<Option<String>, String> {
         let instance = self.instance()?;
-        let deadline = Instant::now() + RESOLVE_DEADLINE;
-        let named = off_the_executor(|| {
-            instance.enter(deadline, |cx| {
-                let pku: Object = cx.globals().get("__pku")?;
-                let resolve: Function = pku.get("resolve")?;
-                resolve.call::<_, Option<String>>((name, input.to_string()))
-            })
-        });
-        let named = named.map_err(|error| {
-            let message = instance.describe(error);
-            if Instant::now() >= deadline {
-                self.discard(&instance);
-                format!("it took longer than {} ms", RESOLVE_DEADLINE.as_millis())
-            } else {
-                message
-            }
-        })?;
+        let named = self.quick_answer(&instance, "resolve", name, &input.to_string())?;
         Ok(named
             .map(|target| {
                 target
@@ -503,6 +478,34 @@ impl ScriptPlugin {
                     .to_owned()
             })
             .filter(|target| !target.is_empty()))
+    }
+
+    /// `__pku[function](name, input)` in the runtime within [`RESOLVE_DEADLINE`]: the work a
+    /// decision or a turn's request waits on (`resolveEffect`, a description). Its text, or
+    /// why it gave none; a runtime that overran is dropped.
+    fn quick_answer(
+        &self,
+        instance: &Arc<Instance>,
+        function: &str,
+        name: &str,
+        input: &str,
+    ) -> Result<Option<String>, String> {
+        let deadline = Instant::now() + RESOLVE_DEADLINE;
+        let answered = off_the_executor(|| {
+            instance.enter(deadline, |cx| {
+                let pku: Object = cx.globals().get("__pku")?;
+                let call: Function = pku.get(function)?;
+                call.call::<_, Option<String>>((name, input))
+            })
+        });
+        answered.map_err(|error| {
+            if Instant::now() >= deadline {
+                self.discard(instance);
+                format!("it took longer than {} ms", RESOLVE_DEADLINE.as_millis())
+            } else {
+                instance.describe(error)
+            }
+        })
     }
 
     fn too_long(&self) -> String {
