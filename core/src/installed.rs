@@ -4,6 +4,7 @@
 //! and the plugins that could not be loaded at open. Install, uninstall, the switch and the
 //! modes are changed here, each written to the store before it takes effect.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::Transaction;
@@ -13,7 +14,7 @@ use serde_json::Value;
 use crate::clock::Clock;
 use crate::consent::ConsentState;
 use crate::error::EngineError;
-use crate::gates::ToolCatalog;
+use crate::gates::{GrantError, Grants, ToolCatalog};
 use crate::handler::{PluginHandler, ToolContext};
 use crate::policy::{Mode, ModeSource, UserModes};
 use crate::registry::{
@@ -252,6 +253,16 @@ impl InstalledPlugins {
 
         let now = self.clock.now_ms();
         let mut errors = Vec::new();
+        let mut row_errors = Vec::new();
+        let mut pending = Vec::new();
+        for row in plugin_rows.iter().filter(|r| r.kind != PluginKind::Bundled) {
+            match self.load_row(row) {
+                Ok((plugin, handler)) => pending.push((plugin, handler, row.enabled)),
+                Err(e) => row_errors.push(e.to_string()),
+            }
+        }
+        let loading = bundled.iter().map(|(p, _)| p);
+        let mut circled = circles(loading.chain(pending.iter().map(|(p, ..)| p)));
         let mut state = self.state();
         for (plugin, handler) in bundled {
             let row = plugin_rows.iter().find(|r| r.id == plugin.id);
@@ -266,17 +277,20 @@ impl InstalledPlugins {
                 store.write(|tx| rows::put_plugin(tx, &fresh, now))?;
             }
             let enabled = row.is_none_or(|r| r.enabled);
-            if let Err(e) = register(&mut state, plugin, handler, enabled) {
+            if let Some(circle) = circled.remove(&plugin.id) {
+                errors.push(circle);
+            } else if let Err(e) = register(&mut state, plugin, handler, enabled) {
                 errors.push(e.to_string());
             }
         }
-        let mut pending = Vec::new();
-        for row in plugin_rows.iter().filter(|r| r.kind != PluginKind::Bundled) {
-            match self.load_row(row) {
-                Ok((plugin, handler)) => pending.push((plugin, handler, row.enabled)),
-                Err(e) => errors.push(e.to_string()),
+        errors.extend(row_errors);
+        pending.retain(|(plugin, ..)| match circled.remove(&plugin.id) {
+            Some(circle) => {
+                errors.push(circle);
+                false
             }
-        }
+            None => true,
+        });
         // Rows come in id order, but a plugin's allow_tools may name a tool of one that sorts
         // after it: register in passes until one adds nothing, so every plugin that can load
         // does, whatever its id.
@@ -928,11 +942,7 @@ fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
             message: "duplicate plugin id: a plugin with this id is already installed".into(),
         });
     }
-    let grant_error = |e: crate::gates::GrantError| LoadError {
-        plugin: id.to_owned(),
-        field: "grants".into(),
-        message: e.to_string(),
-    };
+    let grant_error = |e| grant_load_error(id, e);
     // Only a plugin that calls tools needs the catalog of every tool; building it for each
     // plugin would make opening a data directory quadratic in its plugins.
     let catalog = if plugin.grants.allow_tools.is_empty() {
@@ -947,6 +957,17 @@ fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
         .next()
     {
         return Err(grant_error(e));
+    }
+    if !plugin.grants.allow_tools.is_empty() {
+        let mut grants: BTreeMap<&str, &Grants> = state
+            .registry
+            .plugins()
+            .map(|p| (p.id.as_str(), &p.grants))
+            .collect();
+        grants.insert(id, &plugin.grants);
+        if let Some(e) = circle_error(id, &grants) {
+            return Err(grant_error(e));
+        }
     }
     // Store names are plugin ids lowercased: only a plugin whose id differs in case can clash.
     let namesakes = state
@@ -973,6 +994,49 @@ fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
         grant_row: crate::gates::grant_row(id, &plugin.grants),
         warnings,
     })
+}
+
+/// A grant of `plugin` that cannot be honoured, as its load error: one about `allow_tools`
+/// names that field.
+fn grant_load_error(plugin: &str, e: GrantError) -> LoadError {
+    let field = match e {
+        GrantError::UnknownTool { .. }
+        | GrantError::SelfGrant { .. }
+        | GrantError::Cycle { .. } => "grants.allow_tools",
+        _ => "grants",
+    };
+    LoadError {
+        plugin: plugin.to_owned(),
+        field: field.into(),
+        message: e.to_string(),
+    }
+}
+
+/// Plugins that may call each other in a circle recurse until the app aborts: a circle of
+/// `allow_tools` grants through `plugin` among `grants` (each plugin's, by id, `plugin`'s among
+/// them) is its load error, naming the circle.
+fn circle_error(plugin: &str, grants: &BTreeMap<&str, &Grants>) -> Option<GrantError> {
+    let chain = crate::gates::grant_cycle(plugin, grants)?;
+    Some(GrantError::Cycle {
+        plugin: plugin.to_owned(),
+        granted: chain[1].clone(),
+        chain: chain.join(" -> "),
+    })
+}
+
+/// The load errors of the plugins among `loading` whose grants close a circle: they would
+/// each wait for the other's tools to be known, and fail naming a tool, not the circle.
+fn circles<'a>(loading: impl Iterator<Item = &'a Plugin> + Clone) -> BTreeMap<String, String> {
+    let grants: BTreeMap<&str, &Grants> = loading
+        .clone()
+        .map(|p| (p.id.as_str(), &p.grants))
+        .collect();
+    loading
+        .filter_map(|p| {
+            let e = circle_error(&p.id, &grants)?;
+            Some((p.id.clone(), grant_load_error(&p.id, e).to_string()))
+        })
+        .collect()
 }
 
 /// Puts a checked plugin in the state.

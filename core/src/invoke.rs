@@ -341,7 +341,9 @@ impl Invoker {
             .map(|(tool, writer)| {
                 let (plugin, handler, gates) = writer?;
                 let unbounded = Arc::new(CallScope::unbounded());
-                let services = self.services(plugin, gates, Actor::Agent, None, unbounded, None);
+                let chain = vec![tool.id.clone()];
+                let services =
+                    self.services(plugin, gates, Actor::Agent, None, unbounded, None, chain);
                 handler.describe(tool, &services)
             })
             .collect()
@@ -349,7 +351,8 @@ impl Invoker {
 
     /// What a plugin's code may reach when `actor` runs it in `conversation`: its gates and
     /// folder, the core weakly, bounded by `scope` (and for a scheduled call by the scope of
-    /// the conversation `made_in`).
+    /// the conversation `made_in`). `chain`: the calls it runs within, ending with its own.
+    #[allow(clippy::too_many_arguments)]
     fn services(
         &self,
         plugin: Arc<Plugin>,
@@ -358,6 +361,7 @@ impl Invoker {
         conversation: Option<String>,
         scope: Arc<CallScope>,
         made_in: Option<String>,
+        chain: Vec<String>,
     ) -> Services {
         Services {
             folder: self
@@ -371,6 +375,7 @@ impl Invoker {
             conversation,
             scope,
             made_in,
+            chain,
         }
     }
 
@@ -507,20 +512,22 @@ impl Invoker {
     /// is bounded by that conversation's scope (seed 003; DESIGN.md §3 step 6), as it stands
     /// when the call is decided. A job the user made (`None`) is bounded by no conversation's.
     pub async fn invoke_made_in(&self, call: Call, made_in: Option<String>) -> Invocation {
-        self.invoke_with(call, made_in, None).await
+        self.invoke_with(call, made_in, None, &[]).await
     }
 
     /// The one invoke path, with the running call's progress reported to `progress` (the
     /// agent's turn shows it on the call).
     pub async fn invoke_reporting(&self, call: Call, progress: Progress) -> Invocation {
-        self.invoke_with(call, None, Some(progress)).await
+        self.invoke_with(call, None, Some(progress), &[]).await
     }
 
+    /// `outer`: the calls a plugin's call is nested in, outermost first (empty for every other).
     async fn invoke_with(
         &self,
         call: Call,
         made_in: Option<String>,
         progress: Option<Progress>,
+        outer: &[String],
     ) -> Invocation {
         let snap = self.snapshot(&call, made_in.as_deref());
         let (decision, input_error, assessment) = self.decide_snapshot(&call, &snap);
@@ -651,6 +658,7 @@ impl Invoker {
             Actor::Agent | Actor::Scheduler => CallScope::new(&snap.scope.hosts, &snap.scope.roots),
         });
         let conversation = call.conversation.clone();
+        let chain = outer.iter().cloned().chain([call.tool.clone()]).collect();
         let services = self.services(
             plugin,
             gates,
@@ -658,6 +666,7 @@ impl Invoker {
             conversation,
             scope.clone(),
             made_in,
+            chain,
         );
         let ctx = ToolContext {
             actor: call.actor,
@@ -817,6 +826,7 @@ impl PluginHost for Invoker {
         input: Value,
         conversation: Option<String>,
         made_in: Option<String>,
+        chain: &[String],
     ) -> Dispatched {
         let call = Call {
             tool: tool.to_owned(),
@@ -824,7 +834,7 @@ impl PluginHost for Invoker {
             input,
             conversation,
         };
-        match self.invoke_made_in(call, made_in).await.outcome {
+        match self.invoke_with(call, made_in, None, chain).await.outcome {
             Outcome::Ran { result, .. } => Dispatched::Ran(result),
             Outcome::Failed { message } => Dispatched::Failed(message),
             Outcome::Refused { code, message } => {

@@ -38,7 +38,8 @@ pub(crate) trait PluginHost: Send + Sync {
         state: PermissionState,
     ) -> Result<(), String>;
     /// A plugin's own call, through the one invoke path, as `actor`; a scheduled one within
-    /// the scope of the conversation `made_in`.
+    /// the scope of the conversation `made_in`. `chain`: the calls it is nested in, outermost
+    /// first, which its own services carry on.
     async fn call(
         &self,
         tool: &str,
@@ -46,6 +47,7 @@ pub(crate) trait PluginHost: Send + Sync {
         input: Value,
         conversation: Option<String>,
         made_in: Option<String>,
+        chain: &[String],
     ) -> Dispatched;
 }
 
@@ -164,6 +166,9 @@ pub struct Services {
     pub(crate) made_in: Option<String>,
     /// `<data dir>/plugins/<id>`; none for an engine without a data directory.
     pub(crate) folder: Option<PathBuf>,
+    /// The calls this one runs within, outermost first, ending with its own tool: how deep a
+    /// plugin's call through the call-tool gate nests is carried by the call, not kept globally.
+    pub(crate) chain: Vec<String>,
 }
 
 impl std::fmt::Debug for Services {
@@ -345,7 +350,11 @@ impl Services {
             Some(dispatcher),
             core.host().outbox.clone(),
         ) {
-            Ok(gate) => gate.call(tool_id, args_json).await,
+            Ok(gate) => {
+                gate.within(self.chain.clone())
+                    .call(tool_id, args_json)
+                    .await
+            }
             Err(e) => format!("error: {e}"),
         }
     }
@@ -449,7 +458,7 @@ struct Dispatcher {
 
 #[async_trait]
 impl ToolDispatch for Dispatcher {
-    async fn dispatch(&self, _caller_plugin: &str, tool_id: &str, args: Value) -> Dispatched {
+    async fn dispatch(&self, chain: &[String], tool_id: &str, args: Value) -> Dispatched {
         let Some(core) = self.core.upgrade() else {
             return Dispatched::Refused("the app is closing".into());
         };
@@ -459,6 +468,7 @@ impl ToolDispatch for Dispatcher {
             args,
             self.conversation.clone(),
             self.made_in.clone(),
+            chain,
         )
         .await
     }

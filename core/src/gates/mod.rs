@@ -39,6 +39,7 @@ pub use rows::{check_grants, grant_row, startup_warnings};
 pub use scope::{CallScope, out_of_scope};
 pub(crate) use store::store_dir;
 pub use store::{StoreGate, check_store_names};
+pub(crate) use tools::grant_cycle;
 pub use tools::{Dispatched, ToolCallGate, ToolCatalog, ToolDispatch, ToolInfo};
 
 /// What a plugin asks to reach, as declared in its manifest under `grants`. The names are the
@@ -99,6 +100,26 @@ pub enum GrantError {
         plugin: String,
         tool: String,
         known: String,
+    },
+    /// A plugin calling its own tool recurses without end (seed 001's rule that only bundled
+    /// tools may be called no longer breaks the loop: TypeScript plugins are bundled).
+    #[error(
+        "plugin \"{plugin}\": allow_tools names \"{tool}\", a tool of this plugin itself; a \
+         plugin may not call its own tools — remove \"{tool}\" from allow_tools"
+    )]
+    SelfGrant { plugin: String, tool: String },
+    /// Plugins that may call each other in a circle: `chain` is `a.x -> b.y -> a.x`, each tool
+    /// granted to the plugin of the one before it.
+    #[error(
+        "plugin \"{plugin}\": allow_tools closes a circle of plugins calling each other \
+         ({chain}); remove \"{granted}\" from allow_tools, or the grant of another plugin in \
+         the circle"
+    )]
+    Cycle {
+        plugin: String,
+        chain: String,
+        /// The plugin's own grant that leads into the circle.
+        granted: String,
     },
     #[error(
         "plugin \"{plugin}\" and plugin \"{other}\" share the store name \"{store}\" and at least \

@@ -2,13 +2,14 @@
 //! shows, and the warnings for dangerous combinations (seed 001, "What /tools tells you").
 
 use super::network::NetworkPolicy;
-use super::tools::unknown_tools;
+use super::tools::{self_grants, unknown_tools};
 use super::{GrantError, Grants, PluginKind, ToolCatalog};
 use crate::registry::Effect;
 
 /// Every load error in one plugin's grants: allowlist entries in none of the three spellings,
-/// and `allow_tools` names that are not known tools. (Store names are checked across plugins by
-/// [`super::check_store_names`].)
+/// and `allow_tools` names that are not known tools or are the plugin's own. (Store names are
+/// checked across plugins by [`super::check_store_names`], circles of grants by the installed
+/// plugins' owner.)
 pub fn check_grants(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog) -> Vec<GrantError> {
     let mut errors: Vec<GrantError> = grants
         .url_allowlist
@@ -22,6 +23,7 @@ pub fn check_grants(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog) -> 
         })
         .collect();
     errors.extend(unknown_tools(plugin_id, grants, catalog));
+    errors.extend(self_grants(plugin_id, grants));
     errors
 }
 

@@ -2,7 +2,7 @@
 //! "allow_tools"). The grant is a list of tool ids, not a switch, because one dangerous tool
 //! makes every other grant decorative.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{GrantError, Grants, LineKind, Outbox, human_duration};
-use crate::registry::Effect;
+use crate::registry::{Effect, plugin_id};
 
 /// What the gates know of a callable tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +42,9 @@ pub enum Dispatched {
 /// policy).
 #[async_trait]
 pub trait ToolDispatch: Send + Sync {
-    async fn dispatch(&self, caller_plugin: &str, tool_id: &str, args: Value) -> Dispatched;
+    /// Calls `tool_id` for a plugin's call running within `chain` (outermost first, ending with
+    /// the calling tool), which the nested call carries on.
+    async fn dispatch(&self, chain: &[String], tool_id: &str, args: Value) -> Dispatched;
 }
 
 /// `host-call-tool` for one plugin.
@@ -53,12 +55,20 @@ pub struct ToolCallGate {
     dispatcher: Option<Arc<dyn ToolDispatch>>,
     outbox: Outbox,
     deadline: Duration,
+    /// The calls this plugin's call runs within, outermost first, ending with its own tool:
+    /// carried by each call, never kept globally, so two calls never share a depth.
+    chain: Vec<String>,
 }
 
 impl ToolCallGate {
     /// seed 001: above host-http-get's 10 s, because a legitimate tool needs more; far below
     /// the model's wait, because a plugin's call runs with nothing on screen.
     pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
+
+    /// How deep plugins' calls may nest below the call the student, the agent or the scheduler
+    /// made. The load-time checks refuse a plugin calling itself and plugins calling each other
+    /// in a circle; this bounds whatever got past them (a stack overflow aborts the app).
+    pub const MAX_NESTING: usize = 4;
 
     /// The gate of `plugin_id`, whose `allow_tools` must all be in `catalog` (else the first
     /// unknown name is the load error). `dispatcher` is `None` where nothing can dispatch.
@@ -84,12 +94,19 @@ impl ToolCallGate {
             dispatcher,
             outbox,
             deadline: Self::DEFAULT_DEADLINE,
+            chain: Vec::new(),
         })
     }
 
     /// The same gate with another deadline.
     pub fn with_deadline(self, deadline: Duration) -> Self {
         Self { deadline, ..self }
+    }
+
+    /// The same gate for a call running within `chain`: the tool ids of the calls it is nested
+    /// in, outermost first, ending with the calling plugin's own tool.
+    pub fn within(self, chain: Vec<String>) -> Self {
+        Self { chain, ..self }
     }
 
     /// Calls `tool_id` with `args_json`. A call that ran returns the JSON frame
@@ -109,8 +126,9 @@ impl ToolCallGate {
             );
         };
         if !info.bundled {
-            // seed 001: two plugins each granted the other's tool would deadlock; only bundled
-            // tools are callable, which removes the cycle by construction.
+            // seed 001: only bundled tools are callable. It no longer removes cycles by
+            // construction (TypeScript plugins are bundled): the load-time checks and the bound
+            // on nesting do.
             let supplier = tool_id
                 .split_once('.')
                 .map_or(tool_id, |(plugin, _)| plugin);
@@ -123,6 +141,21 @@ impl ToolCallGate {
             Ok(args) => args,
             Err(err) => return format!("error: args-json is not valid JSON: {err}"),
         };
+        if self.chain.len() > Self::MAX_NESTING {
+            let chain: Vec<&str> = self
+                .chain
+                .iter()
+                .map(String::as_str)
+                .chain([tool_id])
+                .collect();
+            return format!(
+                "error: tool \"{tool_id}\" would be the call nested {} deep; plugins' calls \
+                 nest at most {} deep: {}",
+                self.chain.len(),
+                Self::MAX_NESTING,
+                chain.join(" -> ")
+            );
+        }
         let Some(dispatcher) = &self.dispatcher else {
             return "error: tool calls are not available right now".to_owned();
         };
@@ -132,7 +165,7 @@ impl ToolCallGate {
             LineKind::ToolCalled,
             format!("plugin \"{}\" called tool \"{tool_id}\"", self.plugin_id),
         );
-        let dispatched = dispatcher.dispatch(&self.plugin_id, tool_id, args);
+        let dispatched = dispatcher.dispatch(&self.chain, tool_id, args);
         match tokio::time::timeout(self.deadline, dispatched).await {
             Ok(Dispatched::Ran(result)) => frame(text_of(result), false),
             Ok(Dispatched::Failed(message)) => frame(format!("tool error: {message}"), true),
@@ -154,6 +187,66 @@ fn text_of(result: Value) -> String {
 
 fn frame(content: String, is_error: bool) -> String {
     serde_json::json!({"content": content, "is_error": is_error}).to_string()
+}
+
+/// A plugin calling its own tool recurses until the stack gives out; refused at load, naming
+/// each such name in allow_tools.
+pub(crate) fn self_grants(plugin: &str, grants: &Grants) -> Vec<GrantError> {
+    grants
+        .allow_tools
+        .iter()
+        .filter(|id| plugin_id(id) == plugin)
+        .map(|id| GrantError::SelfGrant {
+            plugin: plugin.to_owned(),
+            tool: id.clone(),
+        })
+        .collect()
+}
+
+/// A circle of plugins that may call each other, through `start`: the tool ids of the circle
+/// (`a.x -> b.y -> a.x`: `a` may call `b.y`, whose plugin may call `a.x`), or `None`. Decided
+/// at the plugin level, whatever tool calls what: a plugin granted a tool may call it from any
+/// of its own. `grants` holds each plugin's grants by id. A plugin granting itself a tool is
+/// refused by [`self_grants`] and is no circle here.
+pub(crate) fn grant_cycle<'a>(
+    start: &'a str,
+    grants: &BTreeMap<&'a str, &'a Grants>,
+) -> Option<Vec<String>> {
+    fn walk<'a>(
+        at: &'a str,
+        start: &str,
+        grants: &BTreeMap<&str, &'a Grants>,
+        seen: &mut BTreeSet<&'a str>,
+        path: &mut Vec<&'a str>,
+    ) -> bool {
+        let Some(&held) = grants.get(at) else {
+            return false;
+        };
+        for tool in &held.allow_tools {
+            let next = plugin_id(tool);
+            if next == at {
+                continue;
+            }
+            path.push(tool);
+            if next == start || (seen.insert(next) && walk(next, start, grants, seen, path)) {
+                return true;
+            }
+            path.pop();
+        }
+        false
+    }
+    let mut path = Vec::new();
+    let mut seen = BTreeSet::new();
+    if !walk(start, start, grants, &mut seen, &mut path) {
+        return None;
+    }
+    let closing = path.last().map(|t| t.to_string());
+    Some(
+        closing
+            .into_iter()
+            .chain(path.iter().map(|t| t.to_string()))
+            .collect(),
+    )
 }
 
 /// seed 001: a name in allow_tools that is not a known tool is a load error, listing the
@@ -193,11 +286,11 @@ mod tests {
 
     #[async_trait]
     impl ToolDispatch for Engine {
-        async fn dispatch(&self, caller: &str, tool_id: &str, args: Value) -> Dispatched {
+        async fn dispatch(&self, chain: &[String], tool_id: &str, args: Value) -> Dispatched {
             self.calls
                 .lock()
                 .unwrap()
-                .push((caller.into(), tool_id.into(), args.clone()));
+                .push((chain.join(" -> "), tool_id.into(), args.clone()));
             match tool_id {
                 "wallet.cardBalance" => Dispatched::Ran(serde_json::json!({"yuan": 12.5})),
                 "wallet.recharge" => Dispatched::Refused("blocked: money is off for wallet".into()),
@@ -240,7 +333,9 @@ mod tests {
             ..Grants::default()
         };
         let dispatcher = engine.map(|e| e as Arc<dyn ToolDispatch>);
-        ToolCallGate::new("helper", &grants, &catalog(), dispatcher, Outbox::new()).unwrap()
+        ToolCallGate::new("helper", &grants, &catalog(), dispatcher, Outbox::new())
+            .unwrap()
+            .within(vec!["helper.go".into()])
     }
 
     #[tokio::test]
@@ -300,7 +395,7 @@ mod tests {
         assert_eq!(
             calls[0],
             (
-                "helper".into(),
+                "helper.go".into(),
                 "wallet.cardBalance".into(),
                 serde_json::json!({"card": 1})
             )
@@ -377,6 +472,82 @@ mod tests {
             "plugin \"helper\" called tool \"canteen.menu\""
         );
         assert_eq!(lines[0].kind, LineKind::ToolCalled);
+    }
+
+    // issue 34: a call nested past the bound is refused before the dispatcher, naming the
+    // chain; one at the bound runs.
+    #[tokio::test]
+    async fn a_call_nested_past_four_deep_is_refused_naming_the_chain() {
+        let engine = Arc::new(Engine::default());
+        let grants = Grants {
+            allow_tools: vec!["canteen.menu".into()],
+            ..Grants::default()
+        };
+        let within = |depth: usize| {
+            let dispatcher: Arc<dyn ToolDispatch> = engine.clone();
+            let chain = (1..=depth).map(|n| format!("p{n}.go")).collect();
+            ToolCallGate::new("p9", &grants, &catalog(), Some(dispatcher), Outbox::new())
+                .unwrap()
+                .within(chain)
+        };
+        assert_eq!(
+            within(4).call("canteen.menu", "{}").await,
+            r#"{"content":"rice \"and\" tofu","is_error":false}"#
+        );
+        assert_eq!(
+            within(5).call("canteen.menu", "{}").await,
+            "error: tool \"canteen.menu\" would be the call nested 5 deep; plugins' calls nest \
+             at most 4 deep: p1.go -> p2.go -> p3.go -> p4.go -> p5.go -> canteen.menu"
+        );
+        let calls = engine.calls.lock().unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, "p1.go -> p2.go -> p3.go -> p4.go");
+    }
+
+    fn granting(allow: &[&str]) -> Grants {
+        Grants {
+            allow_tools: allow.iter().map(|s| s.to_string()).collect(),
+            ..Grants::default()
+        }
+    }
+
+    #[test]
+    fn a_plugin_granted_its_own_tool_is_a_load_error_naming_allow_tools() {
+        let errors = self_grants("a", &granting(&["b.y", "a.x"]));
+        assert_eq!(
+            errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "plugin \"a\": allow_tools names \"a.x\", a tool of this plugin itself; a plugin \
+              may not call its own tools — remove \"a.x\" from allow_tools"
+            ]
+        );
+    }
+
+    #[test]
+    fn plugins_that_may_call_each_other_in_a_circle_are_found_through_any_of_them() {
+        let (a, b, c, d) = (
+            granting(&["b.y"]),
+            granting(&["c.z", "d.w"]),
+            granting(&[]),
+            granting(&["a.x"]),
+        );
+        let grants = BTreeMap::from([("a", &a), ("b", &b), ("c", &c), ("d", &d)]);
+        assert_eq!(
+            grant_cycle("a", &grants).unwrap().join(" -> "),
+            "a.x -> b.y -> d.w -> a.x"
+        );
+        assert_eq!(
+            grant_cycle("d", &grants).unwrap().join(" -> "),
+            "d.w -> a.x -> b.y -> d.w"
+        );
+        assert_eq!(grant_cycle("c", &grants), None);
+        // A circle elsewhere is not this plugin's: e calls into it and is not on it.
+        let e = granting(&["a.x"]);
+        let with_e = BTreeMap::from([("a", &a), ("b", &b), ("d", &d), ("e", &e)]);
+        assert_eq!(grant_cycle("e", &with_e), None);
+        // A self-grant is refused on its own, not taken for a circle.
+        let own = granting(&["s.t"]);
+        assert_eq!(grant_cycle("s", &BTreeMap::from([("s", &own)])), None);
     }
 
     #[test]
