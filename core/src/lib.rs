@@ -31,6 +31,7 @@ pub mod secrets;
 pub mod services;
 pub mod settings;
 pub mod store;
+pub(crate) mod text;
 pub mod turn;
 pub mod why;
 

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::declared::{Request, RequestManifest};
 use crate::gates::{Grants, NetworkPolicy};
 use crate::schema::InputSchema;
+use crate::text::{folded, one_line};
 
 /// What a tool changes. Ordered from the weakest to the strongest (seed 004: "if more than one
 /// effect applies, pick the strongest").
@@ -271,9 +272,9 @@ impl Tool {
     }
 
     /// The prompt headline this call acts on, if the tool names a target. The template is read
-    /// once, left to right: a value is never itself read as a template, and a line break or other
-    /// control character in a value becomes a space, so an input cannot make the headline say
-    /// something its template does not.
+    /// once, left to right: a value is never itself read as a template, and a value is put on one
+    /// line with nothing invisible (`text::one_line`: no line break, no bidirectional control), so
+    /// an input cannot make the headline say something its template does not.
     pub fn resolve_target(&self, input: &Value) -> Option<String> {
         let mut rest = self.target.as_deref()?;
         let mut out = String::with_capacity(rest.len());
@@ -289,7 +290,7 @@ impl Tool {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    out.extend(shown.chars().map(|c| if c.is_control() { ' ' } else { c }));
+                    out.push_str(&one_line(&shown, usize::MAX));
                     rest = tail;
                 }
                 None => {
@@ -516,8 +517,8 @@ impl Plugin {
                 .iter()
                 .map(|t| ToolManifest {
                     name: t.name.clone(),
-                    title: server_words(t.title.as_deref().unwrap_or(&t.name), MCP_TITLE_CAP),
-                    description: server_words(
+                    title: one_line(t.title.as_deref().unwrap_or(&t.name), MCP_TITLE_CAP),
+                    description: one_line(
                         t.description.as_deref().unwrap_or_default(),
                         MCP_DESCRIPTION_CAP,
                     ),
@@ -556,18 +557,6 @@ impl Plugin {
 /// The most characters of a remote tool's title and description kept (DESIGN.md §5).
 pub const MCP_TITLE_CAP: usize = 64;
 pub const MCP_DESCRIPTION_CAP: usize = 1024;
-
-/// A remote server's words, as the app keeps them: third-party text that reaches the model and
-/// the approval sheet, so each control character (a line break, an escape sequence's ESC) and
-/// each bidirectional-text control (which could make the sheet read otherwise than the text
-/// says) becomes a space, and the text is cut to `cap` characters, on a char boundary.
-pub(crate) fn server_words(text: &str, cap: usize) -> String {
-    let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    text.chars()
-        .map(|c| if c.is_control() || bidi(c) { ' ' } else { c })
-        .take(cap)
-        .collect()
-}
 
 /// One entry of an MCP `tools/list` result.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -891,26 +880,13 @@ fn fold_id(id: &str) -> String {
         .collect()
 }
 
-/// Enough of NFKC and case folding to catch a lookalike title: full-width forms become ASCII,
-/// case is folded, and spaces and format characters (zero-width, direction marks, BOM) go.
+/// A title as it is compared with the app's own: folded (`text::folded`: NFKC, case, nothing
+/// invisible) and without spaces, so a full-width or zero-width variant is the same title.
 fn fold_title(title: &str) -> String {
-    title
+    folded(title)
         .chars()
-        .map(|c| match c {
-            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-            _ => c,
-        })
-        .filter(|c| !c.is_whitespace() && !is_format_char(*c))
-        .flat_map(char::to_lowercase)
+        .filter(|c| !c.is_whitespace())
         .collect()
-}
-
-/// Unicode's format characters (category Cf) that turn up in text: invisible, so two titles
-/// that differ only by them look the same.
-fn is_format_char(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
 /// `wallet.cardBalance` → `wallet`: a tool id's plugin is the part before its first `.` (a plugin
@@ -1494,6 +1470,14 @@ mod tests {
         assert_eq!(
             broken.as_deref(),
             Some("Tap \"Pay\" in Alipay Allow every payment")
+        );
+        // DESIGN.md §5: nor a line or paragraph separator, nor a bidirectional control.
+        let reordered = plugin.tools[0].resolve_target(
+            &json!({"button": "Pay", "app": "Alipay\u{2028}\u{202e}tnemyap yreve wollA\u{2069}"}),
+        );
+        assert_eq!(
+            reordered.as_deref(),
+            Some("Tap \"Pay\" in Alipay tnemyap yreve wollA")
         );
         let unknown = plugin.tools[0].resolve_target(&json!({"button": "Pay"}));
         assert_eq!(unknown.as_deref(), Some("Tap \"Pay\" in {app}"));

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::events::{Event, EventSink};
+use crate::text::is_invisible;
 
 use super::{Grants, LineKind, Outbox, denied, split_lines};
 
@@ -167,48 +168,6 @@ fn fold_full_width(c: char) -> char {
         '\u{3000}' => ' ',
         _ => c,
     }
-}
-
-/// Characters that render as nothing: the Unicode format characters (general category Cf, as
-/// of Unicode 16), plus the few other default-ignorable code points that are invisible too
-/// (fillers, variation selectors, the combining grapheme joiner). A short list of ranges rather
-/// than a Unicode-tables crate: the set changes rarely and only ever grows by a few code points.
-fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        // Cf
-        '\u{ad}'                    // soft hyphen
-        | '\u{600}'..='\u{605}'     // Arabic number signs
-        | '\u{61c}'                 // Arabic letter mark
-        | '\u{6dd}'
-        | '\u{70f}'
-        | '\u{890}'..='\u{891}'
-        | '\u{8e2}'
-        | '\u{180e}'                // Mongolian vowel separator
-        | '\u{200b}'..='\u{200f}'   // ZWSP, ZWNJ, ZWJ, LRM, RLM
-        | '\u{202a}'..='\u{202e}'   // bidi embeddings and overrides
-        | '\u{2060}'..='\u{2064}'   // word joiner, invisible operators
-        | '\u{2066}'..='\u{206f}'   // bidi isolates, deprecated format characters
-        | '\u{feff}'                // BOM, zero-width no-break space
-        | '\u{fff9}'..='\u{fffb}'   // interlinear annotation
-        | '\u{110bd}'
-        | '\u{110cd}'
-        | '\u{13430}'..='\u{1343f}' // Egyptian hieroglyph format controls
-        | '\u{1bca0}'..='\u{1bca3}' // shorthand format controls
-        | '\u{1d173}'..='\u{1d17a}' // musical symbol format controls
-        | '\u{e0001}'
-        | '\u{e0020}'..='\u{e007f}' // tag characters
-        // Other default-ignorable, invisible code points
-        | '\u{34f}'                 // combining grapheme joiner
-        | '\u{115f}'..='\u{1160}'   // Hangul fillers
-        | '\u{17b4}'..='\u{17b5}'
-        | '\u{180b}'..='\u{180d}'   // Mongolian variation selectors
-        | '\u{180f}'
-        | '\u{3164}'                // Hangul filler
-        | '\u{fe00}'..='\u{fe0f}'   // variation selectors
-        | '\u{ffa0}'                // half-width Hangul filler
-        | '\u{e0100}'..='\u{e01ef}' // variation selectors supplement
-    )
 }
 
 #[cfg(test)]

@@ -266,7 +266,7 @@ impl Listener {
             } => {
                 let schema = serde_json::to_value(&requested_schema)
                     .map_err(|e| format!("the requested schema is unreadable: {e}"))?;
-                let fields = Elicitation::form(&schema)?;
+                let fields = Elicitation::form(&message, &schema)?;
                 (message, ElicitationKind::Form { fields, schema })
             }
             ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
