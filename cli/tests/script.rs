@@ -185,3 +185,31 @@ fn a_bundle_that_cannot_be_read_or_takes_a_shipped_plugin_s_id_is_refused_naming
         )
     );
 }
+
+// Issue 34, item 12 (sdk/README.md): a bundle may not take the id of one of the core's own
+// plugins either; the engine would open and drop it unsaid.
+#[test]
+fn a_bundle_that_takes_a_core_plugin_s_id_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.js");
+    let manifest =
+        json!({"id": "settings", "title": "设置", "tools": [{"name": "set", "effect": "write"}]});
+    std::fs::write(
+        &settings,
+        format!("var __pkuBundle = {{ default: {{ manifest: {manifest}, execute: async () => null }} }};"),
+    )
+    .unwrap();
+    let out = common::run_with_input(
+        &["tools", "--data-dir", dir.path().to_str().unwrap()],
+        &[("HARNESS_PLUGIN_BUNDLES", settings.to_str().unwrap())],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "harness: {}: a plugin \"settings\" is already there; give the bundle's plugin an id of its own\n",
+            settings.display()
+        )
+    );
+}

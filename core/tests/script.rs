@@ -1013,3 +1013,185 @@ async fn campus_request_is_the_core_s_campus_client_with_its_checks() {
         "{unknown}"
     );
 }
+
+/// A phone whose picker stays open until the test closes it: it says when it opened, and
+/// counts how often it was opened.
+#[derive(Default)]
+struct HeldPicker {
+    opened: tokio::sync::Notify,
+    close: tokio::sync::Notify,
+    asked: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ApprovalBroker for HeldPicker {
+    async fn ask(&self, _prompt: Prompt) -> Answer {
+        Answer::Deny
+    }
+
+    async fn pick_file(&self, request: FilePick) -> Option<PickedFile> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("pick for {}", request.plugin_title));
+        self.opened.notify_one();
+        self.close.notified().await;
+        Some(PickedFile {
+            name: "课表.txt".into(),
+            bytes: "周一 高等数学".as_bytes().to_vec(),
+        })
+    }
+}
+
+// Issue 34, item 3: a request is served only for the call whose code is running when it is
+// made. A tap keeps its services in a global and waits in the picker; the agent's call, with
+// those services, must not open the picker (seed 000: only the user chooses files) nor write
+// as the tap.
+#[tokio::test]
+async fn services_another_running_call_kept_are_refused_in_the_call_that_uses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let phone = Arc::new(HeldPicker::default());
+    let mut options = Options::new(phone.clone());
+    options.builtin_plugins = false;
+    let engine = Engine::open(dir.path(), options).unwrap();
+    for source in [ECHO, PROBE] {
+        let (plugin, handler) = script::load(source, quick()).unwrap();
+        engine.install(plugin, "bundled", handler).unwrap();
+    }
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    let (tapped, used) = tokio::join!(
+        call(&engine, "probe.pickKeeping", Actor::User, json!({})),
+        async {
+            phone.opened.notified().await;
+            let used = call(
+                &engine,
+                "probe.useKeptWhileRunning",
+                Actor::Agent,
+                json!({}),
+            )
+            .await;
+            phone.close.notify_one();
+            used
+        }
+    );
+    let another =
+        "these services are another tool call's; a service works only during its own call";
+    match used {
+        Outcome::Ran { result, .. } => assert_eq!(
+            result,
+            json!({"refusals": [
+                format!("ctx.services.files.pick: {another}"),
+                format!("ctx.services.store.set: {another}"),
+            ]})
+        ),
+        other => panic!("{other:?}"),
+    }
+    match tapped {
+        Outcome::Ran { result, .. } => {
+            assert_eq!(result, json!({"name": "课表.txt", "text": "周一 高等数学"}))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(*phone.asked.lock().unwrap(), ["pick for 探针"]);
+    assert_eq!(
+        ran(&engine, "probe.recall", json!({"key": "stolen"})).await,
+        json!({"value": null})
+    );
+}
+
+// Issue 34, item 7: the runtime's memory limit does not bound what the host holds for the
+// script, so the requests a call has in flight are bounded: 64 of them, 4 MiB of arguments.
+// Past either, the service throws a RangeError; a settled request frees its place.
+#[tokio::test]
+async fn at_most_64_requests_and_4_mib_of_arguments_wait_at_once_in_one_call() {
+    let (_dir, engine) = fresh(quick());
+    let count = "const waiting = []; let refused;
+        try { for (;;) waiting.push(ctx.services.store.get('k')); }
+        catch (e) { refused = waiting.length + ': ' + e.name + ': ' + e.message; }
+        await Promise.all(waiting);
+        for (let i = 0; i < 64; i++) waiting.push(ctx.services.store.get('k'));
+        await Promise.all(waiting);
+        return refused;";
+    assert_eq!(
+        ran(&engine, "probe.run", json!({"code": count})).await,
+        json!({"value": "64: RangeError: ctx.services.store.get: at most 64 requests wait at once in one tool call"})
+    );
+    let bytes = "const big = 'x'.repeat(3 << 20);
+        const first = ctx.services.store.set('a', big).catch(() => 'settled');
+        let refused;
+        try { ctx.services.store.set('b', big); } catch (e) { refused = e.name + ': ' + e.message; }
+        await first;
+        const again = await ctx.services.store.set('c', big).catch(() => 'settled');
+        return [refused, again];";
+    assert_eq!(
+        ran(&engine, "probe.run", json!({"code": bytes})).await,
+        json!({"value": [
+            "RangeError: ctx.services.store.set: at most 4 MiB of arguments wait at once in one tool call",
+            "settled"
+        ]})
+    );
+}
+
+// Issue 34, item 7: each console.log line is cut at 4 KiB (on a character's boundary) and
+// marked, so a script cannot make the host hold its memory's worth of log; a line logged as
+// the call ends still reaches the host log.
+#[tokio::test]
+async fn a_log_line_past_4_kib_is_cut_and_marked() {
+    let (_dir, engine) = fresh(quick());
+    engine.drain_host_lines();
+    let code = "console.log('x'.repeat(100000)); console.log('汉'.repeat(2000)); console.log('短'); return null;";
+    ran(&engine, "probe.run", json!({"code": code})).await;
+    let lines: Vec<String> = engine
+        .drain_host_lines()
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    let mark = " … [cut at 4 KiB]";
+    // 4096 bytes at most, the mark's included; a Chinese character is 3 bytes.
+    let ascii = 4096 - mark.len();
+    let chinese = (4096 - mark.len()) / 3;
+    assert_eq!(
+        lines,
+        [
+            format!("[probe] {}{mark}", "x".repeat(ascii)),
+            format!("[probe] {}{mark}", "汉".repeat(chinese)),
+            "[probe] 短".to_owned(),
+        ]
+    );
+}
+
+// Issue 34, item 12 (sdk/README.md): an author's bundle may not take the id of one of the
+// core's own plugins; it is refused by name, in the CLI and the development library alike.
+#[test]
+fn an_authored_bundle_with_a_core_plugin_s_id_is_refused_naming_it() {
+    for id in ["settings", "memory", "files", "scheduler", "dashboard"] {
+        let source = bundle(
+            json!({"id": id, "title": "冒名", "tools": [{"name": "list", "effect": "read"}]}),
+        );
+        let refused = script::WithAuthored::load(vec![("mine/bundle.js".into(), source)])
+            .err()
+            .unwrap();
+        assert_eq!(
+            refused,
+            format!(
+                "mine/bundle.js: a plugin \"{id}\" is already there; give the bundle's plugin an id of its own"
+            )
+        );
+    }
+}
+
+#[test]
+fn the_core_s_own_plugins_are_the_ids_an_authored_bundle_may_not_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), Options::new(Arc::new(Deny))).unwrap();
+    let mut ids: Vec<String> = engine
+        .plugins()
+        .into_iter()
+        .map(|view| view.plugin.id.clone())
+        .collect();
+    ids.sort_unstable();
+    let mut core = harness_core::plugins::builtin::IDS.to_vec();
+    core.sort_unstable();
+    assert_eq!(ids, core);
+}

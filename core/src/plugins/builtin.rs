@@ -32,6 +32,10 @@ pub const SCREENS: [&str; 5] = [
     "treehole-verification",
 ];
 
+/// The ids of the core's own plugins, made by [`plugins`]: no other plugin may take one (an
+/// author's bundle is refused by name, `script::WithAuthored`).
+pub const IDS: [&str; 5] = ["settings", "memory", "files", "scheduler", "dashboard"];
+
 /// What the settings plugin needs of the core. The engine implements it: a change reaches
 /// several owners (the settings, the installed plugins, the rules).
 pub(crate) trait SettingsControl: Send + Sync {

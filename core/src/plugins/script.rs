@@ -15,6 +15,10 @@
 //!   `console.log` goes to the host log through the running call's services (seed 001).
 //! - No lock of the core is held while JavaScript runs: a request to the host is queued by the
 //!   script and served by the call's future outside the runtime, between two entries into it.
+//! - A request is served only for the call whose entry is running when it is made: services a
+//!   plugin kept from another call (or past their call) reach nothing. What the host holds for
+//!   a script is bounded apart from the runtime's memory: 64 requests and 4 MiB of their
+//!   arguments in flight per call, 4 KiB of a logged line.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -184,8 +188,10 @@ pub struct WithAuthored {
 
 impl WithAuthored {
     /// Reads each bundle's manifest (`(where, source)`: `where` names the bundle in an error)
-    /// and checks it as every kind's; a bundle that does not load, one with a shipped
-    /// plugin's id, or two of one id, is an error naming the bundle.
+    /// and checks it as every kind's; a bundle that does not load, one with the id of a
+    /// shipped plugin or of one of the core's own (`builtin::IDS`: the engine would drop it
+    /// unsaid), or two of one id, is an error naming the bundle. The CLI and the development
+    /// library both make their catalog here.
     pub fn load(bundles: Vec<(String, String)>) -> Result<Self, String> {
         let mut ids: Vec<String> = Vec::new();
         let mut authored = Vec::new();
@@ -198,7 +204,8 @@ impl WithAuthored {
             let (text, plugin) = manifest;
             // BUNDLES names each shipped plugin by its id (`the_shipped_bundles_load`).
             let shipped = BUNDLES.iter().any(|(id, _)| *id == plugin.id);
-            if shipped || ids.contains(&plugin.id) {
+            let core = crate::plugins::builtin::IDS.contains(&plugin.id.as_str());
+            if shipped || core || ids.contains(&plugin.id) {
                 return Err(format!(
                     "{at}: a plugin \"{}\" is already there; give the bundle's plugin an id of its own",
                     plugin.id
@@ -344,9 +351,7 @@ impl PluginHandler for ScriptPlugin {
             return None;
         }
         let instance = self.instance().ok()?;
-        *crate::lock(&instance.reader) = Some(services.clone());
-        let written = self.quick_answer(&instance, "describe", &tool.name, "");
-        *crate::lock(&instance.reader) = None;
+        let written = self.quick_answer(&instance, "describe", &tool.name, "", Some(services));
         match written {
             Ok(text) => text.filter(|t| !t.trim().is_empty()),
             Err(why) => {
@@ -377,14 +382,15 @@ impl PluginHandler for ScriptPlugin {
         let mut settled: Option<(u64, Result<Value, Refusal>)> = None;
         let mut waiting: FuturesUnordered<Served> = FuturesUnordered::new();
         loop {
-            let entered = off_the_executor(|| {
-                instance.enter(deadline, |cx| {
+            let (entered, lines) = off_the_executor(|| {
+                instance.enter_call(&call, deadline, |cx| {
                     let pku: Object = cx.globals().get("__pku")?;
                     if let Some((name, input, told)) = first.take() {
                         let start: Function = pku.get("start")?;
                         start.call::<_, ()>((call.id as f64, name, input, told))?;
                     }
                     if let Some((request, answer)) = settled.take() {
+                        call.settled(request);
                         let settle: Function = pku.get("settle")?;
                         match answer {
                             Ok(value) => settle.call::<_, ()>((
@@ -408,6 +414,11 @@ impl PluginHandler for ScriptPlugin {
                     take.call::<_, Option<String>>((call.id as f64,))
                 })
             });
+            // seed 001: console.log is host-log, told the plugin by the host; the lines of
+            // this call's entry, the last one's too.
+            for line in &lines {
+                ctx.services.log(line);
+            }
             let outcome = match entered {
                 Ok(outcome) => outcome,
                 Err(error) => {
@@ -418,10 +429,6 @@ impl PluginHandler for ScriptPlugin {
             };
             if let Some(outcome) = outcome {
                 return self.outcome(&instance, &outcome);
-            }
-            // seed 001: console.log is host-log, told the plugin by the host.
-            for line in std::mem::take(&mut *crate::lock(&instance.logs)) {
-                ctx.services.log(&line);
             }
             for request in call.take_requests() {
                 if matches!(request.op.as_str(), "files.pick" | "notify.fix") {
@@ -466,7 +473,7 @@ impl ScriptPlugin {
     /// [`TARGET_CHARS`] long; none when it names none.
     fn resolve(&self, name: &str, input: &Value) -> Result<Option<String>, String> {
         let instance = self.instance()?;
-        let named = self.quick_answer(&instance, "resolve", name, &input.to_string())?;
+        let named = self.quick_answer(&instance, "resolve", name, &input.to_string(), None)?;
         Ok(named
             .map(|target| {
                 target
@@ -482,22 +489,37 @@ impl ScriptPlugin {
 
     /// `__pku[function](name, input)` in the runtime within [`RESOLVE_DEADLINE`]: the work a
     /// decision or a turn's request waits on (`resolveEffect`, a description). Its text, or
-    /// why it gave none; a runtime that overran is dropped.
+    /// why it gave none; a runtime that overran is dropped. A description reads the store
+    /// through `reader`, only while its own entry runs, and its lines go to `reader`'s log; a
+    /// resolveEffect has no services, and what it logs is dropped.
     fn quick_answer(
         &self,
         instance: &Arc<Instance>,
         function: &str,
         name: &str,
         input: &str,
+        reader: Option<&Services>,
     ) -> Result<Option<String>, String> {
         let deadline = Instant::now() + RESOLVE_DEADLINE;
+        let mut lines = Vec::new();
         let answered = off_the_executor(|| {
             instance.enter(deadline, |cx| {
-                let pku: Object = cx.globals().get("__pku")?;
-                let call: Function = pku.get(function)?;
-                call.call::<_, Option<String>>((name, input))
+                *crate::lock(&instance.reader) = reader.cloned();
+                let answer = (|| {
+                    let pku: Object = cx.globals().get("__pku")?;
+                    let call: Function = pku.get(function)?;
+                    call.call::<_, Option<String>>((name, input))
+                })();
+                *crate::lock(&instance.reader) = None;
+                lines = std::mem::take(&mut *crate::lock(&instance.logs));
+                answer
             })
         });
+        if let Some(services) = reader {
+            for line in &lines {
+                services.log(line);
+            }
+        }
         answered.map_err(|error| {
             if Instant::now() >= deadline {
                 self.discard(instance);
@@ -764,12 +786,70 @@ struct Instance {
     reader: Arc<Mutex<Option<Services>>>,
 }
 
-/// The host requests each running call has queued; a call no longer here has ended, and its
-/// requests are refused (a service kept past its call reaches nothing).
+/// The host requests of each running call, and which call's code runs now. A request is
+/// queued only for the call whose code makes it: a call no longer here has ended (a service
+/// kept past its call reaches nothing), and services another call kept are refused while this
+/// one runs (they never act as that call, its actor or its screen).
 #[derive(Default)]
 struct Requests {
-    calls: Mutex<HashMap<u64, Vec<Request>>>,
+    calls: Mutex<HashMap<u64, Queue>>,
     next: AtomicU64,
+    /// The call whose entry into the runtime is running; 0 outside a tool call's entry (the
+    /// bundle's definition, a description, a resolveEffect).
+    running: AtomicU64,
+}
+
+/// One running call's requests: those it made that the call has not taken yet, and every one
+/// not yet settled with the bytes of its arguments (the host holds them meanwhile).
+#[derive(Default)]
+struct Queue {
+    made: Vec<Request>,
+    in_flight: HashMap<u64, usize>,
+    bytes: usize,
+}
+
+/// The most requests one call has in flight, and the most bytes of their arguments: the
+/// runtime's memory limit does not bound what the host holds for the script.
+const REQUESTS_IN_FLIGHT: usize = 64;
+const ARGUMENT_BYTES_IN_FLIGHT: usize = 4 * 1024 * 1024;
+
+/// What `__pkuHost` answers for a request it did not queue (the prelude says why): the call
+/// has ended, or the services are another call's than the one running.
+const ENDED: f64 = 0.0;
+const ANOTHER_CALLS: f64 = -1.0;
+
+impl Requests {
+    /// Queues `op` for `call`: its id, or [`ENDED`] / [`ANOTHER_CALLS`]; past the call's bound
+    /// in flight, the RangeError's message.
+    fn queue(&self, call: u64, op: String, args: String) -> Result<f64, String> {
+        let mut calls = crate::lock(&self.calls);
+        let Some(queue) = calls.get_mut(&call) else {
+            return Ok(ENDED);
+        };
+        if call != self.running.load(Ordering::Relaxed) {
+            return Ok(ANOTHER_CALLS);
+        }
+        let name = match op.as_str() {
+            "timer" => "setTimeout".to_owned(),
+            op => format!("ctx.services.{op}"),
+        };
+        if queue.in_flight.len() >= REQUESTS_IN_FLIGHT {
+            return Err(format!(
+                "{name}: at most {REQUESTS_IN_FLIGHT} requests wait at once in one tool call"
+            ));
+        }
+        if queue.bytes + args.len() > ARGUMENT_BYTES_IN_FLIGHT {
+            return Err(format!(
+                "{name}: at most {} MiB of arguments wait at once in one tool call",
+                ARGUMENT_BYTES_IN_FLIGHT / (1024 * 1024)
+            ));
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        queue.in_flight.insert(id, args.len());
+        queue.bytes += args.len();
+        queue.made.push(Request { id, op, args });
+        Ok(id as f64)
+    }
 }
 
 /// A running call; dropping it (the call ended, or its future was dropped) ends its services.
@@ -782,8 +862,18 @@ impl Call<'_> {
     fn take_requests(&self) -> Vec<Request> {
         crate::lock(&self.requests.calls)
             .get_mut(&self.id)
-            .map(std::mem::take)
+            .map(|queue| std::mem::take(&mut queue.made))
             .unwrap_or_default()
+    }
+
+    /// The request `id` is answered: it no longer counts against the call's bound.
+    fn settled(&self, id: u64) {
+        let mut calls = crate::lock(&self.requests.calls);
+        if let Some(queue) = calls.get_mut(&self.id)
+            && let Some(bytes) = queue.in_flight.remove(&id)
+        {
+            queue.bytes -= bytes;
+        }
     }
 }
 
@@ -795,6 +885,25 @@ impl Drop for Call<'_> {
 
 /// The most lines a script's `console.log` keeps between two entries into its runtime.
 const MAX_LOG_LINES: usize = 100;
+
+/// The most bytes of one `console.log` line kept, the mark of a cut line included.
+const LOG_LINE_BYTES: usize = 4 * 1024;
+const LOG_LINE_CUT: &str = " … [cut at 4 KiB]";
+
+/// A logged line as the host keeps it: at most [`LOG_LINE_BYTES`], cut on a character's
+/// boundary and marked.
+fn log_line(mut line: String) -> String {
+    if line.len() <= LOG_LINE_BYTES {
+        return line;
+    }
+    let mut end = LOG_LINE_BYTES - LOG_LINE_CUT.len();
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line.truncate(end);
+    line.push_str(LOG_LINE_CUT);
+    line
+}
 
 /// What the host adds to the runtime before the bundle: the protocol between a tool call and
 /// its services. Everything the script reaches is here.
@@ -862,22 +971,20 @@ impl Instance {
         let reader = instance.reader.clone();
         let requests = instance.requests.clone();
         let evaluated = instance.enter(Instant::now() + limits.deadline, |cx| {
-            let host = Function::new(cx.clone(), move |call: f64, op: String, args: String| {
-                let mut calls = crate::lock(&requests.calls);
-                match calls.get_mut(&(call as u64)) {
-                    Some(queue) => {
-                        let id = requests.next.fetch_add(1, Ordering::Relaxed) + 1;
-                        queue.push(Request { id, op, args });
-                        id as f64
-                    }
-                    None => 0.0,
-                }
-            })?;
+            let host = Function::new(
+                cx.clone(),
+                move |cx: Ctx<'_>, call: f64, op: String, args: String| {
+                    requests
+                        .queue(call as u64, op, args)
+                        .map_err(|bound| rquickjs::Exception::throw_range(&cx, &bound))
+                },
+            )?;
             let log = Function::new(cx.clone(), move |line: String| {
                 let mut logs = crate::lock(&logs);
-                // Bounded until a call sends them on; the host log then keeps its own bound.
+                // Bounded until the entry ends and its call sends them on; the host log then
+                // keeps its own bound.
                 if logs.len() < MAX_LOG_LINES {
-                    logs.push(line);
+                    logs.push(log_line(line));
                 }
             })?;
             // The store as a description function reads it: the stored JSON text, "" for
@@ -909,7 +1016,8 @@ impl Instance {
         Ok(instance)
     }
 
-    /// Runs `f` in the runtime with the interrupt armed for `deadline`.
+    /// Runs `f` in the runtime with the interrupt armed for `deadline`, as no call's code
+    /// (a request made meanwhile is refused).
     fn enter<R>(
         &self,
         deadline: Instant,
@@ -917,6 +1025,7 @@ impl Instance {
     ) -> rquickjs::Result<R> {
         let at = deadline.saturating_duration_since(self.epoch).as_nanos() as u64;
         self.context.with(|cx| {
+            self.requests.running.store(0, Ordering::Relaxed);
             self.deadline.store(at.max(1), Ordering::Relaxed);
             let result = f(&cx);
             self.deadline.store(0, Ordering::Relaxed);
@@ -924,9 +1033,29 @@ impl Instance {
         })
     }
 
+    /// As [`enter`](Self::enter), running `call`'s code: a request made meanwhile is that
+    /// call's alone (bound here, at the native boundary, whatever services object made it).
+    /// With the lines logged meanwhile, which are that call's.
+    fn enter_call<R>(
+        &self,
+        call: &Call,
+        deadline: Instant,
+        f: impl FnOnce(&Ctx) -> rquickjs::Result<R>,
+    ) -> (rquickjs::Result<R>, Vec<String>) {
+        let mut lines = Vec::new();
+        let entered = self.enter(deadline, |cx| {
+            self.requests.running.store(call.id, Ordering::Relaxed);
+            let result = f(cx);
+            self.requests.running.store(0, Ordering::Relaxed);
+            lines = std::mem::take(&mut *crate::lock(&self.logs));
+            result
+        });
+        (entered, lines)
+    }
+
     fn begin(&self) -> Call<'_> {
         let id = self.next_call.fetch_add(1, Ordering::Relaxed);
-        crate::lock(&self.requests.calls).insert(id, Vec::new());
+        crate::lock(&self.requests.calls).insert(id, Queue::default());
         Call {
             id,
             requests: &self.requests,

@@ -9,7 +9,17 @@
   delete globalThis.__pkuHost;
   delete globalThis.__pkuLog;
   delete globalThis.__pkuRead;
-  const line = (args) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  // The host keeps 4 KiB of a line (UTF-8), cut and marked; no more than it could keep crosses
+  // to it. A UTF-16 code unit is at least one byte, so 4097 units are always over the bound;
+  // a pair's first half is not sent alone.
+  const LOG_UNITS = 4098;
+  const bounded = (text) => {
+    if (text.length <= LOG_UNITS) return text;
+    const cut = text.slice(0, LOG_UNITS);
+    const last = cut.charCodeAt(LOG_UNITS - 1);
+    return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+  };
+  const line = (args) => bounded(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
   globalThis.console = Object.freeze({
     log: (...args) => log(line(args)),
     info: (...args) => log(line(args)),
@@ -38,7 +48,7 @@
     }
     const wait = Math.max(0, Math.floor(Number(ms) || 0));
     const id = host(current, 'timer', JSON.stringify([wait]));
-    if (id === 0) throw new Error('setTimeout: this tool call has ended');
+    if (id <= 0) throw new Error('setTimeout: this tool call has ended');
     timers.set(id, [current, callback]);
     waitingOf.set(current, waiting + 1);
     return id;
@@ -50,15 +60,18 @@
     waitingOf.set(timer[0], (waitingOf.get(timer[0]) ?? 1) - 1);
   };
 
+  // The host queues a request only for the call whose code is running (0: that call has
+  // ended; -1: these services are another call's), and past the call's bound in flight throws
+  // a RangeError, here, before any promise.
   function request(call, op, args) {
-    return new Promise((resolve, reject) => {
-      const id = host(call, op, JSON.stringify(args));
-      if (id === 0) {
-        reject(new Error(`ctx.services.${op}: this tool call has ended; a service works only during its own call`));
-        return;
-      }
-      pending.set(id, [resolve, reject]);
-    });
+    const id = host(call, op, JSON.stringify(args));
+    if (id === 0) {
+      return Promise.reject(new Error(`ctx.services.${op}: this tool call has ended; a service works only during its own call`));
+    }
+    if (id < 0) {
+      return Promise.reject(new Error(`ctx.services.${op}: these services are another tool call's; a service works only during its own call`));
+    }
+    return new Promise((resolve, reject) => pending.set(id, [resolve, reject]));
   }
 
   function services(call) {
