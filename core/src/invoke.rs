@@ -26,10 +26,11 @@ use crate::policy::{
     Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Standing,
     Verdict, decide, precheck,
 };
-use crate::registry::{Effect, Plugin, Tool, plugin_id};
+use crate::registry::{Effect, MCP_DESCRIPTION_CAP, Plugin, Tool, plugin_id};
 use crate::services::{Host, PluginGates, PluginHost, Services};
 use crate::settings::{AppSettings, Language};
 use crate::store::audit::AuditRow;
+use crate::text::one_line;
 use crate::turn::{ConversationSettings, Scope};
 use crate::why::{RuleAt, Why};
 
@@ -314,7 +315,9 @@ impl Invoker {
 
     /// The description the model reads for each of `tools`, where its plugin's code writes it
     /// ([`Tool::describes`]) — `None` for the manifest's. The plugin's code runs outside the
-    /// lock, with services that reach its store only.
+    /// lock, with services that reach its store only. What it wrote reaches every request of a
+    /// turn, so it is kept as a remote server's description is: one line, at most
+    /// [`MCP_DESCRIPTION_CAP`] characters.
     pub(crate) fn descriptions(&self, tools: &[Arc<Tool>]) -> Vec<Option<String>> {
         if !tools.iter().any(|t| t.describes) {
             return vec![None; tools.len()];
@@ -344,7 +347,8 @@ impl Invoker {
                 let chain = vec![tool.id.clone()];
                 let services =
                     self.services(plugin, gates, Actor::Agent, None, unbounded, None, chain);
-                handler.describe(tool, &services)
+                let written = handler.describe(tool, &services)?;
+                Some(one_line(&written, MCP_DESCRIPTION_CAP))
             })
             .collect()
     }

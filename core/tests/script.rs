@@ -1161,6 +1161,31 @@ async fn a_log_line_past_4_kib_is_cut_and_marked() {
     );
 }
 
+// Issue 34, item 10: a description a plugin's code writes reaches every request to the model,
+// so it is cut as a remote server's is (registry::MCP_DESCRIPTION_CAP characters, one line).
+#[tokio::test]
+async fn a_description_the_plugin_s_code_writes_is_cut_as_a_remote_server_s() {
+    let (_dir, engine) = fresh(quick());
+    ran(
+        &engine,
+        "probe.remember",
+        json!({"key": "favourite", "value": format!("农园\n{}", "很".repeat(200_000))}),
+    )
+    .await;
+    let described = engine
+        .model_tools(Some("c"))
+        .into_iter()
+        .find(|t| t.name == "probe__favourite")
+        .map(|t| t.description)
+        .unwrap();
+    let opening = "The student's favourite canteen is 农园 ";
+    let cap = harness_core::registry::MCP_DESCRIPTION_CAP;
+    assert_eq!(
+        described,
+        format!("{opening}{}", "很".repeat(cap - opening.chars().count()))
+    );
+}
+
 // Issue 34, item 12 (sdk/README.md): an author's bundle may not take the id of one of the
 // core's own plugins; it is refused by name, in the CLI and the development library alike.
 #[test]
@@ -1194,4 +1219,17 @@ fn the_core_s_own_plugins_are_the_ids_an_authored_bundle_may_not_take() {
     let mut core = harness_core::plugins::builtin::IDS.to_vec();
     core.sort_unstable();
     assert_eq!(ids, core);
+}
+
+#[tokio::test]
+async fn a_target_resolve_effect_names_is_one_line_with_no_bidirectional_control() {
+    // DESIGN.md §5: a plugin's words cannot add a line to the approval sheet or make it read
+    // backwards; the target its resolveEffect names is put on one line with nothing invisible.
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Arc::new(Recorded::default());
+    let engine = asking_on(dir.path(), broker.clone());
+    let button = "付款\u{2028}\u{202e}开公会不\u{2069}\u{200b}";
+    ran(&engine, "probe.press", json!({"button": button})).await;
+    let prompts = broker.0.lock().unwrap().clone();
+    assert_eq!(prompts[0].headline, "在支付宝中点按「付款 开公会不」");
 }
