@@ -47,6 +47,25 @@ pub(crate) fn one_line(text: &str, cap: usize) -> String {
         .collect()
 }
 
+/// `value` as pretty JSON a sheet shows whole: exact, every character that [`one_line`] would
+/// change (bar the layout's own line feeds) written as its `\u` escape, so the value reads as
+/// it is, visibly, and nothing in it breaks or reorders the text around it.
+pub(crate) fn json_shown(value: &serde_json::Value) -> String {
+    let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+    let mut out = String::with_capacity(pretty.len());
+    for c in pretty.chars() {
+        if c != '\n' && (breaks_line(c) || is_invisible(c)) {
+            // Only inside a string can such a character be: JSON's own syntax is ASCII.
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `text` as it is compared with other text: no invisible character, compatibility forms as
 /// their plain letters (NFKC: a full-width `Ｐ` is `P`, `ﬁ` is `fi`), lowercase.
 pub(crate) fn folded(text: &str) -> String {
@@ -76,6 +95,15 @@ mod tests {
             "开公会不 x"
         );
         assert_eq!(one_line("一二三四", 2), "一二");
+    }
+
+    #[test]
+    fn json_shown_writes_what_would_break_the_line_as_its_escape() {
+        let value = serde_json::json!({"a": "x\u{2028}\u{202e}y\u{85}\u{e0041}"});
+        assert_eq!(
+            json_shown(&value),
+            "{\n  \"a\": \"x\\u2028\\u202ey\\u0085\\udb40\\udc41\"\n}"
+        );
     }
 
     #[test]

@@ -1296,3 +1296,66 @@ fn a_plugin_page_lays_out_its_markdown_description_and_the_list_shows_its_words(
     set_language(&s, Language::En);
     assert_eq!(s.plugin_detail("menu").unwrap().description, "Today's menu");
 }
+
+/// Whether `c` would start a line or reorder, hide or join what a sheet shows: a control
+/// character, a line or paragraph separator, a bidirectional control or another invisible one.
+fn breaks_the_sheet(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{ad}' | '\u{feff}'
+        )
+}
+
+#[tokio::test]
+async fn the_approval_sheet_shows_a_calls_words_on_one_line_with_no_bidirectional_control() {
+    // DESIGN.md §5: a plugin's or a call's words cannot make the sheet read otherwise than they
+    // say: `不会公开` reversed by U+202E, or a second line made with U+2028.
+    let dir = tempfile::tempdir().unwrap();
+    let w = world(
+        dir.path(),
+        vec![
+            call(
+                "c1",
+                "shop__order",
+                r#"{"item":"可乐\u2028\u202e开公会不\u202c\u2066x\u2069","count":1}"#,
+            ),
+            text("好"),
+        ],
+        &[Answer::Deny],
+    )
+    .await;
+    ask_for_writes(&w.screens).await;
+    send(&w.screens, "买可乐").await;
+    let mut prompt = w.answers.shown.lock().unwrap()[0].clone();
+    // What a target template or a plugin's resolveEffect could name.
+    prompt.headline = "购买\u{2029}\u{202e}开公会不\u{200b}\r\n".into();
+    let sheet = w.screens.approval(&prompt);
+    assert_eq!(sheet.headline, "购买 开公会不  ");
+    let inputs: Vec<(&str, &str)> = sheet
+        .inputs
+        .iter()
+        .map(|r| (r.name.as_str(), r.value.as_str()))
+        .collect();
+    assert_eq!(inputs, [("count", "1"), ("item", "可乐 开公会不x")]);
+    // The whole input keeps the exact value, each such character written as its escape.
+    assert!(
+        sheet
+            .input_json
+            .contains(r#""item": "可乐\u2028\u202e开公会不\u202c\u2066x\u2069""#),
+        "{}",
+        sheet.input_json
+    );
+    let mut shown = read_on_the_sheet(&sheet);
+    shown.extend(sheet.inputs.iter().map(|r| r.value.clone()));
+    for text in shown {
+        assert!(!text.chars().any(breaks_the_sheet), "{text:?}");
+    }
+    assert!(
+        !sheet
+            .input_json
+            .chars()
+            .any(|c| c != '\n' && breaks_the_sheet(c))
+    );
+}

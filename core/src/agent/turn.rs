@@ -86,14 +86,7 @@ fn progress_events(events: Arc<dyn EventSink>, turn: &str, call: &str) -> Progre
         };
         let message = update
             .message
-            .map(|m| {
-                m.chars()
-                    .map(|c| if c.is_control() { ' ' } else { c })
-                    .take(PROGRESS_CHARS)
-                    .collect::<String>()
-                    .trim()
-                    .to_owned()
-            })
+            .map(|m| crate::text::one_line(&m, PROGRESS_CHARS).trim().to_owned())
             .filter(|m| !m.is_empty());
         let now = (done, message);
         let mut seen = crate::lock(&last);

@@ -469,18 +469,14 @@ impl PluginHandler for ScriptPlugin {
 }
 
 impl ScriptPlugin {
-    /// The target the tool's `resolveEffect` names for `input`, on one line and at most
-    /// [`TARGET_CHARS`] long; none when it names none.
+    /// The target the tool's `resolveEffect` names for `input`, on one line with nothing
+    /// invisible (`text::one_line`) and at most [`TARGET_CHARS`] long; none when it names none.
     fn resolve(&self, name: &str, input: &Value) -> Result<Option<String>, String> {
         let instance = self.instance()?;
         let named = self.quick_answer(&instance, "resolve", name, &input.to_string(), None)?;
         Ok(named
             .map(|target| {
-                target
-                    .chars()
-                    .map(|c| if c.is_control() { ' ' } else { c })
-                    .take(TARGET_CHARS)
-                    .collect::<String>()
+                crate::text::one_line(&target, TARGET_CHARS)
                     .trim()
                     .to_owned()
             })

@@ -10,6 +10,7 @@ use crate::invoke::Prompt;
 use crate::policy::{Answer, PromptKind};
 use crate::registry::{Effect, PluginKind};
 use crate::settings::Language;
+use crate::text::{json_shown, one_line};
 use crate::why::Why;
 
 /// One answer the sheet offers.
@@ -75,26 +76,34 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         .map_or(prompt.plugin.starts_with("mcp-"), |p| {
             p.kind == PluginKind::Remote
         });
-    let plugin_title = plugin.map_or(prompt.plugin_title.clone(), |p| {
-        title(lang, &p.title, p.title_en.as_deref())
-    });
-    let tool_title = tool.as_ref().map_or(prompt.tool_title.clone(), |t| {
-        title(lang, &t.title, t.title_en.as_deref())
-    });
+    // Every text a plugin, a server or a call wrote is shown on one line with nothing invisible
+    // (`text::one_line`), so none can add a line to the sheet or make it read backwards.
+    let plugin_title = one_line(
+        &plugin.map_or(prompt.plugin_title.clone(), |p| {
+            title(lang, &p.title, p.title_en.as_deref())
+        }),
+        usize::MAX,
+    );
+    let tool_title = one_line(
+        &tool.as_ref().map_or(prompt.tool_title.clone(), |t| {
+            title(lang, &t.title, t.title_en.as_deref())
+        }),
+        usize::MAX,
+    );
     // A target is the call's own words; otherwise the headline is the tool's title.
     let headline = if prompt.headline == prompt.tool_title {
         tool_title.clone()
     } else {
-        prompt.headline.clone()
+        one_line(&prompt.headline, usize::MAX)
     };
     let inputs = match &prompt.input {
         Value::Object(fields) => fields
             .iter()
             .map(|(name, value)| InputRow {
-                name: name.clone(),
+                name: one_line(name, usize::MAX),
                 value: match value {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                    Value::String(s) => one_line(s, usize::MAX),
+                    other => one_line(&other.to_string(), usize::MAX),
                 },
             })
             .collect(),
@@ -134,7 +143,7 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         effect: prompt.effect,
         effect_label: effect_words(lang, prompt.effect).into(),
         inputs,
-        input_json: serde_json::to_string_pretty(&prompt.input).unwrap_or_default(),
+        input_json: json_shown(&prompt.input),
         reason_label: tr(lang, "为什么询问你", "Why you are asked").into(),
         reason,
         answers,

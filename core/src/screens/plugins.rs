@@ -11,6 +11,7 @@ use crate::plugins::link::Preview;
 use crate::policy::{Mode, ModeSource, kind_default};
 use crate::registry::{Effect, PluginKind};
 use crate::settings::Language;
+use crate::text::one_line;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
@@ -494,6 +495,11 @@ fn stricter(lang: Language, tool: &str, current: Effect) -> Vec<Choice> {
 }
 
 pub(super) fn add(_engine: &Engine, lang: Language, preview: &Preview) -> AddPluginScreen {
+    // A document from a link is third-party text: each of its words on the sheet is one line
+    // with nothing invisible (`text::one_line`), as are the core's lines that name its parts.
+    let lines = |texts: &[String]| -> Vec<String> {
+        texts.iter().map(|t| one_line(t, usize::MAX)).collect()
+    };
     AddPluginScreen {
         preview: preview.id.clone(),
         title: match preview.replaces {
@@ -502,20 +508,23 @@ pub(super) fn add(_engine: &Engine, lang: Language, preview: &Preview) -> AddPlu
         }
         .into(),
         plugin: preview.plugin.clone(),
-        plugin_title: preview.title.clone(),
+        plugin_title: one_line(&preview.title, usize::MAX),
         kind_label: kind_words(lang, preview.kind).into(),
         link: preview.link.clone(),
-        asks_more: preview.asks_more.clone(),
+        asks_more: lines(&preview.asks_more),
         tools: preview
             .tools
             .iter()
             .map(|t| ToolRowView {
                 id: t.id.clone(),
-                title: t.title.clone(),
-                description: match &t.request {
-                    Some(request) => format!("{} · {request}", t.description),
-                    None => t.description.clone(),
-                },
+                title: one_line(&t.title, usize::MAX),
+                description: one_line(
+                    &match &t.request {
+                        Some(request) => format!("{} · {request}", t.description),
+                        None => t.description.clone(),
+                    },
+                    usize::MAX,
+                ),
                 effect_label: effect_words(lang, t.effect).into(),
                 reclass: Vec::new(),
             })
@@ -528,15 +537,15 @@ pub(super) fn add(_engine: &Engine, lang: Language, preview: &Preview) -> AddPlu
                 value: mode_words(lang, m).into(),
             })
             .collect(),
-        grant_row: preview.grant_row.clone(),
-        warnings: preview.warnings.clone(),
+        grant_row: one_line(&preview.grant_row, usize::MAX),
+        warnings: lines(&preview.warnings),
         data_sources: preview
             .data_sources
             .iter()
-            .map(|d| d.title.clone())
+            .map(|d| one_line(&d.title, usize::MAX))
             .collect(),
-        disclosure: preview.disclosure.clone(),
-        requires: preview.requires.clone(),
+        disclosure: lines(&preview.disclosure),
+        requires: lines(&preview.requires),
         install: Button::new(
             match preview.replaces {
                 Some(_) => tr(lang, "同意并更新", "Agree and update"),

@@ -12,6 +12,7 @@ use crate::invoke::{Elicitation, ElicitationAnswer};
 use crate::plugins::elicitation::{ElicitationKind, Field, Input};
 use crate::plugins::oauth::SignInPage;
 use crate::settings::Language;
+use crate::text::one_line;
 
 /// The sheet shown before the sign-in page opens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,20 +135,23 @@ pub struct FieldValue {
 }
 
 pub(super) fn sign_in(lang: Language, page: &SignInPage) -> SignInSheet {
-    let server = url::Url::parse(&page.server)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_owned))
-        .unwrap_or_else(|| page.server.clone());
+    // The servers' words are shown on one line with nothing invisible (`text::one_line`).
+    let server = one_line(
+        &url::Url::parse(&page.server)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_else(|| page.server.clone()),
+        usize::MAX,
+    );
+    let authorization_server = one_line(&page.authorization_server, usize::MAX);
     let explanation = match lang {
         Language::Zh => format!(
-            "{server} 需要你登录后才能使用。登录在 {} 的页面上进行，应用不会看到你的密码；登录后应用只保存它给的凭据，存放在手机的密钥库中。",
-            page.authorization_server
+            "{server} 需要你登录后才能使用。登录在 {authorization_server} 的页面上进行，应用不会看到你的密码；登录后应用只保存它给的凭据，存放在手机的密钥库中。",
         ),
         Language::En => format!(
-            "{server} needs you to sign in before it can be used. You sign in on {}'s page, and \
-             the app never sees your password; it keeps only the pass it is given, in the \
-             phone's keystore.",
-            page.authorization_server
+            "{server} needs you to sign in before it can be used. You sign in on \
+             {authorization_server}'s page, and the app never sees your password; it keeps only \
+             the pass it is given, in the phone's keystore.",
         ),
     };
     SignInSheet {
@@ -158,10 +162,14 @@ pub(super) fn sign_in(lang: Language, page: &SignInPage) -> SignInSheet {
         server,
         server_url: page.server.clone(),
         account_label: tr(lang, "登录的网站", "Where you sign in").into(),
-        authorization_server: page.authorization_server.clone(),
+        authorization_server,
         explanation,
         scopes_label: tr(lang, "它请求的权限", "What it asks to be allowed").into(),
-        scopes: page.scopes.clone(),
+        scopes: page
+            .scopes
+            .iter()
+            .map(|s| one_line(s, usize::MAX))
+            .collect(),
         page: page.url.clone(),
         continue_label: tr(lang, "继续登录", "Continue").into(),
         cancel_label: tr(lang, "取消", "Cancel").into(),
@@ -174,13 +182,16 @@ pub(super) fn question(
     request: &Elicitation,
     error: Option<String>,
 ) -> ElicitationSheet {
+    // The server's words reach here cleaned (`Elicitation`); the sheet cleans what it shows
+    // again, with the one rule (`text::one_line`), whoever made the request.
+    let plugin_title = &one_line(plugin_title, usize::MAX);
     let (fields, page) = match &request.kind {
         ElicitationKind::Form { fields, .. } => (fields.iter().map(row).collect(), None),
         ElicitationKind::Page { url, host } => (
             Vec::new(),
             Some(PageRow {
                 url: url.clone(),
-                host: host.clone(),
+                host: one_line(host, usize::MAX),
                 label: match lang {
                     Language::Zh => format!("将在浏览器中打开 {host} 上的页面"),
                     Language::En => format!("Opens a page on {host} in the browser"),
@@ -198,7 +209,7 @@ pub(super) fn question(
             Language::En => format!("The server of {plugin_title} asks you"),
         },
         plugin_title: plugin_title.to_owned(),
-        message: request.message.clone(),
+        message: one_line(&request.message, usize::MAX),
         words_from_server_label: tr(lang, "服务器的话", "The server's words").into(),
         fields,
         page,
@@ -255,7 +266,7 @@ fn row(field: &Field) -> FormFieldRow {
                 .iter()
                 .map(|(value, label)| FieldOption {
                     value: value.clone(),
-                    label: label.clone(),
+                    label: one_line(label, usize::MAX),
                 })
                 .collect(),
         ),
@@ -272,8 +283,11 @@ fn row(field: &Field) -> FormFieldRow {
     };
     FormFieldRow {
         name: field.name.clone(),
-        label: field.title.clone(),
-        hint: field.description.clone(),
+        label: one_line(&field.title, usize::MAX),
+        hint: field
+            .description
+            .as_deref()
+            .map(|d| one_line(d, usize::MAX)),
         kind,
         required: field.required,
         value,
@@ -346,4 +360,62 @@ pub(super) fn answer(
         Language::En => format!("The form cannot be sent yet: {why}"),
     })?;
     Ok(ElicitationAnswer::Accept(answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Words a server could send to reorder a sheet or add a line to it.
+    const TRICK: &str = "可以\u{2028}\u{202e}开公会不\u{2066}x\u{2069}\u{200b}\r\n";
+
+    #[test]
+    fn a_servers_words_on_its_sheets_are_one_line_with_no_bidirectional_control() {
+        // DESIGN.md §5: third-party words cannot make the sheet read otherwise than they say.
+        let request = Elicitation {
+            plugin: "mcp-x".into(),
+            plugin_title: TRICK.into(),
+            message: TRICK.into(),
+            kind: ElicitationKind::Form {
+                fields: vec![Field {
+                    name: "seat".into(),
+                    title: TRICK.into(),
+                    description: Some(TRICK.into()),
+                    input: Input::Choice {
+                        options: vec![("a".into(), TRICK.into())],
+                        multiple: false,
+                    },
+                    required: true,
+                    default: None,
+                }],
+                schema: json!({"type": "object"}),
+            },
+            conversation: None,
+            tainted: false,
+        };
+        let shown = "可以 开公会不x  ";
+        let sheet = question(Language::Zh, TRICK, &request, None);
+        assert_eq!(sheet.plugin_title, shown);
+        assert_eq!(sheet.title, format!("「{shown}」的服务器在问你"));
+        assert_eq!(sheet.message, shown);
+        let field = &sheet.fields[0];
+        assert_eq!(
+            (field.label.as_str(), field.hint.as_deref()),
+            (shown, Some(shown))
+        );
+        assert_eq!(field.options[0].label, shown);
+
+        let page = SignInPage {
+            server: "https://mcp.example.com/mcp".into(),
+            authorization_server: TRICK.into(),
+            url: "https://auth.example.com/authorize".into(),
+            scopes: vec![TRICK.into()],
+        };
+        let sheet = sign_in(Language::En, &page);
+        assert_eq!(sheet.authorization_server, shown);
+        assert_eq!(sheet.scopes, [shown]);
+        assert!(sheet.explanation.contains(&format!("on {shown}'s page")));
+    }
 }
