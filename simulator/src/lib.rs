@@ -27,6 +27,7 @@ use rsa::pkcs1::DecodeRsaPrivateKey;
 use rsa::pkcs8::{EncodePublicKey, LineEnding};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 /// The simulator's own IAAA key, a fixture (it guards no one's account).
@@ -174,6 +175,8 @@ struct State {
     seen: Vec<Seen>,
     /// A card balance in fen a test set in place of the account's fixture one.
     balances: HashMap<String, i64>,
+    /// Paths whose requests wait for the test ([`Simulator::hold`]).
+    holds: Vec<(String, mpsc::UnboundedSender<Release>)>,
 }
 
 impl State {
@@ -267,6 +270,42 @@ impl Simulator {
     pub fn set_balance(&self, student: &str, fen: i64) {
         lock(&self.state).balances.insert(student.to_owned(), fen);
     }
+
+    /// IAAA forgets every device it was asked to trust, as it does after about 30 days: the
+    /// next sign-in of an account with a second factor needs its code again.
+    pub fn forget_trusted_devices(&self) {
+        lock(&self.state).trusted.clear();
+    }
+
+    /// From now on every request to `path` (on any host) waits, before it is read or answered,
+    /// until the test lets it go: a test stops a sign-in at a known hop and acts meanwhile,
+    /// waiting on the request's arrival, never on time. Dropping the [`Held`] lets every later
+    /// request through.
+    pub fn hold(&self, path: &str) -> Held {
+        let (arrived, waiting) = mpsc::unbounded_channel();
+        lock(&self.state).holds.push((path.to_owned(), arrived));
+        Held { waiting }
+    }
+}
+
+/// Requests to a held path, in the order they arrive ([`Simulator::hold`]).
+pub struct Held {
+    waiting: mpsc::UnboundedReceiver<Release>,
+}
+
+impl Held {
+    /// Waits for the next request to the path; it goes on when the [`Release`] is dropped.
+    pub async fn next(&mut self) -> Release {
+        self.waiting
+            .recv()
+            .await
+            .expect("the simulator keeps every hold while it runs")
+    }
+}
+
+/// A held request: dropping it lets the request go on.
+pub struct Release {
+    _held: oneshot::Sender<()>,
 }
 
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
@@ -381,6 +420,21 @@ async fn answer(req: Request<Incoming>, state: &Mutex<State>, key: &PrivateKey) 
         headers: headers.clone(),
         body: body.clone(),
     };
+    let held = {
+        let mut s = lock(state);
+        s.holds.retain(|(_, arrived)| !arrived.is_closed());
+        s.holds
+            .iter()
+            .find(|(path, _)| *path == asked.path)
+            .map(|(_, arrived)| arrived.clone())
+    };
+    if let Some(arrived) = held {
+        let (release, released) = oneshot::channel();
+        if arrived.send(Release { _held: release }).is_ok() {
+            // Sent or dropped, either lets the request go on.
+            let _ = released.await;
+        }
+    }
     let mut s = lock(state);
     s.seen.push(Seen {
         host,
