@@ -81,12 +81,15 @@ fn signed_in() -> SignInStep {
     }
 }
 
+/// What a sign-in keeps: the account, each service's session and this install's Treehole
+/// device id.
 fn every_session() -> Vec<String> {
     let mut all = vec![
         keys::ACCOUNT.to_owned(),
         keys::session(Service::Portal),
         keys::session(Service::Card),
         keys::session(Service::Treehole),
+        keys::DEVICE.to_owned(),
     ];
     all.sort();
     all
@@ -129,7 +132,8 @@ async fn the_demo_student_signs_in_and_the_card_answers_its_balance_in_fen_witho
     assert!(!answer.to_string().contains(&jwt));
     campus.sign_out().unwrap();
     assert!(!campus.signed_in());
-    assert_eq!(keystore.held(), Vec::<String>::new());
+    // Only the install's Treehole device id stays: nothing of the account.
+    assert_eq!(keystore.held(), [keys::DEVICE]);
     assert_eq!(
         campus.request(Service::Card, &balance()).await.unwrap(),
         json!({"status": "signin_required"})
@@ -393,4 +397,203 @@ async fn the_public_services_answer_with_no_session_and_only_under_their_own_pat
         "the public service answers only paths under /publicQuery/"
     );
     assert_eq!(sim.seen().len(), sent);
+}
+
+/// The card's balance asked after every session ended, with the remembered password: the
+/// silent sign-in runs.
+async fn signed_in_then_expired(sim: &Simulator, campus: &Campus, student: usize) {
+    let student = ACCOUNTS[student];
+    let mut step = campus
+        .sign_in(student.id, student.password, true)
+        .await
+        .unwrap();
+    if step != signed_in() {
+        let code = match step {
+            SignInStep::NeedsCode {
+                factor: SecondFactor::Otp,
+            } => OTP_CODE,
+            _ => SMS_CODE,
+        };
+        step = campus.submit_code(code).await.unwrap();
+    }
+    assert_eq!(step, signed_in());
+    sim.expire_sessions();
+}
+
+#[tokio::test]
+async fn a_sign_out_during_a_silent_sign_in_wins_and_leaves_nothing_of_the_account() {
+    // DESIGN §10: a sign-out wins over any sign-in started before it.
+    let (sim, keystore, campus) = world().await;
+    signed_in_then_expired(&sim, &campus, 0).await;
+    // The silent sign-in stops at its last hop, Treehole's callback, while the student signs out.
+    let mut treehole = sim.hold("/chapi/cas_iaaa_login");
+    let card = balance();
+    let (answer, ()) = tokio::join!(campus.request(Service::Card, &card), async {
+        let release = treehole.next().await;
+        campus.sign_out().unwrap();
+        drop(release);
+    });
+    assert_eq!(answer.unwrap(), json!({"status": "signin_required"}));
+    // Only the install's Treehole device id stays: nothing of the account.
+    assert_eq!(keystore.held(), [keys::DEVICE]);
+    assert!(!campus.signed_in());
+    assert_eq!(campus.status().unwrap().account, None);
+}
+
+#[tokio::test]
+async fn a_sign_in_the_student_started_before_a_sign_out_is_not_kept() {
+    // DESIGN §10: a sign-out wins over any sign-in started before it, the student's own too.
+    let (sim, keystore, campus) = world().await;
+    let mut treehole = sim.hold("/chapi/cas_iaaa_login");
+    let (signed, ()) = tokio::join!(campus.sign_in(DEMO.id, DEMO.password, true), async {
+        let release = treehole.next().await;
+        campus.sign_out().unwrap();
+        drop(release);
+    });
+    assert_eq!(signed, Err(CampusError::NotSignedIn));
+    assert_eq!(keystore.held(), Vec::<String>::new());
+    assert!(!campus.signed_in());
+}
+
+#[tokio::test]
+async fn a_sign_in_waiting_for_its_code_is_not_left_behind_by_a_sign_out_that_came_first() {
+    // DESIGN §10: a sign-out wins; the password stays in memory only while a sign-in waits.
+    let (sim, _keystore, campus) = world().await;
+    let student = ACCOUNTS[2];
+    let mut asked = sim.hold("/iaaa/isMobileAuthen.do");
+    let (signed, ()) = tokio::join!(campus.sign_in(student.id, student.password, true), async {
+        let release = asked.next().await;
+        campus.sign_out().unwrap();
+        drop(release);
+    });
+    assert_eq!(signed, Err(CampusError::NotSignedIn));
+    assert_eq!(campus.waiting_for(), None);
+    assert_eq!(
+        campus.submit_code(OTP_CODE).await,
+        Err(CampusError::NoPendingSignIn)
+    );
+}
+
+#[tokio::test]
+async fn a_silent_sign_in_never_sends_an_sms_nor_waits_for_a_code() {
+    // DESIGN §10: a silent re-sign-in never sends an SMS; when IAAA wants a code again the
+    // plugin is answered signin_required and nothing keeps the password waiting.
+    for student in [1, 2] {
+        let (sim, _keystore, campus) = world().await;
+        signed_in_then_expired(&sim, &campus, student).await;
+        sim.forget_trusted_devices();
+        let sms = |sim: &Simulator| {
+            sim.seen()
+                .iter()
+                .filter(|r| r.target.starts_with("/iaaa/sendSMSCode.do"))
+                .count()
+        };
+        let sent = sms(&sim);
+        let logins = sim
+            .seen()
+            .iter()
+            .filter(|r| r.target == "/iaaa/oauthlogin.do")
+            .count();
+        assert_eq!(
+            campus.request(Service::Card, &balance()).await.unwrap(),
+            json!({"status": "signin_required"}),
+            "{student}"
+        );
+        assert_eq!(sms(&sim), sent, "{student}");
+        assert_eq!(campus.waiting_for(), None, "{student}");
+        // Nor was the password tried without the code IAAA wants.
+        let tried = sim
+            .seen()
+            .iter()
+            .filter(|r| r.target == "/iaaa/oauthlogin.do")
+            .count();
+        assert_eq!(tried, logins, "{student}");
+        assert!(!campus.signed_in());
+    }
+}
+
+/// Treehole's device id as one install's last sign-in and feed request sent it: the `uuid` of
+/// the `redirUrl` IAAA was given, of the callback, and the `uuid` header.
+async fn treehole_device(sim: &Simulator, campus: &Campus) -> (String, String, String) {
+    let from = sim.seen().len();
+    campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    let feed = CampusRequest {
+        path: "/chapi/api/v3/hole/list_comments?page=1&limit=10".into(),
+        ..CampusRequest::default()
+    };
+    campus.request(Service::Treehole, &feed).await.unwrap();
+    let seen = sim.seen().split_off(from);
+    let uuid_of = |url: &str| {
+        let url = url::Url::parse(url).unwrap();
+        url.query_pairs()
+            .find(|(n, _)| n == "uuid")
+            .map(|(_, v)| v.into_owned())
+            .unwrap()
+    };
+    let login = seen
+        .iter()
+        .find(|r| r.target == "/iaaa/oauthlogin.do" && r.body.contains("PKU+Helper"))
+        .unwrap();
+    let redir = url::form_urlencoded::parse(login.body.as_bytes())
+        .find(|(n, _)| n == "redirUrl")
+        .map(|(_, v)| uuid_of(&v))
+        .unwrap();
+    let callback = seen
+        .iter()
+        .find(|r| r.target.starts_with("/chapi/cas_iaaa_login"))
+        .map(|r| uuid_of(&format!("https://{}{}", r.host, r.target)))
+        .unwrap();
+    let header = seen
+        .iter()
+        .find(|r| r.target.starts_with("/chapi/api/v3/"))
+        .and_then(|r| r.headers.iter().find(|(n, _)| n == "uuid"))
+        .map(|(_, v)| v.clone())
+        .unwrap();
+    (redir, callback, header)
+}
+
+#[tokio::test]
+async fn each_install_makes_its_own_treehole_device_id_once_and_sends_it_in_query_and_header() {
+    // SERVICES.md §7: the uuid is the last group of a random v4 UUID made once per device and
+    // kept; the header carries the whole UUID.
+    let (sim, keystore, campus) = world().await;
+    let (redir, callback, header) = treehole_device(&sim, &campus).await;
+    assert_eq!(redir, callback);
+    assert_eq!(redir.len(), 12);
+    assert!(
+        redir
+            .chars()
+            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)),
+        "{redir}"
+    );
+    let whole = header
+        .strip_prefix("Web_PKUHOLE_2.0.0_WEB_UUID_")
+        .unwrap_or_else(|| panic!("{header}"));
+    let groups: Vec<&str> = whole.split('-').collect();
+    assert_eq!(
+        groups.iter().map(|g| g.len()).collect::<Vec<_>>(),
+        [8, 4, 4, 4, 12],
+        "{whole}"
+    );
+    assert!(groups[2].starts_with('4'), "a v4 UUID: {whole}");
+    assert_eq!(groups[4], redir);
+    assert_eq!(keystore.get(keys::DEVICE).unwrap().as_deref(), Some(whole));
+
+    // The same install keeps it across a sign-out and a new sign-in.
+    campus.sign_out().unwrap();
+    assert_eq!(
+        treehole_device(&sim, &campus).await,
+        (redir.clone(), callback, header.clone())
+    );
+
+    // Another install has its own.
+    let other = Campus::new(
+        Arc::new(Keystore::default()),
+        Arc::new(SystemClock),
+        Origin::development(&sim.origin()).unwrap(),
+        Box::new(|_| {}),
+    );
+    let (theirs, _, their_header) = treehole_device(&sim, &other).await;
+    assert_ne!(theirs, redir);
+    assert_ne!(their_header, header);
 }

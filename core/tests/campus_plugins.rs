@@ -203,6 +203,26 @@ async fn a_session_ending_mid_turn_signs_in_again_once_with_the_remembered_passw
 }
 
 #[tokio::test]
+async fn concurrent_requests_on_an_ended_session_share_one_sign_in() {
+    // DESIGN §10: one sign-in at a time per account; requests meeting an ended session share it.
+    let w = world("card").await;
+    sign_in(&w.engine, true).await;
+    let logins = iaaa_logins(&w.sim);
+    w.sim.expire_sessions();
+    let calls = (0..10).map(|_| w.engine.invoke(balance()));
+    let results = futures_util::future::join_all(calls).await;
+    for invoked in results {
+        assert_eq!(
+            ran(invoked.outcome),
+            json!({"/data/card/0/elec_accamt": 4250, "/data/card/0/sno": DEMO.id})
+        );
+    }
+    // One silent sign-in for all ten: one IAAA sign-in for each service IAAA signs into.
+    assert_eq!(iaaa_logins(&w.sim), logins + 2);
+    assert!(w.engine.consent().campus_session);
+}
+
+#[tokio::test]
 async fn a_session_ending_without_a_remembered_password_asks_the_student_to_sign_in() {
     let w = world("card").await;
     sign_in(&w.engine, false).await;

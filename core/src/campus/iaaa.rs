@@ -3,6 +3,7 @@
 //! change in a real service is one edit here.
 
 use base64::Engine as _;
+use rsa::Generate as _;
 use rsa::PublicKey;
 use rsa::pkcs8::DecodePublicKey;
 use serde_json::Value;
@@ -32,16 +33,72 @@ pub(super) struct Signed {
     pub trust: Option<String>,
 }
 
+/// This install's Treehole device (SERVICES.md §7): a random v4 UUID, made once and kept. The
+/// `uuid` of Treehole's sign-in URLs is its last group; the `uuid` header carries all of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Device(String);
+
+impl Device {
+    /// A new one, from the system's random numbers.
+    pub fn new() -> Result<Self, CampusError> {
+        let mut bytes = <[u8; 16]>::try_generate().map_err(|e| {
+            CampusError::Chain(format!(
+                "the phone gave no random numbers for Treehole's device id ({e})"
+            ))
+        })?;
+        // RFC 9562: version 4, variant 10.
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Self(format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )))
+    }
+
+    /// One kept earlier, if it has the shape of one.
+    pub fn parse(kept: &str) -> Option<Self> {
+        let groups: Vec<&str> = kept.split('-').collect();
+        let shaped = groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+            && groups.iter().all(|g| {
+                g.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            });
+        shaped.then(|| Self(kept.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The 12 hex digits of the sign-in's `uuid` query.
+    fn query(&self) -> &str {
+        &self.0[24..]
+    }
+
+    /// The `uuid` header of every Treehole call.
+    fn header(&self) -> String {
+        format!("Web_PKUHOLE_2.0.0_WEB_UUID_{}", self.0)
+    }
+}
+
 /// Each service's IAAA application and the page its token is spent at.
-fn app(service: Service) -> (&'static str, &'static str) {
+fn app(service: Service, device: &Device) -> (&'static str, String) {
     match service {
         Service::Portal | Service::Card => (
             "portal2017",
-            "https://portal.pku.edu.cn/portal2017/ssoLogin.do",
+            "https://portal.pku.edu.cn/portal2017/ssoLogin.do".to_owned(),
         ),
         Service::Treehole => (
             "PKU Helper",
-            "https://treehole.pku.edu.cn/chapi/cas_iaaa_login?version=3&uuid=0123456789ab&plat=web",
+            format!(
+                "https://treehole.pku.edu.cn/chapi/cas_iaaa_login?version=3&uuid={}&plat=web",
+                device.query()
+            ),
         ),
     }
 }
@@ -196,9 +253,10 @@ impl<'a> Iaaa<'a> {
         user: &str,
         password: &str,
         code: Option<Code>,
+        device: &Device,
     ) -> Result<Signed, CampusError> {
         let sealed = self.seal(password).await?;
-        let (appid, redir) = app(service);
+        let (appid, redir) = app(service, device);
         let (sms, otp) = match &code {
             Some(Code::Sms(c)) => (c.as_str(), ""),
             Some(Code::Otp(c)) => ("", c.as_str()),
@@ -211,7 +269,7 @@ impl<'a> Iaaa<'a> {
             ("randCode", ""),
             ("smsCode", sms),
             ("otpCode", otp),
-            ("redirUrl", redir),
+            ("redirUrl", redir.as_str()),
             // Ask IAAA to trust this device, so the next service's sign-in needs no new code.
             ("remTrustChk", if code.is_some() { "true" } else { "false" }),
         ];
@@ -273,11 +331,11 @@ pub(super) async fn exchange(
     client: &reqwest::Client,
     origin: &Origin,
     service: Service,
-    user: &str,
+    device: &Device,
     token: &str,
 ) -> Result<Session, CampusError> {
-    let (_, redir) = app(service);
-    let mut url = Url::parse(redir).map_err(|e| CampusError::Chain(e.to_string()))?;
+    let (_, redir) = app(service, device);
+    let mut url = Url::parse(&redir).map_err(|e| CampusError::Chain(e.to_string()))?;
     url.query_pairs_mut()
         .append_pair("_rand", &wire::rand())
         .append_pair("token", token);
@@ -309,7 +367,7 @@ pub(super) async fn exchange(
             Ok(Session {
                 cookies,
                 bearer: Some(jwt),
-                uuid: Some(format!("Web_PKUHOLE_2.0.0_WEB_UUID_{user}")),
+                uuid: Some(device.header()),
                 expires_at_ms,
             })
         }

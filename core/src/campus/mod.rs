@@ -9,10 +9,15 @@
 //! portal's redirect chain (`synjones-auth`), Treehole (its token, cookies and device uuid).
 //! The password is kept (in the keystore) only when the student asks for it, to sign in again
 //! when a session ends; it is never written anywhere else, nor shown in an error.
+//!
+//! Who may change the account is decided in one place, [`Turns`]: one sign-in at a time, the
+//! requests that meet an ended session share the sign-in that runs, and a sign-out wins over
+//! any sign-in started before it.
 
 mod iaaa;
 pub mod wire;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +36,9 @@ pub mod keys {
     pub const PASSWORD: &str = "campus.password";
     /// IAAA's cookie that lets this device skip the second factor.
     pub const TRUST: &str = "campus.iaaaTrust";
+    /// This install's Treehole device id (SERVICES.md §7), made once: the phone's, not the
+    /// account's, so a sign-out keeps it.
+    pub const DEVICE: &str = "campus.treeholeDevice";
 
     /// A service's session.
     pub fn session(service: super::Service) -> String {
@@ -109,6 +117,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// The session as the keystore keeps it.
+    fn kept(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
     /// Every value of the session, to be redacted from what a plugin is answered.
     fn secrets(&self) -> Vec<&str> {
         let mut all: Vec<&str> = self.cookies.iter().map(|(_, v)| v.as_str()).collect();
@@ -141,6 +154,57 @@ struct Pending {
     remember: bool,
     factor: SecondFactor,
     sms_sent_ms: Option<i64>,
+    /// The sign-outs counted when the student started it ([`Turns::epoch`]).
+    epoch: u64,
+}
+
+/// Who may change the account (DESIGN.md §10): one sign-in at a time per account; requests
+/// that meet an ended session share the sign-in that runs; a sign-out wins over any sign-in
+/// started before it. Every sign-in, the student's or a silent one, goes through here.
+#[derive(Default)]
+struct Turns {
+    /// Held by the one sign-in running, across its network and its keystore writes. It guards
+    /// no data; nothing run under it calls back into the campus owner.
+    running: tokio::sync::Mutex<()>,
+    /// Sign-ins finished since the start: kept, or a silent one that failed and dropped the
+    /// ended session. A request that met an ended session signs in again only when none
+    /// finished since it read its session; otherwise it shares that one's outcome.
+    finished: AtomicU64,
+    /// Sign-outs since the start: a sign-in keeps nothing when one came after it started.
+    sign_outs: AtomicU64,
+}
+
+/// The running sign-in's turn: what keeps a sign-in takes it, so only one runs.
+type Turn<'a> = tokio::sync::MutexGuard<'a, ()>;
+
+impl Turns {
+    async fn take(&self) -> Turn<'_> {
+        self.running.lock().await
+    }
+
+    /// The sign-outs so far: what a sign-in notes as it starts.
+    fn epoch(&self) -> u64 {
+        self.sign_outs.load(Ordering::SeqCst)
+    }
+
+    fn signed_out_since(&self, epoch: u64) -> bool {
+        self.epoch() != epoch
+    }
+
+    /// Counted before a sign-out deletes anything, so a sign-in writing meanwhile finds it
+    /// when it checks again after its writes.
+    fn sign_out(&self) {
+        self.sign_outs.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn finished(&self) -> u64 {
+        self.finished.load(Ordering::SeqCst)
+    }
+
+    /// Called under the turn, as a sign-in finishes.
+    fn finish(&self, _turn: &Turn<'_>) {
+        self.finished.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// What a campus request answers a plugin: the HTTP status and the body (JSON when it is
@@ -174,6 +238,7 @@ pub struct Campus {
     clock: Arc<dyn Clock>,
     origin: Origin,
     pending: Mutex<Option<Pending>>,
+    turns: Turns,
     follow: Follow,
 }
 
@@ -191,6 +256,7 @@ impl Campus {
             clock,
             origin,
             pending: Mutex::new(None),
+            turns: Turns::default(),
             follow,
         };
         campus.changed();
@@ -221,28 +287,43 @@ impl Campus {
         password: &str,
         remember: bool,
     ) -> Result<SignInStep, CampusError> {
+        let epoch = self.turns.epoch();
+        let turn = self.turns.take().await;
         let client = self.client()?;
         let trust = self.secrets.get(keys::TRUST)?;
         let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
-        if iaaa.captcha_required(user).await? {
-            return Err(CampusError::Captcha);
-        }
-        let factor = match iaaa.second_factor(user).await? {
-            None => return self.complete(user, password, remember, None).await,
+        let factor = match second_factor(&iaaa, user).await? {
+            None => {
+                return self
+                    .complete(&turn, user, password, remember, None, epoch)
+                    .await;
+            }
             Some(iaaa::Mode::Otp) => SecondFactor::Otp,
             Some(iaaa::Mode::Sms) => SecondFactor::Sms {
                 mobile_mask: iaaa.send_sms(user).await?,
             },
         };
         let sms_sent_ms = matches!(factor, SecondFactor::Sms { .. }).then(|| self.clock.now_ms());
-        *crate::lock(&self.pending) = Some(Pending {
+        self.wait_for_code(Pending {
             user: user.to_owned(),
             password: password.to_owned(),
             remember,
             factor: factor.clone(),
             sms_sent_ms,
-        });
+            epoch,
+        })?;
         Ok(SignInStep::NeedsCode { factor })
+    }
+
+    /// Keeps `pending` waiting for its code, unless the student signed out since it started
+    /// (DESIGN.md §10: a sign-out wins; the password is not kept waiting).
+    fn wait_for_code(&self, pending: Pending) -> Result<(), CampusError> {
+        let mut waiting = crate::lock(&self.pending);
+        if self.turns.signed_out_since(pending.epoch) {
+            return Err(CampusError::NotSignedIn);
+        }
+        *waiting = Some(pending);
+        Ok(())
     }
 
     /// Sends the waiting sign-in's SMS code again, no sooner than 60 s after the last.
@@ -280,49 +361,69 @@ impl Campus {
             SecondFactor::Sms { .. } => iaaa::Code::Sms(code.trim().to_owned()),
             SecondFactor::Otp => iaaa::Code::Otp(code.trim().to_owned()),
         };
+        let turn = self.turns.take().await;
         let done = self
             .complete(
+                &turn,
                 &pending.user,
                 &pending.password,
                 pending.remember,
                 Some(code_for),
+                pending.epoch,
             )
             .await;
         if let Err(CampusError::Iaaa { code, .. }) = &done
             && (code == "E04" || code == "E05")
         {
-            *crate::lock(&self.pending) = Some(pending);
+            self.wait_for_code(pending)?;
         }
         done
     }
 
-    /// One IAAA sign-in per service, then every session written, or none.
+    /// One IAAA sign-in per service, then every session written, or none: none either when
+    /// the student signed out after the sign-in started (`epoch`).
     async fn complete(
         &self,
+        turn: &Turn<'_>,
         user: &str,
         password: &str,
         remember: bool,
         code: Option<iaaa::Code>,
+        epoch: u64,
     ) -> Result<SignInStep, CampusError> {
         let client = self.client()?;
         let mut trust = self.secrets.get(keys::TRUST)?;
-        let mut sessions = Vec::new();
+        let (device, made) = self.device()?;
+        // What the sign-in keeps, in the order it is written.
+        let mut writes = Vec::new();
         let mut code = code;
         for service in [Service::Portal, Service::Treehole] {
             let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
-            let signed = iaaa.sign_in(service, user, password, code.take()).await?;
+            let signed = iaaa
+                .sign_in(service, user, password, code.take(), &device)
+                .await?;
             if signed.trust.is_some() {
                 trust = signed.trust;
             }
             let session =
-                iaaa::exchange(&client, &self.origin, service, user, &signed.token).await?;
+                iaaa::exchange(&client, &self.origin, service, &device, &signed.token).await?;
             if service == Service::Portal {
                 let card = iaaa::card_session(&client, &self.origin, &session).await?;
-                sessions.push((Service::Card, card));
+                writes.push((keys::session(Service::Card), card.kept()));
             }
-            sessions.push((service, session));
+            writes.push((keys::session(service), session.kept()));
         }
-        let kept = self.keep(user, password, remember, trust.as_deref(), &sessions);
+        writes.push((keys::ACCOUNT.to_owned(), user.to_owned()));
+        if remember {
+            writes.push((keys::PASSWORD.to_owned(), password.to_owned()));
+        }
+        if let Some(trust) = trust {
+            writes.push((keys::TRUST.to_owned(), trust));
+        }
+        if made {
+            writes.push((keys::DEVICE.to_owned(), device.as_str().to_owned()));
+        }
+        let kept = self.keep(turn, epoch, &writes, remember);
         self.changed();
         kept?;
         Ok(SignInStep::SignedIn {
@@ -330,31 +431,33 @@ impl Campus {
         })
     }
 
-    /// Writes the sessions, the account and (if asked) the password; should the keystore fail,
-    /// what was written is taken back, so there is no session without its service.
+    /// This install's Treehole device id (SERVICES.md §7): the kept one, or a new one (true),
+    /// kept with the first sign-in that is kept.
+    fn device(&self) -> Result<(iaaa::Device, bool), CampusError> {
+        match self
+            .secrets
+            .get(keys::DEVICE)?
+            .and_then(|kept| iaaa::Device::parse(&kept))
+        {
+            Some(kept) => Ok((kept, false)),
+            None => Ok((iaaa::Device::new()?, true)),
+        }
+    }
+
+    /// Writes what a sign-in keeps (the sessions, the account, the password when `remember`,
+    /// IAAA's trust, a Treehole device id made for it); should the keystore fail, what was
+    /// written is taken back, so there is no session without its service. Nothing is kept when
+    /// the student signed out after the sign-in started (`epoch`), not even when the sign-out
+    /// comes while the writes run: they are checked again after, and taken back.
     fn keep(
         &self,
-        user: &str,
-        password: &str,
+        turn: &Turn<'_>,
+        epoch: u64,
+        writes: &[(String, String)],
         remember: bool,
-        trust: Option<&str>,
-        sessions: &[(Service, Session)],
     ) -> Result<(), CampusError> {
-        let mut writes: Vec<(String, String)> = sessions
-            .iter()
-            .map(|(s, session)| {
-                (
-                    keys::session(*s),
-                    serde_json::to_string(session).unwrap_or_default(),
-                )
-            })
-            .collect();
-        writes.push((keys::ACCOUNT.to_owned(), user.to_owned()));
-        if remember {
-            writes.push((keys::PASSWORD.to_owned(), password.to_owned()));
-        }
-        if let Some(trust) = trust {
-            writes.push((keys::TRUST.to_owned(), trust.to_owned()));
+        if self.turns.signed_out_since(epoch) {
+            return Err(CampusError::NotSignedIn);
         }
         for (i, (key, value)) in writes.iter().enumerate() {
             if let Err(e) = self.secrets.set(key, value) {
@@ -364,20 +467,31 @@ impl Campus {
                 return Err(e.into());
             }
         }
+        if self.turns.signed_out_since(epoch) {
+            for (written, _) in writes {
+                let _ = self.secrets.delete(written);
+            }
+            return Err(CampusError::NotSignedIn);
+        }
         if !remember {
             self.secrets.delete(keys::PASSWORD)?;
         }
+        self.turns.finish(turn);
         Ok(())
     }
 
-    /// Signs out: every session and the remembered password are deleted.
+    /// Signs out: every session, the account, the remembered password and IAAA's trust of
+    /// this device are deleted, and a sign-in still running keeps nothing (DESIGN.md §10: a
+    /// sign-out wins over any sign-in started before it).
     pub fn sign_out(&self) -> Result<(), CampusError> {
+        self.turns.sign_out();
         *crate::lock(&self.pending) = None;
         for service in Service::ALL {
             self.secrets.delete(&keys::session(service))?;
         }
         self.secrets.delete(keys::PASSWORD)?;
         self.secrets.delete(keys::ACCOUNT)?;
+        self.secrets.delete(keys::TRUST)?;
         self.changed();
         Ok(())
     }
@@ -414,14 +528,16 @@ impl Campus {
 
     /// A plugin's request to `service` with the student's session (DESIGN.md §10): sent to that
     /// service's https host only, no redirect followed, answered `{status, body}`. An expired
-    /// session signs in again once, silently, when the password is remembered; otherwise the
-    /// answer is `{status: "signin_required"}`. The plugin never sees the session: what it
-    /// gets back is redacted of it.
+    /// session signs in again once, silently, when the password is remembered (requests that
+    /// meet it ended meanwhile share that sign-in); otherwise the answer is `{status:
+    /// "signin_required"}`. The plugin never sees the session: what it gets back is redacted
+    /// of it.
     pub async fn request(
         &self,
         service: Service,
         request: &CampusRequest,
     ) -> Result<Answer, CampusError> {
+        let finished = self.turns.finished();
         let Some(session) = self.session(service)? else {
             return Ok(json!({"status": "signin_required"}));
         };
@@ -431,16 +547,13 @@ impl Campus {
             true => {
                 // Once, never in a loop: a session that ends again right after a fresh
                 // sign-in is the student's to sign in again.
-                let again = match self.sign_in_again().await {
-                    true => self.session(service)?,
-                    false => None,
+                let Some(session) = self.renewed(service, finished).await? else {
+                    return Ok(json!({"status": "signin_required"}));
                 };
-                let Some(session) = again else {
-                    return self.ended(service);
-                };
+                let finished = self.turns.finished();
                 let (status, body) = self.send(service, &session, request).await?;
                 if expired(service, status, &body) {
-                    return self.ended(service);
+                    return self.ended(service, finished).await;
                 }
                 (status, body, session)
             }
@@ -455,11 +568,40 @@ impl Campus {
         ))
     }
 
-    /// A service's session has ended and cannot be renewed here: it is dropped (the account
-    /// is no longer signed in) and the plugin told so.
-    fn ended(&self, service: Service) -> Result<Answer, CampusError> {
-        self.secrets.delete(&keys::session(service))?;
-        self.changed();
+    /// `service`'s session once a request found it ended, having read it when `finished`
+    /// sign-ins had finished (DESIGN.md §10: one sign-in at a time per account; requests
+    /// meeting an ended session share it). A sign-in that finished since is shared: its
+    /// session, or none. Otherwise this request's one silent sign-in runs; when it cannot, the
+    /// ended session is dropped (the account is no longer signed in) and there is none.
+    async fn renewed(
+        &self,
+        service: Service,
+        finished: u64,
+    ) -> Result<Option<Session>, CampusError> {
+        let turn = self.turns.take().await;
+        if self.turns.finished() == finished && !self.sign_in_again(&turn).await {
+            let dropped = self.secrets.delete(&keys::session(service));
+            self.turns.finish(&turn);
+            drop(turn);
+            self.changed();
+            dropped?;
+            return Ok(None);
+        }
+        drop(turn);
+        self.session(service)
+    }
+
+    /// A service's session has ended right after a sign-in and is not renewed again: it is
+    /// dropped (the account is no longer signed in) and the plugin told so — unless a newer
+    /// sign-in finished since `finished`, whose session stays.
+    async fn ended(&self, service: Service, finished: u64) -> Result<Answer, CampusError> {
+        let turn = self.turns.take().await;
+        if self.turns.finished() == finished {
+            let dropped = self.secrets.delete(&keys::session(service));
+            drop(turn);
+            self.changed();
+            dropped?;
+        }
         Ok(json!({"status": "signin_required"}))
     }
 
@@ -480,6 +622,7 @@ impl Campus {
     }
 
     async fn treehole_check(&self, path: &str, body: Value) -> Result<(), CampusError> {
+        let finished = self.turns.finished();
         let session = self
             .session(Service::Treehole)?
             .ok_or(CampusError::NotSignedIn)?;
@@ -491,7 +634,7 @@ impl Campus {
         };
         let (status, body) = self.send(Service::Treehole, &session, &request).await?;
         if expired(Service::Treehole, status, &body) {
-            self.ended(Service::Treehole)?;
+            self.ended(Service::Treehole, finished).await?;
             return Err(CampusError::NotSignedIn);
         }
         match body["code"].as_i64() {
@@ -505,18 +648,29 @@ impl Campus {
         }
     }
 
-    /// Signs in again with the remembered password, needing no code; false when it cannot.
-    async fn sign_in_again(&self) -> bool {
+    /// Signs in again with the remembered password, under the caller's turn; false when it
+    /// cannot. DESIGN.md §10: a silent sign-in never sends an SMS nor leaves a sign-in waiting
+    /// with the password — when IAAA wants a second factor, it stops there and the password
+    /// read for it is dropped.
+    async fn sign_in_again(&self, turn: &Turn<'_>) -> bool {
+        let epoch = self.turns.epoch();
         let (Ok(Some(user)), Ok(Some(password))) = (
             self.secrets.get(keys::ACCOUNT),
             self.secrets.get(keys::PASSWORD),
         ) else {
             return false;
         };
-        matches!(
-            self.sign_in(&user, &password, true).await,
-            Ok(SignInStep::SignedIn { .. })
-        )
+        let (Ok(client), Ok(trust)) = (self.client(), self.secrets.get(keys::TRUST)) else {
+            return false;
+        };
+        let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
+        match second_factor(&iaaa, &user).await {
+            Ok(None) => self
+                .complete(turn, &user, &password, true, None, epoch)
+                .await
+                .is_ok(),
+            Ok(Some(_)) | Err(_) => false,
+        }
     }
 
     /// A query to a public service (SERVICES.md §4): the same client, no session; only under
@@ -609,6 +763,18 @@ impl Campus {
     }
 }
 
+/// The second factor IAAA wants of `user`, none when it wants none; a picture captcha is
+/// refused, as the app cannot show one.
+async fn second_factor(
+    iaaa: &iaaa::Iaaa<'_>,
+    user: &str,
+) -> Result<Option<iaaa::Mode>, CampusError> {
+    if iaaa.captcha_required(user).await? {
+        return Err(CampusError::Captcha);
+    }
+    iaaa.second_factor(user).await
+}
+
 /// A request's body and its content type: its JSON `body`, or its `form` encoded in order.
 fn payload(request: &CampusRequest) -> Result<Option<(&'static str, String)>, CampusError> {
     match (&request.body, request.form.is_empty()) {
@@ -668,20 +834,29 @@ fn expired(service: Service, status: u16, body: &Value) -> bool {
     status == 401 || (service == Service::Card && body["code"] == 401)
 }
 
-/// Replaces every session value in the answer's strings.
+/// Replaces every session value wherever the answer holds it: in its strings, its objects'
+/// keys (a service echoing the request as keys) and its numbers (a session of digits).
 fn redact(value: Value, secrets: &[&str]) -> Value {
+    let text = |s: String| {
+        secrets
+            .iter()
+            .fold(s, |s, secret| s.replace(secret, "[redacted]"))
+    };
     match value {
-        Value::String(s) => Value::String(
-            secrets
-                .iter()
-                .fold(s, |s, secret| s.replace(secret, "[redacted]")),
-        ),
+        Value::String(s) => Value::String(text(s)),
+        Value::Number(n) => {
+            let shown = n.to_string();
+            match text(shown.clone()) {
+                redacted if redacted != shown => Value::String(redacted),
+                _ => Value::Number(n),
+            }
+        }
         Value::Array(items) => {
             Value::Array(items.into_iter().map(|v| redact(v, secrets)).collect())
         }
         Value::Object(map) => Value::Object(
             map.into_iter()
-                .map(|(k, v)| (k, redact(v, secrets)))
+                .map(|(k, v)| (text(k), redact(v, secrets)))
                 .collect(),
         ),
         other => other,
@@ -694,6 +869,28 @@ mod tests {
 
     fn request(value: Value) -> CampusRequest {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_session_is_redacted_from_an_answers_keys_as_from_its_values() {
+        // DESIGN §10: the plugin never sees the session, even echoed back as an object's key.
+        let session = "SESSION-0f3a9c";
+        let echoed = json!({
+            "SESSION-0f3a9c": {"seen": "cookie SESSION-0f3a9c"},
+            "list": [{"Bearer SESSION-0f3a9c": 1}],
+        });
+        assert_eq!(
+            redact(echoed, &[session]),
+            json!({
+                "[redacted]": {"seen": "cookie [redacted]"},
+                "list": [{"Bearer [redacted]": 1}],
+            })
+        );
+        // A session of digits, answered as a number.
+        assert_eq!(
+            redact(json!({"sid": 48151623, "n": 7}), &["48151623"]),
+            json!({"sid": "[redacted]", "n": 7})
+        );
     }
 
     #[test]
