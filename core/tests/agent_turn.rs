@@ -339,7 +339,8 @@ async fn a_model_that_calls_tools_forever_is_stopped_by_the_guard() {
         "{turn:?}"
     );
     assert_eq!(w.server.requests().len(), 4);
-    assert_eq!(w.shop.runs.lock().unwrap().len(), 4);
+    // The same read is run once in a turn; its copies are answered from it.
+    assert_eq!(w.shop.runs.lock().unwrap().len(), 1);
 }
 
 #[tokio::test]
@@ -689,7 +690,8 @@ async fn a_tool_called_in_a_turn_is_told_the_session_the_taint_and_that_the_user
         vec![
             calls(&[("c1", "probe__look", "{}")]),
             calls(&[("c2", "shop__forum", "{}")]),
-            calls(&[("c3", "probe__look", "{}")]),
+            // Not the first call again (that one is not repeated within a turn): a new look.
+            calls(&[("c3", "probe__look", r#"{"again": true}"#)]),
             text("看完了"),
         ],
         &[],
@@ -1108,5 +1110,255 @@ async fn a_turn_whose_caller_stopped_waiting_frees_its_conversation_for_the_next
     assert_eq!(
         (next.turn.as_str(), next.state, next.answer.as_str()),
         ("c#2", TurnState::Done, "你好")
+    );
+}
+
+/// The (role, content, tool names called) of conversation `c`'s history.
+fn said_and_called(w: &World) -> Vec<(String, Option<String>, Vec<String>)> {
+    w.engine
+        .history("c", None, 50)
+        .unwrap()
+        .into_iter()
+        .map(|m| {
+            let called = m.tool_calls.iter().map(|c| c.name.clone()).collect();
+            (m.role, m.content, called)
+        })
+        .collect()
+}
+
+fn row(
+    role: &str,
+    content: Option<&str>,
+    called: &[&str],
+) -> (String, Option<String>, Vec<String>) {
+    (
+        role.to_owned(),
+        content.map(str::to_owned),
+        called.iter().map(|c| c.to_string()).collect(),
+    )
+}
+
+// A real model's answers, 1: an empty answer after the tools' results is no finished turn; the model is
+// asked once more, by the app (never written as the student's words), and its answer is shown.
+#[tokio::test]
+async fn an_empty_answer_after_tool_results_is_asked_again_once_and_its_second_answer_shown() {
+    let w = world(
+        vec![
+            calls(&[("c1", "shop__stock", "{}")]),
+            text(""),
+            text("有货"),
+        ],
+        &[],
+    )
+    .await;
+    let turn = send(&w, "还有货吗").await;
+    assert_eq!(
+        (turn.state, turn.answer.as_str()),
+        (TurnState::Done, "有货")
+    );
+    let third = messages(&w.server, 2);
+    assert_eq!(
+        third.last().unwrap(),
+        &json!({"role": "user", "content": "(From the app, not the student.) Your last answer was empty. Answer the student from the results above."})
+    );
+    assert_eq!(
+        said_and_called(&w),
+        [
+            row("user", Some("还有货吗"), &[]),
+            row("assistant", None, &["shop__stock"]),
+            row("tool", Some("{\"ok\":true}"), &[]),
+            row("assistant", Some("有货"), &[]),
+        ]
+    );
+    assert_eq!(*w.shop.runs.lock().unwrap(), ["shop.stock"]);
+}
+
+// A real model's answers, 1: asked again and still empty, the student is told the model gave no answer,
+// with what became of each call (their results are the cards above).
+#[tokio::test]
+async fn an_answer_empty_twice_says_the_model_gave_no_answer_with_the_results_summary() {
+    let w = world(
+        vec![
+            calls(&[("c1", "shop__stock", "{}"), ("c2", "shop__teleport", "{}")]),
+            text(""),
+            text(" "),
+        ],
+        &[],
+    )
+    .await;
+    let turn = send(&w, "还有货吗").await;
+    let words =
+        "模型没有给出回答。这一轮工具的结果见上：库存（已运行）、未知工具（没有运行或没有完成）。";
+    assert_eq!((turn.state, turn.answer.as_str()), (TurnState::Done, words));
+    assert_eq!(w.server.requests().len(), 3);
+    assert_eq!(
+        said_and_called(&w).last().unwrap(),
+        &row("assistant", Some(words), &[])
+    );
+}
+
+// A real model's answers, 2: a read identical to one that succeeded earlier in the turn (same tool, same
+// input) is not run again; the model is told it already has the result, and which call.
+#[tokio::test]
+async fn a_repeated_identical_read_runs_once_and_the_model_is_told_it_has_the_result() {
+    let w = world(
+        vec![
+            calls(&[("c1", "shop__stock", "{}")]),
+            calls(&[("c2", "shop__stock", " {} ")]),
+            text("有货"),
+        ],
+        &[],
+    )
+    .await;
+    let turn = send(&w, "余额").await;
+    assert_eq!(
+        (turn.state, turn.answer.as_str()),
+        (TurnState::Done, "有货")
+    );
+    assert_eq!(*w.shop.runs.lock().unwrap(), ["shop.stock"]);
+    let third = messages(&w.server, 2);
+    assert_eq!(
+        third.last().unwrap()["content"],
+        json!({"error": {"code": "repeated_call", "message": "you already have this result (call c1): the same tool ran with the same input earlier in this turn; answer the student from that result"}}).to_string()
+    );
+}
+
+/// A board whose `publish` posts in public, counting its posts.
+#[derive(Default)]
+struct Board(Mutex<Vec<Value>>);
+
+#[async_trait]
+impl PluginHandler for Board {
+    async fn run(&self, _tool: &Tool, input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        self.0.lock().unwrap().push(input);
+        Ok(json!({"posted": true}))
+    }
+}
+
+// A real model's answers, 2: `treehole.publish` with the same text ran twice, after two approval sheets.
+// A public call identical to one made earlier in the turn is refused: one sheet, one post,
+// whether the copy came in the same answer or the next.
+#[tokio::test]
+async fn a_repeated_identical_public_call_asks_once_and_posts_once() {
+    let w = world(
+        vec![
+            calls(&[
+                ("c1", "board__publish", r#"{"text":"失物招领：一把蓝伞"}"#),
+                ("c2", "board__publish", r#"{"text": "失物招领：一把蓝伞"}"#),
+            ]),
+            calls(&[("c3", "board__publish", r#"{"text":"失物招领：一把蓝伞"}"#)]),
+            text("发好了"),
+        ],
+        &[Answer::Allow, Answer::Allow, Answer::Allow],
+    )
+    .await;
+    let board = Arc::new(Board::default());
+    install(
+        &w,
+        json!({"id": "board", "title": "留言板", "tools": [
+            {"name": "publish", "title": "发帖", "effect": "public",
+             "input": {"type": "object", "properties": {"text": {"type": "string"}}}}]}),
+        board.clone(),
+    );
+    w.engine
+        .set_mode("board", Effect::Public, Mode::Ask)
+        .unwrap();
+    let turn = send(&w, "帮我发个失物招领").await;
+    assert_eq!(
+        (turn.state, turn.answer.as_str()),
+        (TurnState::Done, "发好了")
+    );
+    assert_eq!(w.answers.shown.lock().unwrap().len(), 1);
+    assert_eq!(
+        *board.0.lock().unwrap(),
+        [json!({"text": "失物招领：一把蓝伞"})]
+    );
+    let refused = json!({"error": {"code": "repeated_call", "message": "not run: the same public call with the same input was already made in this turn (call c1), and it ran; the same act is never done twice in one turn — tell the student what became of it, and they can ask again"}}).to_string();
+    let second = messages(&w.server, 1);
+    assert_eq!(second.last().unwrap()["content"], refused);
+    let third = messages(&w.server, 2);
+    assert_eq!(third.last().unwrap()["content"], refused);
+}
+
+// A real model's answers, 3: an answer that is wholly one call of an offered tool, written as a ```json
+// block, is that call: decided and run as any other, and the student never sees the JSON.
+#[tokio::test]
+async fn an_answer_that_is_only_a_call_in_json_is_made_as_that_call() {
+    let w = world(
+        vec![
+            text("```json\n{\"name\": \"shop__order\", \"arguments\": {\"item\": \"水\"}}\n```"),
+            text("好的，不下单"),
+        ],
+        &[Answer::Deny],
+    )
+    .await;
+    let turn = send(&w, "买水").await;
+    assert_eq!(
+        (turn.state, turn.answer.as_str()),
+        (TurnState::Done, "好的，不下单")
+    );
+    // Asked as any write is, and declined.
+    let shown = w.answers.shown.lock().unwrap();
+    assert_eq!(
+        (shown.len(), shown[0].tool.as_str(), &shown[0].input),
+        (1, "shop.order", &json!({"item": "水"}))
+    );
+    let said = said_and_called(&w);
+    assert_eq!(said[1], row("assistant", None, &["shop__order"]));
+    assert_eq!(said[3], row("assistant", Some("好的，不下单"), &[]));
+    assert!(
+        said.iter()
+            .all(|(_, content, _)| !content.as_deref().unwrap_or("").contains("arguments")),
+        "{said:?}"
+    );
+}
+
+// A real model's answers, 3: JSON naming no offered tool (or with input the tool refuses) is neither run
+// nor shown: the student is told the model's answer could not be read.
+#[tokio::test]
+async fn an_answer_of_json_naming_no_offered_tool_is_said_to_be_unreadable() {
+    let w = world(
+        vec![
+            text("{\"name\": \"shop__teleport\", \"arguments\": {}}"),
+            text("```json\n{\"name\": \"shop__order\", \"arguments\": {\"qty\": 2}}\n```"),
+            text("<tool_response>{\"ok\": true}</tool_response>"),
+        ],
+        &[],
+    )
+    .await;
+    let unreadable = "模型的回答无法读取：它写的是一段数据，不是给你的回答。可以再问一次。";
+    for words in ["传送", "买水", "还有吗"] {
+        let turn = send(&w, words).await;
+        assert_eq!(
+            (turn.state, turn.answer.as_str()),
+            (TurnState::Done, unreadable)
+        );
+    }
+    assert!(w.shop.runs.lock().unwrap().is_empty());
+    assert!(w.answers.shown.lock().unwrap().is_empty());
+    let said = said_and_called(&w);
+    assert_eq!(said[1], row("assistant", Some(unreadable), &[]));
+    assert_eq!(said.len(), 6);
+}
+
+// A real model's answers, 2: a read after a write of the same turn is a new read (the balance
+// after a recharge), so it runs again.
+#[tokio::test]
+async fn the_same_read_after_a_write_of_the_turn_runs_again() {
+    let w = world(
+        vec![
+            calls(&[("c1", "shop__stock", "{}")]),
+            calls(&[("c2", "shop__order", r#"{"item":"水"}"#)]),
+            calls(&[("c3", "shop__stock", "{}")]),
+            text("下单了，还剩 3 瓶"),
+        ],
+        &[Answer::Allow],
+    )
+    .await;
+    let turn = send(&w, "买水，再看看库存").await;
+    assert_eq!(turn.state, TurnState::Done);
+    assert_eq!(
+        *w.shop.runs.lock().unwrap(),
+        ["shop.stock", "shop.order", "shop.stock"]
     );
 }

@@ -875,3 +875,53 @@ async fn a_running_call_shows_how_far_its_server_has_come() {
     assert!(engine.cancel_turn("c#1"));
     running.await.unwrap().unwrap();
 }
+
+// A real model's answers, 2 and 3: what the student reads in the chat when the model repeats a
+// read it already made (a card saying so, no second run) and answers with bare JSON (words
+// saying the answer could not be read, never the JSON).
+#[tokio::test]
+async fn a_repeated_call_and_an_answer_of_bare_json_read_as_words_in_the_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = world(
+        dir.path(),
+        vec![
+            call("c1", "wallet__cardBalance"),
+            call("c2", "wallet__cardBalance"),
+            text("{\"balanceYuan\": 52.3}"),
+        ],
+        &[],
+    )
+    .await;
+    w.screens
+        .act(Action::SendMessage {
+            conversation: "c".into(),
+            text: "余额多少".into(),
+        })
+        .await
+        .unwrap();
+    let zh = chat_in(&w, Language::Zh);
+    let summaries: Vec<(String, Option<bool>)> =
+        calls(&zh).into_iter().map(|v| (v.summary, v.ok)).collect();
+    assert_eq!(
+        summaries,
+        [
+            ("已运行".to_owned(), Some(true)),
+            ("和上面的一次调用相同，没有再做".to_owned(), Some(false)),
+        ]
+    );
+    let said: Vec<&str> = zh
+        .items
+        .iter()
+        .filter(|i| i.kind == ChatItemKind::Assistant)
+        .map(|i| i.text.as_str())
+        .collect();
+    assert_eq!(
+        said,
+        ["模型的回答无法读取：它写的是一段数据，不是给你的回答。可以再问一次。"]
+    );
+    let en = chat_in(&w, Language::En);
+    assert_eq!(
+        calls(&en)[1].summary,
+        "The same as a call above: not done again"
+    );
+}

@@ -5,6 +5,7 @@
 pub mod provider;
 pub mod turn;
 pub mod wire;
+mod written;
 
 pub use provider::{ApiKey, Limits, Provider, ProviderError};
 pub use tokio_util::sync::CancellationToken;

@@ -398,6 +398,16 @@ fn fill_result(
                 _ => tool.and_then(|t| refusal_card(lang, code, &view.plugin_title, t.effect)),
             };
         }
+        // The turn loop's answer to a call identical to one it already made (agent::turn).
+        Some(None) if error_code(content).as_deref() == Some("repeated_call") => {
+            view.ok = Some(false);
+            view.summary = tr(
+                lang,
+                "和上面的一次调用相同，没有再做",
+                "The same as a call above: not done again",
+            )
+            .to_owned();
+        }
         Some(None) => {
             view.ok = Some(false);
             view.summary = match failure_message(content) {
@@ -443,6 +453,12 @@ fn refusal(content: &str) -> Option<Option<Code>> {
             .and_then(Value::as_str)
             .and_then(Code::parse),
     )
+}
+
+/// The code of an error answer (`{"error": {"code": …}}`).
+fn error_code(content: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(content).ok()?;
+    value["error"]["code"].as_str().map(str::to_owned)
 }
 
 /// A tool-failed error's message, which the plugin writes for the student (seed 004: "throw an
