@@ -1043,6 +1043,19 @@ impl ApprovalBroker for HeldPicker {
     }
 }
 
+fn held_on(dir: &std::path::Path, phone: Arc<HeldPicker>) -> Engine {
+    let mut options = Options::new(phone);
+    options.builtin_plugins = false;
+    let engine = Engine::open(dir, options).unwrap();
+    for source in [ECHO, PROBE] {
+        let (plugin, handler) = script::load(source, quick()).unwrap();
+        engine.install(plugin, "bundled", handler).unwrap();
+    }
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    engine
+}
+
 // Issue 34, item 3: a request is served only for the call whose code is running when it is
 // made. A tap keeps its services in a global and waits in the picker; the agent's call, with
 // those services, must not open the picker (seed 000: only the user chooses files) nor write
@@ -1051,15 +1064,7 @@ impl ApprovalBroker for HeldPicker {
 async fn services_another_running_call_kept_are_refused_in_the_call_that_uses_them() {
     let dir = tempfile::tempdir().unwrap();
     let phone = Arc::new(HeldPicker::default());
-    let mut options = Options::new(phone.clone());
-    options.builtin_plugins = false;
-    let engine = Engine::open(dir.path(), options).unwrap();
-    for source in [ECHO, PROBE] {
-        let (plugin, handler) = script::load(source, quick()).unwrap();
-        engine.install(plugin, "bundled", handler).unwrap();
-    }
-    engine.accept_terms().unwrap();
-    engine.open_conversation("c").unwrap();
+    let engine = held_on(dir.path(), phone.clone());
     let (tapped, used) = tokio::join!(
         call(&engine, "probe.pickKeeping", Actor::User, json!({})),
         async {
@@ -1097,6 +1102,64 @@ async fn services_another_running_call_kept_are_refused_in_the_call_that_uses_th
     assert_eq!(
         ran(&engine, "probe.recall", json!({"key": "stolen"})).await,
         json!({"value": null})
+    );
+}
+
+// Issue 34, item 3, the same class: a resolveEffect runs in no call's entry, so services a
+// running tap kept reach nothing from it either (before, its request joined the tap's queue
+// and was served as the student's).
+#[tokio::test]
+async fn services_a_running_call_kept_reach_nothing_from_a_resolve_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let phone = Arc::new(HeldPicker::default());
+    let engine = held_on(dir.path(), phone.clone());
+    let (tapped, pressed) = tokio::join!(
+        call(&engine, "probe.pickKeeping", Actor::User, json!({})),
+        async {
+            phone.opened.notified().await;
+            let pressed = engine
+                .invoke(Call {
+                    tool: "probe.pressKept".into(),
+                    actor: Actor::Agent,
+                    input: json!({}),
+                    conversation: Some("c".into()),
+                })
+                .await;
+            phone.close.notify_one();
+            pressed
+        }
+    );
+    assert_eq!(pressed.prompt.unwrap().headline, "用留下的服务点按");
+    assert!(
+        matches!(pressed.outcome, Outcome::Refused { .. }),
+        "{:?}",
+        pressed.outcome
+    );
+    assert!(matches!(tapped, Outcome::Ran { .. }), "{tapped:?}");
+    assert_eq!(
+        ran(&engine, "probe.recall", json!({"key": "fromResolve"})).await,
+        json!({"value": null})
+    );
+}
+
+// DESIGN.md §5: a plugin's answer is bounded like every other plugin input (1 MiB), refused,
+// not cut — what a script answers is held by the host, the chat and the history.
+#[tokio::test]
+async fn a_tool_s_answer_past_1_mib_is_refused_not_cut() {
+    let (_dir, engine) = fresh(quick());
+    for code in [
+        "return 'x'.repeat(1 << 20);",
+        "throw new Error('x'.repeat(1 << 20));",
+    ] {
+        assert_eq!(
+            failed(&engine, "probe.run", Actor::Agent, json!({"code": code})).await,
+            "探针 answered more than 1 MiB, the most the app takes from a plugin; the answer was refused, not cut"
+        );
+    }
+    let within = "return 'x'.repeat(1000);";
+    assert_eq!(
+        ran(&engine, "probe.run", json!({"code": within})).await,
+        json!({"value": "x".repeat(1000)})
     );
 }
 

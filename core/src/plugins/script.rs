@@ -18,7 +18,7 @@
 //! - A request is served only for the call whose entry is running when it is made: services a
 //!   plugin kept from another call (or past their call) reach nothing. What the host holds for
 //!   a script is bounded apart from the runtime's memory: 64 requests and 4 MiB of their
-//!   arguments in flight per call, 4 KiB of a logged line.
+//!   arguments in flight per call, 4 KiB of a logged line, 1 MiB of a call's answer.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -36,6 +36,7 @@ use crate::gates::ToolCallGate;
 use crate::handler::{Asker, Assessment, PluginHandler, ToolContext};
 use crate::installed::Catalog;
 use crate::picked::FilePick;
+use crate::plugins::bounded::ANSWER_CAP;
 use crate::policy::Actor;
 use crate::policy::ToolCheck;
 use crate::registry::{LoadError, Plugin, PluginKind, Tool, parse_manifest_text};
@@ -558,6 +559,14 @@ impl ScriptPlugin {
     /// A settled tool call: its result, or its thrown Error's message (seed 004: "throw an
     /// Error with a clear message that the user can understand").
     fn outcome(&self, instance: &Arc<Instance>, outcome: &str) -> Result<Value, String> {
+        // DESIGN.md §5: bounded like every other plugin input, refused, not cut.
+        if outcome.len() > ANSWER_CAP {
+            return Err(format!(
+                "{} answered more than {} MiB, the most the app takes from a plugin; the answer was refused, not cut",
+                self.title,
+                ANSWER_CAP / (1024 * 1024)
+            ));
+        }
         let parsed: Value = serde_json::from_str(outcome)
             .map_err(|e| format!("{} answered something that is not JSON: {e}", self.title))?;
         if parsed["ok"] == true {

@@ -234,13 +234,28 @@ export default definePlugin({
     }),
     pickKeeping: defineTool({
       title: '留下再选',
-      description: 'Keeps its services, then opens the file picker.',
+      description: 'Keeps its services, opens the file picker, then reads the store twice.',
       input: z.object({}),
       effect: 'read',
       execute: async (_input, ctx) => {
         kept = ctx.services;
-        return ctx.services.files.pick();
+        const picked = await ctx.services.files.pick();
+        // Two more entries, so that whatever else was queued for this call is served.
+        await ctx.services.store.get('k');
+        await ctx.services.store.get('k');
+        return picked;
       },
+    }),
+    pressKept: defineTool({
+      title: '用留下的点按',
+      description: 'A press whose resolveEffect writes the store with services another call kept.',
+      input: z.object({}),
+      effect: 'write',
+      resolveEffect: () => {
+        kept?.store.set('fromResolve', true).catch(() => undefined);
+        return '用留下的服务点按';
+      },
+      execute: async () => ({ pressed: true }),
     }),
     useKeptWhileRunning: defineTool({
       title: '用别人的',
