@@ -1362,3 +1362,30 @@ async fn the_same_read_after_a_write_of_the_turn_runs_again() {
         ["shop.stock", "shop.order", "shop.stock"]
     );
 }
+
+// A real model's answers, 1 and 3, in English: the app's words follow the student's language.
+#[tokio::test]
+async fn the_app_s_words_for_a_missing_or_unreadable_answer_are_in_the_student_s_language() {
+    let w = world(
+        vec![
+            calls(&[("c1", "shop__stock", "{}")]),
+            text(""),
+            text(""),
+            text("```json\n[\"库存\"]\n```"),
+        ],
+        &[],
+    )
+    .await;
+    w.engine
+        .change_setting(parse_change("language", &json!("en")).unwrap())
+        .unwrap();
+    assert_eq!(
+        send(&w, "stock?").await.answer,
+        "The model gave no answer. This turn's tool results are above: 库存 (ran)."
+    );
+    assert_eq!(
+        send(&w, "and now?").await.answer,
+        "The model's answer could not be read: it wrote data, not an answer to you. You can ask \
+         again."
+    );
+}

@@ -623,3 +623,41 @@ async fn the_add_plugin_sheet_shows_a_documents_words_on_one_line_with_no_bidire
         ("今日菜单", "读 取")
     );
 }
+
+// Plugins calling plugins are bounded (seed 001's allow_tools): an update that would close a
+// circle with an installed plugin — the caller may call menu's tool, and menu's new version
+// asks to call the caller's — is refused naming the circle, and the old version stays.
+#[tokio::test]
+async fn an_update_that_closes_a_circle_of_plugins_calling_each_other_is_refused() {
+    let v1 = doc("");
+    let v2 = "---\nid: menu\ntitle: 菜单\ngrants:\n  allow_tools: [caller.go]\ntools:\n  - name: today\n    title: 今日菜单\n    effect: read\n---\n# 菜单\n";
+    let server = ModelServer::start(vec![served(&v1), served(&v1), served(v2)]).await;
+    let engine = engine();
+    let preview = engine.preview_link(&link(&server)).await.unwrap();
+    engine.install_preview(&preview.id).await.unwrap();
+    let caller = harness_core::registry::Plugin::load(
+        harness_core::registry::parse_manifest(&json!({"id": "caller",
+            "grants": {"allow_tools": ["menu.today"]},
+            "tools": [{"name": "go", "effect": "read"}]}))
+        .unwrap(),
+        PluginKind::Bundled,
+    )
+    .unwrap();
+    engine
+        .install(caller, "bundled", Arc::new(common::Counter::default()))
+        .unwrap();
+
+    let err = engine.update_document("menu").await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "plugin \"menu\": grants.allow_tools: plugin \"menu\": allow_tools closes a circle of \
+         plugins calling each other (menu.today -> caller.go -> menu.today); remove \
+         \"caller.go\" from allow_tools, or the grant of another plugin in the circle"
+    );
+    let menu = engine
+        .plugins()
+        .into_iter()
+        .find(|v| v.plugin.id == "menu")
+        .unwrap();
+    assert!(menu.plugin.grants.allow_tools.is_empty());
+}
