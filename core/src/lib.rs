@@ -23,6 +23,7 @@ pub mod memories;
 pub mod picked;
 pub mod plugins;
 pub mod policy;
+pub(crate) mod redact;
 pub mod registry;
 pub mod scheduler;
 pub mod schema;

@@ -597,3 +597,36 @@ async fn each_install_makes_its_own_treehole_device_id_once_and_sends_it_in_quer
     assert_ne!(theirs, redir);
     assert_ne!(their_header, header);
 }
+
+#[tokio::test]
+async fn a_service_echoing_the_session_as_keys_hands_the_plugin_none_of_it() {
+    // DESIGN §10: the plugin never sees the session, wherever the answer holds it.
+    let (sim, keystore, campus) = world().await;
+    campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    let kept: Value = serde_json::from_str(
+        &keystore
+            .get(&keys::session(Service::Card))
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    let jwt = kept["bearer"].as_str().unwrap().to_owned();
+    let echo = json!({
+        jwt.clone(): {"synjones-auth": format!("bearer {jwt}")},
+        "headers": [{format!("bearer {jwt}"): 1}],
+    });
+    sim.add_fault(Fault::Answer {
+        path: "/berserker-app/ykt/tsm/queryCard".into(),
+        status: 200,
+        content_type: "application/json".into(),
+        body: echo.to_string(),
+    });
+    let answer = campus.request(Service::Card, &balance()).await.unwrap();
+    assert_eq!(
+        answer,
+        json!({"status": 200, "body": {
+            "[redacted]": {"synjones-auth": "bearer [redacted]"},
+            "headers": [{"bearer [redacted]": 1}],
+        }})
+    );
+}

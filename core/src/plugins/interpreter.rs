@@ -5,7 +5,7 @@
 //! Secrets (`{{secret:name}}` headers) are read from the keystore at call time and go only into
 //! the request's headers: never into the result, an error, the audit or a log line. A campus
 //! request (`campus: true`) goes through `services.campus`, which adds the session itself. The gate's refusals never repeat a header, and a service that echoes a
-//! secret back has it redacted from the result and the error ([`Redact`]).
+//! secret back has it redacted from the result and the error (module `redact`).
 
 use std::sync::Arc;
 
@@ -17,6 +17,7 @@ use crate::campus::wire::Service;
 use crate::declared::{HeaderPart, Method, Request, Returns, secret_key};
 use crate::handler::{Assessment, PluginHandler, ToolContext};
 use crate::installed::Catalog;
+use crate::redact::Redact;
 use crate::registry::{Plugin, PluginKind, Tool};
 use crate::secrets::SecretStore;
 use crate::settings::AppSettings;
@@ -184,67 +185,6 @@ impl Interpreter {
 }
 
 type Headers = (Vec<(String, String)>, Redact);
-
-/// The secret values one request carried. A service that echoes its request (an error page,
-/// a debug endpoint) must not hand them to the model: every place they appear in the answer
-/// becomes `[redacted]`.
-struct Redact(Vec<String>);
-
-impl Redact {
-    const MARK: &'static str = "[redacted]";
-
-    fn new(mut secrets: Vec<String>) -> Self {
-        secrets.retain(|s| !s.is_empty());
-        // Longest first, so a secret that holds another is removed whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        // In a text answer a secret may stand JSON-escaped.
-        let escaped: Vec<String> = secrets
-            .iter()
-            .filter_map(|s| serde_json::to_string(s).ok())
-            .map(|quoted| quoted[1..quoted.len() - 1].to_owned())
-            .filter(|e| !secrets.contains(e))
-            .collect();
-        secrets.extend(escaped);
-        Self(secrets)
-    }
-
-    fn text(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for secret in &self.0 {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), Self::MARK);
-            }
-        }
-        out
-    }
-
-    fn value(&self, value: Value) -> Value {
-        if self.0.is_empty() {
-            return value;
-        }
-        match value {
-            Value::String(s) => Value::String(self.text(&s)),
-            Value::Number(n) => {
-                let shown = n.to_string();
-                let redacted = self.text(&shown);
-                if redacted == shown {
-                    Value::Number(n)
-                } else {
-                    Value::String(redacted)
-                }
-            }
-            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.value(v)).collect()),
-            Value::Object(entries) => Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (self.text(&k), self.value(v)))
-                    .collect(),
-            ),
-            other => other,
-        }
-    }
-}
 
 /// The URL with each `{field}` replaced by the input's value, percent-encoded, and the query
 /// parameters of the fields present.
@@ -417,16 +357,6 @@ mod tests {
             fill_url(&r, &json!({})).unwrap_err(),
             "input field \"canteen\" is needed to build the request's URL"
         );
-    }
-
-    #[test]
-    fn a_secret_is_redacted_from_strings_keys_numbers_and_escaped_text() {
-        let redact = Redact::new(vec!["123456".into(), "a\"b".into(), String::new()]);
-        assert_eq!(
-            redact.value(json!({"pin": 123456, "123456": ["x a\"b y", 7]})),
-            json!({"pin": "[redacted]", "[redacted]": ["x [redacted] y", 7]})
-        );
-        assert_eq!(redact.text(r#"{"k": "a\"b"}"#), r#"{"k": "[redacted]"}"#);
     }
 
     #[test]
