@@ -1,4 +1,5 @@
 import Harness
+import ImageIO
 import SwiftUI
 import UniformTypeIdentifiers
 
@@ -199,7 +200,7 @@ struct ToolCallRow: View {
             }
             // A server's pictures, drawn; one that does not decode is its words.
             ForEach(Array(call.images.enumerated()), id: \.offset) { _, image in
-                if let picture = UIImage(data: image.bytes) {
+                if let picture = boundedPicture(image.bytes) {
                     Image(uiImage: picture)
                         .resizable()
                         .scaledToFit()
@@ -251,4 +252,25 @@ struct ToolCallRow: View {
         .accessibilityElement(children: .contain)
         .accessibilityIdentifier("tool-call.\(call.call)")
     }
+}
+
+/// The most pixels a side a tool's picture is decoded at: more than the chat draws it at
+/// (240 points), far less than a header may claim.
+private let maxPictureSide = 2048
+
+/// A tool's picture through ImageIO with a bound: the header is read first and the picture is
+/// decoded as a thumbnail at most `maxPictureSide` pixels on its longer side, so no header can
+/// make the phone allocate what it claims (the core already refuses a picture over 4096 pixels
+/// a side; this holds whatever reaches the shell). Nil for bytes ImageIO cannot read.
+private func boundedPicture(_ bytes: Data) -> UIImage? {
+    let noCache = [kCGImageSourceShouldCache: false] as CFDictionary
+    guard let source = CGImageSourceCreateWithData(bytes as CFData, noCache) else { return nil }
+    let options = [
+        kCGImageSourceCreateThumbnailFromImageAlways: true,
+        kCGImageSourceCreateThumbnailWithTransform: true,
+        kCGImageSourceShouldCacheImmediately: true,
+        kCGImageSourceThumbnailMaxPixelSize: maxPictureSide,
+    ] as CFDictionary
+    guard let thumbnail = CGImageSourceCreateThumbnailAtIndex(source, 0, options) else { return nil }
+    return UIImage(cgImage: thumbnail)
 }

@@ -29,6 +29,12 @@ import java.io.IOException
 import java.io.InputStream
 
 /**
+ * The most pixels a side a tool's picture is decoded at: more than the chat draws it at, far
+ * less than a header may claim.
+ */
+private const val MAX_PICTURE_SIDE = 2048
+
+/**
  * The system screens the UI opens from a tap (seed 000: permissions are requested only on a
  * tap, files chosen only by the user): the notification permission dialog, the exact-alarm
  * settings page, and the document picker. Built as a field of [activity], so that its
@@ -154,9 +160,23 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
         }
     }
 
-    /** Android's decoder for a tool's picture; null for bytes it cannot read. */
-    override fun decodeImage(bytes: ByteArray): ImageBitmap? =
-        BitmapFactory.decodeByteArray(bytes, 0, bytes.size)?.asImageBitmap()
+    /**
+     * Android's decoder for a tool's picture, bounded: the header is read first
+     * (`inJustDecodeBounds`), and a picture over [MAX_PICTURE_SIDE] pixels a side is decoded at a
+     * power-of-two fraction of its size (`inSampleSize`), so no header can make the phone
+     * allocate what it claims (the core already refuses a picture over 4096 pixels a side; this
+     * holds whatever reaches the shell). Null for bytes it cannot read.
+     */
+    override fun decodeImage(bytes: ByteArray): ImageBitmap? {
+        val bounds = BitmapFactory.Options().apply { inJustDecodeBounds = true }
+        BitmapFactory.decodeByteArray(bytes, 0, bytes.size, bounds)
+        if (bounds.outWidth <= 0 || bounds.outHeight <= 0) return null
+        val longer = maxOf(bounds.outWidth, bounds.outHeight)
+        var sample = 1
+        while (longer / sample > MAX_PICTURE_SIDE) sample *= 2
+        val options = BitmapFactory.Options().apply { inSampleSize = sample }
+        return BitmapFactory.decodeByteArray(bytes, 0, bytes.size, options)?.asImageBitmap()
+    }
 
     private fun packageUri(): Uri = Uri.fromParts("package", activity.packageName, null)
 
