@@ -1057,3 +1057,30 @@ fn an_agent_call_whose_caller_stops_waiting_still_asks_runs_and_is_audited() {
         "{events:?}"
     );
 }
+
+// Issue 34, item 12 (sdk/README.md): the development library refuses a bundle that takes one
+// of the core's own plugins' ids, naming it, as the CLI does: one check in the core
+// (`script::WithAuthored::load`) that both reach.
+#[test]
+fn a_development_bundle_with_a_core_plugin_s_id_is_refused_naming_it() {
+    let manifest = r#"{"id":"memory","title":"记忆","tools":[{"name":"list","effect":"read"}]}"#;
+    let bundle = format!(
+        "var __pkuBundle = {{ default: {{ manifest: {manifest}, execute: async () => null }} }};"
+    );
+    let (platform, _seen) = RustPlatform::with_answers(vec![]);
+    let options = DevelopmentOptions {
+        sample_plugins: false,
+        campus_origin: None,
+        servers_on_this_machine: false,
+        bundles: vec![bundle],
+    };
+    let refused = Harness::open_for_development(data_dir("core-id-bundle"), platform, options)
+        .err()
+        .unwrap();
+    assert_eq!(
+        refused,
+        HarnessError::InvalidArgument {
+            reason: "bundles[0]: a plugin \"memory\" is already there; give the bundle's plugin an id of its own".into()
+        }
+    );
+}
