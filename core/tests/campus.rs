@@ -475,6 +475,29 @@ async fn a_sign_in_waiting_for_its_code_is_not_left_behind_by_a_sign_out_that_ca
 }
 
 #[tokio::test]
+async fn a_code_the_student_submitted_before_a_sign_out_signs_nothing_in() {
+    // DESIGN §10: a sign-out wins over any sign-in started before it, one finishing with its
+    // code too.
+    let (sim, keystore, campus) = world().await;
+    let student = ACCOUNTS[1];
+    let step = campus
+        .sign_in(student.id, student.password, true)
+        .await
+        .unwrap();
+    assert!(matches!(step, SignInStep::NeedsCode { .. }), "{step:?}");
+    let mut treehole = sim.hold("/chapi/cas_iaaa_login");
+    let (signed, ()) = tokio::join!(campus.submit_code(SMS_CODE), async {
+        let release = treehole.next().await;
+        campus.sign_out().unwrap();
+        drop(release);
+    });
+    assert_eq!(signed, Err(CampusError::NotSignedIn));
+    assert_eq!(keystore.held(), Vec::<String>::new());
+    assert_eq!(campus.waiting_for(), None);
+    assert!(!campus.signed_in());
+}
+
+#[tokio::test]
 async fn a_silent_sign_in_never_sends_an_sms_nor_waits_for_a_code() {
     // DESIGN §10: a silent re-sign-in never sends an SMS; when IAAA wants a code again the
     // plugin is answered signin_required and nothing keeps the password waiting.
