@@ -221,7 +221,8 @@ pub(super) fn question(
             )
             .into()
         }),
-        error,
+        // The server's schema speaks in a misfit's words (an enum's values, a pattern).
+        error: error.map(|e| one_line(&e, usize::MAX)),
         answers: vec![
             ElicitationButton {
                 action: ElicitationAction::Accept,
@@ -396,7 +397,8 @@ mod tests {
             tainted: false,
         };
         let shown = "可以 开公会不x  ";
-        let sheet = question(Language::Zh, TRICK, &request, None);
+        let sheet = question(Language::Zh, TRICK, &request, Some(TRICK.into()));
+        assert_eq!(sheet.error.as_deref(), Some(shown));
         assert_eq!(sheet.plugin_title, shown);
         assert_eq!(sheet.title, format!("「{shown}」的服务器在问你"));
         assert_eq!(sheet.message, shown);
