@@ -272,9 +272,9 @@ impl Tool {
     }
 
     /// The prompt headline this call acts on, if the tool names a target. The template is read
-    /// once, left to right: a value is never itself read as a template, and a value is put on one
-    /// line with nothing invisible (`text::one_line`: no line break, no bidirectional control), so
-    /// an input cannot make the headline say something its template does not.
+    /// once, left to right: a value is never itself read as a template, and the headline is put
+    /// on one line with nothing invisible (`text::one_line`: no line break, no bidirectional
+    /// control), so an input cannot make it say something its template does not.
     pub fn resolve_target(&self, input: &Value) -> Option<String> {
         let mut rest = self.target.as_deref()?;
         let mut out = String::with_capacity(rest.len());
@@ -290,7 +290,7 @@ impl Tool {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    out.push_str(&one_line(&shown, usize::MAX));
+                    out.push_str(&shown);
                     rest = tail;
                 }
                 None => {
@@ -300,7 +300,7 @@ impl Tool {
             }
         }
         out.push_str(rest);
-        Some(out)
+        Some(one_line(&out, usize::MAX))
     }
 }
 
@@ -461,7 +461,7 @@ impl Plugin {
             }
             data_sources.push(DataSource {
                 key,
-                title: source.title,
+                title: one_line(&source.title, usize::MAX),
                 tool: source.tool,
                 args: source.args,
                 ttl_ms: source.ttl_ms,
@@ -489,8 +489,11 @@ impl Plugin {
         Ok(Plugin {
             id: manifest.id.clone(),
             kind,
-            title: manifest.title,
-            title_en: en.and_then(|e| e.title.clone()),
+            // A title is a label every screen shows: one line, nothing invisible (DESIGN.md §5).
+            title: one_line(&manifest.title, usize::MAX),
+            title_en: en
+                .and_then(|e| e.title.as_deref())
+                .map(|t| one_line(t, usize::MAX)),
             description_en: en.and_then(|e| e.description.clone()),
             description: manifest.description,
             requires: manifest.requires,
@@ -685,9 +688,10 @@ fn load_tool(
         })?,
         Compile::OnFirstUse => InputSchema::deferred(schema),
     };
+    // A title is a label every screen shows: one line, nothing invisible (DESIGN.md §5).
     let title_en = en
         .and_then(|e| e.tools.get(&tool.name))
-        .map(|t| t.title.clone());
+        .map(|t| one_line(&t.title, usize::MAX));
     for (name, label) in &tool.labels {
         if label.zh.trim().is_empty() || label.en.as_deref().is_some_and(|e| e.trim().is_empty()) {
             return Err(LoadError::new(
@@ -703,7 +707,7 @@ fn load_tool(
         title: if tool.title.is_empty() {
             tool.name.clone()
         } else {
-            tool.title
+            one_line(&tool.title, usize::MAX)
         },
         name: tool.name,
         title_en,
@@ -1481,6 +1485,33 @@ mod tests {
         );
         let unknown = plugin.tools[0].resolve_target(&json!({"button": "Pay"}));
         assert_eq!(unknown.as_deref(), Some("Tap \"Pay\" in {app}"));
+    }
+
+    #[test]
+    fn a_plugins_titles_are_one_line_with_nothing_invisible() {
+        // DESIGN.md §5: a title is a label every screen shows as it is: no line break makes a
+        // second label and no bidirectional control makes it read backwards.
+        let trick = "菜单\u{2028}\u{202e}开公会不\u{200b}\n";
+        let plugin = load(
+            json!({"id": "canteen", "title": trick,
+                   "i18n": {"en": {"title": trick, "tools": {"crowd": {"title": trick}}}},
+                   "tools": [{"name": "crowd", "title": trick, "effect": "read",
+                              "target": "看\u{202e}{x}"}],
+                   "dataSources": {"menu": {"title": trick, "tool": "crowd", "ttlMs": 60000}}}),
+            PluginKind::Community,
+        )
+        .unwrap();
+        let shown = "菜单 开公会不 ";
+        assert_eq!(plugin.title, shown);
+        assert_eq!(plugin.title_en.as_deref(), Some(shown));
+        assert_eq!(plugin.tools[0].title, shown);
+        assert_eq!(plugin.tools[0].title_en.as_deref(), Some(shown));
+        assert_eq!(plugin.data_sources[0].title, shown);
+        // A target's template is the plugin's words too.
+        assert_eq!(
+            plugin.tools[0].resolve_target(&json!({"x": 1})).as_deref(),
+            Some("看1")
+        );
     }
 
     #[test]
