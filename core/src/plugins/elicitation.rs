@@ -177,7 +177,8 @@ struct Said {
     /// a change of case (`userPwd`); a run of one-letter words is one word (`P-I-N`).
     words: Vec<String>,
     /// Its letters and digits, every space, punctuation and symbol between them gone
-    /// (`pass_code`, `Pass-word`, `密 码`).
+    /// (`pass_code`, `Pass-word`, `密 码`); `@` and `$` are read as the letters they stand for
+    /// (`P@$$word`).
     joined: String,
 }
 
@@ -198,7 +199,7 @@ impl Said {
         let mut word = String::new();
         let mut joined = String::new();
         for (i, &c) in plain.iter().enumerate() {
-            let letter = c.is_alphanumeric();
+            let letter = c.is_alphanumeric() || c == '@' || c == '$';
             let han = is_han(c);
             // A capital after a small letter, or a capital before one after a capital
             // (`PINCode`), starts a word.
@@ -273,6 +274,33 @@ fn plain_letter(c: char) -> char {
         'ν' => 'v',
         'ԝ' | 'ω' => 'w',
         'х' | 'χ' => 'x',
+        // Small capitals, which have no compatibility decomposition.
+        'ᴀ' => 'a',
+        'ʙ' => 'b',
+        'ᴄ' => 'c',
+        'ᴅ' => 'd',
+        'ᴇ' => 'e',
+        'ɢ' => 'g',
+        'ʜ' => 'h',
+        'ɪ' => 'i',
+        'ᴊ' => 'j',
+        'ᴋ' => 'k',
+        'ʟ' => 'l',
+        'ᴍ' => 'm',
+        'ɴ' => 'n',
+        'ᴏ' => 'o',
+        'ᴘ' => 'p',
+        'ʀ' => 'r',
+        'ꜱ' => 's',
+        'ᴛ' => 't',
+        'ᴜ' => 'u',
+        'ᴠ' => 'v',
+        'ᴡ' => 'w',
+        'ʏ' => 'y',
+        'ᴢ' => 'z',
+        // Symbols written for the letters they look like.
+        '@' => 'a',
+        '$' => 's',
         'у' | 'γ' => 'y',
         '碼' => '码',
         '驗' => '验',
@@ -308,12 +336,30 @@ fn plain_letter(c: char) -> char {
 /// the long names count, which asking for any of the campus's secrets needs (`PIN code`, too).
 fn names_a_secret(text: &str, label: bool) -> bool {
     let said = Said::read(text);
-    SECRET_PARTS.iter().any(|part| said.joined.contains(part))
+    let parts = |joined: &str| SECRET_PARTS.iter().any(|part| joined.contains(part));
+    let words = |word: &str| SECRET_WORDS.contains(&word);
+    parts(&said.joined)
+        || parts(&digits_as_letters(&said.joined))
         || (label
             && said
                 .words
                 .iter()
-                .any(|w| SECRET_WORDS.contains(&w.as_str())))
+                .any(|w| words(w) || words(&digits_as_letters(w))))
+}
+
+/// `passw0rd` → `password`: the digits written for the letters they look like.
+fn digits_as_letters(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '0' => 'o',
+            '1' => 'i',
+            '3' => 'e',
+            '4' => 'a',
+            '5' => 's',
+            '7' => 't',
+            _ => c,
+        })
+        .collect()
 }
 
 /// A server's words on a form as the student reads them: the text the secret check read
@@ -536,6 +582,11 @@ mod tests {
             "Ｐａｓｓｗｏｒｄ",
             "P a s s w o r d",
             "pässwörd",
+            "P@ssw0rd",
+            "pa$$word",
+            "ᴘᴀssᴡᴏʀᴅ",
+            "𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝",
+            "p1n",
             "p\u{0430}ssword",
             "密碼",
             "密\u{200b}码",
@@ -611,6 +662,10 @@ mod tests {
             "取餐码",
             "学号",
             "座位",
+            "Room 101",
+            "Email (name@pku.edu.cn)",
+            "2024年的学期",
+            "Price ($)",
         ];
         for title in titles {
             let form = one_field(json!({"type": "string", "title": title}));
