@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use super::{LineKind, Outbox, split_lines};
+use crate::text::one_line;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Channel {
@@ -98,8 +99,9 @@ impl Notifier {
         }
         tally.delivered += 1;
         // seed 001: one call is one line; the prefix covers the first line only, so a second
-        // could otherwise pose as another plugin's notice.
-        let line = split_lines(text).join(" ");
+        // could otherwise pose as another plugin's notice. Nothing invisible stays in it (no
+        // bidirectional control reorders it) and no other control character (`text::one_line`).
+        let line = one_line(&split_lines(text).join(" "), usize::MAX);
         let (line, reply) = if line.len() > Self::PAYLOAD_CAP {
             let reply = format!(
                 "error: {} payload exceeds 64 KiB ({} bytes, limit {}); the line was delivered \
@@ -179,6 +181,16 @@ mod tests {
                 "[memory] one two [other] three four"
             ]
         );
+    }
+
+    #[test]
+    fn a_line_keeps_no_bidirectional_control_or_escape() {
+        // seed 001: one line as the plugin wrote it, after the host's prefix: no character
+        // that reorders it (so it cannot read as another plugin's) or drives a terminal.
+        let outbox = Outbox::new();
+        let notifier = Notifier::new(outbox.clone());
+        notifier.notify("memory", "\u{202e}]rehto[\u{2066} hi\u{1b}[2J\u{200b}");
+        assert_eq!(texts(&outbox), ["[memory] ]rehto[ hi [2J"]);
     }
 
     #[test]
