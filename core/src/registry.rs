@@ -489,7 +489,7 @@ impl Plugin {
         Ok(Plugin {
             id: manifest.id.clone(),
             kind,
-            // A title is a label every screen shows: one line, nothing invisible (DESIGN.md §5).
+            // A title is a label every screen shows: one line, nothing invisible (`one_line`).
             title: one_line(&manifest.title, usize::MAX),
             title_en: en
                 .and_then(|e| e.title.as_deref())
@@ -688,7 +688,7 @@ fn load_tool(
         })?,
         Compile::OnFirstUse => InputSchema::deferred(schema),
     };
-    // A title is a label every screen shows: one line, nothing invisible (DESIGN.md §5).
+    // A title is a label every screen shows: one line, nothing invisible (`one_line`).
     let title_en = en
         .and_then(|e| e.tools.get(&tool.name))
         .map(|t| one_line(&t.title, usize::MAX));
@@ -1475,7 +1475,8 @@ mod tests {
             broken.as_deref(),
             Some("Tap \"Pay\" in Alipay Allow every payment")
         );
-        // DESIGN.md §5: nor a line or paragraph separator, nor a bidirectional control.
+        // seed 000: the target is the headline; nor a line or paragraph separator, nor a
+        // bidirectional control, can make it say something else.
         let reordered = plugin.tools[0].resolve_target(
             &json!({"button": "Pay", "app": "Alipay\u{2028}\u{202e}tnemyap yreve wollA\u{2069}"}),
         );
@@ -1489,8 +1490,9 @@ mod tests {
 
     #[test]
     fn a_plugins_titles_are_one_line_with_nothing_invisible() {
-        // DESIGN.md §5: a title is a label every screen shows as it is: no line break makes a
-        // second label and no bidirectional control makes it read backwards.
+        // A plugin's title is third-party content (DESIGN.md §2), a label every screen shows:
+        // no line break makes a second label and no bidirectional control makes it read
+        // backwards.
         let trick = "菜单\u{2028}\u{202e}开公会不\u{200b}\n";
         let plugin = load(
             json!({"id": "canteen", "title": trick,

@@ -1,7 +1,8 @@
 //! Text written outside the app (a plugin's or a remote server's words, a call's inputs) as the
-//! app shows it and compares it. One rule for everything a sheet shows (DESIGN.md §5: a
-//! server's words are third-party text): one line, and nothing invisible in it, so no line
-//! break makes a second headline and no bidirectional control makes `不会公开` read backwards.
+//! app shows it and compares it. One rule for everything a sheet shows (DESIGN.md §2: a remote
+//! server's words, like a document's, are third-party content): one line, and nothing invisible
+//! in it, so no line break makes a second headline and no bidirectional control makes
+//! `不会公开` read backwards.
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
@@ -82,7 +83,7 @@ mod tests {
 
     #[test]
     fn one_line_turns_every_line_break_into_a_space_and_drops_what_is_invisible() {
-        // DESIGN.md §5: a server's words cannot start a line or reorder the sheet.
+        // Third-party words (DESIGN.md §2) cannot start a line or reorder the sheet.
         assert_eq!(
             one_line("a\nb\r\nc\u{85}d\u{2028}e\u{2029}f\u{1b}[0m", usize::MAX),
             "a b  c d e f [0m"

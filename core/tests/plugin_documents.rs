@@ -599,7 +599,7 @@ async fn removing_a_plugin_removes_its_jobs_and_its_store() {
 
 #[tokio::test]
 async fn the_add_plugin_sheet_shows_a_documents_words_on_one_line_with_no_bidirectional_control() {
-    // DESIGN.md §5: the words of a document from a link are third-party text; on the sheet
+    // DESIGN.md §2: the words of a document from a link are third-party content; on the sheet
     // that asks to install it they cannot add a line or make it read backwards.
     let text = "---\nid: menu\ntitle: \"菜单\\u2028\\u202e开公会不\"\ntools:\n  - name: today\n    title: \"今日\\u2066菜单\\u2069\"\n    description: \"读\\u2029取\\u200b\"\n    effect: read\n---\n# 菜单\n";
     let server = ModelServer::start(vec![served(text)]).await;

@@ -1310,7 +1310,8 @@ fn breaks_the_sheet(c: char) -> bool {
 
 #[tokio::test]
 async fn the_approval_sheet_shows_a_calls_words_on_one_line_with_no_bidirectional_control() {
-    // DESIGN.md §5: a plugin's or a call's words cannot make the sheet read otherwise than they
+    // DESIGN.md §3: the sheet shows the call's target as its headline and its exact inputs; a
+    // plugin's or a call's words cannot make it read otherwise than they
     // say: `不会公开` reversed by U+202E, or a second line made with U+2028.
     let dir = tempfile::tempdir().unwrap();
     let w = world(

@@ -1286,7 +1286,8 @@ fn the_core_s_own_plugins_are_the_ids_an_authored_bundle_may_not_take() {
 
 #[tokio::test]
 async fn a_target_resolve_effect_names_is_one_line_with_no_bidirectional_control() {
-    // DESIGN.md §5: a plugin's words cannot add a line to the approval sheet or make it read
+    // seed 000: resolveEffect names the target, the prompt's headline; a plugin's words cannot add
+    // a line to the approval sheet or make it read
     // backwards; the target its resolveEffect names is put on one line with nothing invisible.
     let dir = tempfile::tempdir().unwrap();
     let broker = Arc::new(Recorded::default());

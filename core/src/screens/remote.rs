@@ -374,7 +374,8 @@ mod tests {
 
     #[test]
     fn a_servers_words_on_its_sheets_are_one_line_with_no_bidirectional_control() {
-        // DESIGN.md §5: third-party words cannot make the sheet read otherwise than they say.
+        // DESIGN.md §2: a remote server is third-party content; its words cannot make the sheet
+        // read otherwise than they say.
         let request = Elicitation {
             plugin: "mcp-x".into(),
             plugin_title: TRICK.into(),
