@@ -1,0 +1,42 @@
+-- PKU harness Cloud, PostgreSQL: accounts are device keys (DESIGN.md §12); values are opaque
+-- ciphertext and plugin and key names arrive already HMAC'd by the client.
+CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    recovery_key BYTEA NOT NULL UNIQUE,
+    used_bytes BIGINT NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL
+);
+CREATE TABLE devices (
+    key BYTEA PRIMARY KEY,
+    account TEXT NOT NULL REFERENCES accounts(id),
+    added_at BIGINT NOT NULL
+);
+CREATE INDEX devices_account ON devices(account);
+CREATE TABLE nonces (
+    device BYTEA NOT NULL,
+    nonce TEXT NOT NULL,
+    seen_at BIGINT NOT NULL,
+    PRIMARY KEY (device, nonce)
+);
+CREATE INDEX nonces_seen ON nonces(seen_at);
+CREATE TABLE pairings (
+    token_digest BYTEA PRIMARY KEY,
+    account TEXT NOT NULL REFERENCES accounts(id),
+    expires_at BIGINT NOT NULL
+);
+CREATE TABLE records (
+    account TEXT NOT NULL REFERENCES accounts(id),
+    plugin TEXT NOT NULL,
+    key TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    value BYTEA,
+    PRIMARY KEY (account, plugin, key)
+);
+CREATE TABLE requests (
+    account TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    seen_at BIGINT NOT NULL,
+    PRIMARY KEY (account, request_id)
+);
+CREATE INDEX requests_seen ON requests(seen_at);
