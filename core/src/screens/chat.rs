@@ -17,6 +17,7 @@ use crate::policy::Code;
 use crate::registry::{Tool, tool_id};
 use crate::settings::Language;
 use crate::store::history::{MessageRow, StoredCall};
+use crate::text::one_line;
 
 /// How many messages the chat reads back.
 const SHOWN: usize = 200;
@@ -462,13 +463,14 @@ fn error_code(content: &str) -> Option<String> {
 }
 
 /// A tool-failed error's message, which the plugin writes for the student (seed 004: "throw an
-/// Error with a clear message that the user can understand"); none for the loop's own errors
-/// (an unknown tool, input that is no JSON), whose words are for the model.
+/// Error with a clear message that the user can understand"), on one line with nothing
+/// invisible (`text::one_line`); none for the loop's own errors (an unknown tool, input that is
+/// no JSON), whose words are for the model.
 fn failure_message(content: &str) -> Option<String> {
     let value: Value = serde_json::from_str(content).ok()?;
     let error = &value["error"];
     (error["code"] == "tool_failed")
-        .then(|| error["message"].as_str().map(str::to_owned))
+        .then(|| error["message"].as_str().map(|m| one_line(m, usize::MAX)))
         .flatten()
 }
 
@@ -508,5 +510,23 @@ fn pretty_for_model(content: &str) -> String {
             serde_json::to_string_pretty(&read).unwrap_or_else(|_| content.to_owned())
         }
         Err(_) => content.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tools_failure_is_one_line_with_no_bidirectional_control_in_the_summary() {
+        // seed 004: a tool's error is written for the student; on the call's one-line summary
+        // it cannot add a line or make the line read backwards.
+        let content = serde_json::json!({"error": {"code": "tool_failed",
+            "message": "付款失败\n\u{202e}功成款付\u{2069}\u{200b}"}})
+        .to_string();
+        assert_eq!(
+            failure_message(&content).as_deref(),
+            Some("付款失败 功成款付")
+        );
     }
 }
