@@ -2,7 +2,8 @@
 # The PKU harness Cloud's tests against a real PostgreSQL (DESIGN.md §12): installs Debian's
 # postgresql if it is missing, starts a throwaway cluster in a temporary directory on a loopback
 # port (as the `postgres` user when run as root: initdb refuses root), runs the cloud server's
-# tests and the core's cloud client test with HARNESS_CLOUD_TEST_POSTGRES set, and stops it.
+# tests (among them the core's cloud client end to end, cloud/tests/client.rs) with
+# HARNESS_CLOUD_TEST_POSTGRES set, and stops it.
 #   scripts/test-cloud-postgres.sh             # the tests
 #   scripts/test-cloud-postgres.sh -- CMD ...  # any command with the database's URL exported
 set -euo pipefail
@@ -42,5 +43,4 @@ if [ "${1:-}" = "--" ]; then
   "$@"
 else
   cargo test -p harness-cloud
-  cargo test -p harness-core --test cloud
 fi

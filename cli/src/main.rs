@@ -7,6 +7,7 @@ mod output;
 mod browser;
 mod campus;
 mod chat;
+mod cloud;
 mod demo;
 mod elicit;
 mod jobs;
@@ -143,6 +144,12 @@ enum Command {
         #[command(subcommand)]
         command: campus::CampusCommand,
     },
+    /// PKU harness Cloud: set up an account (printing the recovery code once), join one by
+    /// its code, see its status.
+    Cloud {
+        #[command(subcommand)]
+        command: cloud::CloudCommand,
+    },
     /// Run the jobs due at a local time "YYYY-MM-DD HH:mm" in the settings time zone.
     Tick {
         #[arg(long)]
@@ -192,6 +199,7 @@ async fn main() -> ExitCode {
             demo::run(&dir, answer.map(Answer::from)).await
         }
         Command::Campus { command } => campus::run(&data_dir(), command).await,
+        Command::Cloud { command } => cloud::run(&data_dir(), command).await,
         Command::Tools => tools::run(&data_dir()),
         Command::Settings { command } => {
             state::settings(&data_dir(), command.unwrap_or(state::SettingsCommand::Show))

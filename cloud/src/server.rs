@@ -429,7 +429,7 @@ async fn list(
         .list(&account, &plugin)
         .await?
         .into_iter()
-        .map(|(key, version)| json!({ "key": key, "version": version }))
+        .map(|(key, version, value)| json!({ "key": key, "version": version, "value": B64.encode(value) }))
         .collect();
     Ok(Json(json!({ "records": records })).into_response())
 }

@@ -189,8 +189,15 @@ fn compose_runs_the_server_on_postgres_once_the_database_is_healthy() {
 #[test]
 fn neither_the_core_nor_the_phone_library_depends_on_the_server() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    for manifest in ["core/Cargo.toml", "bindings/Cargo.toml", "bindings/floor/Cargo.toml"] {
+    for manifest in [
+        "core/Cargo.toml",
+        "bindings/Cargo.toml",
+        "bindings/floor/Cargo.toml",
+    ] {
         let text = std::fs::read_to_string(workspace.join(manifest)).unwrap();
-        assert!(!text.contains("harness-cloud"), "{manifest} names harness-cloud");
+        assert!(
+            !text.contains("harness-cloud"),
+            "{manifest} names harness-cloud"
+        );
     }
 }

@@ -48,7 +48,10 @@ async fn a_record_is_written_read_listed_and_deleted_by_version() {
         let listed = device.send("GET", "/v1/records/p1", Value::Null).await;
         assert_eq!(
             listed.body,
-            json!({ "records": [{ "key": "k1", "version": 2 }, { "key": "k2", "version": 1 }] })
+            json!({ "records": [
+                { "key": "k1", "version": 2, "value": common::b64(b"sealed-3") },
+                { "key": "k2", "version": 1, "value": common::b64(b"sealed-2") },
+            ] })
         );
         // A delete is a write of no value: the version stays, so no old one can come back.
         assert_eq!(
@@ -60,7 +63,7 @@ async fn a_record_is_written_read_listed_and_deleted_by_version() {
         let listed = device.send("GET", "/v1/records/p1", Value::Null).await;
         assert_eq!(
             listed.body,
-            json!({ "records": [{ "key": "k2", "version": 1 }] })
+            json!({ "records": [{ "key": "k2", "version": 1, "value": common::b64(b"sealed-2") }] })
         );
         let missing = device.send("GET", "/v1/records/p1/none", Value::Null).await;
         assert_eq!(
@@ -358,7 +361,7 @@ async fn a_device_joins_once_by_pairing_token_and_by_recovery_key() {
 #[tokio::test]
 async fn healthz_answers_and_metrics_count_requests_by_route_and_status() {
     each_backend(Limits::default(), |base| async move {
-        let http = reqwest::Client::new();
+        let http = common::http();
         let health = http.get(format!("{base}/healthz")).send().await.unwrap();
         assert_eq!((health.status().as_u16(), health.text().await.unwrap()), (200, "ok\n".to_owned()));
         let device = Device::new(&base);

@@ -27,6 +27,7 @@ use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
 use crate::campus::Campus;
 use crate::clock::{Clock, SystemClock};
+use crate::cloud::{Cloud, CloudError, CloudStatus};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, SetupStep, TERMS_VERSION,
 };
@@ -201,7 +202,8 @@ impl Engine {
             inner: options.broker,
             running: running.clone(),
         });
-        let host = Arc::new(Host::new(campus.clone()));
+        let cloud = Arc::new(Cloud::new(options.secrets.clone(), data_dir.clone()));
+        let host = Arc::new(Host::new(campus.clone(), cloud));
         host.context.report_to(options.events.clone());
         let invoker = Invoker::new(
             plugins.clone(),
@@ -678,6 +680,24 @@ impl Engine {
     /// The campus account (module `campus`): sign-in, sessions, requests.
     pub fn campus(&self) -> &Arc<Campus> {
         &self.core.campus
+    }
+
+    // ---- PKU harness Cloud (DESIGN.md §12)
+
+    /// Makes a cloud account on `server` with this device as its first; returns the recovery
+    /// code, which the caller shows once (it is kept nowhere).
+    pub async fn cloud_setup(&self, server: &str) -> Result<String, CloudError> {
+        self.core.host.cloud.setup(server).await
+    }
+
+    /// Joins the account whose recovery code the student typed.
+    pub async fn cloud_join(&self, server: &str, code: &str) -> Result<(), CloudError> {
+        self.core.host.cloud.join(server, code).await
+    }
+
+    /// The account as the server counts it; none when this device has no cloud set up.
+    pub async fn cloud_status(&self) -> Result<Option<CloudStatus>, CloudError> {
+        self.core.host.cloud.status().await
     }
 
     /// The plugin's "Allow cloud" switch.

@@ -809,6 +809,29 @@ impl PluginHost for Invoker {
         self.consent.check_cloud(plugin)
     }
 
+    fn audit_cloud(&self, services: &Services, detail: String) {
+        let row = AuditRow {
+            seq: 0,
+            at_ms: self.clock.now_ms(),
+            actor: services.actor.as_str().to_owned(),
+            conversation: services.conversation.clone(),
+            tool: services
+                .chain
+                .last()
+                .cloned()
+                .unwrap_or_else(|| services.plugin.id.clone()),
+            effect: None,
+            event: "cloud".to_owned(),
+            detail: Some(detail),
+            step: None,
+            rule: None,
+            input_digest: None,
+        };
+        if let Err(e) = self.audit.append(&row) {
+            eprintln!("harness: the audit log could not be written: {e}");
+        }
+    }
+
     fn language(&self) -> Language {
         self.settings.get().language
     }

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod audit;
 pub mod campus;
 pub mod clock;
+pub mod cloud;
 pub mod consent;
 pub mod conversations;
 pub mod datasource;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::campus::wire::{Public, Service};
 use crate::campus::{Campus, CampusRequest};
+use crate::cloud::{Cloud, CloudError};
 use crate::consent::{ConsentError, Permission, PermissionState};
 use crate::gates::{
     CallScope, ContextBoard, Dispatched, FsGate, LineKind, MessageGate, NetworkGate, Notifier,
@@ -29,6 +30,9 @@ pub(crate) trait PluginHost: Send + Sync {
     /// Every installed tool, for the call-tool gate.
     fn tool_catalog(&self) -> ToolCatalog;
     fn check_cloud(&self, plugin: &str) -> Result<(), ConsentError>;
+    /// Records a plugin's cloud call in the audit: the operation, the key and the outcome,
+    /// never the value (DESIGN.md §12).
+    fn audit_cloud(&self, services: &Services, detail: String);
     /// The student's language, for what a tool they tapped is told.
     fn language(&self) -> Language;
     /// Records a system permission's state as the shell's dialog answered it.
@@ -59,12 +63,15 @@ pub(crate) struct Host {
     pub messages: Messages,
     /// The campus client (DESIGN.md §10): `services.campus`.
     pub campus: Arc<Campus>,
+    /// The PKU harness Cloud client (DESIGN.md §12): `services.cloud`.
+    pub cloud: Arc<Cloud>,
 }
 
 impl Host {
-    pub fn new(campus: Arc<Campus>) -> Self {
+    pub fn new(campus: Arc<Campus>, cloud: Arc<Cloud>) -> Self {
         let outbox = Outbox::new();
         Self {
+            cloud,
             notifier: Notifier::new(outbox.clone()),
             context: ContextBoard::new(outbox.clone()),
             messages: Messages::new(outbox.clone()),
@@ -385,12 +392,76 @@ impl Services {
         }
     }
 
-    /// Checked before a PKU harness Cloud call: without the plugin's cloud consent it fails
-    /// `consent_required` (seed 000).
-    pub fn cloud(&self) -> Result<(), ConsentError> {
-        match self.core.upgrade() {
-            Some(core) => core.check_cloud(&self.plugin.id),
-            None => Err(ConsentError::CloudConsentRequired(self.plugin.id.clone())),
+    /// A PKU harness Cloud call, `services.cloud.<op>(args)`: without the plugin's cloud consent
+    /// it fails `consent_required` (seed 000), and with it reaches the plugin's own records only
+    /// (DESIGN.md §12). The audit records the operation, the key and the outcome.
+    pub async fn cloud(&self, op: &str, args: &Value) -> Result<Value, CloudError> {
+        let Some(core) = self.core.upgrade() else {
+            return Err(CloudError::Unavailable("the app is closing".into()));
+        };
+        let key = args.get("key").and_then(Value::as_str).unwrap_or_default();
+        let answer = match core.check_cloud(&self.plugin.id) {
+            Err(_) => Err(CloudError::ConsentRequired(self.plugin.id.clone())),
+            Ok(()) => self.cloud_op(&core.host().cloud, op, key, args).await,
+        };
+        let outcome = match &answer {
+            Ok(Value::Object(o)) if o.contains_key("version") => {
+                format!("version {}", o["version"])
+            }
+            Ok(Value::Array(a)) => format!("{} records", a.len()),
+            Ok(Value::Null) if op == "get" => "none".to_owned(),
+            Ok(_) => "done".to_owned(),
+            Err(e) => e.code().unwrap_or("refused").to_owned(),
+        };
+        let detail = match op {
+            "list" => format!("cloud.list → {outcome}"),
+            _ => format!("cloud.{op} {} → {outcome}", serde_json::Value::from(key)),
+        };
+        core.audit_cloud(self, crate::text::one_line(&detail, 256));
+        answer
+    }
+
+    async fn cloud_op(
+        &self,
+        cloud: &Cloud,
+        op: &str,
+        key: &str,
+        args: &Value,
+    ) -> Result<Value, CloudError> {
+        cloud.ready()?;
+        let plugin = &self.plugin.id;
+        let if_version = args.get("ifVersion").and_then(Value::as_i64);
+        let key_needed = || match key.chars().count() {
+            1..=128 => Ok(key),
+            _ => Err(CloudError::Invalid(format!(
+                "ctx.services.cloud.{op}: the key is a string of 1 to 128 characters"
+            ))),
+        };
+        match op {
+            "get" => Ok(cloud.get(plugin, key_needed()?).await?.map_or(
+                Value::Null,
+                |e| serde_json::json!({ "value": e.value, "version": e.version }),
+            )),
+            "set" => {
+                let value = args.get("value").unwrap_or(&Value::Null);
+                let version = cloud
+                    .set(plugin, key_needed()?, Some(value), if_version)
+                    .await?;
+                Ok(serde_json::json!({ "version": version }))
+            }
+            "delete" => {
+                let version = cloud.set(plugin, key_needed()?, None, if_version).await?;
+                Ok(serde_json::json!({ "version": version }))
+            }
+            "list" => Ok(cloud
+                .list(plugin)
+                .await?
+                .into_iter()
+                .map(|(key, version)| serde_json::json!({ "key": key, "version": version }))
+                .collect()),
+            _ => Err(CloudError::Invalid(format!(
+                "ctx.services.cloud has get, set, list and delete; not {op:?}"
+            ))),
         }
     }
 }

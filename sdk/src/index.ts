@@ -108,11 +108,26 @@ export interface Services {
     /** Sends a message to the agent as a new turn of this conversation. */
     send(text: string): Promise<void>;
   };
+  /**
+   * PKU harness Cloud: the plugin's own records, end-to-end encrypted (the cloud reads neither
+   * values nor key names) and shared by the student's devices. Each call throws
+   * CloudError('consent_required') without the plugin's "Allow cloud" switch,
+   * CloudError('unavailable') with no cloud set up or reachable.
+   */
   cloud: {
+    /** The record under `key` (1–128 characters) with its version, or null. */
+    get<T = unknown>(key: string): Promise<{ value: T; version: number } | null>;
     /**
-     * A PKU harness Cloud call: throws CloudError('consent_required') without the plugin's
-     * cloud consent, and CloudError('unavailable') with it, until the app has a cloud to reach.
+     * Writes a JSON value (at most 65,496 bytes as JSON with its key). With `ifVersion`, only
+     * over that version: CloudError('conflict') when another write came first. Over the
+     * account's 10 MiB, CloudError('quota_exceeded'). Resolves with the version written.
      */
+    set(key: string, value: unknown, options?: { ifVersion?: number }): Promise<{ version: number }>;
+    /** The plugin's records: keys and versions, by key. */
+    list(): Promise<Array<{ key: string; version: number }>>;
+    /** Deletes the record (with `ifVersion`, only over that version). */
+    delete(key: string, options?: { ifVersion?: number }): Promise<void>;
+    /** The same operations by name: call('get', { key }), call('set', { key, value, ifVersion }). */
     call<T = unknown>(operation: string, args?: unknown): Promise<T>;
   };
   files: {
@@ -177,8 +192,9 @@ export interface ToolContext {
 }
 
 /**
- * A PKU harness Cloud refusal: `consent_required` when the plugin's cloud switch is off,
- * `unavailable` when it is on (the app has no cloud to reach yet).
+ * A PKU harness Cloud refusal, by its code: `consent_required` (the plugin's cloud switch is
+ * off), `unavailable` (no cloud set up, or it cannot be reached), `quota_exceeded` (the account
+ * holds 10 MiB), `conflict` (a set or delete with `ifVersion` that another write beat).
  */
 export class CloudError extends Error {
   constructor(public readonly code: string) {

@@ -114,8 +114,13 @@ pub trait Storage: Send + Sync {
         token_digest: &[u8],
         now: i64,
     ) -> Result<Option<String>, StorageError>;
-    /// The live records of a plugin: (key, version).
-    async fn list(&self, account: &str, plugin: &str) -> Result<Vec<(String, i64)>, StorageError>;
+    /// The live records of a plugin: (key, version, value), by key. Their values come along:
+    /// the names are HMACs, so a client learns which key a record is only by opening it.
+    async fn list(
+        &self,
+        account: &str,
+        plugin: &str,
+    ) -> Result<Vec<(String, i64, Vec<u8>)>, StorageError>;
     async fn get(
         &self,
         account: &str,

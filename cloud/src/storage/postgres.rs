@@ -238,16 +238,23 @@ impl Storage for Postgres {
             .map(|row| row.get(0)))
     }
 
-    async fn list(&self, account: &str, plugin: &str) -> Result<Vec<(String, i64)>, StorageError> {
+    async fn list(
+        &self,
+        account: &str,
+        plugin: &str,
+    ) -> Result<Vec<(String, i64, Vec<u8>)>, StorageError> {
         let client = self.client().await?;
         let rows = client
             .query(
-                "SELECT key, version FROM records
+                "SELECT key, version, value FROM records
                  WHERE account = $1 AND plugin = $2 AND value IS NOT NULL ORDER BY key",
                 &[&account, &plugin],
             )
             .await?;
-        Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+        Ok(rows
+            .iter()
+            .map(|row| (row.get(0), row.get(1), row.get(2)))
+            .collect())
     }
 
     async fn get(

@@ -234,15 +234,19 @@ impl Storage for Sqlite {
         .await
     }
 
-    async fn list(&self, account: &str, plugin: &str) -> Result<Vec<(String, i64)>, StorageError> {
+    async fn list(
+        &self,
+        account: &str,
+        plugin: &str,
+    ) -> Result<Vec<(String, i64, Vec<u8>)>, StorageError> {
         let (account, plugin) = (account.to_owned(), plugin.to_owned());
         self.with(move |conn| {
             let mut stmt = conn.prepare(
-                "SELECT key, version FROM records
+                "SELECT key, version, value FROM records
                  WHERE account = ?1 AND plugin = ?2 AND value IS NOT NULL ORDER BY key",
             )?;
             stmt.query_map(params![account, plugin], |row| {
-                Ok((row.get(0)?, row.get(1)?))
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
             })?
             .collect()
         })

@@ -76,11 +76,17 @@ pub struct Answer {
     pub body: Value,
 }
 
+/// An HTTP client for the tests: loopback, plain HTTP.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 impl Device {
     pub fn new(base: &str) -> Self {
         Self {
             key: SigningKey::from_bytes(&random()),
-            http: reqwest::Client::new(),
+            http: http(),
             base: base.to_owned(),
         }
     }

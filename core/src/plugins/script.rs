@@ -694,12 +694,17 @@ async fn serve(
             called(framed)
         }
         // seed 000: a cloud call without the plugin's consent throws
-        // CloudError('consent_required'). With it the call is still refused: the app has no PKU
-        // harness Cloud to reach yet, and says so with a code of its own.
-        "cloud.call" => Err(match services.cloud() {
-            Err(_) => Refusal::cloud("consent_required"),
-            Ok(()) => Refusal::cloud("unavailable"),
-        }),
+        // CloudError('consent_required'); the cloud's own refusals carry their codes too.
+        "cloud.call" => {
+            let args = args.get(1).cloned().unwrap_or(Value::Null);
+            services
+                .cloud(&text(0), &args)
+                .await
+                .map_err(|e| match e.code() {
+                    Some(code) => Refusal::cloud(code),
+                    None => Refusal::new(e.to_string()),
+                })
+        }
         // seed 000: only the user chooses files, and a permission prompt follows a tap.
         "files.pick" | "notify.fix" if actor != Actor::User => Err(Refusal::new(format!(
             "{} needs the user's tap on a screen; a tool the {} calls cannot use it",

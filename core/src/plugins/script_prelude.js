@@ -90,7 +90,13 @@
       notify: Object.freeze(notify),
       tools: Object.freeze({ call: (tool, args) => ask('tools.call', tool, args ?? {}) }),
       messages: Object.freeze({ send: done('messages.send') }),
-      cloud: Object.freeze({ call: (operation, args) => ask('cloud.call', operation, args ?? null) }),
+      cloud: Object.freeze({
+        get: (key) => ask('cloud.call', 'get', { key }),
+        set: (key, value, options) => ask('cloud.call', 'set', { key, value, ifVersion: options?.ifVersion ?? null }),
+        list: () => ask('cloud.call', 'list', {}),
+        delete: (key, options) => ask('cloud.call', 'delete', { key, ifVersion: options?.ifVersion ?? null }).then(() => undefined),
+        call: (operation, args) => ask('cloud.call', operation, args ?? null),
+      }),
       files: Object.freeze({ pick: () => ask('files.pick') }),
     });
   }

@@ -1,0 +1,69 @@
+//! `harness cloud`: this data directory's PKU harness Cloud account (DESIGN.md §12) — make one
+//! (printing the recovery code, once), join one by its recovery code, see its status.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use clap::Subcommand;
+use harness_core::Engine;
+
+#[derive(Subcommand)]
+pub enum CloudCommand {
+    /// Make an account on the server with this device as its first, and print the recovery
+    /// code once: it is kept nowhere, and another device joins with it.
+    Setup {
+        /// The cloud's address: https://…, or http://127.0.0.1:PORT for a development server.
+        #[arg(long)]
+        server: String,
+    },
+    /// Join the account whose recovery code was printed at setup, as a new device of it.
+    Join {
+        #[arg(long)]
+        server: String,
+        /// The recovery code, e.g. K7QF-2MXD-… (case, dashes and spaces as you like).
+        #[arg(long)]
+        code: String,
+    },
+    /// The server, the account, its devices and what it holds.
+    Status,
+}
+
+fn open(data_dir: &Path) -> Result<Engine, String> {
+    crate::open::engine(data_dir, Arc::new(crate::tools::NoPrompts))
+}
+
+pub async fn run(data_dir: &Path, command: CloudCommand) -> Result<(), String> {
+    let engine = open(data_dir)?;
+    match command {
+        CloudCommand::Setup { server } => {
+            let code = engine
+                .cloud_setup(&server)
+                .await
+                .map_err(|e| e.to_string())?;
+            outln!("This device's account is on {server}.");
+            outln!(
+                "Recovery code (shown this once; write it down — another device joins with it):"
+            );
+            outln!("{code}");
+        }
+        CloudCommand::Join { server, code } => {
+            engine
+                .cloud_join(&server, &code)
+                .await
+                .map_err(|e| e.to_string())?;
+            outln!("This device joined the account on {server}.");
+        }
+        CloudCommand::Status => match engine.cloud_status().await.map_err(|e| e.to_string())? {
+            None => outln!(
+                "No cloud set up: harness cloud setup --server URL, or join --server URL --code CODE"
+            ),
+            Some(s) => {
+                outln!("server: {}", s.server);
+                outln!("account: {}", s.account);
+                outln!("devices: {}", s.devices);
+                outln!("stored: {} of {} bytes", s.used_bytes, s.quota_bytes);
+            }
+        },
+    }
+    Ok(())
+}

@@ -1,0 +1,591 @@
+//! PKU harness Cloud's client (DESIGN.md §12): the device's account on a server of the
+//! project's own (cloud/), and the end-to-end encrypted records plugins keep there through
+//! `services.cloud`. The device key (Ed25519) and the account key (256 bits) are in the
+//! keystore only; the server address and the account's id, which are not secrets, are in
+//! `<data dir>/cloud.json`. The server sees signed requests, HMACs of names and sealed values.
+
+pub mod seal;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use ed25519_dalek::{Signer, SigningKey};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::secrets::SecretStore;
+use seal::{AccountKey, Bound, SEAL_OVERHEAD, random};
+
+/// The server's bound on a stored value; what a plugin may store is this less the seal.
+const MAX_SEALED_BYTES: usize = 64 * 1024;
+/// What a plugin's value may be, as JSON text with its key around it.
+pub const MAX_VALUE_BYTES: usize = MAX_SEALED_BYTES - SEAL_OVERHEAD;
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// A plain `set` that meets another device's write reads the new version and tries again.
+const SET_TRIES: usize = 3;
+
+/// The keystore's names for the cloud's secrets.
+pub mod keys {
+    /// This device's Ed25519 signing key (base64url), the account's device key.
+    pub const DEVICE: &str = "cloud.deviceKey";
+    /// The account key (base64url): seals values, names records, carries the recovery code.
+    pub const ACCOUNT: &str = "cloud.accountKey";
+}
+
+/// A cloud call's failure; [`CloudError::code`] is what a plugin's `CloudError` carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CloudError {
+    /// seed 000: the plugin's "Allow cloud" switch is off.
+    #[error(
+        "consent_required: plugin \"{0}\" may not use PKU harness Cloud; the user turns on Settings → Plugins → {0} → Allow cloud"
+    )]
+    ConsentRequired(String),
+    /// No cloud set up on this device, or the server cannot be reached or refused the device.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    #[error("quota_exceeded: {0}")]
+    QuotaExceeded(String),
+    /// A write from an older version: another write came first.
+    #[error("conflict: the record is at version {current}; read it again and write from there")]
+    Conflict { current: i64 },
+    /// A request the caller should not have made (a bad code, a value too large, a bad name).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl CloudError {
+    /// The code a plugin's `CloudError` carries; none for a plain refusal.
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            Self::ConsentRequired(_) => Some("consent_required"),
+            Self::Unavailable(_) => Some("unavailable"),
+            Self::QuotaExceeded(_) => Some("quota_exceeded"),
+            Self::Conflict { .. } => Some("conflict"),
+            Self::Invalid(_) => None,
+        }
+    }
+}
+
+/// Where this device's account is: not secrets.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Config {
+    server: String,
+    account: String,
+}
+
+/// What `harness cloud status` and the 云端 screen show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudStatus {
+    pub server: String,
+    pub account: String,
+    pub devices: usize,
+    pub used_bytes: i64,
+    pub quota_bytes: i64,
+}
+
+/// One plugin's record as a plugin reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub value: Value,
+    pub version: i64,
+}
+
+/// The account as one request needs it.
+struct Session {
+    server: String,
+    account: String,
+    device: SigningKey,
+    key: AccountKey,
+}
+
+pub struct Cloud {
+    secrets: Arc<dyn SecretStore>,
+    /// `<data dir>/cloud.json`; none for an in-memory engine, whose setup lasts the process.
+    path: Option<PathBuf>,
+    config: Mutex<Option<Config>>,
+    http: Mutex<Option<reqwest::Client>>,
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn unavailable(e: impl std::fmt::Display) -> CloudError {
+    CloudError::Unavailable(e.to_string())
+}
+
+/// The bytes a device signs for a request; the server's half is cloud/src/auth.rs, and the two
+/// must agree byte for byte.
+fn signed_message(method: &str, path: &str, body: &[u8], timestamp: i64, nonce: &str) -> Vec<u8> {
+    let digest: String = Sha256::digest(body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("harness-cloud-v1\n{method}\n{path}\n{digest}\n{timestamp}\n{nonce}").into_bytes()
+}
+
+/// What the recovery key signs to let `device` join (or create) its account.
+fn recovery_proof(key: &AccountKey, device: &SigningKey, timestamp: i64) -> Value {
+    let recovery = key.recovery_signing_key();
+    let message = format!(
+        "harness-cloud-join-v1\n{}\n{timestamp}",
+        B64.encode(device.verifying_key().as_bytes())
+    );
+    json!({
+        "recovery_key": B64.encode(recovery.verifying_key().as_bytes()),
+        "recovery_signature": B64.encode(recovery.sign(message.as_bytes()).to_bytes()),
+    })
+}
+
+/// A server address the app may use: https, or http to this machine (a development server).
+fn check_server(server: &str) -> Result<String, CloudError> {
+    let url = url::Url::parse(server).map_err(|e| {
+        CloudError::Invalid(format!("the cloud's address (--server) {server:?}: {e}"))
+    })?;
+    let loopback = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
+    match (url.scheme(), loopback) {
+        ("https", _) | ("http", true) => Ok(server.trim_end_matches('/').to_owned()),
+        _ => Err(CloudError::Invalid(format!(
+            "the cloud's address (--server) {server:?} must be https:// (http:// only to this machine)"
+        ))),
+    }
+}
+
+impl Cloud {
+    pub fn new(secrets: Arc<dyn SecretStore>, data_dir: Option<PathBuf>) -> Self {
+        let path = data_dir.map(|dir| dir.join("cloud.json"));
+        let config = path
+            .as_ref()
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+        Self {
+            secrets,
+            path,
+            config: Mutex::new(config),
+            http: Mutex::new(None),
+        }
+    }
+
+    fn http(&self) -> Result<reqwest::Client, CloudError> {
+        let mut http = crate::lock(&self.http);
+        if let Some(client) = &*http {
+            return Ok(client.clone());
+        }
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(TIMEOUT)
+            .build()
+            .map_err(unavailable)?;
+        *http = Some(client.clone());
+        Ok(client)
+    }
+
+    /// `unavailable` unless this device has a cloud set up (before a request is even read).
+    pub fn ready(&self) -> Result<(), CloudError> {
+        self.session().map(drop)
+    }
+
+    fn session(&self) -> Result<Session, CloudError> {
+        let not_set_up = || {
+            CloudError::Unavailable(
+                "PKU harness Cloud is not set up on this device: Settings → 云端 (harness cloud setup or join)".into(),
+            )
+        };
+        let config = crate::lock(&self.config).clone().ok_or_else(not_set_up)?;
+        let secret = |name| {
+            self.secrets
+                .get(name)
+                .map_err(unavailable)?
+                .ok_or_else(not_set_up)
+        };
+        let device: [u8; 32] = B64
+            .decode(secret(keys::DEVICE)?)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| unavailable("the keystore's cloud device key is unreadable"))?;
+        let key = AccountKey::from_keystore(&secret(keys::ACCOUNT)?)
+            .ok_or_else(|| unavailable("the keystore's cloud account key is unreadable"))?;
+        Ok(Session {
+            server: config.server,
+            account: config.account,
+            device: SigningKey::from_bytes(&device),
+            key,
+        })
+    }
+
+    /// One signed request: (status, body). A transport failure is `unavailable`.
+    async fn send(
+        &self,
+        server: &str,
+        device: &SigningKey,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+        request_id: Option<&str>,
+    ) -> Result<(u16, Value), CloudError> {
+        let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let timestamp = now();
+        let nonce = B64.encode(random::<16>());
+        let signature = device.sign(&signed_message(
+            method.as_str(),
+            path,
+            &body,
+            timestamp,
+            &nonce,
+        ));
+        let mut request = self
+            .http()?
+            .request(method, format!("{server}{path}"))
+            .header("content-type", "application/json")
+            .header(
+                "x-harness-device",
+                B64.encode(device.verifying_key().as_bytes()),
+            )
+            .header("x-harness-timestamp", timestamp.to_string())
+            .header("x-harness-nonce", nonce)
+            .header("x-harness-signature", B64.encode(signature.to_bytes()))
+            .body(body);
+        if let Some(id) = request_id {
+            request = request.header("x-harness-request-id", id);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| unavailable(format!("the cloud at {server} cannot be reached: {e}")))?;
+        let status = response.status().as_u16();
+        let text = response.text().await.map_err(unavailable)?;
+        Ok((
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        ))
+    }
+
+    fn saved(
+        &self,
+        server: String,
+        account: String,
+        device: &SigningKey,
+        key: &AccountKey,
+    ) -> Result<(), CloudError> {
+        self.secrets
+            .set(keys::DEVICE, &B64.encode(device.to_bytes()))
+            .map_err(unavailable)?;
+        self.secrets
+            .set(keys::ACCOUNT, &key.to_keystore())
+            .map_err(unavailable)?;
+        let config = Config { server, account };
+        if let Some(path) = &self.path {
+            let temp = path.with_extension("json.tmp");
+            std::fs::write(&temp, serde_json::to_vec(&config).expect("plain strings"))
+                .and_then(|()| std::fs::rename(&temp, path))
+                .map_err(|e| unavailable(format!("{}: {e}", path.display())))?;
+        }
+        *crate::lock(&self.config) = Some(config);
+        Ok(())
+    }
+
+    fn refuse_if_set_up(&self) -> Result<(), CloudError> {
+        match &*crate::lock(&self.config) {
+            Some(config) => Err(CloudError::Invalid(format!(
+                "this device already uses the cloud at {} (account {})",
+                config.server, config.account
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes an account with this device as its first, and returns the recovery code: the
+    /// caller shows it once, and it is kept nowhere else.
+    pub async fn setup(&self, server: &str) -> Result<String, CloudError> {
+        let server = check_server(server)?;
+        self.refuse_if_set_up()?;
+        let device = SigningKey::from_bytes(&random());
+        let key = AccountKey::generate();
+        let proof = recovery_proof(&key, &device, now());
+        let (status, body) = self
+            .send(
+                &server,
+                &device,
+                reqwest::Method::POST,
+                "/v1/accounts",
+                Some(&proof),
+                None,
+            )
+            .await?;
+        let account = match (status, body["account"].as_str()) {
+            (201, Some(account)) => account.to_owned(),
+            _ => return Err(refused(status, &body)),
+        };
+        self.saved(server, account, &device, &key)?;
+        Ok(key.recovery_code())
+    }
+
+    /// Joins the account whose recovery code the student typed, as a new device of it.
+    pub async fn join(&self, server: &str, code: &str) -> Result<(), CloudError> {
+        let server = check_server(server)?;
+        self.refuse_if_set_up()?;
+        let key = AccountKey::from_recovery_code(code).ok_or_else(|| {
+            CloudError::Invalid(
+                "the recovery code (--code) is not one: 14 groups of four letters and digits, as shown at setup".into(),
+            )
+        })?;
+        let device = SigningKey::from_bytes(&random());
+        let proof = recovery_proof(&key, &device, now());
+        let (status, body) = self
+            .send(
+                &server,
+                &device,
+                reqwest::Method::POST,
+                "/v1/join",
+                Some(&proof),
+                None,
+            )
+            .await?;
+        let account = match (status, body["account"].as_str()) {
+            (200, Some(account)) => account.to_owned(),
+            (403, _) => {
+                return Err(CloudError::Invalid(format!(
+                    "the recovery code (--code) is no account's on {server}"
+                )));
+            }
+            _ => return Err(refused(status, &body)),
+        };
+        self.saved(server, account, &device, &key)
+    }
+
+    /// The account as the server counts it; none when this device has no cloud set up.
+    pub async fn status(&self) -> Result<Option<CloudStatus>, CloudError> {
+        if crate::lock(&self.config).is_none() {
+            return Ok(None);
+        }
+        let s = self.session()?;
+        let (status, body) = self
+            .send(
+                &s.server,
+                &s.device,
+                reqwest::Method::GET,
+                "/v1/account",
+                None,
+                None,
+            )
+            .await?;
+        if status != 200 {
+            return Err(refused(status, &body));
+        }
+        Ok(Some(CloudStatus {
+            server: s.server,
+            account: s.account,
+            devices: body["devices"].as_array().map_or(0, Vec::len),
+            used_bytes: body["used_bytes"].as_i64().unwrap_or(0),
+            quota_bytes: body["quota_bytes"].as_i64().unwrap_or(0),
+        }))
+    }
+
+    fn record_path(s: &Session, plugin: &str, name: &str) -> String {
+        format!("/v1/records/{}/{name}", s.key.plugin_name(plugin))
+    }
+
+    /// Opens a record's sealed value filed under the key name `name`: (key, value). The seal
+    /// is bound to the account, the plugin, the key's name and the version, and the key inside
+    /// must be the one named: a record the server moved, swapped or kept back from an older
+    /// version does not open, and is refused.
+    fn open(
+        s: &Session,
+        plugin: &str,
+        name: &str,
+        version: i64,
+        sealed: &str,
+    ) -> Result<(String, Value), CloudError> {
+        let tampered =
+            || unavailable("a record the cloud returned does not open with this account's key");
+        let sealed = B64.decode(sealed).map_err(|_| tampered())?;
+        let bound = Bound {
+            account: &s.account,
+            plugin,
+            key: name,
+            version,
+        };
+        let plain = s.key.open(&bound, &sealed).ok_or_else(tampered)?;
+        let inner: Value = serde_json::from_slice(&plain).map_err(|_| tampered())?;
+        match (inner["key"].as_str(), inner.get("value")) {
+            (Some(key), Some(value)) if s.key.key_name(plugin, key) == name => {
+                Ok((key.to_owned(), value.clone()))
+            }
+            _ => Err(tampered()),
+        }
+    }
+
+    /// A plugin's record, or none.
+    pub async fn get(&self, plugin: &str, key: &str) -> Result<Option<Entry>, CloudError> {
+        let s = self.session()?;
+        let name = s.key.key_name(plugin, key);
+        let path = Self::record_path(&s, plugin, &name);
+        let (status, body) = self
+            .send(
+                &s.server,
+                &s.device,
+                reqwest::Method::GET,
+                &path,
+                None,
+                None,
+            )
+            .await?;
+        match status {
+            404 => Ok(None),
+            200 => {
+                let version = body["version"].as_i64().unwrap_or(0);
+                match body["value"].as_str() {
+                    None => Ok(None),
+                    Some(sealed) => {
+                        let (_, value) = Self::open(&s, plugin, &name, version, sealed)?;
+                        Ok(Some(Entry { value, version }))
+                    }
+                }
+            }
+            _ => Err(refused(status, &body)),
+        }
+    }
+
+    /// A plugin's records: (key, version), by key.
+    pub async fn list(&self, plugin: &str) -> Result<Vec<(String, i64)>, CloudError> {
+        let s = self.session()?;
+        let path = format!("/v1/records/{}", s.key.plugin_name(plugin));
+        let (status, body) = self
+            .send(
+                &s.server,
+                &s.device,
+                reqwest::Method::GET,
+                &path,
+                None,
+                None,
+            )
+            .await?;
+        if status != 200 {
+            return Err(refused(status, &body));
+        }
+        let mut out = Vec::new();
+        for record in body["records"].as_array().into_iter().flatten() {
+            let version = record["version"].as_i64().unwrap_or(0);
+            let name = record["key"].as_str().unwrap_or_default();
+            let sealed = record["value"].as_str().unwrap_or_default();
+            let (key, _) = Self::open(&s, plugin, name, version, sealed)?;
+            out.push((key, version));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Writes a plugin's record (none deletes it). With `if_version`, only over that version
+    /// (`conflict` otherwise); without, over whatever is there. Returns the version written.
+    pub async fn set(
+        &self,
+        plugin: &str,
+        key: &str,
+        value: Option<&Value>,
+        if_version: Option<i64>,
+    ) -> Result<i64, CloudError> {
+        let s = self.session()?;
+        let plain = value.map(|v| json!({ "key": key, "value": v }).to_string().into_bytes());
+        if let Some(plain) = &plain
+            && plain.len() > MAX_VALUE_BYTES
+        {
+            return Err(CloudError::Invalid(format!(
+                "a cloud value is at most {MAX_VALUE_BYTES} bytes as JSON; this one is {}",
+                plain.len()
+            )));
+        }
+        let name = s.key.key_name(plugin, key);
+        let path = Self::record_path(&s, plugin, &name);
+        let mut current = match if_version {
+            Some(v) => v,
+            None => self.current_version(&s, &path).await?,
+        };
+        for _ in 0..SET_TRIES {
+            let version = current + 1;
+            let sealed = plain.as_ref().map(|p| {
+                B64.encode(s.key.seal(
+                    &Bound {
+                        account: &s.account,
+                        plugin,
+                        key: &name,
+                        version,
+                    },
+                    p,
+                ))
+            });
+            let body = json!({ "version": version, "value": sealed });
+            let request_id = B64.encode(random::<16>());
+            // A write whose answer was lost goes again with the same request id: the server
+            // applies it once.
+            let mut sent = self
+                .send(
+                    &s.server,
+                    &s.device,
+                    reqwest::Method::PUT,
+                    &path,
+                    Some(&body),
+                    Some(&request_id),
+                )
+                .await;
+            if matches!(sent, Err(CloudError::Unavailable(_))) {
+                sent = self
+                    .send(
+                        &s.server,
+                        &s.device,
+                        reqwest::Method::PUT,
+                        &path,
+                        Some(&body),
+                        Some(&request_id),
+                    )
+                    .await;
+            }
+            let (status, answer) = sent?;
+            match status {
+                200 => return Ok(version),
+                409 => {
+                    let at = answer["version"].as_i64().unwrap_or(0);
+                    if if_version.is_some() {
+                        return Err(CloudError::Conflict { current: at });
+                    }
+                    current = at;
+                }
+                _ => return Err(refused(status, &answer)),
+            }
+        }
+        Err(CloudError::Conflict { current })
+    }
+
+    async fn current_version(&self, s: &Session, path: &str) -> Result<i64, CloudError> {
+        let (status, body) = self
+            .send(&s.server, &s.device, reqwest::Method::GET, path, None, None)
+            .await?;
+        match status {
+            404 => Ok(0),
+            200 => Ok(body["version"].as_i64().unwrap_or(0)),
+            _ => Err(refused(status, &body)),
+        }
+    }
+}
+
+/// A server's refusal as the plugin's code.
+fn refused(status: u16, body: &Value) -> CloudError {
+    let message = body["message"]
+        .as_str()
+        .unwrap_or("no reason given")
+        .to_owned();
+    match (status, body["code"].as_str()) {
+        (507, _) | (_, Some("quota_exceeded")) => CloudError::QuotaExceeded(message),
+        (409, Some("conflict")) => CloudError::Conflict {
+            current: body["version"].as_i64().unwrap_or(0),
+        },
+        _ => CloudError::Unavailable(format!("the cloud answered {status}: {message}")),
+    }
+}
