@@ -4,6 +4,7 @@
 use std::sync::OnceLock;
 
 use jsonschema::Validator;
+use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 /// A compiled input schema; validating is allocation-free for valid input.
@@ -60,13 +61,35 @@ impl InputSchema {
                 // The value is the caller's (the model's) and may be huge: a problem quotes at
                 // most an excerpt of it (issue: a refusal must not echo a 40,000-character
                 // argument back to the model).
-                match excerpt(e.instance()) {
+                let value = excerpt(e.instance());
+                if let Some(example) = self.pattern_example(&e) {
+                    let value = value.unwrap_or_else(|| e.instance().to_string());
+                    return format!("{field}: {value} is not written like {example}");
+                }
+                match value {
                     None => format!("{field}: {e}"),
                     Some(short) => format!("{field}: {}", e.masked_with(short)),
                 }
             })
             .collect();
         Err(problems.join("; "))
+    }
+}
+
+impl InputSchema {
+    /// For a value that does not match a pattern, the first of the schema's `examples` beside
+    /// that pattern: a model copies an example, where it misreads a regex (`2026-12-04`, not
+    /// `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`). None for any other problem, or a pattern with no example.
+    fn pattern_example(&self, error: &jsonschema::ValidationError<'_>) -> Option<String> {
+        if !matches!(error.kind(), ValidationErrorKind::Pattern { .. }) {
+            return None;
+        }
+        let path = error.schema_path().as_str();
+        let parent = path.strip_suffix("/pattern")?;
+        match self.source.pointer(parent)?.get("examples")?.get(0)? {
+            Value::String(example) => Some(example.clone()),
+            _ => None,
+        }
     }
 }
 
@@ -138,6 +161,29 @@ mod tests {
                 "input.item: \"{}… (40002 characters) is longer than 10 characters",
                 "x".repeat(79)
             )
+        );
+    }
+
+    #[test]
+    fn a_value_off_its_pattern_is_told_the_schemas_example_not_the_regex() {
+        // issue 44: a format error gives an example (2026-12-04) rather than quoting a regex.
+        let schema = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {
+                "from": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                         "examples": ["2026-12-04"]},
+                "code": {"type": "string", "pattern": "^[0-9]{6}$"}
+            }
+        }))
+        .unwrap();
+        assert_eq!(
+            schema.validate(&json!({"from": "2026/11/01"})).unwrap_err(),
+            "input.from: \"2026/11/01\" is not written like 2026-12-04"
+        );
+        // Without an example the pattern is all there is to say.
+        assert_eq!(
+            schema.validate(&json!({"code": "12a"})).unwrap_err(),
+            "input.code: \"12a\" does not match \"^[0-9]{6}$\""
         );
     }
 

@@ -95,6 +95,15 @@ function later(hhmm: string, by: number): string {
   return `${String(Math.floor(t / 60)).padStart(2, '0')}:${String(t % 60).padStart(2, '0')}`;
 }
 
+/** The day after `date` (YYYY-MM-DD): every time this plugin answers is a local date and time,
+ * the words for it are the screens'. */
+function nextDate(date: string): string {
+  const [y, m, d] = date.split('-').map(Number);
+  const t = new Date(Date.UTC(y, m - 1, d + 1));
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${t.getUTCFullYear()}-${two(t.getUTCMonth() + 1)}-${two(t.getUTCDate())}`;
+}
+
 function openNowAt(now: LocalNow) {
   const time = now.local.slice(11);
   const at = minutes(time);
@@ -111,7 +120,7 @@ function openNowAt(now: LocalNow) {
     if (next) opensNext.push({ name, meal: next[0], opensAt: `${now.date} ${next[1]}` });
     else {
       const tomorrow = servings(name, (now.weekday % 7) + 1)[0];
-      if (tomorrow) opensNext.push({ name, meal: tomorrow[0], opensAt: `明天 tomorrow ${tomorrow[1]}` });
+      if (tomorrow) opensNext.push({ name, meal: tomorrow[0], opensAt: `${nextDate(now.date)} ${tomorrow[1]}` });
     }
   }
   opensNext.sort((a, b) => (a.opensAt < b.opensAt ? -1 : a.opensAt > b.opensAt ? 1 : 0));

@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 /** The buildings as the portal spells them (its `buildingName`). */
 const BUILDINGS = ['一教', '二教', '三教', '四教', '理教', '文史', '哲学', '地学', '国关', '政管'] as const;
-/** The portal's `time`, by the day the model names. */
+/** The portal's `time`, by the day the model names (the result answers the model's own word). */
 const DAYS = { today: '今天', tomorrow: '明天', dayAfterTomorrow: '后天' } as const;
 /** PKU's class periods, local time. */
 const PERIODS: Record<number, string> = {
@@ -34,7 +34,7 @@ const free = defineTool({
     'in a period has no class then; it may still be in use for other things.',
   input: z.object({
     building: z.enum(BUILDINGS).describe('The teaching building, as the portal names it: 一教, 二教, 三教, 四教, 理教, 文史, 哲学, 地学, 国关 or 政管'),
-    day: z.enum(['today', 'tomorrow', 'dayAfterTomorrow']).default('today').describe('Which day'),
+    day: z.enum(['today', 'tomorrow', 'dayAfterTomorrow']).default('today').describe('Which day: today, tomorrow or dayAfterTomorrow'),
     period: z.number().int().min(1).max(12).optional().describe('Only rooms free in this period (1-12)'),
   }),
   effect: 'read',
@@ -61,7 +61,8 @@ const free = defineTool({
           .filter((n) => !r[`c${n}`]),
       }))
       .filter((r) => period === undefined || r.freePeriods.includes(period));
-    return { building, day: DAYS[day], rooms, periodTimes: PERIODS };
+    // A result echoes the input's own values: the model copies them into its next call.
+    return { building, day, rooms, periodTimes: PERIODS };
   },
 });
 

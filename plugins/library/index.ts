@@ -9,20 +9,20 @@ const search = defineTool({
   description:
     "Searches Peking University Library's catalogue by title, author or keywords and answers the " +
     'matching books with their call numbers (索书号, what the student looks for on the shelves), ' +
-    'publisher and year, and the total number of matches. Paged, 10 a page by default.',
+    'publisher and year, and the total number of matches. Paged: limit books a page, 10 by default.',
   input: z.object({
     query: z.string().min(1).max(200).describe('Words of the title, the author or the subject'),
     page: z.number().int().min(1).max(100).default(1).describe('The page, from 1'),
-    size: z.number().int().min(1).max(50).default(10).describe('Books a page, 1 to 50'),
+    limit: z.number().int().min(1).max(50).default(10).describe('Books a page, 1 to 50'),
   }),
   effect: 'read',
-  execute: async ({ query, page, size }, ctx) => {
+  execute: async ({ query, page, limit }, ctx) => {
     const answer = await ctx.services.campus.request('library', {
       path: '/BookAPI/new_opac/query',
       query: [
         ['cc_all', query],
-        ['rows', String(size)],
-        ['start', String((page - 1) * size)],
+        ['rows', String(limit)],
+        ['start', String((page - 1) * limit)],
       ],
     });
     const response =

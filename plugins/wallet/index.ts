@@ -85,8 +85,11 @@ async function card<T = any>(
 
 // ---- dates ------------------------------------------------------------------------------------
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const MONTH = /^\d{4}-\d{2}$/;
+const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+const MONTH = /^[0-9]{4}-[0-9]{2}$/;
+/** The example a date's format error gives: words a model copies, where a pattern is not. */
+const DATE_EXAMPLE = '2026-12-04';
+const MONTH_EXAMPLE = '2026-12';
 
 /** Days since 1970-01-01 of a real calendar date, or undefined (e.g. 2026-02-30). */
 function dayNumber(date: string): number | undefined {
@@ -97,14 +100,70 @@ function dayNumber(date: string): number | undefined {
   return ms / 86_400_000;
 }
 
-/** Checks `from`..`to`: both real dates, in order, at most a year apart. */
-function period(from: string, to: string): void {
+/** The date `YYYY-MM-DD` of a day number. */
+function dateOf(day: number): string {
+  const t = new Date(day * 86_400_000);
+  return `${t.getUTCFullYear()}-${pad(t.getUTCMonth() + 1)}-${pad(t.getUTCDate())}`;
+}
+
+/**
+ * The periods a student names ("this month", "last week"): the model picks one and the plugin
+ * works out its dates from the core's local date, so no model computes a calendar.
+ */
+const PERIODS = ['today', 'yesterday', 'thisWeek', 'lastWeek', 'thisMonth', 'lastMonth', 'last7Days', 'last30Days'] as const;
+type Period = (typeof PERIODS)[number];
+
+/** `period`'s first and last day, local, a week starting on Monday. */
+export function periodDates(period: Period, now: { date: string; weekday: number }): { from: string; to: string } {
+  const today = dayNumber(now.date)!;
+  const monday = today - (now.weekday - 1);
+  const firstOfMonth = dayNumber(`${now.date.slice(0, 7)}-01`)!;
+  const [from, to] = ((): [number, number] => {
+    switch (period) {
+      case 'today':
+        return [today, today];
+      case 'yesterday':
+        return [today - 1, today - 1];
+      case 'thisWeek':
+        return [monday, today];
+      case 'lastWeek':
+        return [monday - 7, monday - 1];
+      case 'thisMonth':
+        return [firstOfMonth, today];
+      case 'lastMonth':
+        return [dayNumber(`${dateOf(firstOfMonth - 1).slice(0, 7)}-01`)!, firstOfMonth - 1];
+      case 'last7Days':
+        return [today - 6, today];
+      case 'last30Days':
+        return [today - 29, today];
+    }
+  })();
+  return { from: dateOf(from), to: dateOf(to) };
+}
+
+/**
+ * The dates a call covers: `from` and `to` when the student named dates (both, checked: real
+ * dates, in order, at most a year apart), else its period's.
+ */
+function dates(
+  input: { period?: Period; from?: string; to?: string },
+  ctx: ToolContext,
+): { period?: Period; from: string; to: string } {
+  const { from, to } = input;
+  // zod fills in `period`'s default either way: named dates win over it.
+  if (from === undefined && to === undefined) {
+    const period = input.period ?? 'thisMonth';
+    return { period, ...periodDates(period, ctx.now) };
+  }
+  if (from === undefined) throw new Error(`from：给了 to 就要给 from，例如 ${DATE_EXAMPLE} · from: give from with to, e.g. ${DATE_EXAMPLE}`);
+  if (to === undefined) throw new Error(`to：给了 from 就要给 to，例如 ${DATE_EXAMPLE} · to: give to with from, e.g. ${DATE_EXAMPLE}`);
   const a = dayNumber(from);
-  if (a === undefined) throw new Error(`from：${from} 不是有效日期（YYYY-MM-DD）· from: ${from} is not a date (YYYY-MM-DD)`);
+  if (a === undefined) throw new Error(`from：${from} 不是有效日期，例如 ${DATE_EXAMPLE} · from: ${from} is not a date; write it like ${DATE_EXAMPLE}`);
   const b = dayNumber(to);
-  if (b === undefined) throw new Error(`to：${to} 不是有效日期（YYYY-MM-DD）· to: ${to} is not a date (YYYY-MM-DD)`);
+  if (b === undefined) throw new Error(`to：${to} 不是有效日期，例如 ${DATE_EXAMPLE} · to: ${to} is not a date; write it like ${DATE_EXAMPLE}`);
   if (b < a) throw new Error(`to（${to}）早于 from（${from}）· to (${to}) is before from (${from})`);
   if (b - a > 366) throw new Error('from 到 to 最多一年 · from and to may be at most a year apart');
+  return { from, to };
 }
 
 function pad(n: number): string {
@@ -172,20 +231,34 @@ const cardBalance = defineTool({
 });
 
 const date = (what: string) =>
-  z.string().regex(DATE).describe(`${what}, local date YYYY-MM-DD (inclusive)`);
+  z
+    .string()
+    .regex(DATE)
+    .meta({ examples: [DATE_EXAMPLE] })
+    .describe(`${what}, local date like ${DATE_EXAMPLE} (inclusive), only when the student names dates; with \`to\``)
+    .optional();
+
+const period = z
+  .enum(PERIODS)
+  .default('thisMonth')
+  .describe(
+    "The student's period, in local time (weeks start on Monday): today, yesterday, thisWeek, lastWeek, thisMonth, lastMonth, last7Days or last30Days. Left out when from and to are given",
+  );
 
 const transactions = defineTool({
   title: '校园卡流水',
   description:
-    'The campus card records (spending and top-ups) between two dates, newest first, paged. amountYuan is negative for money spent, positive for money put on the card; balanceAfterYuan is the balance after the record; time is local YYYY-MM-DD HH:mm. The period is at most a year. Ask for the next page with page + 1 while page < pages.',
+    'The campus card records (spending and top-ups) of a period (this month unless the student says otherwise) or between two dates the student names, newest first, paged. amountYuan is negative for money spent, positive for money put on the card; balanceAfterYuan is the balance after the record; time is local YYYY-MM-DD HH:mm. from and to are at most a year apart. Ask for the next page with page + 1 while page < pages.',
   input: z.object({
+    period,
     from: date('First day'),
     to: date('Last day'),
     page: z.number().int().min(1).optional().describe('The page, from 1; 1 when left out'),
-    pageSize: z.number().int().min(1).max(50).optional().describe('Records per page, 1 to 50; 20 when left out'),
+    limit: z.number().int().min(1).max(50).optional().describe('Records per page, 1 to 50; 20 when left out'),
   }),
   effect: 'read',
   labels: {
+    period: { zh: '时段', en: 'Period' },
     from: { zh: '起始日期', en: 'From' },
     to: { zh: '截止日期', en: 'To' },
     page: { zh: '页码', en: 'Page' },
@@ -194,14 +267,12 @@ const transactions = defineTool({
     records: { zh: '流水', en: 'Records on this page' },
   },
   execute: async (input, ctx) => {
-    // The core checks the input against its JSON Schema but does not apply zod's defaults:
-    // what is left out is filled in here.
-    const { from, to } = input;
+    const covered = dates(input, ctx);
+    const { from, to } = covered;
     const page = input.page ?? 1;
-    const pageSize = input.pageSize ?? 20;
-    period(from, to);
+    const limit = input.limit ?? 20;
     const answer = await card<any>(ctx, '/berserker-search/search/personal/turnover', [
-      ['size', String(pageSize)],
+      ['size', String(limit)],
       ['current', String(page)],
       ['type', ''],
       ['timeFrom', from],
@@ -211,8 +282,7 @@ const transactions = defineTool({
     const data = answer.data;
     if (!Array.isArray(data.records)) throw new Error(UNREADABLE);
     return {
-      from,
-      to,
+      ...covered,
       page,
       pages: integer(data.pages ?? 0),
       total: integer(data.total ?? data.records.length),
@@ -230,14 +300,21 @@ const transactions = defineTool({
 const spending = defineTool({
   title: '校园卡消费统计',
   description:
-    "Campus card totals between two dates — money put on the card (incomeYuan) and money spent (spentYuan), in yuan — and the money spent on each day of one month (spentPerDay, days without spending left out). month defaults to the month of `to`. Use for 'how much did I spend this month / last week'.",
+    "Campus card totals of a period (this month unless the student says otherwise) or between two dates the student names — money put on the card (incomeYuan) and money spent (spentYuan), in yuan — and the money spent on each day of one month (spentPerDay, days without spending left out). month defaults to the month of the period's last day. Use for 'how much did I spend this month / last week': period thisMonth / lastWeek.",
   input: z.object({
+    period,
     from: date('First day of the totals'),
     to: date('Last day of the totals'),
-    month: z.string().regex(MONTH).optional().describe('The month of spentPerDay, YYYY-MM; the month of `to` when left out'),
+    month: z
+      .string()
+      .regex(MONTH)
+      .meta({ examples: [MONTH_EXAMPLE] })
+      .optional()
+      .describe(`The month of spentPerDay, like ${MONTH_EXAMPLE}; the month of the last day when left out`),
   }),
   effect: 'read',
   labels: {
+    period: { zh: '时段', en: 'Period' },
     from: { zh: '起始日期', en: 'From' },
     to: { zh: '截止日期', en: 'To' },
     incomeYuan: { zh: '充入（元）', en: 'Put on the card (yuan)' },
@@ -245,11 +322,14 @@ const spending = defineTool({
     month: { zh: '月份', en: 'Month' },
     spentPerDay: { zh: '每日消费', en: 'Spent per day' },
   },
-  execute: async ({ from, to, month }, ctx) => {
-    period(from, to);
-    const perMonth = month ?? to.slice(0, 7);
+  execute: async (input, ctx) => {
+    const covered = dates(input, ctx);
+    const { from, to } = covered;
+    const perMonth = input.month ?? to.slice(0, 7);
     if (dayNumber(`${perMonth}-01`) === undefined) {
-      throw new Error(`month：${perMonth} 不是有效月份（YYYY-MM）· month: ${perMonth} is not a month (YYYY-MM)`);
+      throw new Error(
+        `month：${perMonth} 不是有效月份，例如 ${MONTH_EXAMPLE} · month: ${perMonth} is not a month; write it like ${MONTH_EXAMPLE}`,
+      );
     }
     const totals = await card<any>(ctx, '/berserker-search/statistics/turnover/count', [
       ['timeFrom', from],
@@ -274,8 +354,7 @@ const spending = defineTool({
       .filter((d) => d.spentYuan !== 0)
       .sort((a, b) => (a.date < b.date ? -1 : 1));
     return {
-      from,
-      to,
+      ...covered,
       incomeYuan: yuan(Math.abs(fen(totals.data.income))),
       spentYuan: yuan(Math.abs(fen(totals.data.expenses))),
       month: perMonth,
@@ -287,7 +366,7 @@ const spending = defineTool({
 const useDigitalCard = defineTool({
   title: '切换为数字卡',
   description:
-    'Switches the campus card used for paying by code to the digital card (数字卡), which the pay code needs. It makes payments possible, so the student confirms it. Use only when the student asks to pay by code or to switch to the digital card.',
+    'Switches the campus card used for paying by code to the digital card (电子卡, which the card service calls 数字卡), which the pay code needs. It makes payments possible, so the student confirms it. Use only when the student asks to pay by code or to switch to the digital card.',
   input: z.object({}),
   effect: 'money',
   target: '把校园卡的付款方式切换为数字卡',

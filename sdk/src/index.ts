@@ -214,7 +214,12 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
    * throw with nothing stored (that text is the one the plugin's page and a failure fall back to).
    */
   description: string | ((services: DescriptionServices) => string);
-  /** The input; give every field a .describe(), the model reads it. */
+  /**
+   * The input; give every field a .describe(), the model reads it. Every object in it is strict
+   * in the JSON Schema the model sees and the core checks (`additionalProperties: false`), as
+   * `z.strictObject` is: a property the schema does not name is refused before `execute`, so a
+   * call meant for another tool does not run here. `z.looseObject` accepts other properties.
+   */
   input: S;
   effect: Effect;
   /** The result holds text written by third parties (forum posts, notices…). */
@@ -407,12 +412,52 @@ function written(name: string, description: (services: DescriptionServices) => s
   return text;
 }
 
+/** zod's bounds of a safe integer, which `.int()` emits and which tell a model nothing. */
+const SAFE_INTEGER_BOUNDS: Record<string, number> = {
+  maximum: Number.MAX_SAFE_INTEGER,
+  minimum: Number.MIN_SAFE_INTEGER,
+};
+
+/**
+ * Each JSON Schema node as the model reads it and the core checks it: an object that says
+ * nothing of other properties is strict (`z.object` strips them, which the core cannot do, so a
+ * stray argument would otherwise pass unseen); `.int()`'s safe-integer bounds go (noise in every
+ * request); a pattern spells `\d` as `[0-9]`, the same digits in a JavaScript pattern, which
+ * schema grammars such as llama.cpp's refuse.
+ */
+function forTheModel(ctx: { jsonSchema: Record<string, unknown> }): void {
+  const node = ctx.jsonSchema;
+  if (node.type === 'object' && node.additionalProperties === undefined) node.additionalProperties = false;
+  for (const [bound, value] of Object.entries(SAFE_INTEGER_BOUNDS)) {
+    if (node[bound] === value) delete node[bound];
+  }
+  if (typeof node.pattern === 'string') node.pattern = digitsAsRange(node.pattern);
+}
+
+/** `\d` as `[0-9]` (inside a class `[...]`, as `0-9`); every other escape as written. */
+export function digitsAsRange(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\' && i + 1 < pattern.length) {
+      const next = pattern[++i];
+      out += next === 'd' ? (inClass ? '0-9' : '[0-9]') : c + next;
+    } else {
+      if (c === '[') inClass = true;
+      else if (c === ']') inClass = false;
+      out += c;
+    }
+  }
+  return out;
+}
+
 function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest {
   let input: Record<string, unknown>;
   try {
     // `io: 'input'`: the schema of what the caller sends (defaults optional), which is what the
     // core validates against.
-    input = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+    input = z.toJSONSchema(tool.input, { io: 'input', override: forTheModel }) as Record<string, unknown>;
   } catch (e) {
     throw new DefinitionError(
       `tools[${index}].input`,

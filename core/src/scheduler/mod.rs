@@ -39,6 +39,7 @@ use crate::consent::Consent;
 use crate::installed::InstalledPlugins;
 use crate::invoke::Invoker;
 use crate::lock;
+use crate::registry::current_input;
 use crate::settings::AppSettings;
 use crate::store::jobs::{self as rows, JobRow};
 use crate::store::{Store, StoreError};
@@ -326,7 +327,8 @@ impl Scheduler {
                     format!("no tool \"{}\" is installed", check.tool),
                 )
             })?;
-            spec::check_tool(&tool, &check.args)?;
+            // A check written with an input a shipped plugin renamed runs under its name now.
+            spec::check_tool(&tool, &current_input(&check.tool, check.args.clone()))?;
         }
         let compiled = Arc::new(spec.compile()?);
         let now = self.clock.now_ms();

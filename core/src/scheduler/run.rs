@@ -14,7 +14,7 @@ use crate::consent::PermissionState;
 use crate::invoke::{Call, Invocation, Invoker, ModelTool, Outcome};
 use crate::lock;
 use crate::policy::Actor;
-use crate::registry::tool_id;
+use crate::registry::{current_input, current_tool_id, tool_id};
 use crate::store::jobs as rows;
 
 /// How one run ended.
@@ -238,11 +238,12 @@ impl Scheduler {
         match &job.spec.task {
             Task::Check(check) => {
                 // seed 004: a scheduled check runs its tool with actor scheduler, through the one
-                // invoke path, which refuses anything but a plain read.
+                // invoke path, which refuses anything but a plain read. A check stored before a
+                // shipped plugin renamed the tool or its inputs runs under the names now.
                 let call = Call {
-                    tool: check.tool.clone(),
+                    tool: current_tool_id(&check.tool).to_owned(),
                     actor: Actor::Scheduler,
-                    input: check.args.clone(),
+                    input: current_input(&check.tool, check.args.clone()),
                     conversation: None,
                 };
                 match self
