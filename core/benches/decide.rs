@@ -134,6 +134,7 @@ fn bench(c: &mut Criterion) {
                     check: ToolCheck::Pass,
                     sensitive: false,
                     has_target: false,
+                    money: None,
                 };
                 black_box(decide(
                     black_box(&facts),

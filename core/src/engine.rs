@@ -211,6 +211,7 @@ impl Engine {
             consent.clone(),
             audit.clone(),
             host.clone(),
+            store.clone(),
             broker,
             clock.clone(),
             settings.clone(),
@@ -1249,6 +1250,14 @@ impl SettingsControl for Core {
                     || raised.max_tool_calls > before.max_tool_calls
                     || raised.max_tokens_per_turn > before.max_tokens_per_turn
             }
+            // DESIGN.md §3 8e: a raised money limit lets the agent pay more.
+            Change::MoneyLimit { key, value } => {
+                let mut raised = self.settings.get().money;
+                let before = raised.clone();
+                raised.set(key, *value);
+                raised.per_payment_yuan > before.per_payment_yuan
+                    || raised.per_day_yuan > before.per_day_yuan
+            }
             _ => false,
         }
     }
@@ -1274,6 +1283,7 @@ impl SettingsControl for Core {
                 Ok(())
             }
             Change::AgentLimit { key, value } => app(&|s| s.agent.set(&key, value)),
+            Change::MoneyLimit { key, value } => app(&|s| s.money.set(&key, value)),
             Change::PluginEnabled { plugin, enabled } => self
                 .plugins
                 .set_enabled(&plugin, enabled)

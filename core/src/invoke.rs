@@ -23,13 +23,15 @@ use crate::gates::{CallScope, Dispatched, ToolCatalog, out_of_scope};
 use crate::installed::InstalledPlugins;
 use crate::picked::{FilePick, PickedFile};
 use crate::policy::{
-    Actor, Answer, Availability, Code, Decision, Facts, Mode, PromptKind, RuleSet, Rules, Standing,
-    Verdict, decide, precheck,
+    Actor, Answer, Availability, Code, Decision, Facts, Limit, Mode, MoneyFacts, PromptKind,
+    RuleSet, Rules, Standing, Verdict, decide, precheck,
 };
-use crate::registry::{Effect, MCP_DESCRIPTION_CAP, Plugin, Tool, current_tool_id, plugin_id};
+use crate::registry::{Effect, MCP_DESCRIPTION_CAP, Plugin, Tool, plugin_id};
 use crate::services::{Host, PluginGates, PluginHost, Services};
 use crate::settings::{AppSettings, Language};
+use crate::store::Store;
 use crate::store::audit::AuditRow;
+use crate::store::spending::{Payment, paid_before, record_payment, spent_between};
 use crate::text::one_line;
 use crate::turn::{ConversationSettings, Scope};
 use crate::why::{RuleAt, Why};
@@ -64,6 +66,10 @@ pub struct Prompt {
     /// The turn has read untrusted content (DESIGN.md §3): the reason "Always allow" is not
     /// offered, which the sheet says.
     pub tainted: bool,
+    /// A money tool's declared amount, in fen: the sheet's headline (DESIGN.md §3 8e).
+    pub amount_fen: Option<u64>,
+    /// A money tool's declared payee, as the call names it.
+    pub payee: Option<String>,
 }
 
 /// Whoever shows prompts to the user and waits for the answer.
@@ -214,6 +220,8 @@ pub struct Invoker {
     pub(crate) consent: Arc<Consent>,
     pub(crate) audit: Arc<Audit>,
     pub(crate) host: Arc<Host>,
+    /// The spending ledger's database (DESIGN.md §3 8e: the day's total, payees paid before).
+    store: Arc<Store>,
     broker: Arc<dyn ApprovalBroker>,
     clock: Arc<dyn Clock>,
     /// The time zone a tool is told its local time in.
@@ -233,6 +241,7 @@ impl Invoker {
         consent: Arc<Consent>,
         audit: Arc<Audit>,
         host: Arc<Host>,
+        store: Arc<Store>,
         broker: Arc<dyn ApprovalBroker>,
         clock: Arc<dyn Clock>,
         settings: Arc<AppSettings>,
@@ -244,6 +253,7 @@ impl Invoker {
             consent,
             audit,
             host,
+            store,
             broker,
             clock,
             settings,
@@ -461,39 +471,6 @@ impl Invoker {
         }
     }
 
-    /// The offered tool whose inputs a refused call's input looks like, as `Title (name)`: a
-    /// call meant for another tool (classrooms' `building` and `day` sent to canteen__crowd)
-    /// is told which one. It names a tool only when every field the called tool does not have
-    /// is one of that tool's, and more than half of the input's fields are.
-    fn looks_like(&self, call: &Call, snap: &Snapshot) -> Option<String> {
-        let called = snap.target.tool()?;
-        let fields: Vec<&String> = call.input.as_object()?.keys().collect();
-        let has = |tool: &Tool, field: &str| {
-            tool.input.source()["properties"]
-                .as_object()
-                .is_some_and(|p| p.contains_key(field))
-        };
-        if fields.iter().all(|f| has(called, f)) {
-            return None;
-        }
-        let best = self
-            .offered_tools(call.actor, call.conversation.as_deref())
-            .into_iter()
-            .filter(|tool| tool.id != called.id)
-            .filter(|tool| fields.iter().all(|f| has(called, f) || has(tool, f)))
-            .map(|tool| (fields.iter().filter(|f| has(&tool, f)).count(), tool))
-            .filter(|(shared, _)| shared * 2 > fields.len())
-            // The most fields shared; the first offered of equals.
-            .reduce(|best, next| if next.0 > best.0 { next } else { best })?
-            .1;
-        let name = match call.actor {
-            Actor::Agent => best.model_name(),
-            _ => best.id.clone(),
-        };
-        let title = best.title_en.as_deref().unwrap_or(&best.title);
-        Some(format!("{title} ({name})"))
-    }
-
     /// Decides a call without running it or asking anyone: what `invoke` would do first.
     pub fn decide(&self, call: &Call) -> Decision {
         self.decide_made_in(call, None)
@@ -509,9 +486,22 @@ impl Invoker {
         &self,
         call: &Call,
         snap: &Snapshot,
-    ) -> (Decision, Option<String>, Assessment) {
+    ) -> (Decision, Option<String>, Assessment, Option<MoneyFacts>) {
         let tool = snap.target.tool().map(|t| &**t);
-        let input_error = tool.and_then(|t| t.input.validate(&call.input).err());
+        let mut input_error = tool.and_then(|t| t.input.validate(&call.input).err());
+        // DESIGN.md §3 8e: a money call's declared amount against the student's limits. An
+        // amount that cannot be read is an invalid input, never an amount of nothing.
+        let money = match tool.filter(|_| input_error.is_none()) {
+            Some(t) => match t.amount_fen(&call.input) {
+                Some(Ok(fen)) => Some(self.money_facts(t, &call.input, fen)),
+                Some(Err(e)) => {
+                    input_error = Some(e);
+                    None
+                }
+                None => None,
+            },
+            None => None,
+        };
         let assessment = match &snap.target {
             Target::Found { tool, handler, .. } if input_error.is_none() => {
                 handler.assess(tool, &call.input, &snap.scope)
@@ -532,12 +522,63 @@ impl Invoker {
             check: assessment.check,
             sensitive: assessment.sensitive,
             has_target: tool.is_some_and(|t| t.target.is_some()) || assessment.target.is_some(),
+            money,
         };
         let rules = Rules {
             global: &snap.global_rules,
             conversation: &snap.conversation_rules,
         };
-        (decide(&facts, rules), input_error, assessment)
+        (decide(&facts, rules), input_error, assessment, money)
+    }
+
+    /// The decision's money facts for a call of `tool` paying `amount_fen` now. A ledger that
+    /// cannot be read fails closed: the day counts as spent and the payee as new.
+    fn money_facts(&self, tool: &Tool, input: &Value, amount_fen: u64) -> MoneyFacts {
+        let settings = self.settings.get();
+        let (from, to) = local_day(self.clock.now_ms(), &settings.time_zone);
+        let payee = tool.payee(input);
+        let ledger = self.store.read(|c| {
+            let spent = spent_between(c, from, to)?;
+            let known = match &payee {
+                Some(p) => Some(paid_before(c, &tool.plugin, p)?),
+                None => None,
+            };
+            Ok((spent, known))
+        });
+        let (spent_today_fen, payee_known) = match ledger {
+            Ok((spent, known)) => (spent, known.or(tool.payee.as_ref().map(|_| false))),
+            Err(e) => {
+                eprintln!("harness: the spending ledger could not be read: {e}");
+                (u64::MAX, tool.payee.as_ref().map(|_| false))
+            }
+        };
+        MoneyFacts {
+            amount_fen,
+            per_payment_fen: u64::from(settings.money.per_payment_yuan) * 100,
+            per_day_fen: u64::from(settings.money.per_day_yuan) * 100,
+            spent_today_fen,
+            payee_known,
+        }
+    }
+
+    /// Counts a money call that ran toward the day's total, and its payee as paid (a tap
+    /// too: it is never questioned, but it counts — DESIGN.md §3 8e).
+    fn record_payment(&self, call: &Call, snap: &Snapshot, tool: &Tool) {
+        let Some(Ok(amount_fen)) = tool.amount_fen(&call.input) else {
+            return;
+        };
+        let payment = Payment {
+            at_ms: self.clock.now_ms(),
+            plugin: tool.plugin.clone(),
+            tool: tool.id.clone(),
+            actor: call.actor.as_str().to_owned(),
+            payee: tool.payee(&call.input),
+            amount_fen,
+        };
+        if let Err(e) = self.store.write(|tx| record_payment(tx, &payment)) {
+            let message = format!("the payment was not counted toward the day's total: {e}");
+            self.record(call, snap, AuditEvent::Failed { message });
+        }
     }
 
     /// The one invoke path.
@@ -566,20 +607,9 @@ impl Invoker {
         progress: Option<Progress>,
         outer: &[String],
     ) -> Invocation {
-        // A tool a shipped plugin renamed is called, audited and asked about by its id now.
-        let call = Call {
-            tool: current_tool_id(&call.tool).to_owned(),
-            ..call
-        };
         let snap = self.snapshot(&call, made_in.as_deref());
-        let (decision, mut input_error, assessment) = self.decide_snapshot(&call, &snap);
-        if decision.verdict == Verdict::Refuse(Code::InvalidInput) {
-            input_error = input_error.map(|problems| match self.looks_like(&call, &snap) {
-                Some(other) => format!("{problems}. These look like the inputs of {other}"),
-                None => problems,
-            });
-        }
-        let why = explain(&decision, &snap, &assessment);
+        let (decision, input_error, assessment, money) = self.decide_snapshot(&call, &snap);
+        let why = explain(&decision, &snap, &assessment, money);
         let reason = why.text(Language::En);
         self.record(&call, &snap, AuditEvent::Decided { decision });
 
@@ -609,6 +639,7 @@ impl Invoker {
                     input_error.as_deref(),
                     &assessment,
                     &decision,
+                    money,
                 );
                 return Invocation {
                     decision,
@@ -621,6 +652,16 @@ impl Invoker {
             (Verdict::Run, Some(found)) => (None, found),
             (Verdict::Ask(kind), Some(found)) => {
                 let (tool, plugin, ..) = &found;
+                let amount = tool.amount_fen(&call.input).unwrap_or(Err(String::new()));
+                // DESIGN.md §3 8e: a payment's headline is its amount in 元 and its payee.
+                let money_headline =
+                    amount
+                        .as_ref()
+                        .ok()
+                        .map(|fen| match tool.payee(&call.input) {
+                            Some(payee) => format!("{} 元 · {payee}", yuan(*fen)),
+                            None => format!("{} 元", yuan(*fen)),
+                        });
                 let asked = Prompt {
                     plugin: plugin.id.clone(),
                     plugin_title: plugin.title.clone(),
@@ -630,15 +671,16 @@ impl Invoker {
                     input: call.input.clone(),
                     kind,
                     offers: kind.offers().to_vec(),
-                    headline: assessment
-                        .target
-                        .clone()
+                    headline: money_headline
+                        .or_else(|| assessment.target.clone())
                         .or_else(|| tool.resolve_target(&call.input))
                         .unwrap_or_else(|| tool.title.clone()),
                     reason: reason.clone(),
                     why: why.clone(),
                     conversation: call.conversation.clone(),
                     tainted: snap.tainted,
+                    amount_fen: amount.ok(),
+                    payee: tool.payee(&call.input),
                 };
                 let given = self.broker.ask(asked.clone()).await;
                 prompt = Some(asked);
@@ -761,6 +803,7 @@ impl Invoker {
             }
             (Ok(result), _) => {
                 self.record(&call, &snap, AuditEvent::Ran);
+                self.record_payment(&call, &snap, &tool);
                 // The model reads a picture as words; most results carry none and are as
                 // they are.
                 let for_model = match crate::handler::carries_media(&result) {
@@ -915,6 +958,38 @@ impl PluginHost for Invoker {
     }
 }
 
+/// An amount in fen as yuan with two decimals: 15000 → "150.00".
+pub fn yuan(fen: u64) -> String {
+    format!("{}.{:02}", fen / 100, fen % 100)
+}
+
+/// The local day `now_ms` falls in, in `time_zone` (the settings'; Shanghai if it does not
+/// parse), as milliseconds `[start, end)`. A day that starts in a DST gap starts at its first
+/// instant that exists.
+fn local_day(now_ms: i64, time_zone: &str) -> (i64, i64) {
+    use chrono::{Days, TimeZone};
+    let zone: chrono_tz::Tz = time_zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
+    let Some(now) = zone.timestamp_millis_opt(now_ms).single() else {
+        return (now_ms, now_ms + 1);
+    };
+    let start_of = |date: chrono::NaiveDate| -> Option<i64> {
+        let midnight = date.and_hms_opt(0, 0, 0)?;
+        (0..=24 * 4).find_map(|quarter| {
+            let local = midnight + chrono::Duration::minutes(15 * quarter);
+            zone.from_local_datetime(&local)
+                .earliest()
+                .map(|t| t.timestamp_millis())
+        })
+    };
+    let today = now.date_naive();
+    let start = start_of(today).unwrap_or(now_ms);
+    let end = today
+        .checked_add_days(Days::new(1))
+        .and_then(start_of)
+        .unwrap_or(now_ms + 1);
+    (start, end)
+}
+
 /// The audit keeps a digest of a call's inputs, never the inputs: they may hold personal data.
 pub fn input_digest(input: &Value) -> String {
     let digest = Sha256::digest(input.to_string().as_bytes());
@@ -948,7 +1023,12 @@ fn deciding_rule<'s>(decision: &Decision, snap: &'s Snapshot) -> Option<&'s crat
 }
 
 /// Why the deciding step decided, for prompts, the demo and the audit.
-fn explain(decision: &Decision, snap: &Snapshot, assessment: &Assessment) -> Why {
+fn explain(
+    decision: &Decision,
+    snap: &Snapshot,
+    assessment: &Assessment,
+    money: Option<MoneyFacts>,
+) -> Why {
     use crate::policy::{RuleKind, Step};
     let effect = snap.target.tool().map_or(Effect::Read, |t| t.effect);
     let plugin = || {
@@ -992,7 +1072,13 @@ fn explain(decision: &Decision, snap: &Snapshot, assessment: &Assessment) -> Why
         Step::Sensitive if assessment.sensitive => Why::Loosens {
             tainted: snap.tainted,
         },
-        Step::Sensitive => Why::TaintedCall { effect },
+        Step::Sensitive => match (decision.verdict, money.and_then(|m| m.over())) {
+            (Verdict::Refuse(Code::OverLimit), Some(limit)) => Why::OverLimit { limit },
+            (Verdict::Ask(_), _) if money.is_some_and(|m| m.payee_known == Some(false)) => {
+                Why::NewPayee
+            }
+            _ => Why::TaintedCall { effect },
+        },
         Step::Allowance if decision.rule.is_some() => rule(RuleKind::Allow),
         Step::Allowance => Why::OwnCheckAllows,
         Step::AskEveryTime => Why::AskEveryTime,
@@ -1012,6 +1098,7 @@ fn refusal_message(
     input_error: Option<&str>,
     assessment: &Assessment,
     decision: &Decision,
+    money: Option<MoneyFacts>,
 ) -> String {
     // A plugin that is not installed is named as the call named it (`nosuch` of `nosuch.x`).
     let plugin = snap
@@ -1062,11 +1149,44 @@ fn refusal_message(
              agent may not make this change. The user can make it in Settings.",
             call.tool
         ),
+        Code::OverLimit => over_limit_message(call, money),
         Code::OutOfScope => out_of_scope(
             assessment
                 .reason
                 .as_deref()
                 .unwrap_or("This call reaches outside the conversation's scope."),
+        ),
+    }
+}
+
+/// An `over_limit` refusal: the amount, the limit it passes and where the student changes it
+/// (DESIGN.md §3 8e). Nothing in it allows the call.
+fn over_limit_message(call: &Call, money: Option<MoneyFacts>) -> String {
+    let Some(facts) = money else {
+        return format!(
+            "\"{}\" is over the student's money limits. Only the student can raise them: the \
+             settings money.perPaymentYuan and money.perDayYuan.",
+            call.tool
+        );
+    };
+    let amount = yuan(facts.amount_fen);
+    match facts.over() {
+        Some(Limit::PerPayment) => format!(
+            "This payment of {amount} yuan is over the student's limit of {} yuan per payment, so \
+             \"{}\" was not run. Only the student can raise the limit: the setting {} (a \
+             protected change the student confirms).",
+            yuan(facts.per_payment_fen),
+            call.tool,
+            Limit::PerPayment.key()
+        ),
+        _ => format!(
+            "This payment of {amount} yuan would bring today's spending to {} yuan, over the \
+             student's limit of {} yuan per day, so \"{}\" was not run. Only the student can \
+             raise the limit: the setting {} (a protected change the student confirms).",
+            yuan(facts.spent_today_fen.saturating_add(facts.amount_fen)),
+            yuan(facts.per_day_fen),
+            call.tool,
+            Limit::PerDay.key()
         ),
     }
 }

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::registry::{Effect, Plugin, PluginKind, Tool, current_tool_id};
+use crate::registry::{Effect, Plugin, PluginKind, Tool};
 
 /// What happens when the agent calls a tool of one effect of one plugin. Ordered by
 /// strictness: `Auto < Ask < Off`.
@@ -306,9 +306,8 @@ impl RuleSet {
                 // `plugin.*` is keyed by the plugin id, which never holds a dot; an exact
                 // pattern by the tool id, which always does, so the two never collide.
                 Some((plugin, "*")) if valid_part(plugin) => plugin,
-                // A rule made before a shipped plugin renamed its tool still names that tool.
                 Some((plugin, tool)) if valid_part(plugin) && valid_part(tool) => {
-                    current_tool_id(&rule.tool)
+                    rule.tool.as_str()
                 }
                 _ => {
                     return Err(RuleError {
@@ -466,6 +465,55 @@ pub struct Facts<'a> {
     pub sensitive: bool,
     /// The tool's resolveEffect named a target for this call.
     pub has_target: bool,
+    /// A money tool's declared amount against the student's limits; `None` when the tool
+    /// declares no amount.
+    pub money: Option<MoneyFacts>,
+}
+
+/// A money call's amount, the student's limits and what was paid today, in fen; and whether its
+/// payee was paid before (DESIGN.md §3 8e). Gathered by `invoke`, so the decision stays pure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoneyFacts {
+    pub amount_fen: u64,
+    pub per_payment_fen: u64,
+    pub per_day_fen: u64,
+    /// Paid today (the local day in the settings time zone), before this call.
+    pub spent_today_fen: u64,
+    /// `None` when the tool declares no payee; `Some(false)` for a payee never paid before.
+    pub payee_known: Option<bool>,
+}
+
+impl MoneyFacts {
+    /// The limit this call would pass, if any: per payment first, then per day.
+    pub fn over(&self) -> Option<Limit> {
+        if self.amount_fen > self.per_payment_fen {
+            Some(Limit::PerPayment)
+        } else if self.spent_today_fen.saturating_add(self.amount_fen) > self.per_day_fen {
+            Some(Limit::PerDay)
+        } else {
+            None
+        }
+    }
+}
+
+/// One of the student's money limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// `money.perPaymentYuan`
+    PerPayment,
+    /// `money.perDayYuan`
+    PerDay,
+}
+
+impl Limit {
+    /// The settings key that sets it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Limit::PerPayment => "money.perPaymentYuan",
+            Limit::PerDay => "money.perDayYuan",
+        }
+    }
 }
 
 /// The reason a call is refused; the strings are the codes the agent sees. (Kotlin and Swift
@@ -486,10 +534,12 @@ pub enum Code {
     OutOfScope,
     /// A protected change asked for in a tainted turn (DESIGN.md §3 8e).
     Tainted,
+    /// A money call past the student's limit per payment or per day (DESIGN.md §3 8e).
+    OverLimit,
 }
 
 impl Code {
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 12] = [
         Code::Unavailable,
         Code::TermsNotAccepted,
         Code::UserOnly,
@@ -501,6 +551,7 @@ impl Code {
         Code::PlanMode,
         Code::OutOfScope,
         Code::Tainted,
+        Code::OverLimit,
     ];
 
     pub fn parse(name: &str) -> Option<Self> {
@@ -520,6 +571,7 @@ impl Code {
             Code::PlanMode => "plan_mode",
             Code::OutOfScope => "out_of_scope",
             Code::Tainted => "tainted",
+            Code::OverLimit => "over_limit",
         }
     }
 }
@@ -889,11 +941,22 @@ fn decide_step(f: &Facts<'_>, rules: Rules<'_>) -> Decision {
     if f.sensitive && f.tainted {
         return Decision::by(Step::Sensitive, Refuse(Code::Tainted));
     }
+    // 8e, money limits under every preset, before any prompt: a payment past the student's
+    // limit is refused with nothing that allows it (only the student raises a limit).
+    let money = f.money.filter(|_| tool.effect == Effect::Money);
+    if money.is_some_and(|m| m.over().is_some()) {
+        return Decision::by(Step::Sensitive, Refuse(Code::OverLimit));
+    }
     if tool.grant {
         return Decision::by(Step::AlwaysAsks, Ask(PromptKind::Grant));
     }
     if tool.always_ask || f.has_target {
         return Decision::by(Step::AlwaysAsks, Ask(PromptKind::Confirm));
+    }
+    // 8e: a payee never paid before is always asked, Allow / Deny only: no mode, rule or
+    // preset makes a first payment to someone new run unasked, nor one tap set it for good.
+    if money.is_some_and(|m| m.payee_known == Some(false)) {
+        return Decision::by(Step::Sensitive, Ask(PromptKind::Confirm));
     }
     if let Some(rule) = ask_rule {
         return Decision::by_rule(Step::AskRule, Ask(PromptKind::Ordinary), rule);

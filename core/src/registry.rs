@@ -197,6 +197,13 @@ pub struct ToolManifest {
     /// `{field}` is replaced by that top-level input field.
     #[serde(default)]
     pub target: Option<String>,
+    /// A money tool's amount: the top-level input field that holds it and its unit (DESIGN.md
+    /// §3 8e: the student's limits are checked against it, and the sheet's headline says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<AmountManifest>,
+    /// A money tool's payee: the top-level input field that names whom the money goes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payee: Option<PayeeManifest>,
     /// The plugin's code names each call's target itself (a TypeScript tool's `resolveEffect`
     /// function, run by its handler's assessment); only a bundled plugin has code to run it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -213,6 +220,29 @@ pub struct ToolManifest {
     /// `{"balanceYuan": {"zh": "余额（元）", "en": "Balance (yuan)"}}`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, FieldLabel>,
+}
+
+/// `amount: {field, unit}` of a money tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AmountManifest {
+    pub field: String,
+    pub unit: AmountUnit,
+}
+
+/// The unit a money tool's amount field is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AmountUnit {
+    Yuan,
+    Fen,
+}
+
+/// `payee: {field}` of a money tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PayeeManifest {
+    pub field: String,
 }
 
 /// A result field's label in the two languages the app speaks; `en` falls back to `zh`.
@@ -255,6 +285,10 @@ pub struct Tool {
     /// It may delete or overwrite what it acts on (a remote server's `destructiveHint`).
     pub destructive: bool,
     pub target: Option<String>,
+    /// A money tool's declared amount (see [`ToolManifest::amount`]).
+    pub amount: Option<AmountManifest>,
+    /// A money tool's declared payee field (see [`ToolManifest::payee`]).
+    pub payee: Option<String>,
     /// Its handler names each call's target (see [`ToolManifest::resolves_effect`]).
     pub resolves_effect: bool,
     /// Its handler writes the model's description each turn (see [`ToolManifest::describes`]).
@@ -269,6 +303,44 @@ impl Tool {
     /// The name the model sees.
     pub fn model_name(&self) -> String {
         model_name(&self.id)
+    }
+
+    /// The call's amount in fen, when the tool declares one: `None` for a tool that declares
+    /// none, `Some(Err)` naming the field when the input does not hold a non-negative amount
+    /// (a call whose amount cannot be read is never counted as nothing). A yuan amount is
+    /// rounded up to the fen, so a limit is never passed by a fraction of one.
+    pub fn amount_fen(&self, input: &Value) -> Option<Result<u64, String>> {
+        let declared = self.amount.as_ref()?;
+        let field = &declared.field;
+        let unit = match declared.unit {
+            AmountUnit::Yuan => "yuan",
+            AmountUnit::Fen => "fen",
+        };
+        let bad = || format!("{field}: expected a non-negative number of {unit}");
+        let Some(n) = input.get(field).and_then(Value::as_f64) else {
+            return Some(Err(bad()));
+        };
+        let fen = match declared.unit {
+            AmountUnit::Yuan => (n * 100.0 - 1e-6).ceil(),
+            AmountUnit::Fen => n.ceil(),
+        };
+        // 2^53 fen is far above any payment; past it an f64 no longer counts single fen.
+        if !(0.0..=9_007_199_254_740_992.0).contains(&fen) {
+            return Some(Err(bad()));
+        }
+        Some(Ok(fen as u64))
+    }
+
+    /// The call's payee, when the tool declares one and the input names it: on one line with
+    /// nothing invisible, as every sheet shows a call's words.
+    pub fn payee(&self, input: &Value) -> Option<String> {
+        let value = input.get(self.payee.as_deref()?)?;
+        let shown = match value {
+            Value::String(s) => s.clone(),
+            Value::Null => return None,
+            other => other.to_string(),
+        };
+        Some(one_line(&shown, usize::MAX))
     }
 
     /// The prompt headline this call acts on, if the tool names a target. The template is read
@@ -672,6 +744,35 @@ fn load_tool(
         }
     };
     let schema = tool.input.unwrap_or_else(empty_object_schema);
+    // DESIGN.md §3 8e: an amount and a payee are what a money call moves and to whom; each
+    // names a top-level input field the schema declares, so the limits read what the tool gets.
+    let declared = [
+        ("amount", tool.amount.as_ref().map(|a| &a.field)),
+        ("payee", tool.payee.as_ref().map(|p| &p.field)),
+    ];
+    for (key, name) in declared {
+        let Some(name) = name else { continue };
+        if effect != Effect::Money {
+            return Err(LoadError::new(
+                plugin,
+                field(key),
+                format!("only a money tool declares {key}; this tool has the {effect} effect"),
+            ));
+        }
+        if schema
+            .pointer(&format!(
+                "/properties/{}",
+                name.replace('~', "~0").replace('/', "~1")
+            ))
+            .is_none()
+        {
+            return Err(LoadError::new(
+                plugin,
+                field(&format!("{key}.field")),
+                format!("names \"{name}\", which is not a top-level field of the tool's input"),
+            ));
+        }
+    }
     let request = match &tool.request {
         Some(request) => Some(crate::declared::load(request, &schema).map_err(
             |(name, message)| LoadError::new(plugin, field(&format!("request.{name}")), message),
@@ -721,6 +822,8 @@ fn load_tool(
         always_ask: tool.always_ask,
         destructive: tool.destructive && effect != Effect::Read,
         target: tool.target,
+        amount: tool.amount,
+        payee: tool.payee.map(|p| p.field),
         resolves_effect: tool.resolves_effect,
         describes: tool.describes,
         request,
@@ -913,45 +1016,6 @@ pub fn tool_id(model_name: &str) -> Option<String> {
         .then(|| model_name.replacen("__", ".", 1))
 }
 
-/// Tools the shipped plugins renamed, old id → new id. A scheduled job's check and a rule
-/// name a tool by its id, stored when they were made: the old id still names the tool they
-/// meant, and the model is offered only the new one. (`treehole.post` read a thread, and
-/// students say 发帖 for publishing.)
-const RENAMED_TOOLS: &[(&str, &str)] = &[("treehole.post", "treehole.thread")];
-
-/// Inputs the shipped read tools renamed to one vocabulary across the plugins (`query`, not
-/// `keyword`; `limit`, not `size` or `pageSize`): tool id, old name, new name. Only a scheduled
-/// job's check stores a read tool's input for later (seed 000: scheduled runs only read), so
-/// only its calls are read through this.
-const RENAMED_INPUTS: &[(&str, &str, &str)] = &[
-    ("notices.list", "keyword", "query"),
-    ("treehole.search", "keyword", "query"),
-    ("library.search", "size", "limit"),
-    ("wallet.transactions", "pageSize", "limit"),
-];
-
-/// The id a tool has now: `id` itself, or what a shipped plugin renamed it to.
-pub fn current_tool_id(id: &str) -> &str {
-    RENAMED_TOOLS
-        .iter()
-        .find(|(old, _)| *old == id)
-        .map_or(id, |(_, new)| new)
-}
-
-/// `input` of a stored call of `tool_id` with its renamed fields under their names now; a field
-/// given under both names keeps the new one's value.
-pub fn current_input(tool_id: &str, mut input: Value) -> Value {
-    let tool_id = current_tool_id(tool_id);
-    if let Value::Object(fields) = &mut input {
-        for (_, old, new) in RENAMED_INPUTS.iter().filter(|(t, ..)| *t == tool_id) {
-            if let Some(value) = fields.remove(*old) {
-                fields.entry(*new).or_insert(value);
-            }
-        }
-    }
-    input
-}
-
 /// Every installed plugin, and an index from tool id to tool.
 #[derive(Debug, Default)]
 pub struct Registry {
@@ -1002,10 +1066,8 @@ impl Registry {
         self.plugins.get(id)
     }
 
-    /// The tool `id` names, by its id now or by one a shipped plugin renamed
-    /// ([`current_tool_id`]).
     pub fn tool(&self, id: &str) -> Option<&Arc<Tool>> {
-        self.tools.get(current_tool_id(id))
+        self.tools.get(id)
     }
 
     pub fn plugins(&self) -> impl Iterator<Item = &Arc<Plugin>> {

@@ -82,6 +82,38 @@ pub struct Settings {
     pub campus: CampusSettings,
     /// The agent's guards: how far one turn may go before it is stopped.
     pub agent: AgentLimits,
+    /// The student's money limits, across plugins (DESIGN.md §3 8e).
+    pub money: MoneyLimits,
+}
+
+/// How much the agent may spend: per payment and per local day in the settings time zone,
+/// in whole yuan (`money.perPaymentYuan`, `money.perDayYuan`). A payment past either is
+/// refused `over_limit`; raising one is a protected change (DESIGN.md §3 8e).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MoneyLimits {
+    pub per_payment_yuan: u32,
+    pub per_day_yuan: u32,
+}
+
+impl Default for MoneyLimits {
+    fn default() -> Self {
+        Self {
+            per_payment_yuan: 100,
+            per_day_yuan: 200,
+        }
+    }
+}
+
+impl MoneyLimits {
+    /// Sets the limit named by `key` (as [`parse_change`] checked it).
+    pub fn set(&mut self, key: &str, value: u32) {
+        match key {
+            "money.perPaymentYuan" => self.per_payment_yuan = value,
+            "money.perDayYuan" => self.per_day_yuan = value,
+            _ => {}
+        }
+    }
 }
 
 /// How far one turn of the agent may go. Each is a setting (`agent.maxModelRequests`, …), so a
@@ -114,6 +146,7 @@ impl Default for Settings {
             official_host: DEFAULT_OFFICIAL_HOST.into(),
             agent: AgentLimits::default(),
             campus: CampusSettings::default(),
+            money: MoneyLimits::default(),
         }
     }
 }
@@ -258,6 +291,12 @@ pub enum Change {
         key: String,
         value: u64,
     },
+    /// One of the money limits, by its key (`money.perDayYuan`), in whole yuan; 0 lets the
+    /// agent pay nothing.
+    MoneyLimit {
+        key: String,
+        value: u32,
+    },
     PluginEnabled {
         plugin: String,
         enabled: bool,
@@ -297,7 +336,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, campus.hosts, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Checks that `text` is a bare host name — what the campus list and the official host hold,
 /// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
@@ -441,6 +480,17 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
                 }
                 _ => Err(fail(format!(
                     "expected a whole number of at least 1, got {value}"
+                ))),
+            }
+        }
+        "money.perPaymentYuan" | "money.perDayYuan" => {
+            match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) => Ok(Change::MoneyLimit {
+                    key: key.to_owned(),
+                    value: n,
+                }),
+                None => Err(fail(format!(
+                    "expected a whole number of yuan (0 or more), got {value}"
                 ))),
             }
         }

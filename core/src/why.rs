@@ -1,7 +1,7 @@
 //! Why a call was decided as it was, as a value, and its words in the user's language: the
 //! approval sheet, the chat, the CLI and the audit all say the same (zh and en).
 
-use crate::policy::{Mode, RuleKind, RuleScope};
+use crate::policy::{Limit, Mode, RuleKind, RuleScope};
 use crate::registry::Effect;
 use crate::settings::Language;
 
@@ -42,6 +42,12 @@ pub enum Why {
     Loosens {
         tainted: bool,
     },
+    /// A money call past the student's limit (DESIGN.md §3 8e).
+    OverLimit {
+        limit: Limit,
+    },
+    /// A money call to a payee never paid before (DESIGN.md §3 8e).
+    NewPayee,
     /// A money or public call after untrusted content.
     TaintedCall {
         effect: Effect,
@@ -191,6 +197,11 @@ impl Why {
                 "this change loosens a permission, and this turn has read untrusted content".into()
             }
             Why::Loosens { tainted: false } => "this change loosens a permission".into(),
+            Why::OverLimit { limit } => match limit {
+                Limit::PerPayment => "this payment is over your limit per payment".into(),
+                Limit::PerDay => "this payment would pass your limit per day".into(),
+            },
+            Why::NewPayee => "this payee has never been paid before".into(),
             Why::TaintedCall { effect } => {
                 format!("this turn has read untrusted content, and this is a {effect} call")
             }
@@ -262,6 +273,11 @@ impl Why {
                 "这项更改会放宽权限，而本轮对话读取过不可信的内容".into()
             }
             Why::Loosens { tainted: false } => "这项更改会放宽权限".into(),
+            Why::OverLimit { limit } => match limit {
+                Limit::PerPayment => "这笔付款超过了你设的单笔限额".into(),
+                Limit::PerDay => "这笔付款会超过你设的每天限额".into(),
+            },
+            Why::NewPayee => "以前从没付款给这个收款方".into(),
             Why::TaintedCall { effect } => format!(
                 "本轮对话读取过不可信的内容，而这是一次「{}」调用",
                 effect_words(zh, *effect)

@@ -289,6 +289,7 @@ fn decide_in(world: &World, call: &CallSpec, preset: Preset) -> (Decision, Effec
         check: call.check,
         sensitive: call.sensitive,
         has_target: tool.target.is_some(),
+        money: None,
     };
     let rules = Rules {
         global: &world.global,

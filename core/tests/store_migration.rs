@@ -10,6 +10,7 @@ const V1: &str = include_str!("fixtures/schema-v1.sql");
 const V2: &str = include_str!("fixtures/schema-v2.sql");
 const V3: &str = include_str!("fixtures/schema-v3.sql");
 const V4: &str = include_str!("fixtures/schema-v4.sql");
+const V5: &str = include_str!("fixtures/schema-v5.sql");
 
 /// Every schema object as (type, name, table, SQL), the SQL with white space dropped around
 /// punctuation and folded elsewhere, since `ALTER TABLE … ADD COLUMN` splices its text in as
@@ -96,7 +97,7 @@ fn a_version_1_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!((version(&upgraded), schema::VERSION), (5, 5));
+    assert_eq!((version(&upgraded), schema::VERSION), (6, 6));
     assert_eq!(objects(&upgraded), fresh_objects());
 
     // What version 1 stored is kept; the settings blob became one row per key.
@@ -132,7 +133,7 @@ fn a_version_2_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 5);
+    assert_eq!(version(&upgraded), 6);
     assert_eq!(objects(&upgraded), fresh_objects());
     let jobs: i64 = upgraded
         .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
@@ -158,7 +159,7 @@ fn a_version_3_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 5);
+    assert_eq!(version(&upgraded), 6);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (turns, tainted): (i64, bool) = upgraded
         .query_row(
@@ -184,7 +185,7 @@ fn a_version_4_database_upgrades_to_exactly_the_fresh_schema_and_keeps_its_histo
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 5);
+    assert_eq!(version(&upgraded), 6);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (content, thinking): (String, Option<String>) = upgraded
         .query_row(
@@ -194,4 +195,31 @@ fn a_version_4_database_upgrades_to_exactly_the_fresh_schema_and_keeps_its_histo
         )
         .unwrap();
     assert_eq!((content.as_str(), thinking), ("好的", None));
+}
+
+#[test]
+fn a_version_5_database_upgrades_to_exactly_the_fresh_schema_with_an_empty_spending_ledger() {
+    // DESIGN.md §3 8e: the day's total is kept in SQLite; an upgraded phone starts it empty.
+    let old = old_database(
+        V5,
+        5,
+        "INSERT INTO messages (conversation, turn, role, content, created_at, thinking) \
+         VALUES ('c1', 1, 'assistant', '好的', 7, '想');",
+    );
+    drop(Store::open(old.path()).unwrap());
+    let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
+    assert_eq!(version(&upgraded), 6);
+    assert_eq!(objects(&upgraded), fresh_objects());
+    let thinking: String = upgraded
+        .query_row(
+            "SELECT thinking FROM messages WHERE conversation = 'c1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(thinking, "想");
+    let paid: i64 = upgraded
+        .query_row("SELECT count(*) FROM spending", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(paid, 0);
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::ButtonRole;
 use super::texts::{answer_words, effect_words, possessive, title, tr};
 use crate::engine::Engine;
-use crate::invoke::Prompt;
+use crate::invoke::{Prompt, yuan};
 use crate::policy::{Answer, PromptKind};
 use crate::registry::{Effect, PluginKind};
 use crate::settings::Language;
@@ -90,11 +90,19 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         }),
         usize::MAX,
     );
-    // A target is the call's own words; otherwise the headline is the tool's title.
-    let headline = if prompt.headline == prompt.tool_title {
-        tool_title.clone()
-    } else {
-        one_line(&prompt.headline, usize::MAX)
+    // DESIGN.md §3 8e: a payment's headline is its amount in 元 and its payee. Otherwise a
+    // target is the call's own words, and without one the headline is the tool's title.
+    let headline = match (prompt.amount_fen, &prompt.payee) {
+        (Some(fen), Some(payee)) => match lang {
+            Language::Zh => format!("付款 {} 元给 {}", yuan(fen), one_line(payee, usize::MAX)),
+            Language::En => format!("Pay {} yuan to {}", yuan(fen), one_line(payee, usize::MAX)),
+        },
+        (Some(fen), None) => match lang {
+            Language::Zh => format!("付款 {} 元", yuan(fen)),
+            Language::En => format!("Pay {} yuan", yuan(fen)),
+        },
+        _ if prompt.headline == prompt.tool_title => tool_title.clone(),
+        _ => one_line(&prompt.headline, usize::MAX),
     };
     let inputs = match &prompt.input {
         Value::Object(fields) => fields

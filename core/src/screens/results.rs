@@ -325,6 +325,17 @@ pub(super) fn refusal_card(
             .to_owned(),
             open(Route::ConversationSettings),
         ),
+        // DESIGN.md §3 8e: nothing here allows the payment; the card says which settings
+        // only the student can raise.
+        (Code::OverLimit, _) => (
+            tr(
+                lang,
+                "只有你能提高限额：设置项 money.perPaymentYuan（单笔）和 money.perDayYuan（每天）",
+                "Only you can raise the limits: the settings money.perPaymentYuan (per payment) and money.perDayYuan (per day)",
+            )
+            .to_owned(),
+            None,
+        ),
         (Code::Declined | Code::SchedulerReadOnly | Code::Tainted | Code::InvalidInput, _) => {
             return None;
         }

@@ -100,6 +100,7 @@ pub(crate) fn refusal_words(lang: Language, code: Code) -> &'static str {
             "本轮读取过不可信内容，不能放宽权限",
             "This turn read untrusted content; it may not loosen a permission",
         ),
+        Code::OverLimit => tr(lang, "超出了你设的花钱限额", "Over your money limit"),
     }
 }
 

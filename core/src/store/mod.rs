@@ -57,7 +57,7 @@ pub mod schema {
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 5;
+    pub const VERSION: u32 = 6;
 
     /// The newest schema, for an empty database.
     pub const CREATE: &str = "
@@ -176,6 +176,16 @@ pub mod schema {
             thinking TEXT
         );
         CREATE INDEX messages_by_conversation ON messages (conversation, id);
+        CREATE TABLE spending (
+            id INTEGER PRIMARY KEY,
+            at_ms INTEGER NOT NULL,
+            plugin TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            payee TEXT,
+            amount_fen INTEGER NOT NULL CHECK (amount_fen >= 0)
+        );
+        CREATE INDEX spending_by_time ON spending (at_ms);
     ";
 
     /// Creates the newest schema in an empty database.
@@ -256,6 +266,22 @@ pub mod schema {
         // screen (it is never sent back to the model).
         if version < 5 {
             tx.execute_batch("ALTER TABLE messages ADD COLUMN thinking TEXT;")?;
+        }
+        // Version 6: what was paid by money tools that declare their amount, so the day's total
+        // and the payees paid before survive a restart (DESIGN.md §3 8e).
+        if version < 6 {
+            tx.execute_batch(
+                "CREATE TABLE spending (
+                    id INTEGER PRIMARY KEY,
+                    at_ms INTEGER NOT NULL,
+                    plugin TEXT NOT NULL,
+                    tool TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    payee TEXT,
+                    amount_fen INTEGER NOT NULL CHECK (amount_fen >= 0)
+                );
+                CREATE INDEX spending_by_time ON spending (at_ms);",
+            )?;
         }
         Ok(())
     }
@@ -529,6 +555,7 @@ pub mod jobs;
 pub mod memories;
 pub mod plugins;
 pub mod sources;
+pub mod spending;
 pub mod values;
 
 /// Every concern's rows under one name, as callers outside the core knew them.
