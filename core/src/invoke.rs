@@ -26,7 +26,7 @@ use crate::policy::{
     Actor, Answer, Availability, Code, Decision, Facts, Limit, Mode, MoneyFacts, PromptKind,
     RuleSet, Rules, Standing, Verdict, decide, precheck,
 };
-use crate::registry::{Effect, MCP_DESCRIPTION_CAP, Plugin, Tool, plugin_id};
+use crate::registry::{Effect, MCP_DESCRIPTION_CAP, Plugin, Tool, current_tool_id, plugin_id};
 use crate::services::{Host, PluginGates, PluginHost, Services};
 use crate::settings::{AppSettings, Language};
 use crate::store::Store;
@@ -471,6 +471,39 @@ impl Invoker {
         }
     }
 
+    /// The offered tool whose inputs a refused call's input looks like, as `Title (name)`: a
+    /// call meant for another tool (classrooms' `building` and `day` sent to canteen__crowd)
+    /// is told which one. It names a tool only when every field the called tool does not have
+    /// is one of that tool's, and more than half of the input's fields are.
+    fn looks_like(&self, call: &Call, snap: &Snapshot) -> Option<String> {
+        let called = snap.target.tool()?;
+        let fields: Vec<&String> = call.input.as_object()?.keys().collect();
+        let has = |tool: &Tool, field: &str| {
+            tool.input.source()["properties"]
+                .as_object()
+                .is_some_and(|p| p.contains_key(field))
+        };
+        if fields.iter().all(|f| has(called, f)) {
+            return None;
+        }
+        let best = self
+            .offered_tools(call.actor, call.conversation.as_deref())
+            .into_iter()
+            .filter(|tool| tool.id != called.id)
+            .filter(|tool| fields.iter().all(|f| has(called, f) || has(tool, f)))
+            .map(|tool| (fields.iter().filter(|f| has(&tool, f)).count(), tool))
+            .filter(|(shared, _)| shared * 2 > fields.len())
+            // The most fields shared; the first offered of equals.
+            .reduce(|best, next| if next.0 > best.0 { next } else { best })?
+            .1;
+        let name = match call.actor {
+            Actor::Agent => best.model_name(),
+            _ => best.id.clone(),
+        };
+        let title = best.title_en.as_deref().unwrap_or(&best.title);
+        Some(format!("{title} ({name})"))
+    }
+
     /// Decides a call without running it or asking anyone: what `invoke` would do first.
     pub fn decide(&self, call: &Call) -> Decision {
         self.decide_made_in(call, None)
@@ -607,8 +640,19 @@ impl Invoker {
         progress: Option<Progress>,
         outer: &[String],
     ) -> Invocation {
+        // A tool a shipped plugin renamed is called, audited and asked about by its id now.
+        let call = Call {
+            tool: current_tool_id(&call.tool).to_owned(),
+            ..call
+        };
         let snap = self.snapshot(&call, made_in.as_deref());
-        let (decision, input_error, assessment, money) = self.decide_snapshot(&call, &snap);
+        let (decision, mut input_error, assessment, money) = self.decide_snapshot(&call, &snap);
+        if decision.verdict == Verdict::Refuse(Code::InvalidInput) {
+            input_error = input_error.map(|problems| match self.looks_like(&call, &snap) {
+                Some(other) => format!("{problems}. These look like the inputs of {other}"),
+                None => problems,
+            });
+        }
         let why = explain(&decision, &snap, &assessment, money);
         let reason = why.text(Language::En);
         self.record(&call, &snap, AuditEvent::Decided { decision });

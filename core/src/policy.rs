@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::registry::{Effect, Plugin, PluginKind, Tool};
+use crate::registry::{Effect, Plugin, PluginKind, Tool, current_tool_id};
 
 /// What happens when the agent calls a tool of one effect of one plugin. Ordered by
 /// strictness: `Auto < Ask < Off`.
@@ -306,8 +306,9 @@ impl RuleSet {
                 // `plugin.*` is keyed by the plugin id, which never holds a dot; an exact
                 // pattern by the tool id, which always does, so the two never collide.
                 Some((plugin, "*")) if valid_part(plugin) => plugin,
+                // A rule made before a shipped plugin renamed its tool still names that tool.
                 Some((plugin, tool)) if valid_part(plugin) && valid_part(tool) => {
-                    rule.tool.as_str()
+                    current_tool_id(&rule.tool)
                 }
                 _ => {
                     return Err(RuleError {

@@ -1016,6 +1016,45 @@ pub fn tool_id(model_name: &str) -> Option<String> {
         .then(|| model_name.replacen("__", ".", 1))
 }
 
+/// Tools the shipped plugins renamed, old id → new id. A scheduled job's check and a rule
+/// name a tool by its id, stored when they were made: the old id still names the tool they
+/// meant, and the model is offered only the new one. (`treehole.post` read a thread, and
+/// students say 发帖 for publishing.)
+const RENAMED_TOOLS: &[(&str, &str)] = &[("treehole.post", "treehole.thread")];
+
+/// Inputs the shipped read tools renamed to one vocabulary across the plugins (`query`, not
+/// `keyword`; `limit`, not `size` or `pageSize`): tool id, old name, new name. Only a scheduled
+/// job's check stores a read tool's input for later (seed 000: scheduled runs only read), so
+/// only its calls are read through this.
+const RENAMED_INPUTS: &[(&str, &str, &str)] = &[
+    ("notices.list", "keyword", "query"),
+    ("treehole.search", "keyword", "query"),
+    ("library.search", "size", "limit"),
+    ("wallet.transactions", "pageSize", "limit"),
+];
+
+/// The id a tool has now: `id` itself, or what a shipped plugin renamed it to.
+pub fn current_tool_id(id: &str) -> &str {
+    RENAMED_TOOLS
+        .iter()
+        .find(|(old, _)| *old == id)
+        .map_or(id, |(_, new)| new)
+}
+
+/// `input` of a stored call of `tool_id` with its renamed fields under their names now; a field
+/// given under both names keeps the new one's value.
+pub fn current_input(tool_id: &str, mut input: Value) -> Value {
+    let tool_id = current_tool_id(tool_id);
+    if let Value::Object(fields) = &mut input {
+        for (_, old, new) in RENAMED_INPUTS.iter().filter(|(t, ..)| *t == tool_id) {
+            if let Some(value) = fields.remove(*old) {
+                fields.entry(*new).or_insert(value);
+            }
+        }
+    }
+    input
+}
+
 /// Every installed plugin, and an index from tool id to tool.
 #[derive(Debug, Default)]
 pub struct Registry {
@@ -1066,8 +1105,10 @@ impl Registry {
         self.plugins.get(id)
     }
 
+    /// The tool `id` names, by its id now or by one a shipped plugin renamed
+    /// ([`current_tool_id`]).
     pub fn tool(&self, id: &str) -> Option<&Arc<Tool>> {
-        self.tools.get(id)
+        self.tools.get(current_tool_id(id))
     }
 
     pub fn plugins(&self) -> impl Iterator<Item = &Arc<Plugin>> {

@@ -2,9 +2,12 @@
 //! 图书馆 (library), shipped TypeScript plugins — against the campus simulator on 127.0.0.1,
 //! each tool through the one invoke path as the agent and as the student's tap.
 
+mod common;
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use common::model_server::{ModelServer, calls, text};
 use harness_campus_sim::{Fault, Simulator};
 use harness_core::campus::wire::Origin;
 use harness_core::clock::Clock;
@@ -169,7 +172,7 @@ async fn late_at_night_only_the_late_canteen_is_open_and_the_rest_open_tomorrow(
     );
     assert_eq!(
         result["opensNext"][0],
-        json!({"name": "学一食堂", "meal": "早餐", "opensAt": "明天 tomorrow 06:30"})
+        json!({"name": "学一食堂", "meal": "早餐", "opensAt": "2026-12-03 06:30"})
     );
     assert_eq!(result["opensNext"].as_array().unwrap().len(), 5);
 }
@@ -192,7 +195,8 @@ async fn free_classrooms_with_their_free_periods_and_capacity() {
     );
     assert_eq!(
         (result["building"].clone(), result["day"].clone()),
-        (json!("三教"), json!("明天"))
+        // A result echoes the input's own value (issue 44: the model copied 今天 into a call).
+        (json!("三教"), json!("tomorrow"))
     );
     assert_eq!(result["periodTimes"]["1"], "08:00-08:50");
     // The portal was asked as it spells the building and the day.
@@ -205,7 +209,8 @@ async fn free_classrooms_with_their_free_periods_and_capacity() {
         json!({"building": "三教", "period": 3}),
     )
     .await;
-    assert_eq!(third["day"], "今天");
+    // The result echoes the input's own value, which the model copies into its next call.
+    assert_eq!(third["day"], "today");
     assert_eq!(
         third["rooms"],
         json!([{"room": "三教203", "capacity": 60, "freePeriods": [3, 4, 5, 6, 9, 10, 11, 12]}])
@@ -244,7 +249,7 @@ async fn the_library_catalogue_answers_books_with_call_numbers() {
     let second = ran(
         &w.engine,
         "library.search",
-        json!({"query": "系统", "page": 2, "size": 5}),
+        json!({"query": "系统", "page": 2, "limit": 5}),
     )
     .await;
     assert_eq!(
@@ -306,4 +311,120 @@ async fn the_scheduler_reads_them_too() {
         Outcome::Ran { result, .. } => assert_eq!(result["canteens"][0]["present"], 692),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_stray_argument_is_refused_naming_the_tool_whose_inputs_it_looks_like() {
+    // issue 44: canteen__crowd ran with classrooms' `building` and `day`. Every object of an
+    // SDK schema is strict, and the refusal names the offered tool those inputs belong to.
+    let w = world(beijing(12, 0)).await;
+    let sent = w.sim.seen().len();
+    assert_eq!(
+        call(
+            &w.engine,
+            "canteen.crowd",
+            Actor::Agent,
+            json!({"building": "三教", "day": "today"})
+        )
+        .await,
+        Outcome::Refused {
+            code: harness_core::policy::Code::InvalidInput,
+            message: "The input is invalid: input: Additional properties are not allowed ('building', 'day' were unexpected). These look like the inputs of Free classrooms (classrooms__free)".into()
+        }
+    );
+    // A stray field that is no other tool's is refused without a guess.
+    assert_eq!(
+        call(&w.engine, "canteen.crowd", Actor::Agent, json!({"hungry": true})).await,
+        Outcome::Refused {
+            code: harness_core::policy::Code::InvalidInput,
+            message: "The input is invalid: input: Additional properties are not allowed ('hungry' was unexpected)".into()
+        }
+    );
+    assert_eq!(w.sim.seen().len(), sent, "nothing reached the campus");
+}
+
+#[tokio::test]
+async fn a_call_the_model_meant_for_another_tool_runs_nothing_and_the_model_is_told_which_tool() {
+    // issue 44: the model sent classrooms' inputs to canteen__crowd; the turn refuses it, the
+    // model reads which tool those inputs belong to, and the campus is asked nothing.
+    let w = world(beijing(12, 0)).await;
+    let server = ModelServer::start(vec![
+        calls(&[(
+            "c1",
+            "canteen__crowd",
+            r#"{"building":"三教","day":"today"}"#,
+        )]),
+        text("我查一下三教的空教室。"),
+    ])
+    .await;
+    server.configure(&w.engine, "sk-test");
+    let sent = w.sim.seen().len();
+    let summary = w
+        .engine
+        .send_message("c", "三教今天有空教室吗？")
+        .await
+        .unwrap();
+    assert_eq!(summary.answer, "我查一下三教的空教室。");
+    let second = &server.requests()[1].body["messages"];
+    let tool_message = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the refusal went back to the model");
+    let refusal: Value = serde_json::from_str(tool_message["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        refusal["error"]["message"],
+        "The input is invalid: input: Additional properties are not allowed ('building', 'day' were unexpected). These look like the inputs of Free classrooms (classrooms__free)"
+    );
+    assert_eq!(w.sim.seen().len(), sent, "nothing reached the campus");
+}
+
+/// Every JSON Schema node under `value`, with its path.
+fn nodes<'v>(path: String, value: &'v Value, out: &mut Vec<(String, &'v Value)>) {
+    match value {
+        Value::Object(map) => {
+            out.push((path.clone(), value));
+            for (k, v) in map {
+                nodes(format!("{path}/{k}"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                nodes(format!("{path}/{i}"), v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn no_shipped_schema_has_a_2_53_bound_or_a_backslash_d_and_every_object_is_strict() {
+    // issue 44: `.int()`'s 9007199254740991 is ~100 tokens of noise; llama.cpp's schema grammar
+    // refuses `\d`; an object that allows other properties lets a call meant for another tool run.
+    use harness_core::installed::Catalog;
+    let mut checked = 0;
+    for (plugin, _) in Shipped.bundled() {
+        for tool in &plugin.tools {
+            let schema = tool.input.source();
+            let text = schema.to_string();
+            assert!(!text.contains("9007199254740991"), "{}: {text}", tool.id);
+            assert!(!text.contains("\\\\d"), "{}: {text}", tool.id);
+            let mut all = Vec::new();
+            nodes(String::new(), schema, &mut all);
+            for (path, node) in all {
+                if node.get("type") == Some(&json!("object")) {
+                    assert_eq!(
+                        node.get("additionalProperties"),
+                        Some(&json!(false)),
+                        "{} at {path:?}: {text}",
+                        tool.id
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    // The six shipped plugins' 18 tools, each input one object.
+    assert_eq!(checked, 18);
 }

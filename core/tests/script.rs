@@ -110,7 +110,9 @@ async fn the_model_sees_the_json_schema_zod_made_with_each_describe() {
         &json!({
             "type": "object",
             "properties": {"text": {"description": "The text to answer with", "type": "string", "maxLength": 1000}},
-            "required": ["text"]
+            "required": ["text"],
+            // issue 44: the SDK's objects are strict, so a call meant for another tool is refused.
+            "additionalProperties": false
         })
     );
     assert_eq!(tool.title_en.as_deref(), Some("Echo a text"));
@@ -720,7 +722,8 @@ async fn an_infinite_loop_is_ended_at_the_deadline_and_the_plugin_runs_again() {
         failed(&engine, "hostile.spin", Actor::Agent, json!({})).await,
         "捣乱 took longer than 0.3 s and was stopped"
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Ended, not run forever: a bound no loaded machine misses.
+    assert!(started.elapsed() < Duration::from_secs(60));
     assert_eq!(
         ran(&engine, "hostile.echo", json!({"text": "again"})).await,
         json!({"text": "again"})
@@ -932,7 +935,8 @@ async fn another_call_runs_while_a_script_loops() {
     let engine = Arc::new(engine(
         dir.path(),
         Limits {
-            deadline: Duration::from_secs(3),
+            // Long enough that a loaded machine's echo still answers before it.
+            deadline: Duration::from_secs(10),
             ..Limits::default()
         },
     ));
@@ -941,7 +945,6 @@ async fn another_call_runs_while_a_script_loops() {
         tokio::spawn(async move { failed(&engine, "hostile.spin", Actor::Agent, json!({})).await })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let started = std::time::Instant::now();
     // Another plugin's call — the registry, the decision, the audit — answers meanwhile: no
     // lock of the core is held while the script runs.
     let echo = {
@@ -949,15 +952,11 @@ async fn another_call_runs_while_a_script_loops() {
         tokio::spawn(async move { ran(&engine, "echo.say", json!({"text": "并行"})).await })
     };
     assert_eq!(echo.await.unwrap(), json!({"text": "并行"}));
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    // The echo answered while the loop still ran: no clock, the loop's task tells.
     assert!(!spinning.is_finished());
     assert_eq!(
         spinning.await.unwrap(),
-        "捣乱 took longer than 3 s and was stopped"
+        "捣乱 took longer than 10 s and was stopped"
     );
 }
 
