@@ -46,13 +46,51 @@ pub enum CampusCommand {
         #[arg(long, value_name = "KEY=VALUE")]
         form: Vec<String>,
     },
+    /// Sign in again only the services the last sign-in could not, with the remembered
+    /// password.
+    Retry,
     /// Sign out: every session and the remembered password are deleted.
     SignOut,
     /// Run the campus simulator on 127.0.0.1:PORT until interrupted.
     Simulate {
         #[arg(long, default_value_t = 8787)]
         port: u16,
+        /// Vary the wire as HTTP allows, comma-separated: relative, 303, gzip, extra-hop,
+        /// cookie-attrs, flaky:SERVICE, maintenance:SERVICE (SERVICE: portal, card, treehole).
+        #[arg(long, value_name = "VARIATIONS")]
+        vary: Option<String>,
     },
+}
+
+/// What a sign-in ended with, as the terminal says it.
+fn said(user: &str, step: &SignInStep) -> String {
+    match step {
+        SignInStep::SignedIn { services } => {
+            format!("signed in as {user}: {}", services.join(", "))
+        }
+        SignInStep::Partly { services, failed } => {
+            let mut lines = vec![format!(
+                "signed in as {user}: {}",
+                if services.is_empty() {
+                    "no service".to_owned()
+                } else {
+                    services.join(", ")
+                }
+            )];
+            for failure in failed {
+                lines.push(format!(
+                    "  {}: not signed in: {}",
+                    failure.service.as_str(),
+                    failure.error
+                ));
+            }
+            lines.push(
+                "run `harness campus retry` to sign in only those (it needs --remember), or sign in again".into(),
+            );
+            lines.join("\n")
+        }
+        SignInStep::NeedsCode { .. } => format!("{user}: IAAA waits for a code"),
+    }
 }
 
 /// The campus origin of this run: the simulator's when `HARNESS_CAMPUS_ORIGIN` names one.
@@ -82,12 +120,17 @@ fn read_line(prompt: &str) -> Result<String, String> {
 
 pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> {
     match command {
-        CampusCommand::Simulate { port } => {
+        CampusCommand::Simulate { port, vary } => {
+            let varied = harness_campus_sim::Vary::parse_list(vary.as_deref().unwrap_or(""))?;
             let sim = harness_campus_sim::Simulator::start(port)
                 .await
                 .map_err(|e| {
                     format!("the campus simulator could not listen on port {port}: {e}")
                 })?;
+            for v in varied {
+                outln!("varying the wire: {v:?}");
+                sim.vary(v);
+            }
             outln!(
                 "campus simulator at {} (set HARNESS_CAMPUS_ORIGIN to it)",
                 sim.origin()
@@ -129,7 +172,19 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
                     .await
                     .map_err(|e| e.to_string())?;
             }
-            outln!("signed in as {user}: portal, card, treehole");
+            outln!("{}", said(&user, &step));
+            Ok(())
+        }
+        CampusCommand::Retry => {
+            let engine = open(data_dir)?;
+            let step = engine.campus().retry().await.map_err(|e| e.to_string())?;
+            let user = engine
+                .campus()
+                .status()
+                .map_err(|e| e.to_string())?
+                .account
+                .unwrap_or_default();
+            outln!("{}", said(&user, &step));
             Ok(())
         }
         CampusCommand::Status => {

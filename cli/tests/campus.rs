@@ -120,6 +120,6 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
         .unwrap();
     assert_eq!(
         text(&after.stdout),
-        "{\n  \"status\": \"signin_required\"\n}\n"
+        "{\n  \"service\": \"card\",\n  \"status\": \"signin_required\"\n}\n"
     );
 }

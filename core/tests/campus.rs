@@ -4,9 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use harness_campus_sim::{ACCOUNTS, DEMO, Fault, MOBILE_MASK, OTP_CODE, SMS_CODE, Simulator};
+use harness_campus_sim::{
+    ACCOUNTS, DEMO, Fault, MOBILE_MASK, OTP_CODE, SMS_CODE, Simulator, TRUST_COOKIE, Vary,
+};
 use harness_core::campus::wire::{Origin, Public, Service};
-use harness_core::campus::{Campus, CampusError, CampusRequest, SecondFactor, SignInStep, keys};
+use harness_core::campus::{
+    Campus, CampusError, CampusRequest, Failure, SecondFactor, SignInStep, keys,
+};
 use harness_core::clock::SystemClock;
 use harness_core::secrets::{MemorySecrets, SecretError, SecretStore};
 use serde_json::{Value, json};
@@ -95,6 +99,16 @@ fn every_session() -> Vec<String> {
     all
 }
 
+/// Whether the card has its session (the others may still have theirs).
+fn card_signed_in(campus: &Campus) -> bool {
+    campus
+        .status()
+        .unwrap()
+        .services
+        .iter()
+        .any(|(s, _)| *s == Service::Card)
+}
+
 #[tokio::test]
 async fn the_demo_student_signs_in_and_the_card_answers_its_balance_in_fen_without_the_session() {
     let (sim, keystore, campus) = world().await;
@@ -136,7 +150,7 @@ async fn the_demo_student_signs_in_and_the_card_answers_its_balance_in_fen_witho
     assert_eq!(keystore.held(), [keys::DEVICE]);
     assert_eq!(
         campus.request(Service::Card, &balance()).await.unwrap(),
-        json!({"status": "signin_required"})
+        json!({"status": "signin_required", "service": "card"})
     );
 }
 
@@ -167,7 +181,7 @@ async fn an_sms_student_is_asked_once_a_wrong_code_keeps_the_sign_in_and_the_rig
     );
     assert_eq!(campus.submit_code(SMS_CODE).await.unwrap(), signed_in());
     let mut expected = every_session();
-    expected.extend([keys::PASSWORD.to_owned(), keys::TRUST.to_owned()]);
+    expected.extend([keys::PASSWORD.to_owned(), keys::IAAA.to_owned()]);
     expected.sort();
     assert_eq!(keystore.held(), expected);
     // The second factor was asked once: Treehole's sign-in went through on the trusted device.
@@ -234,29 +248,39 @@ async fn iaaa_answering_html_is_unavailable_and_a_chain_off_the_campus_hosts_is_
         down.to_string(),
         "the campus services could not be reached: iaaa.pku.edu.cn answered 503 Service Unavailable without its JSON: it may be down for maintenance; try again later"
     );
+    assert_eq!(keystore.held(), Vec::<String>::new());
+    // DESIGN §10: the card's chain failing fails the card alone; the portal and Treehole stay
+    // signed in, and the card's failure is said in words.
+    let card_failed = |reason: &str| SignInStep::Partly {
+        services: vec!["portal".into(), "treehole".into()],
+        failed: vec![Failure {
+            service: Service::Card,
+            error: CampusError::Chain(reason.into()),
+        }],
+    };
     sim.clear_faults();
     sim.add_fault(Fault::CardRedirectTo(
         "https://evil.example.org/steal?t=1".into(),
     ));
-    let off = campus
-        .sign_in(DEMO.id, DEMO.password, false)
-        .await
-        .unwrap_err();
+    let off = campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
     assert_eq!(
-        off.to_string(),
-        "the sign-in was redirected off the campus hosts, to https://evil.example.org/steal; nothing was sent there"
+        off,
+        card_failed(
+            "the sign-in was redirected off the campus hosts, to https://evil.example.org/steal; nothing was sent there"
+        )
     );
+    assert!(sim.seen().iter().all(|r| !r.host.contains("evil")));
     sim.clear_faults();
     sim.add_fault(Fault::NoCardToken);
-    let no_token = campus
-        .sign_in(DEMO.id, DEMO.password, false)
-        .await
-        .unwrap_err();
+    let no_token = campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
     assert_eq!(
-        no_token.to_string(),
-        "the campus card signed in but its redirect carried no synjones-auth token"
+        no_token,
+        card_failed(
+            "the campus card's sign-in ended at an answer (401) without its synjones-auth token: the service may be down for maintenance; try again later"
+        )
     );
-    assert_eq!(keystore.held(), Vec::<String>::new());
+    assert!(!keystore.held().contains(&keys::session(Service::Card)));
+    assert!(keystore.held().contains(&keys::session(Service::Portal)));
 }
 
 #[tokio::test]
@@ -274,10 +298,10 @@ async fn an_expired_session_signs_in_again_once_with_the_remembered_password_els
     sim2.expire_sessions();
     assert_eq!(
         forgetful.request(Service::Card, &balance()).await.unwrap(),
-        json!({"status": "signin_required"})
+        json!({"status": "signin_required", "service": "card"})
     );
-    // The ended session is gone: the account is no longer signed in.
-    assert!(!forgetful.signed_in());
+    // The ended session is gone: the card is no longer signed in.
+    assert!(!card_signed_in(&forgetful));
     drop(sim);
 }
 
@@ -433,7 +457,10 @@ async fn a_sign_out_during_a_silent_sign_in_wins_and_leaves_nothing_of_the_accou
         campus.sign_out().unwrap();
         drop(release);
     });
-    assert_eq!(answer.unwrap(), json!({"status": "signin_required"}));
+    assert_eq!(
+        answer.unwrap(),
+        json!({"status": "signin_required", "service": "card"})
+    );
     // Only the install's Treehole device id stays: nothing of the account.
     assert_eq!(keystore.held(), [keys::DEVICE]);
     assert!(!campus.signed_in());
@@ -519,7 +546,7 @@ async fn a_silent_sign_in_never_sends_an_sms_nor_waits_for_a_code() {
             .count();
         assert_eq!(
             campus.request(Service::Card, &balance()).await.unwrap(),
-            json!({"status": "signin_required"}),
+            json!({"status": "signin_required", "service": "card"}),
             "{student}"
         );
         assert_eq!(sms(&sim), sent, "{student}");
@@ -531,7 +558,7 @@ async fn a_silent_sign_in_never_sends_an_sms_nor_waits_for_a_code() {
             .filter(|r| r.target == "/iaaa/oauthlogin.do")
             .count();
         assert_eq!(tried, logins, "{student}");
-        assert!(!campus.signed_in());
+        assert!(!card_signed_in(&campus));
     }
 }
 
@@ -651,5 +678,246 @@ async fn a_service_echoing_the_session_as_keys_hands_the_plugin_none_of_it() {
             "[redacted]": {"synjones-auth": "bearer [redacted]"},
             "headers": [{"bearer [redacted]": 1}],
         }})
+    );
+}
+
+/// The services a sign-in under `vary` fails at first, and the failures as the student reads
+/// them (DESIGN §10: each service on its own; the card is reached through the portal).
+fn failed_first(vary: &Vary) -> Vec<Failure> {
+    let down = |service: &str| {
+        CampusError::Unreachable(format!(
+            "{service} answered 502 while signing in: it may be down for maintenance; try again later"
+        ))
+    };
+    let maintenance = |service: &str, wanted: &str| {
+        CampusError::Chain(format!(
+            "{service}'s sign-in ended at an answer (200) without its {wanted}: the service may be down for maintenance; try again later"
+        ))
+    };
+    let failure = |service, error| Failure { service, error };
+    match vary {
+        Vary::Flaky(s) if s == "portal" => vec![
+            failure(Service::Portal, down("the portal")),
+            failure(Service::Card, CampusError::CardNeedsPortal),
+        ],
+        Vary::Flaky(s) if s == "card" => vec![failure(Service::Card, down("the campus card"))],
+        Vary::Flaky(_) => vec![failure(Service::Treehole, down("Treehole"))],
+        Vary::Maintenance(s) if s == "portal" => vec![
+            failure(Service::Portal, maintenance("the portal", "SESSION cookie")),
+            failure(Service::Card, CampusError::CardNeedsPortal),
+        ],
+        Vary::Maintenance(s) if s == "card" => vec![failure(
+            Service::Card,
+            maintenance("the campus card", "synjones-auth token"),
+        )],
+        Vary::Maintenance(_) => vec![failure(Service::Treehole, maintenance("Treehole", "token"))],
+        _ => Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn the_sign_in_and_a_read_of_each_service_pass_under_every_variation_of_the_wire() {
+    // DESIGN §10: redirects by the HTTP rules (relative Locations, 303, one more hop), cookies
+    // per RFC 6265 (Domain, Secure, SameSite, Expires, unrelated ones), gzip answers, and a
+    // service failing once leaving the others signed in until a retry signs in only it.
+    for vary in Vary::every() {
+        let (sim, _keystore, campus) = world().await;
+        sim.vary(vary.clone());
+        let step = campus.sign_in(DEMO.id, DEMO.password, false).await;
+        let failed = failed_first(&vary);
+        if failed.is_empty() {
+            assert_eq!(step, Ok(signed_in()), "{vary:?}");
+        } else {
+            let services = Service::ALL
+                .into_iter()
+                .filter(|s| !failed.iter().any(|f| f.service == *s))
+                .map(|s| s.as_str().to_owned())
+                .collect();
+            assert_eq!(
+                step,
+                Ok(SignInStep::Partly { services, failed }),
+                "{vary:?}"
+            );
+            let logins = iaaa_logins(&sim);
+            assert_eq!(campus.retry().await, Ok(signed_in()), "{vary:?}");
+            // Only the failed services signed in again: one IAAA sign-in each for the portal
+            // or Treehole, none for the card alone (it comes through the portal's session).
+            let again = match vary {
+                Vary::Flaky(ref s) | Vary::Maintenance(ref s) if s == "card" => 0,
+                _ => 1,
+            };
+            assert_eq!(iaaa_logins(&sim), logins + again, "{vary:?}");
+        }
+        let card = campus.request(Service::Card, &balance()).await.unwrap();
+        assert_eq!(
+            card["body"]["data"]["card"][0]["elec_accamt"], 4250,
+            "{vary:?}"
+        );
+        let basic = CampusRequest {
+            method: Some("POST".into()),
+            path: "/portal2017/account/getBasicInfo.do".into(),
+            body: Some(json!({})),
+            ..CampusRequest::default()
+        };
+        let portal = campus.request(Service::Portal, &basic).await.unwrap();
+        assert_eq!(portal["body"]["name"], DEMO.name, "{vary:?}");
+        campus.treehole_send_code().await.unwrap();
+        campus.treehole_verify(SMS_CODE).await.unwrap();
+        let feed = CampusRequest {
+            path: "/chapi/api/v3/hole/list_comments?page=1&limit=10".into(),
+            ..CampusRequest::default()
+        };
+        let treehole = campus.request(Service::Treehole, &feed).await.unwrap();
+        assert_eq!(
+            treehole["body"]["data"]["list"][0]["pid"], 7_001_234,
+            "{vary:?}"
+        );
+        // Every request asked for gzip, and nothing went anywhere but a campus host.
+        let seen = sim.seen();
+        assert!(
+            seen.iter().all(|r| r
+                .headers
+                .iter()
+                .any(|(n, v)| n == "accept-encoding" && v == "gzip")),
+            "{vary:?}"
+        );
+        if vary == Vary::CookieAttrs {
+            // An unrelated cookie set with Domain went back to every campus host; the one
+            // already expired went nowhere.
+            let cookies = |host: &str| {
+                seen.iter()
+                    .filter(|r| r.host == host)
+                    .filter_map(|r| r.headers.iter().find(|(n, _)| n == "cookie"))
+                    .map(|(_, v)| v.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            assert!(cookies("treehole.pku.edu.cn").contains("Hm_lvt_sim=1796000000"));
+            assert!(seen.iter().all(|r| {
+                !r.headers
+                    .iter()
+                    .any(|(n, v)| n == "cookie" && v.contains("stale="))
+            }));
+        }
+    }
+}
+
+fn iaaa_logins(sim: &Simulator) -> usize {
+    sim.seen()
+        .iter()
+        .filter(|r| r.target == "/iaaa/oauthlogin.do")
+        .count()
+}
+
+#[tokio::test]
+async fn a_service_that_fails_leaves_the_others_signed_in_and_a_retry_signs_in_only_it() {
+    // DESIGN §10: each service kept as it comes; one failing leaves the others; a retry signs
+    // in only the failed ones without the password again, while it is held for that sign-in.
+    let (sim, keystore, campus) = world().await;
+    sim.vary(Vary::Flaky("treehole".into()));
+    let step = campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    let failure = Failure {
+        service: Service::Treehole,
+        error: CampusError::Unreachable(
+            "Treehole answered 502 while signing in: it may be down for maintenance; try again later".into(),
+        ),
+    };
+    assert_eq!(
+        step,
+        SignInStep::Partly {
+            services: vec!["portal".into(), "card".into()],
+            failed: vec![failure.clone()],
+        }
+    );
+    // The consent's campus session is met while any service is signed in.
+    assert!(campus.signed_in());
+    assert!(!campus.signed_in_everywhere());
+    assert_eq!(campus.status().unwrap().failed, [failure]);
+    let card = campus.request(Service::Card, &balance()).await.unwrap();
+    assert_eq!(card["body"]["data"]["card"][0]["elec_accamt"], 4250);
+    let feed = CampusRequest {
+        path: "/chapi/api/v3/hole/list_comments?page=1&limit=10".into(),
+        ..CampusRequest::default()
+    };
+    assert_eq!(
+        campus.request(Service::Treehole, &feed).await.unwrap(),
+        json!({"status": "signin_required", "service": "treehole"})
+    );
+    // The password was not remembered and is not in the keystore; the retry needs it not.
+    assert!(!keystore.held().contains(&keys::PASSWORD.to_owned()));
+    let logins = iaaa_logins(&sim);
+    assert_eq!(campus.retry().await, Ok(signed_in()));
+    let after: Vec<_> = sim
+        .seen()
+        .into_iter()
+        .filter(|r| r.target == "/iaaa/oauthlogin.do")
+        .skip(logins)
+        .collect();
+    assert_eq!(after.len(), 1);
+    assert!(
+        after[0].body.contains("appid=PKU+Helper"),
+        "{}",
+        after[0].body
+    );
+    assert!(campus.status().unwrap().failed.is_empty());
+    assert!(campus.signed_in_everywhere());
+}
+
+#[tokio::test]
+async fn the_password_held_for_a_retry_goes_when_the_sign_in_screen_closes() {
+    // DESIGN §10: held for that sign-in, never longer than the sign-in screen is open, unless
+    // remembered.
+    let (sim, _keystore, campus) = world().await;
+    sim.vary(Vary::Flaky("treehole".into()));
+    let step = campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    assert!(matches!(step, SignInStep::Partly { .. }), "{step:?}");
+    campus.cancel_sign_in();
+    assert_eq!(campus.retry().await, Err(CampusError::NoRetry));
+    assert!(campus.status().unwrap().failed.is_empty());
+    // Remembered, the retry reads it from the keystore whenever it is asked.
+    let (sim, _keystore, campus) = world().await;
+    sim.vary(Vary::Flaky("treehole".into()));
+    campus.sign_in(DEMO.id, DEMO.password, true).await.unwrap();
+    campus.cancel_sign_in();
+    assert_eq!(campus.retry().await, Ok(signed_in()));
+}
+
+#[tokio::test]
+async fn iaaas_cookies_are_kept_with_the_sessions_and_sent_back_whatever_their_name() {
+    // DESIGN §10: IAAA's cookies go back to it as it set them; the core names none of them.
+    let (sim, keystore, campus) = world().await;
+    let student = ACCOUNTS[1];
+    campus
+        .sign_in(student.id, student.password, false)
+        .await
+        .unwrap();
+    campus.submit_code(SMS_CODE).await.unwrap();
+    assert!(keystore.held().contains(&keys::IAAA.to_owned()));
+    let kept = keystore.get(keys::IAAA).unwrap().unwrap();
+    assert!(kept.contains(TRUST_COOKIE), "{kept}");
+    sim.expire_sessions();
+    let sms = |sim: &Simulator| {
+        sim.seen()
+            .iter()
+            .filter(|r| r.target.starts_with("/iaaa/sendSMSCode.do"))
+            .count()
+    };
+    let sent = sms(&sim);
+    // The next sign-in is trusted: no code asked, no SMS sent.
+    assert_eq!(
+        campus.sign_in(student.id, student.password, false).await,
+        Ok(signed_in())
+    );
+    assert_eq!(sms(&sim), sent);
+    let last = sim
+        .seen()
+        .into_iter()
+        .rfind(|r| r.target == "/iaaa/oauthlogin.do")
+        .unwrap();
+    let cookie = last.headers.iter().find(|(n, _)| n == "cookie").unwrap();
+    assert!(
+        cookie.1.contains(&format!("{TRUST_COOKIE}=")),
+        "{}",
+        cookie.1
     );
 }

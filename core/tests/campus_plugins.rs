@@ -9,7 +9,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use harness_campus_sim::{DEMO, Fault, Simulator};
+use harness_campus_sim::{DEMO, Fault, Simulator, Vary};
 use harness_core::campus::wire::{Origin, Service};
 use harness_core::campus::{SignInStep, keys};
 use harness_core::events::{Event, EventSink};
@@ -197,9 +197,19 @@ async fn a_session_ending_mid_turn_signs_in_again_once_with_the_remembered_passw
     w.sim.add_fault(Fault::CardAlwaysExpired);
     let logins = iaaa_logins(&w.sim);
     let result = ran(w.engine.invoke(balance()).await.outcome);
-    assert_eq!(result, json!({"status": "signin_required"}));
+    assert_eq!(
+        result,
+        json!({"status": "signin_required", "service": "card"})
+    );
     assert_eq!(iaaa_logins(&w.sim), logins + 2);
-    assert!(!w.engine.consent().campus_session);
+    // DESIGN §10: the card's session is dropped; the consent's campus session stays met while
+    // the portal and Treehole are signed in.
+    let status = w.engine.campus().status().unwrap();
+    assert_eq!(
+        status.services.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+        [Service::Portal, Service::Treehole]
+    );
+    assert!(w.engine.consent().campus_session);
 }
 
 #[tokio::test]
@@ -229,21 +239,25 @@ async fn a_session_ending_without_a_remembered_password_asks_the_student_to_sign
     let logins = iaaa_logins(&w.sim);
     w.sim.expire_sessions();
     let result = ran(w.engine.invoke(balance()).await.outcome);
-    assert_eq!(result, json!({"status": "signin_required"}));
+    assert_eq!(
+        result,
+        json!({"status": "signin_required", "service": "card"})
+    );
     assert_eq!(iaaa_logins(&w.sim), logins);
-    // The student's notice, and the requirement no longer met.
+    // The student's notice; the card is no longer signed in, so the next read is answered
+    // the same without anything sent (DESIGN §10: the consent stays met while the portal and
+    // Treehole are signed in).
     let lines = w.engine.drain_host_lines();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0].kind, LineKind::SignInRequired);
     assert_eq!(lines[0].plugin_id, "card");
-    assert!(!w.engine.consent().campus_session);
-    assert!(matches!(
-        w.engine.invoke(balance()).await.outcome,
-        Outcome::Refused {
-            code: Code::Unavailable,
-            ..
-        }
-    ));
+    assert!(w.engine.consent().campus_session);
+    let seen = w.sim.seen().len();
+    assert_eq!(
+        ran(w.engine.invoke(balance()).await.outcome),
+        json!({"status": "signin_required", "service": "card"})
+    );
+    assert_eq!(w.sim.seen().len(), seen);
 }
 
 #[tokio::test]
@@ -264,15 +278,15 @@ async fn the_password_and_the_sessions_are_nowhere_but_the_keystore() {
         let session: Value =
             serde_json::from_str(&w.secrets.get(&keys::session(service)).unwrap().unwrap())
                 .unwrap();
-        for (_, value) in session["cookies"]
+        // The session's cookies as RFC 6265 keeps them: each one's `name=value; attributes`.
+        for value in session["jar"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|c| {
-                Some((
-                    c.get(0)?.as_str()?.to_owned(),
-                    c.get(1)?.as_str()?.to_owned(),
-                ))
+                let raw = c["raw_cookie"].as_str()?;
+                let pair = raw.split(';').next()?;
+                Some(pair.split_once('=')?.1.to_owned())
             })
         {
             if value.len() >= 8 {
@@ -484,4 +498,48 @@ async fn the_authenticators_code_has_no_resend_and_a_captcha_is_said_plainly() {
         ),
         "no sign-in is waiting for a code; start the sign-in again"
     );
+}
+
+#[tokio::test]
+async fn the_account_screen_shows_each_services_state_and_retries_only_the_failed_one() {
+    // DESIGN §10: a failure of one service is shown per service in words, with "retry"; the
+    // retry signs in only it, without the password typed again.
+    let sim = Simulator::start(0).await.unwrap();
+    sim.vary(Vary::Flaky("treehole".into()));
+    let screens = screens_at(&sim, common::ManualClock::at(0)).await;
+    screens
+        .act(Action::CampusSignIn {
+            user: DEMO.id.into(),
+            password: DEMO.password.into(),
+            remember: false,
+        })
+        .await
+        .unwrap();
+    let signed = screens.campus_account().unwrap().signed_in.unwrap();
+    let lines: Vec<(String, String)> = signed
+        .services
+        .iter()
+        .map(|l| (l.label.clone(), l.value.clone()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("校内门户".to_owned(), "已登录".to_owned()),
+            ("校园卡".to_owned(), "已登录".to_owned()),
+            (
+                "树洞".to_owned(),
+                "未登录：树洞暂时无法登录（可能在维护），请稍后重试".to_owned()
+            ),
+        ]
+    );
+    let retry = signed.retry.unwrap();
+    assert_eq!(retry.label, "重试未登录的服务");
+    assert_eq!(retry.action, Action::CampusRetry);
+    assert!(screens.engine().consent().campus_session);
+    let logins = iaaa_logins(&sim);
+    screens.act(retry.action).await.unwrap();
+    assert_eq!(iaaa_logins(&sim), logins + 1);
+    let signed = screens.campus_account().unwrap().signed_in.unwrap();
+    assert_eq!(signed.retry, None);
+    assert_eq!(signed.services[2].value, "已登录，至 2100-01-01 08:00");
 }

@@ -7,10 +7,13 @@
 //!
 //! It serves fixture accounts ([`ACCOUNTS`]) and fixture data, records every request it is sent
 //! ([`Simulator::seen`]), and can be told to expire every session or to misbehave, so tests
-//! can drive each fault. It is never linked into the phone library.
+//! can drive each fault, and to vary the wire as HTTP allows ([`Vary`]: relative redirects,
+//! 303, gzip, an extra hop, cookie attributes, a service failing once). It is never linked into
+//! the phone library.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -139,6 +142,89 @@ pub enum Fault {
     GarbageFrom(String),
 }
 
+/// What IAAA names the cookie that lets a device skip the second factor. The real name is not
+/// known (SERVICES.md §6.3); the core must not depend on it, and does not.
+pub const TRUST_COOKIE: &str = "remDevice";
+
+/// A way the simulator varies the wire as HTTP allows and the real services may (DESIGN.md
+/// §10), each switchable: `harness campus simulate --vary relative,303,gzip,extra-hop,cookie-attrs,flaky:treehole`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Vary {
+    /// Every redirect's `Location` written relative to the request (RFC 9110 §10.2.2): a path
+    /// on the same host, `//host/…` on another.
+    Relative,
+    /// 303 See Other instead of 302.
+    SeeOther,
+    /// Every body gzip-compressed (`Content-Encoding: gzip`) when the request accepts gzip.
+    Gzip,
+    /// One more redirect in the card's chain before the `synjones-auth` token.
+    ExtraHop,
+    /// Every cookie with Domain, Secure, SameSite and Expires, and unrelated cookies (one
+    /// already expired) beside them.
+    CookieAttrs,
+    /// This service's sign-in (`portal`, `card`, `treehole`) fails once: its first step
+    /// answers 502 with an HTML page, then works.
+    Flaky(String),
+    /// This service's sign-in answers its HTML maintenance page once (HTTP 200), then works.
+    Maintenance(String),
+}
+
+impl Vary {
+    /// Every variation, as the table-driven tests run them.
+    pub fn every() -> Vec<Vary> {
+        let mut all = vec![
+            Vary::Relative,
+            Vary::SeeOther,
+            Vary::Gzip,
+            Vary::ExtraHop,
+            Vary::CookieAttrs,
+        ];
+        for service in ["portal", "card", "treehole"] {
+            all.push(Vary::Flaky(service.into()));
+            all.push(Vary::Maintenance(service.into()));
+        }
+        all
+    }
+
+    /// `relative,303,gzip,extra-hop,cookie-attrs,flaky:treehole,maintenance:card`.
+    pub fn parse_list(list: &str) -> Result<Vec<Vary>, String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(|v| match v.split_once(':') {
+                None => match v {
+                    "relative" => Ok(Vary::Relative),
+                    "303" => Ok(Vary::SeeOther),
+                    "gzip" => Ok(Vary::Gzip),
+                    "extra-hop" => Ok(Vary::ExtraHop),
+                    "cookie-attrs" => Ok(Vary::CookieAttrs),
+                    _ => Err(format!(
+                        "--vary: {v:?} is not a variation; give relative, 303, gzip, extra-hop, cookie-attrs, flaky:SERVICE or maintenance:SERVICE"
+                    )),
+                },
+                Some((kind, service)) if ["portal", "card", "treehole"].contains(&service) => {
+                    match kind {
+                        "flaky" => Ok(Vary::Flaky(service.into())),
+                        "maintenance" => Ok(Vary::Maintenance(service.into())),
+                        _ => Err(format!("--vary: {v:?} is not a variation; give flaky:SERVICE or maintenance:SERVICE")),
+                    }
+                }
+                Some(_) => Err(format!(
+                    "--vary: {v:?} names no service; give portal, card or treehole"
+                )),
+            })
+            .collect()
+    }
+
+    /// The service a failing-once variation names.
+    fn failing(&self) -> Option<&str> {
+        match self {
+            Vary::Flaky(s) | Vary::Maintenance(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
 /// A request the simulator was sent: host, method, path and query.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seen {
@@ -177,6 +263,10 @@ struct State {
     balances: HashMap<String, i64>,
     /// Paths whose requests wait for the test ([`Simulator::hold`]).
     holds: Vec<(String, mpsc::UnboundedSender<Release>)>,
+    /// How the wire is varied ([`Vary`]).
+    vary: Vec<Vary>,
+    /// The services whose once-failing sign-in has failed.
+    failed_once: HashSet<String>,
 }
 
 impl State {
@@ -264,6 +354,11 @@ impl Simulator {
 
     pub fn clear_faults(&self) {
         lock(&self.state).faults.clear();
+    }
+
+    /// From now on the wire is varied so ([`Vary`]).
+    pub fn vary(&self, vary: Vary) {
+        lock(&self.state).vary.push(vary);
     }
 
     /// From now on the card of `student` holds `fen` (its records counted back from it).
@@ -455,14 +550,118 @@ async fn answer(req: Request<Incoming>, state: &Mutex<State>, key: &PrivateKey) 
     if let Some(broken) = broken(&asked, &s) {
         return broken;
     }
-    match asked.host.as_str() {
+    if let Some(failing) = fail_once(&asked, &mut s) {
+        return varied(&asked, &s, failing);
+    }
+    let answered = match asked.host.as_str() {
         "iaaa.pku.edu.cn" => iaaa(&asked, &mut s, key),
         "portal.pku.edu.cn" => portal(&asked, &mut s),
         "bdcard.pku.edu.cn" => card(&asked, &mut s),
         "treehole.pku.edu.cn" => treehole(&asked, &mut s),
         "opac.lib.pku.edu.cn" => library(&asked),
         _ => reply(421, "text/plain", "no such campus host"),
+    };
+    varied(&asked, &s, answered)
+}
+
+/// The first step of each service's sign-in, where a once-failing variation fails it.
+fn sign_in_step(service: &str) -> (&'static str, &'static str) {
+    match service {
+        "portal" => ("portal.pku.edu.cn", "/portal2017/ssoLogin.do"),
+        "card" => ("bdcard.pku.edu.cn", "/berserker-auth/cas/login/pku"),
+        _ => ("treehole.pku.edu.cn", "/chapi/cas_iaaa_login"),
     }
+}
+
+/// The answer of a service's sign-in the first time it is asked under [`Vary::Flaky`] or
+/// [`Vary::Maintenance`].
+fn fail_once(a: &Asked, s: &mut State) -> Option<Reply> {
+    let vary = s.vary.iter().find(|v| {
+        v.failing()
+            .is_some_and(|service| sign_in_step(service) == (a.host.as_str(), a.path.as_str()))
+    })?;
+    let service = vary.failing()?.to_owned();
+    let flaky = matches!(vary, Vary::Flaky(_));
+    if !s.failed_once.insert(service) {
+        return None;
+    }
+    Some(if flaky {
+        reply(
+            502,
+            "text/html",
+            "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>",
+        )
+    } else {
+        reply(
+            200,
+            "text/html;charset=UTF-8",
+            "<!DOCTYPE html><html><head><title>系统维护</title></head><body><h1>系统维护中，请稍后访问</h1></body></html>",
+        )
+    })
+}
+
+/// `answered` as the wire's variations change it: a 303 for a 302, a relative `Location`,
+/// cookies with attributes and unrelated ones beside them, a gzip body.
+fn varied(a: &Asked, s: &State, mut answered: Reply) -> Reply {
+    let on = |v: Vary| s.vary.contains(&v);
+    if answered.status() == StatusCode::FOUND && on(Vary::SeeOther) {
+        *answered.status_mut() = StatusCode::SEE_OTHER;
+    }
+    if on(Vary::Relative)
+        && let Some(location) = answered
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+        && let Ok(to) = url::Url::parse(location)
+    {
+        let rest = &to[url::Position::BeforePath..];
+        let relative = if to.host_str() == Some(a.host.as_str()) {
+            rest.to_owned()
+        } else {
+            format!("//{}{rest}", to.host_str().unwrap_or(""))
+        };
+        if let Ok(v) = HeaderValue::from_str(&relative) {
+            answered.headers_mut().insert(LOCATION, v);
+        }
+    }
+    if on(Vary::CookieAttrs) {
+        let set: Vec<String> = answered
+            .headers()
+            .get_all(SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect();
+        answered.headers_mut().remove(SET_COOKIE);
+        let attributed = set.iter().map(|c| {
+            format!("{c}; Domain=pku.edu.cn; Secure; SameSite=Lax; Expires=Fri, 01 Jan 2100 00:00:00 GMT")
+        });
+        let unrelated = [
+            "route=sim-lb-7; Path=/".to_owned(),
+            "Hm_lvt_sim=1796000000; Domain=.pku.edu.cn; Path=/; Max-Age=31536000".to_owned(),
+            "stale=1; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT".to_owned(),
+        ];
+        for c in attributed.chain(unrelated) {
+            if let Ok(v) = HeaderValue::from_str(&c) {
+                answered.headers_mut().append(SET_COOKIE, v);
+            }
+        }
+    }
+    let accepts_gzip = a
+        .header("accept-encoding")
+        .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
+    if on(Vary::Gzip) && accepts_gzip {
+        let (mut parts, body) = answered.into_parts();
+        let plain = body.into_inner().unwrap_or_default();
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let _ = encoder.write_all(&plain);
+        let zipped = encoder.finish().unwrap_or_default();
+        parts
+            .headers
+            .insert("content-encoding", HeaderValue::from_static("gzip"));
+        parts.headers.remove("content-length");
+        return Response::from_parts(parts, Full::new(Bytes::from(zipped)));
+    }
+    answered
 }
 
 /// The answer of a host told to misbehave ([`Fault::HtmlFrom`], [`Fault::GarbageFrom`]) to a
@@ -507,7 +706,7 @@ fn iaaa(a: &Asked, s: &mut State, key: &PrivateKey) -> Reply {
         return reply(status, "text/html", "<html><body>系统维护中</body></html>");
     }
     let trusted = |s: &State, user: &str| {
-        a.cookie("iaaa_trust")
+        a.cookie(TRUST_COOKIE)
             .is_some_and(|c| s.trusted.get(c).is_some_and(|u| u == user))
     };
     match (a.method.as_str(), a.path.as_str()) {
@@ -591,7 +790,8 @@ fn iaaa(a: &Asked, s: &mut State, key: &PrivateKey) -> Reply {
             if field("remTrustChk") == "true" && acc.factor != Factor::None && !checked {
                 let trust = s.fresh("trust-");
                 s.trusted.insert(trust.clone(), user.to_owned());
-                let cookie = format!("iaaa_trust={trust}; Path=/iaaa; HttpOnly");
+                let cookie =
+                    format!("{TRUST_COOKIE}={trust}; Path=/iaaa; Max-Age=2592000; HttpOnly");
                 r.headers_mut()
                     .append(SET_COOKIE, HeaderValue::from_str(&cookie).unwrap());
             }
@@ -913,6 +1113,25 @@ fn card(a: &Asked, s: &mut State) -> Reply {
         if s.fault(|f| *f == Fault::NoCardToken).is_some() {
             return redirect("https://bdcard.pku.edu.cn/plat/?name=user", &[]);
         }
+        if s.vary.contains(&Vary::ExtraHop) {
+            let ticket = s.fresh("hop-");
+            s.card_tickets.insert(ticket.clone(), user);
+            return redirect(
+                &format!("https://bdcard.pku.edu.cn/berserker-auth/cas/continue?ticket={ticket}"),
+                &[],
+            );
+        }
+        let jwt = s.fresh("eyJhbGciOiJIUzI1NiJ9.sim.");
+        s.card.insert(jwt.clone(), user);
+        return redirect(
+            &format!("https://bdcard.pku.edu.cn/plat/?synjones-auth={jwt}&name=user"),
+            &[],
+        );
+    }
+    if a.path == "/berserker-auth/cas/continue" {
+        let Some(user) = s.card_tickets.remove(a.q("ticket")) else {
+            return redirect("https://portal.pku.edu.cn/portal2017/", &[]);
+        };
         let jwt = s.fresh("eyJhbGciOiJIUzI1NiJ9.sim.");
         s.card.insert(jwt.clone(), user);
         return redirect(

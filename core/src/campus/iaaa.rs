@@ -9,7 +9,8 @@ use rsa::pkcs8::DecodePublicKey;
 use serde_json::Value;
 use url::Url;
 
-use super::wire::{self, IAAA, Origin, Service};
+use super::chain::{self, Ask, Walk};
+use super::wire::{self, IAAA, Service};
 use super::{CampusError, Session};
 
 const IAAA_BASE: &str = "https://iaaa.pku.edu.cn/iaaa";
@@ -25,12 +26,6 @@ pub(super) enum Mode {
 pub(super) enum Code {
     Sms(String),
     Otp(String),
-}
-
-/// An IAAA sign-in's one-use token, and the device-trust cookie IAAA set, if it did.
-pub(super) struct Signed {
-    pub token: String,
-    pub trust: Option<String>,
 }
 
 /// This install's Treehole device (SERVICES.md §7): a random v4 UUID, made once and kept. The
@@ -124,212 +119,155 @@ pub(super) fn words(code: &str, msg: &str) -> String {
     }
 }
 
-pub(super) struct Iaaa<'a> {
-    client: &'a reqwest::Client,
-    origin: &'a Origin,
-    trust: Option<&'a str>,
+/// A request to one of IAAA's calls, with the headers its page sends (SERVICES.md §1).
+fn ask(method: reqwest::Method, call: &str, query: &[(&str, &str)]) -> Result<Ask, CampusError> {
+    let mut url = Url::parse(&format!("{IAAA_BASE}/{call}"))
+        .map_err(|e| CampusError::Chain(e.to_string()))?;
+    if !query.is_empty() {
+        url.query_pairs_mut().extend_pairs(query);
+    }
+    Ok(Ask {
+        method,
+        url,
+        headers: vec![
+            ("X-Requested-With", "XMLHttpRequest".to_owned()),
+            ("Referer", REFERER.to_owned()),
+        ],
+        body: None,
+    })
 }
 
-impl<'a> Iaaa<'a> {
-    pub fn new(client: &'a reqwest::Client, origin: &'a Origin, trust: Option<&'a str>) -> Self {
-        Self {
-            client,
-            origin,
-            trust,
-        }
+/// Sends and reads IAAA's JSON answer, its cookies kept in the walk's store (whatever IAAA
+/// sets, to trust the device or bind a captcha, goes back to it: no cookie name is assumed);
+/// HTML or a 5xx is IAAA being unavailable.
+async fn call(walk: &mut Walk<'_>, ask: &Ask) -> Result<Value, CampusError> {
+    let reply = walk.send(ask).await?;
+    match serde_json::from_str::<Value>(&reply.text) {
+        Ok(json) if (200..300).contains(&reply.status) && json.is_object() => Ok(json),
+        _ => Err(CampusError::Unreachable(format!(
+            "{IAAA} answered {} without its JSON: it may be down for maintenance; try again later",
+            status_line(reply.status)
+        ))),
     }
+}
 
-    fn request(
-        &self,
-        method: reqwest::Method,
-        call: &str,
-        query: &[(&str, &str)],
-    ) -> Result<reqwest::RequestBuilder, CampusError> {
-        let mut url = Url::parse(&format!("{IAAA_BASE}/{call}"))
-            .map_err(|e| CampusError::Chain(e.to_string()))?;
-        if !query.is_empty() {
-            url.query_pairs_mut().extend_pairs(query);
-        }
-        let (sent, host) = self.origin.route(&url).map_err(CampusError::Chain)?;
-        let mut builder = self
-            .client
-            .request(method, sent)
-            .header("X-Requested-With", "XMLHttpRequest")
-            .header(reqwest::header::REFERER, REFERER);
-        if let Some(host) = host {
-            builder = builder.header(reqwest::header::HOST, host);
-        }
-        if let Some(trust) = self.trust {
-            builder = builder.header(reqwest::header::COOKIE, format!("iaaa_trust={trust}"));
-        }
-        Ok(builder)
+/// `503 Service Unavailable`: a status with its reason phrase.
+fn status_line(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status).map_or(status.to_string(), |s| s.to_string())
+}
+
+/// A GET of one of IAAA's account checks, `call`, for `user` (SERVICES.md §1.2–3).
+async fn check(walk: &mut Walk<'_>, call_name: &str, user: &str) -> Result<Value, CampusError> {
+    let rand = wire::rand();
+    let query = [
+        ("userName", user),
+        ("appId", "portal2017"),
+        ("_rand", rand.as_str()),
+    ];
+    call(walk, &ask(reqwest::Method::GET, call_name, &query)?).await
+}
+
+pub(super) async fn captcha_required(walk: &mut Walk<'_>, user: &str) -> Result<bool, CampusError> {
+    Ok(check(walk, "isShowCode.do", user).await?["success"] == true)
+}
+
+/// The second factor IAAA wants for `user`, none when this device is trusted or the account
+/// has none.
+pub(super) async fn second_factor(
+    walk: &mut Walk<'_>,
+    user: &str,
+) -> Result<Option<Mode>, CampusError> {
+    let json = check(walk, "isMobileAuthen.do", user).await?;
+    if json["isMobileAuthen"] != true {
+        return Ok(None);
     }
+    Ok(Some(if json["authenMode"] == "OTP" {
+        Mode::Otp
+    } else {
+        Mode::Sms
+    }))
+}
 
-    /// Sends and reads IAAA's JSON answer; HTML or a 5xx is IAAA being unavailable.
-    async fn call(
-        &self,
-        builder: reqwest::RequestBuilder,
-    ) -> Result<(Value, Vec<(String, String)>), CampusError> {
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| CampusError::Unreachable(e.without_url().to_string()))?;
-        let status = response.status();
-        let cookies = wire::set_cookies(&response);
-        let text = wire::body(response)
-            .await
-            .map_err(CampusError::Unreachable)?;
-        match serde_json::from_str::<Value>(&text) {
-            Ok(json) if status.is_success() && json.is_object() => Ok((json, cookies)),
-            _ => Err(CampusError::Unreachable(format!(
-                "{IAAA} answered {status} without its JSON: it may be down for maintenance; try again later"
-            ))),
-        }
+/// Sends the SMS code; the masked phone number it went to.
+pub(super) async fn send_sms(walk: &mut Walk<'_>, user: &str) -> Result<String, CampusError> {
+    let json = check(walk, "sendSMSCode.do", user).await?;
+    if json["success"] != true {
+        let said = json["message"].as_str().unwrap_or("");
+        return Err(CampusError::Iaaa {
+            code: "SMS".into(),
+            message: format!("IAAA did not send the SMS code: {said}"),
+        });
     }
+    Ok(json["mobileMask"].as_str().unwrap_or("").to_owned())
+}
 
-    /// A GET of one of IAAA's account checks, `call`, for `user` (SERVICES.md §1.2–3).
-    async fn check(&self, call: &str, user: &str) -> Result<Value, CampusError> {
-        let rand = wire::rand();
-        let query = [
-            ("userName", user),
-            ("appId", "portal2017"),
-            ("_rand", rand.as_str()),
-        ];
-        let (json, _) = self
-            .call(self.request(reqwest::Method::GET, call, &query)?)
-            .await?;
-        Ok(json)
-    }
+/// IAAA's public key, and the password sealed with it (PKCS#1 v1.5, base64).
+async fn seal(walk: &mut Walk<'_>, password: &str) -> Result<String, CampusError> {
+    let json = call(walk, &ask(reqwest::Method::GET, "getPublicKey.do", &[])?).await?;
+    let pem = json["key"].as_str().unwrap_or("");
+    let key = PublicKey::from_public_key_pem(pem)
+        .map_err(|_| CampusError::Unreachable(format!("{IAAA} sent no usable public key")))?;
+    let sealed = key
+        .pkcs1v15_encrypt(password.as_bytes())
+        .map_err(|e| CampusError::Chain(format!("the password could not be sealed ({e})")))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(sealed))
+}
 
-    pub async fn captcha_required(&self, user: &str) -> Result<bool, CampusError> {
-        Ok(self.check("isShowCode.do", user).await?["success"] == true)
-    }
-
-    /// The second factor IAAA wants for `user`, none when this device is trusted or the
-    /// account has none.
-    pub async fn second_factor(&self, user: &str) -> Result<Option<Mode>, CampusError> {
-        let json = self.check("isMobileAuthen.do", user).await?;
-        if json["isMobileAuthen"] != true {
-            return Ok(None);
-        }
-        Ok(Some(if json["authenMode"] == "OTP" {
-            Mode::Otp
-        } else {
-            Mode::Sms
-        }))
-    }
-
-    /// Sends the SMS code; the masked phone number it went to.
-    pub async fn send_sms(&self, user: &str) -> Result<String, CampusError> {
-        let json = self.check("sendSMSCode.do", user).await?;
-        if json["success"] != true {
-            let said = json["message"].as_str().unwrap_or("");
-            return Err(CampusError::Iaaa {
-                code: "SMS".into(),
-                message: format!("IAAA did not send the SMS code: {said}"),
-            });
-        }
-        Ok(json["mobileMask"].as_str().unwrap_or("").to_owned())
-    }
-
-    /// IAAA's public key, and the password sealed with it (PKCS#1 v1.5, base64).
-    async fn seal(&self, password: &str) -> Result<String, CampusError> {
-        let (json, _) = self
-            .call(self.request(reqwest::Method::GET, "getPublicKey.do", &[])?)
-            .await?;
-        let pem = json["key"].as_str().unwrap_or("");
-        let key = PublicKey::from_public_key_pem(pem)
-            .map_err(|_| CampusError::Unreachable(format!("{IAAA} sent no usable public key")))?;
-        let sealed = key
-            .pkcs1v15_encrypt(password.as_bytes())
-            .map_err(|e| CampusError::Chain(format!("the password could not be sealed ({e})")))?;
-        Ok(base64::engine::general_purpose::STANDARD.encode(sealed))
-    }
-
-    /// One IAAA sign-in, for `service`'s application.
-    pub async fn sign_in(
-        &self,
-        service: Service,
-        user: &str,
-        password: &str,
-        code: Option<Code>,
-        device: &Device,
-    ) -> Result<Signed, CampusError> {
-        let sealed = self.seal(password).await?;
-        let (appid, redir) = app(service, device);
-        let (sms, otp) = match &code {
-            Some(Code::Sms(c)) => (c.as_str(), ""),
-            Some(Code::Otp(c)) => ("", c.as_str()),
-            None => ("", ""),
-        };
-        let form = [
-            ("appid", appid),
-            ("userName", user),
-            ("password", sealed.as_str()),
-            ("randCode", ""),
-            ("smsCode", sms),
-            ("otpCode", otp),
-            ("redirUrl", redir.as_str()),
-            // Ask IAAA to trust this device, so the next service's sign-in needs no new code.
-            ("remTrustChk", if code.is_some() { "true" } else { "false" }),
-        ];
-        let body = url::form_urlencoded::Serializer::new(String::new())
+/// One IAAA sign-in, for `service`'s application: its one-use token.
+pub(super) async fn sign_in(
+    walk: &mut Walk<'_>,
+    service: Service,
+    user: &str,
+    password: &str,
+    code: Option<Code>,
+    device: &Device,
+) -> Result<String, CampusError> {
+    let sealed = seal(walk, password).await?;
+    let (appid, redir) = app(service, device);
+    let (sms, otp) = match &code {
+        Some(Code::Sms(c)) => (c.as_str(), ""),
+        Some(Code::Otp(c)) => ("", c.as_str()),
+        None => ("", ""),
+    };
+    let form = [
+        ("appid", appid),
+        ("userName", user),
+        ("password", sealed.as_str()),
+        ("randCode", ""),
+        ("smsCode", sms),
+        ("otpCode", otp),
+        ("redirUrl", redir.as_str()),
+        // Ask IAAA to trust this device, so the next service's sign-in needs no new code.
+        ("remTrustChk", if code.is_some() { "true" } else { "false" }),
+    ];
+    let mut login = ask(reqwest::Method::POST, "oauthlogin.do", &[])?;
+    login.body = Some((
+        "application/x-www-form-urlencoded",
+        url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
-            .finish();
-        let builder = self
-            .request(reqwest::Method::POST, "oauthlogin.do", &[])?
-            .header(
-                reqwest::header::CONTENT_TYPE,
-                "application/x-www-form-urlencoded",
-            )
-            .body(body);
-        let (json, cookies) = self.call(builder).await?;
-        if json["success"] != true {
-            let code = json["errors"]["code"].as_str().unwrap_or("").to_owned();
-            if code == "E03" {
-                return Err(CampusError::Captcha);
-            }
-            let message = words(&code, json["errors"]["msg"].as_str().unwrap_or(""));
-            return Err(CampusError::Iaaa { code, message });
+            .finish(),
+    ));
+    let json = call(walk, &login).await?;
+    if json["success"] != true {
+        let code = json["errors"]["code"].as_str().unwrap_or("").to_owned();
+        if code == "E03" {
+            return Err(CampusError::Captcha);
         }
-        let token = json["token"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| CampusError::Chain(format!("{IAAA} signed in but sent no token")))?
-            .to_owned();
-        let trust = cookies
-            .into_iter()
-            .find(|(n, _)| n == "iaaa_trust")
-            .map(|(_, v)| v);
-        Ok(Signed { token, trust })
+        let message = words(&code, json["errors"]["msg"].as_str().unwrap_or(""));
+        return Err(CampusError::Iaaa { code, message });
     }
+    json["token"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| CampusError::Chain(format!("{IAAA} signed in but sent no token")))
 }
 
-/// One hop of a chain: a GET of a campus URL, its answer read, no redirect followed.
-async fn hop(
-    client: &reqwest::Client,
-    origin: &Origin,
-    url: &Url,
-    cookies: &[(String, String)],
-) -> Result<reqwest::Response, CampusError> {
-    let (sent, host) = origin.route(url).map_err(CampusError::Chain)?;
-    let mut builder = client.get(sent);
-    if let Some(host) = host {
-        builder = builder.header(reqwest::header::HOST, host);
-    }
-    if !cookies.is_empty() {
-        builder = builder.header(reqwest::header::COOKIE, wire::cookie_header(cookies));
-    }
-    builder
-        .send()
-        .await
-        .map_err(|e| CampusError::Unreachable(e.without_url().to_string()))
-}
-
-/// Spends the token at the service's callback for its session.
+/// Spends the token at the service's callback and follows its chain (SERVICES.md §1, §3, §7)
+/// to the service's session: the portal's `SESSION` cookie; Treehole's token from wherever the
+/// chain put it (the redirect's query or fragment, else its `pku_token` cookie) with its end.
 pub(super) async fn exchange(
-    client: &reqwest::Client,
-    origin: &Origin,
+    walk: &mut Walk<'_>,
     service: Service,
     device: &Device,
     token: &str,
@@ -339,66 +277,63 @@ pub(super) async fn exchange(
     url.query_pairs_mut()
         .append_pair("_rand", &wire::rand())
         .append_pair("token", token);
-    let response = hop(client, origin, &url, &[]).await?;
-    let cookies = wire::set_cookies(&response);
     match service {
         Service::Portal | Service::Card => {
-            let session = cookies
-                .into_iter()
-                .filter(|(n, _)| n == "SESSION")
-                .collect::<Vec<_>>();
-            if session.is_empty() {
-                return Err(CampusError::Chain(
-                    "the portal signed in but set no SESSION".into(),
-                ));
-            }
+            let portal = Url::parse("https://portal.pku.edu.cn/portal2017/")
+                .map_err(|e| CampusError::Chain(e.to_string()))?;
+            walk.follow(Ask::get(url), |_, jar| jar.value(&portal, "SESSION"))
+                .await
+                .map_err(|e| e.error("the portal", "SESSION cookie"))?;
             Ok(Session {
-                cookies: session,
+                jar: walk.jar.for_host(wire::PORTAL),
                 ..Session::default()
             })
         }
         Service::Treehole => {
-            let to = wire::campus_location(&response).map_err(CampusError::Chain)?;
-            let jwt = wire::query_param(&to, "token")
-                .ok_or_else(|| CampusError::Chain("Treehole signed in but sent no token".into()))?;
-            let expires_at_ms = wire::query_param(&to, "expires_in")
-                .and_then(|s| s.parse::<i64>().ok())
-                .map(|s| s * 1000);
+            let home = Url::parse("https://treehole.pku.edu.cn/")
+                .map_err(|e| CampusError::Chain(e.to_string()))?;
+            let (jwt, expires) = walk
+                .follow(Ask::get(url), |to, jar| {
+                    let from_location = to.and_then(|to| {
+                        Some((chain::param(to, "token")?, chain::param(to, "expires_in")))
+                    });
+                    from_location.or_else(|| {
+                        Some((
+                            jar.value(&home, "pku_token")?,
+                            jar.value(&home, "pku_expires_in"),
+                        ))
+                    })
+                })
+                .await
+                .map_err(|e| e.error("Treehole", "token"))?;
             Ok(Session {
-                cookies,
+                jar: walk.jar.for_host(wire::TREEHOLE),
                 bearer: Some(jwt),
                 uuid: Some(device.header()),
-                expires_at_ms,
+                expires_at_ms: expires
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .map(|s| s * 1000),
             })
         }
     }
 }
 
-/// The card's session from the portal's: `redirectToCard.do` → bdcard's CAS login → the
-/// `synjones-auth` token in the last `Location` (SERVICES.md §2), each hop checked to stay on
+/// The card's session from the portal's: `redirectToCard.do` and the redirects after it, up to
+/// the `synjones-auth` token in a `Location` (SERVICES.md §2, §8), each hop checked to stay on
 /// the campus hosts.
 pub(super) async fn card_session(
-    client: &reqwest::Client,
-    origin: &Origin,
+    walk: &mut Walk<'_>,
     portal: &Session,
 ) -> Result<Session, CampusError> {
     let start = Url::parse("https://portal.pku.edu.cn/portal2017/util/redirectToCard.do")
         .map_err(|e| CampusError::Chain(e.to_string()))?;
-    let first = hop(client, origin, &start, &portal.cookies).await?;
-    let cas = wire::campus_location(&first).map_err(CampusError::Chain)?;
-    if cas.host_str() != Some(wire::CARD) {
-        return Err(CampusError::Chain(
-            "the portal did not hand over to the campus card; sign in again".into(),
-        ));
-    }
-    let second = hop(client, origin, &cas, &[]).await?;
-    let last = wire::campus_location(&second).map_err(CampusError::Chain)?;
-    let jwt = wire::query_param(&last, "synjones-auth").ok_or_else(|| {
-        CampusError::Chain(
-            "the campus card signed in but its redirect carried no synjones-auth token".into(),
-        )
-    })?;
+    walk.jar.extend(&portal.jar);
+    let jwt = walk
+        .follow(Ask::get(start), |to, _| chain::param(to?, "synjones-auth"))
+        .await
+        .map_err(|e| e.error("the campus card", "synjones-auth token"))?;
     Ok(Session {
+        jar: walk.jar.for_host(wire::CARD),
         bearer: Some(jwt),
         // Clients treat the card's token as good for 24 h (SERVICES.md §2).
         expires_at_ms: None,

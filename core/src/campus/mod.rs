@@ -5,28 +5,35 @@
 //! Sign-in: IAAA's public key is fetched and the password RSA-encrypted (PKCS#1 v1.5) before it
 //! leaves the core; the second factor IAAA asks for (SMS or OTP) is asked once — the first
 //! sign-in asks IAAA to trust the device (`remTrustChk`), so the next ones need no new code;
-//! then one IAAA sign-in per service: the portal (`SESSION`), the campus card through the
-//! portal's redirect chain (`synjones-auth`), Treehole (its token, cookies and device uuid).
-//! The password is kept (in the keystore) only when the student asks for it, to sign in again
-//! when a session ends; it is never written anywhere else, nor shown in an error.
+//! then, one after the other, one IAAA sign-in per service: the portal (`SESSION`), the campus
+//! card through the portal's redirect chain (`synjones-auth`), Treehole (its token, cookies and
+//! device uuid). Each service's session is kept as it comes: one failing leaves the others
+//! signed in, and [`Campus::retry`] signs in only the failed ones with the password held for
+//! that sign-in (until the sign-in screen closes) or remembered. One cookie store per sign-in
+//! ([`chain::Jar`]); IAAA's cookies are kept with the sessions, so whatever IAAA set to trust
+//! the device goes back to it. The password is kept (in the keystore) only when the student
+//! asks for it, to sign in again when a session ends; it is never written anywhere else, nor
+//! shown in an error.
 //!
 //! Who may change the account is decided in one place, [`Turns`]: one sign-in at a time, the
 //! requests that meet an ended session share the sign-in that runs, and a sign-out wins over
 //! any sign-in started before it.
 
+mod chain;
 mod iaaa;
 pub mod wire;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Value, json};
 use url::Url;
 
 use crate::clock::Clock;
 use crate::redact::Redact;
 use crate::secrets::{SecretError, SecretStore};
+use chain::{Ask, Jar, Walk};
 use wire::{Origin, Public, Service};
 
 /// The keystore's names for the campus account's secrets.
@@ -35,8 +42,9 @@ pub mod keys {
     pub const ACCOUNT: &str = "campus.account";
     /// The password, only when the student asked to remember it on this phone.
     pub const PASSWORD: &str = "campus.password";
-    /// IAAA's cookie that lets this device skip the second factor.
-    pub const TRUST: &str = "campus.iaaaTrust";
+    /// The cookies IAAA set (RFC 6265, whichever they are: among them what lets this device
+    /// skip the second factor), sent back to it by the next sign-in.
+    pub const IAAA: &str = "campus.iaaaCookies";
     /// This install's Treehole device id (SERVICES.md §7), made once: the phone's, not the
     /// account's, so a sign-out keeps it.
     pub const DEVICE: &str = "campus.treeholeDevice";
@@ -63,8 +71,28 @@ pub enum SecondFactor {
 pub enum SignInStep {
     /// Every service has its session.
     SignedIn { services: Vec<String> },
+    /// Some services have their session and some failed, each in words: [`Campus::retry`]
+    /// signs in only those.
+    Partly {
+        services: Vec<String>,
+        failed: Vec<Failure>,
+    },
     /// IAAA asks for the second factor: give it with [`Campus::submit_code`].
     NeedsCode { factor: SecondFactor },
+}
+
+/// A service whose sign-in failed, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub service: Service,
+    pub error: CampusError,
+}
+
+impl Serialize for Failure {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        json!({"service": self.service.as_str(), "reason": self.error.to_string()})
+            .serialize(serializer)
+    }
 }
 
 /// Why a sign-in or a campus request failed, in words for the student.
@@ -90,6 +118,11 @@ pub enum CampusError {
     NotSignedIn,
     #[error("the keystore failed ({0}); nothing was signed in")]
     Keystore(String),
+    #[error("there is no failed sign-in to retry; sign in again")]
+    NoRetry,
+    /// The card is reached through the portal's session, which there is not.
+    #[error("the campus card is reached through the portal, which is not signed in: retry")]
+    CardNeedsPortal,
     /// Treehole's own check refused, in its words.
     #[error("Treehole: {0}")]
     Treehole(String),
@@ -102,11 +135,12 @@ impl From<SecretError> for CampusError {
 }
 
 /// One service's session as the keystore keeps it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Session {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cookies: Vec<(String, String)>,
+    /// The cookies the service's chain set, as RFC 6265 keeps them.
+    #[serde(default, skip_serializing_if = "Jar::is_empty")]
+    pub jar: Jar,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer: Option<String>,
     /// Treehole's per-device `uuid` header.
@@ -125,7 +159,7 @@ impl Session {
 
     /// Every value of the session, to be redacted from what a plugin is answered.
     fn secrets(&self) -> Redact {
-        let mut all: Vec<String> = self.cookies.iter().map(|(_, v)| v.clone()).collect();
+        let mut all: Vec<String> = self.jar.values();
         all.extend(self.bearer.clone());
         all.retain(|v| v.len() >= 6);
         Redact::new(all)
@@ -139,12 +173,14 @@ pub struct Status {
     pub account: Option<String>,
     /// Each service with a session, and when it is known to end (epoch ms).
     pub services: Vec<(Service, Option<i64>)>,
+    /// The services the last sign-in could not sign in, while [`Campus::retry`] can.
+    pub failed: Vec<Failure>,
 }
 
 impl Status {
-    /// Every service has its session: [`Campus::signed_in`] as of this status.
+    /// Some service has its session: [`Campus::signed_in`] as of this status.
     pub fn signed_in(&self) -> bool {
-        self.services.len() == Service::ALL.len()
+        !self.services.is_empty()
     }
 }
 
@@ -156,6 +192,21 @@ struct Pending {
     factor: SecondFactor,
     sms_sent_ms: Option<i64>,
     /// The sign-outs counted when the student started it ([`Turns::epoch`]).
+    epoch: u64,
+    /// The services it signs in (all, or those a retry signs in again).
+    services: Vec<Service>,
+    /// Its cookies so far: IAAA binds the code to the sign-in's own session.
+    jar: Jar,
+}
+
+/// The services a sign-in could not sign in, with the password held for the retry: in memory,
+/// only until the sign-in screen closes ([`Campus::cancel_sign_in`]), a sign-out, a new
+/// sign-in or a retry that signs every one in.
+struct Retry {
+    user: String,
+    password: String,
+    remember: bool,
+    failed: Vec<Failure>,
     epoch: u64,
 }
 
@@ -239,6 +290,7 @@ pub struct Campus {
     clock: Arc<dyn Clock>,
     origin: Origin,
     pending: Mutex<Option<Pending>>,
+    retry: Mutex<Option<Retry>>,
     turns: Turns,
     follow: Follow,
 }
@@ -257,6 +309,7 @@ impl Campus {
             clock,
             origin,
             pending: Mutex::new(None),
+            retry: Mutex::new(None),
             turns: Turns::default(),
             follow,
         };
@@ -275,33 +328,88 @@ impl Campus {
             .map(|p| (p.user.clone(), p.factor.clone(), p.sms_sent_ms))
     }
 
-    /// Forgets a sign-in waiting for its code (the student went back).
+    /// Forgets a sign-in waiting for its code and the password held for a retry (the student
+    /// went back, or closed the sign-in screen).
     pub fn cancel_sign_in(&self) {
         *crate::lock(&self.pending) = None;
+        *crate::lock(&self.retry) = None;
     }
 
-    /// Signs in as `user`: either every service's session at once, or the second factor IAAA
-    /// asks for (an SMS is sent as the step is returned).
+    /// Signs in as `user`: each service's session as it comes (all, or some and the others'
+    /// failures), or the second factor IAAA asks for (an SMS is sent as the step is returned).
     pub async fn sign_in(
         &self,
         user: &str,
         password: &str,
         remember: bool,
     ) -> Result<SignInStep, CampusError> {
+        *crate::lock(&self.retry) = None;
+        self.start(user, password, remember, Service::ALL.to_vec())
+            .await
+    }
+
+    /// Signs in again only the services the last sign-in could not, without asking for the
+    /// password: the one held for that sign-in, else the remembered one.
+    pub async fn retry(&self) -> Result<SignInStep, CampusError> {
+        let held = crate::lock(&self.retry).take();
+        let (user, password, remember, services) = match held {
+            Some(r) if !self.turns.signed_out_since(r.epoch) => (
+                r.user,
+                r.password,
+                r.remember,
+                r.failed.iter().map(|f| f.service).collect::<Vec<_>>(),
+            ),
+            _ => {
+                let (Some(user), Some(password)) = (
+                    self.secrets.get(keys::ACCOUNT)?,
+                    self.secrets.get(keys::PASSWORD)?,
+                ) else {
+                    return Err(CampusError::NoRetry);
+                };
+                let status = self.status()?;
+                let missing: Vec<Service> = Service::ALL
+                    .into_iter()
+                    .filter(|s| !status.services.iter().any(|(had, _)| had == s))
+                    .collect();
+                (user, password, true, missing)
+            }
+        };
+        // The card is reached through the portal: a portal session that ended meanwhile is
+        // signed in again with it.
+        let mut services = services;
+        if services.contains(&Service::Card)
+            && !services.contains(&Service::Portal)
+            && self.session(Service::Portal)?.is_none()
+        {
+            services.insert(0, Service::Portal);
+        }
+        self.start(&user, &password, remember, services).await
+    }
+
+    /// A sign-in of `services` the student asked for: the second factor when IAAA wants one,
+    /// else the services signed in; what failed is held for [`Campus::retry`].
+    async fn start(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+        services: Vec<Service>,
+    ) -> Result<SignInStep, CampusError> {
         let epoch = self.turns.epoch();
         let turn = self.turns.take().await;
         let client = self.client()?;
-        let trust = self.secrets.get(keys::TRUST)?;
-        let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
-        let factor = match second_factor(&iaaa, user).await? {
+        let mut walk = Walk::new(&client, &self.origin, self.iaaa_cookies()?);
+        let factor = match second_factor(&mut walk, user).await? {
             None => {
-                return self
-                    .complete(&turn, user, password, remember, None, epoch)
+                let jar = walk.jar;
+                let done = self
+                    .complete(&turn, user, password, remember, None, epoch, &services, jar)
                     .await;
+                return self.held_for_retry(user, password, remember, epoch, done);
             }
             Some(iaaa::Mode::Otp) => SecondFactor::Otp,
             Some(iaaa::Mode::Sms) => SecondFactor::Sms {
-                mobile_mask: iaaa.send_sms(user).await?,
+                mobile_mask: iaaa::send_sms(&mut walk, user).await?,
             },
         };
         let sms_sent_ms = matches!(factor, SecondFactor::Sms { .. }).then(|| self.clock.now_ms());
@@ -312,8 +420,35 @@ impl Campus {
             factor: factor.clone(),
             sms_sent_ms,
             epoch,
+            services,
+            jar: walk.jar,
         })?;
         Ok(SignInStep::NeedsCode { factor })
+    }
+
+    /// Holds the password for a retry when the sign-in left services out (never for one a
+    /// sign-out overtook), and hands the outcome on.
+    fn held_for_retry(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+        epoch: u64,
+        done: Result<SignInStep, CampusError>,
+    ) -> Result<SignInStep, CampusError> {
+        if let Ok(SignInStep::Partly { failed, .. }) = &done {
+            let mut held = crate::lock(&self.retry);
+            if !self.turns.signed_out_since(epoch) {
+                *held = Some(Retry {
+                    user: user.to_owned(),
+                    password: password.to_owned(),
+                    remember,
+                    failed: failed.clone(),
+                    epoch,
+                });
+            }
+        }
+        done
     }
 
     /// Keeps `pending` waiting for its code, unless the student signed out since it started
@@ -329,10 +464,10 @@ impl Campus {
 
     /// Sends the waiting sign-in's SMS code again, no sooner than 60 s after the last.
     pub async fn resend_sms(&self) -> Result<String, CampusError> {
-        let (user, sent) = {
+        let (user, sent, jar) = {
             let pending = crate::lock(&self.pending);
             let p = pending.as_ref().ok_or(CampusError::NoPendingSignIn)?;
-            (p.user.clone(), p.sms_sent_ms)
+            (p.user.clone(), p.sms_sent_ms, p.jar.clone())
         };
         let now = self.clock.now_ms();
         if let Some(at) = sent {
@@ -342,12 +477,11 @@ impl Campus {
             }
         }
         let client = self.client()?;
-        let trust = self.secrets.get(keys::TRUST)?;
-        let mask = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref())
-            .send_sms(&user)
-            .await?;
+        let mut walk = Walk::new(&client, &self.origin, jar);
+        let mask = iaaa::send_sms(&mut walk, &user).await?;
         if let Some(p) = crate::lock(&self.pending).as_mut() {
             p.sms_sent_ms = Some(now);
+            p.jar = walk.jar;
         }
         Ok(mask)
     }
@@ -371,18 +505,33 @@ impl Campus {
                 pending.remember,
                 Some(code_for),
                 pending.epoch,
+                &pending.services,
+                pending.jar.clone(),
             )
             .await;
+        drop(turn);
         if let Err(CampusError::Iaaa { code, .. }) = &done
             && (code == "E04" || code == "E05")
         {
             self.wait_for_code(pending)?;
+            return done;
         }
-        done
+        self.held_for_retry(
+            &pending.user,
+            &pending.password,
+            pending.remember,
+            pending.epoch,
+            done,
+        )
     }
 
-    /// One IAAA sign-in per service, then every session written, or none: none either when
-    /// the student signed out after the sign-in started (`epoch`).
+    /// The services of `services` signed in one after the other (DESIGN.md §10): one IAAA
+    /// sign-in per service from the walk's cookies (`jar`), each session kept as it comes. The
+    /// first IAAA sign-in's refusal (a wrong password or code, IAAA down) keeps nothing and is
+    /// the answer; after it, a service that fails is one failure in the answer and leaves the
+    /// others. Nothing is kept when the student signed out after the sign-in started
+    /// (`epoch`).
+    #[allow(clippy::too_many_arguments)]
     async fn complete(
         &self,
         turn: &Turn<'_>,
@@ -391,45 +540,139 @@ impl Campus {
         remember: bool,
         code: Option<iaaa::Code>,
         epoch: u64,
+        services: &[Service],
+        jar: Jar,
     ) -> Result<SignInStep, CampusError> {
         let client = self.client()?;
-        let mut trust = self.secrets.get(keys::TRUST)?;
-        let (device, made) = self.device()?;
-        // What the sign-in keeps, in the order it is written.
-        let mut writes = Vec::new();
+        let mut walk = Walk::new(&client, &self.origin, jar);
+        let (device, mut made) = self.device()?;
         let mut code = code;
-        for service in [Service::Portal, Service::Treehole] {
-            let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
-            let signed = iaaa
-                .sign_in(service, user, password, code.take(), &device)
-                .await?;
-            if signed.trust.is_some() {
-                trust = signed.trust;
+        let mut first = true;
+        let mut failed = Vec::new();
+        // The services whose session this sign-in kept.
+        let mut kept = Vec::new();
+        for service in Service::ALL.into_iter().filter(|s| services.contains(s)) {
+            let signed = match service {
+                Service::Portal | Service::Treehole => {
+                    match iaaa::sign_in(&mut walk, service, user, password, code.take(), &device)
+                        .await
+                    {
+                        Err(e) if first => return Err(e),
+                        Err(e) => Err(e),
+                        Ok(token) => iaaa::exchange(&mut walk, service, &device, &token).await,
+                    }
+                }
+                Service::Card => match self.session(Service::Portal)? {
+                    Some(portal) if self.account_is(user)? => {
+                        iaaa::card_session(&mut walk, &portal).await
+                    }
+                    _ => Err(CampusError::CardNeedsPortal),
+                },
+            };
+            if service != Service::Card {
+                first = false;
             }
-            let session =
-                iaaa::exchange(&client, &self.origin, service, &device, &signed.token).await?;
-            if service == Service::Portal {
-                let card = iaaa::card_session(&client, &self.origin, &session).await?;
-                writes.push((keys::session(Service::Card), card.kept()));
+            let session = match signed {
+                Ok(session) => session,
+                Err(error) => {
+                    failed.push(Failure { service, error });
+                    continue;
+                }
+            };
+            // What this service's sign-in keeps, in the order it is written.
+            let mut writes = vec![(keys::ACCOUNT.to_owned(), user.to_owned())];
+            if made && service == Service::Treehole {
+                writes.push((keys::DEVICE.to_owned(), device.as_str().to_owned()));
+                made = false;
+            }
+            let iaaa_cookies = walk.jar.for_host(wire::IAAA);
+            if !iaaa_cookies.is_empty() {
+                writes.push((keys::IAAA.to_owned(), iaaa_cookies.kept()));
+            }
+            if remember {
+                writes.push((keys::PASSWORD.to_owned(), password.to_owned()));
             }
             writes.push((keys::session(service), session.kept()));
+            if kept.is_empty() {
+                self.forget_other_account(user)?;
+            }
+            match self.keep(epoch, &writes) {
+                Ok(()) => kept.push(service),
+                Err(CampusError::Keystore(e)) => {
+                    // "Nothing was signed in": what this sign-in kept before is taken back.
+                    self.take_back(&kept);
+                    if !kept.is_empty() {
+                        self.turns.finish(turn);
+                        self.changed();
+                    }
+                    return Err(CampusError::Keystore(e));
+                }
+                Err(e) => return Err(e),
+            }
         }
-        writes.push((keys::ACCOUNT.to_owned(), user.to_owned()));
-        if remember {
-            writes.push((keys::PASSWORD.to_owned(), password.to_owned()));
+        let kept_any = !kept.is_empty();
+        if kept_any {
+            if !remember {
+                self.secrets.delete(keys::PASSWORD)?;
+            }
+            self.turns.finish(turn);
+            self.changed();
         }
-        if let Some(trust) = trust {
-            writes.push((keys::TRUST.to_owned(), trust));
+        let services: Vec<String> = self
+            .status()?
+            .services
+            .iter()
+            .map(|(s, _)| s.as_str().to_owned())
+            .collect();
+        if failed.is_empty() {
+            return Ok(SignInStep::SignedIn { services });
         }
-        if made {
-            writes.push((keys::DEVICE.to_owned(), device.as_str().to_owned()));
+        Ok(SignInStep::Partly { services, failed })
+    }
+
+    /// Takes back the sessions a sign-in kept when a later write of it failed; with no session
+    /// left, the account goes too.
+    fn take_back(&self, kept: &[Service]) {
+        for service in kept {
+            let _ = self.secrets.delete(&keys::session(*service));
         }
-        let kept = self.keep(turn, epoch, &writes, remember);
-        self.changed();
-        kept?;
-        Ok(SignInStep::SignedIn {
-            services: Service::ALL.iter().map(|s| s.as_str().to_owned()).collect(),
-        })
+        if !Service::ALL
+            .iter()
+            .any(|s| matches!(self.secrets.get(&keys::session(*s)), Ok(Some(_))))
+        {
+            let _ = self.secrets.delete(keys::ACCOUNT);
+            let _ = self.secrets.delete(keys::PASSWORD);
+            let _ = self.secrets.delete(keys::IAAA);
+        }
+    }
+
+    /// Whether the sessions kept are `user`'s.
+    fn account_is(&self, user: &str) -> Result<bool, CampusError> {
+        Ok(self.secrets.get(keys::ACCOUNT)?.as_deref() == Some(user))
+    }
+
+    /// Before a sign-in of `user` keeps its first session: another account's sessions go, so
+    /// no service stays signed in as someone else.
+    fn forget_other_account(&self, user: &str) -> Result<(), CampusError> {
+        if self
+            .secrets
+            .get(keys::ACCOUNT)?
+            .is_some_and(|kept| kept != user)
+        {
+            for service in Service::ALL {
+                self.secrets.delete(&keys::session(service))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// IAAA's cookies kept by the last sign-in: what a new one starts from.
+    fn iaaa_cookies(&self) -> Result<Jar, CampusError> {
+        Ok(self
+            .secrets
+            .get(keys::IAAA)?
+            .map(|kept| Jar::from_kept(&kept))
+            .unwrap_or_default())
     }
 
     /// This install's Treehole device id (SERVICES.md §7): the kept one, or a new one (true),
@@ -445,18 +688,12 @@ impl Campus {
         }
     }
 
-    /// Writes what a sign-in keeps (the sessions, the account, the password when `remember`,
-    /// IAAA's trust, a Treehole device id made for it); should the keystore fail, what was
-    /// written is taken back, so there is no session without its service. Nothing is kept when
-    /// the student signed out after the sign-in started (`epoch`), not even when the sign-out
-    /// comes while the writes run: they are checked again after, and taken back.
-    fn keep(
-        &self,
-        turn: &Turn<'_>,
-        epoch: u64,
-        writes: &[(String, String)],
-        remember: bool,
-    ) -> Result<(), CampusError> {
+    /// Writes what a service's sign-in keeps (its session, the account, the password when
+    /// remembered, IAAA's cookies, a Treehole device id made for it); should the keystore fail,
+    /// what was written is taken back, so there is no session without its account. Nothing is
+    /// kept when the student signed out after the sign-in started (`epoch`), not even when the
+    /// sign-out comes while the writes run: they are checked again after, and taken back.
+    fn keep(&self, epoch: u64, writes: &[(String, String)]) -> Result<(), CampusError> {
         if self.turns.signed_out_since(epoch) {
             return Err(CampusError::NotSignedIn);
         }
@@ -474,10 +711,6 @@ impl Campus {
             }
             return Err(CampusError::NotSignedIn);
         }
-        if !remember {
-            self.secrets.delete(keys::PASSWORD)?;
-        }
-        self.turns.finish(turn);
         Ok(())
     }
 
@@ -487,18 +720,28 @@ impl Campus {
     pub fn sign_out(&self) -> Result<(), CampusError> {
         self.turns.sign_out();
         *crate::lock(&self.pending) = None;
+        *crate::lock(&self.retry) = None;
         for service in Service::ALL {
             self.secrets.delete(&keys::session(service))?;
         }
         self.secrets.delete(keys::PASSWORD)?;
         self.secrets.delete(keys::ACCOUNT)?;
-        self.secrets.delete(keys::TRUST)?;
+        self.secrets.delete(keys::IAAA)?;
         self.changed();
         Ok(())
     }
 
-    /// Whether a session exists: the consent's "campus session" (DESIGN.md §4).
+    /// Whether any service's session exists: the consent's "campus session" (DESIGN.md §4,
+    /// §10: met while any service is signed in).
     pub fn signed_in(&self) -> bool {
+        Service::ALL
+            .iter()
+            .any(|s| matches!(self.secrets.get(&keys::session(*s)), Ok(Some(_))))
+    }
+
+    /// Whether every service has its session: what ends the chat's "sign in again" notice,
+    /// which a plugin's `signin_required` raised for a service that had none.
+    pub fn signed_in_everywhere(&self) -> bool {
         Service::ALL
             .iter()
             .all(|s| matches!(self.secrets.get(&keys::session(*s)), Ok(Some(_))))
@@ -513,7 +756,18 @@ impl Campus {
                 services.push((service, session.expires_at_ms));
             }
         }
-        Ok(Status { account, services })
+        let failed = crate::lock(&self.retry)
+            .as_ref()
+            .map(|r| r.failed.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| !services.iter().any(|(s, _)| *s == f.service))
+            .collect();
+        Ok(Status {
+            account,
+            services,
+            failed,
+        })
     }
 
     fn session(&self, service: Service) -> Result<Option<Session>, CampusError> {
@@ -540,7 +794,7 @@ impl Campus {
     ) -> Result<Answer, CampusError> {
         let finished = self.turns.finished();
         let Some(session) = self.session(service)? else {
-            return Ok(json!({"status": "signin_required"}));
+            return Ok(signin_required(service));
         };
         let (status, body) = self.send(service, &session, request).await?;
         let answer = match expired(service, status, &body) {
@@ -549,7 +803,7 @@ impl Campus {
                 // Once, never in a loop: a session that ends again right after a fresh
                 // sign-in is the student's to sign in again.
                 let Some(session) = self.renewed(service, finished).await? else {
-                    return Ok(json!({"status": "signin_required"}));
+                    return Ok(signin_required(service));
                 };
                 let finished = self.turns.finished();
                 let (status, body) = self.send(service, &session, request).await?;
@@ -579,7 +833,7 @@ impl Campus {
         finished: u64,
     ) -> Result<Option<Session>, CampusError> {
         let turn = self.turns.take().await;
-        if self.turns.finished() == finished && !self.sign_in_again(&turn).await {
+        if self.turns.finished() == finished && !self.sign_in_again(&turn, service).await {
             let dropped = self.secrets.delete(&keys::session(service));
             self.turns.finish(&turn);
             drop(turn);
@@ -602,7 +856,7 @@ impl Campus {
             self.changed();
             dropped?;
         }
-        Ok(json!({"status": "signin_required"}))
+        Ok(signin_required(service))
     }
 
     /// Sends Treehole's own SMS check code (SERVICES.md §3, the answer to
@@ -649,10 +903,10 @@ impl Campus {
     }
 
     /// Signs in again with the remembered password, under the caller's turn; false when it
-    /// cannot. DESIGN.md §10: a silent sign-in never sends an SMS nor leaves a sign-in waiting
-    /// with the password — when IAAA wants a second factor, it stops there and the password
-    /// read for it is dropped.
-    async fn sign_in_again(&self, turn: &Turn<'_>) -> bool {
+    /// cannot, or `service` is still not signed in. DESIGN.md §10: a silent sign-in never sends
+    /// an SMS nor leaves a sign-in waiting with the password — when IAAA wants a second factor,
+    /// it stops there and the password read for it is dropped.
+    async fn sign_in_again(&self, turn: &Turn<'_>, service: Service) -> bool {
         let epoch = self.turns.epoch();
         let (Ok(Some(user)), Ok(Some(password))) = (
             self.secrets.get(keys::ACCOUNT),
@@ -660,15 +914,31 @@ impl Campus {
         ) else {
             return false;
         };
-        let (Ok(client), Ok(trust)) = (self.client(), self.secrets.get(keys::TRUST)) else {
+        let (Ok(client), Ok(jar)) = (self.client(), self.iaaa_cookies()) else {
             return false;
         };
-        let iaaa = iaaa::Iaaa::new(&client, &self.origin, trust.as_deref());
-        match second_factor(&iaaa, &user).await {
-            Ok(None) => self
-                .complete(turn, &user, &password, true, None, epoch)
-                .await
-                .is_ok(),
+        let mut walk = Walk::new(&client, &self.origin, jar);
+        match second_factor(&mut walk, &user).await {
+            Ok(None) => {
+                let signed = self
+                    .complete(
+                        turn,
+                        &user,
+                        &password,
+                        true,
+                        None,
+                        epoch,
+                        &Service::ALL,
+                        walk.jar,
+                    )
+                    .await;
+                match signed {
+                    Ok(SignInStep::SignedIn { services } | SignInStep::Partly { services, .. }) => {
+                        services.iter().any(|s| s == service.as_str())
+                    }
+                    _ => false,
+                }
+            }
             Ok(Some(_)) | Err(_) => false,
         }
     }
@@ -688,15 +958,15 @@ impl Campus {
                 service.prefix()
             )));
         }
-        let mut builder = self.builder(&url, request)?;
+        let mut ask = ask_for(url, request)?;
         if service == Public::Portal {
             // SERVICES.md §4: the public queries want the page they are asked from.
-            builder = builder.header(
-                reqwest::header::REFERER,
-                "https://portal.pku.edu.cn/publicQuery/",
-            );
+            ask.headers.push((
+                "Referer",
+                "https://portal.pku.edu.cn/publicQuery/".to_owned(),
+            ));
         }
-        let (status, body) = answer(builder).await?;
+        let (status, body) = self.answer(Jar::default(), &ask).await?;
         Ok(json!({"status": status, "body": body}))
     }
 
@@ -710,69 +980,65 @@ impl Campus {
         if service == Service::Card && wire::query_param(&url, "synAccessSource").is_none() {
             url.query_pairs_mut().append_pair("synAccessSource", "h5");
         }
-        let mut builder = self.builder(&url, request)?;
-        if !session.cookies.is_empty() {
-            builder = builder.header(
-                reqwest::header::COOKIE,
-                wire::cookie_header(&session.cookies),
-            );
+        let mut ask = ask_for(url, request)?;
+        let bearer = session.bearer.as_deref().unwrap_or("");
+        match service {
+            Service::Card => {
+                ask.headers
+                    .push(("synjones-auth", format!("bearer {bearer}")));
+                ask.headers.push(("synaccesssource", "h5".to_owned()));
+            }
+            Service::Treehole => {
+                ask.headers
+                    .push(("Authorization", format!("Bearer {bearer}")));
+                ask.headers
+                    .push(("uuid", session.uuid.clone().unwrap_or_default()));
+            }
+            Service::Portal => {}
         }
-        builder = match service {
-            Service::Card => builder
-                .header(
-                    "synjones-auth",
-                    format!("bearer {}", session.bearer.as_deref().unwrap_or("")),
-                )
-                .header("synaccesssource", "h5"),
-            Service::Treehole => builder
-                .header(
-                    reqwest::header::AUTHORIZATION,
-                    format!("Bearer {}", session.bearer.as_deref().unwrap_or("")),
-                )
-                .header("uuid", session.uuid.as_deref().unwrap_or("")),
-            Service::Portal => builder,
-        };
-        answer(builder).await
+        self.answer(session.jar.clone(), &ask).await
     }
 
-    /// The request to `url` (routed to the development origin when there is one) with the
-    /// plugin's method and body.
-    fn builder(
-        &self,
-        url: &Url,
-        request: &CampusRequest,
-    ) -> Result<reqwest::RequestBuilder, CampusError> {
-        let (sent, host) = self.origin.route(url).map_err(CampusError::Chain)?;
-        let method = request
-            .method
-            .as_deref()
-            .unwrap_or("GET")
-            .to_ascii_uppercase();
-        let method = reqwest::Method::from_bytes(method.as_bytes())
-            .map_err(|_| CampusError::Chain(format!("{method} is not an HTTP method")))?;
-        let mut builder = self.client()?.request(method, sent);
-        if let Some(host) = host {
-            builder = builder.header(reqwest::header::HOST, host);
-        }
-        if let Some((content_type, body)) = payload(request)? {
-            builder = builder
-                .header(reqwest::header::CONTENT_TYPE, content_type)
-                .body(body);
-        }
-        Ok(builder)
+    /// Sends `ask` with the cookies of `jar` (no redirect followed) and reads the answer under
+    /// the 1 MiB bound: its status and its body (JSON when it is JSON).
+    async fn answer(&self, jar: Jar, ask: &Ask) -> Result<(u16, Value), CampusError> {
+        let client = self.client()?;
+        let reply = Walk::new(&client, &self.origin, jar).send(ask).await?;
+        let body = serde_json::from_str(&reply.text).unwrap_or(Value::String(reply.text));
+        Ok((reply.status, body))
     }
+}
+
+/// `{status: "signin_required", service}`: what a plugin's request to a service that is not
+/// signed in answers (DESIGN.md §10).
+fn signin_required(service: Service) -> Answer {
+    json!({"status": "signin_required", "service": service.as_str()})
 }
 
 /// The second factor IAAA wants of `user`, none when it wants none; a picture captcha is
 /// refused, as the app cannot show one.
-async fn second_factor(
-    iaaa: &iaaa::Iaaa<'_>,
-    user: &str,
-) -> Result<Option<iaaa::Mode>, CampusError> {
-    if iaaa.captcha_required(user).await? {
+async fn second_factor(walk: &mut Walk<'_>, user: &str) -> Result<Option<iaaa::Mode>, CampusError> {
+    if iaaa::captcha_required(walk, user).await? {
         return Err(CampusError::Captcha);
     }
-    iaaa.second_factor(user).await
+    iaaa::second_factor(walk, user).await
+}
+
+/// The request to `url` with the plugin's method and body.
+fn ask_for(url: Url, request: &CampusRequest) -> Result<Ask, CampusError> {
+    let method = request
+        .method
+        .as_deref()
+        .unwrap_or("GET")
+        .to_ascii_uppercase();
+    let method = reqwest::Method::from_bytes(method.as_bytes())
+        .map_err(|_| CampusError::Chain(format!("{method} is not an HTTP method")))?;
+    Ok(Ask {
+        method,
+        url,
+        headers: Vec::new(),
+        body: payload(request)?,
+    })
 }
 
 /// A request's body and its content type: its JSON `body`, or its `form` encoded in order.
@@ -812,21 +1078,6 @@ fn url_for(host: &str, request: &CampusRequest) -> Result<Url, CampusError> {
         url.query_pairs_mut().extend_pairs(&request.query);
     }
     Ok(url)
-}
-
-/// Sends, and reads the answer under the 1 MiB bound: its status and its body (JSON when it is
-/// JSON).
-async fn answer(builder: reqwest::RequestBuilder) -> Result<(u16, Value), CampusError> {
-    let response = builder
-        .send()
-        .await
-        .map_err(|e| CampusError::Unreachable(e.without_url().to_string()))?;
-    let status = response.status().as_u16();
-    let text = wire::body(response)
-        .await
-        .map_err(CampusError::Unreachable)?;
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Ok((status, body))
 }
 
 /// Whether an answer says the session ended (SERVICES.md: HTTP 401; the card's `{code: 401}`).

@@ -1,6 +1,7 @@
 //! How the campus hosts are reached: the hosts of each service, the one HTTP client (HTTP/1.1,
-//! no redirects followed, 10 s, 1 MiB), the development origin that stands in for every campus
-//! host, and the few cookies the sign-in chains carry (`../shared/campus/SERVICES.md`).
+//! no redirects followed by it, 10 s, 1 MiB) and the development origin that stands in for
+//! every campus host (`../shared/campus/SERVICES.md`). Cookies, redirects and the reading of an
+//! answer are the `chain` module's.
 
 use std::time::Duration;
 
@@ -162,8 +163,9 @@ pub fn without_query(url: &Url) -> String {
     shown.to_string()
 }
 
-/// The campus client: HTTP/1.1 (the card refuses HTTP/2), no redirect followed (the chains are
-/// walked hop by hop, each Location checked), 10 s, a mobile user agent.
+/// The campus client: HTTP/1.1 (the card refuses HTTP/2), no redirect followed by it (the
+/// chains are walked hop by hop by `chain::Walk`, each Location checked), 10 s, a mobile user
+/// agent.
 pub fn client() -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
@@ -174,70 +176,6 @@ pub fn client() -> Result<reqwest::Client, String> {
         .user_agent(USER_AGENT)
         .build()
         .map_err(|e| format!("the campus client could not start: {e}"))
-}
-
-/// Reads a body under [`MAX_BODY`]; a larger one is refused, not cut.
-pub async fn body(mut response: reqwest::Response) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| format!("the campus service's answer broke off ({e})"))?
-    {
-        if bytes.len() + chunk.len() > MAX_BODY {
-            return Err("the campus service answered more than 1 MiB; it was refused".into());
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// `name=value` of each `Set-Cookie` of an answer.
-pub fn set_cookies(response: &reqwest::Response) -> Vec<(String, String)> {
-    response
-        .headers()
-        .get_all(reqwest::header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .filter_map(|v| {
-            let pair = v.split(';').next()?;
-            let (name, value) = pair.trim().split_once('=')?;
-            Some((name.to_owned(), value.to_owned()))
-        })
-        .collect()
-}
-
-/// The `Cookie` header for `cookies`.
-pub fn cookie_header(cookies: &[(String, String)]) -> String {
-    cookies
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// The `Location` of a redirect, as a URL, only when it is on a campus host over https — a
-/// chain that points elsewhere is refused before anything is sent there.
-pub fn campus_location(response: &reqwest::Response) -> Result<Url, String> {
-    let raw = response
-        .headers()
-        .get(reqwest::header::LOCATION)
-        .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| {
-            format!(
-                "the campus service answered {} with no redirect",
-                response.status()
-            )
-        })?;
-    let url = Url::parse(raw).map_err(|_| format!("the campus service redirected to {raw:?}"))?;
-    let host = url.host_str().unwrap_or("");
-    if url.scheme() != "https" || !HOSTS.contains(&host) {
-        return Err(format!(
-            "the sign-in was redirected off the campus hosts, to {}; nothing was sent there",
-            without_query(&url)
-        ));
-    }
-    Ok(url)
 }
 
 /// A query parameter of `url`.

@@ -7,7 +7,7 @@
 use super::texts::{local_time, tr};
 use super::{Action, Button, ButtonRole, LabelValue};
 use crate::campus::wire::Service;
-use crate::campus::{Campus, CampusError, SecondFactor};
+use crate::campus::{Campus, CampusError, Failure, SecondFactor};
 use crate::engine::{Engine, EngineError};
 use crate::settings::Language;
 
@@ -65,7 +65,10 @@ pub struct CodeStep {
 pub struct SignedIn {
     pub account_label: String,
     pub account: String,
+    /// Each service and where it stands: signed in (until when, when known), or what failed.
     pub services: Vec<LabelValue>,
+    /// Signs in again only the services that failed (`Action::CampusRetry`), while some did.
+    pub retry: Option<Button>,
     pub sign_out: Button,
 }
 
@@ -100,22 +103,36 @@ pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountSc
             signed_in: None,
         });
     }
-    if status.signed_in() {
+    if status.signed_in() || !status.failed.is_empty() {
         let zone = engine.settings().time_zone;
-        let services = status
-            .services
-            .iter()
-            .map(|(service, until)| LabelValue {
-                label: service_words(lang, *service).to_owned(),
-                value: match until {
-                    Some(ms) => match lang {
-                        Language::Zh => format!("已登录，至 {}", local_time(&zone, *ms)),
-                        Language::En => format!("Signed in until {}", local_time(&zone, *ms)),
-                    },
-                    None => tr(lang, "已登录", "Signed in").to_owned(),
+        let signed = status.services.iter().map(|(service, until)| LabelValue {
+            label: service_words(lang, *service).to_owned(),
+            value: match until {
+                Some(ms) => match lang {
+                    Language::Zh => format!("已登录，至 {}", local_time(&zone, *ms)),
+                    Language::En => format!("Signed in until {}", local_time(&zone, *ms)),
                 },
-            })
-            .collect();
+                None => tr(lang, "已登录", "Signed in").to_owned(),
+            },
+        });
+        let failed = status.failed.iter().map(|failure| LabelValue {
+            label: service_words(lang, failure.service).to_owned(),
+            value: failure_words(lang, failure),
+        });
+        let mut services: Vec<LabelValue> = signed.chain(failed).collect();
+        // The services in one order whatever stands: portal, card, Treehole.
+        services.sort_by_key(|line| {
+            Service::ALL
+                .iter()
+                .position(|s| service_words(lang, *s) == line.label)
+        });
+        let retry = (!status.failed.is_empty()).then(|| {
+            Button::new(
+                tr(lang, "重试未登录的服务", "Retry the services not signed in").into(),
+                ButtonRole::Primary,
+                Action::CampusRetry,
+            )
+        });
         return Ok(CampusAccountScreen {
             title,
             explanation,
@@ -125,6 +142,7 @@ pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountSc
                 account_label: tr(lang, "学号", "Student id").into(),
                 account: status.account.unwrap_or_default(),
                 services,
+                retry,
                 sign_out: Button::new(
                     tr(lang, "退出登录", "Sign out").into(),
                     ButtonRole::Destructive,
@@ -229,6 +247,25 @@ pub(super) fn treehole(lang: Language) -> TreeholeCheckScreen {
     }
 }
 
+/// What failed of a service's sign-in, in the student's language: "Not signed in: …" and the
+/// reason, which names the service when it is the service's own.
+fn failure_words(lang: Language, failure: &Failure) -> String {
+    let reason = match (&failure.error, lang) {
+        (CampusError::Unreachable(_) | CampusError::Chain(_), Language::Zh) => format!(
+            "{}暂时无法登录（可能在维护），请稍后重试",
+            service_words(lang, failure.service)
+        ),
+        (error, _) => match words(lang, error) {
+            EngineError::Invalid(reason) => reason,
+            other => other.to_string(),
+        },
+    };
+    match lang {
+        Language::Zh => format!("未登录：{reason}"),
+        Language::En => format!("Not signed in: {reason}"),
+    }
+}
+
 pub(super) fn service_words(lang: Language, service: Service) -> &'static str {
     match service {
         Service::Portal => tr(lang, "校内门户", "Campus portal"),
@@ -257,6 +294,10 @@ pub(super) fn words(lang: Language, error: &CampusError) -> EngineError {
         CampusError::TooSoon(s) => Some(format!("验证码 {s} 秒前刚发送，60 秒后才能重新发送")),
         CampusError::NotSignedIn => Some("还没有登录校园账号".to_owned()),
         CampusError::Keystore(_) => Some("手机的钥匙串出错，没有登录任何服务".to_owned()),
+        CampusError::NoRetry => Some("没有可以重试的登录，请重新登录".to_owned()),
+        CampusError::CardNeedsPortal => {
+            Some("校园卡要经由校内门户登录，门户还没有登录：请重试".to_owned())
+        }
         CampusError::Chain(_) | CampusError::Treehole(_) => None,
     };
     let message = match (lang, zh) {

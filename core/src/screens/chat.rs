@@ -180,20 +180,22 @@ pub(super) fn build(
         .into_iter()
         .map(|(_, name, _)| name)
         .collect();
-    let campus_notice = live.signin_asked(|| engine.campus().signed_in()).then(|| {
-        Button::new(
-            tr(
-                lang,
-                "校园账号的登录已过期，点这里重新登录",
-                "Your campus sign-in has ended: tap to sign in again",
+    let campus_notice = live
+        .signin_asked(|| engine.campus().signed_in_everywhere())
+        .then(|| {
+            Button::new(
+                tr(
+                    lang,
+                    "校园账号的登录已过期，点这里重新登录",
+                    "Your campus sign-in has ended: tap to sign in again",
+                )
+                .into(),
+                ButtonRole::Primary,
+                Action::Open {
+                    route: super::Route::CampusAccount,
+                },
             )
-            .into(),
-            ButtonRole::Primary,
-            Action::Open {
-                route: super::Route::CampusAccount,
-            },
-        )
-    });
+        });
     Ok(ChatScreen {
         campus_notice,
         conversation: conversation.to_owned(),

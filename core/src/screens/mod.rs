@@ -219,6 +219,9 @@ pub enum Action {
     },
     CampusResendCode,
     CampusCancelSignIn,
+    /// Signs in again only the services the last sign-in could not (DESIGN.md §10), with the
+    /// password held for it or remembered.
+    CampusRetry,
     CampusSignOut,
     /// Treehole's own SMS check: send the code, then verify the one typed.
     TreeholeSendCode,
@@ -575,6 +578,12 @@ impl Screens {
                     .map_err(|err| campus::words(self.language(), &err))?;
             }
             Action::CampusCancelSignIn => e.campus().cancel_sign_in(),
+            Action::CampusRetry => {
+                e.campus()
+                    .retry()
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
             Action::RunTool { tool } => return tap::run(e, self.language(), &tool).await,
             Action::OpenInBrowser { url } => return tap::open_in_browser(self.language(), &url),
             Action::CampusSignOut => e
