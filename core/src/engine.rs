@@ -1277,6 +1277,8 @@ impl SettingsControl for Core {
             Change::Language(v) => app(&|s| s.language = v),
             Change::TimeZone(v) => app(&|s| s.time_zone = v.clone()),
             Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
+            Change::ModelTemperature(v) => app(&|s| s.model.temperature = v),
+            Change::ModelMaxTokens(v) => app(&|s| s.model.max_tokens = v),
             Change::ModelEndpoint(v) => {
                 app(&|s| s.model.endpoint = v.clone())?;
                 self.register_agent_jobs();

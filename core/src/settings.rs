@@ -41,7 +41,24 @@ pub struct ModelSettings {
     pub name: String,
     /// The provider's endpoint. Its API key is a secret, kept in the keystore.
     pub endpoint: String,
+    /// `model.temperature`: replaces the provider's (`agent::providers`) when set.
+    pub temperature: Option<Temperature>,
+    /// `model.maxTokens`: the longest answer, in tokens; replaces the provider's when set.
+    pub max_tokens: Option<u32>,
 }
+
+/// A sampling temperature, 0 to 2 as every provider takes it; never NaN ([`parse_change`]
+/// checks it), so it is `Eq`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Temperature(pub f64);
+
+impl Eq for Temperature {}
+
+/// The bounds of `model.temperature`.
+pub const TEMPERATURES: std::ops::RangeInclusive<f64> = 0.0..=2.0;
+/// The bounds of `model.maxTokens`.
+pub const MAX_TOKENS: std::ops::RangeInclusive<u32> = 16..=131_072;
 
 /// The campus services a plugin that `requires: campus-session` may send the session to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -286,6 +303,10 @@ pub enum Change {
     TimeZone(String),
     ModelName(String),
     ModelEndpoint(String),
+    /// `model.temperature`; none leaves it to the provider's.
+    ModelTemperature(Option<Temperature>),
+    /// `model.maxTokens`; none leaves it to the provider's.
+    ModelMaxTokens(Option<u32>),
     /// One of the agent's guards, by its key (`agent.maxToolCalls`); at least 1.
     AgentLimit {
         key: String,
@@ -336,7 +357,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Checks that `text` is a bare host name — what the campus list and the official host hold,
 /// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
@@ -468,6 +489,21 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
                 ))),
             }
         }
+        // null gives the value back to the provider's (agent::providers).
+        "model.temperature" => match value.as_f64() {
+            _ if value.is_null() => Ok(Change::ModelTemperature(None)),
+            Some(t) if TEMPERATURES.contains(&t) => Ok(Change::ModelTemperature(Some(Temperature(t)))),
+            _ => Err(fail(format!(
+                "expected a number from 0 to 2 (lower answers more steadily), or null for the provider's, got {value}"
+            ))),
+        },
+        "model.maxTokens" => match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            _ if value.is_null() => Ok(Change::ModelMaxTokens(None)),
+            Some(n) if MAX_TOKENS.contains(&n) => Ok(Change::ModelMaxTokens(Some(n))),
+            _ => Err(fail(format!(
+                "expected a whole number of tokens from 16 to 131072, or null for the provider's, got {value}"
+            ))),
+        },
         "agent.maxModelRequests" | "agent.maxToolCalls" | "agent.maxTokensPerTurn" => {
             match value.as_u64() {
                 Some(n)
@@ -819,6 +855,31 @@ mod tests {
             Ok(Change::ModelEndpoint(
                 "https://api.example.com/v1?api-version=2024".into()
             ))
+        );
+    }
+
+    #[test]
+    fn the_models_sampling_settings_take_their_range_or_null_for_the_providers() {
+        // issue 44, item 7: the provider's values are editable, each by its own key.
+        assert_eq!(
+            parse_change("model.temperature", &json!(0.3)),
+            Ok(Change::ModelTemperature(Some(Temperature(0.3))))
+        );
+        assert_eq!(
+            parse_change("model.temperature", &Value::Null),
+            Ok(Change::ModelTemperature(None))
+        );
+        assert_eq!(
+            parse_change("model.maxTokens", &json!(1024)),
+            Ok(Change::ModelMaxTokens(Some(1024)))
+        );
+        assert_eq!(
+            err("model.temperature", json!(3)),
+            "settings key \"model.temperature\": expected a number from 0 to 2 (lower answers more steadily), or null for the provider's, got 3"
+        );
+        assert_eq!(
+            err("model.maxTokens", json!(0.5)),
+            "settings key \"model.maxTokens\": expected a whole number of tokens from 16 to 131072, or null for the provider's, got 0.5"
         );
     }
 }

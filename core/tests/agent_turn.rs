@@ -1389,3 +1389,48 @@ async fn the_app_s_words_for_a_missing_or_unreadable_answer_are_in_the_student_s
          again."
     );
 }
+
+#[tokio::test]
+async fn the_request_carries_the_providers_sampling_and_the_settings_replace_each_value() {
+    // issue 44, item 7: with nothing sent a provider's defaults apply (llama.cpp: 0.8, no bound).
+    // The scripted server is on 127.0.0.1, so it is the local model: steady and short.
+    let w = world(vec![text("一"), text("二"), text("三")], &[]).await;
+    send(&w, "第一个问题").await;
+    let sampling = |i: usize| {
+        let body = &w.server.requests()[i].body;
+        (body["temperature"].clone(), body["max_tokens"].clone())
+    };
+    assert_eq!(sampling(0), (json!(0.2), json!(1024)));
+
+    // model.temperature replaces the provider's; model.maxTokens stays the provider's.
+    let change = |key: &str, value: Value| {
+        w.engine
+            .change_setting(harness_core::settings::parse_change(key, &value).unwrap())
+            .unwrap()
+    };
+    change("model.temperature", json!(0.5));
+    send(&w, "第二个问题").await;
+    assert_eq!(sampling(1), (json!(0.5), json!(1024)));
+
+    // Both set; null would give each back to the provider.
+    change("model.maxTokens", json!(2048));
+    send(&w, "第三个问题").await;
+    assert_eq!(sampling(2), (json!(0.5), json!(2048)));
+}
+
+#[tokio::test]
+async fn the_model_is_told_to_answer_in_the_language_the_student_writes_in() {
+    // issue 44, item 7: an English question got a Chinese answer; the setting is the default.
+    let w = world(vec![text("Noon.")], &[]).await;
+    send(&w, "When does the canteen open?").await;
+    let system = w.server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains(
+            "Answer in the language the student writes in; when that is unclear, in Simplified Chinese (简体中文), the language the student set."
+        ),
+        "{system}"
+    );
+}

@@ -201,11 +201,11 @@ async fn the_treehole_reads_answer_the_agent_and_the_students_tap_exactly() {
     );
 
     assert_eq!(
-        read(&w, "treehole.search", json!({"keyword": "校园卡"})).await,
-        json!({"keyword": "校园卡", "page": 1, "nextPage": null, "posts": [injected_post()]})
+        read(&w, "treehole.search", json!({"query": "校园卡"})).await,
+        json!({"query": "校园卡", "page": 1, "nextPage": null, "posts": [injected_post()]})
     );
     assert_eq!(
-        read(&w, "treehole.post", json!({"pid": 7_001_234})).await,
+        read(&w, "treehole.thread", json!({"pid": 7_001_234})).await,
         json!({"post": lunch_post(), "replies": lunch_replies()})
     );
     // What was asked of Treehole: the feed with three replies a post, the search by keyword.
@@ -236,7 +236,7 @@ async fn treeholes_times_are_local_to_the_time_zone_the_student_set() {
             "America/New_York".into(),
         ))
         .unwrap();
-    let post = read(&w, "treehole.post", json!({"pid": 7_001_234})).await;
+    let post = read(&w, "treehole.thread", json!({"pid": 7_001_234})).await;
     // 2026-12-01 11:33 in Beijing is 22:33 the evening before in New York (UTC−5 in December).
     assert_eq!(post["post"]["time"], "2026-11-30 22:33");
     assert_eq!(post["replies"][1]["time"], "2026-11-30 22:45");
@@ -367,7 +367,7 @@ async fn a_reply_is_asked_quoting_it_and_following_a_post_runs_for_the_agent() {
         json!({"pid": 7_001_234, "following": true})
     );
     assert_eq!(w.broker.shown().len(), 1, "following asked");
-    let post = read(&w, "treehole.post", json!({"pid": 7_001_234})).await;
+    let post = read(&w, "treehole.thread", json!({"pid": 7_001_234})).await;
     assert_eq!(
         post["post"],
         with(
@@ -552,7 +552,7 @@ async fn a_treehole_answering_html_or_garbage_or_refusing_gives_the_students_wor
         w.sim.add_fault(fault.clone());
         for (tool, input) in [
             ("treehole.feed", json!({})),
-            ("treehole.post", json!({"pid": 7_001_234})),
+            ("treehole.thread", json!({"pid": 7_001_234})),
             ("treehole.follow", json!({"pid": 7_001_234})),
         ] {
             let outcome = w.engine.invoke(tap(tool, input)).await.outcome;
@@ -562,7 +562,7 @@ async fn a_treehole_answering_html_or_garbage_or_refusing_gives_the_students_wor
     }
     let gone = w
         .engine
-        .invoke(tap("treehole.post", json!({"pid": 7_000_001})))
+        .invoke(tap("treehole.thread", json!({"pid": 7_000_001})))
         .await;
     assert_eq!(
         failed(gone.outcome),
@@ -589,7 +589,7 @@ async fn the_notices_list_and_a_notice_answer_the_agent_and_the_students_tap_exa
     );
     // Notices are a school office's text: reading them taints the agent's turn.
     assert!(w.engine.conversation("c").unwrap().tainted);
-    let page = read(&w, "notices.list", json!({"keyword": "通知", "limit": 2})).await;
+    let page = read(&w, "notices.list", json!({"query": "通知", "limit": 2})).await;
     assert_eq!(
         page,
         json!({"nextStart": 2, "notices": [
@@ -600,7 +600,7 @@ async fn the_notices_list_and_a_notice_answer_the_agent_and_the_students_tap_exa
     let next = read(
         &w,
         "notices.list",
-        json!({"keyword": "通知", "limit": 2, "start": 2}),
+        json!({"query": "通知", "limit": 2, "start": 2}),
     )
     .await;
     assert_eq!(next["notices"][0]["id"], 90_398);
@@ -672,5 +672,99 @@ async fn a_notice_the_portal_does_not_have_or_an_answer_it_cannot_read_is_the_st
             .await
             .outcome),
         json!({"status": "signin_required", "service": "portal"})
+    );
+}
+
+#[tokio::test]
+async fn a_thread_is_read_as_treehole_thread_and_jobs_and_rules_naming_treehole_post_still_work() {
+    // issue 44: `treehole.post` read a thread (students say 发帖 for publishing); it is
+    // `treehole.thread` now, and what was stored under the old id — a job's check, a rule —
+    // still names it. The model is offered only the new name.
+    let w = world(true).await;
+    let offered: Vec<String> = w
+        .engine
+        .model_tools(Some("c"))
+        .into_iter()
+        .map(|t| t.name)
+        .filter(|n| n.starts_with("treehole__"))
+        .collect();
+    assert_eq!(
+        offered,
+        [
+            "treehole__feed",
+            "treehole__search",
+            "treehole__thread",
+            "treehole__publish",
+            "treehole__reply",
+            "treehole__follow"
+        ]
+    );
+    assert_eq!(
+        read(&w, "treehole.post", json!({"pid": 7_001_234})).await,
+        read(&w, "treehole.thread", json!({"pid": 7_001_234})).await
+    );
+
+    // A check stored under the old tool id, and one stored with the old input name `keyword`
+    // (now `query`, one vocabulary across the plugins), run as they were meant to.
+    let mut due = Vec::new();
+    for (name, check) in [
+        (
+            "午饭帖",
+            json!({"tool": "treehole.post", "args": {"pid": 7_001_234},
+                   "when": {"path": "post.replyCount", "op": "ge", "value": 2},
+                   "notify": {"title": "有回复", "body": "{post.replyCount} 条回复"}}),
+        ),
+        (
+            "校园卡帖",
+            json!({"tool": "treehole.search", "args": {"keyword": "校园卡"},
+                   "when": {"path": "query", "op": "eq", "value": "校园卡"},
+                   "notify": {"title": "有新帖", "body": "搜的是 {query}"}}),
+        ),
+    ] {
+        let job = w
+            .engine
+            .add_job(
+                &json!({"name": name, "schedule": {"everyMinutes": 60}, "check": check}),
+                harness_core::scheduler::Owner::User,
+            )
+            .unwrap();
+        due.push(job.next_due_ms.unwrap());
+    }
+    let reports = w.engine.run_due(*due.iter().max().unwrap()).await.unwrap();
+    let notified: Vec<(&str, &str)> = reports
+        .iter()
+        .map(|r| {
+            let n = r.outcome.notification().expect("the check notified");
+            (n.title.as_str(), n.body.as_str())
+        })
+        .collect();
+    assert_eq!(
+        notified,
+        [("有回复", "2 条回复"), ("有新帖", "搜的是 校园卡")]
+    );
+
+    // A deny rule made for `treehole.post` still denies reading a thread.
+    w.engine
+        .set_rules(vec![harness_core::policy::Rule {
+            kind: harness_core::policy::RuleKind::Deny,
+            tool: "treehole.post".into(),
+            effect: None,
+            when: None,
+        }])
+        .unwrap();
+    let denied = w
+        .engine
+        .invoke(agent("treehole.thread", json!({"pid": 7_001_234})))
+        .await
+        .outcome;
+    assert!(
+        matches!(
+            denied,
+            Outcome::Refused {
+                code: Code::DeniedByRule,
+                ..
+            }
+        ),
+        "{denied:?}"
     );
 }

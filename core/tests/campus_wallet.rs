@@ -72,10 +72,27 @@ impl EventSink for Recorded {
 
 /// The app's catalog on a data directory of its own, signed in to the simulator as DEMO.
 async fn world(remember: bool) -> World {
+    world_at(remember, None).await
+}
+
+/// A fixed time, for what the plugin works out from the local date.
+struct At(i64);
+
+impl harness_core::clock::Clock for At {
+    fn now_ms(&self) -> i64 {
+        self.0
+    }
+}
+
+/// The world with the clock at `now_ms`, or the system's.
+async fn world_at(remember: bool, now_ms: Option<i64>) -> World {
     let sim = Simulator::start(0).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let broker = Arc::new(Broker::default());
     let mut options = Options::new(broker.clone());
+    if let Some(now_ms) = now_ms {
+        options.clock = Arc::new(At(now_ms));
+    }
     options.secrets = Arc::new(MemorySecrets::default());
     options.campus = Origin::development(&sim.origin()).unwrap();
     options.catalog = Arc::new(harness_core::plugins::script::Shipped);
@@ -194,7 +211,7 @@ async fn the_records_between_two_dates_come_paged_in_local_time_and_yuan() {
     let first = w
         .both(
             "transactions",
-            json!({"from": "2026-11-28", "to": "2026-12-01", "pageSize": 3}),
+            json!({"from": "2026-11-28", "to": "2026-12-01", "limit": 3}),
         )
         .await;
     assert_eq!(
@@ -211,7 +228,7 @@ async fn the_records_between_two_dates_come_paged_in_local_time_and_yuan() {
     let last = w
         .both(
             "transactions",
-            json!({"from": "2026-11-28", "to": "2026-12-01", "pageSize": 3, "page": 3}),
+            json!({"from": "2026-11-28", "to": "2026-12-01", "limit": 3, "page": 3}),
         )
         .await;
     assert_eq!(
@@ -251,7 +268,7 @@ async fn a_date_that_is_not_a_day_is_refused_naming_the_field_and_nothing_is_sen
             )
             .await
         ),
-        "from：2026-02-30 不是有效日期（YYYY-MM-DD）· from: 2026-02-30 is not a date (YYYY-MM-DD)"
+        "from：2026-02-30 不是有效日期，例如 2026-12-04 · from: 2026-02-30 is not a date; write it like 2026-12-04"
     );
     assert_eq!(
         failed(
@@ -275,7 +292,10 @@ async fn a_date_that_is_not_a_day_is_refused_naming_the_field_and_nothing_is_sen
         outcome,
         Outcome::Refused {
             code: Code::InvalidInput,
-            message: r#"The input is invalid: input.from: "2026/11/01" does not match "^\d{4}-\d{2}-\d{2}$""#.into()
+            // issue 44: a format error gives an example, not the regex.
+            message:
+                r#"The input is invalid: input.from: "2026/11/01" is not written like 2026-12-04"#
+                    .into()
         }
     );
     assert_eq!(w.sim.seen().len(), sent);
@@ -311,6 +331,71 @@ async fn spending_gives_the_totals_of_a_period_and_each_day_of_its_month() {
         december,
         json!({"from": "2026-12-01", "to": "2026-12-01", "incomeYuan": 0, "spentYuan": 18.3,
                "month": "2026-12", "spentPerDay": [{"date": "2026-12-01", "spentYuan": 18.3}]})
+    );
+}
+
+#[tokio::test]
+async fn a_period_the_student_names_is_an_input_with_a_default_and_its_dates_are_worked_out_locally()
+ {
+    // issue 44: "this month", "last week" are a period the model picks, not two dates it must
+    // compute; the plugin works them out from the local date. 2026-12-02 12:00 in Beijing is a
+    // Wednesday.
+    const NOON_DEC_2_BEIJING: i64 = 1_796_169_600_000 + 4 * 3_600_000;
+    let w = world_at(false, Some(NOON_DEC_2_BEIJING)).await;
+    let this_month = w.both("spending", json!({})).await;
+    assert_eq!(
+        (
+            &this_month["period"],
+            &this_month["from"],
+            &this_month["to"],
+            &this_month["month"]
+        ),
+        (
+            &json!("thisMonth"),
+            &json!("2026-12-01"),
+            &json!("2026-12-02"),
+            &json!("2026-12")
+        )
+    );
+    assert_eq!(
+        w.both("spending", json!({"period": "lastMonth"})).await,
+        json!({
+            "period": "lastMonth", "from": "2026-11-01", "to": "2026-11-30", "incomeYuan": 50,
+            "spentYuan": 79.4, "month": "2026-11",
+            "spentPerDay": [
+                {"date": "2026-11-26", "spentYuan": 9.6},
+                {"date": "2026-11-27", "spentYuan": 15.4},
+                {"date": "2026-11-28", "spentYuan": 14.2},
+                {"date": "2026-11-30", "spentYuan": 40.2}
+            ]
+        })
+    );
+    let last_week = w
+        .both("transactions", json!({"period": "lastWeek", "limit": 2}))
+        .await;
+    assert_eq!(
+        (&last_week["period"], &last_week["from"], &last_week["to"]),
+        (
+            &json!("lastWeek"),
+            &json!("2026-11-23"),
+            &json!("2026-11-29")
+        )
+    );
+    assert_eq!(
+        w.card_requests("/berserker-search/search/personal/turnover")[0].target,
+        "/berserker-search/search/personal/turnover?size=2&current=1&type=&timeFrom=2026-11-23&timeTo=2026-11-29&synAccessSource=h5"
+    );
+    // Dates the student names win over the period, and are echoed without one.
+    let named = w
+        .both(
+            "transactions",
+            json!({"from": "2026-11-29", "to": "2026-11-29"}),
+        )
+        .await;
+    assert_eq!(named.get("period"), None);
+    assert_eq!(
+        (&named["from"], &named["to"]),
+        (&json!("2026-11-29"), &json!("2026-11-29"))
     );
 }
 

@@ -1,8 +1,10 @@
 //! The agent: the model the turn loop talks to. [`provider`] is the client of an
 //! OpenAI-compatible Chat Completions endpoint (the settings `model.endpoint` and `model.name`,
-//! the secret `model.apiKey`); [`wire`] holds what is sent and what comes back.
+//! the secret `model.apiKey`); [`providers`] the providers a student picks from, with what a
+//! request to each carries; [`wire`] holds what is sent and what comes back.
 
 pub mod provider;
+pub mod providers;
 pub mod turn;
 pub mod wire;
 mod written;

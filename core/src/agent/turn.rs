@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use rustc_hash::FxHashMap;
 
 use super::provider::{ApiKey, Limits, Provider, ProviderError};
+use super::providers;
 use super::wire::{BodyParts, Message, ProviderEvent, SpecOnWire, ToolCall};
 use super::written::{self, Written};
 use crate::clock::Clock;
@@ -1058,6 +1059,7 @@ impl Agent {
             messages: &messages,
             tools: &tools,
             reasoning_effort: conv.settings.thinking_effort.as_deref(),
+            sampling: providers::sampling(&settings.model),
         }
         .write();
         Ok((body, model))
@@ -1489,8 +1491,8 @@ pub(crate) fn system_prompt(parts: &SystemParts<'_>) -> String {
         "You are the assistant of PKU Harness, an app on a Peking University student's phone. You act for the student by calling the tools of the plugins they installed; the app checks every call and may ask the student first.\n",
     );
     out.push_str(match parts.settings.language {
-        Language::Zh => "Answer in Simplified Chinese (简体中文), the language the student set.\n",
-        Language::En => "Answer in English, the language the student set.\n",
+        Language::Zh => "Answer in the language the student writes in; when that is unclear, in Simplified Chinese (简体中文), the language the student set.\n",
+        Language::En => "Answer in the language the student writes in; when that is unclear, in English, the language the student set.\n",
     });
     let zone: chrono_tz::Tz = parts
         .settings

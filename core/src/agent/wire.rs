@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::providers::Sampling;
+
 /// One message of the conversation, as the model reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
@@ -171,6 +173,8 @@ pub(crate) struct BodyParts<'a> {
     /// The tool specs, each one JSON object joined by commas; empty when none is offered.
     pub tools: &'a str,
     pub reasoning_effort: Option<&'a str>,
+    /// `temperature` and `max_tokens`, each sent only when set (`agent::providers`).
+    pub sampling: Sampling,
 }
 
 impl BodyParts<'_> {
@@ -199,6 +203,13 @@ impl BodyParts<'_> {
         if let Some(effort) = self.reasoning_effort {
             out.extend_from_slice(b",\"reasoning_effort\":");
             write_json(&mut out, effort);
+        }
+        if let Some(temperature) = self.sampling.temperature {
+            out.extend_from_slice(b",\"temperature\":");
+            serde_json::to_writer(&mut out, &temperature).expect("a finite number serialises");
+        }
+        if let Some(max_tokens) = self.sampling.max_tokens {
+            out.extend_from_slice(format!(",\"max_tokens\":{max_tokens}").as_bytes());
         }
         out.extend_from_slice(b",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
         out
@@ -634,6 +645,7 @@ mod tests {
                 messages: &written,
                 tools: &specs.join(","),
                 reasoning_effort: effort,
+                sampling: Sampling::default(),
             };
             assert_eq!(
                 String::from_utf8(parts.write()).unwrap(),
