@@ -11,6 +11,13 @@
 //! `127.0.0.0/8` or `[::1]`, over http or https. Nothing else: no plain http to any other host,
 //! no private address, no redirects.
 //!
+//! Revisions. A server is first asked `server/discover` (MCP 2026-07-28: no session, each
+//! request carries its revision in `_meta` and in the `MCP-Protocol-Version` header, rmcp's
+//! `ClientLifecycleMode::Auto`); one that answers it as a server of an earlier revision does
+//! (a 4xx, a JSON-RPC error) is spoken to with `initialize` offering 2025-11-25, and is kept
+//! as such ([`RemoteServer::lifecycle`]) so its later connects skip the probe. The probe costs
+//! a server of 2025 one more round trip at its first connect.
+//!
 //! Transports. A server is first spoken to over Streamable HTTP (rmcp's client). One that
 //! answers the `initialize` POST with 400, 404 or 405 is taken for a server of the older
 //! HTTP+SSE transport (protocol 2024-11-05), as the MCP specification's backwards-compatibility
@@ -42,11 +49,12 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     ErrorData as McpError, FormElicitationCapability, NumberOrString, PingRequest,
-    ProgressNotificationParam, ProgressToken, RequestParamsMeta, ServerJsonRpcMessage,
-    UrlElicitationCapability,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestParamsMeta,
+    ServerJsonRpcMessage, UrlElicitationCapability,
 };
 use rmcp::service::{
-    NotificationContext, RequestContext, RoleClient, RunningService, ServiceError, TxJsonRpcMessage,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
+    RunningService, ServiceError, TxJsonRpcMessage,
 };
 use rmcp::transport::common::client_side_sse::{BoxedSseResponse, NeverRetry};
 use rmcp::transport::streamable_http_client::{
@@ -293,6 +301,9 @@ impl ClientHandler for Listener {
         let mut info = rmcp::model::ClientConfig::default();
         info.client_info =
             rmcp::model::Implementation::new("pku-harness", env!("CARGO_PKG_VERSION"));
+        // MCP 2026-07-28 has no `initialize`: it is offered through `server/discover` only, and
+        // the handshake offers the newest revision that has one.
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         let mut form = FormElicitationCapability::new();
         form.schema_validation = Some(true);
         let mut elicitation = ElicitationCapability::new();
@@ -463,6 +474,10 @@ pub struct RemoteServer {
     insufficient: Arc<Mutex<Option<String>>>,
     /// The shell's browser, to sign in again for more scopes (a step-up).
     browser: Option<Arc<dyn oauth::Browser>>,
+    /// The server spoke a revision with `initialize` (2025 and before) at its last connect:
+    /// the next connect begins with `initialize`, not `server/discover`, so a server that
+    /// never answers `server/discover` costs rmcp's wait for it (10 s) once, not every time.
+    initializes: AtomicBool,
 }
 
 impl RemoteServer {
@@ -487,6 +502,7 @@ impl RemoteServer {
             rejected: Arc::default(),
             insufficient: Arc::default(),
             browser: None,
+            initializes: AtomicBool::new(false),
         })
     }
 
@@ -603,10 +619,23 @@ impl RemoteServer {
             // call's back: the call fails now, and the next one connects anew.
             config.retry_config = Arc::new(NeverRetry::default());
             let transport = StreamableHttpClientTransport::with_client(probe.clone(), config);
-            let error = match self.listener().serve(transport).await {
-                Ok(session) => return Ok(session),
+            let error = match self
+                .listener()
+                .serve_with_lifecycle(transport, self.lifecycle())
+                .await
+            {
+                Ok(session) => {
+                    let initializes = session
+                        .peer()
+                        .peer_info()
+                        .is_some_and(|info| info.protocol_version.has_initialize());
+                    self.initializes.store(initializes, Ordering::SeqCst);
+                    return Ok(session);
+                }
                 Err(e) => e,
             };
+            // A server may change what it speaks: the next connect asks it anew.
+            self.initializes.store(false, Ordering::SeqCst);
             match probe.answer() {
                 Some(Ok(StatusCode::UNAUTHORIZED)) => {
                     *crate::lock(&self.unauthorized) = Some(Unauthorized {
@@ -639,6 +668,19 @@ impl RemoteServer {
         }
     }
 
+    /// MCP 2026-07-28, backward compatibility: `server/discover` first, and `initialize`
+    /// (offering 2025-11-25) when the server answers it as a server of 2025 does; straight to
+    /// `initialize` when the server spoke such a revision at its last connect.
+    fn lifecycle(&self) -> ClientLifecycleMode {
+        if self.initializes.load(Ordering::SeqCst) {
+            return ClientLifecycleMode::Initialize;
+        }
+        ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        }
+    }
+
     /// Connects over HTTP+SSE, after the initialize POST was answered with `posted`.
     async fn connect_legacy(
         &self,
@@ -664,13 +706,15 @@ impl RemoteServer {
             }
             Err(Opening::Failed(message)) => return Err(message),
         };
-        self.listener().serve(transport).await.map_err(|e| {
+        let session = self.listener().serve(transport).await.map_err(|e| {
             format!(
                 "could not connect to {} over HTTP+SSE: {}",
                 self.url,
                 opening_words(&e)
             )
-        })
+        })?;
+        self.initializes.store(true, Ordering::SeqCst);
+        Ok(session)
     }
 
     /// The open session, connecting (again) when there is none or it ended.
@@ -909,19 +953,22 @@ async fn list(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<McpTool>
 }
 
 /// rmcp's Streamable HTTP client with our hand on two things. It sends the bearer token of the
-/// session on every request, read from its source at each `initialize` (a session rmcp
-/// re-initialises after a 404 uses the keystore's token of now). And it sends `initialize`
-/// itself, so that the HTTP status of the answer is known: a 401 is a refused token, a 400,
-/// 404 or 405 a server of the older transport. Everything else is rmcp's own code.
+/// session on every request, read from its source at each opening request (`server/discover`
+/// or `initialize`: a session rmcp re-initialises after a 404 uses the keystore's token of
+/// now). And it sends the opening requests itself, so that the HTTP status of the answer is
+/// known: a 401 is a refused token; to `initialize`, a 400, 404 or 405 is a server of the
+/// older transport; to `server/discover`, any other 4xx is a server of a revision before
+/// 2026-07-28, answered to rmcp as that server's JSON-RPC error so that it falls back to
+/// `initialize`. Everything else is rmcp's own code.
 #[derive(Clone)]
 struct Probe {
     http: reqwest::Client,
     source: Arc<Token>,
     token: Arc<Mutex<Option<String>>>,
-    /// The status of the last `initialize` answer, or why there was none (no token could be
-    /// read, or the request could not be sent), in words.
+    /// The status of the last opening answer, or why there was none (no token could be read,
+    /// or the request could not be sent), in words.
     answer: Arc<Mutex<Option<Result<StatusCode, String>>>>,
-    /// The `WWW-Authenticate` header of the last `initialize` answer.
+    /// The `WWW-Authenticate` header of the last opening answer.
     challenge: Arc<Mutex<Option<String>>>,
     /// Told when a request of the open session is refused.
     refusals: Refusals,
@@ -963,7 +1010,8 @@ impl Probe {
         crate::lock(&self.token).clone()
     }
 
-    async fn initialize(
+    /// Sends an opening request (`server/discover` or `initialize`) without a session.
+    async fn open(
         &self,
         uri: &str,
         message: ClientJsonRpcMessage,
@@ -999,6 +1047,12 @@ impl Probe {
         let status = response.status();
         *crate::lock(&self.answer) = Some(Ok(status));
         *crate::lock(&self.challenge) = header(&response, "www-authenticate");
+        if let Some(id) = discovering(&message, status) {
+            return Ok(StreamableHttpPostResponse::Json(
+                earlier_revision(id, status, response).await,
+                None,
+            ));
+        }
         if !status.is_success() {
             return Err(StreamableHttpError::UnexpectedServerResponse(
                 format!("HTTP {status}").into(),
@@ -1007,8 +1061,8 @@ impl Probe {
         let session = header(&response, SESSION_ID);
         let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
         let answer = if content_type.starts_with("text/event-stream") {
-            // The initialize result is the first answer on the stream; a log line may come
-            // before it.
+            // The opening request's answer is the first answer on the stream; a log line may
+            // come before it.
             let refused = Arc::new(AtomicBool::new(false));
             let mut events = SseStream::from_bytes_stream(bounded::events(response, refused));
             loop {
@@ -1021,7 +1075,7 @@ impl Probe {
                     }
                     None => {
                         return Err(StreamableHttpError::UnexpectedServerResponse(
-                            "the stream ended before the initialize result".into(),
+                            "the stream ended before the opening request's answer".into(),
                         ));
                     }
                 };
@@ -1051,6 +1105,44 @@ impl Probe {
 /// The session header of Streamable HTTP.
 const SESSION_ID: &str = "mcp-session-id";
 
+/// Whether `message` is a `server/discover` whose answer `status` says the server speaks a
+/// revision before 2026-07-28 (a 4xx other than a refusal of the app): its request id.
+fn discovering(
+    message: &ClientJsonRpcMessage,
+    status: StatusCode,
+) -> Option<rmcp::model::RequestId> {
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+    (matches!(request.request, ClientRequest::DiscoverRequest(_))
+        && status.is_client_error()
+        && !refused)
+        .then(|| request.id.clone())
+}
+
+/// The answer to `server/discover` (request `id`) of a server of an earlier revision: its own
+/// JSON-RPC error when its body is one, else an invalid request naming the status; either
+/// way an error rmcp takes for an earlier revision, so it falls back to `initialize`.
+async fn earlier_revision(
+    id: rmcp::model::RequestId,
+    status: StatusCode,
+    response: reqwest::Response,
+) -> ServerJsonRpcMessage {
+    let error = bounded::read(response)
+        .await
+        .ok()
+        .and_then(|body| serde_json::from_slice::<ServerJsonRpcMessage>(&body).ok())
+        .and_then(|message| match message {
+            ServerJsonRpcMessage::Error(error) => Some(error.error),
+            _ => None,
+        })
+        .unwrap_or_else(|| {
+            McpError::invalid_request(format!("server/discover answered with HTTP {status}"), None)
+        });
+    ServerJsonRpcMessage::error(error, Some(id))
+}
+
 /// Header `name` of `response`, when it is text.
 fn header(response: &reqwest::Response, name: &str) -> Option<String> {
     response
@@ -1078,13 +1170,16 @@ impl StreamableHttpClient for Probe {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        let initialize = matches!(
+        let opening = matches!(
             &message,
             ClientJsonRpcMessage::Request(request)
-                if matches!(request.request, ClientRequest::InitializeRequest(_))
+                if matches!(
+                    request.request,
+                    ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_)
+                )
         );
-        if initialize && session_id.is_none() {
-            return self.initialize(&uri, message, custom_headers).await;
+        if opening && session_id.is_none() {
+            return self.open(&uri, message, custom_headers).await;
         }
         // rmcp's own reqwest client, but with every body read under the cap (module
         // `bounded`): rmcp would take an answer of any size whole.

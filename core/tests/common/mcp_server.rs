@@ -68,6 +68,8 @@ struct State {
     deleted: Mutex<Vec<String>>,
     /// Requests to `/mcp` need an access token of this authorization server, when set.
     oauth: Option<OAuth>,
+    /// Speaks only MCP 2026-07-28: stateless, `server/discover`, no `initialize`.
+    modern: bool,
 }
 
 /// How the authorization server of a signing-in server behaves.
@@ -151,6 +153,19 @@ impl McpServer {
     pub async fn streamable(tools: Vec<Value>) -> Self {
         let state = State {
             tools: Mutex::new(tools),
+            ..State::default()
+        };
+        Self::serve(state).await
+    }
+
+    /// A Streamable HTTP server at `/mcp` that speaks only MCP 2026-07-28, listing `tools`: it
+    /// answers `server/discover`, keeps no session, refuses `initialize` (HTTP 400, `-32022`
+    /// naming the revision it speaks) and any request whose `MCP-Protocol-Version` and
+    /// `Mcp-Method` headers do not match its body (HTTP 400, `-32020`).
+    pub async fn modern(tools: Vec<Value>) -> Self {
+        let state = State {
+            tools: Mutex::new(tools),
+            modern: true,
             ..State::default()
         };
         Self::serve(state).await
@@ -308,7 +323,7 @@ impl McpServer {
     /// Waits until exactly one client holds a GET stream open (a session that ended, such as
     /// the one that listed the tools when the server was added, has hung up its own).
     pub async fn stream_opened(&self) {
-        let until = Instant::now() + Duration::from_secs(10);
+        let until = Instant::now() + Duration::from_secs(60);
         while self.open_streams() != 1 {
             assert!(
                 Instant::now() < until,
@@ -437,6 +452,9 @@ async fn post(request: &Request, state: &State) -> String {
     let message = &request.body;
     let id = &message["id"];
     let method = message["method"].as_str().unwrap_or_default();
+    if state.modern {
+        return modern(request, state).await;
+    }
     if method == "initialize" {
         let session = format!(
             "session-{}",
@@ -467,7 +485,95 @@ async fn post(request: &Request, state: &State) -> String {
     if id.is_null() {
         return respond(202, &[], "text/plain", "");
     }
-    let body = match method {
+    let body = answer_request(message, state).await;
+    if state.answer_events.load(Ordering::SeqCst) {
+        return respond(
+            200,
+            &[],
+            "text/event-stream",
+            &format!("event: message\ndata: {body}\n\n"),
+        );
+    }
+    respond(200, &[], "application/json", &body)
+}
+
+/// A JSON-RPC error answered with HTTP `status`.
+fn refuse(status: u16, id: &Value, code: i64, message: &str, data: Value) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": id,
+                      "error": {"code": code, "message": message, "data": data}});
+    respond(status, &[], "application/json", &body.to_string())
+}
+
+/// One message POSTed to a server that speaks only 2026-07-28: no session, every request
+/// self-contained (its revision in `_meta` and in the `MCP-Protocol-Version` header).
+async fn modern(request: &Request, state: &State) -> String {
+    let message = &request.body;
+    let id = &message["id"];
+    let method = message["method"].as_str().unwrap_or_default();
+    if method == "initialize" {
+        return refuse(
+            400,
+            id,
+            -32022,
+            "unsupported protocol version: this server has no initialize",
+            json!({"supported": [MODERN]}),
+        );
+    }
+    if id.is_null() {
+        return respond(202, &[], "text/plain", "");
+    }
+    let in_meta = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str();
+    if in_meta != Some(MODERN) {
+        return refuse(
+            400,
+            id,
+            -32022,
+            "unsupported protocol version",
+            json!({"supported": [MODERN]}),
+        );
+    }
+    if request.header("mcp-protocol-version") != Some(MODERN)
+        || request.header("mcp-method") != Some(method)
+    {
+        return refuse(
+            400,
+            id,
+            -32020,
+            "the headers do not match the body",
+            json!({}),
+        );
+    }
+    let body = if method == "server/discover" {
+        result(
+            id,
+            json!({
+                "resultType": "complete",
+                "supportedVersions": [MODERN],
+                "capabilities": {"tools": {"listChanged": false}},
+                "ttlMs": 0,
+                "cacheScope": "public",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "loopback", "version": "1"}},
+            }),
+        )
+    } else {
+        let mut answer: Value =
+            serde_json::from_str(&answer_request(message, state).await).unwrap();
+        if let Some(result) = answer["result"].as_object_mut() {
+            result.insert("resultType".into(), json!("complete"));
+        }
+        answer.to_string()
+    };
+    respond(200, &[], "application/json", &body)
+}
+
+/// The revision a modern server speaks.
+const MODERN: &str = "2026-07-28";
+
+/// The JSON-RPC answer to request `message` (a method other than the lifecycle's).
+async fn answer_request(message: &Value, state: &State) -> String {
+    let id = &message["id"];
+    let method = message["method"].as_str().unwrap_or_default();
+    match method {
         "tools/list" => {
             // The list as it is when the request arrives: a slow answer is an old list.
             let tools = state.tools.lock().unwrap().clone();
@@ -531,16 +637,7 @@ async fn post(request: &Request, state: &State) -> String {
         _ => json!({"jsonrpc": "2.0", "id": id,
                     "error": {"code": -32601, "message": format!("no method {method}")}})
         .to_string(),
-    };
-    if state.answer_events.load(Ordering::SeqCst) {
-        return respond(
-            200,
-            &[],
-            "text/event-stream",
-            &format!("event: message\ndata: {body}\n\n"),
-        );
     }
-    respond(200, &[], "application/json", &body)
 }
 
 /// An event stream: the Streamable HTTP GET stream (messages the test announces), or the
