@@ -16,6 +16,17 @@ use crate::store::values::{Table, put_value, values};
 use crate::store::{Store, StoreError};
 use crate::turn::{Conversation, ConversationSettings, Scope};
 
+/// A title written from a conversation's first message is cut to this many characters.
+pub const TITLE_CHARS: usize = 24;
+/// A title the student gives is cut to this many characters.
+pub const RENAMED_CHARS: usize = 60;
+/// A list row's preview of the newest message is cut to this many characters.
+pub const PREVIEW_CHARS: usize = 60;
+/// How long a deleted conversation can be brought back (the screen's undo).
+pub const UNDO_MS: i64 = 5_000;
+/// The agent jobs' conversations (`job-<id>`): the scheduler's, never in the chat's list.
+const JOB_PREFIX: &str = "job-";
+
 /// The settings row that holds the defaults for new conversations.
 const DEFAULTS_KEY: &str = "conversationDefaults";
 /// The rules scope of the global rules.
@@ -30,6 +41,31 @@ struct State {
     /// conversation is here exactly while an agent's turn runs in it (DESIGN.md §3: one turn at
     /// a time). Not stored: a turn does not outlive the process that ran it.
     running: FxHashMap<String, Vec<Line>>,
+    /// conversation → its title, for those that have one.
+    titles: FxHashMap<String, String>,
+    /// The conversation deleted last, kept in memory to be put back by an undo until
+    /// [`UNDO_MS`] pass or another is deleted. Not stored: the database holds none of it from
+    /// the delete on, so a restart ends the undo as the window's end does.
+    deleted: Option<Deleted>,
+}
+
+struct Deleted {
+    conversation: Conversation,
+    title: Option<String>,
+    taken: rows::Taken,
+    at_ms: i64,
+}
+
+/// A conversation as the list shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub id: String,
+    /// Written from the first message, or the student's; none before the first message.
+    pub title: Option<String>,
+    /// When its newest message was written, or it was made, without one.
+    pub last_active_ms: i64,
+    /// The newest of the student's or the agent's words, on one line and cut.
+    pub preview: Option<String>,
 }
 
 /// A message for the agent's turn in a conversation: the student's words, or a plugin's.
@@ -81,7 +117,14 @@ impl Conversations {
         let conversation_rows: Vec<ConversationRow<ConversationSettings, Scope>> =
             store.read(rows::conversations)?;
         let settings_rows = store.read(|c| values(c, Table::Settings))?;
-        let mut state = State::default();
+        let listed = store.read(rows::listed)?;
+        let mut state = State {
+            titles: listed
+                .into_iter()
+                .filter_map(|row| Some((row.id, row.title?)))
+                .collect(),
+            ..State::default()
+        };
         let mut conversation_rules = FxHashMap::default();
         for (scope, rules) in rule_rows {
             let set = Arc::new(RuleSet::new(rules)?);
@@ -213,6 +256,14 @@ impl Conversations {
         if let Some(existing) = state.conversations.get(id) {
             return Ok(existing.settings.clone());
         }
+        // A conversation that an undo may still bring back is not made anew under its id.
+        if state
+            .deleted
+            .as_ref()
+            .is_some_and(|d| d.conversation.id == id)
+        {
+            return Err(EngineError::NoSuchConversation(id.to_owned()));
+        }
         let conversation = Conversation::new(id, state.defaults.clone());
         let now = self.clock.now_ms();
         self.store
@@ -264,6 +315,160 @@ impl Conversations {
         let turns = next.turns;
         state.conversations.insert(id.to_owned(), next);
         Ok(turns)
+    }
+
+    /// Starts a new conversation with the current defaults (seed 003: the last change of any
+    /// conversation's model, effort or preset) and returns its id.
+    pub fn create(&self) -> Result<String, EngineError> {
+        let now = self.clock.now_ms();
+        let id = {
+            let state = self.state();
+            let taken = |id: &str| {
+                state.conversations.contains_key(id)
+                    || state
+                        .deleted
+                        .as_ref()
+                        .is_some_and(|d| d.conversation.id == id)
+            };
+            let mut id = format!("chat-{now}");
+            let mut n = 1;
+            while taken(&id) {
+                n += 1;
+                id = format!("chat-{now}-{n}");
+            }
+            id
+        };
+        self.open(&id)?;
+        Ok(id)
+    }
+
+    /// The conversations a student chats in, the most recently active first. An agent job's
+    /// conversation is the scheduler's and is not among them.
+    pub fn list(&self) -> Result<Vec<Listed>, EngineError> {
+        let rows = self.store.read(rows::listed)?;
+        let mut listed: Vec<Listed> = rows
+            .into_iter()
+            .filter(|row| !row.id.starts_with(JOB_PREFIX))
+            .map(|row| Listed {
+                last_active_ms: row
+                    .last_message_at
+                    .unwrap_or(row.created_at)
+                    .max(row.created_at),
+                preview: row
+                    .preview
+                    .and_then(|p| crate::text::headline(&p, PREVIEW_CHARS)),
+                title: row.title,
+                id: row.id,
+            })
+            .collect();
+        listed.sort_by(|a, b| {
+            b.last_active_ms
+                .cmp(&a.last_active_ms)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        Ok(listed)
+    }
+
+    /// The conversation the chat opens on: the most recently active, or a new one when there
+    /// is none.
+    pub fn latest(&self) -> Result<String, EngineError> {
+        match self.list()?.into_iter().next() {
+            Some(latest) => Ok(latest.id),
+            None => self.create(),
+        }
+    }
+
+    pub fn title(&self, id: &str) -> Option<String> {
+        self.state().titles.get(id).cloned()
+    }
+
+    /// Names a conversation as the student typed it, on one line and cut to
+    /// [`RENAMED_CHARS`].
+    pub fn rename(&self, id: &str, title: &str) -> Result<String, EngineError> {
+        let title = crate::text::headline(title, RENAMED_CHARS).ok_or_else(|| {
+            EngineError::Invalid(
+                "title: a conversation's name needs at least one visible character".into(),
+            )
+        })?;
+        let mut state = self.state();
+        if !state.conversations.contains_key(id) {
+            return Err(EngineError::NoSuchConversation(id.to_owned()));
+        }
+        self.store
+            .write(|tx| rows::set_title(tx, id, Some(&title)))?;
+        state.titles.insert(id.to_owned(), title.clone());
+        Ok(title)
+    }
+
+    /// Deletes a conversation — its history, documents, rules and scope, and the link of the
+    /// pending memories it wrote — in one transaction. Only the student does this, from the
+    /// conversation list or the CLI: no tool reaches it. What was deleted can be put back by
+    /// [`Conversations::undo_delete`] for [`UNDO_MS`], until the next delete. Refused while
+    /// the agent's turn runs in it.
+    pub fn delete(&self, id: &str) -> Result<(), EngineError> {
+        let mut state = self.state();
+        if state.running.contains_key(id) {
+            return Err(EngineError::TurnRunning(id.to_owned()));
+        }
+        let conversation = state
+            .conversations
+            .get(id)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?;
+        let taken = self.store.write(|tx| rows::take_conversation(tx, id))?;
+        state.conversations.remove(id);
+        let title = state.titles.remove(id);
+        state.deleted = Some(Deleted {
+            conversation,
+            title,
+            taken,
+            at_ms: self.clock.now_ms(),
+        });
+        Ok(())
+    }
+
+    /// The conversation deleted last and until when it can be brought back, while it can.
+    pub fn undoable(&self) -> Option<(String, i64)> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        let until = state.deleted.as_ref().map(|d| d.at_ms + UNDO_MS)?;
+        if now > until {
+            state.deleted = None;
+            return None;
+        }
+        state
+            .deleted
+            .as_ref()
+            .map(|d| (d.conversation.id.clone(), until))
+    }
+
+    /// Puts back the conversation deleted last, as it was, and returns its id; refused once
+    /// [`UNDO_MS`] have passed.
+    pub fn undo_delete(&self) -> Result<String, EngineError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        let deleted = state.deleted.take().ok_or_else(|| {
+            EngineError::Invalid("no deleted conversation can be brought back".into())
+        })?;
+        if now > deleted.at_ms + UNDO_MS {
+            return Err(EngineError::Invalid(format!(
+                "the conversation was deleted more than {} seconds ago and cannot be brought back",
+                UNDO_MS / 1000
+            )));
+        }
+        let id = deleted.conversation.id.clone();
+        if let Err(e) = self
+            .store
+            .write(|tx| rows::restore_conversation(tx, &id, &deleted.taken))
+        {
+            state.deleted = Some(deleted);
+            return Err(e.into());
+        }
+        if let Some(title) = deleted.title {
+            state.titles.insert(id.clone(), title);
+        }
+        state.conversations.insert(id.clone(), deleted.conversation);
+        Ok(id)
     }
 
     pub fn get(&self, id: &str) -> Option<Conversation> {
@@ -325,7 +530,23 @@ impl Conversations {
             waiting.push(line);
             return Ok(Placed::Joined);
         }
-        let turn = self.change(&mut state, id, |c| c.begin_turn(user_asked), |_| Ok(()))?;
+        // The student's first words name the conversation, in the same write (no model call).
+        let title = match state.titles.contains_key(id) {
+            false if user_asked => crate::text::headline(&line.text, TITLE_CHARS),
+            _ => None,
+        };
+        let turn = self.change(
+            &mut state,
+            id,
+            |c| c.begin_turn(user_asked),
+            |tx| match &title {
+                Some(title) => rows::set_title(tx, id, Some(title)),
+                None => Ok(()),
+            },
+        )?;
+        if let Some(title) = title {
+            state.titles.insert(id.to_owned(), title);
+        }
         state.running.insert(id.to_owned(), Vec::new());
         Ok(Placed::Began(turn))
     }

@@ -48,6 +48,23 @@ pub(crate) fn one_line(text: &str, cap: usize) -> String {
         .collect()
 }
 
+/// A line of words cut to at most `cap` characters for a label (a conversation's title from its
+/// first message, a list's preview): one line as [`one_line`] makes it, runs of spaces as one,
+/// trimmed, and `…` in place of what was cut. `None` when nothing visible is left.
+pub(crate) fn headline(text: &str, cap: usize) -> Option<String> {
+    let line = one_line(text, usize::MAX);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let joined = words.join(" ");
+    if joined.is_empty() {
+        return None;
+    }
+    if joined.chars().count() <= cap {
+        return Some(joined);
+    }
+    let kept: String = joined.chars().take(cap.saturating_sub(1)).collect();
+    Some(format!("{}…", kept.trim_end()))
+}
+
 /// `value` as pretty JSON a sheet shows whole: exact, every character that [`one_line`] would
 /// change (bar the layout's own line feeds) written as its `\u` escape, so the value reads as
 /// it is, visibly, and nothing in it breaks or reorders the text around it.

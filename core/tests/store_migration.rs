@@ -11,6 +11,7 @@ const V2: &str = include_str!("fixtures/schema-v2.sql");
 const V3: &str = include_str!("fixtures/schema-v3.sql");
 const V4: &str = include_str!("fixtures/schema-v4.sql");
 const V5: &str = include_str!("fixtures/schema-v5.sql");
+const V6: &str = include_str!("fixtures/schema-v6.sql");
 
 /// Every schema object as (type, name, table, SQL), the SQL with white space dropped around
 /// punctuation and folded elsewhere, since `ALTER TABLE … ADD COLUMN` splices its text in as
@@ -97,7 +98,7 @@ fn a_version_1_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!((version(&upgraded), schema::VERSION), (6, 6));
+    assert_eq!((version(&upgraded), schema::VERSION), (7, 7));
     assert_eq!(objects(&upgraded), fresh_objects());
 
     // What version 1 stored is kept; the settings blob became one row per key.
@@ -133,7 +134,7 @@ fn a_version_2_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 6);
+    assert_eq!(version(&upgraded), 7);
     assert_eq!(objects(&upgraded), fresh_objects());
     let jobs: i64 = upgraded
         .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
@@ -159,7 +160,7 @@ fn a_version_3_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 6);
+    assert_eq!(version(&upgraded), 7);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (turns, tainted): (i64, bool) = upgraded
         .query_row(
@@ -185,7 +186,7 @@ fn a_version_4_database_upgrades_to_exactly_the_fresh_schema_and_keeps_its_histo
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 6);
+    assert_eq!(version(&upgraded), 7);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (content, thinking): (String, Option<String>) = upgraded
         .query_row(
@@ -208,7 +209,7 @@ fn a_version_5_database_upgrades_to_exactly_the_fresh_schema_with_an_empty_spend
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 6);
+    assert_eq!(version(&upgraded), 7);
     assert_eq!(objects(&upgraded), fresh_objects());
     let thinking: String = upgraded
         .query_row(
@@ -222,4 +223,37 @@ fn a_version_5_database_upgrades_to_exactly_the_fresh_schema_with_an_empty_spend
         .query_row("SELECT count(*) FROM spending", [], |r| r.get(0))
         .unwrap();
     assert_eq!(paid, 0);
+}
+
+#[test]
+fn a_version_6_database_upgrades_to_exactly_the_fresh_schema_with_its_conversations_named() {
+    // Issue: many conversations — the data directory's conversation is named from its first
+    // words; one with none stays unnamed until its first message.
+    let old = old_database(
+        V6,
+        6,
+        "INSERT INTO conversations (id, settings, scope, turns, created_at) \
+         VALUES ('main', '{}', '{}', 1, 1), ('empty', '{}', '{}', 0, 2);
+         INSERT INTO messages (conversation, turn, role, content, created_at) \
+         VALUES ('main', 1, 'user', '图书馆几点关门？', 3);",
+    );
+    drop(Store::open(old.path()).unwrap());
+    let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
+    assert_eq!(version(&upgraded), 7);
+    assert_eq!(objects(&upgraded), fresh_objects());
+    let mut stmt = upgraded
+        .prepare("SELECT id, title FROM conversations ORDER BY id")
+        .unwrap();
+    let titles: Vec<(String, Option<String>)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("empty".to_owned(), None),
+            ("main".to_owned(), Some("图书馆几点关门？".to_owned()))
+        ]
+    );
 }

@@ -113,3 +113,138 @@ pub fn documents(
     let rows = stmt.query_map([conversation], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// Names a conversation; `None` leaves it to be named from its first message.
+pub fn set_title(tx: &Transaction<'_>, id: &str, title: Option<&str>) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE conversations SET title = ?2 WHERE id = ?1",
+        params![id, title],
+    )?;
+    Ok(())
+}
+
+/// A conversation as the list shows it: its title, when it was made, and its newest message
+/// (when it was written and, of the student's or the agent's words, the newest).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedRow {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: i64,
+    pub last_message_at: Option<i64>,
+    pub preview: Option<String>,
+}
+
+/// Every conversation with what the list shows of it, in no particular order. Each reads its
+/// newest messages through `messages_by_conversation`, so the list costs one indexed step per
+/// conversation however long its history.
+pub fn listed(conn: &Connection) -> Result<Vec<ListedRow>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT c.id, c.title, c.created_at,
+            (SELECT m.created_at FROM messages m WHERE m.conversation = c.id
+             ORDER BY m.id DESC LIMIT 1),
+            (SELECT m.content FROM messages m WHERE m.conversation = c.id
+             AND m.role IN ('user', 'assistant') AND coalesce(m.content, '') != ''
+             ORDER BY m.id DESC LIMIT 1)
+         FROM conversations c",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(ListedRow {
+            id: r.get(0)?,
+            title: r.get(1)?,
+            created_at: r.get(2)?,
+            last_message_at: r.get(3)?,
+            preview: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The tables that hold a conversation's own rows, each with the column naming it. A deleted
+/// conversation takes all of them with it; the audit keeps its record (DESIGN.md §13).
+const OWNED: [(&str, &str); 5] = [
+    ("conversations", "id"),
+    ("rules", "scope"),
+    ("documents", "conversation"),
+    ("turns", "conversation"),
+    ("messages", "conversation"),
+];
+
+/// What deleting a conversation took out of the database, exactly as it was, so that an undo
+/// puts it back: each owned table's rows, and the pending memories it was the source of.
+#[derive(Clone, Debug, Default)]
+pub struct Taken {
+    tables: Vec<TakenTable>,
+    /// (memory id, turn) of each pending memory whose link to the conversation was cleared.
+    memories: Vec<(i64, Option<i64>)>,
+}
+
+#[derive(Clone, Debug)]
+struct TakenTable {
+    table: &'static str,
+    columns: Vec<String>,
+    rows: Vec<Vec<rusqlite::types::Value>>,
+}
+
+/// Deletes a conversation — its row, rules, documents, turns and messages — and clears its
+/// link from the pending memories it wrote, in the caller's transaction. Returns what it took.
+pub fn take_conversation(tx: &Transaction<'_>, id: &str) -> Result<Taken, StoreError> {
+    let mut taken = Taken::default();
+    for (table, key) in OWNED {
+        let mut stmt = tx.prepare(&format!("SELECT * FROM {table} WHERE {key} = ?1"))?;
+        let columns: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+        let width = columns.len();
+        let rows = stmt.query_map([id], |r| {
+            (0..width)
+                .map(|i| r.get::<_, rusqlite::types::Value>(i))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        let rows = rows.collect::<Result<Vec<_>, _>>()?;
+        tx.execute(&format!("DELETE FROM {table} WHERE {key} = ?1"), [id])?;
+        taken.tables.push(TakenTable {
+            table,
+            columns,
+            rows,
+        });
+    }
+    let mut stmt = tx.prepare(
+        "SELECT id, turn FROM memories WHERE conversation = ?1 AND state = 'pending' ORDER BY id",
+    )?;
+    taken.memories = stmt
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    tx.execute(
+        "UPDATE memories SET conversation = NULL, turn = NULL
+         WHERE conversation = ?1 AND state = 'pending'",
+        [id],
+    )?;
+    Ok(taken)
+}
+
+/// Puts back what [`take_conversation`] took, rows as they were (their ids too); a memory is
+/// linked again only while nothing else claimed it.
+pub fn restore_conversation(
+    tx: &Transaction<'_>,
+    id: &str,
+    taken: &Taken,
+) -> Result<(), StoreError> {
+    for t in &taken.tables {
+        let marks = vec!["?"; t.columns.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO {} ({}) VALUES ({marks})",
+            t.table,
+            t.columns.join(", ")
+        );
+        let mut stmt = tx.prepare(&sql)?;
+        for row in &t.rows {
+            stmt.execute(rusqlite::params_from_iter(row))?;
+        }
+    }
+    for (memory, turn) in &taken.memories {
+        tx.execute(
+            "UPDATE memories SET conversation = ?2, turn = ?3
+             WHERE id = ?1 AND conversation IS NULL",
+            params![memory, id, turn],
+        )?;
+    }
+    Ok(())
+}

@@ -57,7 +57,7 @@ pub mod schema {
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 6;
+    pub const VERSION: u32 = 7;
 
     /// The newest schema, for an empty database.
     pub const CREATE: &str = "
@@ -87,7 +87,8 @@ pub mod schema {
             scope TEXT NOT NULL,
             turns INTEGER NOT NULL DEFAULT 0,
             created_at INTEGER NOT NULL,
-            tainted INTEGER NOT NULL DEFAULT 0
+            tainted INTEGER NOT NULL DEFAULT 0,
+            title TEXT
         );
         CREATE TABLE settings (
             key TEXT PRIMARY KEY,
@@ -281,6 +282,39 @@ pub mod schema {
                     amount_fen INTEGER NOT NULL CHECK (amount_fen >= 0)
                 );
                 CREATE INDEX spending_by_time ON spending (at_ms);",
+            )?;
+        }
+        // Version 7: many conversations, each with a title; one a data directory already had
+        // (the phone's `main`) is named from its first message, so the list shows it first.
+        if version < 7 {
+            tx.execute_batch("ALTER TABLE conversations ADD COLUMN title TEXT;")?;
+            name_from_first_words(tx)?;
+        }
+        Ok(())
+    }
+
+    /// Names each conversation without a title from the first words the student wrote in it,
+    /// cut as a new conversation's title is.
+    fn name_from_first_words(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        use rusqlite::OptionalExtension;
+        let ids: Vec<String> = tx
+            .prepare("SELECT id FROM conversations WHERE title IS NULL")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        for id in ids {
+            let first: Option<String> = tx
+                .query_row(
+                    "SELECT content FROM messages WHERE conversation = ?1 AND role = 'user'
+                     AND coalesce(content, '') != '' ORDER BY id LIMIT 1",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let title =
+                first.and_then(|w| crate::text::headline(&w, crate::conversations::TITLE_CHARS));
+            tx.execute(
+                "UPDATE conversations SET title = ?2 WHERE id = ?1",
+                rusqlite::params![id, title],
             )?;
         }
         Ok(())
