@@ -165,6 +165,7 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
             "notices",
             "scheduler",
             "settings",
+            "time",
             "treehole",
             "wallet"
         ]
@@ -390,5 +391,48 @@ fn a_typescript_plugin_the_library_ships_runs_on_the_cli() {
         text(&output.stderr).starts_with("harness: classrooms.free was refused (invalid_input): "),
         "{}",
         text(&output.stderr)
+    );
+}
+
+// Issue 37 (campus time): `harness call time.resolve` prints the Beijing times of a time said
+// in PKU's weeks and periods, from the period table and the semester's first Monday.
+#[test]
+fn time_resolve_prints_the_beijing_times_of_weeks_and_periods() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let output = run(&[
+        "call",
+        "time.resolve",
+        r#"{"text":"第1周星期一第3-4节"}"#,
+        "--data-dir",
+        data,
+    ]);
+    assert_eq!(text(&output.stderr), "");
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        printed,
+        serde_json::json!({
+            "start": "2026-09-07 10:10", "end": "2026-09-07 12:00",
+            "startMs": 1_788_747_000_000_i64, "endMs": 1_788_753_600_000_i64,
+            "date": "2026-09-07", "weekday": 1, "week": 1, "periods": [3, 4],
+            "allDay": false, "timeZone": "Asia/Shanghai"
+        })
+    );
+    // 明天 is the next Beijing day on the system's clock: only its periods' times are fixed.
+    let output = run(&[
+        "call",
+        "time.resolve",
+        r#"{"text":"明天第3-4节"}"#,
+        "--data-dir",
+        data,
+    ]);
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        printed["start"].as_str().unwrap().ends_with(" 10:10"),
+        "{printed}"
+    );
+    assert!(
+        printed["end"].as_str().unwrap().ends_with(" 12:00"),
+        "{printed}"
     );
 }

@@ -1306,6 +1306,7 @@ impl SettingsControl for Core {
                 .set_rules(rules)
                 .map_err(|e| named("rules", e)),
             Change::CampusHosts(hosts) => app(&|s| s.campus.hosts = hosts.clone()),
+            Change::SemesterStart(date) => app(&|s| s.campus.semester_start = date.clone()),
             Change::OfficialHost(host) => app(&|s| s.official_host = host.clone()),
         }
     }

@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod audit;
 pub mod campus;
+pub mod campus_time;
 pub mod clock;
 pub mod cloud;
 pub mod consent;

@@ -366,6 +366,28 @@ impl Services {
         }
     }
 
+    /// Campus time (`ctx.services.time.resolve`): the core's `time.resolve`, through the one
+    /// invoke path as the plugin's own call, so its clock and the semester setting are the
+    /// core's, as the model's are.
+    pub async fn resolve_time(&self, text: &str) -> Result<Value, String> {
+        let core = self.core.upgrade().ok_or("the app is closing")?;
+        let called = core
+            .call(
+                "time.resolve",
+                nested_actor(self.actor),
+                serde_json::json!({ "text": text }),
+                self.conversation.clone(),
+                self.made_in.clone(),
+                &self.chain,
+            )
+            .await;
+        match called {
+            Dispatched::Ran(resolved) => Ok(resolved),
+            Dispatched::Failed(message) => Err(message),
+            Dispatched::Refused(reason) => Err(format!("blocked by policy: {reason}")),
+        }
+    }
+
     /// The calling plugin's title, as the student knows it.
     pub fn plugin_title(&self) -> &str {
         &self.plugin.title

@@ -65,6 +65,9 @@ pub const MAX_TOKENS: std::ops::RangeInclusive<u32> = 16..=131_072;
 #[serde(rename_all = "camelCase", default)]
 pub struct CampusSettings {
     pub hosts: Vec<String>,
+    /// `campus.semesterStart`: the Monday of the semester's week 1, `YYYY-MM-DD`, from which
+    /// campus time counts 第N周 (`campus_time`).
+    pub semester_start: String,
 }
 
 impl Default for CampusSettings {
@@ -74,6 +77,7 @@ impl Default for CampusSettings {
                 .iter()
                 .map(|h| (*h).to_owned())
                 .collect(),
+            semester_start: crate::campus_time::DEFAULT_SEMESTER_START.to_owned(),
         }
     }
 }
@@ -335,6 +339,8 @@ pub enum Change {
     Rules(Vec<Rule>),
     /// The campus services the session may be sent to (`campus.hosts`), replaced whole.
     CampusHosts(Vec<String>),
+    /// The semester's first Monday (`campus.semesterStart`), checked to be a Monday.
+    SemesterStart(String),
     /// The host official plugin documents are installed from (`plugins.officialHost`).
     OfficialHost(String),
 }
@@ -357,7 +363,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Checks that `text` is a bare host name — what the campus list and the official host hold,
 /// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
@@ -550,6 +556,9 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
             }
             Ok(Change::CampusHosts(hosts))
         }
+        "campus.semesterStart" => crate::campus_time::parse_semester_start(text()?)
+            .map(|date| Change::SemesterStart(date.to_string()))
+            .map_err(fail),
         "plugins.officialHost" => host_name(text()?).map(Change::OfficialHost).map_err(fail),
         // The message never repeats the value: it is the key.
         crate::secrets::keys::MODEL_API_KEY => Err(fail(

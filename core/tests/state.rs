@@ -153,6 +153,7 @@ async fn everything_survives_closing_and_reopening() {
             ("memory".to_owned(), "bundled", true),
             ("scheduler".to_owned(), "bundled", true),
             ("settings".to_owned(), "bundled", true),
+            ("time".to_owned(), "bundled", true),
             ("wallet".to_owned(), "bundled", true)
         ]
     );

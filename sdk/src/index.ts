@@ -139,6 +139,34 @@ export interface Services {
      */
     pick(): Promise<PickedFile | null>;
   };
+  time: {
+    /**
+     * Campus time: 明天第3-4节, 第12周星期二, 下周三下午3点, 单周周四 as exact Beijing times, from
+     * PKU's class periods and the semester's first Monday (the core's `time.resolve`). Rejects
+     * with the words it could not read.
+     */
+    resolve(text: string): Promise<CampusTime>;
+  };
+}
+
+/** A campus time, resolved by the core. */
+export interface CampusTime {
+  /** 'YYYY-MM-DD HH:mm', Beijing. */
+  start: string;
+  /** 'YYYY-MM-DD HH:mm', Beijing: equal to `start` for a moment, the next day's 00:00 for a whole day. */
+  end: string;
+  startMs: number;
+  endMs: number;
+  /** 'YYYY-MM-DD' of `start`. */
+  date: string;
+  /** 1 (Monday) to 7 (Sunday). */
+  weekday: number;
+  /** The teaching week (1 from the semester's first Monday); null before the semester. */
+  week: number | null;
+  /** The class periods covered, when said in periods or a part of the day. */
+  periods?: number[];
+  allDay: boolean;
+  timeZone: 'Asia/Shanghai';
 }
 
 /** What a description function may read: the plugin's own store, as it stands. */

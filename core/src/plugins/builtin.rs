@@ -1,8 +1,9 @@
 //! The core's own bundled plugins (seed 000): `settings` (the agent changes settings through
 //! it, under its own write mode), `memory` (pending approval after untrusted content), and
 //! `files` (attached documents, whose content is third-party and taints the turn). The
-//! `scheduler` and `dashboard` plugins are listed here too; their code is in `scheduler::plugin`
-//! and `datasource`.
+//! `time` (campus time: 明天第3-4节 as exact Beijing times, `campus_time`). The `scheduler` and
+//! `dashboard` plugins are listed here too; their code is in `scheduler::plugin` and
+//! `datasource`.
 
 use std::sync::{Arc, Weak};
 
@@ -34,7 +35,14 @@ pub const SCREENS: [&str; 5] = [
 
 /// The ids of the core's own plugins, made by [`plugins`]: no other plugin may take one (an
 /// author's bundle is refused by name, `script::WithAuthored`).
-pub const IDS: [&str; 5] = ["settings", "memory", "files", "scheduler", "dashboard"];
+pub const IDS: [&str; 6] = [
+    "settings",
+    "memory",
+    "files",
+    "scheduler",
+    "dashboard",
+    "time",
+];
 
 /// What the settings plugin needs of the core. The engine implements it: a change reaches
 /// several owners (the settings, the installed plugins, the rules).
@@ -71,8 +79,14 @@ pub(crate) fn plugins(owners: Owners) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
         (
             load(settings_manifest()),
             Arc::new(SettingsPlugin {
-                core: owners.settings,
+                core: owners.settings.clone(),
             }) as Arc<dyn PluginHandler>,
+        ),
+        (
+            load(time_manifest()),
+            Arc::new(TimePlugin {
+                core: owners.settings,
+            }),
         ),
         (
             load(memory_manifest()),
@@ -121,6 +135,24 @@ fn settings_manifest() -> Value {
             {"name": "openScreen", "title": "打开设置页面", "effect": "read",
              "description": "Ask the app to open a screen where the user does something only they can do: enter an API key, sign in to the campus account, grant a system permission, or allow a plugin's cloud use.",
              "input": {"type": "object", "properties": {"screen": {"enum": SCREENS}}, "required": ["screen"], "additionalProperties": false}}
+        ]
+    })
+}
+
+fn time_manifest() -> Value {
+    json!({
+        "id": "time",
+        "title": "校园时间",
+        "description": "把“明天第3-4节”“第12周星期二”“下周三下午3点”换算成北京时间。",
+        "i18n": {"en": {"title": "Campus time", "description": "Turns 明天第3-4节, 第12周星期二 or 下周三下午3点 into exact Beijing times.", "tools": {
+            "resolve": {"title": "Resolve a campus time"}
+        }}},
+        "tools": [
+            {"name": "resolve", "title": "换算校园时间", "effect": "read",
+             "description": "Exact Beijing times for a time said in words: 今天/明天/后天, 下周三, 明天下午3点, 8点半, 第N周星期X (teaching weeks from the semester's first Monday, the setting campus.semesterStart), 第3-4节 (PKU's class periods: 第1节 08:00, 第12节 ends 21:30), 单周/双周. Returns start and end (YYYY-MM-DD HH:mm, Beijing; equal for a moment, the next day's 00:00 for a whole day), startMs/endMs, date, weekday (1 = Monday), week (teaching week, null before the semester) and periods. Use it before setting a reminder or reading a timetable; never work out week numbers yourself.",
+             "input": {"type": "object", "properties": {
+                 "text": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The time as the student said it, e.g. 明天第3-4节"}
+             }, "required": ["text"], "additionalProperties": false}}
         ]
     })
 }
@@ -216,6 +248,23 @@ impl PluginHandler for SettingsPlugin {
             }
             other => Err(format!("settings has no tool {other}")),
         }
+    }
+}
+
+/// `time.resolve`: the core's clock (the call's `now`) and the semester setting.
+struct TimePlugin {
+    core: Weak<dyn SettingsControl>,
+}
+
+#[async_trait]
+impl PluginHandler for TimePlugin {
+    async fn run(&self, _tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
+        let core = self.core.upgrade().ok_or("the app is closing")?;
+        let text = input["text"].as_str().unwrap_or_default();
+        let start = core.settings().campus.semester_start;
+        crate::campus_time::resolve_setting(text, ctx.now.ms, &start)
+            .map(|resolved| json!(resolved))
+            .map_err(|e| e.to_string())
     }
 }
 

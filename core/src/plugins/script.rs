@@ -679,6 +679,7 @@ async fn serve(
             .map(Value::String)
             .map_err(Refusal::new),
         "context.set" => gate_answer(services.set_context(&text(0))),
+        "time.resolve" => services.resolve_time(&text(0)).await.map_err(Refusal::new),
         // The one timer: it waits, and reaches nothing. The call's deadline bounds it (a wait
         // past it stops the call there).
         "timer" => {

@@ -98,6 +98,7 @@
         call: (operation, args) => ask('cloud.call', operation, args ?? null),
       }),
       files: Object.freeze({ pick: () => ask('files.pick') }),
+      time: Object.freeze({ resolve: (text) => ask('time.resolve', String(text)) }),
     });
   }
 
