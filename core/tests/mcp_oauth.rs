@@ -603,3 +603,52 @@ async fn the_plugins_screens_form_signs_in_as_the_client_id_typed_into_it() {
     assert_eq!(person.pages().len(), 1);
     assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
 }
+
+#[tokio::test]
+async fn a_server_that_asks_for_a_sign_in_only_at_tools_list_is_signed_in_to_and_added() {
+    // MCP authorization: a client must answer a 401 to any request by signing in, not only
+    // one to the handshake.
+    let config = OAuthConfig {
+        open_handshake: true,
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let (_dir, secrets, engine) = fresh();
+    let person = Person::default();
+    let id = engine
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
+        .await
+        .unwrap();
+    assert_eq!(id, "mcp-notes");
+    assert_eq!(person.pages().len(), 1);
+    assert_eq!(person.pages()[0].scopes, ["tools:read"]);
+    assert!(secrets.get(&credentials_key("notes")).unwrap().is_some());
+    assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
+}
+
+#[tokio::test]
+async fn a_call_refused_401_after_the_sign_in_ended_signs_in_again_through_the_shells_browser() {
+    let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let person = Arc::new(Person::default());
+    let mut options = Options::new(Arc::new(Denies::default()));
+    options.development_servers = true;
+    options.browser = Some(person.clone());
+    let engine = Engine::open(dir.path(), options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "notes", None)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
+    // The authorization server ends the sign-in: the refresh is refused too, so the student
+    // signs in again (the same client), and the call goes once more.
+    server.revoke_all();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "two").await), "echo: two");
+    assert_eq!(person.pages().len(), 2);
+    assert_eq!(server.registrations().len(), 1);
+    assert_eq!(
+        field(&server.authorizations()[1], "client_id"),
+        Some("client-1")
+    );
+}

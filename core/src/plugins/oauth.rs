@@ -445,6 +445,45 @@ impl Access {
         Ok(())
     }
 
+    /// The server answered 401 with `challenge` and the kept sign-in could not be refreshed:
+    /// the student signs in again through `browser`, with the client registered at the first
+    /// sign-in when one is kept ([`step_up`] with the challenge's scopes), else anew.
+    pub(crate) async fn sign_in_again(
+        &self,
+        challenge: Option<&str>,
+        browser: &dyn Browser,
+    ) -> Result<(), String> {
+        let secrets = self.secrets.clone();
+        match challenge {
+            Some(challenge) => {
+                step_up(
+                    self.url.as_str(),
+                    challenge,
+                    self.servers,
+                    secrets,
+                    &self.key,
+                    browser,
+                )
+                .await?
+            }
+            None => {
+                sign_in(
+                    self.url.as_str(),
+                    None,
+                    self.servers,
+                    secrets,
+                    &self.key,
+                    browser,
+                    None,
+                )
+                .await?
+            }
+        }
+        // The manager held the old tokens: the next connect builds anew.
+        self.manager.lock().await.take();
+        Ok(())
+    }
+
     /// The manager, built on first use; held locked, so refreshes happen one at a time.
     async fn held(
         &self,

@@ -469,7 +469,7 @@ pub struct RemoteServer {
     /// The server's last 401, if its last connect ended in one.
     unauthorized: Mutex<Option<Unauthorized>>,
     /// An open session's request was answered 401 (set by the session's [`Probe`]).
-    rejected: Arc<AtomicBool>,
+    rejected: Arc<Mutex<Option<Rejection>>>,
     /// An open session's request was answered 403 `insufficient_scope`: its challenge.
     insufficient: Arc<Mutex<Option<String>>>,
     /// The shell's browser, to sign in again for more scopes (a step-up).
@@ -561,6 +561,27 @@ impl RemoteServer {
                 access.step_up(challenge, browser.as_ref()).await
             }
             _ => Err(self.asks_more(challenge)),
+        }
+    }
+
+    /// Whether the student can sign in again to this server: the shell has a browser, and the
+    /// server was added with no bearer token of its own (a sign-in, or nothing, is kept).
+    fn can_sign_in_again(&self) -> bool {
+        match (&self.browser, &*self.token) {
+            (Some(_), Token::Keystore { secrets, key, .. }) => matches!(secrets.get(key), Ok(None)),
+            _ => false,
+        }
+    }
+
+    /// Signs in again after a 401 with `challenge` (the MCP authorization specification: the
+    /// 401's `WWW-Authenticate` begins the sign-in): with the client registered at the first
+    /// sign-in when one is kept, else as a new sign-in.
+    async fn sign_in_again(&self, challenge: Option<&str>) -> Result<(), String> {
+        match (&self.browser, &*self.token) {
+            (Some(browser), Token::Keystore { access, .. }) => {
+                access.sign_in_again(challenge, browser.as_ref()).await
+            }
+            _ => Err(self.token.refused(&self.url, true)),
         }
     }
 
@@ -761,7 +782,12 @@ impl RemoteServer {
             }
             Err(Listing::Failed(e)) => {
                 self.drop_session().await;
-                Err(format!("{} did not list its tools: {e}", self.url))
+                // MCP authorization: a 401 to any request, not only to the handshake, is the
+                // server asking for a sign-in (or a token), as at the connect.
+                match crate::lock(&self.rejected).take() {
+                    Some(rejection) => Err(self.refusal(rejection)),
+                    None => Err(format!("{} did not list its tools: {e}", self.url)),
+                }
             }
             Err(Listing::Late) => {
                 self.drop_session().await;
@@ -769,6 +795,15 @@ impl RemoteServer {
             }
             Err(Listing::Unreadable(e)) => Err(e),
         }
+    }
+
+    /// A 401 of the open session in words, kept (with its challenge) as the server's refusal
+    /// of the app, where a sign-in begins ([`RemoteServer::unauthorized`]).
+    fn refusal(&self, rejection: Rejection) -> String {
+        *crate::lock(&self.unauthorized) = Some(Unauthorized {
+            challenge: rejection.challenge,
+        });
+        self.token.refused(&self.url, rejection.sent)
     }
 
     /// The error of an answer past the cap: refused, not cut (DESIGN.md §5).
@@ -796,19 +831,39 @@ impl RemoteServer {
         let running = who.map(|who| self.questions.running(who));
         let token = running.as_ref().map(|call| call.id);
         let first = self.call_once(name, input.clone(), token).await;
-        let rejected = self.rejected.swap(false, Ordering::SeqCst);
+        let rejected = crate::lock(&self.rejected).take();
         let insufficient = crate::lock(&self.insufficient).take();
         match (first, rejected, insufficient) {
             // HTTP 401 on an open session: the server no longer takes the token it began with
             // (a new one in the keystore, a revoked or expired sign-in). It did not run the
-            // call, so the call goes once more on a new session, after a refresh of a sign-in.
-            (Err(_), true, _) => {
-                self.token.refresh().await?;
-                self.call_once(name, input, token).await
+            // call, so the call goes once more on a new session, after a refresh of a sign-in;
+            // when the refresh is refused, or its token is too, the student signs in again.
+            (Err(_), Some(rejection), _) => {
+                let refreshed = self.token.refresh().await;
+                let rejection = match refreshed {
+                    Ok(()) => {
+                        let again = self.call_once(name, input.clone(), token).await;
+                        match crate::lock(&self.rejected).take() {
+                            None => return again,
+                            Some(rejection) => rejection,
+                        }
+                    }
+                    Err(_) if self.can_sign_in_again() => rejection,
+                    Err(ended) => return Err(ended),
+                };
+                if !self.can_sign_in_again() {
+                    return Err(self.refusal(rejection));
+                }
+                self.sign_in_again(rejection.challenge.as_deref()).await?;
+                let again = self.call_once(name, input, token).await;
+                match crate::lock(&self.rejected).take() {
+                    Some(rejection) => Err(self.refusal(rejection)),
+                    None => again,
+                }
             }
             // HTTP 403 `insufficient_scope`: the student signs in again for the scopes it asks
             // for (a step-up), and the call goes once more; a second refusal is the call's.
-            (Err(_), false, Some(challenge)) => {
+            (Err(_), None, Some(challenge)) => {
                 self.step_up(&challenge).await?;
                 let again = self.call_once(name, input, token).await;
                 let left = crate::lock(&self.insufficient).take();
@@ -974,11 +1029,19 @@ struct Probe {
     refusals: Refusals,
 }
 
+/// A 401 to a request of an open session: its `WWW-Authenticate`, and whether a token was
+/// sent.
+#[derive(Clone, Debug)]
+struct Rejection {
+    challenge: Option<String>,
+    sent: bool,
+}
+
 /// A session's refusals, told to its server: a 401, and a 403 `insufficient_scope`'s
 /// challenge.
 #[derive(Clone)]
 struct Refusals {
-    rejected: Arc<AtomicBool>,
+    rejected: Arc<Mutex<Option<Rejection>>>,
     insufficient: Arc<Mutex<Option<String>>>,
 }
 
@@ -1207,7 +1270,12 @@ impl StreamableHttpClient for Probe {
             return Err(StreamableHttpError::SessionExpired);
         }
         match (status, header(&response, "www-authenticate")) {
-            (StatusCode::UNAUTHORIZED, _) => self.refusals.rejected.store(true, Ordering::SeqCst),
+            (StatusCode::UNAUTHORIZED, challenge) => {
+                *crate::lock(&self.refusals.rejected) = Some(Rejection {
+                    challenge,
+                    sent: self.token().is_some(),
+                });
+            }
             (StatusCode::FORBIDDEN, Some(challenge))
                 if challenge.contains("insufficient_scope") =>
             {

@@ -101,6 +101,10 @@ pub struct OAuthConfig {
     /// It reads client ID metadata documents (`client_id_metadata_document_supported`): a
     /// client id that is an https address is taken as the app's document.
     pub reads_client_documents: bool,
+    /// It lets the handshake (`server/discover`, `initialize`, `notifications/initialized`) and
+    /// the session's GET and DELETE through without a token, and asks for a sign-in only at
+    /// `tools/list` and `tools/call`.
+    pub open_handshake: bool,
 }
 
 impl Default for OAuthConfig {
@@ -116,6 +120,7 @@ impl Default for OAuthConfig {
             issued_clients: Vec::new(),
             names_resource: None,
             reads_client_documents: false,
+            open_handshake: false,
         }
     }
 }
@@ -388,6 +393,7 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
         let text = match oauth.answer(&base, &request) {
             Some(text) => Some(text),
             None if oauth.admits(&request) => oauth.forbids(&base, &request),
+            None if oauth.lets_through(&request) => None,
             None => Some(respond(
                 401,
                 &[("WWW-Authenticate", oauth.challenge(&base))],
@@ -718,6 +724,13 @@ impl OAuth {
             .header("authorization")
             .and_then(|h| h.strip_prefix("Bearer "))
             .is_some_and(|token| state.access.iter().any(|t| t == token))
+    }
+
+    /// Whether `request` is one of the handshake's, let through without a token
+    /// (`open_handshake`).
+    fn lets_through(&self, request: &Request) -> bool {
+        let method = request.body["method"].as_str().unwrap_or_default();
+        self.config.open_handshake && !matches!(method, "tools/list" | "tools/call")
     }
 
     /// A 403 `insufficient_scope` for a call of a scoped tool whose token lacks its scope.
