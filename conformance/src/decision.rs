@@ -13,6 +13,7 @@ use harness_core::plugins::{document, script};
 use harness_core::policy::{Actor, Answer, Code, Decision, Mode, Preset, Rule, ToolCheck, Verdict};
 use harness_core::registry::{Effect, McpTool, Plugin, PluginKind, Tool, parse_manifest, tool_id};
 use harness_core::secrets::{SecretError, SecretStore};
+use harness_core::settings::Change;
 use harness_core::turn::{ConversationSettings, Scope};
 use harness_core::{Engine, EngineError, Options};
 use serde::Deserialize;
@@ -43,6 +44,9 @@ pub(crate) struct Scenario {
     conversation: ConversationSpec,
     #[serde(default)]
     consent: ConsentSpec,
+    /// The student's money limits (DESIGN.md §3 8e), in whole yuan; absent, the defaults.
+    #[serde(default)]
+    money: MoneySpec,
     #[serde(deserialize_with = "steps")]
     steps: Vec<Step>,
 }
@@ -91,6 +95,13 @@ struct ConversationSpec {
     scope: Scope,
     #[serde(default)]
     rules: Vec<Rule>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MoneySpec {
+    per_payment_yuan: Option<u32>,
+    per_day_yuan: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -336,6 +347,20 @@ impl Scenario {
             .set_rules(self.rules)
             .map_err(|e| format!("bad scenario: {e}"))?;
         give_consent(&engine, self.consent).map_err(|e| e.to_string())?;
+        let limits = [
+            ("money.perPaymentYuan", self.money.per_payment_yuan),
+            ("money.perDayYuan", self.money.per_day_yuan),
+        ];
+        for (key, value) in limits {
+            if let Some(value) = value {
+                engine
+                    .change_setting(Change::MoneyLimit {
+                        key: key.to_owned(),
+                        value,
+                    })
+                    .map_err(|e| format!("bad scenario: money: {e}"))?;
+            }
+        }
         engine
             .open_conversation(CONVERSATION)
             .map_err(|e| e.to_string())?;

@@ -19,6 +19,14 @@
 //!   or the SDK's `echo` (sdk/test-plugins/echo),
 //!   of kind bundled with no manifest keys: its manifest is read from the bundle and its calls
 //!   run in the engine. A plugin has one of the three at most.
+//! - Decision scenarios: money with numbers (DESIGN.md §3 8e). A money tool may declare
+//!   `"amount": {"field": "amountYuan", "unit": "yuan" | "fen"}` and `"payee": {"field":
+//!   "shop"}` (manifest keys, checked by the core), so a call's `input` carries its amount and
+//!   payee; `"money": {"perPaymentYuan": 100, "perDayYuan": 200}` sets the student's limits
+//!   (whole yuan; each absent key keeps its default, the values shown). The day's spent total
+//!   is what the scenario's earlier calls paid: a `user` call that runs is never questioned but
+//!   counts, so a tap step sets it. `{"decision": "refuse", "code": "over_limit"}` is the
+//!   refusal past a limit.
 //! - Gate scenarios: the shapes of every gate, listed at the top of `gate.rs`.
 //!
 //! The runner passes only what it checked, so it is stricter than FORMAT.md says:

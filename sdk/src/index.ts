@@ -272,6 +272,16 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
    */
   resolveEffect?: (input: z.infer<S>) => string | undefined;
   /**
+   * A money tool's amount: the top-level input field that holds it and its unit. The core holds
+   * the call to the student's limits per payment and per day (settings money.perPaymentYuan and
+   * money.perDayYuan): an agent's call past either is refused `over_limit`; the approval sheet's
+   * headline is the amount in 元. Only on a money tool; the field must be in `input`.
+   */
+  amount?: { field: keyof z.infer<S> & string; unit: 'yuan' | 'fen' };
+  /** A money tool's payee: the top-level input field naming whom the money goes to. A payee the
+   * plugin has never paid is always asked, Allow or Deny only. */
+  payee?: { field: keyof z.infer<S> & string };
+  /**
    * Words for the result's top-level fields, as the chat labels its rows:
    * `{ balanceYuan: { zh: '余额（元）', en: 'Balance (yuan)' } }`. A field without one is shown
    * by its name made readable (`spentTodayYuan` → "Spent today (yuan)").
@@ -341,6 +351,8 @@ export interface ToolManifest {
   grant?: boolean;
   alwaysAsk?: boolean;
   target?: string;
+  amount?: { field: string; unit: 'yuan' | 'fen' };
+  payee?: { field: string };
   resolvesEffect?: boolean;
   describes?: boolean;
   labels?: Record<string, FieldLabel>;
@@ -505,6 +517,8 @@ function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest 
     if (tool[flag] !== undefined) out[flag] = tool[flag];
   }
   if (tool.target !== undefined) out.target = tool.target;
+  if (tool.amount !== undefined) out.amount = { field: tool.amount.field, unit: tool.amount.unit };
+  if (tool.payee !== undefined) out.payee = { field: tool.payee.field };
   if (tool.resolveEffect !== undefined) {
     if (typeof tool.resolveEffect !== 'function') {
       throw new DefinitionError(`tools[${index}].resolveEffect`, `the resolveEffect of tool "${name}" is not a function`);

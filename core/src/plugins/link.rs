@@ -20,7 +20,7 @@ use crate::error::EngineError;
 use crate::gates::{Grants, NetworkGate};
 use crate::installed::InstalledPlugins;
 use crate::policy::{Mode, default_mode};
-use crate::registry::{DataSource, Effect, Plugin, PluginKind, Tool};
+use crate::registry::{AmountUnit, DataSource, Effect, Plugin, PluginKind, Tool};
 use crate::settings::AppSettings;
 
 use super::document;
@@ -471,6 +471,34 @@ fn loosened(before: &Tool, after: &Tool) -> Vec<String> {
         )),
         _ => {}
     }
+    // Step 8e: the money limits read the declared amount, so any change to where or in what
+    // unit it is read may let more through; the new-payee ask reads the payee.
+    let unit = |u: AmountUnit| match u {
+        AmountUnit::Yuan => "yuan",
+        AmountUnit::Fen => "fen",
+    };
+    match (&before.amount, &after.amount) {
+        (Some(_), None) => more.push(format!(
+            "tool {id} no longer declares its amount: the money limits could not hold it"
+        )),
+        (Some(was), Some(is)) if was != is => more.push(format!(
+            "tool {id} reads its amount from {} in {} (was {} in {})",
+            is.field,
+            unit(is.unit),
+            was.field,
+            unit(was.unit)
+        )),
+        _ => {}
+    }
+    match (&before.payee, &after.payee) {
+        (Some(_), None) => more.push(format!(
+            "tool {id} no longer declares its payee: a new payee would not be asked"
+        )),
+        (Some(was), Some(is)) if was != is => {
+            more.push(format!("tool {id} reads its payee from {is} (was {was})"))
+        }
+        _ => {}
+    }
     // Its results taint the turn, which makes money and public calls ask (step 8e).
     if before.untrusted && !after.untrusted {
         more.push(format!("tool {id} no longer marks its results untrusted"));
@@ -556,6 +584,25 @@ mod tests {
                 tool(json!({"grant": true})),
                 tool(json!({})),
                 "tool shop.pay no longer asks for a grant",
+            ),
+            // DESIGN.md §3 8e: the limits read the declared amount; the new-payee ask its payee.
+            (
+                "dropping amount",
+                tool(json!({"amount": {"field": "order", "unit": "yuan"}})),
+                tool(json!({})),
+                "tool shop.pay no longer declares its amount: the money limits could not hold it",
+            ),
+            (
+                "amount in fen instead of yuan",
+                tool(json!({"amount": {"field": "order", "unit": "yuan"}})),
+                tool(json!({"amount": {"field": "order", "unit": "fen"}})),
+                "tool shop.pay reads its amount from order in fen (was order in yuan)",
+            ),
+            (
+                "dropping payee",
+                tool(json!({"payee": {"field": "order"}})),
+                tool(json!({})),
+                "tool shop.pay no longer declares its payee: a new payee would not be asked",
             ),
             (
                 "dropping target",
