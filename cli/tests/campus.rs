@@ -93,7 +93,7 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
     let status = run(vec!["status"], "").await.unwrap();
     assert_eq!(
         text(&status.stdout),
-        "signed in as 2100012345\n  portal: signed in\n  card: signed in\n  treehole: until 2100-01-01 00:00 UTC\n"
+        "signed in as 2100012345\n  portal: signed in\n  card: until 2100-01-01 00:00 UTC\n  treehole: until 2100-01-01 00:00 UTC\n"
     );
     // The password and the sessions live in the keyring only.
     let kept = everything_in(dir.path());

@@ -5,7 +5,8 @@
 use std::sync::{Arc, Mutex};
 
 use harness_campus_sim::{
-    ACCOUNTS, DEMO, Fault, MOBILE_MASK, OTP_CODE, SMS_CODE, Simulator, TRUST_COOKIE, Vary,
+    ACCOUNTS, CARD_TOKEN_EXP, DEMO, Fault, MOBILE_MASK, OTP_CODE, SMS_CODE, Simulator,
+    TRUST_COOKIE, Vary,
 };
 use harness_core::campus::wire::{Origin, Public, Service};
 use harness_core::campus::{
@@ -919,5 +920,86 @@ async fn iaaas_cookies_are_kept_with_the_sessions_and_sent_back_whatever_their_n
         cookie.1.contains(&format!("{TRUST_COOKIE}=")),
         "{}",
         cookie.1
+    );
+}
+
+/// A clock the test sets.
+struct Clocked(std::sync::atomic::AtomicI64);
+
+impl harness_core::clock::Clock for Clocked {
+    fn now_ms(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[tokio::test]
+async fn each_session_records_its_end_and_one_past_it_is_ended_without_asking_the_service() {
+    // DESIGN §10 / SERVICES.md §2, §7, §8: the card's end is its JWT's `exp`, Treehole's its
+    // `expires_in`; the portal says none. Past its end a session is not sent.
+    let sim = Simulator::start(0).await.unwrap();
+    let clock = Arc::new(Clocked(std::sync::atomic::AtomicI64::new(
+        1_796_000_000_000,
+    )));
+    let campus = Campus::new(
+        Arc::new(MemorySecrets::default()),
+        clock.clone(),
+        Origin::development(&sim.origin()).unwrap(),
+        Box::new(|_| {}),
+    );
+    campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    let end = CARD_TOKEN_EXP * 1000;
+    assert_eq!(
+        campus.status().unwrap().services,
+        [
+            (Service::Portal, None),
+            (Service::Card, Some(end)),
+            (Service::Treehole, Some(4_102_444_800_000)),
+        ]
+    );
+    let card = campus.request(Service::Card, &balance()).await.unwrap();
+    assert_eq!(card["body"]["data"]["card"][0]["elec_accamt"], 4250);
+    clock.0.store(end, std::sync::atomic::Ordering::SeqCst);
+    let sent = sim.seen().len();
+    assert_eq!(
+        campus.request(Service::Card, &balance()).await.unwrap(),
+        json!({"status": "signin_required", "service": "card"})
+    );
+    assert_eq!(sim.seen().len(), sent);
+    assert!(!card_signed_in(&campus));
+}
+
+#[tokio::test]
+async fn treeholes_check_takes_the_authenticators_code_as_well_as_an_sms_one() {
+    // DESIGN §10: `verification_required` offers `methods: ["sms", "otp"]`; the OTP answers it
+    // through Treehole's `check_otp` (SERVICES.md §3), with no SMS sent.
+    let (sim, _keystore, campus) = world().await;
+    campus.sign_in(DEMO.id, DEMO.password, false).await.unwrap();
+    let feed = CampusRequest {
+        path: "/chapi/api/v3/hole/list_comments?page=1&limit=10".into(),
+        ..CampusRequest::default()
+    };
+    assert_eq!(
+        campus.request(Service::Treehole, &feed).await.unwrap(),
+        json!({"status": "verification_required", "methods": ["sms", "otp"]})
+    );
+    assert_eq!(
+        campus.treehole_verify_otp("000000").await,
+        Err(CampusError::Treehole("令牌验证码错误".into()))
+    );
+    campus.treehole_verify_otp(OTP_CODE).await.unwrap();
+    let answer = campus.request(Service::Treehole, &feed).await.unwrap();
+    assert_eq!(answer["body"]["data"]["list"][0]["pid"], 7_001_234);
+    let checks: Vec<String> = sim
+        .seen()
+        .into_iter()
+        .filter(|r| r.target.starts_with("/chapi/api/") && !r.target.contains("/v3/"))
+        .map(|r| format!("{} {}", r.target, r.body))
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            "/chapi/api/check_otp {\"code\":\"000000\"}".to_owned(),
+            format!("/chapi/api/check_otp {{\"code\":\"{OTP_CODE}\"}}"),
+        ]
     );
 }

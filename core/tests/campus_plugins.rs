@@ -525,7 +525,10 @@ async fn the_account_screen_shows_each_services_state_and_retries_only_the_faile
         lines,
         [
             ("校内门户".to_owned(), "已登录".to_owned()),
-            ("校园卡".to_owned(), "已登录".to_owned()),
+            (
+                "校园卡".to_owned(),
+                "已登录，至 2100-01-01 08:00".to_owned()
+            ),
             (
                 "树洞".to_owned(),
                 "未登录：树洞暂时无法登录（可能在维护），请稍后重试".to_owned()
@@ -542,4 +545,42 @@ async fn the_account_screen_shows_each_services_state_and_retries_only_the_faile
     let signed = screens.campus_account().unwrap().signed_in.unwrap();
     assert_eq!(signed.retry, None);
     assert_eq!(signed.services[2].value, "已登录，至 2100-01-01 08:00");
+}
+
+#[tokio::test]
+async fn treeholes_check_screen_confirms_with_the_authenticators_code() {
+    // DESIGN §10: the verification screen answers `methods: ["sms", "otp"]`, either.
+    let sim = Simulator::start(0).await.unwrap();
+    let screens = screens_at(&sim, common::ManualClock::at(0)).await;
+    screens
+        .act(Action::CampusSignIn {
+            user: DEMO.id.into(),
+            password: DEMO.password.into(),
+            remember: false,
+        })
+        .await
+        .unwrap();
+    let check = screens.treehole_check();
+    assert_eq!(check.otp_submit_label, "用手机令牌的动态码确认");
+    assert_eq!(
+        refusal(
+            screens
+                .act(Action::TreeholeVerifyOtp {
+                    code: "000000".into()
+                })
+                .await
+        ),
+        "Treehole: 令牌验证码错误"
+    );
+    screens
+        .act(Action::TreeholeVerifyOtp {
+            code: harness_campus_sim::OTP_CODE.into(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        sim.seen()
+            .iter()
+            .all(|r| r.target != "/chapi/api/jwt_send_msg")
+    );
 }

@@ -1098,6 +1098,19 @@ fn card_by_day(a: &Asked, acc: &Account) -> Reply {
     card_envelope(Value::Object(days))
 }
 
+/// When the card's tokens end (epoch s): 2100-01-01, in their `exp`.
+pub const CARD_TOKEN_EXP: i64 = 4_102_444_800;
+
+/// A card token shaped as the vendor's JWT (SERVICES.md §8): header, payload with `exp`, and a
+/// signature the simulator does not check (the token is looked up).
+fn card_jwt(s: &mut State, user: &str) -> String {
+    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let header = b64(json!({"alg": "HS256", "typ": "JWT"}));
+    let payload = b64(json!({"sub": user, "exp": CARD_TOKEN_EXP}));
+    let signature = s.fresh("sig");
+    format!("{header}.{payload}.{signature}")
+}
+
 fn card_envelope(data: Value) -> Reply {
     json_reply(
         200,
@@ -1121,7 +1134,7 @@ fn card(a: &Asked, s: &mut State) -> Reply {
                 &[],
             );
         }
-        let jwt = s.fresh("eyJhbGciOiJIUzI1NiJ9.sim.");
+        let jwt = card_jwt(s, &user);
         s.card.insert(jwt.clone(), user);
         return redirect(
             &format!("https://bdcard.pku.edu.cn/plat/?synjones-auth={jwt}&name=user"),
@@ -1132,7 +1145,7 @@ fn card(a: &Asked, s: &mut State) -> Reply {
         let Some(user) = s.card_tickets.remove(a.q("ticket")) else {
             return redirect("https://portal.pku.edu.cn/portal2017/", &[]);
         };
-        let jwt = s.fresh("eyJhbGciOiJIUzI1NiJ9.sim.");
+        let jwt = card_jwt(s, &user);
         s.card.insert(jwt.clone(), user);
         return redirect(
             &format!("https://bdcard.pku.edu.cn/plat/?synjones-auth={jwt}&name=user"),
@@ -1423,6 +1436,18 @@ fn treehole(a: &Asked, s: &mut State) -> Reply {
         ("POST", "/chapi/api/jwt_send_msg") => {
             s.treehole_sms.insert(user);
             treehole_envelope(json!({}))
+        }
+        ("POST", "/chapi/api/check_otp") => {
+            let body: Value = serde_json::from_str(&a.body).unwrap_or_default();
+            if body["code"] == OTP_CODE {
+                s.treehole_verified.insert(user);
+                treehole_envelope(json!({}))
+            } else {
+                json_reply(
+                    200,
+                    json!({"code": 40003, "success": false, "message": "令牌验证码错误"}),
+                )
+            }
         }
         ("POST", "/chapi/api/jwt_msg_verify") => {
             let body: Value = serde_json::from_str(&a.body).unwrap_or_default();

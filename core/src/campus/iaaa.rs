@@ -271,6 +271,7 @@ pub(super) async fn exchange(
     service: Service,
     device: &Device,
     token: &str,
+    now_ms: i64,
 ) -> Result<Session, CampusError> {
     let (_, redir) = app(service, device);
     let mut url = Url::parse(&redir).map_err(|e| CampusError::Chain(e.to_string()))?;
@@ -306,13 +307,18 @@ pub(super) async fn exchange(
                 })
                 .await
                 .map_err(|e| e.error("Treehole", "token"))?;
+            // Its `expires_in` (unix s), else the JWT's `exp`, else the 7 days clients assume
+            // (SERVICES.md §7).
+            let expires_at_ms = expires
+                .and_then(|s| s.parse::<i64>().ok())
+                .map(|s| s * 1000)
+                .or_else(|| jwt_end(&jwt))
+                .or(Some(now_ms + TREEHOLE_ASSUMED_MS));
             Ok(Session {
                 jar: walk.jar.for_host(wire::TREEHOLE),
                 bearer: Some(jwt),
                 uuid: Some(device.header()),
-                expires_at_ms: expires
-                    .and_then(|s| s.parse::<i64>().ok())
-                    .map(|s| s * 1000),
+                expires_at_ms,
             })
         }
     }
@@ -324,6 +330,7 @@ pub(super) async fn exchange(
 pub(super) async fn card_session(
     walk: &mut Walk<'_>,
     portal: &Session,
+    now_ms: i64,
 ) -> Result<Session, CampusError> {
     let start = Url::parse("https://portal.pku.edu.cn/portal2017/util/redirectToCard.do")
         .map_err(|e| CampusError::Chain(e.to_string()))?;
@@ -334,9 +341,40 @@ pub(super) async fn card_session(
         .map_err(|e| e.error("the campus card", "synjones-auth token"))?;
     Ok(Session {
         jar: walk.jar.for_host(wire::CARD),
+        // The JWT's `exp`, else the 24 h clients treat it as good for (SERVICES.md §2, §8).
+        expires_at_ms: jwt_end(&jwt).or(Some(now_ms + CARD_ASSUMED_MS)),
         bearer: Some(jwt),
-        // Clients treat the card's token as good for 24 h (SERVICES.md §2).
-        expires_at_ms: None,
         ..Session::default()
     })
+}
+
+/// How long clients treat a card token as good when it says nothing (SERVICES.md §2, §8).
+const CARD_ASSUMED_MS: i64 = 24 * 3600 * 1000;
+/// How long clients treat a Treehole token as good when the chain said nothing (SERVICES.md §7).
+const TREEHOLE_ASSUMED_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// When a token that is a JWT ends: its payload's `exp` (unix s) as epoch ms; none for a token
+/// that is not a JWT or has no `exp`.
+pub(super) fn jwt_end(token: &str) -> Option<i64> {
+    let mut parts = token.split('.');
+    let (_, payload, _) = (parts.next()?, parts.next()?, parts.next()?);
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let claims: Value = serde_json::from_slice(&bytes).ok()?;
+    claims["exp"].as_i64().map(|s| s * 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jwts_end_is_its_exp_and_a_token_that_is_no_jwt_has_none() {
+        // {"alg":"HS256"} . {"sub":"2100012345","exp":1796140800} . signature
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIyMTAwMDEyMzQ1IiwiZXhwIjoxNzk2MTQwODAwfQ.c2ln";
+        assert_eq!(jwt_end(jwt), Some(1_796_140_800_000));
+        assert_eq!(jwt_end("eyJ0eXAiOiJKV1QifQ.hole.6a99b4b1"), None);
+        assert_eq!(jwt_end("not-a-jwt"), None);
+    }
 }

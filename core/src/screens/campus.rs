@@ -82,6 +82,10 @@ pub struct TreeholeCheckScreen {
     pub code_label: String,
     /// Its action is `Action::TreeholeVerify` with the code typed.
     pub submit_label: String,
+    /// Confirms the code typed as the authenticator's (手机令牌) instead: its action is
+    /// `Action::TreeholeVerifyOtp` with the code typed (DESIGN.md §10: `methods: ["sms",
+    /// "otp"]`).
+    pub otp_submit_label: String,
 }
 
 pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountScreen, EngineError> {
@@ -233,8 +237,8 @@ pub(super) fn treehole(lang: Language) -> TreeholeCheckScreen {
         title: tr(lang, "树洞短信验证", "Treehole SMS check").into(),
         explanation: tr(
             lang,
-            "树洞要求定期用短信验证手机号（大约每 30 天一次）。发送验证码，收到后填在下面。",
-            "Treehole asks you to confirm your phone number by SMS now and then (about every 30 days). Send the code, then enter it below.",
+            "树洞要求定期验证（大约每 30 天一次）：发送短信验证码，收到后填在下面；或者填手机令牌上的 6 位动态码。",
+            "Treehole asks you to confirm it is you now and then (about every 30 days): send the SMS code and enter it below, or enter the 6-digit code of your authenticator (手机令牌).",
         )
         .into(),
         send: Button::new(
@@ -244,6 +248,12 @@ pub(super) fn treehole(lang: Language) -> TreeholeCheckScreen {
         ),
         code_label: tr(lang, "验证码", "Code").into(),
         submit_label: tr(lang, "确认", "Confirm").into(),
+        otp_submit_label: tr(
+            lang,
+            "用手机令牌的动态码确认",
+            "Confirm with my authenticator's (手机令牌) code",
+        )
+        .into(),
     }
 }
 

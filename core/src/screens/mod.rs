@@ -228,6 +228,10 @@ pub enum Action {
     TreeholeVerify {
         code: String,
     },
+    /// Treehole's check answered with the authenticator's (手机令牌) code.
+    TreeholeVerifyOtp {
+        code: String,
+    },
     /// Run a tool with no input as the student's own call (a plugin page's button, a screen's
     /// fix such as switching to the digital card), then follow its status answer.
     RunTool {
@@ -598,6 +602,11 @@ impl Screens {
             Action::TreeholeVerify { code } => e
                 .campus()
                 .treehole_verify(&code)
+                .await
+                .map_err(|err| campus::words(self.language(), &err))?,
+            Action::TreeholeVerifyOtp { code } => e
+                .campus()
+                .treehole_verify_otp(&code)
                 .await
                 .map_err(|err| campus::words(self.language(), &err))?,
             Action::SetCloudConsent { plugin, allowed } => e.set_cloud_consent(&plugin, allowed)?,

@@ -57,6 +57,7 @@ struct CampusAccountView: View {
                         ForEach(Array(signed.services.enumerated()), id: \.offset) { _, service in
                             LabeledContent(service.label, value: service.value)
                         }
+                        if let retry = signed.retry { ActionButton(button: retry, act: store.act) }
                         ActionButton(button: signed.signOut, act: store.act)
                     }
                 }
@@ -85,6 +86,7 @@ struct TreeholeCheckView: View {
                         .keyboardType(.numberPad)
                         .textContentType(.oneTimeCode)
                     SwiftUI.Button(screen.submitLabel) { store.act(.treeholeVerify(code: code)) }
+                    SwiftUI.Button(screen.otpSubmitLabel) { store.act(.treeholeVerifyOtp(code: code)) }
                 }
             }
             .navigationTitle(screen.title)

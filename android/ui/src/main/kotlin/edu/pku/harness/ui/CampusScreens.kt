@@ -44,12 +44,14 @@ object CampusTags {
     const val ACCOUNT = "campus-account"
     const val TREEHOLE_CODE = "treehole-code"
     const val TREEHOLE_SUBMIT = "treehole-submit"
+    const val TREEHOLE_SUBMIT_OTP = "treehole-submit-otp"
 }
 
 /**
  * The campus account as the core shows it: the sign-in form (the password in a secure field,
  * handed to the core in the tap and never kept here), the code IAAA asks for, or the account
- * signed in with its services and "Sign out".
+ * signed in with each service's state (signed in, or what failed), "Retry" for the failed ones
+ * and "Sign out".
  */
 @Composable
 fun CampusAccountPage(holder: ScreenModel<CampusAccountScreen>) {
@@ -111,6 +113,7 @@ fun CampusAccountPage(holder: ScreenModel<CampusAccountScreen>) {
                     }
                 }
             }
+            signed.retry?.let { CoreButton(it, onAct = act) }
             CoreButton(signed.signOut, onAct = act)
         }
     }
@@ -130,6 +133,9 @@ fun TreeholeCheckPage(holder: ScreenModel<TreeholeCheckScreen>) {
             modifier = Modifier.fillMaxWidth().oneTimeCode { code = it }.testTag(CampusTags.TREEHOLE_CODE))
         Button(onClick = { holder.act(Action.TreeholeVerify(code.trim())) }, modifier = Modifier.testTag(CampusTags.TREEHOLE_SUBMIT)) {
             Text(screen.submitLabel)
+        }
+        Button(onClick = { holder.act(Action.TreeholeVerifyOtp(code.trim())) }, modifier = Modifier.testTag(CampusTags.TREEHOLE_SUBMIT_OTP)) {
+            Text(screen.otpSubmitLabel)
         }
     }
 }
