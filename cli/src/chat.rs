@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::demo::TerminalAnswers;
 use crate::secrets::KeyringSecrets;
 
-/// The conversation the terminal talks in.
+/// The conversation the terminal talks in without `--conversation`.
 const CONVERSATION: &str = "terminal";
 
 /// Where the API key comes from: `HARNESS_API_KEY` when it is set, else the keyring
@@ -88,6 +88,8 @@ pub struct ChatArgs<'a> {
     pub endpoint: Option<String>,
     pub model: Option<String>,
     pub message: Option<String>,
+    /// An existing conversation's id, `new` for a new one, or none for [`CONVERSATION`].
+    pub conversation: Option<String>,
     pub answer: Option<Answer>,
     pub elicitation: Option<crate::elicit::Reply>,
 }
@@ -146,11 +148,30 @@ async fn session(args: ChatArgs<'_>) -> Result<usize, String> {
             "the terms have not been accepted: run `harness consent accept-terms` first".into(),
         );
     }
-    engine
-        .open_conversation(CONVERSATION)
-        .map_err(|e| e.to_string())?;
+    let conversation = match args.conversation.as_deref() {
+        None => {
+            engine
+                .open_conversation(CONVERSATION)
+                .map_err(|e| e.to_string())?;
+            CONVERSATION.to_owned()
+        }
+        Some("new") => {
+            let id = engine.conversations().create().map_err(|e| e.to_string())?;
+            outln!("New conversation {id}.");
+            id
+        }
+        Some(id) => {
+            engine.existing_conversation(id).map_err(|_| {
+                format!(
+                    "--conversation: there is no conversation \"{id}\"; `harness conversations` lists them, `--conversation new` starts one"
+                )
+            })?;
+            id.to_owned()
+        }
+    };
     let mut session = Session {
         engine: &engine,
+        conversation,
         trying,
         turns: 0,
         failed: 0,
@@ -195,6 +216,7 @@ async fn session(args: ChatArgs<'_>) -> Result<usize, String> {
 /// The turns of one session, and the model settings it uses but has not saved yet.
 struct Session<'a> {
     engine: &'a Engine,
+    conversation: String,
     trying: Vec<(&'static str, String)>,
     turns: usize,
     failed: usize,
@@ -205,7 +227,7 @@ impl Session<'_> {
     /// why; the session goes on.
     async fn turn(&mut self, text: &str) {
         self.turns += 1;
-        let ended = match self.engine.send_message(CONVERSATION, text).await {
+        let ended = match self.engine.send_message(&self.conversation, text).await {
             Ok(summary) => {
                 let usage = &summary.usage;
                 let tokens = match usage.total_tokens {

@@ -8,6 +8,7 @@ mod browser;
 mod campus;
 mod chat;
 mod cloud;
+mod conversations;
 mod demo;
 mod elicit;
 mod jobs;
@@ -106,6 +107,10 @@ enum Command {
         /// Run this one turn and exit.
         #[arg(long)]
         message: Option<String>,
+        /// The conversation to talk in: an id from `harness conversations`, or `new` for a new
+        /// one. Without it, the terminal's own conversation.
+        #[arg(long)]
+        conversation: Option<String>,
         /// Answer every approval prompt this way instead of asking on the terminal.
         #[arg(long, value_enum)]
         answer: Option<DemoAnswer>,
@@ -113,6 +118,11 @@ enum Command {
         /// (accept takes the form's defaults).
         #[arg(long, value_enum)]
         elicitation: Option<elicit::Reply>,
+    },
+    /// The conversations, newest first; rename or delete one.
+    Conversations {
+        #[command(subcommand)]
+        command: Option<conversations::ConversationsCommand>,
     },
     /// Plugin documents: add by link or file (preview, then install), update, remove.
     Plugins {
@@ -218,6 +228,7 @@ async fn main() -> ExitCode {
             endpoint,
             model,
             message,
+            conversation,
             answer,
             elicitation,
         } => {
@@ -226,11 +237,16 @@ async fn main() -> ExitCode {
                 endpoint,
                 model,
                 message,
+                conversation,
                 answer: answer.map(Answer::from),
                 elicitation,
             })
             .await;
         }
+        Command::Conversations { command } => conversations::run(
+            &data_dir(),
+            command.unwrap_or(conversations::ConversationsCommand::List),
+        ),
         Command::Plugins { command } => plugins::plugins(&data_dir(), command).await,
         Command::Mcp { command } => plugins::mcp(&data_dir(), command).await,
         Command::Call {
