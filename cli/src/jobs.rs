@@ -28,7 +28,8 @@ impl ApprovalBroker for NobodyAsks {
 pub enum JobsCommand {
     /// Every job with its schedule, state, next due time and last outcome (the default).
     List,
-    /// Add a check (--tool, --when, --title, --body) or an agent job (--prompt).
+    /// Add a reminder (--title, --body), a check (--tool, --when, --title, --body) or an agent
+    /// job (--prompt).
     Add(Box<AddArgs>),
     /// Remove a job.
     Remove { id: i64 },
@@ -68,11 +69,12 @@ pub struct AddArgs {
     /// The condition as JSON, e.g. '{"path": "balanceYuan", "op": "lt", "value": 20}'.
     #[arg(long, requires = "tool")]
     when: Option<String>,
-    /// The notification's title; {path} placeholders are filled from the result.
-    #[arg(long, requires = "tool")]
+    /// The notification's title: a reminder's words, or a check's with {path} placeholders
+    /// filled from the result.
+    #[arg(long)]
     title: Option<String>,
-    /// The notification's body; {path} placeholders are filled from the result.
-    #[arg(long, requires = "tool")]
+    /// The notification's body, as the title.
+    #[arg(long)]
     body: Option<String>,
     /// An agent job's prompt, run with read tools only.
     #[arg(long)]
@@ -109,7 +111,18 @@ impl AddArgs {
                 spec["check"] = check;
             }
             (None, Some(prompt)) => spec["agent"] = json!({"prompt": prompt}),
-            _ => return Err("give --tool (a check) or --prompt (an agent job)".into()),
+            // Neither a tool nor a prompt: a plain reminder, which posts its own words.
+            (None, None) => {
+                let Some(title) = &self.title else {
+                    return Err(
+                        "give --title (a reminder), --tool (a check) or --prompt (an agent job)"
+                            .into(),
+                    );
+                };
+                spec["reminder"] =
+                    json!({"title": title, "body": self.body.clone().unwrap_or_default()});
+            }
+            _ => return Err("give --tool (a check) or --prompt (an agent job), not both".into()),
         }
         Ok(spec)
     }
@@ -148,6 +161,9 @@ fn print_job(job: &Job) {
     let what = match &job.spec.task {
         harness_core::scheduler::Task::Check(check) => format!("check {}", check.tool),
         harness_core::scheduler::Task::Agent(_) => "agent job".to_owned(),
+        harness_core::scheduler::Task::Reminder(reminder) => {
+            format!("reminder \"{}\"", reminder.title)
+        }
     };
     let state = match &job.paused_reason {
         Some(reason) => format!("paused ({reason})"),

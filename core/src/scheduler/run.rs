@@ -263,6 +263,13 @@ impl Scheduler {
                     Outcome::Ran { result, .. } => evaluate(&job.compiled, &job.memory, &result),
                 }
             }
+            // seed 000: a reminder runs no tool and no model; it posts its own words.
+            Task::Reminder(notification) => (
+                RunOutcome::Notified {
+                    notification: notification.clone(),
+                },
+                None,
+            ),
             Task::Agent(agent) => {
                 let runner = lock(&self.runner).clone();
                 let Some(runner) = runner else {

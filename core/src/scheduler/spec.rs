@@ -72,11 +72,14 @@ pub struct AgentSpec {
 pub enum Task {
     Check(CheckSpec),
     Agent(AgentSpec),
+    /// A plain reminder: its notification, posted as written when due. It runs no tool and
+    /// no model (seed 000: a scheduled run only reads; a reminder reads nothing at all).
+    Reminder(Notification),
 }
 
 /// A job as written:
 /// `{"name", "schedule": {"at"|"everyMinutes"|"cron"}, "timeZone"?, "check": {"tool", "args"?,
-/// "when"?, "notify": {"title", "body"}} | "agent": {"prompt"}}`. The time zone defaults to the
+/// "when"?, "notify": {"title", "body"}} | "agent": {"prompt"} | "reminder": {"title", "body"?}}`. The time zone defaults to the
 /// settings time zone at creation and is then stored with the job.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -109,12 +112,12 @@ impl JobSpec {
         if let Some(unknown) = object.keys().find(|k| {
             !matches!(
                 k.as_str(),
-                "name" | "schedule" | "timeZone" | "check" | "agent"
+                "name" | "schedule" | "timeZone" | "check" | "agent" | "reminder"
             )
         }) {
             return Err(JobError::new(
                 unknown,
-                "unknown field; a job has name, schedule, timeZone and check or agent",
+                "unknown field; a job has name, schedule, timeZone and one of reminder, check or agent",
             ));
         }
         let name = object
@@ -141,9 +144,14 @@ impl JobSpec {
             }
         };
         schedule::parse_tz("timeZone", &time_zone)?;
-        let task = match (object.get("check"), object.get("agent")) {
-            (Some(check), None) => Task::Check(parse_check(check)?),
-            (None, Some(agent)) => {
+        let task = match (
+            object.get("check"),
+            object.get("agent"),
+            object.get("reminder"),
+        ) {
+            (None, None, Some(reminder)) => Task::Reminder(parse_reminder(reminder)?),
+            (Some(check), None, None) => Task::Check(parse_check(check)?),
+            (None, Some(agent), None) => {
                 let prompt = agent
                     .get("prompt")
                     .and_then(Value::as_str)
@@ -170,8 +178,9 @@ impl JobSpec {
             }
             _ => {
                 return Err(JobError::new(
-                    "check",
-                    "give exactly one of check (a read tool and a condition) or agent (a prompt)",
+                    "reminder",
+                    "give exactly one of reminder (a title to post), check (a read tool and a \
+                     condition) or agent (a prompt)",
                 ));
             }
         };
@@ -198,7 +207,7 @@ impl JobSpec {
                 Some(Template::parse("check.notify.title", &check.notify.title)?),
                 Some(Template::parse("check.notify.body", &check.notify.body)?),
             ),
-            Task::Agent(_) => (None, None, None),
+            Task::Agent(_) | Task::Reminder(_) => (None, None, None),
         };
         Ok(Compiled {
             timing,
@@ -212,6 +221,46 @@ impl JobSpec {
     pub(crate) fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
+}
+
+/// `{"title", "body"?}`: plain words, posted as they are (no placeholders: nothing is read).
+fn parse_reminder(reminder: &Value) -> Result<Notification, JobError> {
+    let object = reminder.as_object().ok_or_else(|| {
+        JobError::new(
+            "reminder",
+            format!("expected {{\"title\": …, \"body\": …}}, got {reminder}"),
+        )
+    })?;
+    if let Some(unknown) = object
+        .keys()
+        .find(|k| !matches!(k.as_str(), "title" | "body"))
+    {
+        return Err(JobError::new(
+            &format!("reminder.{unknown}"),
+            "unknown field; a reminder has title and body",
+        ));
+    }
+    let text = |key: &str, most: usize| -> Result<String, JobError> {
+        match object.get(key) {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(Value::String(s)) if s.chars().count() <= most => Ok(s.trim().to_owned()),
+            Some(_) => Err(JobError::new(
+                &format!("reminder.{key}"),
+                format!("expected a text of at most {most} characters"),
+            )),
+        }
+    };
+    let title = text("title", 200)?;
+    if title.is_empty() {
+        return Err(JobError::new(
+            "reminder.title",
+            "expected a non-empty text, e.g. \"去图书馆\"",
+        ));
+    }
+    Ok(Notification {
+        title,
+        body: text("body", 2000)?,
+    })
 }
 
 fn parse_check(check: &Value) -> Result<CheckSpec, JobError> {

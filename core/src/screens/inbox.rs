@@ -245,7 +245,9 @@ pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
                 .map_or(tr(lang, "尚未运行", "Not run yet").into(), |last| {
                     outcome_words(lang, &last.outcome)
                 }),
-            notice: (notifications_off && matches!(j.spec.task, Task::Check(_))).then(|| {
+            notice: (notifications_off
+                && matches!(j.spec.task, Task::Check(_) | Task::Reminder(_)))
+            .then(|| {
                 tr(
                     lang,
                     "提醒不会显示：通知已关闭",
