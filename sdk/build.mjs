@@ -2,12 +2,18 @@
 // plugins/<id>/index.ts -> plugins/<id>/bundle.js, and the core's test plugins under
 // sdk/test-plugins/ the same way. A plugin's bundle leaves out the SDK and zod: it reads them
 // from `globalThis.__pkuModules`, which sdk/runtime.js (the SDK and zod, bundled once from
-// sdk/src/runtime.ts) sets up in each plugin's runtime before the bundle runs. `--check` builds in memory and fails, naming each plugin,
-// when a committed bundle differs from what its source builds to (scripts/test.sh runs it).
+// sdk/src/runtime.ts) sets up in each plugin's runtime before the bundle runs. Beside each
+// shipped plugin's bundle, plugins/<id>/manifest.json: the exact JSON its `__pku.manifest()`
+// gives, read here by evaluating the SDK runtime and the bundle in a `vm` context, so the core
+// reads a shipped plugin's manifest as JSON at open and runs no JavaScript until its first call
+// (`plugins::script::Shipped`; a core test checks QuickJS reads the same JSON from the bundle).
+// `--check` builds in memory and fails, naming each plugin, when a committed bundle or manifest
+// differs from what its source builds to (scripts/test.sh runs it).
 import { build } from 'esbuild';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createContext, runInContext } from 'node:vm';
 
 const sdk = dirname(fileURLToPath(import.meta.url));
 const root = dirname(sdk);
@@ -76,14 +82,44 @@ async function runtime() {
   return result.outputFiles[0].text;
 }
 
+/**
+ * The JSON a bundle's `__pku.manifest()` gives in the core (core/src/plugins/script_prelude.js:
+ * `JSON.stringify(__pkuBundle.default.manifest)`), with the SDK runtime evaluated before it as
+ * the core does.
+ */
+function manifestOf(runtimeText, bundleText) {
+  const context = createContext({});
+  runInContext(runtimeText, context);
+  runInContext(bundleText, context);
+  return runInContext('JSON.stringify(__pkuBundle.default.manifest)', context);
+}
+
 const stale = [];
 let failed = false;
+// The SDK runtime first: each shipped manifest is read with the runtime as built.
+let runtimeText;
 const outputs = [[sdk, 'runtime.js', runtime]];
-for (const dir of [...pluginDirs(join(root, 'plugins')), ...pluginDirs(join(sdk, 'test-plugins'))]) {
+for (const dir of pluginDirs(join(root, 'plugins'))) {
+  let bundleText;
+  outputs.push([dir, 'bundle.js', async () => (bundleText = await bundle(dir))]);
+  // Only the shipped plugins: the core loads sdk/test-plugins as an author's bundles, reading
+  // their manifests from the bundle.
+  outputs.push([
+    dir,
+    'manifest.json',
+    async () => {
+      if (bundleText === undefined || runtimeText === undefined) {
+        throw new Error('its bundle or the SDK runtime does not build');
+      }
+      return manifestOf(runtimeText, bundleText);
+    },
+  ]);
+}
+for (const dir of pluginDirs(join(sdk, 'test-plugins'))) {
   outputs.push([dir, 'bundle.js', () => bundle(dir)]);
 }
 for (const [dir, file, make] of outputs) {
-  const name = file === 'runtime.js' ? 'the SDK runtime' : relative(root, dir);
+  const name = file === 'runtime.js' ? 'the SDK runtime' : `${relative(root, dir)}/${file}`;
   let text;
   try {
     text = await make();
@@ -93,6 +129,7 @@ for (const [dir, file, make] of outputs) {
     console.error(`${name} does not build:\n  ${messages.join('\n  ') || e.message}`);
     continue;
   }
+  if (file === 'runtime.js') runtimeText = text;
   const out = join(dir, file);
   const committed = existsSync(out) ? readFileSync(out, 'utf8') : null;
   if (check) {
@@ -104,8 +141,8 @@ for (const [dir, file, make] of outputs) {
 }
 if (stale.length > 0) {
   console.error(
-    `these bundles differ from what their TypeScript builds to: ${stale.join(', ')}\n` +
-      `rebuild them with \`node sdk/build.mjs\` and commit the bundle.js files`,
+    `these files differ from what their TypeScript builds to: ${stale.join(', ')}\n` +
+      `rebuild them with \`scripts/check-bundles.sh --write\` and commit the bundle.js and manifest.json files`,
   );
 }
 process.exit(failed || stale.length > 0 ? 1 : 0);

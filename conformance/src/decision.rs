@@ -310,9 +310,10 @@ impl Scenario {
                     }
                     let source = script::BUNDLES
                         .iter()
-                        .chain(TEST_BUNDLES)
+                        .map(|bundle| (bundle.id, bundle.source))
+                        .chain(TEST_BUNDLES.iter().copied())
                         .find(|(shipped, _)| *shipped == id)
-                        .map(|(_, source)| *source)
+                        .map(|(_, source)| source)
                         .ok_or_else(|| format!("bad scenario: the library ships no bundle \"{id}\""))?;
                     script::load(source, script::Limits::default()).map(|(plugin, script)| {
                         handler = script;

@@ -1,6 +1,7 @@
 //! Opening a data directory that holds 200 installed plugins (10 tools each), 100,000 audit
-//! rows and 1,000 memories; and appending to the audit log, one transaction per row as the
-//! invoke path does.
+//! rows and 1,000 memories; opening a fresh one with the shipped TypeScript plugins
+//! (`plugins::script::Shipped`, their manifests read as JSON) and without any; and appending to
+//! the audit log, one transaction per row as the invoke path does.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use harness_core::invoke::{ApprovalBroker, Prompt};
+use harness_core::plugins::script::{self, Shipped};
 use harness_core::policy::Answer;
 use harness_core::store::Store;
 use harness_core::store::rows::{self, AuditRow};
@@ -76,7 +78,50 @@ fn populate(dir: &std::path::Path) {
         .unwrap();
 }
 
+fn shipped() -> Options {
+    let mut options = options();
+    options.catalog = Arc::new(Shipped);
+    options
+}
+
+/// The process's first open with the shipped plugins, and without any (first in this process:
+/// nothing cached); and what reading the shipped manifests by running each bundle in QuickJS,
+/// as opening did before they were JSON, costs in the same process.
+fn first_opens() {
+    let timed = |options: Options| {
+        let dir = tempfile::tempdir().unwrap();
+        let start = std::time::Instant::now();
+        black_box(Engine::open(dir.path(), options).unwrap());
+        start.elapsed()
+    };
+    // The process's one-time costs (SQLite's, the store's), paid by neither figure.
+    timed(options());
+    let with = timed(shipped());
+    let without = timed(options());
+    let start = std::time::Instant::now();
+    for bundle in script::BUNDLES {
+        black_box(script::read_manifest(bundle.source, script::Limits::default()).unwrap());
+    }
+    let quickjs = start.elapsed();
+    println!(
+        "first open of a fresh data directory in this process: with the shipped plugins \
+         {with:?}, without any TypeScript plugin {without:?}; the shipped manifests read by \
+         running their bundles in QuickJS (before manifest.json) {quickjs:?}"
+    );
+}
+
 fn bench(c: &mut Criterion) {
+    first_opens();
+    let (with, without) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    c.bench_function(
+        "Engine::open (a data directory, the shipped plugins)",
+        |b| b.iter_with_large_drop(|| Engine::open(black_box(with.path()), shipped()).unwrap()),
+    );
+    c.bench_function(
+        "Engine::open (a data directory, no TypeScript plugin)",
+        |b| b.iter_with_large_drop(|| Engine::open(black_box(without.path()), options()).unwrap()),
+    );
+
     let dir = tempfile::tempdir().unwrap();
     populate(dir.path());
     c.bench_function(

@@ -67,30 +67,37 @@ impl Default for Limits {
     }
 }
 
-/// The TypeScript plugins that ship inside the library: `plugins/<id>/bundle.js`, built by
-/// `sdk/build.mjs` and checked fresh by `scripts/test.sh`.
-pub const BUNDLES: &[(&str, &str)] = &[
-    (
-        "canteen",
-        include_str!("../../../plugins/canteen/bundle.js"),
-    ),
-    (
-        "classrooms",
-        include_str!("../../../plugins/classrooms/bundle.js"),
-    ),
-    (
-        "library",
-        include_str!("../../../plugins/library/bundle.js"),
-    ),
-    ("wallet", include_str!("../../../plugins/wallet/bundle.js")),
-    (
-        "treehole",
-        include_str!("../../../plugins/treehole/bundle.js"),
-    ),
-    (
-        "notices",
-        include_str!("../../../plugins/notices/bundle.js"),
-    ),
+/// A TypeScript plugin that ships inside the library.
+#[derive(Debug, Clone, Copy)]
+pub struct Bundle {
+    pub id: &'static str,
+    /// `plugins/<id>/bundle.js`.
+    pub source: &'static str,
+    /// `plugins/<id>/manifest.json`: the JSON the bundle's `__pku.manifest()` gives, written
+    /// beside it at build time, so opening reads JSON and runs no JavaScript
+    /// (`each_shipped_manifest_is_what_its_bundle_gives`).
+    pub manifest: &'static str,
+}
+
+macro_rules! shipped {
+    ($($id:literal),* $(,)?) => {
+        &[$(Bundle {
+            id: $id,
+            source: include_str!(concat!("../../../plugins/", $id, "/bundle.js")),
+            manifest: include_str!(concat!("../../../plugins/", $id, "/manifest.json")),
+        }),*]
+    };
+}
+
+/// The TypeScript plugins that ship inside the library: `plugins/<id>/bundle.js` and its
+/// `manifest.json`, built by `sdk/build.mjs` and checked fresh by `scripts/check-bundles.sh`.
+pub const BUNDLES: &[Bundle] = shipped![
+    "canteen",
+    "classrooms",
+    "library",
+    "wallet",
+    "treehole",
+    "notices",
 ];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.
@@ -105,8 +112,9 @@ pub fn load_script(source: &str, limits: Limits) -> Result<(Plugin, Arc<ScriptPl
     from_manifest(&text, source, limits)
 }
 
-/// Runs a bundle's definition in a runtime of its own and reads its manifest's JSON.
-fn read_manifest(source: &str, limits: Limits) -> Result<String, LoadError> {
+/// Runs a bundle's definition in a runtime of its own and reads its manifest's JSON: what an
+/// author's bundle is loaded by, and what each shipped `manifest.json` must equal.
+pub fn read_manifest(source: &str, limits: Limits) -> Result<String, LoadError> {
     let load_error = |field: &str, message: String| LoadError {
         plugin: "?".into(),
         field: field.into(),
@@ -140,37 +148,20 @@ fn from_manifest(
 }
 
 /// The plugins the app ships ([`BUNDLES`]): every shell's catalog, the app's and the CLI's.
-/// Each bundle's manifest is read once a process (its load checks are the same every time:
-/// the source is compiled in); each engine gets handlers of its own, whose runtimes are made
-/// on their first call.
+/// Each bundle's manifest is its `manifest.json`, read as JSON: opening runs no JavaScript;
+/// each engine gets handlers of its own, whose runtimes are made on their first call.
 pub struct Shipped;
-
-impl Shipped {
-    /// Each bundle's manifest JSON, read once a process.
-    fn manifests() -> &'static [String] {
-        static MANIFESTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-        MANIFESTS.get_or_init(|| {
-            BUNDLES
-                .iter()
-                .map(|(id, source)| {
-                    // Built and loaded by the tests (`the_shipped_bundles_load`): a failure
-                    // here is a bundle committed without its check.
-                    read_manifest(source, Limits::default())
-                        .unwrap_or_else(|e| panic!("shipped bundle {id}: {e}"))
-                })
-                .collect()
-        })
-    }
-}
 
 impl Catalog for Shipped {
     fn bundled(&self) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
-        Self::manifests()
+        BUNDLES
             .iter()
-            .zip(BUNDLES)
-            .map(|(manifest, (id, source))| {
-                let (plugin, handler) = from_manifest(manifest, source, Limits::default())
-                    .unwrap_or_else(|e| panic!("shipped bundle {id}: {e}"));
+            .map(|bundle| {
+                // Loaded by the tests (`the_shipped_bundles_load`): a failure here is a
+                // manifest committed without its check.
+                let (plugin, handler) =
+                    from_manifest(bundle.manifest, bundle.source, Limits::default())
+                        .unwrap_or_else(|e| panic!("shipped bundle {}: {e}", bundle.id));
                 let handler: Arc<dyn PluginHandler> = handler;
                 (plugin, handler)
             })
@@ -204,7 +195,7 @@ impl WithAuthored {
                 .map_err(|e| format!("{at}: {e}"))?;
             let (text, plugin) = manifest;
             // BUNDLES names each shipped plugin by its id (`the_shipped_bundles_load`).
-            let shipped = BUNDLES.iter().any(|(id, _)| *id == plugin.id);
+            let shipped = BUNDLES.iter().any(|bundle| bundle.id == plugin.id);
             let core = crate::plugins::builtin::IDS.contains(&plugin.id.as_str());
             if shipped || core || ids.contains(&plugin.id) {
                 return Err(format!(
@@ -923,6 +914,15 @@ const PRELUDE: &str = include_str!("script_prelude.js");
 /// The SDK and zod, which every bundle imports (sdk/src/runtime.ts, built by sdk/build.mjs).
 const SDK_RUNTIME: &str = include_str!("../../../sdk/runtime.js");
 
+/// How many plugin runtimes this process has made ([`runtimes_made`]).
+static RUNTIMES_MADE: AtomicU64 = AtomicU64::new(0);
+
+/// How many QuickJS runtimes this process has made for TypeScript plugins: none to open a data
+/// directory with the shipped plugins (their manifests are JSON), one on a plugin's first call.
+pub fn runtimes_made() -> u64 {
+    RUNTIMES_MADE.load(Ordering::Relaxed)
+}
+
 /// [`SDK_RUNTIME`] compiled to QuickJS bytecode by the first runtime of the process: parsing
 /// it is most of what making a runtime costs, loading its bytecode a tenth of that.
 static SDK_BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
@@ -955,6 +955,7 @@ fn load_sdk<'js>(cx: &Ctx<'js>) -> rquickjs::Result<()> {
 impl Instance {
     fn new(source: &str, limits: Limits) -> Result<Self, Start> {
         let failed = |e: rquickjs::Error| Start::Failed(e.to_string());
+        RUNTIMES_MADE.fetch_add(1, Ordering::Relaxed);
         let runtime = Runtime::new().map_err(failed)?;
         runtime.set_memory_limit(limits.memory_bytes);
         runtime.set_max_stack_size(limits.stack_bytes);
@@ -1121,9 +1122,29 @@ mod tests {
 
     #[test]
     fn the_shipped_bundles_load() {
-        for (id, source) in BUNDLES {
-            let (plugin, _) = load(source, Limits::default()).unwrap();
-            assert_eq!(&plugin.id, id);
+        for bundle in BUNDLES {
+            let (plugin, _) = load(bundle.source, Limits::default()).unwrap();
+            assert_eq!(plugin.id, bundle.id);
+        }
+        let shipped = Shipped.bundled();
+        let ids: Vec<&str> = shipped.iter().map(|(p, _)| p.id.as_str()).collect();
+        let bundles: Vec<&str> = BUNDLES.iter().map(|b| b.id).collect();
+        assert_eq!(ids, bundles);
+    }
+
+    /// Node (sdk/build.mjs, which writes each manifest.json) and QuickJS (which runs the
+    /// bundle) never disagree silently: the manifest the core reads at open is, byte for byte,
+    /// the one the bundle gives when it runs.
+    #[test]
+    fn each_shipped_manifest_is_what_its_bundle_gives() {
+        for bundle in BUNDLES {
+            let read = read_manifest(bundle.source, Limits::default()).unwrap();
+            assert_eq!(
+                read, bundle.manifest,
+                "plugins/{}/manifest.json differs from what its bundle gives: run \
+                 scripts/check-bundles.sh --write",
+                bundle.id
+            );
         }
     }
 
@@ -1136,7 +1157,7 @@ mod tests {
         assert!(wallet.0.requires.is_empty());
         // Every shipped id once (the samples' own wallet standing for the shipped one).
         ids.sort_unstable();
-        let mut shipped: Vec<&str> = BUNDLES.iter().map(|(id, _)| *id).collect();
+        let mut shipped: Vec<&str> = BUNDLES.iter().map(|bundle| bundle.id).collect();
         shipped.sort_unstable();
         assert_eq!(ids, shipped);
     }
