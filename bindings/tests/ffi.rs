@@ -438,28 +438,35 @@ async fn after_close_every_method_fails_with_closed() {
 #[tokio::test]
 async fn close_from_another_thread_while_calls_run_never_crashes() {
     let (harness, _platform, _seen) = open("race", vec![]);
+    // The other thread closes once a call has run (an event, not a sleep: on a loaded machine
+    // it may be scheduled only after many calls), while calls keep being made.
+    let (first_ran, wait_first) = mpsc::channel::<()>();
     let closer = {
         let harness = harness.clone();
         thread::spawn(move || {
-            thread::sleep(std::time::Duration::from_millis(2));
+            wait_first.recv().unwrap();
             harness.close();
         })
     };
     let mut ran = 0;
     let mut closed = 0;
-    for _ in 0..2000 {
+    // Calls until the close has been seen, then a hundred more, every one refused.
+    while closed < 100 {
         match harness
             .invoke_as_user("wallet.cardBalance".into(), "{}".into())
             .await
         {
-            Ok(_) => ran += 1,
+            Ok(_) if closed == 0 => {
+                ran += 1;
+                let _ = first_ran.send(());
+            }
+            Ok(_) => panic!("a call ran after one was refused as closed"),
             Err(HarnessError::Closed { .. }) => closed += 1,
             Err(other) => panic!("unexpected {other:?}"),
         }
     }
     closer.join().unwrap();
-    assert_eq!(ran + closed, 2000);
-    assert!(closed > 0);
+    assert!(ran > 0);
 }
 
 #[test]
@@ -1024,7 +1031,7 @@ fn an_agent_call_whose_caller_stops_waiting_still_asks_runs_and_is_audited() {
         .expect("the prompt must still be waiting for its answer");
 
     // The call ends on the library's runtime as it would have for the caller.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let events = loop {
         let log = harness.audit_log().unwrap();
         let events: Vec<(String, Option<String>)> = log

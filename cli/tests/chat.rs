@@ -271,13 +271,22 @@ fn a_piped_session_whose_turns_all_ended_well_exits_zero() {
     assert_eq!(server.join().unwrap().len(), 2);
 }
 
+/// An address nothing answers at: a socket bound there that never listens holds the port, so no
+/// other test's listener is given it (a dropped listener's port can be handed out again at
+/// once), and a connection to it is refused.
+fn refusing_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = socket.local_addr().unwrap();
+    (socket, address)
+}
+
 #[test]
 fn an_endpoint_that_never_answered_is_not_saved_and_one_that_answered_is() {
     let dir = accepted_data_dir();
     // A port nothing listens on: the turn cannot reach a server.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let unreachable = format!("http://{}/v1", closed.local_addr().unwrap());
-    drop(closed);
+    let (_held, closed) = refusing_address();
+    let unreachable = format!("http://{closed}/v1");
     let (stdout, stderr, status) = chat(
         dir.path(),
         &[

@@ -90,17 +90,22 @@ fn failing(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// An address nothing answers at: a socket bound there that never listens holds the port, so no
+/// other test's listener is given it (a dropped listener's port can be handed out again at
+/// once), and a connection to it is refused.
+fn refusing_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = socket.local_addr().unwrap();
+    (socket, address)
+}
+
 #[test]
 fn mcp_tools_errors_are_words_for_a_person() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
-    // Nothing listens on the port of a listener that was dropped.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_held, address) = refusing_address();
+    let url = format!("http://{address}/mcp");
     let stderr = failing(&["mcp", "--data-dir", data, "tools", &url]);
     assert!(
         stderr.starts_with(&format!("harness: could not connect to {url}: ")),

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::model_server::{ModelServer, Part, Reply, data, done};
@@ -23,6 +24,25 @@ fn limits() -> Limits {
         max_tries: 3,
         retry_budget: Duration::from_secs(30),
         first_backoff: Duration::from_millis(10),
+    }
+}
+
+/// An address nothing answers at: a socket bound there that never listens holds the port, so no
+/// other test's listener is given it (a dropped listener's port can be handed out again at
+/// once), and a connection to it is refused.
+fn refusing_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = socket.local_addr().unwrap();
+    (socket, address)
+}
+
+/// Waits for `condition`, polling; fails only after a minute, which no loaded machine needs.
+async fn wait_until(condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !condition() {
+        assert!(Instant::now() < deadline, "the condition never held");
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
@@ -344,7 +364,8 @@ async fn a_retry_after_past_the_budget_is_not_waited_for() {
             ..
         })
     ));
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Not the 120 s asked for: a bound no loaded machine misses, far under it.
+    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[tokio::test]
@@ -522,7 +543,8 @@ async fn a_cut_stream_is_not_asked_again_past_the_retry_budget() {
 async fn a_stream_silent_past_the_idle_timeout_fails_with_the_idle_error() {
     let server = ModelServer::start(vec![Reply::events([
         text("Thinking"),
-        Part::Delay(Duration::from_secs(3)),
+        // Silent for longer than the test could run: only the idle timeout ends the call.
+        Part::Delay(Duration::from_secs(600)),
         text(" more"),
         chunk(json!({}), Some("stop")),
         done(),
@@ -541,20 +563,22 @@ async fn a_stream_silent_past_the_idle_timeout_fails_with_the_idle_error() {
         result.unwrap_err().to_string(),
         "the model provider sent nothing for 100 ms — try again"
     );
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[tokio::test]
 async fn keep_alive_comments_count_as_life_for_the_idle_timeout() {
+    // 1.2 s of keep-alives, each 100 ms after the last, past a 1 s idle timeout: a gap ten
+    // times the usual one still keeps the stream alive on a loaded machine.
     let mut parts = vec![text("a")];
-    for _ in 0..6 {
-        parts.push(Part::Delay(Duration::from_millis(50)));
+    for _ in 0..12 {
+        parts.push(Part::Delay(Duration::from_millis(100)));
         parts.push(Part::Raw(": keep-alive\n\n".into()));
     }
     parts.extend([text("b"), chunk(json!({}), Some("stop")), done()]);
     let server = ModelServer::start(vec![Reply::events(parts)]).await;
     let limits = Limits {
-        idle_timeout: Duration::from_millis(200),
+        idle_timeout: Duration::from_secs(1),
         ..limits()
     };
 
@@ -659,7 +683,8 @@ async fn an_error_inside_the_stream_is_the_providers_error() {
 async fn cancelling_mid_stream_ends_the_call_at_once() {
     let server = ModelServer::start(vec![Reply::events([
         text("Start"),
-        Part::Delay(Duration::from_secs(5)),
+        // Silent for longer than the test could run: only the cancel ends the call.
+        Part::Delay(Duration::from_secs(600)),
         text(" never"),
         chunk(json!({}), Some("stop")),
         done(),
@@ -687,38 +712,45 @@ async fn cancelling_mid_stream_ends_the_call_at_once() {
         "the model call was cancelled"
     );
     assert_eq!(events, vec![ProviderEvent::Text("Start".into())]);
-    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[tokio::test]
 async fn cancelling_during_the_backoff_does_not_wait_it_out() {
+    // A 600 s backoff within a budget that allows it: only the cancel ends the call.
     let server = ModelServer::start(vec![
-        Reply::json(429, &json!({})).header("Retry-After", "20"),
+        Reply::json(429, &json!({})).header("Retry-After", "600"),
     ])
     .await;
-    let provider = provider(&server, limits());
+    let limits = Limits {
+        retry_budget: Duration::from_secs(3600),
+        ..limits()
+    };
+    let provider = Arc::new(provider(&server, limits));
     let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        stop.cancel();
-    });
     let started = Instant::now();
+    let call = tokio::spawn({
+        let (provider, cancel) = (provider.clone(), cancel.clone());
+        async move { provider.complete(&request(), &cancel, |_| {}).await }
+    });
+    // The user taps Stop once the server has answered 429: the call is in its backoff.
+    wait_until(|| server.requests().len() == 1).await;
+    cancel.cancel();
 
-    let result = provider.complete(&request(), &cancel, |_| {}).await;
+    let result = call.await.unwrap();
 
     assert!(
         matches!(result, Err(ProviderError::Cancelled)),
         "{result:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(server.requests().len(), 1);
+    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[tokio::test]
 async fn an_endpoint_nobody_answers_at_is_unreachable_and_named() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
-    drop(listener);
+    let (_held, address) = refusing_address();
+    let endpoint = format!("http://{address}/v1");
     let provider = Provider::new(&endpoint, ApiKey::new(KEY), limits()).unwrap();
 
     let (events, result) = call(&provider, &request()).await;

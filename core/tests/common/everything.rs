@@ -10,6 +10,7 @@
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const INSTALL: &str = "npm install --prefix ~/.cache/pku-harness/mcp \
@@ -45,12 +46,25 @@ pub struct Everything {
     path: &'static str,
 }
 
+/// A free port for the server to listen on, below the kernel's ephemeral range: a port a
+/// listener bound to `:0` was given and gave back can be handed to another test's listener or
+/// connection before the server binds it, and one below the range never is. Each test process
+/// starts at its own place in the range (by its id) and takes each next port once.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let low: usize = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let (first, span) = (10_000, low.saturating_sub(10_000).max(1000));
+    let start = std::process::id() as usize * 61;
+    loop {
+        let port = (first + (start + NEXT.fetch_add(1, Ordering::Relaxed)) % span) as u16;
+        // Skipped when something else (another process's server) holds it.
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 impl Everything {
@@ -77,7 +91,7 @@ impl Everything {
             .stderr(Stdio::null())
             .spawn()
             .expect("node runs the MCP test server");
-        let until = Instant::now() + Duration::from_secs(20);
+        let until = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < until, "the MCP test server did not start");
             std::thread::sleep(Duration::from_millis(50));

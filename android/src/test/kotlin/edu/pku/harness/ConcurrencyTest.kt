@@ -5,14 +5,17 @@ import edu.pku.harness.core.Effect
 import edu.pku.harness.core.Mode
 import edu.pku.harness.core.ModeSource
 import edu.pku.harness.core.RefusalCode
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
-import kotlinx.coroutines.delay
 import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.Test
+import java.util.concurrent.atomic.AtomicInteger
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
+import kotlin.test.fail
 
 /** Calls from many coroutines at once. */
 class ConcurrencyTest {
@@ -57,16 +60,21 @@ class ConcurrencyTest {
 
     @Test fun waiting_prompts_do_not_block_each_other() = runTest {
         val platform = ScriptedPlatform()
-        // The user takes 300 ms to answer each sheet; eight sheets are open at once.
-        platform.answerWith = { _, _ -> delay(300); Answer.ALLOW }
+        // The user answers no sheet until all eight are open at once: were they answered one by
+        // one, the second would never open (an event, not a clock, on a loaded machine).
+        val open = AtomicInteger(0)
+        val allOpen = CompletableDeferred<Unit>()
+        platform.answerWith = { _, _ ->
+            if (open.incrementAndGet() == 8) allOpen.complete(Unit)
+            withTimeoutOrNull(50_000) { allOpen.await() }
+                ?: fail("only ${open.get()} of 8 sheets were open at once: they were answered one by one")
+            Answer.ALLOW
+        }
         val harness = sampleHarness(platform)
-        val started = System.nanoTime()
         val calls = withContext(Dispatchers.Default) {
             (0 until 8).map { async { harness.invokeAsAgent("c1", "canteen.reserve", SEATS) } }.awaitAll()
         }
-        val elapsedMs = (System.nanoTime() - started) / 1_000_000
         assertTrue(calls.all { it.outcome == Outcome.Ran(RESERVED, RESERVED) })
-        assertTrue(elapsedMs < 1_500, "8 prompts of 300 ms took $elapsedMs ms: they were answered one by one")
     }
 
     @Test fun sync_calls_from_many_threads_see_consistent_state() = runTest {

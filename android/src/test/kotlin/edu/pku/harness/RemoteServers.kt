@@ -3,6 +3,7 @@ package edu.pku.harness
 import com.sun.net.httpserver.HttpExchange
 import com.sun.net.httpserver.HttpServer
 import java.net.HttpURLConnection
+import java.net.InetAddress
 import java.net.InetSocketAddress
 import java.net.ServerSocket
 import java.net.Socket
@@ -11,6 +12,7 @@ import java.net.URLDecoder
 import java.security.MessageDigest
 import java.util.Base64
 import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.atomic.AtomicInteger
 import kotlin.test.fail
 
 /**
@@ -24,8 +26,20 @@ fun follow(page: String): String {
     return connection.getHeaderField("Location") ?: fail("the page sent the browser nowhere")
 }
 
-/** A free port on this machine. */
-fun freePort(): Int = ServerSocket(0).use { it.localPort }
+/** Where [freePort] looks next: each test process starts at its own place (by its id). */
+private val nextPort = AtomicInteger(Math.floorMod(ProcessHandle.current().pid() * 61, 22_768L).toInt())
+
+/**
+ * A free port on this machine for a server started next, below the kernel's ephemeral range
+ * (32768 up): a port a `ServerSocket(0)` was given and gave back can be handed to another test's
+ * socket before the server binds it; one below the range never is.
+ */
+fun freePort(): Int {
+    while (true) {
+        val port = 10_000 + Math.floorMod(nextPort.getAndIncrement(), 22_768)
+        if (runCatching { ServerSocket(port, 1, InetAddress.getByName("127.0.0.1")).close() }.isSuccess) return port
+    }
+}
 
 /**
  * The reference MCP server (`@modelcontextprotocol/server-everything`, which scripts/test.sh
@@ -44,7 +58,7 @@ class Everything : AutoCloseable {
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
             .redirectError(ProcessBuilder.Redirect.DISCARD)
             .start()
-        val until = System.currentTimeMillis() + 20_000
+        val until = System.currentTimeMillis() + 60_000
         while (runCatching { Socket("127.0.0.1", port).close() }.isFailure) {
             if (System.currentTimeMillis() > until) fail("the MCP test server did not start")
             Thread.sleep(50)

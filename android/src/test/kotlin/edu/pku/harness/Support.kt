@@ -123,8 +123,11 @@ fun sampleHarness(platform: Platform = ScriptedPlatform()): Harness {
     return harness
 }
 
-/** Runs a suspending test body with a deadline, so that a deadlock fails instead of hanging. */
-fun runTest(block: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeout(20_000) { block() } }
+/**
+ * Runs a suspending test body with a deadline, so that a deadlock fails instead of hanging: a
+ * minute, which no loaded machine needs.
+ */
+fun runTest(block: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeout(60_000) { block() } }
 
 /** The core's own bundled plugins, installed in every data directory beside the samples. */
 val BUILTIN = setOf("dashboard", "files", "memory", "scheduler", "settings")
