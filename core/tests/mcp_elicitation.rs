@@ -262,3 +262,35 @@ async fn a_form_in_a_turn_that_read_untrusted_content_says_so() {
     assert!(asked[0].tainted);
     assert_eq!(asked[0].conversation.as_deref(), Some("c"));
 }
+
+#[tokio::test]
+async fn a_question_inside_a_call_of_a_2026_server_is_asked_on_the_sheet_and_its_answer_sent_back()
+{
+    // MCP 2026-07-28, questions inside a call (MRTR, SEP-2322): the call's `input_required`
+    // result is answered through the same question sheet, and the call made again with the
+    // answer and the server's state.
+    let mut book = common::mcp_server::tool("book", false);
+    book["asks"] = json!("Whose name is the room booked under?");
+    let server = common::mcp_server::McpServer::modern(vec![book]).await;
+    let student = Student::new(Reply::Fill);
+    let mut options = Options::new(student.clone());
+    options.development_servers = true;
+    let engine = Engine::in_memory(options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .add_remote(&server.url(), "rooms", None)
+        .await
+        .unwrap();
+    let tap = Call {
+        tool: "mcp-rooms.book".into(),
+        actor: Actor::User,
+        input: json!({}),
+        conversation: None,
+    };
+    let said = text(engine.invoke(tap).await.outcome);
+    assert_eq!(said, r#"book: accept {"name":"李雷"} (state-1)"#);
+    let asked = student.asked();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].message, "Whose name is the room booked under?");
+    assert_eq!(server.count("tools/call"), 2);
+}

@@ -891,7 +891,10 @@ impl RemoteServer {
         if let Value::Object(arguments) = input {
             params = params.with_arguments(arguments);
         }
-        let call = session.peer().call_tool(params);
+        // The session's own `call_tool`, not its peer's: a server of 2026-07-28 may answer with
+        // questions (MRTR, SEP-2322: `input_required`), which it asks through the listener's
+        // question sheet and sends back with the call made again, for at most 10 rounds.
+        let call = session.call_tool(params);
         // The deadline stands still while the student answers the server's question.
         let outcome = tokio::select! {
             result = call => Ok(result),
@@ -939,6 +942,9 @@ fn service_words(error: &ServiceError) -> String {
         }
         ServiceError::Cancelled { .. } => "the request was cancelled".into(),
         ServiceError::Timeout { .. } => "it did not answer in time".into(),
+        ServiceError::InputRequiredRoundsExceeded { max_rounds } => {
+            format!("it asked {max_rounds} rounds of questions and still gave no answer")
+        }
         _ => "the request failed".into(),
     }
 }

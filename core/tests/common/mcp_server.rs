@@ -561,6 +561,8 @@ async fn modern(request: &Request, state: &State) -> String {
                 "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "loopback", "version": "1"}},
             }),
         )
+    } else if let Some(body) = asking(message, state) {
+        body
     } else {
         let mut answer: Value =
             serde_json::from_str(&answer_request(message, state).await).unwrap();
@@ -570,6 +572,50 @@ async fn modern(request: &Request, state: &State) -> String {
         answer.to_string()
     };
     respond(200, &[], "application/json", &body)
+}
+
+/// A `tools/call` of a tool listed with `asks` (a question), by MCP 2026-07-28's questions
+/// inside a call (MRTR, SEP-2322): without answers, an `input_required` result asking for a
+/// name as form `q`, its state `state-1`; with them, the tool's answer naming the answer to
+/// `q` and the state echoed back.
+fn asking(message: &Value, state: &State) -> Option<String> {
+    let id = &message["id"];
+    let params = &message["params"];
+    if message["method"] != "tools/call" {
+        return None;
+    }
+    let name = params["name"].as_str()?;
+    let question = state
+        .tools
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .and_then(|t| t["asks"].as_str().map(str::to_owned))?;
+    let body = match params.get("inputResponses") {
+        None => json!({
+            "resultType": "input_required",
+            "inputRequests": {"q": {"method": "elicitation/create", "params": {
+                "mode": "form",
+                "message": question,
+                "requestedSchema": {"type": "object",
+                                    "properties": {"name": {"type": "string"}},
+                                    "required": ["name"]},
+            }}},
+            "requestState": "state-1",
+        }),
+        Some(answers) => {
+            let answer = &answers["q"];
+            let text = format!(
+                "{name}: {} {} ({})",
+                answer["action"].as_str().unwrap_or_default(),
+                answer["content"],
+                params["requestState"].as_str().unwrap_or("no state")
+            );
+            json!({"resultType": "complete", "content": [{"type": "text", "text": text}]})
+        }
+    };
+    Some(result(id, body))
 }
 
 /// The revision a modern server speaks.
