@@ -609,7 +609,8 @@ impl InstalledPlugins {
                 tool.effect = Some(Value::String(before.effect.as_str().into()));
             }
         }
-        let now = Plugin::load(manifest, PluginKind::Remote)?;
+        let mut now = Plugin::load(manifest, PluginKind::Remote)?;
+        now.load_warnings = fresh.load_warnings.clone();
         let added: Vec<&Arc<Tool>> = now
             .tools
             .iter()
@@ -990,6 +991,7 @@ fn check(state: &State, plugin: &Plugin) -> Result<Checked, LoadError> {
         .map(|p| &**p)
         .collect();
     warnings.extend(crate::registry::impersonation_warning(plugin, &bundled));
+    warnings.extend(plugin.load_warnings.iter().cloned());
     Ok(Checked {
         grant_row: crate::gates::grant_row(id, &plugin.grants),
         warnings,

@@ -409,6 +409,9 @@ pub struct Plugin {
     /// The manifest as loaded, kept so that an installed document or remote plugin can be
     /// stored and loaded again.
     pub manifest: Manifest,
+    /// What loading it left out or could not honour, for the plugin page (a remote server's
+    /// tool whose schema cannot compile, a schema's `$ref` to the network).
+    pub load_warnings: Vec<String>,
 }
 
 impl Plugin {
@@ -578,45 +581,74 @@ impl Plugin {
             preferences,
             instructions: manifest.instructions,
             manifest: original,
+            load_warnings: Vec::new(),
         })
     }
 
     /// A remote plugin from an MCP server's `tools/list` answer. The plugin id is
     /// `mcp-<server>`; `readOnlyHint: true` makes a read tool, anything else a write tool
     /// (DESIGN.md §2), and every result is untrusted third-party content.
+    ///
+    /// One tool never costs the server its other tools: a tool that cannot be loaded (its name,
+    /// its schema) is left out, and a schema's `$ref` to a document elsewhere is never fetched
+    /// (it accepts anything there); each is a load warning on the plugin page.
     pub fn from_mcp(server: &str, title: &str, tools: &[McpTool]) -> Result<Plugin, LoadError> {
-        let manifest = Manifest {
+        let manifest = |tools: Vec<ToolManifest>| Manifest {
             id: format!("mcp-{server}"),
             title: title.to_owned(),
-            tools: tools
-                .iter()
-                .map(|t| ToolManifest {
-                    name: t.name.clone(),
-                    title: one_line(t.title.as_deref().unwrap_or(&t.name), MCP_TITLE_CAP),
-                    description: one_line(
-                        t.description.as_deref().unwrap_or_default(),
-                        MCP_DESCRIPTION_CAP,
-                    ),
-                    effect: Some(Value::String(
-                        if t.annotations.read_only_hint == Some(true) {
-                            "read"
-                        } else {
-                            "write"
-                        }
-                        .into(),
-                    )),
-                    input: Some(t.input_schema.clone()),
-                    output: t.output_schema.clone(),
-                    // The MCP default: a tool that is not read-only may destroy, unless the
-                    // server says it does not.
-                    destructive: t.annotations.read_only_hint != Some(true)
-                        && t.annotations.destructive_hint != Some(false),
-                    ..ToolManifest::default()
-                })
-                .collect(),
+            tools,
             ..Manifest::default()
         };
-        Plugin::load(manifest, PluginKind::Remote)
+        let mut kept = Vec::new();
+        let mut warnings = Vec::new();
+        for t in tools {
+            let mut input = t.input_schema.clone();
+            let elsewhere = local_refs_only(&mut input);
+            let tool = ToolManifest {
+                name: t.name.clone(),
+                title: one_line(t.title.as_deref().unwrap_or(&t.name), MCP_TITLE_CAP),
+                description: one_line(
+                    t.description.as_deref().unwrap_or_default(),
+                    MCP_DESCRIPTION_CAP,
+                ),
+                effect: Some(Value::String(
+                    if t.annotations.read_only_hint == Some(true) {
+                        "read"
+                    } else {
+                        "write"
+                    }
+                    .into(),
+                )),
+                input: Some(input),
+                output: t.output_schema.clone(),
+                // The MCP default: a tool that is not read-only may destroy, unless the
+                // server says it does not.
+                destructive: t.annotations.read_only_hint != Some(true)
+                    && t.annotations.destructive_hint != Some(false),
+                ..ToolManifest::default()
+            };
+            let name = one_line(&t.name, MCP_TITLE_CAP);
+            match Plugin::load(manifest(vec![tool.clone()]), PluginKind::Remote) {
+                Ok(_) => {
+                    kept.push(tool);
+                    warnings.extend(elsewhere.iter().map(|target| {
+                        format!(
+                            "tool {name}: its input schema refers to {}, which the app does not \
+                             fetch; anything is accepted there",
+                            one_line(target, MCP_TITLE_CAP)
+                        )
+                    }));
+                }
+                Err(e) => warnings.push(format!(
+                    "tool {name} was left out: {}: {}",
+                    e.field.trim_start_matches("tools[0]."),
+                    e.message
+                )),
+            }
+        }
+        let mut plugin = Plugin::load(manifest(kept), PluginKind::Remote)?;
+        plugin.load_warnings = warnings;
+        Ok(plugin)
     }
 
     pub fn tool(&self, name: &str) -> Option<&Arc<Tool>> {
@@ -627,6 +659,32 @@ impl Plugin {
     pub fn manifest_json(&self) -> Value {
         serde_json::to_value(&self.manifest).unwrap_or(Value::Null)
     }
+}
+
+/// Takes every `$ref` of `schema` that points outside it (any but `#…`) out, so the schema
+/// compiles without the network and accepts anything there; returns where they pointed.
+fn local_refs_only(schema: &mut Value) -> Vec<String> {
+    let mut elsewhere = Vec::new();
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(target)) = map.get("$ref")
+                && !target.starts_with('#')
+            {
+                elsewhere.push(target.clone());
+                map.remove("$ref");
+            }
+            for value in map.values_mut() {
+                elsewhere.extend(local_refs_only(value));
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                elsewhere.extend(local_refs_only(item));
+            }
+        }
+        _ => {}
+    }
+    elsewhere
 }
 
 /// The most characters of a remote tool's title and description kept (DESIGN.md §5).
@@ -1392,20 +1450,58 @@ mod tests {
     }
 
     #[test]
-    fn a_tool_name_with_a_dot_is_a_load_error() {
-        let err = Plugin::from_mcp(
-            "forum",
-            "Forum",
-            &[McpTool {
+    fn a_remote_tool_that_cannot_load_is_left_out_with_a_warning_and_the_others_stay() {
+        // issue: one tool's name or schema never costs a server every tool.
+        let tools = [
+            McpTool {
                 name: "posts.search".into(),
                 ..McpTool::default()
-            }],
-        )
-        .unwrap_err();
+            },
+            McpTool {
+                name: "broken".into(),
+                input_schema: json!({"type": "object", "properties": {"n": {"type": 5}}}),
+                ..McpTool::default()
+            },
+            McpTool {
+                name: "elsewhere".into(),
+                input_schema: json!({"type": "object", "properties": {
+                    "place": {"$ref": "https://schemas.example.com/place.json"},
+                    "day": {"$ref": "#/$defs/day"}},
+                    "$defs": {"day": {"type": "string"}}}),
+                ..McpTool::default()
+            },
+        ];
+        let plugin = Plugin::from_mcp("forum", "Forum", &tools).unwrap();
+        let names: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["elsewhere"]);
         assert_eq!(
-            err.to_string(),
-            "plugin \"mcp-forum\": tools[0].name: tool name \"posts.search\" may hold only letters, digits, '-' and '_'"
+            plugin.load_warnings,
+            [
+                "tool posts.search was left out: name: tool name \"posts.search\" may hold only \
+                 letters, digits, '-' and '_'"
+                    .to_owned(),
+                format!(
+                    "tool broken was left out: input: {}",
+                    load(
+                        json!({"id": "x", "tools": [{"name": "b", "effect": "read",
+                               "input": {"type": "object", "properties": {"n": {"type": 5}}}}]}),
+                        PluginKind::Remote
+                    )
+                    .unwrap_err()
+                    .message
+                ),
+                "tool elsewhere: its input schema refers to https://schemas.example.com/place.json, \
+                 which the app does not fetch; anything is accepted there"
+                    .to_owned(),
+            ]
         );
+        // The reference to the network accepts anything; the local one still checks.
+        let tool = plugin.tool("elsewhere").unwrap();
+        assert_eq!(
+            tool.input.validate(&json!({"place": [1, {"a": null}]})),
+            Ok(())
+        );
+        assert!(tool.input.validate(&json!({"day": 3})).is_err());
     }
 
     #[test]

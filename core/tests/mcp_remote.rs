@@ -1468,3 +1468,34 @@ async fn a_servers_progress_reaches_the_chat_s_running_call_once_per_step() {
     };
     assert_eq!(progress, [step("1/3"), step("2/3"), step("3/3")]);
 }
+
+#[tokio::test]
+async fn one_tool_whose_schema_cannot_compile_is_left_out_and_the_plugin_page_says_so() {
+    // issue: one schema never costs the whole server; a network `$ref` is never fetched.
+    let mut broken = tool("broken", true);
+    broken["inputSchema"] = json!({"type": "object", "properties": {"n": {"type": 5}}});
+    let mut elsewhere = tool("elsewhere", true);
+    elsewhere["inputSchema"] = json!({"type": "object",
+        "properties": {"place": {"$ref": "https://schemas.example.com/place.json"}}});
+    let server = McpServer::streamable(vec![tool("echo", true), broken, elsewhere]).await;
+    let (engine, _) = forum(&server).await;
+    assert_eq!(tool_names(&engine, "mcp-forum"), ["echo", "elsewhere"]);
+    let view = engine
+        .plugins()
+        .into_iter()
+        .find(|v| v.plugin.id == "mcp-forum")
+        .unwrap();
+    assert_eq!(view.warnings.len(), 2, "{:?}", view.warnings);
+    assert!(
+        view.warnings[0].starts_with("tool broken was left out: input: "),
+        "{:?}",
+        view.warnings
+    );
+    assert_eq!(
+        view.warnings[1],
+        "tool elsewhere: its input schema refers to https://schemas.example.com/place.json, \
+         which the app does not fetch; anything is accepted there"
+    );
+    let outcome = common::tap(&engine, "mcp-forum.elsewhere", json!({"place": {"x": 1}})).await;
+    assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
+}
