@@ -1,5 +1,6 @@
 //! `harness cloud`: this data directory's PKU harness Cloud account (DESIGN.md §12) — make one
-//! (printing the recovery code, once), join one by its recovery code, see its status.
+//! (printing the recovery code, once), join one by its recovery code or another device's pairing
+//! QR, see its status.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,6 +25,11 @@ pub enum CloudCommand {
         #[arg(long)]
         code: String,
     },
+    /// Print what the pairing QR carries (a one-time token for ten minutes and the account
+    /// key), for another device's `harness cloud join-paired`.
+    Pair,
+    /// Join the account whose pairing QR (`harness cloud pair` on its device) was scanned.
+    JoinPaired { payload: String },
     /// The server, the account, its devices and what it holds.
     Status,
 }
@@ -52,6 +58,17 @@ pub async fn run(data_dir: &Path, command: CloudCommand) -> Result<(), String> {
                 .await
                 .map_err(|e| e.to_string())?;
             outln!("This device joined the account on {server}.");
+        }
+        CloudCommand::Pair => {
+            let payload = engine.cloud_pairing().await.map_err(|e| e.to_string())?;
+            outln!("{payload}");
+        }
+        CloudCommand::JoinPaired { payload } => {
+            engine
+                .cloud_join_paired(&payload)
+                .await
+                .map_err(|e| e.to_string())?;
+            outln!("This device joined the account.");
         }
         CloudCommand::Status => match engine.cloud_status().await.map_err(|e| e.to_string())? {
             None => outln!(

@@ -283,3 +283,38 @@ async fn a_plugin_over_the_quota_gets_quota_exceeded() {
     );
     server.stop().await;
 }
+
+// Issue 39: another device joins by scanning the QR the first shows: a one-time pairing token
+// (ten minutes) and the account key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_joins_by_the_pairing_qr_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for db in databases(dir.path()) {
+        let server = Server::start(&db, Limits::default()).await;
+        let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let phones: Vec<_> = dirs.iter().map(|d| phone(d.path())).collect();
+        for p in &phones {
+            p.set_cloud_consent("notes", true).unwrap();
+        }
+        phones[0].cloud_setup(&server.base).await.unwrap();
+        let saved = tap(&phones[0], "save", json!({ "key": "k", "text": "shared" })).await;
+        assert_eq!(saved, json!({ "ok": { "version": 1 } }));
+
+        let qr = phones[0].cloud_pairing().await.unwrap();
+        assert!(qr.starts_with("harness-cloud:pair?server="), "{qr}");
+        phones[1].cloud_join_paired(&qr).await.unwrap();
+        let read = tap(&phones[1], "read", json!({ "key": "k" })).await;
+        assert_eq!(read, json!({ "ok": { "value": "shared", "version": 1 } }));
+        // The token is used: the same QR joins nothing more.
+        let again = phones[2].cloud_join_paired(&qr).await.unwrap_err();
+        assert_eq!(
+            again.to_string(),
+            "the pairing code is used or expired: show a new one on the other device"
+        );
+        assert_eq!(
+            tap(&phones[2], "read", json!({ "key": "k" })).await,
+            json!({ "code": "unavailable" })
+        );
+        server.stop().await;
+    }
+}

@@ -696,6 +696,17 @@ impl Engine {
         self.core.host.cloud.join(server, code).await
     }
 
+    /// The QR's payload another device scans to join this account: a one-time pairing token
+    /// (ten minutes) and the account key. Shown, never kept.
+    pub async fn cloud_pairing(&self) -> Result<String, CloudError> {
+        self.core.host.cloud.pairing().await
+    }
+
+    /// Joins the account whose pairing QR was scanned.
+    pub async fn cloud_join_paired(&self, payload: &str) -> Result<(), CloudError> {
+        self.core.host.cloud.join_paired(payload).await
+    }
+
     /// The account as the server counts it; none when this device has no cloud set up.
     pub async fn cloud_status(&self) -> Result<Option<CloudStatus>, CloudError> {
         self.core.host.cloud.status().await

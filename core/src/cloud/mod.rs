@@ -361,6 +361,82 @@ impl Cloud {
         self.saved(server, account, &device, &key)
     }
 
+    /// What the QR another device scans carries: the server, a one-time pairing token that
+    /// lasts ten minutes, and the account key (`harness-cloud:pair?…`). It is shown, never kept.
+    pub async fn pairing(&self) -> Result<String, CloudError> {
+        let s = self.session()?;
+        let (status, body) = self
+            .send(
+                &s.server,
+                &s.device,
+                reqwest::Method::POST,
+                "/v1/pairings",
+                None,
+                None,
+            )
+            .await?;
+        let token = match (status, body["token"].as_str()) {
+            (200, Some(token)) => token.to_owned(),
+            _ => return Err(refused(status, &body)),
+        };
+        let mut payload = url::Url::parse("harness-cloud:pair").expect("a fixed URL");
+        payload
+            .query_pairs_mut()
+            .append_pair("server", &s.server)
+            .append_pair("token", &token)
+            .append_pair("key", &s.key.to_keystore());
+        Ok(payload.to_string())
+    }
+
+    /// Joins the account whose QR (see [`Cloud::pairing`]) this device scanned.
+    pub async fn join_paired(&self, payload: &str) -> Result<(), CloudError> {
+        let bad = || {
+            CloudError::Invalid("the scanned code is not a PKU harness Cloud pairing code".into())
+        };
+        let url = url::Url::parse(payload).map_err(|_| bad())?;
+        if url.scheme() != "harness-cloud" || url.path() != "pair" {
+            return Err(bad());
+        }
+        let field = |name: &str| {
+            url.query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        let (server, token) = (
+            field("server").ok_or_else(bad)?,
+            field("token").ok_or_else(bad)?,
+        );
+        let key = field("key")
+            .as_deref()
+            .and_then(AccountKey::from_keystore)
+            .ok_or_else(bad)?;
+        let server = check_server(&server)?;
+        self.refuse_if_set_up()?;
+        let device = SigningKey::from_bytes(&random());
+        let body = json!({ "pairing_token": token });
+        let (status, body) = self
+            .send(
+                &server,
+                &device,
+                reqwest::Method::POST,
+                "/v1/join",
+                Some(&body),
+                None,
+            )
+            .await?;
+        let account = match (status, body["account"].as_str()) {
+            (200, Some(account)) => account.to_owned(),
+            (403, _) => {
+                return Err(CloudError::Invalid(
+                    "the pairing code is used or expired: show a new one on the other device"
+                        .into(),
+                ));
+            }
+            _ => return Err(refused(status, &body)),
+        };
+        self.saved(server, account, &device, &key)
+    }
+
     /// The account as the server counts it; none when this device has no cloud set up.
     pub async fn status(&self) -> Result<Option<CloudStatus>, CloudError> {
         if crate::lock(&self.config).is_none() {
