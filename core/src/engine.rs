@@ -536,6 +536,16 @@ impl Engine {
         self.core.plugins.modes(plugin)
     }
 
+    /// Every "Always allow" in force now, with its scope, since and until (DESIGN.md §3).
+    pub fn allowances(&self) -> Result<Vec<crate::invoke::AllowanceRow>, EngineError> {
+        Ok(self.core.invoker.allowances()?)
+    }
+
+    /// Revokes one "Always allow" (the "已允许" screen's revoke).
+    pub fn revoke_allowance(&self, id: i64) -> Result<(), EngineError> {
+        self.core.invoker.revoke_allowance(id)
+    }
+
     /// Installed plugins in id order.
     pub fn plugins(&self) -> Vec<PluginView> {
         self.core.plugins()

@@ -19,17 +19,23 @@ use crate::audit::{Audit, AuditEvent};
 use crate::clock::Clock;
 use crate::consent::{Consent, ConsentError, Permission, PermissionState};
 use crate::conversations::Conversations;
+use crate::error::EngineError;
 use crate::gates::{CallScope, Dispatched, ToolCatalog, out_of_scope};
 use crate::installed::InstalledPlugins;
 use crate::picked::{FilePick, PickedFile};
 use crate::policy::{
-    Actor, Answer, Availability, Code, Decision, Facts, Limit, Mode, MoneyFacts, PromptKind,
-    RuleSet, Rules, Standing, Verdict, decide, precheck,
+    Actor, AllowanceScope, Answer, Availability, Code, Decision, Facts, Limit, Mode, MoneyFacts,
+    PromptKind, RuleSet, Rules, Standing, Verdict, decide, precheck,
 };
 use crate::registry::{Effect, MCP_DESCRIPTION_CAP, Plugin, Tool, current_tool_id, plugin_id};
 use crate::services::{Host, PluginGates, PluginHost, Services};
 use crate::settings::{AppSettings, Language};
 use crate::store::Store;
+use crate::store::StoreError;
+pub use crate::store::allowances::AllowanceRow;
+use crate::store::allowances::{
+    allowances_in_force, delete_allowance, insert_allowance, prune_allowances,
+};
 use crate::store::audit::AuditRow;
 use crate::store::spending::{Payment, paid_before, record_payment, spent_between};
 use crate::text::one_line;
@@ -455,6 +461,16 @@ impl Invoker {
                 plugin: installed.map(|(plugin, ..)| plugin),
             },
         };
+        // DESIGN.md §3: an "Always allow" for this conversation or today makes the mode auto
+        // within its scope while it is in force; off still blocks, and a tap is never asked.
+        let mode = match (&target, mode, call.actor) {
+            (Target::Found { tool, .. }, Mode::Ask, Actor::Agent | Actor::Scheduler)
+                if self.allowed_now(tool, call.conversation.as_deref()) =>
+            {
+                Mode::Auto
+            }
+            _ => mode,
+        };
         Snapshot {
             target,
             availability,
@@ -614,6 +630,100 @@ impl Invoker {
         }
     }
 
+    /// Whether an allowance in force now lets `tool`'s effect run unasked in `conversation`:
+    /// one for today until the local day ends, one for a conversation in that conversation. A
+    /// store that cannot be read allows nothing (fail closed).
+    fn allowed_now(&self, tool: &Tool, conversation: Option<&str>) -> bool {
+        let now = self.clock.now_ms();
+        let rows = self
+            .store
+            .read(|c| allowances_in_force(c, now))
+            .unwrap_or_default();
+        rows.iter().any(|row| {
+            row.plugin == tool.plugin
+                && row.effect == tool.effect.as_str()
+                && match AllowanceScope::parse(&row.scope) {
+                    Some(AllowanceScope::Today) => true,
+                    Some(AllowanceScope::Conversation) => {
+                        conversation.is_some() && row.conversation.as_deref() == conversation
+                    }
+                    // "Always" is the mode itself (seed 000); its row is for the list.
+                    _ => false,
+                }
+        })
+    }
+
+    /// Every "Always allow" in force now, oldest first: the "已允许" screen's rows (DESIGN.md
+    /// §3). Only the student's screens read them; no tool lists or changes them (uiOnly).
+    pub fn allowances(&self) -> Result<Vec<AllowanceRow>, StoreError> {
+        let now = self.clock.now_ms();
+        self.store.read(|c| allowances_in_force(c, now))
+    }
+
+    /// Revokes allowance `id`: it holds no more. Revoking an "always" one puts back the mode it
+    /// replaced, unless the student has set another mode since.
+    pub fn revoke_allowance(&self, id: i64) -> Result<(), EngineError> {
+        let Some(row) = self.store.write(|tx| delete_allowance(tx, id))? else {
+            return Ok(());
+        };
+        let before = row.mode_before.as_deref().and_then(Mode::parse);
+        let effect = Effect::parse(&row.effect);
+        if let (Some(before), Some(effect)) = (before, effect) {
+            let now = self.plugins.read(|s| {
+                s.installed
+                    .get(&row.plugin)
+                    .map(|i| s.modes.effective(&i.plugin, effect).0)
+            });
+            if now == Some(Mode::Auto) {
+                self.plugins.set_mode(&row.plugin, effect, before)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps an "Always allow" of `scope` for `tool`'s plugin and effect, with its end: the end
+    /// of the local day for today, none for a conversation (it holds there only) or for always,
+    /// which also sets the mode to auto as seed 000 says, remembering the mode it replaced.
+    fn allow_within(
+        &self,
+        tool: &Tool,
+        scope: AllowanceScope,
+        call: &Call,
+        mode_before: Mode,
+    ) -> Result<(), String> {
+        let now = self.clock.now_ms();
+        let until_ms = match scope {
+            AllowanceScope::Today => Some(local_day(now, &self.settings.get().time_zone).1),
+            AllowanceScope::Conversation | AllowanceScope::Always => None,
+        };
+        if scope == AllowanceScope::Always {
+            self.plugins
+                .set_mode(&tool.plugin, tool.effect, Mode::Auto)
+                .map_err(|e| e.to_string())?;
+        }
+        let row = AllowanceRow {
+            id: 0,
+            plugin: tool.plugin.clone(),
+            effect: tool.effect.as_str().to_owned(),
+            scope: scope.as_str().to_owned(),
+            conversation: match scope {
+                AllowanceScope::Conversation => call.conversation.clone(),
+                _ => None,
+            },
+            tool: tool.id.clone(),
+            since_ms: now,
+            until_ms,
+            mode_before: (scope == AllowanceScope::Always).then(|| mode_before.as_str().to_owned()),
+        };
+        self.store
+            .write(|tx| {
+                prune_allowances(tx, now)?;
+                insert_allowance(tx, &row)
+            })
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     /// The one invoke path.
     pub async fn invoke(&self, call: Call) -> Invocation {
         self.invoke_made_in(call, None).await
@@ -731,7 +841,7 @@ impl Invoker {
                 answer = Some(given);
                 self.record(&call, &snap, AuditEvent::Answered { answer: given });
                 // Fail closed: an answer the prompt did not offer is no consent.
-                if !kind.offers().contains(&given) {
+                if !kind.accepts(given) {
                     let message = format!(
                         "the answer \"{}\" was not one this prompt offered; the call was not run",
                         given.as_str()
@@ -763,12 +873,13 @@ impl Invoker {
                         Some(Grant::Once)
                     }
                     (PromptKind::Grant, Answer::AlwaysAllow) => Some(Grant::Always),
-                    (PromptKind::Ordinary, Answer::AlwaysAllow) => {
+                    (PromptKind::Ordinary, given) if given.allowance_scope().is_some() => {
                         // seed 000: Always allow sets that plugin's mode for that effect to auto,
-                        // persisted. If it cannot be saved, the call still runs (the user allowed
-                        // it) but the mode is not changed.
-                        if let Err(e) = self.plugins.set_mode(&tool.plugin, tool.effect, Mode::Auto)
-                        {
+                        // persisted; DESIGN.md §3: within the scope the sheet named, kept with
+                        // its end. If it cannot be saved, the call still runs (the user allowed
+                        // it) but nothing lasting changes.
+                        let scope = given.allowance_scope().expect("matched a scoped answer");
+                        if let Err(e) = self.allow_within(tool, scope, &call, snap.mode) {
                             self.record(
                                 &call,
                                 &snap,

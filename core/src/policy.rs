@@ -584,9 +584,54 @@ impl Code {
 pub enum Answer {
     Allow,
     Deny,
+    /// "Always allow" for good (一直): the mode is set to auto.
     AlwaysAllow,
     AllowOnce,
     DontAllow,
+    /// "Always allow" in this conversation only (本次对话).
+    AlwaysAllowConversation,
+    /// "Always allow" until the local day ends (今天).
+    AlwaysAllowToday,
+}
+
+/// How long an "Always allow" holds (DESIGN.md §3): the sheet names it, the allowance is stored
+/// with it, and one for this conversation or today ends by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
+#[serde(rename_all = "snake_case")]
+pub enum AllowanceScope {
+    Conversation,
+    Today,
+    Always,
+}
+
+impl AllowanceScope {
+    pub const ALL: [AllowanceScope; 3] = [
+        AllowanceScope::Conversation,
+        AllowanceScope::Today,
+        AllowanceScope::Always,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AllowanceScope::Conversation => "conversation",
+            AllowanceScope::Today => "today",
+            AllowanceScope::Always => "always",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The answer that gives an allowance of this scope.
+    pub fn answer(self) -> Answer {
+        match self {
+            AllowanceScope::Conversation => Answer::AlwaysAllowConversation,
+            AllowanceScope::Today => Answer::AlwaysAllowToday,
+            AllowanceScope::Always => Answer::AlwaysAllow,
+        }
+    }
 }
 
 impl Answer {
@@ -597,6 +642,18 @@ impl Answer {
             Answer::AlwaysAllow => "always_allow",
             Answer::AllowOnce => "allow_once",
             Answer::DontAllow => "dont_allow",
+            Answer::AlwaysAllowConversation => "always_allow_conversation",
+            Answer::AlwaysAllowToday => "always_allow_today",
+        }
+    }
+
+    /// The scope of an ordinary prompt's "Always allow", in any of its three forms.
+    pub fn allowance_scope(self) -> Option<AllowanceScope> {
+        match self {
+            Answer::AlwaysAllow => Some(AllowanceScope::Always),
+            Answer::AlwaysAllowConversation => Some(AllowanceScope::Conversation),
+            Answer::AlwaysAllowToday => Some(AllowanceScope::Today),
+            _ => None,
         }
     }
 
@@ -607,6 +664,8 @@ impl Answer {
             Answer::AlwaysAllow,
             Answer::AllowOnce,
             Answer::DontAllow,
+            Answer::AlwaysAllowConversation,
+            Answer::AlwaysAllowToday,
         ]
         .into_iter()
         .find(|a| a.as_str() == name)
@@ -637,6 +696,18 @@ impl PromptKind {
             PromptKind::Confirm => &[Answer::Allow, Answer::Deny],
             PromptKind::GrantOnce => &[Answer::AllowOnce, Answer::DontAllow],
         }
+    }
+
+    /// Whether `given` answers this prompt: one of its offers, or, where an ordinary prompt
+    /// offers "Always allow", that answer with a narrower scope (this conversation, today). A
+    /// grant's "always" has no scope.
+    pub fn accepts(self, given: Answer) -> bool {
+        self.offers().contains(&given)
+            || (self == PromptKind::Ordinary
+                && matches!(
+                    given,
+                    Answer::AlwaysAllowConversation | Answer::AlwaysAllowToday
+                ))
     }
 
     /// The prompt's own "no": what a prompt nobody answered counts as (fail closed).

@@ -12,6 +12,7 @@ const V3: &str = include_str!("fixtures/schema-v3.sql");
 const V4: &str = include_str!("fixtures/schema-v4.sql");
 const V5: &str = include_str!("fixtures/schema-v5.sql");
 const V6: &str = include_str!("fixtures/schema-v6.sql");
+const V7: &str = include_str!("fixtures/schema-v7.sql");
 
 /// Every schema object as (type, name, table, SQL), the SQL with white space dropped around
 /// punctuation and folded elsewhere, since `ALTER TABLE … ADD COLUMN` splices its text in as
@@ -98,7 +99,7 @@ fn a_version_1_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!((version(&upgraded), schema::VERSION), (7, 7));
+    assert_eq!((version(&upgraded), schema::VERSION), (8, 8));
     assert_eq!(objects(&upgraded), fresh_objects());
 
     // What version 1 stored is kept; the settings blob became one row per key.
@@ -134,7 +135,7 @@ fn a_version_2_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 7);
+    assert_eq!(version(&upgraded), 8);
     assert_eq!(objects(&upgraded), fresh_objects());
     let jobs: i64 = upgraded
         .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
@@ -160,7 +161,7 @@ fn a_version_3_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 7);
+    assert_eq!(version(&upgraded), 8);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (turns, tainted): (i64, bool) = upgraded
         .query_row(
@@ -186,7 +187,7 @@ fn a_version_4_database_upgrades_to_exactly_the_fresh_schema_and_keeps_its_histo
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 7);
+    assert_eq!(version(&upgraded), 8);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (content, thinking): (String, Option<String>) = upgraded
         .query_row(
@@ -209,7 +210,7 @@ fn a_version_5_database_upgrades_to_exactly_the_fresh_schema_with_an_empty_spend
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 7);
+    assert_eq!(version(&upgraded), 8);
     assert_eq!(objects(&upgraded), fresh_objects());
     let thinking: String = upgraded
         .query_row(
@@ -239,7 +240,7 @@ fn a_version_6_database_upgrades_to_exactly_the_fresh_schema_with_its_conversati
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 7);
+    assert_eq!(version(&upgraded), 8);
     assert_eq!(objects(&upgraded), fresh_objects());
     let mut stmt = upgraded
         .prepare("SELECT id, title FROM conversations ORDER BY id")
@@ -256,4 +257,28 @@ fn a_version_6_database_upgrades_to_exactly_the_fresh_schema_with_its_conversati
             ("main".to_owned(), Some("图书馆几点关门？".to_owned()))
         ]
     );
+}
+
+#[test]
+fn a_version_7_database_upgrades_to_exactly_the_fresh_schema_with_no_allowances() {
+    // DESIGN.md §3: each "Always allow" is kept with its scope and end; an upgraded phone's
+    // modes stay as they were, and it has no scoped allowance yet.
+    let old = old_database(
+        V7,
+        7,
+        "INSERT INTO spending (at_ms, plugin, tool, actor, payee, amount_fen) \
+         VALUES (1, 'wallet', 'wallet.pay', 'user', '一食堂', 1500);",
+    );
+    drop(Store::open(old.path()).unwrap());
+    let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
+    assert_eq!(version(&upgraded), 8);
+    assert_eq!(objects(&upgraded), fresh_objects());
+    let paid: i64 = upgraded
+        .query_row("SELECT sum(amount_fen) FROM spending", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(paid, 1500);
+    let allowances: i64 = upgraded
+        .query_row("SELECT count(*) FROM allowances", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(allowances, 0);
 }

@@ -133,7 +133,9 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
             label: answer_words(lang, answer).into(),
             role: match answer {
                 Answer::Deny | Answer::DontAllow => ButtonRole::Normal,
-                Answer::AlwaysAllow => ButtonRole::Permanent,
+                Answer::AlwaysAllow
+                | Answer::AlwaysAllowConversation
+                | Answer::AlwaysAllowToday => ButtonRole::Permanent,
                 Answer::Allow | Answer::AllowOnce => ButtonRole::Primary,
             },
             consequence: (answer == Answer::AlwaysAllow)

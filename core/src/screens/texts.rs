@@ -46,6 +46,8 @@ pub(crate) fn answer_words(lang: Language, answer: Answer) -> &'static str {
         Answer::Allow => tr(lang, "允许", "Allow"),
         Answer::Deny => tr(lang, "拒绝", "Deny"),
         Answer::AlwaysAllow => tr(lang, "始终允许", "Always allow"),
+        Answer::AlwaysAllowConversation => tr(lang, "本次对话都允许", "Allow in this conversation"),
+        Answer::AlwaysAllowToday => tr(lang, "今天都允许", "Allow for today"),
         Answer::AllowOnce => tr(lang, "仅允许这一次", "Allow once"),
         Answer::DontAllow => tr(lang, "不允许", "Don't allow"),
     }

@@ -57,7 +57,7 @@ pub mod schema {
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 7;
+    pub const VERSION: u32 = 8;
 
     /// The newest schema, for an empty database.
     pub const CREATE: &str = "
@@ -187,6 +187,17 @@ pub mod schema {
             amount_fen INTEGER NOT NULL CHECK (amount_fen >= 0)
         );
         CREATE INDEX spending_by_time ON spending (at_ms);
+        CREATE TABLE allowances (
+            id INTEGER PRIMARY KEY,
+            plugin TEXT NOT NULL,
+            effect TEXT NOT NULL CHECK (effect IN ('read', 'write', 'money', 'public')),
+            scope TEXT NOT NULL CHECK (scope IN ('conversation', 'today', 'always')),
+            conversation TEXT,
+            tool TEXT NOT NULL,
+            since_ms INTEGER NOT NULL,
+            until_ms INTEGER,
+            mode_before TEXT
+        );
     ";
 
     /// Creates the newest schema in an empty database.
@@ -289,6 +300,23 @@ pub mod schema {
         if version < 7 {
             tx.execute_batch("ALTER TABLE conversations ADD COLUMN title TEXT;")?;
             name_from_first_words(tx)?;
+        }
+        // Version 8: each "Always allow" with its scope and end (DESIGN.md §3), so an allowance
+        // for this conversation or today ends by itself and the student can list and revoke it.
+        if version < 8 {
+            tx.execute_batch(
+                "CREATE TABLE allowances (
+                    id INTEGER PRIMARY KEY,
+                    plugin TEXT NOT NULL,
+                    effect TEXT NOT NULL CHECK (effect IN ('read', 'write', 'money', 'public')),
+                    scope TEXT NOT NULL CHECK (scope IN ('conversation', 'today', 'always')),
+                    conversation TEXT,
+                    tool TEXT NOT NULL,
+                    since_ms INTEGER NOT NULL,
+                    until_ms INTEGER,
+                    mode_before TEXT
+                );",
+            )?;
         }
         Ok(())
     }
@@ -582,6 +610,7 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<(), StoreError> {
 /// Each concern's typed rows, one module per concern (as application-services gives each
 /// component its own store). Writes take a `&Transaction` so that the caller decides what one
 /// state change is.
+pub mod allowances;
 pub mod audit;
 pub mod conversations;
 pub mod history;
