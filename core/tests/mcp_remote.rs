@@ -1499,3 +1499,32 @@ async fn one_tool_whose_schema_cannot_compile_is_left_out_and_the_plugin_page_sa
     let outcome = common::tap(&engine, "mcp-forum.elsewhere", json!({"place": {"x": 1}})).await;
     assert!(matches!(outcome, Outcome::Ran { .. }), "{outcome:?}");
 }
+
+#[tokio::test]
+async fn a_call_without_a_listing_still_sends_the_parameters_its_schema_puts_in_headers() {
+    // SEP-2243 (`x-mcp-header`): a 2026-07-28 server refuses a call whose designated argument
+    // is not mirrored into its `Mcp-Param-*` header; `harness call` calls without listing.
+    let mut region = tool("region", true);
+    region["inputSchema"] = json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "message": {"type": "string"}}});
+    let server = McpServer::modern(vec![region]).await;
+    let client = RemoteServer::new(
+        &server.url(),
+        None,
+        Duration::from_secs(30),
+        Servers::AlsoLoopback,
+    )
+    .unwrap();
+    let answer = client
+        .call("region", json!({"region": "yanyuan", "message": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&answer), "region: hi");
+    let call = server
+        .requests()
+        .into_iter()
+        .find(|r| r.body["method"] == "tools/call")
+        .unwrap();
+    assert_eq!(call.header("mcp-param-region"), Some("yanyuan"));
+}

@@ -478,6 +478,8 @@ pub struct RemoteServer {
     /// the next connect begins with `initialize`, not `server/discover`, so a server that
     /// never answers `server/discover` costs rmcp's wait for it (10 s) once, not every time.
     initializes: AtomicBool,
+    /// The open session has listed the tools, so rmcp knows each tool's schema.
+    listed: AtomicBool,
 }
 
 impl RemoteServer {
@@ -503,6 +505,7 @@ impl RemoteServer {
             insufficient: Arc::default(),
             browser: None,
             initializes: AtomicBool::new(false),
+            listed: AtomicBool::new(false),
         })
     }
 
@@ -745,6 +748,7 @@ impl RemoteServer {
             return Ok(session.clone());
         }
         let session = Arc::new(self.connect().await?);
+        self.listed.store(false, Ordering::SeqCst);
         *slot = Some(session.clone());
         Ok(session)
     }
@@ -775,7 +779,10 @@ impl RemoteServer {
     pub async fn list_tools(&self) -> Result<Vec<McpTool>, String> {
         let session = self.session().await?;
         match list(session.peer(), self.timeout).await {
-            Ok(tools) => Ok(tools),
+            Ok(tools) => {
+                self.listed.store(true, Ordering::SeqCst);
+                Ok(tools)
+            }
             Err(Listing::TooLarge) => {
                 self.drop_session().await;
                 Err(self.too_large())
@@ -884,6 +891,19 @@ impl RemoteServer {
         progress: Option<u64>,
     ) -> Result<Value, String> {
         let session = self.session().await?;
+        // SEP-2243: a 2026-07-28 server reads the arguments a tool's schema designates
+        // (`x-mcp-header`) from `Mcp-Param-*` headers, which rmcp fills from the schemas of a
+        // listing on the session: a session that has not listed lists first (once).
+        let modern = session
+            .peer()
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize());
+        if modern
+            && !self.listed.load(Ordering::SeqCst)
+            && list(session.peer(), self.timeout).await.is_ok()
+        {
+            self.listed.store(true, Ordering::SeqCst);
+        }
         let mut params = CallToolRequestParams::new(name.to_owned());
         if let Some(id) = progress.and_then(|id| i64::try_from(id).ok()) {
             params.set_progress_token(ProgressToken(NumberOrString::Number(id)));

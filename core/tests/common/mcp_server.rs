@@ -549,6 +549,15 @@ async fn modern(request: &Request, state: &State) -> String {
             json!({}),
         );
     }
+    if method == "tools/call" && !params_in_headers(request, state) {
+        return refuse(
+            400,
+            id,
+            -32020,
+            "a designated parameter's header is missing",
+            json!({}),
+        );
+    }
     let body = if method == "server/discover" {
         result(
             id,
@@ -616,6 +625,34 @@ fn asking(message: &Value, state: &State) -> Option<String> {
         }
     };
     Some(result(id, body))
+}
+
+/// Whether a `tools/call` carries each top-level argument its tool's schema designates with
+/// `x-mcp-header` in its `Mcp-Param-<name>` header (SEP-2243), as a 2026-07-28 server checks.
+fn params_in_headers(request: &Request, state: &State) -> bool {
+    let params = &request.body["params"];
+    let schema = state
+        .tools
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == params["name"])
+        .map(|t| t["inputSchema"].clone())
+        .unwrap_or_default();
+    let Some(properties) = schema["properties"].as_object() else {
+        return true;
+    };
+    properties.iter().all(|(name, property)| {
+        let Some(header) = property["x-mcp-header"].as_str() else {
+            return true;
+        };
+        let sent = request.header(&format!("mcp-param-{}", header.to_ascii_lowercase()));
+        match &params["arguments"][name] {
+            Value::String(value) => sent == Some(value.as_str()),
+            Value::Null => sent.is_none(),
+            other => sent == Some(other.to_string().as_str()),
+        }
+    })
 }
 
 /// The revision a modern server speaks.
