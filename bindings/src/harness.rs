@@ -11,9 +11,9 @@ use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
     Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
-    ConversationSettingsScreen, FirstRunScreen, JobsScreen, Live, MemoryInbox, ModelSettingsScreen,
-    Navigation, PayCodeScreen, PluginDetail, PluginsScreen, Route, Screens, TreeholeCheckScreen,
-    route_for,
+    ConversationListScreen, ConversationSettingsScreen, FirstRunScreen, JobsScreen, Live,
+    MemoryInbox, ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail, PluginsScreen,
+    Route, Screens, TreeholeCheckScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -577,6 +577,17 @@ impl Harness {
     /// The screen a `Platform::open_screen` route opens; none for a route this app lacks.
     pub fn route_for(&self, screen: String) -> Option<Route> {
         route_for(&screen)
+    }
+
+    /// The conversation the chat tab opens on: the most recently active, or a new one when
+    /// there is none.
+    pub fn latest_conversation(&self) -> Result<String, HarnessError> {
+        Ok(self.screens()?.latest_conversation()?)
+    }
+
+    /// The conversation list: newest first, with a new chat, rename, delete and its undo.
+    pub fn conversation_list_screen(&self) -> Result<ConversationListScreen, HarnessError> {
+        Ok(self.screens()?.conversation_list()?)
     }
 
     /// The chat of a conversation (opened with the current defaults if new).

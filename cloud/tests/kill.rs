@@ -16,8 +16,18 @@ use tokio::sync::mpsc;
 const WRITERS: usize = 8;
 const ACKS_BEFORE_KILL: usize = 200;
 
+/// The server process, killed when dropped: a failing assertion leaves no server behind.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The server binary on `db`, with its address read from the line it prints.
-fn spawn(db: &str) -> (Child, String) {
+fn spawn(db: &str) -> (Running, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_harness-cloud"))
         .args([
             "serve",
@@ -42,7 +52,7 @@ fn spawn(db: &str) -> (Child, String) {
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("{line:?}"))
         .to_owned();
-    (child, base)
+    (Running(child), base)
 }
 
 fn value(writer: usize, version: i64) -> Vec<u8> {
@@ -107,10 +117,10 @@ async fn a_server_killed_mid_write_loses_no_acknowledged_write_and_a_retry_appli
         for _ in 0..ACKS_BEFORE_KILL {
             acks.recv().await.unwrap();
         }
-        server.kill().unwrap(); // SIGKILL
-        server.wait().unwrap();
+        server.0.kill().unwrap(); // SIGKILL
+        server.0.wait().unwrap();
 
-        let (mut restarted, base) = spawn(&db);
+        let (_restarted, base) = spawn(&db);
         let mut total = 0;
         for (writer, handle) in writers.into_iter().enumerate() {
             let (mut device, last_acked, cut_off) = handle.await.unwrap();
@@ -143,7 +153,5 @@ async fn a_server_killed_mid_write_loses_no_acknowledged_write_and_a_retry_appli
             );
         }
         assert!(total >= ACKS_BEFORE_KILL as i64);
-        restarted.kill().unwrap();
-        restarted.wait().unwrap();
     }
 }

@@ -16,14 +16,15 @@ use crate::store::values::{Table, put_value, values};
 use crate::store::{Store, StoreError};
 use crate::turn::{Conversation, ConversationSettings, Scope};
 
-/// A title written from a conversation's first message is cut to this many characters.
-pub const TITLE_CHARS: usize = 24;
+pub use crate::store::conversations::TITLE_CHARS;
 /// A title the student gives is cut to this many characters.
 pub const RENAMED_CHARS: usize = 60;
 /// A list row's preview of the newest message is cut to this many characters.
 pub const PREVIEW_CHARS: usize = 60;
 /// How long a deleted conversation can be brought back (the screen's undo).
 pub const UNDO_MS: i64 = 5_000;
+/// The conversation a data directory starts with, as the phone's shells always named it.
+pub const FIRST: &str = "main";
 /// The agent jobs' conversations (`job-<id>`): the scheduler's, never in the chat's list.
 const JOB_PREFIX: &str = "job-";
 
@@ -369,12 +370,17 @@ impl Conversations {
         Ok(listed)
     }
 
-    /// The conversation the chat opens on: the most recently active, or a new one when there
-    /// is none.
+    /// The conversation the chat opens on: the most recently active; with none, the data
+    /// directory's first conversation, [`FIRST`] (a new one while an undo may bring `main`
+    /// back).
     pub fn latest(&self) -> Result<String, EngineError> {
-        match self.list()?.into_iter().next() {
-            Some(latest) => Ok(latest.id),
-            None => self.create(),
+        if let Some(latest) = self.list()?.into_iter().next() {
+            return Ok(latest.id);
+        }
+        match self.open(FIRST) {
+            Ok(_) => Ok(FIRST.to_owned()),
+            Err(EngineError::NoSuchConversation(_)) => self.create(),
+            Err(e) => Err(e),
         }
     }
 

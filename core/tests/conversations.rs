@@ -337,3 +337,115 @@ async fn the_agents_settings_tools_cannot_delete_a_conversation() {
     assert!(engine.conversation(&id).is_some());
     assert_eq!(counts(dir.path(), &id)[0], 1);
 }
+
+#[tokio::test]
+async fn the_screens_start_switch_rename_delete_and_undo_a_conversation() {
+    // The list and the chat are models the shells render; each tap is the screen's action.
+    use harness_core::screens::{Acted, Action, Live, Route, Screens};
+    let server = ModelServer::start(vec![text("好的")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::at(1_000);
+    let engine = Arc::new(engine(dir.path(), &clock));
+    server.configure(&engine, "sk-conversations-secret");
+    engine
+        .change_setting(harness_core::settings::parse_change("language", &json!("en")).unwrap())
+        .unwrap();
+    let screens = Screens::new(engine.clone(), Live::new());
+    let list = screens.conversation_list().unwrap();
+    assert_eq!(
+        list.empty.as_deref(),
+        Some("No chats yet. Tap New chat to start one.")
+    );
+    // The chat tab opens the latest; with none, the data directory's first, `main`.
+    let first = screens.latest_conversation().unwrap();
+    assert_eq!(first, "main");
+    let chat = screens.chat(&first).unwrap();
+    assert_eq!(chat.title, "New chat");
+    assert_eq!(chat.new_chat.action, Action::NewConversation);
+    assert_eq!(
+        chat.conversations.action,
+        Action::Open {
+            route: Route::Conversations
+        }
+    );
+    screens
+        .act(Action::SendMessage {
+            conversation: first.clone(),
+            text: "What is open in the library tonight?".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        screens.chat(&first).unwrap().title,
+        "What is open in the lib…"
+    );
+
+    clock.set(2_000);
+    let Acted::OpenConversation {
+        conversation: second,
+    } = screens.act(chat.new_chat.action.clone()).await.unwrap()
+    else {
+        panic!("a new chat opens it");
+    };
+    assert_ne!(second, first);
+    assert_eq!(screens.latest_conversation().unwrap(), second);
+    let list = screens.conversation_list().unwrap();
+    let rows: Vec<(&str, &str, &str)> = list
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.conversation.as_str(),
+                r.title.as_str(),
+                r.preview.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (second.as_str(), "New chat", ""),
+            (first.as_str(), "What is open in the lib…", "好的"),
+        ]
+    );
+    assert_eq!(
+        screens.act(list.rows[1].open.clone()).await.unwrap(),
+        Acted::OpenConversation {
+            conversation: first.clone()
+        }
+    );
+    screens
+        .act(Action::RenameConversation {
+            conversation: first.clone(),
+            title: "Library".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(screens.chat(&first).unwrap().title, "Library");
+
+    let delete = screens.conversation_list().unwrap().rows[1].delete.clone();
+    assert_eq!(
+        delete.action,
+        Action::DeleteConversation {
+            conversation: first.clone()
+        }
+    );
+    screens.act(delete.action).await.unwrap();
+    let list = screens.conversation_list().unwrap();
+    assert_eq!(list.rows.len(), 1);
+    let undo = list.undo.unwrap();
+    assert_eq!(
+        (undo.text.as_str(), undo.until_ms),
+        ("Chat deleted", 2_000 + UNDO_MS)
+    );
+    assert_eq!(
+        screens.act(undo.undo.action).await.unwrap(),
+        Acted::OpenConversation {
+            conversation: first.clone()
+        }
+    );
+    let list = screens.conversation_list().unwrap();
+    assert_eq!(list.undo, None);
+    assert_eq!(list.rows.len(), 2);
+    assert_eq!(screens.chat(&first).unwrap().title, "Library");
+}

@@ -106,7 +106,12 @@ pub struct PlanCard {
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ChatScreen {
     pub conversation: String,
+    /// The conversation's title, or "新对话" before its first message.
     pub title: String,
+    /// Start a new conversation and open it.
+    pub new_chat: Button,
+    /// Open the conversation list.
+    pub conversations: Button,
     pub items: Vec<ChatItem>,
     /// The running turn's id, if one runs.
     pub running_turn: Option<String>,
@@ -199,7 +204,15 @@ pub(super) fn build(
     Ok(ChatScreen {
         campus_notice,
         conversation: conversation.to_owned(),
-        title: tr(lang, "对话", "Chat").into(),
+        title: super::conversation_list::title_of(engine, lang, conversation),
+        new_chat: super::conversation_list::new_chat(lang),
+        conversations: Button::new(
+            tr(lang, "全部对话", "All chats").into(),
+            ButtonRole::Normal,
+            Action::Open {
+                route: super::Route::Conversations,
+            },
+        ),
         items,
         running_turn: running.map(|t| t.turn.clone()),
         status: status.into(),

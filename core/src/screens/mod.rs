@@ -12,6 +12,7 @@ mod campus;
 mod chat;
 mod consent;
 mod conversation;
+mod conversation_list;
 mod first_run;
 mod inbox;
 mod job_form;
@@ -38,6 +39,7 @@ pub use campus::{
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
+pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
 pub use first_run::{FirstRunPage, FirstRunScreen};
 pub use inbox::{
     AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
@@ -125,6 +127,23 @@ pub enum Action {
         conversation: String,
         text: String,
     },
+    /// Start a new conversation with the defaults the last change set (seed 003), and open it.
+    NewConversation,
+    /// Open this conversation in the chat.
+    OpenConversation {
+        conversation: String,
+    },
+    /// Name a conversation as the student typed it.
+    RenameConversation {
+        conversation: String,
+        title: String,
+    },
+    /// Delete a conversation; the list offers its undo for a few seconds.
+    DeleteConversation {
+        conversation: String,
+    },
+    /// Bring back the conversation deleted last, while its undo lasts.
+    UndoDeleteConversation,
     CancelTurn {
         turn: String,
     },
@@ -345,6 +364,8 @@ pub enum Acted {
 pub const API_KEY: &str = "model.apiKey";
 
 /// The capability a shell reports (`Harness::report_capabilities`) when its phone has no exact
+    /// Show the chat of this conversation.
+    OpenConversation { conversation: String },
 /// alarms at all (iOS): the exact-alarm permission stays denied, no screen offers a fix that
 /// cannot exist, and the jobs screen says how the phone wakes instead.
 pub const EXACT_ALARM_UNSUPPORTED: &str = "exact-alarm-unsupported";
@@ -381,6 +402,15 @@ impl Screens {
 
     pub fn approval(&self, prompt: &crate::invoke::Prompt) -> ApprovalSheet {
         approval::build(&self.engine, self.language(), prompt)
+    /// The conversation the chat tab opens on: the most recently active, or a new one.
+    pub fn latest_conversation(&self) -> Result<String, EngineError> {
+        self.engine.conversations().latest()
+    }
+
+    pub fn conversation_list(&self) -> Result<ConversationListScreen, EngineError> {
+        conversation_list::build(&self.engine, self.language())
+    }
+
     }
 
     /// The sheet shown before a remote server's sign-in page opens.
@@ -484,6 +514,27 @@ impl Screens {
             Action::SetMode {
                 plugin,
                 effect,
+            Action::NewConversation => {
+                let conversation = e.conversations().create()?;
+                return Ok(Acted::OpenConversation { conversation });
+            }
+            Action::OpenConversation { conversation } => {
+                e.existing_conversation(&conversation)?;
+                return Ok(Acted::OpenConversation { conversation });
+            }
+            Action::RenameConversation {
+                conversation,
+                title,
+            } => {
+                e.conversations().rename(&conversation, &title)?;
+            }
+            Action::DeleteConversation { conversation } => {
+                e.conversations().delete(&conversation)?;
+            }
+            Action::UndoDeleteConversation => {
+                let conversation = e.conversations().undo_delete()?;
+                return Ok(Acted::OpenConversation { conversation });
+            }
                 mode,
             } => e.set_mode(&plugin, effect, mode)?,
             Action::SetEnabled { plugin, enabled } => e.set_enabled(&plugin, enabled)?,

@@ -11,6 +11,8 @@ use crate::store::memories::MemoryState;
 #[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum Route {
     Chat,
+    /// The conversation list, under the chat.
+    Conversations,
     ConversationSettings,
     Plugins,
     Memory,
@@ -50,11 +52,11 @@ pub struct Navigation {
 impl Navigation {
     /// The bar item a route is shown under: its own, or "More" for the rest (the campus
     /// screens under More as the consent screen that opens them; a conversation's settings
-    /// under the chat; the pay code under the plugins, whose wallet page opens it).
+    /// and the conversation list under the chat; the pay code under the plugins, whose wallet page opens it).
     pub fn tab_of(&self, route: Route) -> Route {
         match route {
             _ if self.items.iter().any(|i| i.route == route) => route,
-            Route::ConversationSettings => Route::Chat,
+            Route::ConversationSettings | Route::Conversations => Route::Chat,
             Route::PayCode => Route::Plugins,
             _ => Route::More,
         }

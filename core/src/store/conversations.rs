@@ -114,6 +114,10 @@ pub fn documents(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// A title written from a conversation's first message is cut to this many characters (here:
+/// the schema's upgrade names existing conversations by it too).
+pub const TITLE_CHARS: usize = 24;
+
 /// Names a conversation; `None` leaves it to be named from its first message.
 pub fn set_title(tx: &Transaction<'_>, id: &str, title: Option<&str>) -> Result<(), StoreError> {
     tx.execute(

@@ -339,7 +339,7 @@ pub mod schema {
                 )
                 .optional()?;
             let title =
-                first.and_then(|w| crate::text::headline(&w, crate::conversations::TITLE_CHARS));
+                first.and_then(|w| crate::text::headline(&w, super::conversations::TITLE_CHARS));
             tx.execute(
                 "UPDATE conversations SET title = ?2 WHERE id = ?1",
                 rusqlite::params![id, title],

@@ -80,6 +80,14 @@ struct ChatView: View {
                 .padding()
             }
             .navigationTitle(chat.title)
+            .toolbar {
+                ToolbarItemGroup {
+                    ActionButton(button: chat.conversations, act: store.act)
+                        .accessibilityIdentifier("chat.conversations")
+                    ActionButton(button: chat.newChat, act: store.act)
+                        .accessibilityIdentifier("chat.new")
+                }
+            }
             .fileImporter(
                 isPresented: Binding(
                     get: { shell.router.pickingFor == chat.conversation },
@@ -262,7 +270,7 @@ private let maxPictureSide = 2048
 /// decoded as a thumbnail at most `maxPictureSide` pixels on its longer side, so no header can
 /// make the phone allocate what it claims (the core already refuses a picture over 4096 pixels
 /// a side; this holds whatever reaches the shell). Nil for bytes ImageIO cannot read.
-private func boundedPicture(_ bytes: Data) -> UIImage? {
+func boundedPicture(_ bytes: Data) -> UIImage? {
     let noCache = [kCGImageSourceShouldCache: false] as CFDictionary
     guard let source = CGImageSourceCreateWithData(bytes as CFData, noCache) else { return nil }
     let options = [

@@ -6,8 +6,11 @@ struct RootView: View {
     let shell: Shell
     @State private var nav: ScreenStore<Navigation>
     @State private var firstRun: ScreenStore<FirstRunScreen>
-    /// The conversation the chat tab shows.
-    private let conversation = "main"
+    /// The conversation the chat tab shows: the one a tap opened, else the latest (`main` on a
+    /// data directory with none).
+    private var conversation: String {
+        shell.router.conversation ?? ((try? shell.harness.latestConversation()) ?? "main")
+    }
 
     init(shell: Shell) {
         self.shell = shell
@@ -64,7 +67,8 @@ struct RootView: View {
     @ViewBuilder
     private func screen(_ route: Route) -> some View {
         switch route {
-        case .chat: ChatView(shell: shell, conversation: conversation)
+        case .chat: ChatView(shell: shell, conversation: conversation).id(conversation)
+        case .conversations: ConversationListView(shell: shell)
         case .conversationSettings: ConversationSettingsView(shell: shell, conversation: conversation)
         case .plugins: PluginsView(shell: shell)
         case .memory: MemoryInboxView(shell: shell)

@@ -53,6 +53,8 @@ final class ApprovalCenter {
 @Observable
 final class Router {
     var selected: Route = .chat
+    /// The conversation the chat shows: the core's latest until a tap opens another.
+    var conversation: String?
     /// A screen that is not in the bar (the campus account, Treehole's check, what More
     /// lists), shown over the tabs when the core or a tap opens it.
     var presented: Presented?
@@ -195,6 +197,9 @@ final class ScreenStore<Model> {
                 switch acted {
                 case .preview(let screen): preview = screen
                 case .open(let route): shell.router.show(route)
+                case .openConversation(let conversation):
+                    shell.router.conversation = conversation
+                    shell.router.show(.chat)
                 default: break
                 }
             } catch {

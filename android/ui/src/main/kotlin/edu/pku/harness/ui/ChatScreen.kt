@@ -48,6 +48,8 @@ import edu.pku.harness.core.ToolCallView
 
 /** Test tags of the chat. */
 object ChatTags {
+    const val NEW_CHAT = "chat-new"
+    const val CONVERSATIONS = "chat-conversations"
     const val DRAFT = "chat-draft"
     const val SEND = "chat-send"
     const val CANCEL = "chat-cancel"
@@ -85,7 +87,9 @@ fun ChatPage(holder: ScreenModel<ChatScreen>, settingsLabel: String?, openSettin
     LaunchedEffect(chat.items.size) { if (chat.items.isNotEmpty()) list.animateScrollToItem(chat.items.size - 1) }
     Column(modifier.fillMaxSize()) {
         Row(Modifier.fillMaxWidth().padding(horizontal = 16.dp, vertical = 8.dp), verticalAlignment = Alignment.CenterVertically) {
-            Text(chat.title, style = MaterialTheme.typography.titleLarge, modifier = Modifier.weight(1f))
+            Text(chat.title, style = MaterialTheme.typography.titleLarge, modifier = Modifier.weight(1f), maxLines = 1)
+            CoreButton(chat.conversations, Modifier.testTag(ChatTags.CONVERSATIONS)) { holder.act(it) }
+            CoreButton(chat.newChat, Modifier.testTag(ChatTags.NEW_CHAT)) { holder.act(it) }
             if (settingsLabel != null) TextButton(onClick = openSettings) { Text(settingsLabel) }
         }
         Message(holder.message)

@@ -31,7 +31,7 @@ import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.Route
 import kotlinx.coroutines.CoroutineScope
 
-/** The conversation the app's chat shows. */
+/** A data directory's first conversation: the chat opens on it when there is no other. */
 const val MAIN_CONVERSATION = "main"
 
 /** Test tag of a navigation tab. */
@@ -46,7 +46,8 @@ class AppModels(
     private val phone: PhoneActions,
     private val scope: CoroutineScope,
     private val navigator: AppNavigator,
-    val conversation: String = MAIN_CONVERSATION,
+    /** The conversation the chat opens on; the most recently active one when null. */
+    start: String? = MAIN_CONVERSATION,
     /** False for models made during a composition: an effect calls [refresh] (see ScreenModel). */
     private val readNow: Boolean = true,
 ) : AutoCloseable {
@@ -55,7 +56,18 @@ class AppModels(
 
     private val refreshAll: () -> Unit = { refresh() }
     private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: suspend (Harness) -> T) =
-        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, read)
+        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, ::switchTo, read)
+
+    /** The conversation the chat shows now (a new chat, a row of the list, an undo switch it). */
+    @Volatile var conversation: String = start ?: harness.latestConversation()
+        private set
+
+    /** Shows [id] in the chat. */
+    fun switchTo(id: String) {
+        conversation = id
+        navigator.open(Route.CHAT)
+        refresh()
+    }
 
     private val memoryEvents: (HarnessEvent) -> Boolean = { it is HarnessEvent.MemoryPending }
 
@@ -64,10 +76,12 @@ class AppModels(
         harness.openConversation(conversation)
     }
 
+    val conversations = screen { it.conversationListScreen() }
+
     /** The first run's next step; while there is one it covers the app. */
     val firstRun = screen { it.firstRunScreen() }
     val navigation = screen(memoryEvents) { it.navigation() }
-    val chat = screen(chatEvents(conversation)) { it.chatScreen(conversation) }
+    val chat = screen(chatEvents { conversation }) { it.chatScreen(conversation) }
     val conversationSettings = screen { it.conversationSettingsScreen(conversation) }
     val plugins = screen { it.pluginsScreen() }
     val consent = screen { it.consentScreen() }
@@ -80,10 +94,10 @@ class AppModels(
         private set
 
     // The log grows with every call: the chat's turns re-read it as well.
-    val audit = screen(chatEvents(conversation)) { it.auditScreen(auditFilter) }
+    val audit = screen(chatEvents { conversation }) { it.auditScreen(auditFilter) }
     val jobs = screen { it.jobsScreen() }
 
-    private val all = listOf(firstRun, navigation, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
+    private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
     private var detail: ScreenModel<PluginDetail>? = null
 
     /** The holder of the plugin detail on screen, if one is. */
@@ -128,7 +142,7 @@ class AppModels(
 @Composable
 fun HarnessApp(harness: Harness, approvals: ApprovalHost, phone: PhoneActions, navigator: AppNavigator, modifier: Modifier = Modifier) {
     val scope = rememberCoroutineScope()
-    val models = remember(harness) { AppModels(harness, phone, scope, navigator, readNow = false) }
+    val models = remember(harness) { AppModels(harness, phone, scope, navigator, start = null, readNow = false) }
     // The first reads once this composition (which made the holders) is applied.
     DisposableEffect(models) {
         models.refresh()
@@ -185,6 +199,7 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
             openSettings = { navigator.open(Route.CONVERSATION_SETTINGS) },
         )
         Route.CONVERSATION_SETTINGS -> ConversationSettingsPage(models.conversationSettings)
+        Route.CONVERSATIONS -> ConversationListPage(models.conversations)
         Route.PLUGINS -> {
             var open by remember { mutableStateOf<String?>(null) }
             val id = open

@@ -41,6 +41,8 @@ class ScreenModel<T : Any>(
      * a test's is not) is lost, and the screen stays empty until the next event.
      */
     readNow: Boolean = true,
+    /** Shows a conversation a tap asked for (`Acted.OpenConversation`). */
+    private val openConversation: (String) -> Unit = {},
     private val read: suspend (Harness) -> T,
 ) : AutoCloseable {
     var model: T? by mutableStateOf(null)
@@ -87,6 +89,7 @@ class ScreenModel<T : Any>(
             is Acted.Shell -> shell(acted.v1)
             is Acted.Preview -> preview = acted.v1
             is Acted.Open -> withContext(Dispatchers.Main) { open(acted.route) }
+            is Acted.OpenConversation -> withContext(Dispatchers.Main) { openConversation(acted.conversation) }
             is Acted.Done, is Acted.TurnEnded -> if (action is Action.InstallPreview) preview = null
         }
         true
@@ -129,12 +132,15 @@ class ScreenModel<T : Any>(
  * taken as this chat's: a needless re-read costs little, a missed one would leave the chat
  * without the rest of the turn. Called on the core's threads.
  */
-fun chatEvents(conversation: String): (HarnessEvent) -> Boolean {
+fun chatEvents(conversation: String): (HarnessEvent) -> Boolean = chatEvents { conversation }
+
+/** [chatEvents] of the conversation [current] names at each event (the chat can switch). */
+fun chatEvents(current: () -> String): (HarnessEvent) -> Boolean {
     val others = ConcurrentHashMap.newKeySet<String>()
     fun ours(turn: String) = turn !in others
     return { event ->
         when (event) {
-            is HarnessEvent.AgentTurnStarted -> (event.conversation == conversation).also { if (!it) others += event.turn }
+            is HarnessEvent.AgentTurnStarted -> (event.conversation == current()).also { if (!it) others += event.turn }
             is HarnessEvent.TextDelta -> ours(event.turn)
             is HarnessEvent.MessageJoined -> ours(event.turn)
             is HarnessEvent.ThinkingDelta -> ours(event.turn)
@@ -144,7 +150,7 @@ fun chatEvents(conversation: String): (HarnessEvent) -> Boolean {
             is HarnessEvent.ToolProgress -> ours(event.turn)
             is HarnessEvent.ToolResult -> ours(event.turn)
             is HarnessEvent.TurnEnded -> ours(event.turn)
-            is HarnessEvent.MemoryPending -> event.conversation == conversation
+            is HarnessEvent.MemoryPending -> event.conversation == current()
             else -> false
         }
     }
