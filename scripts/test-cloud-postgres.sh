@@ -42,5 +42,5 @@ if [ "${1:-}" = "--" ]; then
   shift
   "$@"
 else
-  cargo test -p harness-cloud
+  cargo test --locked -p harness-cloud
 fi

@@ -5,7 +5,8 @@
 #  0. cargo fmt --check and cargo clippy -D warnings over the whole workspace; no uniffi in the
 #     core's or the CLI's own build; the TypeScript plugins type-checked and their committed
 #     bundles rebuilt and compared (scripts/check-bundles.sh; npm packages into sdk/node_modules)
-#  1. the Rust workspace: unit, integration, property, crash and FFI tests
+#  1. the Rust workspace: unit, integration, property, crash and FFI tests; the cloud server's
+#     tests again against a real PostgreSQL (scripts/test-cloud-postgres.sh)
 #  2. cargo check of the FFI crate for aarch64-linux-android and aarch64-apple-ios
 #  3. a syntax check of the generated and hand-written Swift and of the C header
 #  4. the Kotlin tests on the host JVM against the real library
@@ -51,6 +52,9 @@ if [ ! -f "$mcp_server" ]; then
 fi
 export PKU_HARNESS_MCP_EVERYTHING="$mcp_server"
 cargo test --workspace --locked
+# The PKU harness Cloud's tests once more against a real PostgreSQL (Debian's, started on a loopback
+# port in a temporary directory); the workspace run above covers its SQLite backend.
+scripts/test-cloud-postgres.sh
 scripts/check-targets.sh
 scripts/check-swift.sh
 scripts/test-kotlin-host.sh
