@@ -62,6 +62,37 @@ pub enum CampusCommand {
     },
 }
 
+/// IAAA's captcha, answered on the terminal: the picture is written to `captcha.jpg` in the data
+/// directory for the student to open, its characters read, the file removed. Characters IAAA
+/// does not take are said, with a new picture to read.
+async fn captcha(engine: &Engine, data_dir: &Path) -> Result<SignInStep, String> {
+    let campus = engine.campus();
+    let path = data_dir.join("captcha.jpg");
+    loop {
+        let (_, image) = campus
+            .captcha()
+            .ok_or("no sign-in is waiting for a captcha; start the sign-in again")?;
+        std::fs::write(&path, &image).map_err(|e| {
+            format!(
+                "the captcha could not be written to {}: {e}",
+                path.display()
+            )
+        })?;
+        let characters = read_line(&format!(
+            "IAAA asks for its captcha: open {} and type its characters: ",
+            path.display()
+        ))?;
+        let answered = campus.submit_captcha(&characters).await;
+        let _ = std::fs::remove_file(&path);
+        match answered {
+            Err(harness_core::campus::CampusError::CaptchaWrong) => {
+                eprintln!("the captcha's characters were not right; here is a new picture");
+            }
+            done => return done.map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// What a sign-in ended with, as the terminal says it.
 fn said(user: &str, step: &SignInStep) -> String {
     match step {
@@ -90,6 +121,7 @@ fn said(user: &str, step: &SignInStep) -> String {
             lines.join("\n")
         }
         SignInStep::NeedsCode { .. } => format!("{user}: IAAA waits for a code"),
+        SignInStep::NeedsCaptcha => format!("{user}: IAAA waits for its captcha"),
     }
 }
 
@@ -157,7 +189,15 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
                 .sign_in(&user, &password, remember)
                 .await
                 .map_err(|e| e.to_string())?;
-            while let SignInStep::NeedsCode { factor } = step {
+            loop {
+                let factor = match step {
+                    SignInStep::NeedsCode { factor } => factor,
+                    SignInStep::NeedsCaptcha => {
+                        step = captcha(&engine, data_dir).await?;
+                        continue;
+                    }
+                    _ => break,
+                };
                 let code = match (&factor, &sms_code, &otp) {
                     (SecondFactor::Sms { .. }, Some(code), _) => code.clone(),
                     (SecondFactor::Otp, _, Some(code)) => code.clone(),

@@ -122,4 +122,29 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
         text(&after.stdout),
         "{\n  \"service\": \"card\",\n  \"status\": \"signin_required\"\n}\n"
     );
+
+    // SERVICES.md §6.1: IAAA's captcha written to a file and asked on the terminal; characters
+    // it does not take are said, with a new picture.
+    let captcha = run(
+        vec!["sign-in", "--user", "2100045678"],
+        "pku-captcha-password\nzzzz\np4k7\n",
+    )
+    .await
+    .unwrap();
+    let asked = text(&captcha.stderr);
+    let picture = dir.path().join("captcha.jpg");
+    assert_eq!(
+        (text(&captcha.stdout).as_str(), captcha.status.code()),
+        ("signed in as 2100045678: portal, card, treehole\n", Some(0)),
+        "{asked}"
+    );
+    let prompt = format!(
+        "IAAA asks for its captcha: open {} and type its characters: ",
+        picture.display()
+    );
+    assert_eq!(asked.matches(&prompt).count(), 2, "{asked}");
+    assert!(asked.contains("the captcha's characters were not right; here is a new picture"));
+    assert!(!picture.exists());
+    let out = run(vec!["sign-out"], "").await.unwrap();
+    assert_eq!(text(&out.stdout), "signed out of the campus account\n");
 }

@@ -5,8 +5,8 @@
 use std::sync::{Arc, Mutex};
 
 use harness_campus_sim::{
-    ACCOUNTS, CARD_TOKEN_EXP, DEMO, Fault, MOBILE_MASK, OTP_CODE, SMS_CODE, Simulator,
-    TRUST_COOKIE, Vary,
+    ACCOUNTS, CAPTCHA_CODE, CAPTCHA_IMAGE, CARD_TOKEN_EXP, DEMO, Fault, MOBILE_MASK, OTP_CODE,
+    SMS_CODE, Simulator, TRUST_COOKIE, Vary,
 };
 use harness_core::campus::wire::{Origin, Public, Service};
 use harness_core::campus::{
@@ -215,26 +215,80 @@ async fn an_otp_student_gives_the_authenticators_code() {
 }
 
 #[tokio::test]
-async fn a_wrong_password_and_a_captcha_are_said_plainly_and_keep_nothing() {
-    let (_sim, keystore, campus) = world().await;
+async fn a_wrong_password_keeps_nothing_and_a_captcha_is_shown_and_answered() {
+    let (sim, keystore, campus) = world().await;
     let wrong = campus.sign_in(DEMO.id, "not-it", true).await.unwrap_err();
     assert_eq!(
         wrong.to_string(),
         "the student id or password is wrong (E01)"
     );
-    let captcha = ACCOUNTS[3];
-    let refused = campus
-        .sign_in(captcha.id, captcha.password, true)
-        .await
-        .unwrap_err();
-    assert_eq!(refused, CampusError::Captcha);
-    assert!(
-        refused
-            .to_string()
-            .contains("sign in once on the portal's web page")
-    );
     assert_eq!(keystore.held(), Vec::<String>::new());
+    // SERVICES.md §6.1: IAAA's picture is fetched and shown; characters it does not take keep
+    // the sign-in waiting with a new picture; the right ones sign in.
+    let captcha = ACCOUNTS[3];
+    let step = campus.sign_in(captcha.id, captcha.password, true).await;
+    assert_eq!(step, Ok(SignInStep::NeedsCaptcha));
+    assert_eq!(
+        campus.captcha(),
+        Some((captcha.id.to_owned(), CAPTCHA_IMAGE.to_vec()))
+    );
     assert!(!campus.signed_in());
+    assert_eq!(
+        campus.submit_captcha("zzzz").await,
+        Err(CampusError::CaptchaWrong)
+    );
+    assert!(campus.captcha().is_some());
+    assert_eq!(
+        campus.submit_captcha(&CAPTCHA_CODE.to_uppercase()).await,
+        Ok(signed_in())
+    );
+    assert_eq!(campus.captcha(), None);
+    let drawn = sim
+        .seen()
+        .into_iter()
+        .filter(|r| r.target.starts_with("/iaaa/servlet/DrawServlet?Rand="))
+        .count();
+    assert_eq!(drawn, 2);
+    // The captcha answered the IAAA sign-in it was drawn for, in the same IAAA session.
+    let logins: Vec<_> = sim
+        .seen()
+        .into_iter()
+        .filter(|r| r.target == "/iaaa/oauthlogin.do")
+        .collect();
+    let last_two = &logins[logins.len() - 2..];
+    assert!(
+        last_two[0].body.contains("randCode=P4K7"),
+        "{}",
+        last_two[0].body
+    );
+    assert!(
+        last_two[1].body.contains("randCode=&"),
+        "{}",
+        last_two[1].body
+    );
+}
+
+#[tokio::test]
+async fn iaaa_asking_a_captcha_after_a_wrong_password_shows_it_and_a_new_one_on_refresh() {
+    let (sim, _keystore, campus) = world().await;
+    sim.vary(Vary::CaptchaAfterWrongPassword);
+    let wrong = campus.sign_in(DEMO.id, "not-it", false).await;
+    assert_eq!(
+        wrong.unwrap_err().to_string(),
+        "the student id or password is wrong (E01)"
+    );
+    assert_eq!(
+        campus.sign_in(DEMO.id, DEMO.password, false).await,
+        Ok(SignInStep::NeedsCaptcha)
+    );
+    campus.refresh_captcha().await.unwrap();
+    assert_eq!(campus.submit_captcha(CAPTCHA_CODE).await, Ok(signed_in()));
+    let drawn = sim
+        .seen()
+        .into_iter()
+        .filter(|r| r.target.starts_with("/iaaa/servlet/DrawServlet"))
+        .count();
+    assert_eq!(drawn, 2);
 }
 
 #[tokio::test]

@@ -450,7 +450,8 @@ async fn the_sign_in_screen_asks_for_the_sms_code_on_the_same_screen_and_a_new_o
 }
 
 #[tokio::test]
-async fn the_authenticators_code_has_no_resend_and_a_captcha_is_said_plainly() {
+async fn the_authenticators_code_has_no_resend_and_a_captcha_is_shown_with_a_new_picture_on_request()
+ {
     let sim = Simulator::start(0).await.unwrap();
     let screens = screens_at(&sim, common::ManualClock::at(0)).await;
     screens
@@ -464,14 +465,39 @@ async fn the_authenticators_code_has_no_resend_and_a_captcha_is_said_plainly() {
         password: password.into(),
         remember: true,
     };
+    // SERVICES.md §6.1: IAAA's captcha picture on the same screen, with its field and a new
+    // picture on request.
+    screens
+        .act(sign_in("2100045678", "pku-captcha-password"))
+        .await
+        .unwrap();
+    let screen = screens.campus_account().unwrap();
+    assert!(screen.form.is_none() && screen.code.is_none() && screen.signed_in.is_none());
+    let captcha = screen.captcha.unwrap();
+    assert_eq!(captcha.account, "2100045678");
+    assert_eq!(
+        captcha.prompt,
+        "IAAA asks for its captcha: type the characters in the picture"
+    );
+    assert_eq!(
+        captcha.image.as_deref(),
+        Some(harness_campus_sim::CAPTCHA_IMAGE)
+    );
+    assert_eq!(captcha.code_label, "Captcha");
+    assert_eq!(captcha.refresh.action, Action::CampusRefreshCaptcha);
+    screens.act(Action::CampusRefreshCaptcha).await.unwrap();
     assert_eq!(
         refusal(
             screens
-                .act(sign_in("2100045678", "pku-captcha-password"))
+                .act(Action::CampusSubmitCaptcha {
+                    code: "zzzz".into()
+                })
                 .await
         ),
-        "IAAA asks for a picture captcha, which the app cannot show: sign in once on the portal's web page (portal.pku.edu.cn), then try again"
+        "the captcha's characters were not right: type those of the new picture"
     );
+    screens.act(captcha.cancel.action).await.unwrap();
+    assert!(screens.campus_account().unwrap().form.is_some());
     assert_eq!(
         refusal(screens.act(sign_in(" ", "")).await),
         "Enter your student id and password"

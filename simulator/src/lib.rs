@@ -36,6 +36,12 @@ use tokio::task::JoinHandle;
 /// The simulator's own IAAA key, a fixture (it guards no one's account).
 const IAAA_KEY: &str = include_str!("iaaa-key.pem");
 
+/// The characters of the simulator's captcha picture (any case).
+pub const CAPTCHA_CODE: &str = "p4k7";
+/// The captcha picture IAAA draws: a 16×16 baseline JPEG (from CPython's test data, PSF
+/// licence), whatever the characters.
+pub const CAPTCHA_IMAGE: &[u8] = include_bytes!("captcha.jpg");
+
 /// The second factor IAAA asks an account for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Factor {
@@ -167,6 +173,9 @@ pub enum Vary {
     Flaky(String),
     /// This service's sign-in answers its HTML maintenance page once (HTTP 200), then works.
     Maintenance(String),
+    /// After a wrong password IAAA asks that student for its captcha (SERVICES.md §6.1:
+    /// `showCode`), until a sign-in succeeds.
+    CaptchaAfterWrongPassword,
 }
 
 impl Vary {
@@ -198,8 +207,9 @@ impl Vary {
                     "gzip" => Ok(Vary::Gzip),
                     "extra-hop" => Ok(Vary::ExtraHop),
                     "cookie-attrs" => Ok(Vary::CookieAttrs),
+                    "captcha-after-wrong-password" => Ok(Vary::CaptchaAfterWrongPassword),
                     _ => Err(format!(
-                        "--vary: {v:?} is not a variation; give relative, 303, gzip, extra-hop, cookie-attrs, flaky:SERVICE or maintenance:SERVICE"
+                        "--vary: {v:?} is not a variation; give relative, 303, gzip, extra-hop, cookie-attrs, captcha-after-wrong-password, flaky:SERVICE or maintenance:SERVICE"
                     )),
                 },
                 Some((kind, service)) if ["portal", "card", "treehole"].contains(&service) => {
@@ -265,6 +275,12 @@ struct State {
     holds: Vec<(String, mpsc::UnboundedSender<Release>)>,
     /// How the wire is varied ([`Vary`]).
     vary: Vec<Vary>,
+    /// IAAA sessions (`JSESSIONID`) a captcha picture was drawn for.
+    captcha_drawn: HashSet<String>,
+    /// Students IAAA asks the captcha of after a wrong password.
+    captcha_owed: HashSet<String>,
+    /// IAAA sessions whose captcha was answered.
+    captcha_passed: HashSet<String>,
     /// The services whose once-failing sign-in has failed.
     failed_once: HashSet<String>,
 }
@@ -728,8 +744,26 @@ fn iaaa(a: &Asked, s: &mut State, key: &PrivateKey) -> Reply {
             )
         }
         ("GET", "/iaaa/isShowCode.do") => {
-            let captcha = account(a.q("userName")).is_some_and(|acc| acc.captcha);
+            let user = a.q("userName");
+            let captcha =
+                account(user).is_some_and(|acc| acc.captcha) || s.captcha_owed.contains(user);
             json_reply(200, json!({"success": captcha}))
+        }
+        ("GET", "/iaaa/servlet/DrawServlet") => {
+            // The picture is bound to the IAAA session cookie (SERVICES.md §6.1), made here
+            // when the request has none.
+            let (session, new) = match a.cookie("JSESSIONID") {
+                Some(id) => (id.to_owned(), false),
+                None => (s.fresh("iaaa-session-"), true),
+            };
+            s.captcha_drawn.insert(session.clone());
+            let mut r = reply(200, "image/jpeg", Bytes::from_static(CAPTCHA_IMAGE));
+            if new {
+                let cookie = format!("JSESSIONID={session}; Path=/iaaa; HttpOnly");
+                r.headers_mut()
+                    .append(SET_COOKIE, HeaderValue::from_str(&cookie).unwrap());
+            }
+            r
         }
         ("GET", "/iaaa/sendSMSCode.do") => {
             let user = a.q("userName").to_owned();
@@ -764,12 +798,29 @@ fn iaaa(a: &Asked, s: &mut State, key: &PrivateKey) -> Reply {
                 .ok()
                 .and_then(|sealed| key.pkcs1v15_decrypt(&sealed).ok())
                 .map(|plain| String::from_utf8_lossy(&plain).into_owned());
+            // A captcha answered once holds for the rest of its IAAA session.
+            let session = a.cookie("JSESSIONID").unwrap_or("").to_owned();
+            if (acc.captcha || s.captcha_owed.contains(user))
+                && !s.captcha_passed.contains(&session)
+            {
+                let drawn = s.captcha_drawn.contains(&session);
+                if !drawn || !field("randCode").eq_ignore_ascii_case(CAPTCHA_CODE) {
+                    return iaaa_error("E03", "验证码错误");
+                }
+                s.captcha_passed.insert(session);
+            }
             if password.as_deref() != Some(acc.password) {
+                if s.vary.contains(&Vary::CaptchaAfterWrongPassword) {
+                    s.captcha_owed.insert(user.to_owned());
+                    return json_reply(
+                        200,
+                        json!({"success": false, "showCode": true,
+                               "errors": {"code": "E01", "msg": "用户名或密码错误"}}),
+                    );
+                }
                 return iaaa_error("E01", "用户名或密码错误");
             }
-            if acc.captcha && field("randCode").is_empty() {
-                return iaaa_error("E03", "请输入验证码");
-            }
+            s.captcha_owed.remove(user);
             let checked = trusted(s, user);
             match acc.factor {
                 Factor::Sms

@@ -138,12 +138,13 @@ impl Ask {
 }
 
 /// An answer read whole: its status, its `Location` resolved against the request's URL (when
-/// it has one), and its body decoded to text.
+/// it has one), its body decoded to text, and the body's bytes (a picture's).
 #[derive(Debug)]
 pub(super) struct Reply {
     pub status: u16,
     pub location: Option<Url>,
     pub text: String,
+    pub bytes: Vec<u8>,
 }
 
 impl Reply {
@@ -208,11 +209,12 @@ impl<'a> Walk<'a> {
                 })
             })
             .transpose()?;
-        let text = read(response).await.map_err(CampusError::Unreachable)?;
+        let (bytes, encoding) = read(response).await.map_err(CampusError::Unreachable)?;
         Ok(Reply {
             status,
             location,
-            text,
+            text: encoding.decode(&bytes).0.into_owned(),
+            bytes,
         })
     }
 
@@ -308,9 +310,11 @@ pub(super) fn param(url: &Url, name: &str) -> Option<String> {
 }
 
 /// Reads an answer's body under [`MAX_BODY`] (after decompression too; a larger one is refused,
-/// not cut): gunzipped when its `Content-Encoding` is gzip, decoded from the `charset` its
-/// `Content-Type` names (UTF-8 when none).
-pub async fn read(mut response: reqwest::Response) -> Result<String, String> {
+/// not cut): gunzipped when its `Content-Encoding` is gzip; with the encoding of the `charset`
+/// its `Content-Type` names (UTF-8 when none), which its text is decoded from.
+async fn read(
+    mut response: reqwest::Response,
+) -> Result<(Vec<u8>, &'static encoding_rs::Encoding), String> {
     let gzip = response
         .headers()
         .get(reqwest::header::CONTENT_ENCODING)
@@ -344,8 +348,7 @@ pub async fn read(mut response: reqwest::Response) -> Result<String, String> {
         }
         bytes = plain;
     }
-    let encoding = charset.unwrap_or(encoding_rs::UTF_8);
-    Ok(encoding.decode(&bytes).0.into_owned())
+    Ok((bytes, charset.unwrap_or(encoding_rs::UTF_8)))
 }
 
 fn too_large() -> String {

@@ -171,6 +171,26 @@ pub(super) async fn captcha_required(walk: &mut Walk<'_>, user: &str) -> Result<
     Ok(check(walk, "isShowCode.do", user).await?["success"] == true)
 }
 
+/// A new captcha picture (SERVICES.md §6.1: `DrawServlet`, bound to the sign-in's own IAAA
+/// session cookie, which the walk's store carries).
+pub(super) async fn captcha_image(walk: &mut Walk<'_>) -> Result<Vec<u8>, CampusError> {
+    let rand = wire::rand();
+    let reply = walk
+        .send(&ask(
+            reqwest::Method::GET,
+            "servlet/DrawServlet",
+            &[("Rand", rand.as_str())],
+        )?)
+        .await?;
+    if !(200..300).contains(&reply.status) || reply.bytes.is_empty() {
+        return Err(CampusError::Unreachable(format!(
+            "{IAAA} answered {} without the captcha's picture: try again later",
+            status_line(reply.status)
+        )));
+    }
+    Ok(reply.bytes)
+}
+
 /// The second factor IAAA wants for `user`, none when this device is trusted or the account
 /// has none.
 pub(super) async fn second_factor(
@@ -220,6 +240,7 @@ pub(super) async fn sign_in(
     user: &str,
     password: &str,
     code: Option<Code>,
+    rand_code: &str,
     device: &Device,
 ) -> Result<String, CampusError> {
     let sealed = seal(walk, password).await?;
@@ -233,7 +254,7 @@ pub(super) async fn sign_in(
         ("appid", appid),
         ("userName", user),
         ("password", sealed.as_str()),
-        ("randCode", ""),
+        ("randCode", rand_code),
         ("smsCode", sms),
         ("otpCode", otp),
         ("redirUrl", redir.as_str()),

@@ -79,6 +79,9 @@ pub enum SignInStep {
     },
     /// IAAA asks for the second factor: give it with [`Campus::submit_code`].
     NeedsCode { factor: SecondFactor },
+    /// IAAA asks for the characters of its captcha picture ([`Campus::captcha`]): give them
+    /// with [`Campus::submit_captcha`].
+    NeedsCaptcha,
 }
 
 /// A service whose sign-in failed, and why.
@@ -101,10 +104,13 @@ pub enum CampusError {
     /// IAAA refused: its code (E01…E21) and the student's words for it.
     #[error("{message}")]
     Iaaa { code: String, message: String },
+    /// IAAA asks for its captcha where no one can answer it (a silent sign-in).
     #[error(
-        "IAAA asks for a picture captcha, which the app cannot show: sign in once on the portal's web page (portal.pku.edu.cn), then try again"
+        "IAAA asks for a picture captcha: sign in on the campus account screen, which shows it"
     )]
     Captcha,
+    #[error("the captcha's characters were not right: type those of the new picture")]
+    CaptchaWrong,
     #[error("the campus services could not be reached: {0}")]
     Unreachable(String),
     /// A sign-in chain answered other than the services do.
@@ -197,6 +203,30 @@ struct Pending {
     services: Vec<Service>,
     /// Its cookies so far: IAAA binds the code to the sign-in's own session.
     jar: Jar,
+    /// The captcha's characters the student typed, when IAAA drew one.
+    rand: String,
+}
+
+/// A sign-in waiting for the student to read IAAA's captcha (SERVICES.md §6.1). The password
+/// stays in memory only this long.
+struct Captcha {
+    user: String,
+    password: String,
+    remember: bool,
+    services: Vec<Service>,
+    /// Its cookies so far: the picture is bound to the sign-in's IAAA session.
+    jar: Jar,
+    /// The picture as IAAA drew it (a JPEG).
+    image: Vec<u8>,
+    epoch: u64,
+}
+
+/// What the student answered IAAA for one sign-in: the second factor's code, the captcha's
+/// characters (empty when none was drawn).
+#[derive(Default)]
+struct Answers {
+    code: Option<iaaa::Code>,
+    rand: String,
 }
 
 /// The services a sign-in could not sign in, with the password held for the retry: in memory,
@@ -290,6 +320,7 @@ pub struct Campus {
     clock: Arc<dyn Clock>,
     origin: Origin,
     pending: Mutex<Option<Pending>>,
+    captcha: Mutex<Option<Captcha>>,
     retry: Mutex<Option<Retry>>,
     turns: Turns,
     follow: Follow,
@@ -309,6 +340,7 @@ impl Campus {
             clock,
             origin,
             pending: Mutex::new(None),
+            captcha: Mutex::new(None),
             retry: Mutex::new(None),
             turns: Turns::default(),
             follow,
@@ -332,7 +364,79 @@ impl Campus {
     /// went back, or closed the sign-in screen).
     pub fn cancel_sign_in(&self) {
         *crate::lock(&self.pending) = None;
+        *crate::lock(&self.captcha) = None;
         *crate::lock(&self.retry) = None;
+    }
+
+    /// The sign-in waiting for its captcha, if one is: the student id and IAAA's picture.
+    pub fn captcha(&self) -> Option<(String, Vec<u8>)> {
+        crate::lock(&self.captcha)
+            .as_ref()
+            .map(|c| (c.user.clone(), c.image.clone()))
+    }
+
+    /// A new picture for the sign-in waiting for its captcha (the student could not read it).
+    pub async fn refresh_captcha(&self) -> Result<(), CampusError> {
+        let jar = crate::lock(&self.captcha)
+            .as_ref()
+            .map(|c| c.jar.clone())
+            .ok_or(CampusError::NoPendingSignIn)?;
+        let client = self.client()?;
+        let mut walk = Walk::new(&client, &self.origin, jar);
+        let image = iaaa::captcha_image(&mut walk).await?;
+        if let Some(c) = crate::lock(&self.captcha).as_mut() {
+            c.image = image;
+            c.jar = walk.jar;
+        }
+        Ok(())
+    }
+
+    /// Goes on with the sign-in waiting for its captcha, with the characters the student read:
+    /// the second factor IAAA asks for next, or the services signed in. Characters IAAA does not
+    /// take keep the sign-in waiting, with a new picture.
+    pub async fn submit_captcha(&self, characters: &str) -> Result<SignInStep, CampusError> {
+        let waiting = crate::lock(&self.captcha)
+            .take()
+            .ok_or(CampusError::NoPendingSignIn)?;
+        let turn = self.turns.take().await;
+        let client = self.client()?;
+        let walk = Walk::new(&client, &self.origin, waiting.jar.clone());
+        let done = self
+            .proceed(
+                &turn,
+                &waiting.user,
+                &waiting.password,
+                waiting.remember,
+                waiting.services.clone(),
+                walk,
+                characters.trim(),
+                waiting.epoch,
+            )
+            .await;
+        match done {
+            Err(CampusError::Captcha) => {
+                let mut walk = Walk::new(&client, &self.origin, waiting.jar.clone());
+                let image = iaaa::captcha_image(&mut walk).await?;
+                self.wait_for_captcha(Captcha {
+                    image,
+                    jar: walk.jar,
+                    ..waiting
+                })?;
+                Err(CampusError::CaptchaWrong)
+            }
+            done => done,
+        }
+    }
+
+    /// Keeps `captcha` waiting for its characters, unless the student signed out since it
+    /// started (DESIGN.md §10: a sign-out wins).
+    fn wait_for_captcha(&self, captcha: Captcha) -> Result<(), CampusError> {
+        let mut waiting = crate::lock(&self.captcha);
+        if self.turns.signed_out_since(captcha.epoch) {
+            return Err(CampusError::NotSignedIn);
+        }
+        *waiting = Some(captcha);
+        Ok(())
     }
 
     /// Signs in as `user`: each service's session as it comes (all, or some and the others'
@@ -397,13 +501,85 @@ impl Campus {
     ) -> Result<SignInStep, CampusError> {
         let epoch = self.turns.epoch();
         let turn = self.turns.take().await;
+        *crate::lock(&self.captcha) = None;
         let client = self.client()?;
         let mut walk = Walk::new(&client, &self.origin, self.iaaa_cookies()?);
-        let factor = match second_factor(&mut walk, user).await? {
+        if iaaa::captcha_required(&mut walk, user).await? {
+            return self
+                .ask_captcha(user, password, remember, services, walk, epoch)
+                .await;
+        }
+        let done = self
+            .proceed(
+                &turn,
+                user,
+                password,
+                remember,
+                services.clone(),
+                walk,
+                "",
+                epoch,
+            )
+            .await;
+        match done {
+            // IAAA wanted a captcha it had not said it would (SERVICES.md §6.1: after a wrong
+            // password): it is drawn and asked.
+            Err(CampusError::Captcha) => {
+                let walk = Walk::new(&client, &self.origin, self.iaaa_cookies()?);
+                self.ask_captcha(user, password, remember, services, walk, epoch)
+                    .await
+            }
+            done => done,
+        }
+    }
+
+    /// Draws IAAA's captcha and keeps the sign-in waiting for its characters.
+    async fn ask_captcha(
+        &self,
+        user: &str,
+        password: &str,
+        remember: bool,
+        services: Vec<Service>,
+        mut walk: Walk<'_>,
+        epoch: u64,
+    ) -> Result<SignInStep, CampusError> {
+        let image = iaaa::captcha_image(&mut walk).await?;
+        self.wait_for_captcha(Captcha {
+            user: user.to_owned(),
+            password: password.to_owned(),
+            remember,
+            services,
+            jar: walk.jar,
+            image,
+            epoch,
+        })?;
+        Ok(SignInStep::NeedsCaptcha)
+    }
+
+    /// A sign-in past its captcha (`rand`, the characters read, empty when none was drawn):
+    /// the second factor IAAA asks for, else the services signed in.
+    #[allow(clippy::too_many_arguments)]
+    async fn proceed(
+        &self,
+        turn: &Turn<'_>,
+        user: &str,
+        password: &str,
+        remember: bool,
+        services: Vec<Service>,
+        mut walk: Walk<'_>,
+        rand: &str,
+        epoch: u64,
+    ) -> Result<SignInStep, CampusError> {
+        let factor = match iaaa::second_factor(&mut walk, user).await? {
             None => {
-                let jar = walk.jar;
+                let answers = Answers {
+                    code: None,
+                    rand: rand.to_owned(),
+                };
                 let done = self
-                    .complete(&turn, user, password, remember, None, epoch, &services, jar)
+                    .complete(
+                        turn, user, password, remember, answers, epoch, &services, walk.jar,
+                    )
                     .await;
                 return self.held_for_retry(user, password, remember, epoch, done);
             }
@@ -422,6 +598,7 @@ impl Campus {
             epoch,
             services,
             jar: walk.jar,
+            rand: rand.to_owned(),
         })?;
         Ok(SignInStep::NeedsCode { factor })
     }
@@ -503,7 +680,10 @@ impl Campus {
                 &pending.user,
                 &pending.password,
                 pending.remember,
-                Some(code_for),
+                Answers {
+                    code: Some(code_for),
+                    rand: pending.rand.clone(),
+                },
                 pending.epoch,
                 &pending.services,
                 pending.jar.clone(),
@@ -538,7 +718,7 @@ impl Campus {
         user: &str,
         password: &str,
         remember: bool,
-        code: Option<iaaa::Code>,
+        answers: Answers,
         epoch: u64,
         services: &[Service],
         jar: Jar,
@@ -547,7 +727,7 @@ impl Campus {
         let mut walk = Walk::new(&client, &self.origin, jar);
         let (device, mut made) = self.device()?;
         let now = self.clock.now_ms();
-        let mut code = code;
+        let mut code = answers.code;
         let mut first = true;
         let mut failed = Vec::new();
         // The services whose session this sign-in kept.
@@ -555,8 +735,18 @@ impl Campus {
         for service in Service::ALL.into_iter().filter(|s| services.contains(s)) {
             let signed = match service {
                 Service::Portal | Service::Treehole => {
-                    match iaaa::sign_in(&mut walk, service, user, password, code.take(), &device)
-                        .await
+                    // The captcha answers the first IAAA sign-in, the one it was drawn for.
+                    let rand = if first { answers.rand.as_str() } else { "" };
+                    match iaaa::sign_in(
+                        &mut walk,
+                        service,
+                        user,
+                        password,
+                        code.take(),
+                        rand,
+                        &device,
+                    )
+                    .await
                     {
                         Err(e) if first => return Err(e),
                         Err(e) => Err(e),
@@ -721,6 +911,7 @@ impl Campus {
     pub fn sign_out(&self) -> Result<(), CampusError> {
         self.turns.sign_out();
         *crate::lock(&self.pending) = None;
+        *crate::lock(&self.captcha) = None;
         *crate::lock(&self.retry) = None;
         for service in Service::ALL {
             self.secrets.delete(&keys::session(service))?;
@@ -939,7 +1130,7 @@ impl Campus {
                         &user,
                         &password,
                         true,
-                        None,
+                        Answers::default(),
                         epoch,
                         &Service::ALL,
                         walk.jar,

@@ -25,6 +25,8 @@ pub struct CampusAccountScreen {
     pub form: Option<SignInForm>,
     /// The second factor, while IAAA waits for it.
     pub code: Option<CodeStep>,
+    /// IAAA's captcha picture, while IAAA waits for its characters.
+    pub captcha: Option<CaptchaStep>,
     /// The account signed in: the student id, each service and until when.
     pub signed_in: Option<SignedIn>,
 }
@@ -57,6 +59,24 @@ pub struct CodeStep {
     pub resend: Option<Button>,
     /// "A new code can be sent in 42 s", while the resend waits.
     pub resend_wait: Option<String>,
+    pub cancel: Button,
+}
+
+/// IAAA's captcha (SERVICES.md §6.1); its button's action is `Action::CampusSubmitCaptcha`
+/// with the characters typed in the `randCode` field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct CaptchaStep {
+    /// The student id signing in.
+    pub account: String,
+    pub prompt: String,
+    /// The picture (a JPEG as IAAA drew it); none when its header says a size no phone should
+    /// decode, and `prompt` says so.
+    pub image: Option<Vec<u8>>,
+    pub code_label: String,
+    pub submit_label: String,
+    /// Draws a new picture (`Action::CampusRefreshCaptcha`).
+    pub refresh: Button,
     pub cancel: Button,
 }
 
@@ -98,12 +118,23 @@ pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountSc
     )
     .to_owned();
     let title = tr(lang, "校园账号", "Campus account").to_owned();
+    if let Some((account, image)) = campus.captcha() {
+        return Ok(CampusAccountScreen {
+            title,
+            explanation,
+            form: None,
+            code: None,
+            captcha: Some(captcha_step(lang, account, image)),
+            signed_in: None,
+        });
+    }
     if let Some((account, factor, sent)) = campus.waiting_for() {
         return Ok(CampusAccountScreen {
             title,
             explanation,
             form: None,
             code: Some(code_step(engine, lang, account, factor, sent)),
+            captcha: None,
             signed_in: None,
         });
     }
@@ -142,6 +173,7 @@ pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountSc
             explanation,
             form: None,
             code: None,
+            captcha: None,
             signed_in: Some(SignedIn {
                 account_label: tr(lang, "学号", "Student id").into(),
                 account: status.account.unwrap_or_default(),
@@ -172,8 +204,42 @@ pub(super) fn account(engine: &Engine, lang: Language) -> Result<CampusAccountSc
             submit_label: tr(lang, "登录", "Sign in").into(),
         }),
         code: None,
+        captcha: None,
         signed_in: None,
     })
+}
+
+fn captcha_step(lang: Language, account: String, image: Vec<u8>) -> CaptchaStep {
+    let drawable = super::media::drawable(&image);
+    let prompt = match drawable {
+        true => tr(
+            lang,
+            "统一身份认证要求输入图片验证码：请输入图片上的字符",
+            "IAAA asks for its captcha: type the characters in the picture",
+        ),
+        false => tr(
+            lang,
+            "统一身份认证发来的验证码图片无法显示：请换一张",
+            "IAAA's captcha picture cannot be shown: get a new one",
+        ),
+    };
+    CaptchaStep {
+        account,
+        prompt: prompt.into(),
+        image: drawable.then_some(image),
+        code_label: tr(lang, "图片验证码", "Captcha").into(),
+        submit_label: tr(lang, "确认", "Confirm").into(),
+        refresh: Button::new(
+            tr(lang, "换一张", "New picture").into(),
+            ButtonRole::Normal,
+            Action::CampusRefreshCaptcha,
+        ),
+        cancel: Button::new(
+            tr(lang, "返回", "Back").into(),
+            ButtonRole::Normal,
+            Action::CampusCancelSignIn,
+        ),
+    }
 }
 
 fn code_step(
@@ -305,6 +371,7 @@ pub(super) fn words(lang: Language, error: &CampusError) -> EngineError {
         CampusError::NotSignedIn => Some("还没有登录校园账号".to_owned()),
         CampusError::Keystore(_) => Some("手机的钥匙串出错，没有登录任何服务".to_owned()),
         CampusError::NoRetry => Some("没有可以重试的登录，请重新登录".to_owned()),
+        CampusError::CaptchaWrong => Some("图片验证码不正确，请输入新图片上的字符".to_owned()),
         CampusError::CardNeedsPortal => {
             Some("校园卡要经由校内门户登录，门户还没有登录：请重试".to_owned())
         }
@@ -317,7 +384,7 @@ pub(super) fn words(lang: Language, error: &CampusError) -> EngineError {
     EngineError::Invalid(message)
 }
 
-const CAPTCHA_ZH: &str = "统一身份认证要求输入图片验证码，应用无法显示：请先在门户网页（portal.pku.edu.cn）登录一次，再回来重试";
+const CAPTCHA_ZH: &str = "统一身份认证要求输入图片验证码：请在校园账号页面登录，按图片输入";
 
 /// Whether `campus` holds every service's session: the consent screen's line.
 pub(super) fn status_words(lang: Language, campus: &Campus) -> String {

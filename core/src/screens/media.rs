@@ -133,6 +133,12 @@ fn image(lang: Language, block: &Value) -> Picture {
     })
 }
 
+/// Whether a picture's header says a size the phones may decode (at most [`MAX_SIDE`] a side):
+/// what may reach a shell's decoder.
+pub(super) fn drawable(bytes: &[u8]) -> bool {
+    dimensions(bytes).is_some_and(|(w, h)| w <= MAX_SIDE && h <= MAX_SIDE)
+}
+
 /// A picture's width and height as its header says them, read by the bytes' own signature (as
 /// the phones' decoders read them, whatever the type says): PNG's IHDR, the first frame header
 /// (SOF) of a JPEG, a GIF's logical screen, a WebP's VP8, VP8L or VP8X chunk. None when the

@@ -241,6 +241,12 @@ pub enum Action {
     /// Signs in again only the services the last sign-in could not (DESIGN.md §10), with the
     /// password held for it or remembered.
     CampusRetry,
+    /// The characters of IAAA's captcha picture the student typed (`randCode`).
+    CampusSubmitCaptcha {
+        code: String,
+    },
+    /// A new captcha picture.
+    CampusRefreshCaptcha,
     CampusSignOut,
     /// Treehole's own SMS check: send the code, then verify the one typed.
     TreeholeSendCode,
@@ -633,6 +639,18 @@ impl Screens {
                     .map_err(|err| campus::words(self.language(), &err))?;
             }
             Action::CampusCancelSignIn => e.campus().cancel_sign_in(),
+            Action::CampusSubmitCaptcha { code } => {
+                e.campus()
+                    .submit_captcha(&code)
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
+            Action::CampusRefreshCaptcha => {
+                e.campus()
+                    .refresh_captcha()
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
             Action::CampusRetry => {
                 e.campus()
                     .retry()

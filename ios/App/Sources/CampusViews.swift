@@ -10,6 +10,7 @@ struct CampusAccountView: View {
     @State private var password = ""
     @State private var remember = false
     @State private var code = ""
+    @State private var captcha = ""
 
     init(shell: Shell) {
         _store = State(initialValue: ScreenStore(shell: shell) { try $0.campusAccountScreen() })
@@ -47,6 +48,30 @@ struct CampusAccountView: View {
                         SwiftUI.Button(step.submitLabel) { store.act(.campusSubmitCode(code: code)) }
                         if let resend = step.resend { ActionButton(button: resend, act: store.act) }
                         if let wait = step.resendWait { Text(wait).font(.footnote) }
+                        ActionButton(button: step.cancel, act: store.act)
+                    }
+                }
+                if let step = screen.captcha {
+                    Section(step.account) {
+                        Text(step.prompt)
+                        // The core hands over only a picture whose header it read; it is
+                        // decoded with the chat's bound.
+                        if let bytes = step.image, let picture = boundedPicture(bytes) {
+                            Image(uiImage: picture)
+                                .resizable()
+                                .scaledToFit()
+                                .frame(maxHeight: 60)
+                                .accessibilityLabel(step.codeLabel)
+                        }
+                        TextField(step.codeLabel, text: $captcha)
+                            .textInputAutocapitalization(.never)
+                            .autocorrectionDisabled()
+                            .accessibilityIdentifier("campus.captcha")
+                        SwiftUI.Button(step.submitLabel) {
+                            store.act(.campusSubmitCaptcha(code: captcha))
+                            captcha = ""
+                        }
+                        ActionButton(button: step.refresh, act: store.act)
                         ActionButton(button: step.cancel, act: store.act)
                     }
                 }

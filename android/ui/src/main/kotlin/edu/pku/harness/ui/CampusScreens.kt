@@ -1,8 +1,10 @@
 package edu.pku.harness.ui
 
+import androidx.compose.foundation.Image
 import androidx.compose.foundation.layout.Arrangement
 import androidx.compose.foundation.layout.Row
 import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.foundation.layout.heightIn
 import androidx.compose.foundation.text.KeyboardOptions
 import androidx.compose.material3.Button
 import androidx.compose.material3.Checkbox
@@ -41,6 +43,9 @@ object CampusTags {
     const val SIGN_IN = "campus-sign-in"
     const val CODE = "campus-code"
     const val SUBMIT_CODE = "campus-submit-code"
+    const val CAPTCHA_IMAGE = "campus-captcha-image"
+    const val CAPTCHA = "campus-captcha"
+    const val SUBMIT_CAPTCHA = "campus-submit-captcha"
     const val ACCOUNT = "campus-account"
     const val TREEHOLE_CODE = "treehole-code"
     const val TREEHOLE_SUBMIT = "treehole-submit"
@@ -99,6 +104,26 @@ fun CampusAccountPage(holder: ScreenModel<CampusAccountScreen>) {
                 CoreButton(step.cancel, onAct = act)
             }
             step.resendWait?.let { Small(it) }
+        }
+        screen.captcha?.let { step ->
+            var characters by remember(step.account, step.image) { mutableStateOf("") }
+            Text(step.prompt)
+            // The core hands over only a picture whose header it read; the phone's decoder draws it.
+            val decode = LocalPictures.current
+            val picture = remember(step.image) { step.image?.let(decode) }
+            picture?.let {
+                Image(it, contentDescription = step.codeLabel,
+                    modifier = Modifier.heightIn(max = 60.dp).testTag(CampusTags.CAPTCHA_IMAGE))
+            }
+            OutlinedTextField(characters, { characters = it }, label = { Text(step.codeLabel) }, singleLine = true,
+                modifier = Modifier.fillMaxWidth().testTag(CampusTags.CAPTCHA))
+            Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+                Button(onClick = { act(Action.CampusSubmitCaptcha(characters.trim())) }, modifier = Modifier.testTag(CampusTags.SUBMIT_CAPTCHA)) {
+                    Text(step.submitLabel)
+                }
+                CoreButton(step.refresh, onAct = act)
+                CoreButton(step.cancel, onAct = act)
+            }
         }
         screen.signedIn?.let { signed ->
             Card(Modifier.testTag(CampusTags.ACCOUNT)) {
