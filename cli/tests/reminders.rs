@@ -151,11 +151,16 @@ fn a_reminder_said_in_words_fires_at_eight_beijing_time_the_next_day() {
             .unwrap()
             .contains("第3-4节")
     );
+    let create = named("scheduler__create")["function"]["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Written from the shipped plugins: within the cap, with a real check's example.
+    assert!(create.chars().count() <= 1024, "{create}");
+    assert!(create.contains("reminder {title, body?}"), "{create}");
     assert!(
-        named("scheduler__create")["function"]["description"]
-            .as_str()
-            .unwrap()
-            .contains("reminder: {title, body?}")
+        create.contains(r#"Example check: {"notify":{"body":"余额（元）: {balanceYuan}","title":"校园卡余额"},"tool":"wallet.cardBalance","when":{"op":"lt","path":"balanceYuan","value":50}}"#),
+        "{create}"
     );
     let scheduled = last_message(&seen[2]);
     assert!(

@@ -88,7 +88,7 @@ fn chinese_number(n: u32) -> String {
         0..=9 => digit(n).to_string(),
         10 => "十".into(),
         11..=19 => format!("十{}", digit(n - 10)),
-        _ if n % 10 == 0 => format!("{}十", digit(n / 10)),
+        _ if n.is_multiple_of(10) => format!("{}十", digit(n / 10)),
         _ => format!("{}十{}", digit(n / 10), digit(n % 10)),
     }
 }

@@ -61,6 +61,14 @@ impl fmt::Display for Path {
 }
 
 impl Path {
+    /// The top-level field of the result the path starts at, when it starts at one.
+    pub fn first_key(&self) -> Option<&str> {
+        match self.steps.first() {
+            Some(Step::Key(key)) => Some(key),
+            _ => None,
+        }
+    }
+
     pub fn parse(field: &str, text: &str) -> Result<Path, JobError> {
         let fail = |why: String| JobError::new(field, format!("\"{text}\" is not a path: {why}"));
         let mut steps = Vec::new();
@@ -208,6 +216,17 @@ pub enum Condition {
 }
 
 impl Condition {
+    /// Each leaf's field (`check.when.all[0]`) and path.
+    pub fn paths(&self) -> Vec<(&str, &Path)> {
+        match self {
+            Condition::Leaf { field, path, .. } => vec![(field.as_str(), path)],
+            Condition::All(items) | Condition::Any(items) => {
+                items.iter().flat_map(Condition::paths).collect()
+            }
+            Condition::Not(inner) => inner.paths(),
+        }
+    }
+
     /// Checks a condition written at `field` (e.g. `check.when`); errors name the exact field.
     pub fn parse(field: &str, json: &Value) -> Result<Condition, JobError> {
         let object = json.as_object().ok_or_else(|| {
@@ -449,6 +468,17 @@ pub struct Template {
 }
 
 impl Template {
+    /// The field it was written at (`check.notify.body`) and the paths of its placeholders.
+    pub fn paths(&self) -> Vec<(&str, &Path)> {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Value(path) => Some((self.field.as_str(), path)),
+                Part::Text(_) => None,
+            })
+            .collect()
+    }
+
     pub fn parse(field: &str, text: &str) -> Result<Template, JobError> {
         let mut parts = Vec::new();
         let mut literal = String::new();

@@ -331,6 +331,11 @@ impl Scheduler {
             spec::check_tool(&tool, &current_input(&check.tool, check.args.clone()))?;
         }
         let compiled = Arc::new(spec.compile()?);
+        if let Task::Check(check) = &spec.task
+            && let Some(tool) = self.plugins.tool(&check.tool)
+        {
+            spec::check_fields(&tool, &compiled)?;
+        }
         let now = self.clock.now_ms();
         let first = compiled.timing.first_due(compiled.tz, now)?;
         let mut job = Job {

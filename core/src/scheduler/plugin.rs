@@ -12,6 +12,7 @@ use super::{Job, Owner, Scheduler};
 use crate::handler::{PluginHandler, ToolContext};
 use crate::policy::Actor;
 use crate::registry::Tool;
+use crate::services::Services;
 
 pub(crate) fn manifest() -> Value {
     let id = json!({"type": "object", "properties": {"id": {"type": "integer", "description": "The job's id, as scheduler__list shows it"}}, "required": ["id"], "additionalProperties": false});
@@ -24,7 +25,7 @@ pub(crate) fn manifest() -> Value {
             "pause": {"title": "Pause a job"}, "resume": {"title": "Resume a job"}, "remove": {"title": "Remove a job"}
         }}},
         "tools": [
-            {"name": "create", "title": "新建定时任务", "effect": "write",
+            {"name": "create", "title": "新建定时任务", "effect": "write", "describes": true,
              "description": "Schedule a job that runs unattended. A reminder (\"提醒我明天8点去图书馆\") is reminder: {title, body?}: posted as written at its time, no tool, no model; find the time with time__resolve first. Scheduled runs only read: a check calls one read tool (find them with dashboard__sources) and notifies when its condition holds; an agent job runs a prompt with read tools only. schedule is {\"at\": \"YYYY-MM-DD HH:mm\"} (local, once), {\"everyMinutes\": N} or {\"cron\": \"minute hour day-of-month month day-of-week\"}; timeZone is an IANA name, default the user's. check: {tool: \"wallet.cardBalance\", args: {}, when: {path: \"balanceYuan\", op: \"lt\", value: 50}, notify: {title, body}}; body may hold {path} placeholders from the result. Ops: lt, le, gt, ge, eq, ne, contains, exists, changed; combine with {all: […]}, {any: […]}, {not: …}; paths use a.b, [n], [*]; \"new\": true counts only values unseen at the previous run.",
              "input": {"type": "object", "properties": {
                  "name": {"type": "string", "minLength": 1, "maxLength": 100, "description": "What the user sees in the jobs list"},
@@ -58,8 +59,149 @@ fn shown(job: &Job) -> Value {
     value
 }
 
+/// What `create` says before the tools it may check: a reminder first, then schedules and
+/// conditions.
+const CREATE: &str = "Schedule an unattended job. A reminder (提醒我明天8点去图书馆): reminder {title, body?}, posted as written, runs nothing; get its time from time__resolve. schedule: {\"at\": \"YYYY-MM-DD HH:mm\"} (local, once), {\"everyMinutes\": N} or {\"cron\": \"m h dom mon dow\"}. A check: check {tool, args?, when: {path, op, value}, notify: {title, body}} runs a read tool below and notifies when its condition holds; {field} in notify is filled from the result. Ops: lt le gt ge eq ne contains exists changed; {all:[…]} {any:[…]} {not:…}. An agent job: agent {prompt}, read tools only.";
+
+/// The most sources `create` lists (issue 37: the 20 most relevant).
+const MOST_SOURCES: usize = 20;
+
+/// A read tool a check may run, with the fields its result has.
+struct Checkable {
+    id: String,
+    title: String,
+    /// `(field, label)`; the label is empty when the tool gives none.
+    fields: Vec<(String, String)>,
+}
+
+/// `create`'s description, written from the installed plugins as the turn offers it: the
+/// read tools a check may run (the data sources' first), each with its labelled result fields,
+/// and an example built from the first with a field in 元 (or else the first with a field), all
+/// within the description cap.
+fn create_description(tools: &[Checkable]) -> String {
+    let cap = crate::registry::MCP_DESCRIPTION_CAP;
+    let mut text = CREATE.to_owned();
+    let example = tools
+        .iter()
+        .find_map(|t| {
+            let f = t
+                .fields
+                .iter()
+                .find(|(_, label)| label.contains('元') || label.contains("yuan"))?;
+            Some((t, f, "lt", json!(50)))
+        })
+        .or_else(|| {
+            tools
+                .iter()
+                .find_map(|t| Some((t, t.fields.first()?, "changed", Value::Null)))
+        });
+    if let Some((tool, (field, label), op, value)) = example {
+        let mut when = json!({"path": field, "op": op});
+        if !value.is_null() {
+            when["value"] = value;
+        }
+        let shown = if label.is_empty() { field } else { label };
+        let check = json!({"tool": tool.id, "when": when,
+            "notify": {"title": tool.title, "body": format!("{shown}: {{{field}}}")}});
+        text.push_str(&format!(" Example check: {check}"));
+    }
+    let mut listed = 0;
+    for tool in tools.iter().take(MOST_SOURCES) {
+        let fields: Vec<String> = tool
+            .fields
+            .iter()
+            .map(|(f, label)| {
+                if label.is_empty() {
+                    f.clone()
+                } else {
+                    format!("{f} ({label})")
+                }
+            })
+            .collect();
+        let line = if fields.is_empty() {
+            format!(" {} {}.", tool.id, tool.title)
+        } else {
+            format!(" {} {}: {}.", tool.id, tool.title, fields.join(", "))
+        };
+        let head = if listed == 0 {
+            " Read tools to check:"
+        } else {
+            ""
+        };
+        if text.chars().count() + head.chars().count() + line.chars().count() > cap {
+            continue;
+        }
+        text.push_str(head);
+        text.push_str(&line);
+        listed += 1;
+    }
+    text
+}
+
 #[async_trait]
 impl PluginHandler for SchedulerPlugin {
+    /// issue 37: the job tool teaches what is installed now, never a made-up tool or path.
+    fn describe(&self, tool: &Tool, _services: &Services) -> Option<String> {
+        if tool.name != "create" {
+            return None;
+        }
+        let scheduler = self.scheduler.upgrade()?;
+        let tools = scheduler.plugins.read(|state| {
+            // The data sources' tools first, then those that declare their fields, then the
+            // rest: the most relevant are listed while the cap allows.
+            let mut sourced = Vec::new();
+            let mut declared = Vec::new();
+            let mut others = Vec::new();
+            let mut plugins: Vec<_> = state.installed.values().filter(|i| i.enabled).collect();
+            plugins.sort_by(|a, b| a.plugin.id.cmp(&b.plugin.id));
+            for installed in plugins {
+                let plugin = &installed.plugin;
+                for tool in &plugin.tools {
+                    // seed 004: only a tool a scheduled run may call is offered.
+                    let runs = match super::spec::check_tool(tool, &json!({})) {
+                        Ok(()) => true,
+                        Err(e) => e.field == "check.args",
+                    };
+                    // A third-party result (an attached file) is nothing to watch.
+                    if !runs || tool.untrusted || plugin.id == "scheduler" {
+                        continue;
+                    }
+                    let fields = super::spec::result_fields(tool)
+                        .into_iter()
+                        .map(|f| {
+                            let label = tool
+                                .labels
+                                .get(&f)
+                                .map(|l| l.zh.clone())
+                                .unwrap_or_default();
+                            (f, label)
+                        })
+                        .collect();
+                    let checkable = Checkable {
+                        id: tool.id.clone(),
+                        title: tool.title.clone(),
+                        fields,
+                    };
+                    if plugin
+                        .data_sources
+                        .iter()
+                        .any(|s| s.tool == tool.name || s.tool == tool.id)
+                    {
+                        sourced.push(checkable);
+                    } else if !checkable.fields.is_empty() {
+                        declared.push(checkable);
+                    } else {
+                        others.push(checkable);
+                    }
+                }
+            }
+            sourced.extend(declared);
+            sourced.extend(others);
+            sourced
+        });
+        Some(create_description(&tools))
+    }
+
     async fn run(&self, tool: &Tool, input: Value, ctx: ToolContext) -> Result<Value, String> {
         let scheduler = self.scheduler.upgrade().ok_or("the app is closing")?;
         let id = || input["id"].as_i64().ok_or("id is missing".to_owned());

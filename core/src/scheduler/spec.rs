@@ -317,6 +317,55 @@ fn parse_check(check: &Value) -> Result<CheckSpec, JobError> {
     })
 }
 
+/// The top-level fields a tool says its result has: its labelled fields and its declared
+/// output's properties, in that order. Empty when it declares neither.
+pub fn result_fields(tool: &Tool) -> Vec<String> {
+    let mut fields: Vec<String> = tool.labels.keys().cloned().collect();
+    if let Some(properties) = tool
+        .output
+        .as_ref()
+        .and_then(|o| o.source()["properties"].as_object())
+    {
+        for key in properties.keys() {
+            if !fields.contains(key) {
+                fields.push(key.clone());
+            }
+        }
+    }
+    fields
+}
+
+/// A condition or a placeholder on a field the tool does not return would never hold, or
+/// fail every run: refused at creation, naming the fields it does return. A tool that declares
+/// no fields is taken at its word on none.
+pub(crate) fn check_fields(tool: &Tool, compiled: &Compiled) -> Result<(), JobError> {
+    let fields = result_fields(tool);
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let paths = compiled
+        .condition
+        .iter()
+        .flat_map(Condition::paths)
+        .chain(compiled.title.iter().flat_map(Template::paths))
+        .chain(compiled.body.iter().flat_map(Template::paths));
+    for (field, path) in paths {
+        if let Some(key) = path.first_key()
+            && !fields.iter().any(|f| f == key)
+        {
+            return Err(JobError::new(
+                field,
+                format!(
+                    "\"{}\" returns no field \"{key}\"; it returns {}",
+                    tool.id,
+                    fields.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// seed 004: scheduled runs only read. A check's tool must be one that could run unattended
 /// (`policy::precheck` with actor scheduler) as far as the tool itself decides — modes, rules
 /// and consent may change before it runs, and each run is decided then — and its arguments
