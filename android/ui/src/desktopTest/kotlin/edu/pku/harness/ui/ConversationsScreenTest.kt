@@ -66,7 +66,7 @@ class ConversationsScreenTest {
                 app.models.conversations.refresh()
                 waitUntil("both listed", 10_000) {
                     val m = app.models.conversations.model
-                    m?.undo == null && m.rows.size == 2
+                    m != null && m.undo == null && m.rows.size == 2
                 }
                 assertNotEquals(MAIN_CONVERSATION, second)
             }
