@@ -38,8 +38,8 @@ const IAAA_KEY: &str = include_str!("iaaa-key.pem");
 
 /// The characters of the simulator's captcha picture (any case).
 pub const CAPTCHA_CODE: &str = "p4k7";
-/// The captcha picture IAAA draws: a 16×16 baseline JPEG (from CPython's test data, PSF
-/// licence), whatever the characters.
+/// The captcha picture IAAA draws: a 90×32 baseline JPEG of [`CAPTCHA_CODE`] over a few lines,
+/// drawn for the simulator.
 pub const CAPTCHA_IMAGE: &[u8] = include_bytes!("captcha.jpg");
 
 /// The second factor IAAA asks an account for.
