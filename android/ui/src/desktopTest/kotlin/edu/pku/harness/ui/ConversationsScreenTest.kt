@@ -36,8 +36,8 @@ class ConversationsScreenTest {
                 assertEquals(listOf(second, MAIN_CONVERSATION), app.models.conversations.model!!.rows.map { it.conversation })
                 saveScreenshot("conversations", language)
 
-                // Switch back to the first.
-                onNodeWithTag(ConversationListTags.row(MAIN_CONVERSATION)).performClick()
+                // Switch back to the first: a tap on its title (the row's middle may be a button).
+                onNodeWithTag(ConversationListTags.title(MAIN_CONVERSATION), useUnmergedTree = true).performClick()
                 waitUntil("the first chat", 10_000) {
                     app.navigator.route.value == Route.CHAT && app.models.chat.model?.conversation == MAIN_CONVERSATION
                 }

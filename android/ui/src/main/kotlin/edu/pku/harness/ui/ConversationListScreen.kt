@@ -34,6 +34,7 @@ object ConversationListTags {
     const val NEW_CHAT = "conversations-new"
     const val UNDO = "conversations-undo"
     fun row(id: String) = "conversation-$id"
+    fun title(id: String) = "conversation-title-$id"
     fun rename(id: String) = "conversation-rename-$id"
     fun renameField(id: String) = "conversation-rename-field-$id"
     fun delete(id: String) = "conversation-delete-$id"
@@ -82,7 +83,10 @@ private fun ConversationRow(row: ConversationRowView, act: (Array<Action>) -> Un
             .testTag(ConversationListTags.row(row.conversation)),
     ) {
         Row(verticalAlignment = Alignment.CenterVertically) {
-            Text(row.title, style = MaterialTheme.typography.titleMedium, maxLines = 1, modifier = Modifier.weight(1f))
+            Text(
+                row.title, style = MaterialTheme.typography.titleMedium, maxLines = 1,
+                modifier = Modifier.weight(1f).testTag(ConversationListTags.title(row.conversation)),
+            )
             Text(row.lastActive, style = MaterialTheme.typography.labelSmall)
         }
         if (row.preview.isNotEmpty()) Text(row.preview, style = MaterialTheme.typography.bodySmall, maxLines = 1)
