@@ -364,14 +364,14 @@ pub enum Acted {
     TurnEnded { turn: String },
     /// Show this screen.
     Open { route: Route },
+    /// Show the chat of this conversation.
+    OpenConversation { conversation: String },
 }
 
 /// The key the model's API key is kept under in the keystore.
 pub const API_KEY: &str = "model.apiKey";
 
 /// The capability a shell reports (`Harness::report_capabilities`) when its phone has no exact
-    /// Show the chat of this conversation.
-    OpenConversation { conversation: String },
 /// alarms at all (iOS): the exact-alarm permission stays denied, no screen offers a fix that
 /// cannot exist, and the jobs screen says how the phone wakes instead.
 pub const EXACT_ALARM_UNSUPPORTED: &str = "exact-alarm-unsupported";
@@ -402,12 +402,6 @@ impl Screens {
         nav::build(&self.engine, self.language())
     }
 
-    pub fn chat(&self, conversation: &str) -> Result<ChatScreen, EngineError> {
-        chat::build(&self.engine, &self.live, self.language(), conversation)
-    }
-
-    pub fn approval(&self, prompt: &crate::invoke::Prompt) -> ApprovalSheet {
-        approval::build(&self.engine, self.language(), prompt)
     /// The conversation the chat tab opens on: the most recently active, or a new one.
     pub fn latest_conversation(&self) -> Result<String, EngineError> {
         self.engine.conversations().latest()
@@ -417,6 +411,12 @@ impl Screens {
         conversation_list::build(&self.engine, self.language())
     }
 
+    pub fn chat(&self, conversation: &str) -> Result<ChatScreen, EngineError> {
+        chat::build(&self.engine, &self.live, self.language(), conversation)
+    }
+
+    pub fn approval(&self, prompt: &crate::invoke::Prompt) -> ApprovalSheet {
+        approval::build(&self.engine, self.language(), prompt)
     }
 
     /// The sheet shown before a remote server's sign-in page opens.
@@ -514,12 +514,6 @@ impl Screens {
             Action::SendMessage { conversation, text } => {
                 return self.send(&conversation, &text).await;
             }
-            Action::CancelTurn { turn } => {
-                e.cancel_turn(&turn);
-            }
-            Action::SetMode {
-                plugin,
-                effect,
             Action::NewConversation => {
                 let conversation = e.conversations().create()?;
                 return Ok(Acted::OpenConversation { conversation });
@@ -541,6 +535,12 @@ impl Screens {
                 let conversation = e.conversations().undo_delete()?;
                 return Ok(Acted::OpenConversation { conversation });
             }
+            Action::CancelTurn { turn } => {
+                e.cancel_turn(&turn);
+            }
+            Action::SetMode {
+                plugin,
+                effect,
                 mode,
             } => e.set_mode(&plugin, effect, mode)?,
             Action::SetEnabled { plugin, enabled } => e.set_enabled(&plugin, enabled)?,
