@@ -131,6 +131,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed notices (bundled, 2 tools)
   installed scheduler (bundled, 5 tools)
   installed settings (bundled, 3 tools)
+  installed time (bundled, 1 tools)
   installed treehole (bundled, 6 tools)
   installed wallet (bundled, 6 tools)
   terms accepted; signed in to the campus (the campus simulator on this machine) as 2100012345
