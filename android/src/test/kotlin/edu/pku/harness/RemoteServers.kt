@@ -158,11 +158,14 @@ class SigningInServer : AutoCloseable {
         if (exchange.requestMethod != "POST") return exchange.send(405, "")
         val id = Regex("\"id\"\\s*:\\s*(\\d+|\"[^\"]*\")").find(body)?.groupValues?.get(1)
             ?: return exchange.send(202, "")
-        val result = when (field(body, "method")) {
+        val method = field(body, "method")
+        val result = when (method) {
             "initialize" -> """{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"notes","version":"1"}}"""
             "tools/list" -> """{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}},"annotations":{"readOnlyHint":true}}]}"""
             "tools/call" -> """{"content":[{"type":"text","text":"echo: ${field(body, "message")}"}]}"""
-            else -> """{}"""
+            "ping" -> """{}"""
+            // A 2025 server knows no other method, server/discover among them (JSON-RPC: -32601).
+            else -> return exchange.send(200, """{"jsonrpc":"2.0","id":$id,"error":{"code":-32601,"message":"no method $method"}}""")
         }
         exchange.send(200, """{"jsonrpc":"2.0","id":$id,"result":$result}""", headers = mapOf("Mcp-Session-Id" to "s-1"))
     }

@@ -244,7 +244,7 @@ class SettingsTest {
             RefusalCode.DENIED_BY_RULE to "denied_by_rule", RefusalCode.BLOCKED to "blocked",
             RefusalCode.SCHEDULER_READ_ONLY to "scheduler_read_only", RefusalCode.DECLINED to "declined",
             RefusalCode.PLAN_MODE to "plan_mode", RefusalCode.OUT_OF_SCOPE to "out_of_scope",
-            RefusalCode.TAINTED to "tainted",
+            RefusalCode.TAINTED to "tainted", RefusalCode.OVER_LIMIT to "over_limit",
         )
         assertEquals(expected, RefusalCode.entries.associateWith { refusalCodeString(it) })
     }

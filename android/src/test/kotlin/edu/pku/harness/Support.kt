@@ -130,7 +130,7 @@ fun sampleHarness(platform: Platform = ScriptedPlatform()): Harness {
 fun runTest(block: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeout(60_000) { block() } }
 
 /** The core's own bundled plugins, installed in every data directory beside the samples. */
-val BUILTIN = setOf("dashboard", "files", "memory", "scheduler", "settings")
+val BUILTIN = setOf("dashboard", "files", "memory", "scheduler", "settings", "time")
 
 /** The app's shipped TypeScript plugins (plugins/<id>/), in every app data directory. */
 val SHIPPED = listOf("canteen", "classrooms", "library", "notices", "treehole", "wallet")
