@@ -208,6 +208,9 @@ fn outcome_line(outcome: &RunOutcome) -> String {
         RunOutcome::AgentRan { reply, refused, .. } => {
             format!("agent replied ({refused} calls refused): {reply}")
         }
+        RunOutcome::SignInRequired { service } => {
+            format!("the {service} sign-in has ended: sign in again (harness campus sign-in)")
+        }
         RunOutcome::Interrupted => "interrupted (the app stopped mid-run; not run again)".into(),
     }
 }
@@ -226,6 +229,9 @@ pub fn print_report(engine: &Engine, report: &RunReport) {
     );
     if let Some(reason) = &report.paused {
         outln!("    the job is now {reason}");
+    }
+    if let Some(notice) = &report.notice {
+        outln!("    notified: {} — {}", notice.title, notice.body);
     }
 }
 

@@ -1090,7 +1090,8 @@ impl Engine {
     pub async fn run_due(&self, now_ms: i64) -> Result<Vec<RunReport>, SchedulerError> {
         let reports = self.core.scheduler.run_due(now_ms).await?;
         for report in &reports {
-            if let Some(notification) = report.outcome.notification() {
+            let notices = report.outcome.notification().into_iter();
+            for notification in notices.chain(report.notice.as_ref()) {
                 self.core.events.emit(Event::Notification {
                     job: report.job,
                     title: notification.title.clone(),

@@ -244,8 +244,10 @@ impl Services {
             CampusTarget::Public(service) => host.campus.public_request(service, &request).await,
         }
         .map_err(|e| format!("error: {e}"))?;
-        if answer["status"] == "signin_required" {
-            // The student's notice, with the tap that opens the sign-in (DESIGN.md §10).
+        // The student's notice, with the tap that opens the sign-in (DESIGN.md §10). A
+        // scheduled read says it once through its job instead (`scheduler::notice`), not a
+        // line at every run.
+        if answer["status"] == "signin_required" && self.actor != Actor::Scheduler {
             host.outbox.push(
                 &self.plugin.id,
                 LineKind::SignInRequired,

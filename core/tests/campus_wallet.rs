@@ -1108,3 +1108,98 @@ async fn no_screen_a_student_reads_names_a_tool_id_or_shows_json() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_check_meeting_an_ended_card_sign_in_notifies_once_and_again_only_after_it_worked() {
+    // DESIGN §10 / issue 35.4: a scheduled check that meets an ended session it cannot renew
+    // (no remembered password) tells the student once — not a line at every run — with the tap
+    // that opens the campus sign-in; the job keeps its schedule.
+    let w = world(false).await;
+    let job = w
+        .engine
+        .add_job(
+            &json!({"name": "余额检查", "schedule": {"everyMinutes": 60},
+                    "check": {"tool": "wallet.cardBalance",
+                              "when": {"path": "balanceYuan", "op": "lt", "value": 50},
+                              "notify": {"title": "余额不足", "body": "校园卡还剩 {balanceYuan} 元"}}}),
+            Owner::User,
+        )
+        .unwrap();
+    w.sim.expire_sessions();
+    let mut due = job.next_due_ms.unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let report = w.engine.run_due(due).await.unwrap().remove(0);
+        due = report.next_due_ms.unwrap();
+        runs.push((report.outcome, report.notice));
+    }
+    let ended = RunOutcome::SignInRequired {
+        service: "card".into(),
+    };
+    let notice = harness_core::scheduler::Notification {
+        title: "校园卡登录已过期，点此重新登录".into(),
+        body: "定时任务「余额检查」在你重新登录后才能继续检查。".into(),
+    };
+    assert_eq!(
+        runs,
+        vec![
+            (ended.clone(), Some(notice.clone())),
+            (ended.clone(), None),
+            (ended.clone(), None),
+        ]
+    );
+    assert_eq!(
+        w.events
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.contains("Notification"))
+            .count(),
+        1
+    );
+    assert!(
+        w.engine.drain_host_lines().is_empty(),
+        "no sign-in line at each scheduled run"
+    );
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    let row = &screens.jobs().jobs[0];
+    assert_eq!(
+        row.notice.as_deref(),
+        Some("校园卡登录已过期：重新登录后继续检查")
+    );
+    let fix = row.fix.as_ref().unwrap();
+    assert_eq!(
+        (fix.label.as_str(), &fix.action),
+        (
+            "重新登录",
+            &Action::Open {
+                route: Route::CampusAccount
+            }
+        )
+    );
+
+    // Signed in again, the check works; a later end is told once more.
+    let step = w
+        .engine
+        .campus()
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap();
+    assert!(matches!(step, SignInStep::SignedIn { .. }), "{step:?}");
+    let report = w.engine.run_due(due).await.unwrap().remove(0);
+    assert!(
+        matches!(report.outcome, RunOutcome::Notified { .. }),
+        "{:?}",
+        report.outcome
+    );
+    assert_eq!(screens.jobs().jobs[0].fix, None);
+    w.sim.expire_sessions();
+    let report = w
+        .engine
+        .run_due(report.next_due_ms.unwrap())
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!((report.outcome, report.notice), (ended, Some(notice)));
+}

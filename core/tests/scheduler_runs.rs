@@ -708,3 +708,56 @@ async fn a_removed_jobs_id_is_never_given_to_another() {
         .unwrap();
     assert_eq!((first.id, second.id), (1, 2));
 }
+
+#[tokio::test]
+async fn a_check_paused_after_refusals_notifies_once_with_why_and_its_card_offers_the_fix() {
+    // DESIGN §7 / issue 37.4: a check paused after refusals tells the student once, in words,
+    // with the tap that fixes it (the plugin turned off → its settings).
+    let (engine, _, counter) = engine_at(utc(T0), Arc::new(NobodyThere));
+    let engine = Arc::new(engine);
+    let job = engine.add_job(&balance_check(20.0), Owner::User).unwrap();
+    engine.set_enabled("campus", false).unwrap();
+    let mut due = job.next_due_ms.unwrap();
+    let mut notices = Vec::new();
+    for _ in 0..PAUSE_AFTER_REFUSALS + 1 {
+        for report in engine.run_due(due).await.unwrap() {
+            notices.push(report.notice);
+        }
+        due += 30 * MIN;
+    }
+    // Three runs refused, the third pausing; the fourth does not run. One notice, at the pause.
+    assert_eq!(
+        notices,
+        vec![
+            None,
+            None,
+            Some(Notification {
+                title: "定时任务「余额提醒」已暂停".into(),
+                body: "插件「campus」已关闭或不可用。点此打开它，再恢复任务。".into(),
+            })
+        ]
+    );
+    assert_eq!(counter.total(), 0);
+    let screens =
+        harness_core::screens::Screens::new(engine.clone(), harness_core::screens::Live::new());
+    let row = &screens.jobs().jobs[0];
+    assert_eq!(
+        row.notice.as_deref(),
+        Some("插件「campus」关闭了或不让它在无人时读取：在插件设置里打开，再恢复")
+    );
+    let fix = row.fix.as_ref().expect("a fix");
+    assert_eq!(
+        (fix.label.as_str(), &fix.action),
+        (
+            "打开插件设置",
+            &harness_core::screens::Action::Open {
+                route: harness_core::screens::Route::Plugins
+            }
+        )
+    );
+    // The student's own pause offers no fix.
+    engine.set_enabled("campus", true).unwrap();
+    engine.resume_job(job.id).unwrap();
+    engine.pause_job(job.id, "paused by the user").unwrap();
+    assert_eq!(screens.jobs().jobs[0].fix, None);
+}

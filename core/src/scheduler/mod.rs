@@ -22,6 +22,7 @@
 //! and never runs twice for one due instant (at most once per due instant).
 
 pub mod condition;
+pub mod notice;
 pub mod plugin;
 pub mod run;
 pub mod schedule;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::condition::Memory;
+use super::notice;
 use super::spec::{Compiled, Notification, Task};
 use super::{Job, JobState, Owner, PAUSE_AFTER_REFUSALS, Scheduler, SchedulerError, to_row};
 use crate::consent::PermissionState;
@@ -48,6 +49,10 @@ pub enum RunOutcome {
         #[serde(skip_serializing_if = "Option::is_none")]
         last_refusal: Option<String>,
     },
+    /// The check's read answered that the campus service's sign-in has ended and could not be
+    /// renewed silently (DESIGN.md §10): the job keeps its schedule, and the student is told
+    /// once ([`notice`](super::notice)) to sign in again.
+    SignInRequired { service: String },
     /// The process ended during the run for this due instant (found at the next open); that
     /// instant is not run again.
     Interrupted,
@@ -96,6 +101,10 @@ pub struct RunReport {
     /// Set when this run paused the job: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused: Option<String>,
+    /// What the student is told besides the run's own notification, once: the job paused, or
+    /// a campus sign-in ended (`notice::notice`). The shell posts it too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<Notification>,
     pub next_due_ms: Option<i64>,
 }
 
@@ -260,6 +269,13 @@ impl Scheduler {
                         None,
                     ),
                     Outcome::Failed { message } => (RunOutcome::Failed { message }, None),
+                    // DESIGN.md §10: the session ended and no remembered password renewed it.
+                    Outcome::Ran { result, .. } if result["status"] == "signin_required" => (
+                        RunOutcome::SignInRequired {
+                            service: result["service"].as_str().unwrap_or_default().to_owned(),
+                        },
+                        None,
+                    ),
                     Outcome::Ran { result, .. } => evaluate(&job.compiled, &job.memory, &result),
                 }
             }
@@ -331,10 +347,12 @@ impl Scheduler {
                 due_ms: due,
                 outcome,
                 paused: None,
+                notice: None,
                 next_due_ms: None,
             });
         };
         let mut job = current.clone();
+        let before = job.last.take().map(|last| last.outcome);
         job.running_due_ms = None;
         if let Some(memory) = memory {
             job.memory = memory;
@@ -366,11 +384,13 @@ impl Scheduler {
             outcome: outcome.clone(),
         });
         self.store.write(|tx| rows::put_job(tx, &to_row(&job)?))?;
+        let lang = self.settings.get().language;
         let report = RunReport {
             job: id,
             name: job.spec.name.clone(),
             due_ms: due,
             outcome,
+            notice: notice::notice(lang, &job, before.as_ref(), paused.is_some()),
             paused,
             next_due_ms: job.next_due_ms,
         };

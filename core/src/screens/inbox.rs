@@ -10,6 +10,7 @@ use crate::consent::PermissionState;
 use crate::engine::{Engine, EngineError};
 use crate::scheduler::RunOutcome;
 use crate::scheduler::Task;
+use crate::scheduler::notice::{Need, need_of, service_words};
 use crate::settings::Language;
 use crate::store::jobs::JobState;
 use crate::store::memories::MemoryState;
@@ -191,8 +192,10 @@ pub struct JobRow {
     pub next_run: String,
     pub last_outcome: String,
     /// Said on a check while the phone's notifications are off: its notification will not be
-    /// shown.
+    /// shown; or what the job waits for the student to do (sign in again, turn its plugin on).
     pub notice: Option<String>,
+    /// The tap that does what the job waits for: the campus sign-in, or the plugins.
+    pub fix: Option<Button>,
     pub pause_or_resume: Option<Button>,
     pub remove: Button,
 }
@@ -245,16 +248,18 @@ pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
                 .map_or(tr(lang, "尚未运行", "Not run yet").into(), |last| {
                     outcome_words(lang, &last.outcome)
                 }),
-            notice: (notifications_off
-                && matches!(j.spec.task, Task::Check(_) | Task::Reminder(_)))
-            .then(|| {
-                tr(
-                    lang,
-                    "提醒不会显示：通知已关闭",
-                    "Its notification will not be shown: notifications are off",
-                )
-                .into()
+            notice: need_of(&j).map(|need| need_words(lang, &need)).or_else(|| {
+                (notifications_off && matches!(j.spec.task, Task::Check(_) | Task::Reminder(_)))
+                    .then(|| {
+                        tr(
+                            lang,
+                            "提醒不会显示：通知已关闭",
+                            "Its notification will not be shown: notifications are off",
+                        )
+                        .into()
+                    })
             }),
+            fix: need_of(&j).map(|need| need_button(lang, &need)),
             pause_or_resume: match j.state {
                 JobState::Active => Some(Button::new(
                     tr(lang, "暂停", "Pause").into(),
@@ -324,6 +329,37 @@ pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
     }
 }
 
+/// What a job waits for, said on its card (DESIGN.md §7: a paused check says why).
+fn need_words(lang: Language, need: &Need) -> String {
+    match (lang, need) {
+        (Language::Zh, Need::SignIn { service }) => format!(
+            "{}登录已过期：重新登录后继续检查",
+            service_words(lang, service)
+        ),
+        (Language::En, Need::SignIn { service }) => format!(
+            "The {} sign-in has ended: it checks again once you sign in",
+            service_words(lang, service)
+        ),
+        (Language::Zh, Need::Plugin { plugin }) => {
+            format!("插件「{plugin}」关闭了或不让它在无人时读取：在插件设置里打开，再恢复")
+        }
+        (Language::En, Need::Plugin { plugin }) => format!(
+            "The plugin “{plugin}” is off or may not read while nobody is there: turn it on in its settings, then resume"
+        ),
+    }
+}
+
+fn need_button(lang: Language, need: &Need) -> Button {
+    let (label, route) = match need {
+        Need::SignIn { .. } => (tr(lang, "重新登录", "Sign in again"), Route::CampusAccount),
+        Need::Plugin { .. } => (
+            tr(lang, "打开插件设置", "Open plugin settings"),
+            Route::Plugins,
+        ),
+    };
+    Button::new(label.into(), ButtonRole::Primary, Action::Open { route })
+}
+
 fn outcome_words(lang: Language, outcome: &RunOutcome) -> String {
     match outcome {
         RunOutcome::Notified { .. } => tr(lang, "已提醒", "Notified").into(),
@@ -358,6 +394,13 @@ fn outcome_words(lang: Language, outcome: &RunOutcome) -> String {
             )
         ),
         RunOutcome::AgentRan { reply, .. } => reply.clone(),
+        RunOutcome::SignInRequired { service } => match lang {
+            Language::Zh => format!("未检查：{}登录已过期", service_words(lang, service)),
+            Language::En => format!(
+                "Not checked: the {} sign-in has ended",
+                service_words(lang, service)
+            ),
+        },
         RunOutcome::Interrupted => tr(lang, "被中断", "Interrupted").into(),
     }
 }

@@ -115,6 +115,7 @@ struct JobsView: View {
                         Text(job.lastOutcome).font(.caption).foregroundStyle(.secondary)
                         if let notice = job.notice { Text(notice).font(.caption).foregroundStyle(.red) }
                         HStack {
+                            if let fix = job.fix { ActionButton(button: fix, act: store.act) }
                             if let toggle = job.pauseOrResume { ActionButton(button: toggle, act: store.act) }
                             ActionButton(button: job.remove, act: store.act)
                         }

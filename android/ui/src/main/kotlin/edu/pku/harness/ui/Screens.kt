@@ -483,6 +483,7 @@ fun JobsPage(holder: ScreenModel<JobsScreen>) {
                 Small(job.lastOutcome, Modifier.testTag(JobTags.outcome(job.id)))
                 job.notice?.let { Text(it, color = MaterialTheme.colorScheme.error, style = MaterialTheme.typography.bodySmall, modifier = Modifier.testTag(JobTags.notice(job.id))) }
                 Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+                    job.fix?.let { CoreButton(it) { a -> holder.act(a) } }
                     job.pauseOrResume?.let { CoreButton(it) { a -> holder.act(a) } }
                     CoreButton(job.remove) { a -> holder.act(a) }
                 }
