@@ -198,7 +198,10 @@ async fn free_classrooms_with_their_free_periods_and_capacity() {
         // A result echoes the input's own value (issue 44: the model copied 今天 into a call).
         (json!("三教"), json!("tomorrow"))
     );
+    // issue 37.5: the periods are the core's campus time (ctx.services.time) on the day asked.
+    assert_eq!(result["date"], "2026-12-03");
     assert_eq!(result["periodTimes"]["1"], "08:00-08:50");
+    assert_eq!(result["periodTimes"]["12"], "20:40-21:30");
     // The portal was asked as it spells the building and the day.
     assert!(w.sim.seen().iter().any(|s| s.target
         == "/publicQuery/classroomQuery/retrClassRoomFree.do?buildingName=%E4%B8%89%E6%95%99&time=%E6%98%8E%E5%A4%A9"));

@@ -7,21 +7,8 @@ import { z } from 'zod';
 const BUILDINGS = ['一教', '二教', '三教', '四教', '理教', '文史', '哲学', '地学', '国关', '政管'] as const;
 /** The portal's `time`, by the day the model names (the result answers the model's own word). */
 const DAYS = { today: '今天', tomorrow: '明天', dayAfterTomorrow: '后天' } as const;
-/** PKU's class periods, local time. */
-const PERIODS: Record<number, string> = {
-  1: '08:00-08:50',
-  2: '09:00-09:50',
-  3: '10:10-11:00',
-  4: '11:10-12:00',
-  5: '13:00-13:50',
-  6: '14:00-14:50',
-  7: '15:10-16:00',
-  8: '16:10-17:00',
-  9: '17:10-18:00',
-  10: '18:40-19:30',
-  11: '19:40-20:30',
-  12: '20:40-21:30',
-};
+/** PKU's class periods, 第1节 to 第12节: their times are the core's (`ctx.services.time`). */
+const PERIODS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 
 const UNREACHABLE = '空闲教室暂时查不到 · The free classrooms could not be read';
 
@@ -29,8 +16,9 @@ const free = defineTool({
   title: '空闲教室',
   description:
     'The classrooms of one teaching building that are free today, tomorrow or the day after, ' +
-    "with each room's capacity (seats) and the class periods (1-12) it is free in; `periodTimes` " +
-    'gives each period\'s local time. Use when the student looks for a place to study. A room free ' +
+    "with each room's capacity (seats) and the class periods (1-12) it is free in; `date` is the " +
+    "day asked (Beijing) and `periodTimes` gives each period's local time on it. Use when the " +
+    'student looks for a place to study. A room free ' +
     'in a period has no class then; it may still be in use for other things.',
   input: z.object({
     building: z.enum(BUILDINGS).describe('The teaching building, as the portal names it: 一教, 二教, 三教, 四教, 理教, 文史, 哲学, 地学, 国关 or 政管'),
@@ -56,13 +44,16 @@ const free = defineTool({
         room: r.room as string,
         capacity: Number(r.cap) || null,
         // A period with a course name in `cN` is taken (SERVICES.md §4).
-        freePeriods: Object.keys(PERIODS)
-          .map(Number)
-          .filter((n) => !r[`c${n}`]),
+        freePeriods: PERIODS.filter((n) => !r[`c${n}`]),
       }))
       .filter((r) => period === undefined || r.freePeriods.includes(period));
+    // The day's periods as the core's campus time has them (PKU's period table, Beijing).
+    const times = await Promise.all(PERIODS.map((n) => ctx.services.time.resolve(`${DAYS[day]}第${n}节`)));
+    const periodTimes = Object.fromEntries(
+      times.map((t, i) => [PERIODS[i], `${t.start.slice(11)}-${t.end.slice(11)}`]),
+    );
     // A result echoes the input's own values: the model copies them into its next call.
-    return { building, day, rooms, periodTimes: PERIODS };
+    return { building, day, date: times[0].date, rooms, periodTimes };
   },
 });
 
