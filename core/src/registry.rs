@@ -178,8 +178,10 @@ pub struct ToolManifest {
     pub effect: Option<Value>,
     #[serde(default)]
     pub input: Option<Value>,
-    /// The JSON Schema a result must match: an MCP server's `outputSchema`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The JSON Schema of the result: an MCP server's `outputSchema` (a result must match it),
+    /// a TypeScript tool's `output` or a document's `returns` (what the job tool, the jobs
+    /// form and a job's condition read its fields from; a result is not checked against it).
+    #[serde(default, alias = "returns", skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
     #[serde(default)]
     pub untrusted: bool,

@@ -189,3 +189,96 @@ async fn a_condition_on_a_field_the_tool_does_not_return_is_refused_naming_its_f
             .is_ok()
     );
 }
+
+// issue 37.1: a plugin document declares its tool's result with `returns` (JSON Schema), and
+// a check on it is held to those fields as a labelled tool's is.
+#[tokio::test]
+async fn a_documents_returns_names_the_fields_a_check_may_use() {
+    let (engine, _, _) = engine_at(local("Asia/Shanghai", "2026-12-04 20:00"), Arc::new(Allows));
+    engine
+        .install_document(
+            r#"---
+id: gym
+title: 体育馆
+tools:
+  - name: slots
+    title: 体育馆空位
+    effect: read
+    returns:
+      type: object
+      properties:
+        freeCourts: {type: number, description: courts free now}
+        takenAt: {type: string}
+---
+# 体育馆
+"#,
+            "https://plugins.example.org/gym",
+        )
+        .unwrap();
+    let job = |path: &str| {
+        json!({"name": "空场", "schedule": {"everyMinutes": 60},
+               "check": {"tool": "gym.slots", "when": {"path": path, "op": "gt", "value": 0},
+                         "notify": {"title": "有空场", "body": "{freeCourts} 片"}}})
+    };
+    assert_eq!(
+        engine
+            .add_job(&job("courts"), Owner::User)
+            .unwrap_err()
+            .to_string(),
+        "check.when.path: \"gym.slots\" returns no field \"courts\"; it returns freeCourts, takenAt"
+    );
+    engine.add_job(&job("freeCourts"), Owner::User).unwrap();
+}
+
+// issue 37.1: the shipped read tools declare their results (the SDK's `output`, turned into
+// JSON Schema in the manifest), so a check on a field one does not return is refused when it
+// is made, naming what it returns, instead of failing at every run.
+#[tokio::test]
+async fn the_shipped_read_tools_declare_their_results_fields() {
+    let mut options = harness_core::Options::new(Arc::new(Allows));
+    options.clock = common::ManualClock::at(local("Asia/Shanghai", "2026-12-04 20:00"));
+    options.catalog = Arc::new(harness_core::plugins::script::Shipped);
+    let engine = harness_core::Engine::in_memory(options).unwrap();
+    engine.accept_terms().unwrap();
+    let balance = engine.tool("wallet.cardBalance").unwrap();
+    let output = balance
+        .output
+        .as_ref()
+        .expect("cardBalance declares its output");
+    assert_eq!(
+        output.source()["properties"]["balanceYuan"],
+        json!({"type": "number", "description": "The card balance, in yuan"})
+    );
+    for (tool, args, fields) in [
+        (
+            "canteen.openNow",
+            json!({}),
+            "hoursAsOf, now, open, opensNext",
+        ),
+        (
+            "classrooms.free",
+            json!({"building": "三教"}),
+            "building, date, day, periodTimes, rooms",
+        ),
+        (
+            "library.search",
+            json!({"query": "高数"}),
+            "books, page, total",
+        ),
+    ] {
+        let refused = engine
+            .add_job(
+                &json!({"name": "看看", "schedule": {"everyMinutes": 60},
+                        "check": {"tool": tool, "args": args,
+                                  "when": {"path": "count", "op": "gt", "value": 0},
+                                  "notify": {"title": "有了", "body": "有了"}}}),
+                Owner::User,
+            )
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!("check.when.path: \"{tool}\" returns no field \"count\"; it returns {fields}"),
+            "{tool}"
+        );
+    }
+}

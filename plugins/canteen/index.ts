@@ -42,6 +42,20 @@ const crowd = defineTool({
     takenAt: { zh: '统计时间', en: 'As of' },
     canteens: { zh: '食堂', en: 'Canteens' },
   },
+  output: z.object({
+    takenAt: z.string().describe('When the figures were taken, Beijing time YYYY-MM-DD HH:mm:ss'),
+    canteens: z
+      .array(
+        z.object({
+          name: z.string(),
+          seats: z.number().describe('seats'),
+          present: z.number().describe('people present'),
+          fullPercent: z.number().nullable().describe('how full, in percent'),
+          warning: z.string().optional(),
+        }),
+      )
+      .describe('Each canteen: seats, people present and how full in percent'),
+  }),
   execute: async (_input, ctx) => {
     const { time, rows } = await snapshot(ctx.services);
     return {
@@ -136,6 +150,18 @@ const openNow = defineTool({
     'suggest an open canteen that is not crowded.',
   input: z.object({}),
   effect: 'read',
+  labels: {
+    now: { zh: '现在', en: 'Now' },
+    open: { zh: '开着的食堂', en: 'Open now' },
+    opensNext: { zh: '接下来开门', en: 'Opening next' },
+    hoursAsOf: { zh: '营业时间更新于', en: 'Hours as of' },
+  },
+  output: z.object({
+    now: z.string().describe('The local time now, YYYY-MM-DD HH:mm'),
+    open: z.array(z.object({ name: z.string(), meal: z.string(), closesAt: z.string() })).describe('The canteens open now, each with the meal and when it closes (local)'),
+    opensNext: z.array(z.object({ name: z.string(), meal: z.string(), opensAt: z.string() })).describe('The canteens that open next, soonest first (local)'),
+    hoursAsOf: z.string().describe('When the posted hours were read, YYYY-MM'),
+  }),
   execute: async (_input, ctx) => openNowAt(ctx.now),
 });
 

@@ -26,6 +26,22 @@ const free = defineTool({
     period: z.number().int().min(1).max(12).optional().describe('Only rooms free in this period (1-12)'),
   }),
   effect: 'read',
+  labels: {
+    building: { zh: '教学楼', en: 'Building' },
+    day: { zh: '日期', en: 'Day' },
+    date: { zh: '日期', en: 'Date' },
+    rooms: { zh: '空闲教室', en: 'Free rooms' },
+    periodTimes: { zh: '节次时间', en: 'Period times' },
+  },
+  output: z.object({
+    building: z.enum(BUILDINGS).describe('The teaching building asked'),
+    day: z.enum(['today', 'tomorrow', 'dayAfterTomorrow']).describe('The day asked'),
+    date: z.string().describe('The day asked, YYYY-MM-DD (Beijing)'),
+    rooms: z
+      .array(z.object({ room: z.string(), capacity: z.number().nullable().describe('seats'), freePeriods: z.array(z.number()) }))
+      .describe('The free rooms, each with its seats and the periods (1-12) it is free in'),
+    periodTimes: z.record(z.string(), z.string()).describe("Each period's local time, HH:mm-HH:mm"),
+  }),
   execute: async ({ building, day, period }, ctx) => {
     const answer = await ctx.services.campus.request('public', {
       path: '/publicQuery/classroomQuery/retrClassRoomFree.do',

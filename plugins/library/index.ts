@@ -16,6 +16,18 @@ const search = defineTool({
     limit: z.number().int().min(1).max(50).default(10).describe('Books a page, 1 to 50'),
   }),
   effect: 'read',
+  labels: {
+    total: { zh: '找到的数量', en: 'Found' },
+    page: { zh: '页码', en: 'Page' },
+    books: { zh: '图书', en: 'Books' },
+  },
+  output: z.object({
+    total: z.number().describe('How many books were found'),
+    page: z.number().describe('This page, from 1'),
+    books: z
+      .array(z.object({ id: z.string(), title: z.string(), author: z.string(), publisher: z.string(), year: z.string(), callNumber: z.string() }))
+      .describe('The books on this page, each with its call number'),
+  }),
   execute: async ({ query, page, limit }, ctx) => {
     const answer = await ctx.services.campus.request('library', {
       path: '/BookAPI/new_opac/query',

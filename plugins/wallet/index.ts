@@ -207,6 +207,16 @@ const cardBalance = defineTool({
     lost: { zh: '已挂失', en: 'Reported lost' },
     frozen: { zh: '已冻结', en: 'Frozen' },
   },
+  output: z.object({
+    balanceYuan: z.number().describe('The card balance, in yuan'),
+    spentTodayYuan: z.number().describe('Spent today, in yuan'),
+    dailyLimitYuan: z.number().describe('The daily spending limit, in yuan'),
+    accounts: z
+      .array(z.object({ name: z.string(), balanceYuan: z.number(), spentTodayYuan: z.number(), dailyLimitYuan: z.number() }))
+      .describe("Each account's balance, spending today and daily limit, in yuan"),
+    lost: z.boolean().describe('Whether the card is reported lost'),
+    frozen: z.boolean().describe('Whether the card is frozen'),
+  }),
   execute: async (_input, ctx) => {
     const answer = await card<{ card?: any[] }>(ctx, '/berserker-app/ykt/tsm/queryCard');
     if ('status' in answer) return answer.status;
@@ -266,6 +276,17 @@ const transactions = defineTool({
     total: { zh: '记录数', en: 'Records' },
     records: { zh: '流水', en: 'Records on this page' },
   },
+  output: z.object({
+    period: z.enum(PERIODS).optional().describe('The period the records cover, when one was asked'),
+    from: z.string().describe('The first day, YYYY-MM-DD'),
+    to: z.string().describe('The last day, YYYY-MM-DD'),
+    page: z.number().describe('This page, from 1'),
+    pages: z.number().describe('How many pages there are'),
+    total: z.number().describe('How many records there are'),
+    records: z
+      .array(z.object({ time: z.string(), merchant: z.string(), kind: z.string(), amountYuan: z.number(), balanceAfterYuan: z.number() }))
+      .describe('The records on this page, newest first; amounts in yuan'),
+  }),
   execute: async (input, ctx) => {
     const covered = dates(input, ctx);
     const { from, to } = covered;
@@ -322,6 +343,15 @@ const spending = defineTool({
     month: { zh: '月份', en: 'Month' },
     spentPerDay: { zh: '每日消费', en: 'Spent per day' },
   },
+  output: z.object({
+    period: z.enum(PERIODS).optional().describe('The period the totals cover, when one was asked'),
+    from: z.string().describe('The first day, YYYY-MM-DD'),
+    to: z.string().describe('The last day, YYYY-MM-DD'),
+    incomeYuan: z.number().describe('Money put on the card, in yuan'),
+    spentYuan: z.number().describe('Money spent, in yuan'),
+    month: z.string().describe('The month of spentPerDay, YYYY-MM'),
+    spentPerDay: z.array(z.object({ date: z.string(), spentYuan: z.number() })).describe('Money spent on each day of the month, in yuan'),
+  }),
   execute: async (input, ctx) => {
     const covered = dates(input, ctx);
     const { from, to } = covered;

@@ -287,6 +287,14 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
    * by its name made readable (`spentTodayYuan` → "Spent today (yuan)").
    */
   labels?: Record<string, FieldLabel>;
+  /**
+   * What a read tool's result holds when it is no status object: a `z.object({...})` of its
+   * top-level fields, each with a .describe() saying its unit (`z.number().describe('yuan')`).
+   * Turned into JSON Schema in the manifest (`output`); the job tool, the jobs form and a job's
+   * condition read the fields from it (a condition on a field it does not name is refused when
+   * the job is made). It describes the result; the core does not check a result against it.
+   */
+  output?: z.ZodObject;
   /** Runs an allowed call. Throw an Error the user can understand; return status objects for recoverable states. */
   execute: (input: z.infer<S>, ctx: ToolContext) => Promise<O>;
 }
@@ -356,6 +364,7 @@ export interface ToolManifest {
   resolvesEffect?: boolean;
   describes?: boolean;
   labels?: Record<string, FieldLabel>;
+  output?: Record<string, unknown>;
 }
 
 /** What the core reads from a bundle when it loads it. */
@@ -492,6 +501,25 @@ export function digitsAsRange(pattern: string): string {
   return out;
 }
 
+/** A tool's declared result as JSON Schema: an object, its fields and their words. */
+function outputSchema(name: string, output: unknown, index: number): Record<string, unknown> {
+  if (!(output instanceof z.ZodObject)) {
+    throw new DefinitionError(`tools[${index}].output`, `the output of tool "${name}" is a z.object({...}) of its result's fields`);
+  }
+  let schema: Record<string, unknown>;
+  try {
+    // `io: 'output'`: the schema of what the tool returns.
+    schema = z.toJSONSchema(output, { io: 'output' }) as Record<string, unknown>;
+  } catch (e) {
+    throw new DefinitionError(
+      `tools[${index}].output`,
+      `the zod schema of tool "${name}"'s output has no JSON Schema: ${(e as Error).message}`,
+    );
+  }
+  delete schema.$schema;
+  return schema;
+}
+
 function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest {
   let input: Record<string, unknown>;
   try {
@@ -526,5 +554,6 @@ function toolManifest(name: string, tool: ToolDef, index: number): ToolManifest 
     out.resolvesEffect = true;
   }
   if (tool.labels !== undefined) out.labels = tool.labels;
+  if (tool.output !== undefined) out.output = outputSchema(name, tool.output, index);
   return out;
 }
