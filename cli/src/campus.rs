@@ -56,7 +56,9 @@ pub enum CampusCommand {
         #[arg(long, default_value_t = 8787)]
         port: u16,
         /// Vary the wire as HTTP allows, comma-separated: relative, 303, gzip, extra-hop,
-        /// cookie-attrs, flaky:SERVICE, maintenance:SERVICE (SERVICE: portal, card, treehole).
+        /// cookie-attrs, captcha-after-wrong-password, flaky:SERVICE, maintenance:SERVICE,
+        /// slow:SERVICE (an answer held just past the client's 10 s timeout; SERVICE: portal,
+        /// card, treehole).
         #[arg(long, value_name = "VARIATIONS")]
         vary: Option<String>,
     },

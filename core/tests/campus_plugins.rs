@@ -574,6 +574,56 @@ async fn the_account_screen_shows_each_services_state_and_retries_only_the_faile
 }
 
 #[tokio::test]
+async fn a_service_answering_past_the_timeout_is_said_in_words_and_the_others_stay_signed_in() {
+    // issue 35 / DESIGN §10: Treehole holding its sign-in's answer past the client's bound is
+    // said per service, in words; the portal and the card stay signed in, and a retry signs in
+    // Treehole alone.
+    let sim = Simulator::start(0).await.unwrap();
+    sim.vary(Vary::Slow("treehole".into()));
+    let live = Live::new();
+    let mut options = Options::new(Arc::new(Allow));
+    options.clock = common::ManualClock::at(0);
+    options.events = live.sink(Arc::new(harness_core::events::NoEvents));
+    options.campus = Origin::development(&sim.origin())
+        .unwrap()
+        .with_timeout(std::time::Duration::from_secs(2));
+    let screens = Screens::new(Arc::new(Engine::in_memory(options).unwrap()), live);
+    screens
+        .act(Action::CampusSignIn {
+            user: DEMO.id.into(),
+            password: DEMO.password.into(),
+            remember: false,
+        })
+        .await
+        .unwrap();
+    sim.release_slow();
+    let signed = screens.campus_account().unwrap().signed_in.unwrap();
+    let lines: Vec<(String, String)> = signed
+        .services
+        .iter()
+        .map(|l| (l.label.clone(), l.value.clone()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("校内门户".to_owned(), "已登录".to_owned()),
+            (
+                "校园卡".to_owned(),
+                "已登录，至 2100-01-01 08:00".to_owned()
+            ),
+            (
+                "树洞".to_owned(),
+                "未登录：树洞 2 秒内没有回答，请稍后重试".to_owned()
+            ),
+        ]
+    );
+    assert!(screens.engine().consent().campus_session);
+    screens.act(signed.retry.unwrap().action).await.unwrap();
+    let signed = screens.campus_account().unwrap().signed_in.unwrap();
+    assert_eq!(signed.retry, None);
+}
+
+#[tokio::test]
 async fn treeholes_check_screen_confirms_with_the_authenticators_code() {
     // DESIGN §10: the verification screen answers `methods: ["sms", "otp"]`, either.
     let sim = Simulator::start(0).await.unwrap();

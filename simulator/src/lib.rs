@@ -173,6 +173,10 @@ pub enum Vary {
     Flaky(String),
     /// This service's sign-in answers its HTML maintenance page once (HTTP 200), then works.
     Maintenance(String),
+    /// This service's sign-in holds its first answer just past the campus client's 10 s
+    /// timeout ([`SLOW_ANSWER`], or until [`Simulator::release_slow`]), then works: the client
+    /// has given up by then.
+    Slow(String),
     /// After a wrong password IAAA asks that student for its captcha (SERVICES.md §6.1:
     /// `showCode`), until a sign-in succeeds.
     CaptchaAfterWrongPassword,
@@ -191,11 +195,12 @@ impl Vary {
         for service in ["portal", "card", "treehole"] {
             all.push(Vary::Flaky(service.into()));
             all.push(Vary::Maintenance(service.into()));
+            all.push(Vary::Slow(service.into()));
         }
         all
     }
 
-    /// `relative,303,gzip,extra-hop,cookie-attrs,flaky:treehole,maintenance:card`.
+    /// `relative,303,gzip,extra-hop,cookie-attrs,flaky:treehole,maintenance:card,slow:portal`.
     pub fn parse_list(list: &str) -> Result<Vec<Vary>, String> {
         list.split(',')
             .map(str::trim)
@@ -209,14 +214,15 @@ impl Vary {
                     "cookie-attrs" => Ok(Vary::CookieAttrs),
                     "captcha-after-wrong-password" => Ok(Vary::CaptchaAfterWrongPassword),
                     _ => Err(format!(
-                        "--vary: {v:?} is not a variation; give relative, 303, gzip, extra-hop, cookie-attrs, captcha-after-wrong-password, flaky:SERVICE or maintenance:SERVICE"
+                        "--vary: {v:?} is not a variation; give relative, 303, gzip, extra-hop, cookie-attrs, captcha-after-wrong-password, flaky:SERVICE, maintenance:SERVICE or slow:SERVICE"
                     )),
                 },
                 Some((kind, service)) if ["portal", "card", "treehole"].contains(&service) => {
                     match kind {
                         "flaky" => Ok(Vary::Flaky(service.into())),
                         "maintenance" => Ok(Vary::Maintenance(service.into())),
-                        _ => Err(format!("--vary: {v:?} is not a variation; give flaky:SERVICE or maintenance:SERVICE")),
+                        "slow" => Ok(Vary::Slow(service.into())),
+                        _ => Err(format!("--vary: {v:?} is not a variation; give flaky:SERVICE, maintenance:SERVICE or slow:SERVICE")),
                     }
                 }
                 Some(_) => Err(format!(
@@ -283,6 +289,10 @@ struct State {
     captcha_passed: HashSet<String>,
     /// The services whose once-failing sign-in has failed.
     failed_once: HashSet<String>,
+    /// The services whose slow sign-in has held its answer once ([`Vary::Slow`]).
+    slowed_once: HashSet<String>,
+    /// Lets every answer a slow sign-in holds go ([`Simulator::release_slow`]).
+    slow_release: Arc<tokio::sync::Notify>,
 }
 
 impl State {
@@ -386,6 +396,14 @@ impl Simulator {
     /// next sign-in of an account with a second factor needs its code again.
     pub fn forget_trusted_devices(&self) {
         lock(&self.state).trusted.clear();
+    }
+
+    /// Lets the answers that slow sign-ins hold ([`Vary::Slow`]) go now (or the next one, if
+    /// none is held yet): a test's event in place of waiting [`SLOW_ANSWER`].
+    pub fn release_slow(&self) {
+        let s = lock(&self.state);
+        s.slow_release.notify_waiters();
+        s.slow_release.notify_one();
     }
 
     /// From now on every request to `path` (on any host) waits, before it is read or answered,
@@ -539,6 +557,17 @@ async fn answer(req: Request<Incoming>, state: &Mutex<State>, key: &PrivateKey) 
             .find(|(path, _)| *path == asked.path)
             .map(|(_, arrived)| arrived.clone())
     };
+    let slow = {
+        let mut s = lock(state);
+        slow_once(&asked, &mut s).then(|| s.slow_release.clone())
+    };
+    if let Some(release) = slow {
+        // Vary::Slow: held past the client's timeout, or until the test lets it go.
+        tokio::select! {
+            () = release.notified() => {}
+            () = tokio::time::sleep(SLOW_ANSWER) => {}
+        }
+    }
     if let Some(arrived) = held {
         let (release, released) = oneshot::channel();
         if arrived.send(Release { _held: release }).is_ok() {
@@ -587,6 +616,21 @@ fn sign_in_step(service: &str) -> (&'static str, &'static str) {
         "card" => ("bdcard.pku.edu.cn", "/berserker-auth/cas/login/pku"),
         _ => ("treehole.pku.edu.cn", "/chapi/cas_iaaa_login"),
     }
+}
+
+/// How long a slow sign-in holds its answer ([`Vary::Slow`]): just past the campus client's
+/// 10 s timeout.
+pub const SLOW_ANSWER: Duration = Duration::from_millis(10_500);
+
+/// Whether this request is a slow service's sign-in asked for the first time ([`Vary::Slow`]).
+fn slow_once(a: &Asked, s: &mut State) -> bool {
+    let slow = s.vary.iter().find_map(|v| match v {
+        Vary::Slow(service) if sign_in_step(service) == (a.host.as_str(), a.path.as_str()) => {
+            Some(service.clone())
+        }
+        _ => None,
+    });
+    slow.is_some_and(|service| s.slowed_once.insert(service))
 }
 
 /// The answer of a service's sign-in the first time it is asked under [`Vary::Flaky`] or

@@ -192,10 +192,13 @@ impl<'a> Walk<'a> {
                 .header(reqwest::header::CONTENT_TYPE, *content_type)
                 .body(body.clone());
         }
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| CampusError::Unreachable(e.without_url().to_string()))?;
+        let response = builder.send().await.map_err(|e| {
+            if e.is_timeout() {
+                CampusError::TimedOut(self.origin.timeout().as_secs())
+            } else {
+                CampusError::Unreachable(e.without_url().to_string())
+            }
+        })?;
         let status = response.status().as_u16();
         self.jar.store(&ask.url, response.headers());
         let location = response

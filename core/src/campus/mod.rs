@@ -113,6 +113,9 @@ pub enum CampusError {
     CaptchaWrong,
     #[error("the campus services could not be reached: {0}")]
     Unreachable(String),
+    /// A campus service did not answer within the client's bound (10 s, `wire::TIMEOUT`).
+    #[error("the campus service did not answer within {0} s: try again later")]
+    TimedOut(u64),
     /// A sign-in chain answered other than the services do.
     #[error("{0}")]
     Chain(String),
@@ -970,7 +973,7 @@ impl Campus {
     }
 
     fn client(&self) -> Result<reqwest::Client, CampusError> {
-        wire::client().map_err(CampusError::Unreachable)
+        wire::client(self.origin.timeout()).map_err(CampusError::Unreachable)
     }
 
     /// A plugin's request to `service` with the student's session (DESIGN.md §10): sent to that

@@ -108,6 +108,9 @@ const USER_AGENT: &str =
 #[derive(Clone, Debug, Default)]
 pub struct Origin {
     development: Option<Url>,
+    /// The bound on a request's time, when not [`TIMEOUT`] (tests: a service the simulator
+    /// holds past it).
+    timeout: Option<Duration>,
 }
 
 impl Origin {
@@ -133,7 +136,20 @@ impl Origin {
         }
         Ok(Self {
             development: Some(url),
+            timeout: None,
         })
+    }
+
+    /// The same origin with requests bounded by `timeout` instead of [`TIMEOUT`]: a test meets
+    /// a service that answers too late without waiting 10 s.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The bound on a request's time.
+    pub fn timeout(&self) -> Duration {
+        self.timeout.unwrap_or(TIMEOUT)
     }
 
     /// The URL to send for `campus` (an https URL on a campus host) and the `Host` header to
@@ -164,15 +180,15 @@ pub fn without_query(url: &Url) -> String {
 }
 
 /// The campus client: HTTP/1.1 (the card refuses HTTP/2), no redirect followed by it (the
-/// chains are walked hop by hop by `chain::Walk`, each Location checked), 10 s, a mobile user
-/// agent.
-pub fn client() -> Result<reqwest::Client, String> {
+/// chains are walked hop by hop by `chain::Walk`, each Location checked), `timeout` (10 s,
+/// [`Origin::timeout`]), a mobile user agent.
+pub fn client(timeout: Duration) -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .http1_only()
-        .timeout(TIMEOUT)
+        .timeout(timeout)
         .user_agent(USER_AGENT)
         .build()
         .map_err(|e| format!("the campus client could not start: {e}"))

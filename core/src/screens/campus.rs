@@ -327,6 +327,14 @@ pub(super) fn treehole(lang: Language) -> TreeholeCheckScreen {
 /// reason, which names the service when it is the service's own.
 fn failure_words(lang: Language, failure: &Failure) -> String {
     let reason = match (&failure.error, lang) {
+        (CampusError::TimedOut(s), Language::Zh) => format!(
+            "{} {s} 秒内没有回答，请稍后重试",
+            service_words(lang, failure.service)
+        ),
+        (CampusError::TimedOut(s), Language::En) => format!(
+            "{} did not answer within {s} s; retry later",
+            service_words(lang, failure.service)
+        ),
         (CampusError::Unreachable(_) | CampusError::Chain(_), Language::Zh) => format!(
             "{}暂时无法登录（可能在维护），请稍后重试",
             service_words(lang, failure.service)
@@ -366,6 +374,7 @@ pub(super) fn words(lang: Language, error: &CampusError) -> EngineError {
         .map(|said| format!("{said}（{code}）")),
         CampusError::Captcha => Some(CAPTCHA_ZH.to_owned()),
         CampusError::Unreachable(_) => Some("连不上校园服务，请检查网络后再试".to_owned()),
+        CampusError::TimedOut(s) => Some(format!("校园服务 {s} 秒内没有回答，请稍后再试")),
         CampusError::NoPendingSignIn => Some("没有等待验证码的登录，请重新登录".to_owned()),
         CampusError::TooSoon(s) => Some(format!("验证码 {s} 秒前刚发送，60 秒后才能重新发送")),
         CampusError::NotSignedIn => Some("还没有登录校园账号".to_owned()),
