@@ -9,6 +9,7 @@ use clap::Subcommand;
 use harness_core::Engine;
 use harness_core::invoke::{Call, Outcome};
 use harness_core::plugins::link::{Preview, Update};
+use harness_core::plugins::oauth::IssuedClient;
 use harness_core::policy::Actor;
 
 use crate::tools::NoPrompts;
@@ -49,7 +50,9 @@ pub enum McpCommand {
         #[arg(long)]
         name: String,
         /// The client id the server's authorization server issued for this app, for one that
-        /// does not register apps by itself.
+        /// does not register apps by itself. A confidential client's secret is read from
+        /// $HARNESS_OAUTH_CLIENT_SECRET (never a flag, which others see in the process list)
+        /// and kept in the keyring with the sign-in.
         #[arg(long)]
         client_id: Option<String>,
     },
@@ -194,6 +197,24 @@ pub async fn plugins(data_dir: &Path, command: PluginsCommand) -> Result<(), Str
     Ok(())
 }
 
+/// The client `--client-id` names, with the secret in $HARNESS_OAUTH_CLIENT_SECRET when it is
+/// a confidential one.
+fn issued_client(client_id: Option<String>) -> Result<Option<IssuedClient>, String> {
+    let secret = std::env::var("HARNESS_OAUTH_CLIENT_SECRET")
+        .ok()
+        .filter(|s| !s.is_empty());
+    match (client_id, secret) {
+        (Some(id), secret) => Ok(Some(IssuedClient { id, secret })),
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(
+            "HARNESS_OAUTH_CLIENT_SECRET is set but --client-id is not: a \
+                                client secret goes with the client id it was issued with; give \
+                                --client-id too"
+                .into(),
+        ),
+    }
+}
+
 pub async fn mcp(data_dir: &Path, command: McpCommand) -> Result<(), String> {
     let engine = open(data_dir, false)?;
     let done = mcp_command(&engine, command).await;
@@ -212,9 +233,10 @@ async fn mcp_command(engine: &Engine, command: McpCommand) -> Result<(), String>
             let id = match std::env::var("HARNESS_MCP_TOKEN").ok() {
                 Some(token) => engine.add_remote(&url, &name, Some(&token)).await,
                 None => {
+                    let client = issued_client(client_id)?;
                     let browser = crate::browser::DesktopBrowser::listen().await?;
                     engine
-                        .add_remote_signing_in(&url, &name, &browser, client_id.as_deref())
+                        .add_remote_signing_in(&url, &name, &browser, client.as_ref())
                         .await
                 }
             }

@@ -417,13 +417,14 @@ impl Engine {
     }
 
     /// [`Engine::add_remote`], signing in (when the server asks for it) as `client`: a client
-    /// id the server's authorization server issued for the app beforehand.
+    /// the server's authorization server issued for the app beforehand (its id, and its secret
+    /// for a confidential client, kept in the keystore with the sign-in).
     pub async fn add_remote_as(
         &self,
         url: &str,
         name: &str,
         token: Option<&str>,
-        client: Option<&str>,
+        client: Option<&crate::plugins::oauth::IssuedClient>,
     ) -> Result<String, EngineError> {
         self.core.remotes.add(url, name, token, None, client).await
     }
@@ -431,15 +432,16 @@ impl Engine {
     /// [`Engine::add_remote`] for a server that may ask the student to sign in (OAuth 2.1, the
     /// MCP authorization specification): when it refuses the app (HTTP 401), the student signs
     /// in on its authorization server's page, which `browser` opens, and the sign-in is kept in
-    /// the keystore. `client` is a client id the server's authorization server issued for the
-    /// app beforehand, for one that registers no app by itself. A server that needs no sign-in
-    /// is added as `add_remote` adds it.
+    /// the keystore. `client` is a client the server's authorization server issued for the
+    /// app beforehand (its id, and its secret for a confidential client), for one that
+    /// registers no app by itself. A server that needs no sign-in is added as `add_remote` adds
+    /// it.
     pub async fn add_remote_signing_in(
         &self,
         url: &str,
         name: &str,
         browser: &dyn crate::plugins::oauth::Browser,
-        client: Option<&str>,
+        client: Option<&crate::plugins::oauth::IssuedClient>,
     ) -> Result<String, EngineError> {
         self.core
             .remotes

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use common::Denies;
-use common::mcp_server::{McpServer, OAuthConfig, tool};
+use common::mcp_server::{McpServer, OAuthConfig, secret_of, tool};
 use harness_core::invoke::{Call, Outcome};
-use harness_core::plugins::oauth::{Browser, SignInPage, credentials_key};
+use harness_core::plugins::oauth::{Browser, IssuedClient, SignInPage, credentials_key};
 use harness_core::plugins::remote::token_key;
 use harness_core::policy::Actor;
 use harness_core::secrets::{MemorySecrets, SecretStore};
@@ -558,7 +558,12 @@ async fn an_authorization_server_that_registers_no_app_takes_the_client_id_it_is
 
     // With it: the sign-in goes as the issued client.
     engine
-        .add_remote_signing_in(&url, "notes", &person, Some("pku-harness-issued"))
+        .add_remote_signing_in(
+            &url,
+            "notes",
+            &person,
+            Some(&IssuedClient::public("pku-harness-issued")),
+        )
         .await
         .unwrap();
     assert!(server.registrations().is_empty());
@@ -594,6 +599,7 @@ async fn the_plugins_screens_form_signs_in_as_the_client_id_typed_into_it() {
         name: "notes".into(),
         token: Some(" ".into()),
         client_id: Some(" pku-harness-issued ".into()),
+        client_secret: None,
     };
     screens.act(add).await.unwrap();
     assert_eq!(
@@ -650,5 +656,213 @@ async fn a_call_refused_401_after_the_sign_in_ended_signs_in_again_through_the_s
     assert_eq!(
         field(&server.authorizations()[1], "client_id"),
         Some("client-1")
+    );
+}
+
+/// An engine whose shell has `person`'s browser, for a sign-in during a call too.
+fn engine_with_browser(dir: &std::path::Path, person: Arc<Person>) -> Engine {
+    let mut options = Options::new(Arc::new(Denies::default()));
+    options.development_servers = true;
+    options.browser = Some(person);
+    let engine = Engine::open(dir, options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+}
+
+#[tokio::test]
+async fn a_confidential_client_issued_beforehand_sends_its_secret_on_the_exchange_and_every_refresh()
+ {
+    // OAuth 2.1 §2.4 / MCP authorization: a confidential client authenticates every token
+    // request; this authorization server takes the secret in the form (client_secret_post).
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-issued"],
+        client_auth: Some("client_secret_post"),
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let (_dir, secrets, engine) = fresh();
+    let person = Person::default();
+    let secret = secret_of("pku-harness-issued");
+    let client = IssuedClient::confidential("pku-harness-issued", &secret);
+    engine
+        .add_remote_signing_in(&server.url(), "notes", &person, Some(&client))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
+    server.revoke_access_tokens();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "two").await), "echo: two");
+
+    let sent: Vec<(String, String)> = server
+        .token_requests()
+        .iter()
+        .map(|form| {
+            let grant = field(form, "grant_type").unwrap_or_default().to_owned();
+            (
+                grant,
+                field(form, "client_secret").unwrap_or_default().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            ("authorization_code".to_owned(), secret.clone()),
+            ("refresh_token".to_owned(), secret.clone()),
+        ]
+    );
+    // Kept with the sign-in, in the keystore only: never on the page the person saw.
+    let kept = secrets.get(&credentials_key("notes")).unwrap().unwrap();
+    assert!(kept.contains(&secret));
+    assert!(!person.pages()[0].url.contains(&secret));
+}
+
+#[tokio::test]
+async fn a_secret_given_at_dynamic_registration_is_kept_and_sent_by_http_basic_on_refresh_and_step_up()
+ {
+    // A confidential client whose secret came from dynamic registration (RFC 7591 §3.2.1):
+    // this authorization server lists only client_secret_basic, so each token request carries
+    // the id and secret in an HTTP Basic header, the refresh and the step-up's exchange too.
+    let config = OAuthConfig {
+        client_auth: Some("client_secret_basic"),
+        scoped_tools: vec![("post", "tools:write")],
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true), tool("post", false)], config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let person = Arc::new(Person::default());
+    let engine = engine_with_browser(dir.path(), person.clone());
+    engine
+        .add_remote(&server.url(), "notes", None)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
+    server.revoke_access_tokens();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "two").await), "echo: two");
+    let posted = engine
+        .invoke(Call {
+            tool: "mcp-notes.post".into(),
+            actor: Actor::User,
+            input: json!({"message": "hi"}),
+            conversation: None,
+        })
+        .await
+        .outcome;
+    assert_eq!(text(&posted), "post: hi");
+
+    assert_eq!(server.registrations().len(), 1);
+    let grants: Vec<String> = server
+        .token_requests()
+        .iter()
+        .map(|form| field(form, "grant_type").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        grants,
+        ["authorization_code", "refresh_token", "authorization_code"]
+    );
+    use base64::Engine as _;
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD
+            .encode(format!("client-1:{}", secret_of("client-1")))
+    );
+    let headers: Vec<Option<String>> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/token")
+        .map(|r| r.header("authorization").map(str::to_owned))
+        .collect();
+    assert_eq!(headers, vec![Some(basic); 3]);
+}
+
+#[tokio::test]
+async fn the_plugins_screens_form_signs_in_as_the_confidential_client_typed_into_it() {
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-issued"],
+        client_auth: Some("client_secret_post"),
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let person = Arc::new(Person::default());
+    let engine = Arc::new(engine_with_browser(dir.path(), person.clone()));
+    let screens =
+        harness_core::screens::Screens::new(engine.clone(), harness_core::screens::Live::new());
+    assert_eq!(
+        screens.plugins().remote_client_secret_placeholder,
+        "客户端密钥（与客户端 ID 一同签发时填写；只存在钥匙串里）"
+    );
+    let add = |client_id: Option<&str>| harness_core::screens::Action::AddRemoteServer {
+        url: server.url(),
+        name: "notes".into(),
+        token: None,
+        client_id: client_id.map(str::to_owned),
+        client_secret: Some(format!(" {} ", secret_of("pku-harness-issued"))),
+    };
+    // A secret without the client id it goes with: refused, naming the field to fill in.
+    let refused = screens.act(add(None)).await.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "客户端密钥需要与它一同签发的客户端 ID：请同时填写客户端 ID"
+    );
+    assert!(person.pages().is_empty());
+
+    screens.act(add(Some("pku-harness-issued"))).await.unwrap();
+    assert_eq!(
+        field(&server.token_requests()[0], "client_secret"),
+        Some(secret_of("pku-harness-issued").as_str())
+    );
+    assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
+}
+
+#[tokio::test]
+async fn a_server_that_moves_to_another_authorization_server_is_signed_in_to_there_anew() {
+    // SEP-2352: on a 401 for a kept sign-in the client reads the protected resource metadata
+    // again; it names another authorization server, so the app registers there and the student
+    // signs in again — nothing of the old sign-in (client, refresh token) goes anywhere.
+    let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let base = server.url().trim_end_matches("/mcp").to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let person = Arc::new(Person::default());
+    let engine = engine_with_browser(dir.path(), person.clone());
+    engine
+        .add_remote(&server.url(), "notes", None)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "one").await), "echo: one");
+    let before = server.requests().len();
+
+    server.move_authorization_server();
+    assert_eq!(text(&echo(&engine, "mcp-notes", "two").await), "echo: two");
+
+    let pages = person.pages();
+    assert_eq!(pages.len(), 2);
+    assert!(
+        pages[1].url.starts_with(&format!("{base}/as2/authorize?")),
+        "{}",
+        pages[1].url
+    );
+    let registered: Vec<String> = server
+        .registrations()
+        .iter()
+        .map(|r| r["client_name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(registered, ["PKU Harness", "PKU Harness"]);
+    assert_eq!(
+        field(&server.authorizations()[1], "client_id"),
+        Some("client-4")
+    );
+    // After the move: not one request to the old authorization server's endpoints.
+    let after: Vec<String> = server.requests()[before..]
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path.split('?').next().unwrap()))
+        .filter(|r| !r.ends_with("/mcp") && !r.contains("/.well-known/"))
+        .collect();
+    assert_eq!(
+        after,
+        [
+            "POST /as2/register",
+            "GET /as2/authorize",
+            "POST /as2/token"
+        ]
     );
 }

@@ -1083,6 +1083,7 @@ async fn the_plugins_screen_adds_a_remote_server_with_its_token_in_the_keystore_
         name: " lab ".into(),
         token: token.map(str::to_owned),
         client_id: None,
+        client_secret: None,
     };
     let refused = screens.act(add(Some("  "))).await.unwrap_err().to_string();
     assert!(refused.contains("it needs a bearer token"), "{refused}");

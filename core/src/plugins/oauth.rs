@@ -19,8 +19,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
-    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthHttpClient,
-    OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest,
+    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthClientConfig,
+    OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest,
     ProtectedResourceMetadataInvalidReason, StoredCredentials, WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
@@ -77,13 +77,72 @@ pub trait Browser: Send + Sync {
     }
 }
 
+/// A client an authorization server issued for the app beforehand (or registered it as): its
+/// id, and its secret when it is a confidential client (OAuth 2.1 §2.4: sent on every token
+/// request, by `client_secret_post` or `client_secret_basic` as the authorization server's
+/// metadata says). The secret never reaches a log, an error or the model.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IssuedClient {
+    pub id: String,
+    pub secret: Option<String>,
+}
+
+impl IssuedClient {
+    /// A public client: an id and no secret.
+    pub fn public(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            secret: None,
+        }
+    }
+
+    /// A confidential client: an id and its secret.
+    pub fn confidential(id: impl Into<String>, secret: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            secret: Some(secret.into()),
+        }
+    }
+
+    /// rmcp's configuration of this client, sending its secret when it has one.
+    fn config(&self, redirect_uri: &str) -> OAuthClientConfig {
+        let config = OAuthClientConfig::new(&self.id, redirect_uri);
+        match &self.secret {
+            Some(secret) => config.with_client_secret(secret),
+            None => config,
+        }
+    }
+}
+
+impl std::fmt::Debug for IssuedClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedClient")
+            .field("id", &self.id)
+            .field("secret", &self.secret.as_ref().map(|_| "[kept]"))
+            .finish()
+    }
+}
+
 /// What the keystore holds for a server signed in to: the authorization server's metadata (so
-/// a refresh after a restart goes to the same token endpoint without discovering again) and
-/// rmcp's credentials (the client id and the token response).
+/// a refresh after a restart goes to the same token endpoint without discovering again),
+/// rmcp's credentials (the client id and the token response) and the client's secret, for a
+/// confidential client (issued beforehand, or given at its dynamic registration).
 #[derive(Serialize, Deserialize)]
 struct Kept {
     metadata: AuthorizationMetadata,
     credentials: Option<StoredCredentials>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
+}
+
+impl Kept {
+    /// The client the sign-in was made as, if it was made.
+    fn client(&self) -> Option<IssuedClient> {
+        Some(IssuedClient {
+            id: self.credentials.as_ref()?.client_id.clone(),
+            secret: self.client_secret.clone(),
+        })
+    }
 }
 
 /// rmcp's credential store over the keystore: one entry per server.
@@ -91,6 +150,7 @@ struct KeystoreCredentials {
     secrets: Arc<dyn SecretStore>,
     key: String,
     metadata: AuthorizationMetadata,
+    client_secret: Option<String>,
 }
 
 impl KeystoreCredentials {
@@ -118,6 +178,7 @@ impl CredentialStore for KeystoreCredentials {
         let kept = Kept {
             metadata: self.metadata.clone(),
             credentials: Some(credentials),
+            client_secret: self.client_secret.clone(),
         };
         let text = serde_json::to_string(&kept)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
@@ -201,10 +262,32 @@ pub async fn sign_in(
     secrets: Arc<dyn SecretStore>,
     key: &str,
     browser: &dyn Browser,
-    client: Option<&str>,
+    client: Option<&IssuedClient>,
 ) -> Result<(), String> {
-    let client = client.map(|id| (id.to_owned(), Vec::new()));
+    let client = client.map(|client| Registered {
+        client: client.clone(),
+        at: None,
+        scopes: Vec::new(),
+    });
     authorize(url, challenge, servers, secrets, key, browser, client).await
+}
+
+/// The client to sign in as, without registering: `at` the authorization server it was
+/// registered at (none: issued for whichever the server names), and the scopes to ask for
+/// (none: chosen as [`authorize`] says).
+struct Registered {
+    client: IssuedClient,
+    at: Option<String>,
+    scopes: Vec<String>,
+}
+
+/// Which authorization server `metadata` describes: its issuer (RFC 8414 §2), else, for the
+/// 2025-03-26 default endpoints, its authorization endpoint.
+fn authorization_server(metadata: &AuthorizationMetadata) -> String {
+    metadata
+        .issuer
+        .clone()
+        .unwrap_or_else(|| metadata.authorization_endpoint.clone())
 }
 
 /// Signs in again to a server that answered a call 403 `insufficient_scope` (the MCP
@@ -224,22 +307,28 @@ pub(crate) async fn step_up(
         secrets: secrets.clone(),
         key: key.to_owned(),
         metadata: AuthorizationMetadata::default(),
+        client_secret: None,
     };
-    let Some(kept) = store
-        .read()
-        .map_err(|e| words(&server, e))?
-        .and_then(|kept| kept.credentials)
-    else {
+    let kept = store.read().map_err(|e| words(&server, e))?;
+    let Some((client, kept)) = kept.and_then(|kept| Some((kept.client()?, kept))) else {
         return sign_in(url, Some(challenge), servers, secrets, key, browser, None).await;
     };
     let asked = WWWAuthenticateParams::parse(challenge, &server).scope;
-    let mut scopes = kept.granted_scopes.clone();
+    let granted = kept
+        .credentials
+        .map(|c| c.granted_scopes)
+        .unwrap_or_default();
+    let mut scopes = granted;
     for scope in asked.as_deref().unwrap_or_default().split_whitespace() {
         if !scopes.iter().any(|s| s == scope) {
             scopes.push(scope.to_owned());
         }
     }
-    let again = (kept.client_id, scopes);
+    let again = Registered {
+        client,
+        at: Some(authorization_server(&kept.metadata)),
+        scopes,
+    };
     authorize(
         url,
         Some(challenge),
@@ -252,9 +341,11 @@ pub(crate) async fn step_up(
     .await
 }
 
-/// The authorization: `client` is a client id issued beforehand (or, a step-up, the one
+/// The authorization: `client` is a client issued beforehand (or, a step-up, the one
 /// registered at the first sign-in) with the scopes to ask for (none: chosen as below); without
-/// one the client registers and the scopes are the challenge's, else the resource's.
+/// one the client registers and the scopes are the challenge's, else the resource's. A client
+/// registered at another authorization server than the one the server names now (it moved,
+/// SEP-2352) is never used there: the app registers at the new one.
 async fn authorize(
     url: &str,
     challenge: Option<&str>,
@@ -262,7 +353,7 @@ async fn authorize(
     secrets: Arc<dyn SecretStore>,
     key: &str,
     browser: &dyn Browser,
-    client: Option<(String, Vec<String>)>,
+    client: Option<Registered>,
 ) -> Result<(), String> {
     let (server, _) = check_url(url, servers)?;
     let failed = |e: AuthError| words(&server, e);
@@ -294,6 +385,12 @@ async fn authorize(
         .additional_fields
         .get("client_id_metadata_document_supported")
         == Some(&serde_json::Value::Bool(true));
+    let client = client.filter(|registered| {
+        registered
+            .at
+            .as_ref()
+            .is_none_or(|at| *at == authorization_server(&metadata))
+    });
     let document = browser.client_metadata_url().filter(|_| reads_documents);
     if client.is_none() && document.is_none() && metadata.registration_endpoint.is_none() {
         return Err(format!(
@@ -302,20 +399,37 @@ async fn authorize(
         ));
     }
     manager.set_metadata(metadata.clone());
+    let redirect_uri = browser.redirect_uri();
+    // Dynamic registration is the app's own step (rather than rmcp's inside the session) so
+    // that a secret the authorization server gives the app is kept with the sign-in.
+    let client = match (client, &document) {
+        (None, None) => Some(Registered {
+            client: register(&mut manager, &redirect_uri)
+                .await
+                .map_err(failed)?,
+            at: None,
+            scopes: Vec::new(),
+        }),
+        (client, _) => client,
+    };
     // The tokens arrive into this store only when the code is exchanged, the last step.
     manager.set_credential_store(KeystoreCredentials {
         secrets: secrets.clone(),
         key: key.to_owned(),
         metadata: metadata.clone(),
+        client_secret: client.as_ref().and_then(|r| r.client.secret.clone()),
     });
     // Scopes: the challenge's, else the protected resource's `scopes_supported`.
-    let mut request = AuthorizationRequest::new(browser.redirect_uri())
+    let mut request = AuthorizationRequest::new(redirect_uri)
         .with_client_name(CLIENT_NAME)
         .with_initial_scope_selection();
-    if let Some((client, scopes)) = client {
+    if let Some(Registered { client, scopes, .. }) = client {
         request = request
-            .with_preregistered_client(client)
+            .with_preregistered_client(client.id)
             .with_scopes(scopes);
+        if let Some(secret) = client.secret {
+            request = request.with_client_secret(secret);
+        }
     }
     if let Some(document) = document {
         request = request.with_client_metadata_url(document);
@@ -348,6 +462,25 @@ async fn authorize(
     // The exchange saves the tokens last: a failure here has written nothing.
     session.handle_callback_url(&back).await.map_err(failed)?;
     Ok(())
+}
+
+/// Registers the app with the authorization server whose metadata `manager` holds (RFC 7591),
+/// for the scopes the sign-in will ask for; the client it issued, with the secret it gave a
+/// confidential one.
+async fn register(
+    manager: &mut AuthorizationManager,
+    redirect_uri: &str,
+) -> Result<IssuedClient, AuthError> {
+    let scopes = manager.select_initial_scopes(&[]).await;
+    let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    let config = manager
+        .register_client(CLIENT_NAME, redirect_uri, &scopes)
+        .await
+        .map_err(|e| AuthError::RegistrationFailed(format!("Dynamic registration failed: {e}")))?;
+    Ok(IssuedClient {
+        id: config.client_id,
+        secret: config.client_secret,
+    })
 }
 
 /// The authorization server's refusal in the address it sent the person back to (RFC 6749
@@ -410,8 +543,14 @@ impl Access {
         })
     }
 
-    /// A new access token, whether or not the one held has expired (the server refused it).
-    pub(crate) async fn refresh(&self) -> Result<(), String> {
+    /// A new access token, whether or not the one held has expired: the server refused it with
+    /// `challenge`. First the server's protected resource metadata is read again (SEP-2352):
+    /// when it names another authorization server than the one signed in at, nothing of the
+    /// old sign-in goes there, nor is the old one asked: the sign-in has ended.
+    pub(crate) async fn refresh(&self, challenge: Option<&str>) -> Result<(), String> {
+        if let Some(moved) = self.moved(challenge).await? {
+            return Err(moved);
+        }
         let slot = self.held().await?;
         let manager = slot.as_ref().expect("held() fills it");
         match manager.refresh_token().await {
@@ -484,6 +623,50 @@ impl Access {
         Ok(())
     }
 
+    /// Whether the server now names another authorization server than the kept sign-in's (read
+    /// from its protected resource metadata, as `challenge` points to it): that in words.
+    async fn moved(&self, challenge: Option<&str>) -> Result<Option<String>, String> {
+        let store = self.store(AuthorizationMetadata::default(), None);
+        let Some(kept) = store.read().map_err(|e| words(&self.url, e))? else {
+            return Ok(None);
+        };
+        let http = Arc::new(GuardedHttp::new(self.servers)?);
+        let manager = AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), http)
+            .await
+            .map_err(|e| words(&self.url, e))?;
+        // Metadata that cannot be read now names no other server: the refresh goes to the
+        // one signed in at, as before.
+        let Ok(now) = manager.resolve_metadata_from_challenge(challenge).await else {
+            return Ok(None);
+        };
+        let now = now.metadata;
+        let (was, now) = (
+            authorization_server(&kept.metadata),
+            authorization_server(&now),
+        );
+        Ok((was != now).then(|| {
+            format!(
+                "the server at {} now signs in at another authorization server ({now}); the \
+                 sign-in at {was} has ended: sign in to the server again",
+                self.url
+            )
+        }))
+    }
+
+    /// The keystore entry of this server's sign-in, as rmcp's credential store.
+    fn store(
+        &self,
+        metadata: AuthorizationMetadata,
+        client_secret: Option<String>,
+    ) -> KeystoreCredentials {
+        KeystoreCredentials {
+            secrets: self.secrets.clone(),
+            key: self.key.clone(),
+            metadata,
+            client_secret,
+        }
+    }
+
     /// The manager, built on first use; held locked, so refreshes happen one at a time.
     async fn held(
         &self,
@@ -497,31 +680,21 @@ impl Access {
 
     /// A manager with the kept metadata and client, reading and saving the kept credentials.
     async fn manager(&self) -> Result<AuthorizationManager, String> {
-        let store = KeystoreCredentials {
-            secrets: self.secrets.clone(),
-            key: self.key.clone(),
-            metadata: AuthorizationMetadata::default(),
-        };
-        let kept = store
+        let kept = self
+            .store(AuthorizationMetadata::default(), None)
             .read()
             .map_err(|e| words(&self.url, e))?
             .ok_or_else(|| self.ended())?;
-        let client_id = kept
-            .credentials
-            .as_ref()
-            .map(|c| c.client_id.clone())
-            .ok_or_else(|| self.ended())?;
+        let client = kept.client().ok_or_else(|| self.ended())?;
         let http = Arc::new(GuardedHttp::new(self.servers)?);
         let mut manager = AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), http)
             .await
             .map_err(|e| words(&self.url, e))?;
         manager.set_metadata(kept.metadata.clone());
-        manager.set_credential_store(KeystoreCredentials {
-            metadata: kept.metadata,
-            ..store
-        });
+        manager.set_credential_store(self.store(kept.metadata, client.secret.clone()));
+        // A confidential client's refresh carries its secret, as its token requests did.
         manager
-            .configure_client_id(&client_id)
+            .configure_client(client.config(self.url.as_str()))
             .map_err(|e| words(&self.url, e))?;
         Ok(manager)
     }

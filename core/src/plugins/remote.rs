@@ -406,16 +406,17 @@ impl Token {
         }
     }
 
-    /// After the server refused the token mid-session: a sign-in's access token is refreshed
-    /// (a bearer token is read again from the keystore at the next connect anyway).
-    async fn refresh(&self) -> Result<(), String> {
+    /// After the server refused the token mid-session with `challenge`: a sign-in's access
+    /// token is refreshed (a bearer token is read again from the keystore at the next connect
+    /// anyway).
+    async fn refresh(&self, challenge: Option<&str>) -> Result<(), String> {
         match self {
             Token::Keystore {
                 secrets,
                 key,
                 access,
             } => match secrets.get(key) {
-                Ok(None) if access.signed_in()? => access.refresh().await,
+                Ok(None) if access.signed_in()? => access.refresh(challenge).await,
                 _ => Ok(()),
             },
             _ => Ok(()),
@@ -846,7 +847,7 @@ impl RemoteServer {
             // call, so the call goes once more on a new session, after a refresh of a sign-in;
             // when the refresh is refused, or its token is too, the student signs in again.
             (Err(_), Some(rejection), _) => {
-                let refreshed = self.token.refresh().await;
+                let refreshed = self.token.refresh(rejection.challenge.as_deref()).await;
                 let rejection = match refreshed {
                     Ok(()) => {
                         let again = self.call_once(name, input.clone(), token).await;
@@ -1743,7 +1744,7 @@ impl Remotes {
         name: &str,
         token: Option<&str>,
         browser: Option<&dyn oauth::Browser>,
-        client: Option<&str>,
+        client: Option<&oauth::IssuedClient>,
     ) -> Result<String, EngineError> {
         let link = |message: String| EngineError::Server {
             url: url.to_owned(),

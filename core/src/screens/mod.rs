@@ -64,6 +64,7 @@ pub use results::CallCard;
 
 use crate::consent::{Permission, SetupStep};
 use crate::engine::{Engine, EngineError};
+use crate::plugins::oauth::IssuedClient;
 use crate::policy::{Mode, Preset, Rule};
 use crate::registry::Effect;
 use crate::settings::{Language, parse_change};
@@ -184,6 +185,10 @@ pub enum Action {
         /// asks for one.
         #[cfg_attr(feature = "uniffi", uniffi(default))]
         client_id: Option<String>,
+        /// The secret issued with that client id, for a confidential client (kept in the
+        /// keystore only).
+        #[cfg_attr(feature = "uniffi", uniffi(default))]
+        client_secret: Option<String>,
     },
     InstallPreview {
         preview: String,
@@ -566,6 +571,7 @@ impl Screens {
                 name,
                 token,
                 client_id,
+                client_secret,
             } => {
                 let given = |v: &Option<String>| {
                     v.as_deref()
@@ -573,9 +579,22 @@ impl Screens {
                         .filter(|t| !t.is_empty())
                         .map(str::to_owned)
                 };
-                let (token, client) = (given(&token), given(&client_id));
+                let token = given(&token);
+                let client = match (given(&client_id), given(&client_secret)) {
+                    (Some(id), secret) => Some(IssuedClient { id, secret }),
+                    (None, None) => None,
+                    (None, Some(_)) => {
+                        let why = tr(
+                            self.language(),
+                            "客户端密钥需要与它一同签发的客户端 ID：请同时填写客户端 ID",
+                            "a client secret goes with the client ID it was issued with: fill \
+                             in the Client ID too",
+                        );
+                        return Err(EngineError::Invalid(why.into()));
+                    }
+                };
                 // The list read again shows it, under the remote defaults (seed 000).
-                e.add_remote_as(url.trim(), name.trim(), token.as_deref(), client.as_deref())
+                e.add_remote_as(url.trim(), name.trim(), token.as_deref(), client.as_ref())
                     .await?;
             }
             Action::InstallPreview { preview } => {

@@ -59,6 +59,9 @@ pub struct PluginsScreen {
     /// A client id its authorization server issued for the app, for a server whose sign-in
     /// registers no app by itself (rarely needed; empty is usual).
     pub remote_client_placeholder: String,
+    /// The secret issued with that client id, for a confidential client (a secret field: kept
+    /// in the keystore only).
+    pub remote_client_secret_placeholder: String,
     pub remote_add_label: String,
 }
 
@@ -182,6 +185,12 @@ pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
             lang,
             "客户端 ID（服务器的登录要求时填写）",
             "Client ID (only if its sign-in asks for one)",
+        )
+        .into(),
+        remote_client_secret_placeholder: tr(
+            lang,
+            "客户端密钥（与客户端 ID 一同签发时填写；只存在钥匙串里）",
+            "Client secret (if issued with the client ID; kept in the keystore only)",
         )
         .into(),
         remote_add_label: tr(lang, "连接并添加", "Connect and add").into(),

@@ -105,6 +105,10 @@ pub struct OAuthConfig {
     /// the session's GET and DELETE through without a token, and asks for a sign-in only at
     /// `tools/list` and `tools/call`.
     pub open_handshake: bool,
+    /// Its clients are confidential: each has a secret (`secret-of-<client id>`, issued
+    /// clients too, and given at registration), which every token request must carry by this
+    /// method, `client_secret_post` or `client_secret_basic` (the only one its metadata lists).
+    pub client_auth: Option<&'static str>,
 }
 
 impl Default for OAuthConfig {
@@ -121,6 +125,7 @@ impl Default for OAuthConfig {
             names_resource: None,
             reads_client_documents: false,
             open_handshake: false,
+            client_auth: None,
         }
     }
 }
@@ -140,6 +145,9 @@ struct OAuthState {
     registrations: Vec<Value>,
     authorizations: Vec<Vec<(String, String)>>,
     token_requests: Vec<Vec<(String, String)>>,
+    /// The server moved to another authorization server (SEP-2352), at `/as2` of the same
+    /// address; the first one no longer serves, and nothing it issued is accepted.
+    moved: bool,
 }
 
 struct OAuth {
@@ -243,6 +251,18 @@ impl McpServer {
     /// The access tokens issued so far are no longer accepted; refresh tokens still are.
     pub fn revoke_access_tokens(&self) {
         self.oauth().access.clear();
+    }
+
+    /// The server moves to another authorization server (SEP-2352): its protected resource
+    /// metadata names `{base}/as2` from now on, where no client is registered yet; the old
+    /// authorization server no longer answers, and no token it issued is accepted.
+    pub fn move_authorization_server(&self) {
+        let mut state = self.oauth();
+        state.moved = true;
+        state.clients.clear();
+        state.codes.clear();
+        state.access.clear();
+        state.refresh.clear();
     }
 
     /// Every token issued is no longer accepted, refresh tokens included (the sign-in ended).
@@ -781,6 +801,11 @@ fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// The secret of a confidential client.
+pub fn secret_of(client: &str) -> String {
+    format!("secret-of-{client}")
+}
+
 /// PKCE's S256: the challenge a verifier answers to.
 fn s256(verifier: &str) -> String {
     use base64::Engine;
@@ -842,6 +867,30 @@ impl OAuth {
         ))
     }
 
+    /// The client a token request authenticates as: for a confidential client, its id and
+    /// secret as `client_auth` says (`client_secret_basic`: RFC 6749 §2.3.1's HTTP Basic of the
+    /// form-encoded id and secret); for a public one, the `client_id` it names.
+    fn authenticated(&self, request: &Request, pairs: &[(String, String)]) -> Option<String> {
+        match self.config.client_auth {
+            None => field(pairs, "client_id").map(str::to_owned),
+            Some("client_secret_post") => {
+                let client = field(pairs, "client_id")?;
+                (field(pairs, "client_secret") == Some(secret_of(client).as_str()))
+                    .then(|| client.to_owned())
+            }
+            Some(_) => {
+                use base64::Engine;
+                let basic = request.header("authorization")?.strip_prefix("Basic ")?;
+                let decoded = base64::engine::general_purpose::STANDARD
+                    .decode(basic)
+                    .ok()?;
+                let pairs = form(&String::from_utf8(decoded).ok()?.replacen(':', "=", 1));
+                let (client, secret) = pairs.first()?;
+                (*secret == secret_of(client)).then(|| client.clone())
+            }
+        }
+    }
+
     /// The answer of the authorization server and the resource's metadata, for their paths.
     fn answer(&self, base: &str, request: &Request) -> Option<String> {
         let (path, query) = request
@@ -852,15 +901,40 @@ impl OAuth {
             Some(respond(status, &[], "application/json", &body.to_string()))
         };
         let resource = format!("{base}/mcp");
+        let mut state = self.state.lock().unwrap();
+        // The authorization server's own paths: after a move, those under `/as2` (its metadata
+        // at RFC 8414's path with the issuer's path appended); the first one's answer nothing.
+        let (issuer, path) = match (state.moved, path.strip_prefix("/as2")) {
+            (true, Some(rest)) => (format!("{base}/as2"), rest.to_owned()),
+            (true, None) if matches!(path, "/authorize" | "/token" | "/register") => {
+                return Some(respond(404, &[], "text/plain", "not found"));
+            }
+            (true, None) => (
+                format!("{base}/as2"),
+                match path {
+                    "/.well-known/oauth-authorization-server/as2" => {
+                        "/.well-known/oauth-authorization-server".to_owned()
+                    }
+                    "/.well-known/oauth-authorization-server" => "/.well-known/moved".to_owned(),
+                    p => p.to_owned(),
+                },
+            ),
+            (false, _) => (base.to_owned(), path.to_owned()),
+        };
+        let path = path.as_str();
+        let methods = match self.config.client_auth {
+            Some(method) => vec![method],
+            None => vec!["none"],
+        };
         let mut metadata = json!({
-            "issuer": base,
-            "authorization_endpoint": format!("{base}/authorize"),
-            "token_endpoint": format!("{base}/token"),
-            "registration_endpoint": format!("{base}/register"),
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "registration_endpoint": format!("{issuer}/register"),
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "code_challenge_methods_supported": self.config.pkce_methods,
-            "token_endpoint_auth_methods_supported": ["none"],
+            "token_endpoint_auth_methods_supported": methods,
             "scopes_supported": ["tools:read", "tools:write"],
         });
         if self.config.reads_client_documents {
@@ -873,7 +947,6 @@ impl OAuth {
                 .unwrap()
                 .remove("registration_endpoint");
         }
-        let mut state = self.state.lock().unwrap();
         if self.config.no_metadata && path.starts_with("/.well-known/") {
             return Some(respond(404, &[], "text/plain", "not found"));
         }
@@ -883,7 +956,7 @@ impl OAuth {
                 200,
                 json!({
                     "resource": self.config.names_resource.map_or(resource.clone(), str::to_owned),
-                    "authorization_servers": [base],
+                    "authorization_servers": [issuer],
                     "scopes_supported": ["tools:read", "tools:write"],
                 }),
             ),
@@ -909,11 +982,13 @@ impl OAuth {
                     .unwrap_or_default();
                 state.registrations.push(request.body.clone());
                 state.clients.push((client.clone(), uris.clone()));
-                json(
-                    201,
-                    json!({"client_id": client, "redirect_uris": uris,
-                           "token_endpoint_auth_method": "none"}),
-                )
+                let mut registered = json!({"client_id": client, "redirect_uris": uris,
+                                            "token_endpoint_auth_method": "none"});
+                if let Some(method) = self.config.client_auth {
+                    registered["client_secret"] = json!(secret_of(&client));
+                    registered["token_endpoint_auth_method"] = json!(method);
+                }
+                json(201, registered)
             }
             ("GET", "/authorize") => {
                 let pairs = form(query);
@@ -951,6 +1026,10 @@ impl OAuth {
             ("POST", "/token") => {
                 let pairs = form(request.body.as_str().unwrap_or_default());
                 state.token_requests.push(pairs.clone());
+                let authenticated = self.authenticated(request, &pairs);
+                if self.config.client_auth.is_some() && authenticated.is_none() {
+                    return json(401, json!({"error": "invalid_client"}));
+                }
                 let granted = match field(&pairs, "grant_type") {
                     Some("authorization_code") => {
                         let code = field(&pairs, "code").unwrap_or_default();
@@ -959,7 +1038,7 @@ impl OAuth {
                             .remove(code)
                             .and_then(|(client, redirect, challenge, scope)| {
                                 let verifier = field(&pairs, "code_verifier").unwrap_or_default();
-                                let good = field(&pairs, "client_id") == Some(client.as_str())
+                                let good = authenticated.as_deref() == Some(client.as_str())
                                     && field(&pairs, "redirect_uri") == Some(redirect.as_str())
                                     && s256(verifier) == challenge
                                     && field(&pairs, "resource") == Some(resource.as_str());

@@ -10,6 +10,7 @@ struct PluginsView: View {
     @State private var remoteName = ""
     @State private var remoteToken = ""
     @State private var remoteClient = ""
+    @State private var remoteClientSecret = ""
 
     init(shell: Shell) {
         self.shell = shell
@@ -62,12 +63,16 @@ struct PluginsView: View {
                     TextField(screen.remoteClientPlaceholder, text: $remoteClient)
                         .textInputAutocapitalization(.never)
                         .autocorrectionDisabled()
+                    SecureField(screen.remoteClientSecretPlaceholder, text: $remoteClientSecret)
                     SwiftUI.Button(screen.remoteAddLabel) {
-                        // The token leaves with the tap; the field is emptied so nothing here keeps it.
+                        // The token and the secret leave with the tap; their fields are emptied
+                        // so nothing here keeps them.
                         let token = remoteToken.isEmpty ? nil : remoteToken
                         remoteToken = ""
                         let client = remoteClient.isEmpty ? nil : remoteClient
-                        store.act(.addRemoteServer(url: remoteURL, name: remoteName, token: token, clientId: client))
+                        let secret = remoteClientSecret.isEmpty ? nil : remoteClientSecret
+                        remoteClientSecret = ""
+                        store.act(.addRemoteServer(url: remoteURL, name: remoteName, token: token, clientId: client, clientSecret: secret))
                     }
                     .disabled(remoteURL.isEmpty || remoteName.isEmpty)
                 }

@@ -70,6 +70,7 @@ object ScreenTags {
     const val REMOTE_NAME = "remote-name"
     const val REMOTE_TOKEN = "remote-token"
     const val REMOTE_CLIENT = "remote-client"
+    const val REMOTE_CLIENT_SECRET = "remote-client-secret"
     const val REMOTE_ADD = "remote-add"
     /** A plugin page's tap that runs one of its tools for the student (the pay code). */
     const val TAP = "plugin-tap"
@@ -170,13 +171,18 @@ fun PluginsPage(holder: ScreenModel<PluginsScreen>, open: (String) -> Unit) {
     }
 }
 
-/** A remote MCP server's address, a name and its token if it needs one (a secure field). */
+/**
+ * A remote MCP server's address, a name and its token if it needs one (a secure field); a client
+ * id its authorization server issued, with the client's secret for a confidential one (a secure
+ * field too).
+ */
 @Composable
 private fun RemoteServerForm(screen: PluginsScreen, act: (Action) -> Unit) {
     var url by remember { mutableStateOf("") }
     var name by remember { mutableStateOf("") }
     var token by remember { mutableStateOf("") }
     var client by remember { mutableStateOf("") }
+    var secret by remember { mutableStateOf("") }
     HorizontalDivider()
     Section(screen.remoteLabel)
     OutlinedTextField(url, { url = it }, placeholder = { Text(screen.remoteUrlPlaceholder) }, singleLine = true,
@@ -188,11 +194,16 @@ private fun RemoteServerForm(screen: PluginsScreen, act: (Action) -> Unit) {
         modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_TOKEN))
     OutlinedTextField(client, { client = it }, placeholder = { Text(screen.remoteClientPlaceholder) }, singleLine = true,
         modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_CLIENT))
+    OutlinedTextField(secret, { secret = it }, placeholder = { Text(screen.remoteClientSecretPlaceholder) }, singleLine = true,
+        visualTransformation = PasswordVisualTransformation(),
+        modifier = Modifier.fillMaxWidth().testTag(ScreenTags.REMOTE_CLIENT_SECRET))
     Button(
         onClick = {
-            // The token leaves with the tap; the field is emptied so nothing here keeps it.
-            act(Action.AddRemoteServer(url.trim(), name.trim(), token.ifBlank { null }, client.ifBlank { null }))
+            // The token and the secret leave with the tap; their fields are emptied so nothing
+            // here keeps them.
+            act(Action.AddRemoteServer(url.trim(), name.trim(), token.ifBlank { null }, client.ifBlank { null }, secret.ifBlank { null }))
             token = ""
+            secret = ""
         },
         enabled = url.isNotBlank() && name.isNotBlank(),
         modifier = Modifier.testTag(ScreenTags.REMOTE_ADD),
