@@ -866,3 +866,38 @@ async fn a_server_that_moves_to_another_authorization_server_is_signed_in_to_the
         ]
     );
 }
+
+#[tokio::test]
+async fn a_server_that_moves_right_after_the_sign_in_is_signed_in_to_at_the_new_authorization_server_and_added()
+ {
+    // SEP-2352, while adding: the listing after the sign-in is refused 401, and the resource
+    // metadata now names another authorization server: the app registers there, the student
+    // signs in there, and the server is added — the first sign-in's client never goes there.
+    let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let base = server.url().trim_end_matches("/mcp").to_owned();
+    let (_dir, _, engine) = fresh();
+    let person = Person::default();
+    server.move_authorization_server_at_next_listing();
+    let id = engine
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
+        .await
+        .unwrap();
+    assert_eq!(id, "mcp-notes");
+    let pages: Vec<String> = person
+        .pages()
+        .iter()
+        .map(|p| p.url.split('?').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        pages,
+        [format!("{base}/authorize"), format!("{base}/as2/authorize")]
+    );
+    assert_eq!(server.registrations().len(), 2);
+    let authorizations = server.authorizations();
+    let clients: Vec<&str> = authorizations
+        .iter()
+        .map(|a| field(a, "client_id").unwrap_or_default())
+        .collect();
+    assert_eq!(clients, ["client-1", "client-4"]);
+    assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
+}

@@ -483,6 +483,47 @@ async fn register(
     })
 }
 
+/// Whether the server at `url` now names another authorization server (read from its protected
+/// resource metadata, as its 401's `challenge` points to it) than the one the sign-in kept under
+/// `key` was made at (SEP-2352): that in words. Metadata that cannot be read now names no other
+/// server.
+pub(crate) async fn moved(
+    url: &str,
+    challenge: Option<&str>,
+    servers: Servers,
+    secrets: &Arc<dyn SecretStore>,
+    key: &str,
+) -> Result<Option<String>, String> {
+    let (url, _) = check_url(url, servers)?;
+    let url = &url;
+    let store = KeystoreCredentials {
+        secrets: secrets.clone(),
+        key: key.to_owned(),
+        metadata: AuthorizationMetadata::default(),
+        client_secret: None,
+    };
+    let Some(kept) = store.read().map_err(|e| words(url, e))? else {
+        return Ok(None);
+    };
+    let http = Arc::new(GuardedHttp::new(servers)?);
+    let manager = AuthorizationManager::new_with_oauth_http_client(url.as_str(), http)
+        .await
+        .map_err(|e| words(url, e))?;
+    let Ok(now) = manager.resolve_metadata_from_challenge(challenge).await else {
+        return Ok(None);
+    };
+    let (was, now) = (
+        authorization_server(&kept.metadata),
+        authorization_server(&now.metadata),
+    );
+    Ok((was != now).then(|| {
+        format!(
+            "the server at {url} now signs in at another authorization server ({now}); the \
+             sign-in at {was} has ended: sign in to the server again"
+        )
+    }))
+}
+
 /// The authorization server's refusal in the address it sent the person back to (RFC 6749
 /// §4.1.2.1: `error`, and `error_description` if it gave one).
 fn refusal(back: &str) -> Option<String> {
@@ -623,34 +664,17 @@ impl Access {
         Ok(())
     }
 
-    /// Whether the server now names another authorization server than the kept sign-in's (read
-    /// from its protected resource metadata, as `challenge` points to it): that in words.
+    /// Whether the server now names another authorization server than the kept sign-in's
+    /// ([`moved`]): that in words.
     async fn moved(&self, challenge: Option<&str>) -> Result<Option<String>, String> {
-        let store = self.store(AuthorizationMetadata::default(), None);
-        let Some(kept) = store.read().map_err(|e| words(&self.url, e))? else {
-            return Ok(None);
-        };
-        let http = Arc::new(GuardedHttp::new(self.servers)?);
-        let manager = AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), http)
-            .await
-            .map_err(|e| words(&self.url, e))?;
-        // Metadata that cannot be read now names no other server: the refresh goes to the
-        // one signed in at, as before.
-        let Ok(now) = manager.resolve_metadata_from_challenge(challenge).await else {
-            return Ok(None);
-        };
-        let now = now.metadata;
-        let (was, now) = (
-            authorization_server(&kept.metadata),
-            authorization_server(&now),
-        );
-        Ok((was != now).then(|| {
-            format!(
-                "the server at {} now signs in at another authorization server ({now}); the \
-                 sign-in at {was} has ended: sign in to the server again",
-                self.url
-            )
-        }))
+        moved(
+            self.url.as_str(),
+            challenge,
+            self.servers,
+            &self.secrets,
+            &self.key,
+        )
+        .await
     }
 
     /// The keystore entry of this server's sign-in, as rmcp's credential store.

@@ -1786,11 +1786,36 @@ impl Remotes {
             )
             .await
             .map_err(link)?;
-            let server =
-                RemoteServer::with_keystore(url, secrets, name, CALL_TIMEOUT, self.servers)
-                    .map_err(link)?;
-            listed = server.list_tools().await;
-            server.close().await;
+            let refused;
+            (listed, refused) = self.list_signed_in(url, name).await.map_err(link)?;
+            // SEP-2352: refused again by a server that now names another authorization server
+            // (it moved after the sign-in): the app registers there and the student signs in
+            // again, once; nothing of the first sign-in goes there.
+            if let (Err(_), Some(again)) = (&listed, refused)
+                && oauth::moved(
+                    url,
+                    again.challenge.as_deref(),
+                    self.servers,
+                    &secrets,
+                    &signed,
+                )
+                .await
+                .map_err(link)?
+                .is_some()
+            {
+                oauth::sign_in(
+                    url,
+                    again.challenge.as_deref(),
+                    self.servers,
+                    secrets.clone(),
+                    &signed,
+                    browser,
+                    None,
+                )
+                .await
+                .map_err(link)?;
+                (listed, _) = self.list_signed_in(url, name).await.map_err(link)?;
+            }
         }
         let installed = match listed {
             Ok(tools) => self.install(&plugins, url, name, token, &tools),
@@ -1801,6 +1826,25 @@ impl Remotes {
             let _ = self.secrets.delete(&signed);
         }
         installed
+    }
+
+    /// Lists the tools of the server at `url` with the sign-in kept for remote server `name`:
+    /// the list (or why not), and the 401 that refused it, if one did.
+    async fn list_signed_in(
+        &self,
+        url: &str,
+        name: &str,
+    ) -> Result<(Result<Vec<McpTool>, String>, Option<Unauthorized>), String> {
+        let server = RemoteServer::with_keystore(
+            url,
+            self.secrets.clone(),
+            name,
+            CALL_TIMEOUT,
+            self.servers,
+        )?;
+        let listed = server.list_tools().await;
+        server.close().await;
+        Ok((listed, server.unauthorized()))
     }
 
     /// Installs `tools` as remote plugin `mcp-<name>` at `url`, keeping `token` (or keeping

@@ -148,6 +148,20 @@ struct OAuthState {
     /// The server moved to another authorization server (SEP-2352), at `/as2` of the same
     /// address; the first one no longer serves, and nothing it issued is accepted.
     moved: bool,
+    /// It moves (as [`McpServer::move_authorization_server`]) at the next `tools/list` that
+    /// carries a token it accepts, refusing that one 401.
+    move_at_listing: bool,
+}
+
+impl OAuthState {
+    /// The move to the authorization server at `/as2`: nothing the first one issued stands.
+    fn move_away(&mut self) {
+        self.moved = true;
+        self.clients.clear();
+        self.codes.clear();
+        self.access.clear();
+        self.refresh.clear();
+    }
 }
 
 struct OAuth {
@@ -257,12 +271,14 @@ impl McpServer {
     /// metadata names `{base}/as2` from now on, where no client is registered yet; the old
     /// authorization server no longer answers, and no token it issued is accepted.
     pub fn move_authorization_server(&self) {
-        let mut state = self.oauth();
-        state.moved = true;
-        state.clients.clear();
-        state.codes.clear();
-        state.access.clear();
-        state.refresh.clear();
+        self.oauth().move_away();
+    }
+
+    /// The server moves to another authorization server at the next `tools/list` a signed-in
+    /// client sends (SEP-2352's mid-session move, as a server behind a new identity provider
+    /// does right after a sign-in).
+    pub fn move_authorization_server_at_next_listing(&self) {
+        self.oauth().move_at_listing = true;
     }
 
     /// Every token issued is no longer accepted, refresh tokens included (the sign-in ended).
@@ -412,6 +428,12 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
         let base = format!("http://{}", socket.local_addr()?);
         let text = match oauth.answer(&base, &request) {
             Some(text) => Some(text),
+            None if oauth.moves_now(&request) => Some(respond(
+                401,
+                &[("WWW-Authenticate", oauth.challenge(&base))],
+                "application/json",
+                r#"{"error":"invalid_token"}"#,
+            )),
             None if oauth.admits(&request) => oauth.forbids(&base, &request),
             None if oauth.lets_through(&request) => None,
             None => Some(respond(
@@ -832,6 +854,22 @@ impl OAuth {
             .header("authorization")
             .and_then(|h| h.strip_prefix("Bearer "))
             .is_some_and(|token| state.access.iter().any(|t| t == token))
+    }
+
+    /// Whether the server moves to another authorization server at `request` (a signed-in
+    /// `tools/list` after [`McpServer::move_authorization_server_at_next_listing`]): it has.
+    fn moves_now(&self, request: &Request) -> bool {
+        let listing = request.body["method"] == "tools/list";
+        if !listing || !self.admits(request) {
+            return false;
+        }
+        let mut state = self.state.lock().unwrap();
+        if !state.move_at_listing {
+            return false;
+        }
+        state.move_at_listing = false;
+        state.move_away();
+        true
     }
 
     /// Whether `request` is one of the handshake's, let through without a token
