@@ -1,8 +1,11 @@
 //! The agent: the model the turn loop talks to. [`provider`] is the client of an
 //! OpenAI-compatible Chat Completions endpoint (the settings `model.endpoint` and `model.name`,
 //! the secret `model.apiKey`); [`providers`] the providers a student picks from, with what a
-//! request to each carries; [`wire`] holds what is sent and what comes back.
+//! request to each carries; [`check`] the model screen's connection test;
+//! [`budget`] what of a conversation a request carries; [`wire`] holds what is sent and what comes back.
 
+pub mod check;
+pub mod budget;
 pub mod provider;
 pub mod providers;
 pub mod turn;
