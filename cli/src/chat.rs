@@ -31,8 +31,11 @@ struct KeySource {
 
 impl SecretStore for KeySource {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
-        match (&self.from_env, key) {
-            (Some(value), "model.apiKey") => Ok(Some(value.clone())),
+        // The variable stands for whichever provider's key is asked (`model.apiKey.<id>`);
+        // the single key of the keyring is not read beside it, so it is never moved there.
+        match &self.from_env {
+            Some(value) if key.starts_with("model.apiKey.") => Ok(Some(value.clone())),
+            Some(_) if key == "model.apiKey" => Ok(None),
             _ => self.keyring.get(key),
         }
     }

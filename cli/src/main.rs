@@ -12,6 +12,7 @@ mod conversations;
 mod demo;
 mod elicit;
 mod jobs;
+mod model;
 mod open;
 mod plugins;
 mod script;
@@ -118,6 +119,11 @@ enum Command {
         /// (accept takes the form's defaults).
         #[arg(long, value_enum)]
         elicitation: Option<elicit::Reply>,
+    },
+    /// The model providers, and a test of the model's connection.
+    Model {
+        #[command(subcommand)]
+        command: model::ModelCommand,
     },
     /// The conversations, newest first; rename or delete one.
     Conversations {
@@ -243,6 +249,7 @@ async fn main() -> ExitCode {
             })
             .await;
         }
+        Command::Model { command } => model::run(&data_dir(), command).await,
         Command::Conversations { command } => conversations::run(
             &data_dir(),
             command.unwrap_or(conversations::ConversationsCommand::List),

@@ -11,6 +11,7 @@
 
 use url::Url;
 
+use crate::secrets::{SecretError, SecretStore, keys};
 use crate::settings::ModelSettings;
 
 /// What a request carries to sample the answer; `None` is left to the provider.
@@ -250,6 +251,26 @@ pub fn for_endpoint(endpoint: &str) -> &'static ProviderInfo {
         .unwrap_or_else(|| by_id(CUSTOM))
 }
 
+/// The keystore name of `provider`'s API key (`model.apiKey.deepseek`): each provider keeps
+/// its own, so choosing another and back does not lose one (issue 42).
+pub fn key_name(provider: &str) -> String {
+    format!("{}.{provider}", keys::MODEL_API_KEY)
+}
+
+/// The API key of the provider serving `endpoint`. The single key kept under
+/// [`keys::MODEL_API_KEY`] (before keys were per provider, and what `harness secret set
+/// model.apiKey` still writes) becomes that provider's key the first time it is read.
+pub fn api_key(secrets: &dyn SecretStore, endpoint: &str) -> Result<Option<String>, SecretError> {
+    let own = key_name(for_endpoint(endpoint).id);
+    if let Some(single) = secrets.get(keys::MODEL_API_KEY)? {
+        if !single.trim().is_empty() {
+            secrets.set(&own, &single)?;
+        }
+        secrets.delete(keys::MODEL_API_KEY)?;
+    }
+    Ok(secrets.get(&own)?.filter(|k| !k.trim().is_empty()))
+}
+
 /// What a request to the configured model carries: its provider's values, each replaced by
 /// the setting that sets it (`model.temperature`, `model.maxTokens`).
 pub fn sampling(model: &ModelSettings) -> Sampling {
@@ -258,6 +279,19 @@ pub fn sampling(model: &ModelSettings) -> Sampling {
         temperature: model.temperature.map(|t| t.0).or(provider.temperature),
         max_tokens: model.max_tokens.or(provider.max_tokens),
     }
+}
+
+/// The budget of one request to the configured model, in tokens: `model.contextTokens`, else
+/// its provider's context size.
+pub fn context_tokens(model: &ModelSettings) -> u32 {
+    model
+        .context_tokens
+        .unwrap_or_else(|| for_endpoint(&model.endpoint).context_tokens)
+}
+
+/// How long the configured model's provider may send nothing before the call is given up.
+pub fn idle_limit(model: &ModelSettings) -> std::time::Duration {
+    std::time::Duration::from_secs(u64::from(for_endpoint(&model.endpoint).idle_secs))
 }
 
 #[cfg(test)]
@@ -276,6 +310,30 @@ mod tests {
         assert_eq!(for_endpoint("http://[::1]:8080/v1").id, LOCAL);
         assert_eq!(for_endpoint("https://llm.example.edu.cn/v1").id, CUSTOM);
         assert_eq!(for_endpoint("").id, CUSTOM);
+    }
+
+    #[test]
+    fn the_single_key_becomes_the_chosen_providers_and_each_provider_keeps_its_own() {
+        let secrets = crate::secrets::MemorySecrets::default();
+        secrets.set(keys::MODEL_API_KEY, "sk-old").unwrap();
+        let deepseek = "https://api.deepseek.com/v1";
+        assert_eq!(
+            api_key(&secrets, deepseek).unwrap().as_deref(),
+            Some("sk-old")
+        );
+        assert_eq!(secrets.get(keys::MODEL_API_KEY).unwrap(), None);
+        assert_eq!(
+            secrets.get("model.apiKey.deepseek").unwrap().as_deref(),
+            Some("sk-old")
+        );
+        let qwen = "https://dashscope.aliyuncs.com/compatible-mode/v1";
+        assert_eq!(api_key(&secrets, qwen).unwrap(), None);
+        secrets.set(&key_name("qwen"), "sk-qwen").unwrap();
+        assert_eq!(api_key(&secrets, qwen).unwrap().as_deref(), Some("sk-qwen"));
+        assert_eq!(
+            api_key(&secrets, deepseek).unwrap().as_deref(),
+            Some("sk-old")
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ use crate::picked::{FilePick, PickedFile};
 use crate::policy::{Actor, Answer, Verdict};
 use crate::registry::{Effect, PluginKind, Tool, tool_id};
 use crate::scheduler::{AgentJob, AgentReply, JobRunner, Notification};
-use crate::secrets::{SecretStore, keys};
+use crate::secrets::SecretStore;
 use crate::services::Host;
 use crate::settings::{AppSettings, Language, Settings};
 use crate::store::history::{MessageRow, StoredCall};
@@ -493,11 +493,7 @@ impl Agent {
         {
             return Err(Unset::ModelName.into());
         }
-        let key = self
-            .parts
-            .secrets
-            .get(keys::MODEL_API_KEY)?
-            .filter(|k| !k.is_empty())
+        let key = super::providers::api_key(&*self.parts.secrets, &settings.model.endpoint)?
             .ok_or(Unset::ApiKey)?;
         Provider::new(
             &settings.model.endpoint,
