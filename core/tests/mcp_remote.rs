@@ -1038,6 +1038,30 @@ async fn a_2025_server_is_asked_server_discover_once_and_then_spoken_to_with_ini
 }
 
 #[tokio::test]
+async fn a_2025_server_that_answers_server_discover_with_an_empty_result_is_spoken_to_with_initialize()
+ {
+    // MCP 2026-07-28, backward compatibility: a server of an earlier revision that answers the
+    // method it does not know with some result (the official suite's 2025 servers answer `{}`)
+    // rather than "method not found" has not discovered anything: the client falls back to
+    // `initialize`, as for any other sign of an earlier revision.
+    let server = McpServer::streamable(vec![tool("echo", true)]).await;
+    server.answer_unknown_methods_with_empty_results();
+    let client = RemoteServer::new(
+        &server.url(),
+        None,
+        Duration::from_secs(30),
+        Servers::AlsoLoopback,
+    )
+    .unwrap();
+    let tools = client.list_tools().await.unwrap();
+    client.close().await;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["echo"]);
+    assert_eq!(server.count("server/discover"), 1);
+    assert_eq!(server.count("initialize"), 1);
+}
+
+#[tokio::test]
 async fn a_session_is_ended_with_delete_when_listed_and_at_shutdown() {
     let server = McpServer::streamable(vec![tool("echo", true)]).await;
     let engine = Engine::in_memory(development()).unwrap();

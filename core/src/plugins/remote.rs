@@ -50,7 +50,7 @@ use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     ErrorData as McpError, FormElicitationCapability, NumberOrString, PingRequest,
     ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestParamsMeta,
-    ServerJsonRpcMessage, UrlElicitationCapability,
+    ServerJsonRpcMessage, ServerResult, UrlElicitationCapability,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient,
@@ -1188,8 +1188,35 @@ impl Probe {
                 content_type,
             )));
         };
+        if let Some(id) = not_discovered(&message, &answer) {
+            return Ok(StreamableHttpPostResponse::Json(id, None));
+        }
         Ok(StreamableHttpPostResponse::Json(answer, session))
     }
+}
+
+/// A server that answers `server/discover` with a result that is not a discover result (a
+/// server of an earlier revision answering a method it does not know with some result, rather
+/// than JSON-RPC's "method not found"): the error rmcp takes for an earlier revision, so it
+/// falls back to `initialize`.
+fn not_discovered(
+    message: &ClientJsonRpcMessage,
+    answer: &ServerJsonRpcMessage,
+) -> Option<ServerJsonRpcMessage> {
+    let (ClientJsonRpcMessage::Request(request), ServerJsonRpcMessage::Response(response)) =
+        (message, answer)
+    else {
+        return None;
+    };
+    let discovering = matches!(request.request, ClientRequest::DiscoverRequest(_));
+    if !discovering || matches!(response.result, ServerResult::DiscoverResult(_)) {
+        return None;
+    }
+    let error = McpError::invalid_request("server/discover answered with no discover result", None);
+    Some(ServerJsonRpcMessage::error(
+        error,
+        Some(response.id.clone()),
+    ))
 }
 
 /// The session header of Streamable HTTP.

@@ -70,6 +70,9 @@ struct State {
     oauth: Option<OAuth>,
     /// Speaks only MCP 2026-07-28: stateless, `server/discover`, no `initialize`.
     modern: bool,
+    /// Answers a method it does not know (`server/discover` too) with an empty result rather
+    /// than JSON-RPC's "method not found", as the official conformance suite's 2025 servers do.
+    empty_unknown: AtomicBool,
 }
 
 /// How the authorization server of a signing-in server behaves.
@@ -342,6 +345,11 @@ impl McpServer {
     }
 
     /// `tools/list` answers with a JSON-RPC error while set.
+    /// A method it does not know is answered with an empty result from now on.
+    pub fn answer_unknown_methods_with_empty_results(&self) {
+        self.state.empty_unknown.store(true, Ordering::SeqCst);
+    }
+
     pub fn fail_lists(&self, fail: bool) {
         self.state.list_fails.store(fail, Ordering::SeqCst);
     }
@@ -523,6 +531,12 @@ async fn post(request: &Request, state: &State) -> String {
             "application/json",
             &body,
         );
+    }
+    let knows = matches!(method, "tools/list" | "tools/call" | "ping");
+    if !knows && !id.is_null() && state.empty_unknown.load(Ordering::SeqCst) {
+        // As the suite's 2025 servers do: with or without a session, and naming one.
+        let session = ("Mcp-Session-Id", "session-unknown".to_owned());
+        return respond(200, &[session], "application/json", &result(id, json!({})));
     }
     let known = request
         .header("mcp-session-id")
