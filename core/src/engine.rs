@@ -1303,6 +1303,7 @@ impl SettingsControl for Core {
             Change::ModelName(v) => app(&|s| s.model.name = v.clone()),
             Change::ModelTemperature(v) => app(&|s| s.model.temperature = v),
             Change::ModelMaxTokens(v) => app(&|s| s.model.max_tokens = v),
+            Change::ModelContextTokens(v) => app(&|s| s.model.context_tokens = v),
             Change::ModelEndpoint(v) => {
                 app(&|s| s.model.endpoint = v.clone())?;
                 self.register_agent_jobs();

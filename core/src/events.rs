@@ -91,6 +91,8 @@ pub struct TurnUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub total_tokens: u64,
+    /// The prompt tokens the provider served from its cache of an earlier request's prefix.
+    pub cached_tokens: u64,
 }
 
 /// Receives the core's events. The core calls it outside its locks, so an implementation may

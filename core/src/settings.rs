@@ -45,6 +45,9 @@ pub struct ModelSettings {
     pub temperature: Option<Temperature>,
     /// `model.maxTokens`: the longest answer, in tokens; replaces the provider's when set.
     pub max_tokens: Option<u32>,
+    /// `model.contextTokens`: the budget of one request, in tokens; replaces the provider's
+    /// context size (`agent::providers`) when set.
+    pub context_tokens: Option<u32>,
 }
 
 /// A sampling temperature, 0 to 2 as every provider takes it; never NaN ([`parse_change`]
@@ -59,6 +62,8 @@ impl Eq for Temperature {}
 pub const TEMPERATURES: std::ops::RangeInclusive<f64> = 0.0..=2.0;
 /// The bounds of `model.maxTokens`.
 pub const MAX_TOKENS: std::ops::RangeInclusive<u32> = 16..=131_072;
+/// The bounds of `model.contextTokens`.
+pub const CONTEXT_TOKENS: std::ops::RangeInclusive<u32> = 2048..=2_000_000;
 
 /// The campus services a plugin that `requires: campus-session` may send the session to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -311,6 +316,8 @@ pub enum Change {
     ModelTemperature(Option<Temperature>),
     /// `model.maxTokens`; none leaves it to the provider's.
     ModelMaxTokens(Option<u32>),
+    /// `model.contextTokens`; none leaves it to the provider's context size.
+    ModelContextTokens(Option<u32>),
     /// One of the agent's guards, by its key (`agent.maxToolCalls`); at least 1.
     AgentLimit {
         key: String,
@@ -363,7 +370,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, model.contextTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Checks that `text` is a bare host name — what the campus list and the official host hold,
 /// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
@@ -508,6 +515,13 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
             Some(n) if MAX_TOKENS.contains(&n) => Ok(Change::ModelMaxTokens(Some(n))),
             _ => Err(fail(format!(
                 "expected a whole number of tokens from 16 to 131072, or null for the provider's, got {value}"
+            ))),
+        },
+        "model.contextTokens" => match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            _ if value.is_null() => Ok(Change::ModelContextTokens(None)),
+            Some(n) if CONTEXT_TOKENS.contains(&n) => Ok(Change::ModelContextTokens(Some(n))),
+            _ => Err(fail(format!(
+                "expected a whole number of tokens from 2048 to 2000000 (the model's context size), or null for the provider's, got {value}"
             ))),
         },
         "agent.maxModelRequests" | "agent.maxToolCalls" | "agent.maxTokensPerTurn" => {

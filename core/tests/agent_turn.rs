@@ -127,11 +127,23 @@ fn world_with(server: ModelServer, answers: &[Answer]) -> World {
     }
 }
 
+/// The messages of a request up to the history's end: the last, the time of the request
+/// (DESIGN.md §13: what changes comes after the history), is checked and left off.
 fn messages(server: &ModelServer, request: usize) -> Vec<Value> {
-    server.requests()[request].body["messages"]
+    let mut all = server.requests()[request].body["messages"]
         .as_array()
         .unwrap()
-        .clone()
+        .clone();
+    let facts = all.pop().unwrap();
+    assert_eq!(facts["role"], "system", "{facts}");
+    assert!(
+        facts["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("The local date and time is "),
+        "{facts}"
+    );
+    all
 }
 
 /// The shop's money calls run without asking, and its forum holds a post telling the agent to

@@ -285,7 +285,8 @@ async fn the_usage_chunk_without_choices_and_done_end_the_answer_and_effort_is_s
             ProviderEvent::Usage(Usage {
                 prompt_tokens: 12,
                 completion_tokens: 2,
-                total_tokens: 14
+                total_tokens: 14,
+                cached_tokens: 0,
             }),
             finished("stop"),
         ]
@@ -655,7 +656,8 @@ async fn a_server_that_ignores_stream_answers_in_one_json_body_with_its_tool_cal
             ProviderEvent::Usage(Usage {
                 prompt_tokens: 40,
                 completion_tokens: 9,
-                total_tokens: 49
+                total_tokens: 49,
+                cached_tokens: 0,
             }),
             finished("tool_calls"),
         ]

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use rustc_hash::FxHashMap;
 
+use super::budget::{self, Entry, estimate};
 use super::provider::{ApiKey, Limits, Provider, ProviderError};
 use super::providers;
 use super::wire::{BodyParts, Message, ProviderEvent, SpecOnWire, ToolCall};
@@ -164,6 +165,10 @@ impl ApprovalBroker for WithdrawingBroker {
         }
     }
 
+    fn shows_undo(&self) -> bool {
+        self.inner.shows_undo()
+    }
+
     // A tap's own: no turn to withdraw them with.
     async fn pick_file(&self, request: FilePick) -> Option<PickedFile> {
         self.inner.pick_file(request).await
@@ -208,6 +213,9 @@ pub struct Agent {
     /// The offered tools' specs, written once for as long as the same tools are offered.
     tools: Mutex<ToolsJson>,
     waiters: Waiters,
+    /// Per conversation, the first message its last request carried when older ones were
+    /// left out (none when all were sent): where the chat draws its divider.
+    windows: Mutex<FxHashMap<String, Option<i64>>>,
 }
 
 /// The conversation a caller of [`Agent::run`] drives a turn in. Should the turn stop without
@@ -352,29 +360,111 @@ fn join(specs: &[impl AsRef<str>]) -> String {
     out
 }
 
-/// The history as the model reads it, kept by a turn between its model requests: read whole
-/// at the first, then only the rows written since, each message written as JSON once. It is
-/// still the state of the moment: every message of the conversation is a row, appended, never
-/// changed, and ids only grow.
+/// The history as the model reads it, kept by a turn between its model requests: at the first,
+/// the newest rows back as far as the request's budget can reach ([`HistoryJson::newest`]),
+/// then only the rows written since, each message written as JSON once. It is still the state
+/// of the moment: every message of the conversation is a row, appended, never changed, and ids
+/// only grow.
 #[derive(Default)]
 struct HistoryJson {
     /// The newest row taken in.
     last: i64,
-    /// Each message's JSON, in order.
-    messages: Vec<String>,
+    /// Each message, in order, with its JSON and its estimated tokens.
+    entries: Vec<Entry>,
     /// The calls of the last assistant message not answered yet.
     unanswered: Vec<String>,
+    /// The rows have been read once.
+    read: bool,
+    /// Rows older than the first taken in exist: they are left out.
+    earlier: bool,
 }
 
+/// The room kept for the answer when the provider's answer has no bound we send.
+const ANSWER_RESERVE: u32 = 4096;
+
+/// How many rows the first read of a history takes at a time, newest first.
+const HISTORY_PAGE: usize = 256;
+
 impl HistoryJson {
-    fn catch_up(&mut self, history: &History, conversation: &str) -> Result<(), EngineError> {
-        for row in history.after(conversation, self.last)? {
+    /// Takes in the rows written since the last call; the first call reads back only as far as
+    /// `budget` tokens reach, so a request costs the same at 100 messages and at 10,000.
+    fn catch_up(
+        &mut self,
+        history: &History,
+        conversation: &str,
+        budget: u32,
+    ) -> Result<(), EngineError> {
+        let rows = if self.read {
+            history.after(conversation, self.last)?
+        } else {
+            self.read = true;
+            let (rows, earlier) = Self::newest(history, conversation, budget)?;
+            self.earlier = earlier;
+            rows
+        };
+        for row in &rows {
             self.last = row.id;
-            for message in self.take(&row) {
-                self.messages.push(message_json(&message));
-            }
+            self.add(row);
         }
         Ok(())
+    }
+
+    /// The newest rows of the conversation, oldest first, back until even shortened they
+    /// would cost more than `budget` tokens, beginning at a turn's first row; and whether
+    /// older rows exist.
+    fn newest(
+        history: &History,
+        conversation: &str,
+        budget: u32,
+    ) -> Result<(Vec<MessageRow>, bool), EngineError> {
+        let mut pages: Vec<Vec<MessageRow>> = Vec::new();
+        let mut before = None;
+        let mut tokens: u64 = 0;
+        let mut earlier = false;
+        loop {
+            let page = history.page(conversation, before, HISTORY_PAGE)?;
+            let whole_page = page.len() == HISTORY_PAGE;
+            before = page.first().map(|r| r.id);
+            tokens += page.iter().map(row_tokens).sum::<u64>();
+            pages.push(page);
+            if !whole_page {
+                break;
+            }
+            if tokens > u64::from(budget) {
+                earlier = true;
+                break;
+            }
+        }
+        let mut rows: Vec<MessageRow> = pages.into_iter().rev().flatten().collect();
+        if earlier {
+            // A turn read in part is left out whole: a result is never sent without its call.
+            let first = rows.first().map_or(0, |r| r.turn);
+            let cut = rows.iter().position(|r| r.turn != first).unwrap_or(0);
+            rows.drain(..cut);
+        }
+        Ok((rows, earlier))
+    }
+
+    /// Takes in one row: the answers of calls it leaves unanswered (with the turn before it)
+    /// and its message.
+    fn add(&mut self, row: &MessageRow) {
+        let before = self.entries.last().map(|e| (e.turn, e.row));
+        let mut messages = self.take(row);
+        let own = messages.pop().expect("a row adds its message");
+        for closing in &messages {
+            let (turn, id) = before.unwrap_or((row.turn, row.id));
+            self.entries
+                .push(Entry::new(turn, id, message_json(closing), None));
+        }
+        let short = match &own {
+            Message::Tool { tool_call_id, .. } => Some(message_json(&Message::Tool {
+                tool_call_id: tool_call_id.clone(),
+                content: shortened(row),
+            })),
+            _ => None,
+        };
+        self.entries
+            .push(Entry::new(row.turn, row.id, message_json(&own), short));
     }
 
     /// The messages a row adds. A call left without a result (the app was killed while it
@@ -441,6 +531,43 @@ fn message_json(message: &Message) -> String {
     serde_json::to_string(message).expect("a message is plain data")
 }
 
+/// A tool result of an older turn in one line, once the whole history does not fit the
+/// budget: what ran and its outcome.
+fn shortened(row: &MessageRow) -> String {
+    let tool = row.tool.as_deref().unwrap_or("a tool");
+    let result = row.for_model.as_deref().or(row.content.as_deref());
+    let failed = result
+        .and_then(|r| serde_json::from_str::<Value>(r).ok())
+        .and_then(|v| {
+            v.get("error").map(|e| {
+                e.get("code")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error")
+                    .to_owned()
+            })
+        });
+    match failed {
+        Some(code) => format!("(earlier result, shortened) {tool} failed: {code}"),
+        None => format!("(earlier result, shortened) {tool} succeeded"),
+    }
+}
+
+/// What a row costs at most as an older turn carries it, for the first read's reach: a tool
+/// result counts as its shortened line.
+fn row_tokens(row: &MessageRow) -> u64 {
+    let content = row.content.as_deref().unwrap_or("");
+    let own = match row.role.as_str() {
+        "tool" => 24,
+        _ => estimate(content),
+    };
+    let calls: u32 = row
+        .tool_calls
+        .iter()
+        .map(|c| estimate(&c.arguments) + estimate(&c.name) + 16)
+        .sum();
+    u64::from(own + calls + 8)
+}
+
 /// A call a turn made through the invoke path: a later identical one is not made again.
 struct Made {
     /// The call's id, as the model knows it.
@@ -474,6 +601,7 @@ impl Agent {
             limits: Limits::default(),
             tools: Mutex::default(),
             waiters: Waiters::default(),
+            windows: Mutex::default(),
         }
     }
 
@@ -804,7 +932,7 @@ impl Agent {
             // DESIGN.md §3: what the student sent meanwhile joins the turn here, at its next step.
             let joined = p.conversations.take_joined(conversation);
             self.read(conversation, turn, id, joined, true, readers)?;
-            let (body, model) = self.request(
+            let (body, model, _) = self.request(
                 conversation,
                 &settings,
                 offer,
@@ -838,6 +966,7 @@ impl Agent {
                         usage.prompt_tokens += u.prompt_tokens;
                         usage.completion_tokens += u.completion_tokens;
                         usage.total_tokens += u.total_tokens;
+                        usage.cached_tokens += u.cached_tokens;
                     }
                     ProviderEvent::Restarted => {
                         // The cut attempt's words are replaced, not doubled: in the history (only
@@ -1012,7 +1141,7 @@ impl Agent {
         board: &str,
         history: &mut HistoryJson,
         nudge: Option<&str>,
-    ) -> Result<(Vec<u8>, String), EngineError> {
+    ) -> Result<(Vec<u8>, String, Option<i64>), EngineError> {
         let p = &self.parts;
         let conv = p
             .conversations
@@ -1035,30 +1164,51 @@ impl Agent {
             }
         };
         let system = message_json(&Message::System {
-            content: self.system(conversation, settings, &conv.settings, board)?,
+            content: self.system(conversation, settings, &conv.settings)?,
         });
-        history.catch_up(&p.history, conversation)?;
+        let facts = message_json(&Message::System {
+            content: facts(settings, p.clock.now_ms(), board),
+        });
+        let sampling = providers::sampling(&settings.model);
+        let budget = providers::context_tokens(&settings.model);
+        // What is always sent, and room for the answer.
+        let fixed = estimate(&system)
+            + estimate(&tools)
+            + estimate(&facts)
+            + sampling.max_tokens.unwrap_or(ANSWER_RESERVE);
+        history.catch_up(&p.history, conversation, budget)?;
         let mut closings: Vec<String> = history.closings().iter().map(message_json).collect();
         // Asked for this request only: never written to the history, so never the student's.
-        closings.extend(nudge.map(|content| {
+        let nudge = nudge.map(|content| {
             message_json(&Message::User {
                 content: content.to_owned(),
             })
-        }));
+        });
+        let kept = estimate(&closings.concat());
+        let window = budget::fit(
+            &history.entries,
+            budget.saturating_sub(fixed + kept),
+            history.earlier,
+        );
+        closings.extend(nudge);
+        closings.push(facts);
         let messages: Vec<&str> = std::iter::once(system.as_str())
-            .chain(history.messages.iter().map(String::as_str))
+            .chain(window.messages.iter().copied())
             .chain(closings.iter().map(String::as_str))
             .collect();
+        if let Offer::Conversation = offer {
+            crate::lock(&self.windows).insert(conversation.to_owned(), window.starts_at);
+        }
         let model = self.model_name(settings, &conv.settings);
         let body = BodyParts {
             model: &model,
             messages: &messages,
             tools: &tools,
             reasoning_effort: conv.settings.thinking_effort.as_deref(),
-            sampling: providers::sampling(&settings.model),
+            sampling,
         }
         .write();
-        Ok((body, model))
+        Ok((body, model, window.starts_at))
     }
 
     /// The body of the first model request a turn in `conversation` would send now, byte for
@@ -1066,7 +1216,7 @@ impl Agent {
     #[doc(hidden)]
     pub fn request_body(&self, conversation: &str) -> Result<Vec<u8>, EngineError> {
         let board = self.parts.host.context.render();
-        let (body, _) = self.request(
+        let (body, _, _) = self.request(
             conversation,
             &self.parts.settings.get(),
             Offer::Conversation,
@@ -1075,6 +1225,25 @@ impl Agent {
             None,
         )?;
         Ok(body)
+    }
+
+    /// The id of the first message the last request of `conversation` carried (the next one,
+    /// before any was sent), when older ones no longer fit its budget and were left out:
+    /// where the chat draws the divider (DESIGN.md §13). None when the whole history is sent.
+    pub fn window_start(&self, conversation: &str) -> Result<Option<i64>, EngineError> {
+        if let Some(known) = crate::lock(&self.windows).get(conversation) {
+            return Ok(*known);
+        }
+        let board = self.parts.host.context.render();
+        let (_, _, starts_at) = self.request(
+            conversation,
+            &self.parts.settings.get(),
+            Offer::Conversation,
+            &board,
+            &mut HistoryJson::default(),
+            None,
+        )?;
+        Ok(starts_at)
     }
 
     /// One tool call of a turn as the loop makes it — decided, run through the invoke path as
@@ -1419,13 +1588,12 @@ impl Agent {
     }
 
     /// The system prompt of this moment: the plugins' instructions, the memories in effect,
-    /// the context board, the attached documents, plan mode.
+    /// the attached documents, plan mode.
     fn system(
         &self,
         conversation: &str,
         settings: &Settings,
         conv: &ConversationSettings,
-        board: &str,
     ) -> Result<String, EngineError> {
         let p = &self.parts;
         let mut instructions: Vec<(String, String, String)> = p.plugins.read(|state| {
@@ -1446,10 +1614,8 @@ impl Agent {
         let documents = p.conversations.documents(conversation)?;
         Ok(system_prompt(&SystemParts {
             settings,
-            now_ms: p.clock.now_ms(),
             instructions: &instructions,
             memories: &memories,
-            board,
             documents: &documents
                 .iter()
                 .map(|(_, n, _)| n.clone())
@@ -1469,15 +1635,36 @@ fn error(code: &str, message: &str) -> String {
     json!({"error": {"code": code, "message": message}}).to_string()
 }
 
+/// What changes between requests of a conversation, sent after its history so that all before
+/// it is the same prefix from one request to the next (DESIGN.md §13: providers cache a
+/// prefix): the local time and the context board of this turn.
+pub(crate) fn facts(settings: &Settings, now_ms: i64, board: &str) -> String {
+    let mut out = String::new();
+    let zone: chrono_tz::Tz = settings
+        .time_zone
+        .parse()
+        .unwrap_or(chrono_tz::Asia::Shanghai);
+    if let Some(utc) = chrono::DateTime::from_timestamp_millis(now_ms) {
+        let local = utc.with_timezone(&zone);
+        out.push_str(&format!(
+            "The local date and time is {} ({}).\n",
+            local.format("%Y-%m-%d %H:%M, %A"),
+            zone.name()
+        ));
+    }
+    if !board.is_empty() {
+        out.push('\n');
+        out.push_str(board);
+    }
+    out
+}
+
 /// What the system prompt is made of.
 pub(crate) struct SystemParts<'a> {
     pub settings: &'a Settings,
-    pub now_ms: i64,
     /// (plugin id, title, instructions) of the enabled plugins that have some.
     pub instructions: &'a [(String, String, String)],
     pub memories: &'a [String],
-    /// The context board, rendered with its headers and end markers.
-    pub board: &'a str,
     pub documents: &'a [String],
     pub plan_mode: bool,
 }
@@ -1490,19 +1677,6 @@ pub(crate) fn system_prompt(parts: &SystemParts<'_>) -> String {
         Language::Zh => "Answer in the language the student writes in; when that is unclear, in Simplified Chinese (简体中文), the language the student set.\n",
         Language::En => "Answer in the language the student writes in; when that is unclear, in English, the language the student set.\n",
     });
-    let zone: chrono_tz::Tz = parts
-        .settings
-        .time_zone
-        .parse()
-        .unwrap_or(chrono_tz::Asia::Shanghai);
-    if let Some(utc) = chrono::DateTime::from_timestamp_millis(parts.now_ms) {
-        let local = utc.with_timezone(&zone);
-        out.push_str(&format!(
-            "The local date and time is {} ({}).\n",
-            local.format("%Y-%m-%d %H:%M, %A"),
-            zone.name()
-        ));
-    }
     out.push_str(DATA_NOT_INSTRUCTIONS);
     out.push('\n');
     if parts.plan_mode {
@@ -1518,10 +1692,6 @@ pub(crate) fn system_prompt(parts: &SystemParts<'_>) -> String {
         for m in parts.memories {
             out.push_str(&format!("- {m}\n"));
         }
-    }
-    if !parts.board.is_empty() {
-        out.push('\n');
-        out.push_str(parts.board);
     }
     if !parts.documents.is_empty() {
         out.push_str(
@@ -1606,14 +1776,12 @@ mod tests {
 
     fn written(history: &mut HistoryJson, rows: &[MessageRow]) -> Vec<Value> {
         for row in rows {
-            for message in history.take(row) {
-                history.messages.push(message_json(&message));
-            }
+            history.add(row);
         }
         history
-            .messages
+            .entries
             .iter()
-            .cloned()
+            .map(|e| e.json.clone())
             .chain(history.closings().iter().map(message_json))
             .map(|m| serde_json::from_str(&m).unwrap())
             .collect()

@@ -227,6 +227,10 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub total_tokens: u64,
+    /// The prompt tokens the provider read from its cache of an earlier request's prefix
+    /// (`prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`); 0 when
+    /// it reports none.
+    pub cached_tokens: u64,
 }
 
 /// What a model call produces, in order: text and thinking deltas as they arrive, each tool
@@ -312,6 +316,18 @@ struct WireUsage {
     completion_tokens: Option<u64>,
     #[serde(default)]
     total_tokens: Option<u64>,
+    /// OpenAI, Qwen, Kimi, Zhipu, Doubao and llama.cpp's way of saying what the cache served.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+    /// DeepSeek's.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 impl Chunk {
@@ -362,6 +378,11 @@ impl Assembler {
                 total_tokens: usage
                     .total_tokens
                     .unwrap_or(prompt.saturating_add(completion)),
+                cached_tokens: usage
+                    .prompt_tokens_details
+                    .and_then(|d| d.cached_tokens)
+                    .or(usage.prompt_cache_hit_tokens)
+                    .unwrap_or(0),
             });
         }
         // One answer is asked for (no `n`); another choice would be a second, unrelated answer.
@@ -525,7 +546,8 @@ mod tests {
                 ProviderEvent::Usage(Usage {
                     prompt_tokens: 3,
                     completion_tokens: 1,
-                    total_tokens: 4
+                    total_tokens: 4,
+                    cached_tokens: 0,
                 }),
                 ProviderEvent::Finished {
                     finish_reason: Some("stop".into())

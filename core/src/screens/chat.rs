@@ -143,7 +143,19 @@ pub(super) fn build(
     let rows = engine.history(conversation, None, SHOWN)?;
     let mut items = Vec::new();
     let mut tools = HashMap::new();
+    // DESIGN.md §13: where the model's view begins, when older messages are no longer sent.
+    let window = engine.agent().window_start(conversation).ok().flatten();
     for row in &rows {
+        if window == Some(row.id) {
+            items.push(ChatItem::text(
+                ChatItemKind::Notice,
+                tr(
+                    lang,
+                    "更早的消息不再发送给模型",
+                    "Earlier messages are no longer sent to the model",
+                ),
+            ));
+        }
         push_row(engine, live, lang, row, &mut items, &mut tools);
     }
     if let Some(plan) = settings.plan_mode.then(|| plan_of(&rows)).flatten() {

@@ -1,0 +1,257 @@
+//! What a model request carries of a conversation (DESIGN.md §13), against the scripted model
+//! server on 127.0.0.1 with the data directory on disk: a prefix that stays the same from one
+//! request to the next, the provider's cached tokens recorded, and a request that stays within
+//! `model.contextTokens` however long the history grows.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use async_trait::async_trait;
+use common::model_server::{ModelServer, Reply, calls, chunk, data, done, text};
+use harness_core::agent::budget::estimate;
+use harness_core::clock::Clock;
+use harness_core::invoke::{PluginHandler, ToolContext};
+use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
+use harness_core::screens::{ChatItemKind, Live, Screens};
+use harness_core::settings::parse_change;
+use harness_core::{Engine, Options};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-budget-0123456789-secret";
+
+/// A clock a minute and a second later at every reading: the time a request states changes
+/// from each request to the next.
+struct Ticking(AtomicI64);
+
+impl Clock for Ticking {
+    fn now_ms(&self) -> i64 {
+        self.0.fetch_add(61_000, Ordering::SeqCst)
+    }
+}
+
+/// The shop's stock answers with `stock` characters of text.
+struct Stock(usize);
+
+#[async_trait]
+impl PluginHandler for Stock {
+    async fn run(&self, _tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        Ok(json!({"items": "x".repeat(self.0)}))
+    }
+}
+
+fn shop() -> Plugin {
+    let manifest = json!({"id": "shop", "title": "小卖部", "tools": [
+        {"name": "stock", "title": "库存", "effect": "read"},
+        {"name": "order", "title": "下单", "effect": "write",
+         "input": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}}
+    ]});
+    Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community).unwrap()
+}
+
+struct World {
+    engine: Arc<Engine>,
+    server: ModelServer,
+    _dir: tempfile::TempDir,
+}
+
+fn world(server: ModelServer, stock: usize) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::new(Arc::new(common::Denies::default()));
+    options.builtin_plugins = false;
+    options.clock = Arc::new(Ticking(AtomicI64::new(1_780_000_000_000)));
+    let engine = Engine::open(dir.path(), options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .install(
+            shop(),
+            "https://example.org/shop/PLUGIN.md",
+            Arc::new(Stock(stock)),
+        )
+        .unwrap();
+    engine.open_conversation("c").unwrap();
+    server.configure(&engine, KEY);
+    World {
+        engine: Arc::new(engine),
+        server,
+        _dir: dir,
+    }
+}
+
+fn set(w: &World, key: &str, value: Value) {
+    w.engine
+        .change_setting(parse_change(key, &value).unwrap())
+        .unwrap();
+}
+
+fn messages(w: &World, request: usize) -> Vec<Value> {
+    w.server.requests()[request].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn is_facts(message: &Value) -> bool {
+    message["role"] == "system"
+        && message["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("The local date and time is ")
+}
+
+#[tokio::test]
+async fn two_consecutive_requests_share_their_prefix_up_to_the_historys_end() {
+    // DESIGN.md §13: what changes (the time, the turn's facts) comes after the history, and
+    // the tools are the same bytes, so a provider's prefix cache hits on every request.
+    let server = ModelServer::start(vec![
+        calls(&[("c1", "shop__stock", "{}")]),
+        text("有货"),
+        text("不客气"),
+    ])
+    .await;
+    let w = world(server, 10);
+    w.engine.send_message("c", "还有货吗？").await.unwrap();
+    w.engine.send_message("c", "谢谢").await.unwrap();
+    let requests = w.server.requests();
+    assert_eq!(requests.len(), 3);
+    for i in 0..2 {
+        let (a, b) = (messages(&w, i), messages(&w, i + 1));
+        let history_end = a.len() - 1;
+        assert!(is_facts(&a[history_end]), "request {i}: {:?}", a.last());
+        assert!(is_facts(b.last().unwrap()), "request {}", i + 1);
+        assert_eq!(
+            b[..history_end],
+            a[..history_end],
+            "requests {i} and {} differ before the history's end",
+            i + 1
+        );
+        assert_eq!(
+            requests[i].body["tools"].to_string(),
+            requests[i + 1].body["tools"].to_string()
+        );
+    }
+    // The stable system prompt states no time.
+    let system = messages(&w, 0)[0]["content"].as_str().unwrap().to_owned();
+    assert!(!system.contains("local date and time"), "{system}");
+}
+
+fn answered_with_usage(usage: Value) -> Reply {
+    Reply::events([
+        chunk(json!({"content": "好"})),
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        data(&json!({"choices": [], "usage": usage})),
+        done(),
+    ])
+}
+
+#[tokio::test]
+async fn the_cached_tokens_the_provider_reports_are_recorded_with_the_turn() {
+    // DESIGN.md §13: the cached share is recorded, in OpenAI's field and in DeepSeek's.
+    let server = ModelServer::start(vec![
+        answered_with_usage(json!({"prompt_tokens": 1000, "completion_tokens": 5,
+            "total_tokens": 1005, "prompt_tokens_details": {"cached_tokens": 896}})),
+        answered_with_usage(json!({"prompt_tokens": 1100, "completion_tokens": 5,
+            "total_tokens": 1105, "prompt_cache_hit_tokens": 640, "prompt_cache_miss_tokens": 460})),
+    ])
+    .await;
+    let w = world(server, 10);
+    let first = w.engine.send_message("c", "一").await.unwrap();
+    assert_eq!(first.usage.prompt_tokens, 1000);
+    assert_eq!(first.usage.cached_tokens, 896);
+    let second = w.engine.send_message("c", "二").await.unwrap();
+    assert_eq!(second.usage.cached_tokens, 640);
+}
+
+/// A student's message of `n` Chinese characters, numbered.
+fn long_words(i: usize, n: usize) -> String {
+    format!("第{i}条：{}", "图".repeat(n))
+}
+
+#[tokio::test]
+async fn a_long_conversation_sends_its_newest_turns_within_the_budget_and_the_chat_shows_where_the_models_view_begins()
+ {
+    // DESIGN.md §13: the system prompt, the tools and the current turn always; older turns
+    // newest first while they fit; the chat shows where the model's view begins.
+    let server = ModelServer::always(text("好")).await;
+    let w = world(server, 10);
+    set(&w, "model.contextTokens", json!(4096));
+    set(&w, "language", json!("zh"));
+    for i in 0..30 {
+        w.engine
+            .send_message("c", &long_words(i, 200))
+            .await
+            .unwrap();
+    }
+    let requests = w.server.requests();
+    let last = requests.last().unwrap();
+    let body = last.body.to_string();
+    assert!(estimate(&body) <= 4096, "{} tokens", estimate(&body));
+    let sent: Vec<String> = messages(&w, requests.len() - 1)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(sent.last(), Some(&long_words(29, 200)));
+    assert!(!sent.contains(&long_words(0, 200)));
+    // Newest back without a gap: the turns sent are the last ones.
+    let first_sent = 30 - sent.len();
+    assert!(first_sent > 0);
+    let expected: Vec<String> = (first_sent..30).map(|i| long_words(i, 200)).collect();
+    assert_eq!(sent, expected);
+    // The chat draws the divider just above the first message the model was sent.
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    let chat = screens.chat("c").unwrap();
+    let divider = chat
+        .items
+        .iter()
+        .position(|item| item.text == "更早的消息不再发送给模型")
+        .expect("a divider");
+    assert_eq!(chat.items[divider].kind, ChatItemKind::Notice);
+    assert_eq!(chat.items[divider + 1].text, long_words(first_sent, 200));
+    assert_eq!(
+        chat.items
+            .iter()
+            .filter(|item| item.kind == ChatItemKind::Notice)
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn an_older_tool_result_is_shortened_to_a_line_before_its_turn_is_left_out() {
+    // DESIGN.md §13: older tool results shortened first, to a line saying what ran and its
+    // outcome; the current turn's result is whole.
+    let server = ModelServer::start(vec![
+        calls(&[("c1", "shop__stock", "{}")]),
+        text("有很多"),
+        text("好"),
+    ])
+    .await;
+    let w = world(server, 11_000);
+    set(&w, "model.contextTokens", json!(4096));
+    w.engine.send_message("c", "库存？").await.unwrap();
+    w.engine.send_message("c", "好的").await.unwrap();
+    let result = |m: &Vec<Value>| {
+        m.iter()
+            .find(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert!(result(&messages(&w, 1)).len() > 11_000);
+    let later = messages(&w, 2);
+    assert_eq!(
+        result(&later),
+        "(earlier result, shortened) shop.stock succeeded"
+    );
+    assert_eq!(later[1], json!({"role": "user", "content": "库存？"}));
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    assert!(
+        !screens
+            .chat("c")
+            .unwrap()
+            .items
+            .iter()
+            .any(|i| i.text == "更早的消息不再发送给模型")
+    );
+}
