@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The client the official MCP conformance suite drives (`conformance client --command`): the
+# harness CLI as a student runs it, in a data directory of its own — `harness mcp add` (signing
+# in through $BROWSER: scripts/lib/mcp-conformance-browser.sh follows the authorization page's
+# redirects as a person who signs in does) and `harness call`. The suite appends the server's
+# URL, names the scenario in MCP_CONFORMANCE_SCENARIO and gives a pre-registered client in
+# MCP_CONFORMANCE_CONTEXT. HARNESS_BIN is the harness binary.
+set -euo pipefail
+url=${!#}
+here=$(cd "$(dirname "$0")" && pwd)
+data=$(mktemp -d)
+trap 'rm -rf "$data"' EXIT
+export BROWSER="$here/mcp-conformance-browser.sh"
+# The app's client ID metadata document, as a plugin author publishes one for the CLI (the
+# suite's authorization servers take any https address as read).
+export HARNESS_OAUTH_CLIENT_METADATA=https://conformance-test.local/client-metadata.json
+harness() { "$HARNESS_BIN" --data-dir "$data" "$@"; }
+context() {
+    node -e 'const c = JSON.parse(process.argv[1] || "{}"); process.stdout.write(String(c[process.argv[2]] ?? ""))' \
+        "${MCP_CONFORMANCE_CONTEXT:-}" "$1"
+}
+# The calls the scenario asks for (its context's toolCalls), a line each: the tool, a tab, the
+# input as JSON.
+asked_calls() {
+    node -e 'const c = JSON.parse(process.argv[1] || "{}");
+        for (const t of c.toolCalls ?? []) console.log(`${t.name}\t${JSON.stringify(t.arguments ?? {})}`)' \
+        "${MCP_CONFORMANCE_CONTEXT:-}"
+}
+# The tools installed from the server, as `harness tools` lists them.
+tools() { harness tools | grep -o 'mcp-conf\.[A-Za-z0-9_-]*' | awk '!seen[$0]++'; }
+call() { harness call "$1" "$2" --elicitation accept; }
+
+add=(mcp add "$url" --name conf)
+client_id=$(context client_id)
+if [ -n "$client_id" ]; then
+    add+=(--client-id "$client_id")
+    HARNESS_OAUTH_CLIENT_SECRET=$(context client_secret)
+    export HARNESS_OAUTH_CLIENT_SECRET
+fi
+harness "${add[@]}"
+first=$(tools | head -1)
+asked=$(asked_calls)
+if [ -n "$asked" ]; then
+    while IFS=$'\t' read -r tool input; do
+        call "mcp-conf.$tool" "$input" || true
+    done <<<"$asked"
+    exit 0
+fi
+case "${MCP_CONFORMANCE_SCENARIO:-}" in
+    # The listing is the scenario.
+    json-schema-ref-no-deref | request-metadata) ;;
+    initialize | tools_call) [ -z "$first" ] || call "$first" '{"a": 2, "b": 3}' ;;
+    # The one well-formed tool, with an input its schema takes (the others must be left out).
+    http-invalid-tool-headers) call mcp-conf.valid_tool '{"region": "us-west1"}' ;;
+    # Every tool once, in the order listed.
+    *) for tool in $(tools); do call "$tool" '{}' || true; done ;;
+esac
