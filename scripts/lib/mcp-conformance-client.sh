@@ -52,6 +52,16 @@ case "${MCP_CONFORMANCE_SCENARIO:-}" in
     initialize | tools_call) [ -z "$first" ] || call "$first" '{"a": 2, "b": 3}' ;;
     # The one well-formed tool, with an input its schema takes (the others must be left out).
     http-invalid-tool-headers) call mcp-conf.valid_tool '{"region": "us-west1"}' ;;
+    # The schema a model is shown, echoed back by the model (scripts/lib/mcp-conformance-model.mjs)
+    # in a chat turn.
+    json-schema-2020-12-preservation)
+        coproc model { exec node "$here/mcp-conformance-model.mjs" json_schema_2020_12_tool json_schema_echo; }
+        read -r port <&"${model[0]}"
+        harness consent accept-terms
+        HARNESS_API_KEY=conformance harness chat --endpoint "http://127.0.0.1:$port/v1" --model m \
+            --answer allow --message "Echo the schema of json_schema_2020_12_tool." || true
+        kill "$model_PID"
+        ;;
     # Every tool once, in the order listed.
     *) for tool in $(tools); do call "$tool" '{}' || true; done ;;
 esac
