@@ -11,9 +11,9 @@ use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
     Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
-    ConversationListScreen, ConversationSettingsScreen, FirstRunScreen, JobsScreen, Live,
-    MemoryInbox, ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail, PluginsScreen,
-    Route, Screens, TreeholeCheckScreen, route_for,
+    ConversationListScreen, ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords,
+    JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail,
+    PluginsScreen, Route, Screens, TreeholeCheckScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -655,6 +655,12 @@ impl Harness {
 
     pub fn jobs_screen(&self) -> Result<JobsScreen, HarnessError> {
         Ok(self.screens()?.jobs())
+    }
+
+    /// The notification's words the core writes for the new-job form's choices: the form shows
+    /// them, editable, and updates them as the choices change until the student edits them.
+    pub fn job_words(&self, draft: JobDraft) -> Result<JobWords, HarnessError> {
+        Ok(self.screens()?.job_words(&draft))
     }
 
     /// Does what a tap asks: the `action` of a button or choice of a screen model (or one

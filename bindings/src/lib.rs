@@ -56,10 +56,11 @@ pub use harness_core::screens::{
     AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
     ConsentScreen, ConversationSettingsScreen, ElicitationAction, ElicitationButton,
     ElicitationSheet, FieldKind, FieldOption, FieldValue, FormFieldRow, InputRow, JobComparison,
-    JobComparisonOption, JobDraft, JobForm, JobRow, JobScheduleKind, JobScheduleOption,
-    JobSourceOption, JobsScreen, LabelValue, MemoryInbox, MemoryRowView, ModeRowView,
-    ModelSettingsScreen, NavItem, Navigation, PageRow, PermissionRow, PluginDetail, PluginRow,
-    PluginsScreen, Route, RuleRow, ShellEffect, SignInSheet, ToolCallView, ToolRowView,
+    JobComparisonOption, JobDraft, JobFieldOption, JobForm, JobKind, JobKindOption, JobRow,
+    JobScheduleKind, JobScheduleOption, JobSourceOption, JobWords, JobsScreen, LabelValue,
+    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, NavItem, Navigation, PageRow,
+    PermissionRow, PluginDetail, PluginRow, PluginsScreen, Route, RuleRow, ShellEffect,
+    SignInSheet, ToolCallView, ToolRowView,
 };
 pub use harness_core::settings::Language;
 pub use harness_core::store::rows::AuditRow;

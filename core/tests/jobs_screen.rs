@@ -15,7 +15,8 @@ use harness_core::scheduler::{
     AgentJob, AgentReply, JobRunner, Notification, Owner, RunOutcome, Task,
 };
 use harness_core::screens::{
-    Action, ButtonRole, JobComparison, JobDraft, JobScheduleKind, JobsScreen, Live, Route, Screens,
+    Action, ButtonRole, JobComparison, JobDraft, JobFieldOption, JobKind, JobScheduleKind,
+    JobsScreen, Live, Route, Screens,
 };
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
@@ -43,6 +44,7 @@ fn set_language(s: &Screens, language: Language) {
 /// A balance check every day at 09:00, notifying below 50 yuan.
 fn low_balance() -> JobDraft {
     JobDraft {
+        kind: JobKind::Check,
         name: "余额提醒".into(),
         plugin: "wallet".into(),
         source: "balance".into(),
@@ -86,7 +88,7 @@ fn read_on_the_screen(screen: &JobsScreen) -> Vec<String> {
     texts.extend(screen.notifications_fix.iter().map(|b| b.label.clone()));
     for source in &f.sources {
         texts.push(source.title.clone());
-        texts.extend(source.fields.iter().cloned());
+        texts.extend(source.fields.iter().map(|f| f.label.clone()));
     }
     for s in &f.schedules {
         texts.extend([s.label.clone(), s.value_hint.clone()]);
@@ -124,7 +126,20 @@ async fn the_form_offers_each_data_source_by_its_title_and_the_fields_its_last_r
         .map(|o| (o.title.as_str(), o.plugin.as_str(), o.source.as_str()))
         .collect();
     assert_eq!(offered, [("校园卡余额", "wallet", "balance")]);
-    assert_eq!(form.sources[0].fields, Vec::<String>::new());
+    // The tool declares its result's fields (`output`): offered before any read, by their words.
+    let fields: Vec<_> = form.sources[0]
+        .fields
+        .iter()
+        .map(|f| (f.label.as_str(), f.unit.as_deref()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("余额", Some("元")),
+            ("每日限额", Some("元")),
+            ("今日消费", Some("元"))
+        ]
+    );
     assert_eq!(
         (form.title.as_str(), form.submit_label.as_str()),
         ("新建定时任务", "添加任务")
@@ -134,10 +149,25 @@ async fn the_form_offers_each_data_source_by_its_title_and_the_fields_its_last_r
     set_language(&s, Language::En);
     let form = s.jobs().form;
     assert_eq!(form.sources[0].title, "Card balance");
+    let labels: Vec<_> = form.sources[0]
+        .fields
+        .iter()
+        .map(|f| (f.label.as_str(), f.unit.as_deref()))
+        .collect();
     assert_eq!(
-        form.sources[0].fields,
-        ["balanceYuan", "dailyLimitYuan", "spentTodayYuan"]
+        labels,
+        [
+            ("Balance", Some("yuan")),
+            ("Daily limit", Some("yuan")),
+            ("Spent today", Some("yuan"))
+        ]
     );
+    let fields: Vec<_> = form.sources[0]
+        .fields
+        .iter()
+        .map(|f| f.key.as_str())
+        .collect();
+    assert_eq!(fields, ["balanceYuan", "dailyLimitYuan", "spentTodayYuan"]);
     let schedules: Vec<_> = form.schedules.iter().map(|o| o.label.as_str()).collect();
     assert_eq!(schedules, ["Every day at", "Every few hours", "Once, at"]);
     assert_eq!(form.comparisons[0].comparison, JobComparison::Below);
@@ -252,24 +282,25 @@ async fn a_draft_the_scheduler_refuses_writes_nothing_and_names_the_field_to_cha
                 field: "".into(),
                 ..low_balance()
             },
-            "请修改「结果里的字段」：写结果里的一个字段，如 balanceYuan",
-            "Change “Field of the result”: write a field of the result such as balanceYuan",
+            "请修改「看哪一项」：选其中的一项",
+            "Change “Which of it”: choose one of its fields",
         ),
         (
             JobDraft {
-                notify_body: " ".into(),
+                kind: JobKind::Reminder,
+                name: "".into(),
                 ..low_balance()
             },
-            "请修改「提醒内容」：写提醒的内容",
-            "Change “Notification text”: write the notification's text",
+            "请修改「名称」：写一个 1 到 100 个字的名称",
+            "Change “Name”: give it a name of 1 to 100 characters",
         ),
         (
             JobDraft {
                 source: "recharge".into(),
                 ..low_balance()
             },
-            "请修改「检查什么」：选一项可以定时检查的数据",
-            "Change “What to check”: choose something that can be checked on a schedule",
+            "请修改「盯着什么」：选一项可以定时检查的数据",
+            "Change “What to watch”: choose something that can be checked on a schedule",
         ),
     ];
     for (draft, zh, en) in cases {
@@ -418,5 +449,191 @@ async fn an_agent_jobs_notification_with_notifications_off_is_kept_apart_and_the
     assert_eq!(
         s.jobs().jobs[0].last_outcome,
         "余额 42.5 元 (the notification was not shown: notifications are off)"
+    );
+}
+
+/// The app on the shipped plugins (the wallet's balance declares its fields), signed in to the
+/// campus simulator (the wallet needs the campus session to be offered).
+async fn shipped_screens() -> (Screens, harness_campus_sim::Simulator) {
+    let sim = harness_campus_sim::Simulator::start(0).await.unwrap();
+    let mut options = Options::new(Arc::new(NobodyThere));
+    options.clock = ManualClock::at(utc(T0));
+    options.catalog = Arc::new(harness_core::plugins::script::Shipped);
+    options.secrets = Arc::new(harness_core::secrets::MemorySecrets::default());
+    options.campus = harness_core::campus::wire::Origin::development(&sim.origin()).unwrap();
+    let engine = Engine::in_memory(options).unwrap();
+    engine.accept_terms().unwrap();
+    let demo = harness_campus_sim::DEMO;
+    engine
+        .campus()
+        .sign_in(demo.id, demo.password, false)
+        .await
+        .unwrap();
+    (Screens::new(Arc::new(engine), Live::new()), sim)
+}
+
+// issue 37.3: the form offers a reminder first, then what to watch by its title, a field by
+// its words and unit, comparisons in words; the core writes the notification's words and the
+// job's card says its condition and schedule in a sentence. Nothing is typed but a value.
+#[tokio::test]
+async fn the_form_builds_a_check_from_words_without_a_typed_field_or_template() {
+    let (s, _sim) = shipped_screens().await;
+    let form = s.jobs().form;
+    let kinds: Vec<_> = form
+        .kinds
+        .iter()
+        .map(|k| (k.kind, k.label.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (JobKind::Reminder, "到点提醒我"),
+            (JobKind::Check, "帮我盯着")
+        ]
+    );
+    let balance = form
+        .sources
+        .iter()
+        .find(|o| o.plugin == "wallet")
+        .expect("the card balance is offered");
+    assert_eq!(balance.title, "校园卡余额");
+    assert_eq!(
+        balance.fields[..3],
+        [
+            JobFieldOption {
+                key: "accounts".into(),
+                label: "账户".into(),
+                unit: None
+            },
+            JobFieldOption {
+                key: "balanceYuan".into(),
+                label: "余额".into(),
+                unit: Some("元".into())
+            },
+            JobFieldOption {
+                key: "dailyLimitYuan".into(),
+                label: "每日限额".into(),
+                unit: Some("元".into())
+            },
+        ]
+    );
+    let comparisons: Vec<_> = form
+        .comparisons
+        .iter()
+        .map(|c| (c.label.as_str(), c.takes_value))
+        .collect();
+    assert_eq!(
+        comparisons[..5],
+        [
+            ("低于", true),
+            ("高于", true),
+            ("等于", true),
+            ("变化时", false),
+            ("出现新的", false)
+        ]
+    );
+
+    // The student picks 校园卡余额 → 余额 → 低于 → 50; the core writes the words.
+    let draft = JobDraft {
+        kind: JobKind::Check,
+        name: "余额提醒".into(),
+        plugin: "wallet".into(),
+        source: "balance".into(),
+        schedule: JobScheduleKind::DailyAt,
+        schedule_value: "09:00".into(),
+        field: "balanceYuan".into(),
+        comparison: JobComparison::Below,
+        value: "50".into(),
+        notify_title: String::new(),
+        notify_body: String::new(),
+    };
+    let words = s.job_words(&draft);
+    assert_eq!(
+        (words.title.as_str(), words.body.as_str()),
+        ("校园卡余额", "校园卡余额低于 50 元：现在 {余额} 元")
+    );
+    // Shown and left as they are, they are the job's words.
+    s.act(Action::AddJob {
+        draft: JobDraft {
+            notify_title: words.title,
+            notify_body: words.body,
+            ..draft.clone()
+        },
+    })
+    .await
+    .unwrap();
+    let job = s.engine().jobs().pop().unwrap();
+    let Task::Check(check) = &job.spec.task else {
+        panic!("{:?}", job.spec.task)
+    };
+    assert_eq!(
+        (check.notify.title.as_str(), check.notify.body.as_str()),
+        ("校园卡余额", "校园卡余额低于 50 元：现在 {balanceYuan} 元")
+    );
+    let reports = s.engine().run_due(job.next_due_ms.unwrap()).await.unwrap();
+    assert_eq!(
+        reports[0].outcome.notification().map(|n| n.body.as_str()),
+        Some("校园卡余额低于 50 元：现在 42.5 元"),
+        "{:?}",
+        reports[0].outcome
+    );
+    let row = &s.jobs().jobs[0];
+    assert_eq!(
+        row.summary,
+        "每天 09:00 检查校园卡余额，校园卡余额低于 50 元时提醒"
+    );
+    set_language(&s, Language::En);
+    assert_eq!(
+        s.jobs().jobs[0].summary,
+        "Every day at 09:00: check Card balance, notify when Card balance is below 50 yuan"
+    );
+
+    // 出现新的 on a list field watches its entries; 变化时 takes no value.
+    set_language(&s, Language::Zh);
+    s.act(Action::AddJob {
+        draft: JobDraft {
+            name: "账户".into(),
+            field: "accounts".into(),
+            comparison: JobComparison::AppearsNew,
+            value: String::new(),
+            ..draft.clone()
+        },
+    })
+    .await
+    .unwrap();
+    let job = s.engine().jobs().pop().unwrap();
+    let Task::Check(check) = &job.spec.task else {
+        panic!("{:?}", job.spec.task)
+    };
+    assert_eq!(
+        check.when,
+        Some(json!({"path": "accounts[*]", "op": "exists", "new": true}))
+    );
+    assert_eq!(check.notify.body, "账户有新的了");
+
+    // A reminder: its words at its time, no tool.
+    s.act(Action::AddJob {
+        draft: JobDraft {
+            kind: JobKind::Reminder,
+            name: "去图书馆".into(),
+            schedule: JobScheduleKind::Once,
+            schedule_value: "2026-05-02 08:00".into(),
+            notify_title: String::new(),
+            ..draft
+        },
+    })
+    .await
+    .unwrap();
+    let job = s.engine().jobs().pop().unwrap();
+    assert_eq!(
+        job.spec.task,
+        Task::Reminder(Notification {
+            title: "去图书馆".into(),
+            body: String::new()
+        })
+    );
+    assert_eq!(
+        s.jobs().jobs.last().unwrap().summary,
+        "2026-05-02 08:00 提醒：去图书馆"
     );
 }

@@ -39,7 +39,12 @@ pub fn wallet_manifest() -> Value {
                 "title": "校园卡余额",
                 "description": "Campus card balance in CNY, today's spending and the daily limit. Use when the user asks how much money is left on the card.",
                 "effect": "read",
-                "input": {"type": "object", "properties": {}, "additionalProperties": false}
+                "input": {"type": "object", "properties": {}, "additionalProperties": false},
+                "output": {"type": "object", "properties": {
+                    "balanceYuan": {"type": "number", "title": "余额（元）", "description": "The card balance, in yuan"},
+                    "spentTodayYuan": {"type": "number", "title": "今日消费（元）", "description": "Spent today, in yuan"},
+                    "dailyLimitYuan": {"type": "number", "title": "每日限额（元）", "description": "The daily spending limit, in yuan"}
+                }}
             },
             {
                 "name": "recharge",

@@ -188,6 +188,9 @@ pub(super) fn audit(
 pub struct JobRow {
     pub id: i64,
     pub name: String,
+    /// Its condition and schedule in a sentence: "每天 09:00 检查校园卡余额，校园卡余额低于 50
+    /// 元时提醒".
+    pub summary: String,
     pub state_label: String,
     pub next_run: String,
     pub last_outcome: String,
@@ -230,6 +233,7 @@ pub(super) fn jobs(engine: &Engine, lang: Language) -> JobsScreen {
         .map(|j| JobRow {
             id: j.id,
             name: j.spec.name.clone(),
+            summary: job_form::summary(engine, lang, &j),
             state_label: match (j.state, &j.paused_reason) {
                 (JobState::Active, _) => tr(lang, "运行中", "Active").into(),
                 (JobState::Paused, Some(why)) => {

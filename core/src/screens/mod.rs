@@ -45,8 +45,8 @@ pub use inbox::{
     AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
 };
 pub use job_form::{
-    JobComparison, JobComparisonOption, JobDraft, JobForm, JobScheduleKind, JobScheduleOption,
-    JobSourceOption,
+    JobComparison, JobComparisonOption, JobDraft, JobFieldOption, JobForm, JobKind, JobKindOption,
+    JobScheduleKind, JobScheduleOption, JobSourceOption, JobWords,
 };
 pub use live::Live;
 pub use markdown::{BlockKind, TextBlock, TextSpan};
@@ -509,6 +509,12 @@ impl Screens {
 
     pub fn jobs(&self) -> JobsScreen {
         inbox::jobs(&self.engine, self.language())
+    }
+
+    /// The notification's words the core writes for the new-job form's choices, shown in the
+    /// form and editable (issue 37.3).
+    pub fn job_words(&self, draft: &JobDraft) -> JobWords {
+        job_form::words(&self.engine, self.language(), draft)
     }
 
     /// Does what a tap asks. Every change goes through the engine's own checked path, so a tap

@@ -110,6 +110,7 @@ struct JobsView: View {
                 ForEach(screen.jobs, id: \.id) { job in
                     VStack(alignment: .leading, spacing: 4) {
                         Text(job.name).font(.headline)
+                        Text(job.summary).font(.caption).accessibilityIdentifier("job.summary.\(job.id)")
                         Text(job.stateLabel).font(.caption)
                         if !job.nextRun.isEmpty { Text(job.nextRun).font(.caption) }
                         Text(job.lastOutcome).font(.caption).foregroundStyle(.secondary)
@@ -122,78 +123,112 @@ struct JobsView: View {
                         .buttonStyle(.bordered)
                     }
                 }
-                JobFormSection(form: screen.form, act: store.act)
+                JobFormSection(form: screen.form, words: { [shell = store.shell] draft in
+                    try? shell.harness.jobWords(draft: draft)
+                }, act: store.act)
             }
             .navigationTitle(screen.title)
         }
     }
 }
 
-/// The core's new-job form: the choices are the core's, the typed words go back in the draft.
+/// The core's new-job form (issue 37.3): a reminder first, or a check built from choices —
+/// what to watch, which of its fields (by its words), a comparison in words, a value in the
+/// field's unit. The notification's words are the core's for these choices until the student
+/// edits them; nothing is typed but the name, the time, the value and the words.
 struct JobFormSection: View {
     let form: JobForm
+    let words: (JobDraft) -> JobWords?
     let act: (Action) -> Void
+    @State private var kindAt = 0
     @State private var source = 0
+    @State private var fieldAt = 0
     @State private var schedule = 0
     @State private var comparison = 0
     @State private var name = ""
     @State private var whenText = ""
-    @State private var field = ""
     @State private var value = ""
-    @State private var notifyTitle = ""
-    @State private var notifyBody = ""
+    @State private var notifyTitle: String?
+    @State private var notifyBody: String?
 
-    var body: some View {
-        Section(form.title) {
-            if form.sources.isEmpty {
-                Text(form.noSourcesLabel).foregroundStyle(.secondary)
-            } else {
-                TextField(form.nameLabel, text: $name).accessibilityIdentifier("job.name")
-                Picker(form.sourceLabel, selection: $source) {
-                    ForEach(Array(form.sources.enumerated()), id: \.offset) { i, option in
-                        Text(option.title).tag(i)
-                    }
-                }
-                Picker(form.scheduleLabel, selection: $schedule) {
-                    ForEach(Array(form.schedules.enumerated()), id: \.offset) { i, option in
-                        Text(option.label).tag(i)
-                    }
-                }
-                TextField(form.schedules[min(schedule, form.schedules.count - 1)].valueHint, text: $whenText)
-                    .accessibilityIdentifier("job.when")
-                TextField(form.fieldLabel, text: $field).accessibilityIdentifier("job.field")
-                let known = form.sources[min(source, form.sources.count - 1)].fields
-                if !known.isEmpty {
-                    ScrollView(.horizontal, showsIndicators: false) {
-                        HStack {
-                            ForEach(known, id: \.self) { f in
-                                SwiftUI.Button(f) { field = f }.buttonStyle(.bordered)
-                            }
-                        }
-                    }
-                }
-                Picker(form.comparisonLabel, selection: $comparison) {
-                    ForEach(Array(form.comparisons.enumerated()), id: \.offset) { i, option in
-                        Text(option.label).tag(i)
-                    }
-                }
-                TextField(form.valueLabel, text: $value).accessibilityIdentifier("job.value")
-                TextField(form.notifyTitleLabel, text: $notifyTitle).accessibilityIdentifier("job.title")
-                TextField(form.notifyBodyLabel, text: $notifyBody, axis: .vertical).accessibilityIdentifier("job.body")
-                SwiftUI.Button(form.submitLabel) { submit() }.accessibilityIdentifier("job.add")
-            }
-        }
+    private var checking: Bool { form.kinds[min(kindAt, form.kinds.count - 1)].kind == .check }
+    private var chosen: JobSourceOption? { form.sources.isEmpty ? nil : form.sources[min(source, form.sources.count - 1)] }
+    private var field: JobFieldOption? {
+        guard let fields = chosen?.fields, !fields.isEmpty else { return nil }
+        return fields[min(fieldAt, fields.count - 1)]
+    }
+    private var compare: JobComparisonOption { form.comparisons[min(comparison, form.comparisons.count - 1)] }
+
+    private var draft: JobDraft {
+        JobDraft(
+            kind: form.kinds[min(kindAt, form.kinds.count - 1)].kind,
+            name: name, plugin: chosen?.plugin ?? "", source: chosen?.source ?? "",
+            schedule: form.schedules[min(schedule, form.schedules.count - 1)].kind, scheduleValue: whenText,
+            field: checking ? (field?.key ?? "") : "", comparison: compare.comparison, value: value,
+            notifyTitle: "", notifyBody: ""
+        )
     }
 
-    private func submit() {
-        let chosen = form.sources[min(source, form.sources.count - 1)]
-        let kind = form.schedules[min(schedule, form.schedules.count - 1)]
-        let compare = form.comparisons[min(comparison, form.comparisons.count - 1)]
-        act(.addJob(draft: JobDraft(
-            name: name, plugin: chosen.plugin, source: chosen.source,
-            schedule: kind.kind, scheduleValue: whenText,
-            field: field, comparison: compare.comparison, value: value,
-            notifyTitle: notifyTitle, notifyBody: notifyBody
-        )))
+    var body: some View {
+        let written = words(draft)
+        let title = Binding(get: { notifyTitle ?? written?.title ?? "" }, set: { notifyTitle = $0 })
+        let text = Binding(get: { notifyBody ?? written?.body ?? "" }, set: { notifyBody = $0 })
+        Section(form.title) {
+            Picker("", selection: $kindAt) {
+                ForEach(Array(form.kinds.enumerated()), id: \.offset) { i, option in
+                    Text(option.label).tag(i)
+                }
+            }
+            .pickerStyle(.segmented)
+            .accessibilityIdentifier("job.kind")
+            TextField(form.nameLabel, text: $name).accessibilityIdentifier("job.name")
+            if checking {
+                if let chosen {
+                    Picker(form.sourceLabel, selection: $source) {
+                        ForEach(Array(form.sources.enumerated()), id: \.offset) { i, option in
+                            Text(option.title).tag(i)
+                        }
+                    }
+                    if !chosen.fields.isEmpty {
+                        Picker(form.fieldLabel, selection: $fieldAt) {
+                            ForEach(Array(chosen.fields.enumerated()), id: \.offset) { i, option in
+                                Text(option.label).tag(i)
+                            }
+                        }
+                        .accessibilityIdentifier("job.field")
+                    }
+                    Picker(form.comparisonLabel, selection: $comparison) {
+                        ForEach(Array(form.comparisons.enumerated()), id: \.offset) { i, option in
+                            Text(option.label).tag(i)
+                        }
+                    }
+                    if compare.takesValue {
+                        HStack {
+                            TextField(form.valueLabel, text: $value).accessibilityIdentifier("job.value")
+                            if let unit = field?.unit { Text(unit).foregroundStyle(.secondary) }
+                        }
+                    }
+                } else {
+                    Text(form.noSourcesLabel).foregroundStyle(.secondary)
+                }
+            }
+            Picker(form.scheduleLabel, selection: $schedule) {
+                ForEach(Array(form.schedules.enumerated()), id: \.offset) { i, option in
+                    Text(option.label).tag(i)
+                }
+            }
+            TextField(form.schedules[min(schedule, form.schedules.count - 1)].valueHint, text: $whenText)
+                .accessibilityIdentifier("job.when")
+            TextField(form.notifyTitleLabel, text: title).accessibilityIdentifier("job.title")
+            TextField(form.notifyBodyLabel, text: text, axis: .vertical).accessibilityIdentifier("job.body")
+            if checking { Text(form.wordsHint).font(.footnote).foregroundStyle(.secondary) }
+            SwiftUI.Button(form.submitLabel) {
+                var sent = draft
+                sent.notifyTitle = title.wrappedValue
+                sent.notifyBody = text.wrappedValue
+                act(.addJob(draft: sent))
+            }
+            .accessibilityIdentifier("job.add")
+        }
     }
 }

@@ -2,7 +2,9 @@ package edu.pku.harness.ui
 
 import androidx.compose.ui.test.ExperimentalTestApi
 import androidx.compose.ui.test.SkikoComposeUiTest
+import androidx.compose.ui.test.assert
 import androidx.compose.ui.test.assertTextEquals
+import androidx.compose.ui.test.hasText
 import androidx.compose.ui.test.onNodeWithTag
 import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performScrollTo
@@ -28,24 +30,37 @@ private class JobWords(language: Language) {
     val notified = if (zh) "已提醒" else "Notified"
     val noName = if (zh) "请修改「名称」：写一个 1 到 100 个字的名称"
         else "Change “Name”: give it a name of 1 to 100 characters"
+    /** The notification's words the core writes for 校园卡余额 · 余额 · 低于 · 50. */
+    val title = if (zh) "校园卡余额" else "Card balance"
+    val body = if (zh) "校园卡余额低于 50 元：现在 {余额} 元" else "Card balance is below 50 yuan: now {Balance} yuan"
+    val notification = if (zh) "校园卡余额低于 50 元：现在 42.5 元" else "Card balance is below 50 yuan: now 42.5 yuan"
+    val summary = if (zh) "每天 09:00 检查校园卡余额，校园卡余额低于 50 元时提醒"
+        else "Every day at 09:00: check Card balance, notify when Card balance is below 50 yuan"
 }
 
-/** Opens the jobs screen and fills the form for a daily balance check below 50 yuan. */
+/**
+ * Opens the jobs screen and builds a daily balance check below 50 yuan from the form's choices
+ * (issue 37.3): watch 校园卡余额, its 余额, 低于, 50 in 元 — no field or template typed; the
+ * notification's words are the core's, shown in the form.
+ */
 @OptIn(ExperimentalTestApi::class)
 private fun SkikoComposeUiTest.fillTheForm(app: App, name: String) {
     app.navigator.open(Route.JOBS)
     waitUntil("the jobs screen", 10_000) { app.models.jobs.model != null }
-    val wallet = app.models.jobs.model!!.form.sources.indexOfFirst { it.plugin == "wallet" }
+    val form = app.models.jobs.model!!.form
+    assertEquals(edu.pku.harness.core.JobKind.REMINDER, form.kinds.first().kind, "a reminder is offered first")
+    onNodeWithTag(JobTags.kind(1)).performScrollTo().performClick()
+    val wallet = form.sources.indexOfFirst { it.plugin == "wallet" }
     assertTrue(wallet >= 0, "the card balance is offered")
     onNodeWithTag(JobTags.source(wallet)).performScrollTo().performClick()
+    val balance = form.sources[wallet].fields.indexOfFirst { it.key == "balanceYuan" }
+    assertTrue(balance >= 0, "its balance is offered by its words")
+    onNodeWithTag(JobTags.field(balance)).performScrollTo().performClick()
     if (name.isNotEmpty()) onNodeWithTag(JobTags.NAME).performScrollTo().performTextInput(name)
     onNodeWithTag(JobTags.schedule(0)).performScrollTo().performClick()
     onNodeWithTag(JobTags.WHEN).performScrollTo().performTextInput("09:00")
-    onNodeWithTag(JobTags.FIELD).performScrollTo().performTextInput("balanceYuan")
     onNodeWithTag(JobTags.comparison(0)).performScrollTo().performClick()
     onNodeWithTag(JobTags.VALUE).performScrollTo().performTextInput("50")
-    onNodeWithTag(JobTags.TITLE).performScrollTo().performTextInput("余额不足")
-    onNodeWithTag(JobTags.BODY).performScrollTo().performTextInput("校园卡还剩 {balanceYuan} 元")
 }
 
 /** The jobs screen's form and its notifications note, through the real library. */
@@ -90,6 +105,9 @@ class JobsScreenTest {
             runPhoneTest {
                 show(app)
                 fillTheForm(app, "")
+                onNodeWithTag(JobTags.TITLE).performScrollTo().assert(hasText(words.title))
+                onNodeWithTag(JobTags.BODY).performScrollTo().assert(hasText(words.body))
+                saveScreenshot("jobs-form", language)
                 onNodeWithTag(JobTags.ADD).performScrollTo().performClick()
                 waitUntil("the refusal", 10_000) { app.models.jobs.message != null }
                 assertEquals(words.noName, app.models.jobs.message)
@@ -101,10 +119,13 @@ class JobsScreenTest {
                 onNodeWithTag(JobTags.ADD).performScrollTo().performClick()
                 waitUntil("the job", 10_000) { app.models.jobs.model?.jobs?.size == 1 }
                 val row = app.models.jobs.model!!.jobs.single()
+                assertEquals(words.summary, row.summary)
+                onNodeWithTag(JobTags.summary(row.id)).performScrollTo().assertTextEquals(words.summary)
+                saveScreenshot("jobs-card", language)
                 assertEquals(null, row.notice)
                 assertEquals(null, app.models.jobs.model!!.notificationsNote)
                 kotlinx.coroutines.runBlocking { app.harness.runDue(System.currentTimeMillis() + 2 * DAY_MS) }
-                assertEquals(listOf("余额不足" to "校园卡还剩 42.5 元"), app.platform.notifications.map { it.title to it.body })
+                assertEquals(listOf(words.title to words.notification), app.platform.notifications.map { it.title to it.body })
                 app.models.jobs.refresh()
                 waitUntil("the run's outcome", 10_000) { app.models.jobs.model?.jobs?.single()?.lastOutcome == words.notified }
                 onNodeWithTag(JobTags.outcome(row.id)).performScrollTo().assertTextEquals(words.notified)

@@ -26,6 +26,8 @@ import androidx.compose.ui.unit.dp
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessEvent
 import edu.pku.harness.core.AuditFilter
+import edu.pku.harness.core.JobDraft
+import edu.pku.harness.core.JobWords
 import edu.pku.harness.core.PayCodeScreen
 import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.Route
@@ -96,6 +98,9 @@ class AppModels(
     // The log grows with every call: the chat's turns re-read it as well.
     val audit = screen(chatEvents { conversation }) { it.auditScreen(auditFilter) }
     val jobs = screen { it.jobsScreen() }
+
+    /** The core's notification words for the new-job form's choices (a quick read in memory). */
+    fun jobWords(draft: JobDraft): JobWords? = runCatching { harness.jobWords(draft) }.getOrNull()
 
     private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
     private var detail: ScreenModel<PluginDetail>? = null
@@ -212,7 +217,7 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
             }
         }
         Route.MEMORY -> MemoryPage(models.memory)
-        Route.JOBS -> JobsPage(models.jobs)
+        Route.JOBS -> JobsPage(models.jobs) { draft -> models.jobWords(draft) }
         Route.AUDIT -> AuditPage(models.audit) { plugin, actor -> models.filterAudit(plugin, actor) }
         Route.CONSENT -> ConsentPage(models.consent)
         Route.MODEL -> ModelPage(models.model)

@@ -42,6 +42,8 @@ import edu.pku.harness.core.ConsentScreen
 import edu.pku.harness.core.ConversationSettingsScreen
 import edu.pku.harness.core.JobDraft
 import edu.pku.harness.core.JobForm
+import edu.pku.harness.core.JobKind
+import edu.pku.harness.core.JobWords
 import edu.pku.harness.core.JobsScreen
 import edu.pku.harness.core.MemoryInbox
 import edu.pku.harness.core.NavItem
@@ -462,11 +464,14 @@ object JobTags {
     const val TITLE = "job-title"
     const val BODY = "job-body"
     const val ADD = "job-add"
+    fun kind(index: Int) = "job-kind-$index"
+    fun field(index: Int) = "job-field-$index"
     fun source(index: Int) = "job-source-$index"
     fun schedule(index: Int) = "job-schedule-$index"
     fun comparison(index: Int) = "job-comparison-$index"
     fun row(id: Long) = "job-$id"
     fun notice(id: Long) = "job-notice-$id"
+    fun summary(id: Long) = "job-summary-$id"
     fun outcome(id: Long) = "job-outcome-$id"
 }
 
@@ -475,7 +480,7 @@ object JobTags {
  * notifications can be shown; and the core's form for a new check.
  */
 @Composable
-fun JobsPage(holder: ScreenModel<JobsScreen>) {
+fun JobsPage(holder: ScreenModel<JobsScreen>, words: (JobDraft) -> JobWords?) {
     val screen = holder.model ?: return
     Page(holder.message) {
         Title(screen.title)
@@ -490,6 +495,7 @@ fun JobsPage(holder: ScreenModel<JobsScreen>) {
         for (job in screen.jobs) {
             Card(Modifier.testTag(JobTags.row(job.id))) {
                 Text(job.name, fontWeight = FontWeight.Medium)
+                Small(job.summary, Modifier.testTag(JobTags.summary(job.id)))
                 Small(if (job.nextRun.isEmpty()) job.stateLabel else "${job.stateLabel} · ${job.nextRun}")
                 Small(job.lastOutcome, Modifier.testTag(JobTags.outcome(job.id)))
                 job.notice?.let { Text(it, color = MaterialTheme.colorScheme.error, style = MaterialTheme.typography.bodySmall, modifier = Modifier.testTag(JobTags.notice(job.id))) }
@@ -501,37 +507,72 @@ fun JobsPage(holder: ScreenModel<JobsScreen>) {
             }
         }
         HorizontalDivider()
-        JobFormSection(screen.form) { holder.act(it) }
+        JobFormSection(screen.form, words) { holder.act(it) }
     }
 }
 
-/** The core's new-job form: the choices are the core's, the typed words go back in the draft. */
+/**
+ * The core's new-job form (issue 37.3): a reminder first, or a check built from choices — what
+ * to watch, which of its fields (by its words), a comparison in words, a value in the field's
+ * unit. The notification's words are the core's for these choices ([words]) until the student
+ * edits them; nothing is typed but the name, the time, the value and the words.
+ */
 @OptIn(ExperimentalLayoutApi::class)
 @Composable
-private fun JobFormSection(form: JobForm, act: (Action) -> Unit) {
+private fun JobFormSection(form: JobForm, words: (JobDraft) -> JobWords?, act: (Action) -> Unit) {
     Section(form.title)
-    if (form.sources.isEmpty()) {
-        Text(form.noSourcesLabel)
-        return
-    }
+    var kindAt by remember { mutableStateOf(0) }
     var source by remember { mutableStateOf(0) }
+    var fieldAt by remember { mutableStateOf(0) }
     var schedule by remember { mutableStateOf(0) }
     var comparison by remember { mutableStateOf(0) }
     var name by remember { mutableStateOf("") }
     var whenText by remember { mutableStateOf("") }
-    var field by remember { mutableStateOf("") }
     var value by remember { mutableStateOf("") }
-    var title by remember { mutableStateOf("") }
-    var body by remember { mutableStateOf("") }
-    val chosen = form.sources[source.coerceIn(form.sources.indices)]
-    val kind = form.schedules[schedule.coerceIn(form.schedules.indices)]
-    val compare = form.comparisons[comparison.coerceIn(form.comparisons.indices)]
+    var title by remember { mutableStateOf<String?>(null) }
+    var body by remember { mutableStateOf<String?>(null) }
+    val kind = form.kinds[kindAt.coerceIn(form.kinds.indices)].kind
+    val checking = kind == JobKind.CHECK
+    FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+        form.kinds.forEachIndexed { i, option ->
+            FilterChip(i == kindAt, { kindAt = i; title = null; body = null }, label = { Text(option.label) },
+                modifier = Modifier.testTag(JobTags.kind(i)))
+        }
+    }
     OutlinedTextField(name, { name = it }, label = { Text(form.nameLabel) }, singleLine = true,
         modifier = Modifier.fillMaxWidth().testTag(JobTags.NAME))
-    Small(form.sourceLabel)
-    FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
-        form.sources.forEachIndexed { i, option ->
-            FilterChip(i == source, { source = i }, label = { Text(option.title) }, modifier = Modifier.testTag(JobTags.source(i)))
+    val chosen = form.sources.getOrNull(source.coerceIn(0, maxOf(0, form.sources.size - 1)))
+    val field = chosen?.fields?.getOrNull(fieldAt.coerceIn(0, maxOf(0, chosen.fields.size - 1)))
+    val compare = form.comparisons[comparison.coerceIn(form.comparisons.indices)]
+    if (checking) {
+        if (chosen == null) {
+            Text(form.noSourcesLabel)
+            return
+        }
+        Small(form.sourceLabel)
+        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+            form.sources.forEachIndexed { i, option ->
+                FilterChip(i == source, { source = i; fieldAt = 0 }, label = { Text(option.title) }, modifier = Modifier.testTag(JobTags.source(i)))
+            }
+        }
+        if (chosen.fields.isNotEmpty()) {
+            Small(form.fieldLabel)
+            FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+                chosen.fields.forEachIndexed { i, option ->
+                    FilterChip(i == fieldAt, { fieldAt = i }, label = { Text(option.label) }, modifier = Modifier.testTag(JobTags.field(i)))
+                }
+            }
+        }
+        Small(form.comparisonLabel)
+        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+            form.comparisons.forEachIndexed { i, option ->
+                FilterChip(i == comparison, { comparison = i }, label = { Text(option.label) }, modifier = Modifier.testTag(JobTags.comparison(i)))
+            }
+        }
+        if (compare.takesValue) {
+            OutlinedTextField(value, { value = it }, label = { Text(form.valueLabel) }, singleLine = true,
+                suffix = field?.unit?.let { unit -> { Text(unit) } },
+                modifier = Modifier.fillMaxWidth().testTag(JobTags.VALUE))
         }
     }
     Small(form.scheduleLabel)
@@ -540,33 +581,25 @@ private fun JobFormSection(form: JobForm, act: (Action) -> Unit) {
             FilterChip(i == schedule, { schedule = i }, label = { Text(option.label) }, modifier = Modifier.testTag(JobTags.schedule(i)))
         }
     }
-    OutlinedTextField(whenText, { whenText = it }, placeholder = { Text(kind.valueHint) }, singleLine = true,
+    val scheduleKind = form.schedules[schedule.coerceIn(form.schedules.indices)]
+    OutlinedTextField(whenText, { whenText = it }, placeholder = { Text(scheduleKind.valueHint) }, singleLine = true,
         modifier = Modifier.fillMaxWidth().testTag(JobTags.WHEN))
-    Small(form.comparisonLabel)
-    OutlinedTextField(field, { field = it }, label = { Text(form.fieldLabel) }, singleLine = true,
-        modifier = Modifier.fillMaxWidth().testTag(JobTags.FIELD))
-    if (chosen.fields.isNotEmpty()) {
-        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
-            for (known in chosen.fields) FilterChip(known == field, { field = known }, label = { Text(known) })
-        }
-    }
-    FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
-        form.comparisons.forEachIndexed { i, option ->
-            FilterChip(i == comparison, { comparison = i }, label = { Text(option.label) }, modifier = Modifier.testTag(JobTags.comparison(i)))
-        }
-    }
-    OutlinedTextField(value, { value = it }, label = { Text(form.valueLabel) }, singleLine = true,
-        modifier = Modifier.fillMaxWidth().testTag(JobTags.VALUE))
-    OutlinedTextField(title, { title = it }, label = { Text(form.notifyTitleLabel) }, singleLine = true,
+    val draft = JobDraft(
+        kind = kind, name = name, plugin = chosen?.plugin ?: "", source = chosen?.source ?: "",
+        schedule = scheduleKind.kind, scheduleValue = whenText,
+        field = if (checking) field?.key ?: "" else "", comparison = compare.comparison, value = value,
+        notifyTitle = "", notifyBody = "",
+    )
+    // The core's words for these choices, until the student edits them.
+    val written = words(draft)
+    val shownTitle = title ?: written?.title ?: ""
+    val shownBody = body ?: written?.body ?: ""
+    OutlinedTextField(shownTitle, { title = it }, label = { Text(form.notifyTitleLabel) }, singleLine = true,
         modifier = Modifier.fillMaxWidth().testTag(JobTags.TITLE))
-    OutlinedTextField(body, { body = it }, label = { Text(form.notifyBodyLabel) },
+    OutlinedTextField(shownBody, { body = it }, label = { Text(form.notifyBodyLabel) },
         modifier = Modifier.fillMaxWidth().testTag(JobTags.BODY))
+    if (checking) Small(form.wordsHint)
     Button(onClick = {
-        act(Action.AddJob(JobDraft(
-            name = name, plugin = chosen.plugin, source = chosen.source,
-            schedule = kind.kind, scheduleValue = whenText,
-            field = field, comparison = compare.comparison, value = value,
-            notifyTitle = title, notifyBody = body,
-        )))
+        act(Action.AddJob(draft.copy(notifyTitle = shownTitle, notifyBody = shownBody)))
     }, modifier = Modifier.testTag(JobTags.ADD)) { Text(form.submitLabel) }
 }
