@@ -961,6 +961,29 @@ impl Engine {
         Ok(self.core.secrets.get(key)?.is_some())
     }
 
+    /// The API key of the configured model provider: each provider keeps its own (issue 42;
+    /// see [`crate::agent::providers::api_key`]). Only the core reads it, to send it.
+    pub(crate) fn model_api_key(&self) -> Result<Option<String>, EngineError> {
+        let endpoint = self.settings().model.endpoint;
+        Ok(crate::agent::providers::api_key(
+            &*self.core.secrets,
+            &endpoint,
+        )?)
+    }
+
+    /// Stores `key` as the configured model provider's, or removes that provider's key. The
+    /// single key kept before keys were per provider is moved first, so it cannot replace
+    /// this one later.
+    pub fn set_model_api_key(&self, key: Option<&str>) -> Result<(), EngineError> {
+        self.model_api_key()?;
+        let provider = crate::agent::providers::for_endpoint(&self.settings().model.endpoint);
+        let name = crate::agent::providers::key_name(provider.id);
+        match key {
+            Some(key) => self.set_secret(&name, key),
+            None => self.delete_secret(&name),
+        }
+    }
+
     // ---- audit
 
     /// The newest `limit` audit rows, oldest first.

@@ -176,7 +176,8 @@ async fn a_call_that_asks_shows_its_exact_inputs_and_only_the_answers_offered_th
         .iter()
         .map(|r| (r.name.as_str(), r.value.as_str()))
         .collect();
-    assert_eq!(inputs, [("count", "2"), ("item", "可乐")]);
+    // The shop gives its fields no words: each is its name made readable, never the JSON key.
+    assert_eq!(inputs, [("Count", "2"), ("Item", "可乐")]);
     // The student reads the plugin's title, never its id (the agent and the audit keep the id).
     assert_eq!(zh.reason, "小卖部 的「写入」权限为「询问」");
     assert_eq!(prompt.reason, "shop's mode for write is ask");
@@ -1170,8 +1171,23 @@ async fn the_first_run_shows_the_terms_whole_then_the_model_the_campus_and_notif
             None
         ))
     );
-    // A key saved inside the step makes its tap "Next", and the step stays until it is tapped.
+    // issue 42: a key saved inside the step is not enough; a test of the connection that the
+    // provider answered makes its tap "Next", and the step stays until it is tapped.
+    let server = ModelServer::start(vec![text("hi")]).await;
+    s.act(Action::SetModelEndpoint {
+        endpoint: server.endpoint(),
+    })
+    .await
+    .unwrap();
+    s.act(Action::SetModelName {
+        name: "test-model".into(),
+    })
+    .await
+    .unwrap();
     s.act(Action::SetApiKey { key: KEY.into() }).await.unwrap();
+    let next = s.first_run().unwrap().page.unwrap().next;
+    assert_eq!(next.label, "跳过，以后再设置");
+    s.act(Action::TestModelConnection).await.unwrap();
     let next = s.first_run().unwrap().page.unwrap().next;
     assert_eq!(
         (next.label.as_str(), next.role, &next.action),
@@ -1339,7 +1355,7 @@ async fn the_approval_sheet_shows_a_calls_words_on_one_line_with_no_bidirectiona
         .iter()
         .map(|r| (r.name.as_str(), r.value.as_str()))
         .collect();
-    assert_eq!(inputs, [("count", "1"), ("item", "可乐 开公会不x")]);
+    assert_eq!(inputs, [("Count", "1"), ("Item", "可乐 开公会不x")]);
     // The whole input keeps the exact value, each such character written as its escape.
     assert!(
         sheet

@@ -3,7 +3,9 @@
 //! model settings (endpoint, model, whether a key is set — never the key).
 
 use super::texts::{permission_state_words, permission_words, title, tr};
-use super::{API_KEY, Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED, Route};
+use super::{Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED, Route};
+use crate::agent::check::{self, Connection};
+use crate::agent::providers::{self, ProviderInfo};
 use crate::consent::{Permission, PermissionState, TERMS_VERSION};
 use crate::engine::{Engine, EngineError};
 use crate::settings::Language;
@@ -173,31 +175,145 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
     }
 }
 
+/// One provider on the model screen's list (issue 42: a model in one tap).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct ProviderRow {
+    pub id: String,
+    pub name: String,
+    pub chosen: bool,
+    /// Sets the provider's address and its first suggested model.
+    pub choose: Action,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct ModelSettingsScreen {
     pub title: String,
+    pub provider_label: String,
+    /// The providers a student picks from, in the core's order ([`providers::PROVIDERS`]).
+    pub providers: Vec<ProviderRow>,
     pub endpoint_label: String,
     pub endpoint: String,
+    /// Whether the address is the student's to type: only for "other (your own address)" and
+    /// a local model; every listed provider's is filled in.
+    pub endpoint_editable: bool,
     pub model_label: String,
     pub model: String,
+    /// The chosen provider's suggested models, each a tap that sets `model.name`.
+    pub suggested_models: Vec<Button>,
     pub key_label: String,
-    /// Whether a key is in the keystore; the key itself never leaves it.
+    /// Whether the chosen provider's key is in the keystore; the key itself never leaves it.
     pub key_set: bool,
     pub key_state: String,
+    /// Opens the page where the chosen provider hands out keys.
+    pub get_key: Option<Button>,
     pub clear_key: Option<Button>,
     pub save_label: String,
+    /// Sends one tiny request with what is set now.
+    pub test: Button,
+    /// What the last test found, for the address and model set now (a change clears it).
+    pub test_result: Option<String>,
+    pub test_works: bool,
 }
 
-pub(super) fn model(engine: &Engine, lang: Language) -> Result<ModelSettingsScreen, EngineError> {
+/// What the model screen holds between taps that no setting does: "other" chosen before its
+/// address is typed, and the last test.
+#[derive(Debug, Default)]
+pub(super) struct ModelDraft {
+    pub custom_chosen: bool,
+    pub tested: Option<Tested>,
+}
+
+/// A test of the connection, and what it was of.
+#[derive(Debug)]
+pub(super) struct Tested {
+    pub endpoint: String,
+    pub model: String,
+    pub outcome: Connection,
+}
+
+impl ModelDraft {
+    /// The last test's outcome, when it was of the address and model set now.
+    pub fn outcome(&self, engine: &Engine) -> Option<&Connection> {
+        let m = engine.settings().model;
+        self.tested
+            .as_ref()
+            .filter(|t| t.endpoint == m.endpoint && t.model == m.name)
+            .map(|t| &t.outcome)
+    }
+
+    /// Whether the student may go on from the model's first-run step with "Next".
+    pub fn works(&self, engine: &Engine) -> bool {
+        self.outcome(engine).is_some_and(Connection::works)
+    }
+}
+
+/// The provider the screen shows chosen.
+fn chosen(engine: &Engine, draft: &ModelDraft) -> &'static ProviderInfo {
+    let by_endpoint = providers::for_endpoint(&engine.settings().model.endpoint);
+    match draft.custom_chosen {
+        true => providers::PROVIDERS
+            .iter()
+            .find(|p| p.id == providers::CUSTOM)
+            .unwrap_or(by_endpoint),
+        false => by_endpoint,
+    }
+}
+
+/// The name a test's words give the provider: a listed one's, else its address.
+pub(super) fn provider_name(lang: Language, provider: &ProviderInfo, endpoint: &str) -> String {
+    match provider.id {
+        providers::CUSTOM | providers::LOCAL if !endpoint.trim().is_empty() => {
+            endpoint.trim().to_owned()
+        }
+        _ => tr(lang, provider.name_zh, provider.name_en).to_owned(),
+    }
+}
+
+pub(super) fn model(
+    engine: &Engine,
+    lang: Language,
+    draft: &ModelDraft,
+) -> Result<ModelSettingsScreen, EngineError> {
     let s = engine.settings();
-    let key_set = engine.has_secret(API_KEY)?;
+    let provider = chosen(engine, draft);
+    let key_set = engine.model_api_key()?.is_some();
+    let outcome = draft.outcome(engine);
     Ok(ModelSettingsScreen {
         title: tr(lang, "模型", "Model").into(),
+        provider_label: tr(lang, "服务商", "Provider").into(),
+        providers: providers::PROVIDERS
+            .iter()
+            .map(|p| ProviderRow {
+                id: p.id.into(),
+                name: tr(lang, p.name_zh, p.name_en).into(),
+                chosen: p.id == provider.id,
+                choose: Action::ChooseProvider {
+                    provider: p.id.into(),
+                },
+            })
+            .collect(),
         endpoint_label: tr(lang, "接口地址", "Endpoint").into(),
-        endpoint: s.model.endpoint,
+        endpoint: if draft.custom_chosen {
+            String::new()
+        } else {
+            s.model.endpoint.clone()
+        },
+        endpoint_editable: matches!(provider.id, providers::CUSTOM | providers::LOCAL),
         model_label: tr(lang, "模型名称", "Model name").into(),
         model: s.model.name,
+        suggested_models: provider
+            .models
+            .iter()
+            .map(|m| {
+                Button::new(
+                    (*m).into(),
+                    ButtonRole::Normal,
+                    Action::SetModelName { name: (*m).into() },
+                )
+            })
+            .collect(),
         key_label: tr(lang, "API 密钥", "API key").into(),
         key_set,
         key_state: if key_set {
@@ -206,6 +322,13 @@ pub(super) fn model(engine: &Engine, lang: Language) -> Result<ModelSettingsScre
             tr(lang, "未设置", "Not set")
         }
         .into(),
+        get_key: provider.key_url.map(|url| {
+            Button::new(
+                tr(lang, "获取密钥", "Get a key").into(),
+                ButtonRole::Normal,
+                Action::OpenInBrowser { url: url.into() },
+            )
+        }),
         clear_key: key_set.then(|| {
             Button::new(
                 tr(lang, "删除密钥", "Remove the key").into(),
@@ -214,5 +337,30 @@ pub(super) fn model(engine: &Engine, lang: Language) -> Result<ModelSettingsScre
             )
         }),
         save_label: tr(lang, "保存", "Save").into(),
+        test: Button::new(
+            tr(lang, "测试连接", "Test connection").into(),
+            ButtonRole::Primary,
+            Action::TestModelConnection,
+        ),
+        test_result: outcome.map(|o| {
+            o.words(
+                lang,
+                &provider_name(lang, provider, &s.model.endpoint),
+                provider.key_url,
+            )
+        }),
+        test_works: outcome.is_some_and(Connection::works),
+    })
+}
+
+/// "Test connection": one tiny request with the address, model and key set now.
+pub(super) async fn test(engine: &Engine) -> Result<Tested, EngineError> {
+    let m = engine.settings().model;
+    let key = engine.model_api_key()?.unwrap_or_default();
+    let outcome = check::test(&m.endpoint, &m.name, &key, check::limits()).await;
+    Ok(Tested {
+        endpoint: m.endpoint,
+        model: m.name,
+        outcome,
     })
 }

@@ -6,7 +6,7 @@
 //! settings (the model, the campus account, the permissions).
 
 use super::texts::tr;
-use super::{API_KEY, Action, Button, ButtonRole};
+use super::{Action, Button, ButtonRole};
 use crate::consent::{Permission, PermissionState, SetupStep, TERMS_VERSION};
 use crate::engine::{Engine, EngineError};
 use crate::settings::Language;
@@ -44,7 +44,13 @@ pub struct FirstRunPage {
     pub skip: Option<Button>,
 }
 
-pub(super) fn build(engine: &Engine, lang: Language) -> Result<FirstRunScreen, EngineError> {
+/// `model_works`: whether the model screen's last test, of the address and model set now,
+/// was answered (issue 42: "Next" needs a connection that worked, else the tap says "later").
+pub(super) fn build(
+    engine: &Engine,
+    lang: Language,
+    model_works: bool,
+) -> Result<FirstRunScreen, EngineError> {
     let consent = engine.consent();
     // The terms end with their acceptance and the notifications with the system's answer; the
     // model and the campus account with the student's "Next" (or "Skip"), so that a key saved
@@ -106,12 +112,12 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<FirstRunScreen, E
             title: tr(lang, "选择模型", "Choose the model").into(),
             explanation: tr(
                 lang,
-                "助手用你选择的模型服务来理解你的话。填写服务商的接口地址、模型名称和 API 密钥；密钥只保存在手机的钥匙串里。",
-                "The assistant understands you through the model service you choose. Enter your provider's endpoint, the model's name and your API key; the key is kept in the phone's keystore only.",
+                "助手用你选择的模型服务来理解你的话。选一个服务商，粘贴它给你的 API 密钥，再点「测试连接」；密钥只保存在手机的钥匙串里。",
+                "The assistant understands you through the model service you choose. Pick a provider, paste the API key it gave you, then tap \"Test connection\"; the key is kept in the phone's keystore only.",
             )
             .into(),
             terms: Vec::new(),
-            next: go_on(engine.has_secret(API_KEY)?),
+            next: go_on(model_works),
             skip: None,
         },
         SetupStep::Campus => FirstRunPage {

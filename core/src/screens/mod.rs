@@ -37,7 +37,7 @@ pub use campus::{
     CampusAccountScreen, CodeStep, RESEND_AFTER_MS, SignInForm, SignedIn, TreeholeCheckScreen,
 };
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
-pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow};
+pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, ProviderRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
 pub use first_run::{FirstRunPage, FirstRunScreen};
@@ -304,6 +304,13 @@ pub enum Action {
     SetModelEndpoint {
         endpoint: String,
     },
+    /// Pick a provider from the model screen's list: its address and first suggested model are
+    /// set ("other" leaves the address to be typed).
+    ChooseProvider {
+        provider: String,
+    },
+    /// Send one tiny request with the address, model and key set now, and show what came of it.
+    TestModelConnection,
     SetModelName {
         name: String,
     },
@@ -385,12 +392,18 @@ pub const EXACT_ALARM_UNSUPPORTED: &str = "exact-alarm-unsupported";
 pub struct Screens {
     engine: Arc<Engine>,
     live: Arc<Live>,
+    /// The model screen's choice and last test, between taps.
+    model: std::sync::Mutex<consent::ModelDraft>,
 }
 
 impl Screens {
     /// `live` is the one the engine's event sink feeds (see [`Live::sink`]).
     pub fn new(engine: Arc<Engine>, live: Arc<Live>) -> Self {
-        Self { engine, live }
+        Self {
+            engine,
+            live,
+            model: Default::default(),
+        }
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -488,7 +501,8 @@ impl Screens {
 
     /// The first run's next step, or none once it is over.
     pub fn first_run(&self) -> Result<FirstRunScreen, EngineError> {
-        first_run::build(&self.engine, self.language())
+        let works = self.model_draft().works(&self.engine);
+        first_run::build(&self.engine, self.language(), works)
     }
 
     pub fn consent(&self) -> ConsentScreen {
@@ -496,7 +510,11 @@ impl Screens {
     }
 
     pub fn model_settings(&self) -> Result<ModelSettingsScreen, EngineError> {
-        consent::model(&self.engine, self.language())
+        consent::model(&self.engine, self.language(), &self.model_draft())
+    }
+
+    fn model_draft(&self) -> std::sync::MutexGuard<'_, consent::ModelDraft> {
+        self.model.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn memory_inbox(&self) -> Result<MemoryInbox, EngineError> {
@@ -727,7 +745,30 @@ impl Screens {
             }
             Action::RemoveJob { job } => e.remove_job(job).map_err(job_error)?,
             Action::SetModelEndpoint { endpoint } => {
-                e.change_setting(parse_change("model.endpoint", &json!(endpoint.trim()))?)?
+                e.change_setting(parse_change("model.endpoint", &json!(endpoint.trim()))?)?;
+                self.model_draft().custom_chosen = false;
+            }
+            Action::ChooseProvider { provider } => {
+                let Some(p) = crate::agent::providers::PROVIDERS
+                    .iter()
+                    .find(|p| p.id == provider)
+                else {
+                    return Err(EngineError::Invalid(format!(
+                        "provider: there is no provider \"{provider}\""
+                    )));
+                };
+                let custom = p.base_url.is_empty();
+                if !custom {
+                    e.change_setting(parse_change("model.endpoint", &json!(p.base_url))?)?;
+                    if !p.models.contains(&e.settings().model.name.as_str()) {
+                        e.change_setting(parse_change("model.name", &json!(p.models[0]))?)?;
+                    }
+                }
+                self.model_draft().custom_chosen = custom;
+            }
+            Action::TestModelConnection => {
+                let tested = consent::test(e).await?;
+                self.model_draft().tested = Some(tested);
             }
             Action::SetModelName { name } => {
                 e.change_setting(parse_change("model.name", &json!(name.trim()))?)?
@@ -739,9 +780,9 @@ impl Screens {
                         "{API_KEY}: paste the key your provider gave you"
                     )));
                 }
-                e.set_secret(API_KEY, key)?
+                e.set_model_api_key(Some(key))?
             }
-            Action::ClearApiKey => e.delete_secret(API_KEY)?,
+            Action::ClearApiKey => e.set_model_api_key(None)?,
             Action::SetLanguage { language } => {
                 e.change_setting(crate::settings::Change::Language(language))?
             }
