@@ -49,6 +49,20 @@ pub enum CampusCommand {
     /// Sign in again only the services the last sign-in could not, with the remembered
     /// password.
     Retry,
+    /// Answer a check a service asks after the sign-in: `treehole`, Treehole's own SMS check
+    /// (SERVICES.md §3), or `grades`, the course API's authorization (§9, 获取授权码). --send
+    /// sends the SMS; --code answers with its code, or with the authenticator's (手机令牌) under
+    /// --otp.
+    Verify {
+        check: String,
+        #[arg(long)]
+        send: bool,
+        #[arg(long)]
+        code: Option<String>,
+        /// The code is the authenticator's, not an SMS one.
+        #[arg(long)]
+        otp: bool,
+    },
     /// Sign out: every session and the remembered password are deleted.
     SignOut,
     /// Run the campus simulator on 127.0.0.1:PORT until interrupted.
@@ -229,6 +243,12 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
             outln!("{}", said(&user, &step));
             Ok(())
         }
+        CampusCommand::Verify {
+            check,
+            send,
+            code,
+            otp,
+        } => verify(data_dir, &check, send, code, otp).await,
         CampusCommand::Status => {
             let engine = open(data_dir)?;
             let status = engine.campus().status().map_err(|e| e.to_string())?;
@@ -295,6 +315,59 @@ pub async fn run(data_dir: &Path, command: CampusCommand) -> Result<(), String> 
             Ok(())
         }
     }
+}
+
+/// `harness campus verify`: sends or answers Treehole's SMS check or the course API's
+/// authorization, as their screens do.
+async fn verify(
+    data_dir: &Path,
+    check: &str,
+    send: bool,
+    code: Option<String>,
+    otp: bool,
+) -> Result<(), String> {
+    let grades = match check {
+        "treehole" => false,
+        "grades" => true,
+        other => {
+            return Err(format!(
+                "{other} is not a check: give treehole (its SMS check) or grades (the course API's authorization)"
+            ));
+        }
+    };
+    if !send && code.is_none() {
+        return Err("give --send to send the SMS, or --code C to answer with a code".into());
+    }
+    let engine = open(data_dir)?;
+    let campus = engine.campus();
+    if send {
+        if grades {
+            campus.grades_send_code().await
+        } else {
+            campus.treehole_send_code().await
+        }
+        .map_err(|e| e.to_string())?;
+        outln!("the SMS code was sent: answer with `harness campus verify {check} --code C`");
+    }
+    let Some(code) = code else {
+        return Ok(());
+    };
+    match (grades, otp) {
+        (true, false) => campus.grades_verify(&code).await,
+        (true, true) => campus.grades_verify_otp(&code).await,
+        (false, false) => campus.treehole_verify(&code).await,
+        (false, true) => campus.treehole_verify_otp(&code).await,
+    }
+    .map_err(|e| e.to_string())?;
+    outln!(
+        "{}",
+        if grades {
+            "the course API's authorization is done: grades can be read"
+        } else {
+            "Treehole's check is done"
+        }
+    );
+    Ok(())
 }
 
 fn local(ms: i64) -> String {

@@ -160,6 +160,7 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
             "classrooms",
             "dashboard",
             "files",
+            "grades",
             "library",
             "memory",
             "notices",

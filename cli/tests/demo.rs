@@ -126,6 +126,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed classrooms (bundled, 1 tools)
   installed dashboard (bundled, 1 tools)
   installed files (bundled, 3 tools)
+  installed grades (bundled, 2 tools)
   installed library (bundled, 1 tools)
   installed memory (bundled, 4 tools)
   installed notices (bundled, 2 tools)

@@ -64,12 +64,13 @@ export interface CampusRequest {
 
 /**
  * A campus service's answer with the session the core added redacted, or a status object: the
- * student must sign in again, or confirm a second factor.
+ * student must sign in again, or confirm a second factor (`check` names which when it is not
+ * Treehole's own SMS check: 'grades', the course API's authorization).
  */
 export type CampusResponse =
   | { status: number; body: unknown }
   | { status: 'signin_required' }
-  | { status: 'verification_required'; methods: string[] };
+  | { status: 'verification_required'; methods: string[]; check?: string };
 
 /** What a running tool may reach: the capability gates (DESIGN.md §5) and the campus client. */
 export interface Services {

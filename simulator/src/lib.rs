@@ -268,6 +268,12 @@ struct State {
     treehole: HashMap<String, String>,
     treehole_sms: HashSet<String>,
     treehole_verified: HashSet<String>,
+    /// Students the course API's authorization SMS was sent to (SERVICES.md §9, 40077).
+    course_sms: HashSet<String>,
+    /// Students who answered the course API's authorization: their grades are read.
+    course_authorized: HashSet<String>,
+    /// Scores a test published since ([`Simulator::publish_score`]): attempt id → score.
+    published: HashMap<String, String>,
     /// Treehole posts made here, oldest first, and the replies made here.
     holes_posted: Vec<Value>,
     comments_posted: Vec<Value>,
@@ -394,6 +400,14 @@ impl Simulator {
 
     /// IAAA forgets every device it was asked to trust, as it does after about 30 days: the
     /// next sign-in of an account with a second factor needs its code again.
+    /// Publishes a score for a fixture attempt ([`SCORES`]' `attempt`), as the school does when
+    /// a teacher enters it: from now on the course API gives `score` for it.
+    pub fn publish_score(&self, attempt: &str, score: &str) {
+        lock(&self.state)
+            .published
+            .insert(attempt.to_owned(), score.to_owned());
+    }
+
     pub fn forget_trusted_devices(&self) {
         lock(&self.state).trusted.clear();
     }
@@ -1497,6 +1511,172 @@ fn holes(s: &State, student: &str, keyword: &str) -> Vec<Value> {
         .collect()
 }
 
+/// One fixture score of the course API (SERVICES.md §9), as the undergraduate list gives it.
+#[derive(Clone, Copy, Debug)]
+pub struct Score {
+    /// `kcmc`
+    pub course: &'static str,
+    /// `xf`
+    pub credits: &'static str,
+    /// `xqcj`: a number, "合格", "W" or "--" (not yet graded).
+    pub score: &'static str,
+    /// `kclbmc`
+    pub category: &'static str,
+    /// `xnd`
+    pub year: &'static str,
+    /// `xq`
+    pub term: &'static str,
+    /// `cjjlfs`: 百分制 or 合格制.
+    pub grading: &'static str,
+    /// `bkcjbh`: one per attempt.
+    pub attempt: &'static str,
+}
+
+const fn score(
+    course: &'static str,
+    credits: &'static str,
+    score: &'static str,
+    category: &'static str,
+    (year, term): (&'static str, &'static str),
+    grading: &'static str,
+    attempt: &'static str,
+) -> Score {
+    Score {
+        course,
+        credits,
+        score,
+        category,
+        year,
+        term,
+        grading,
+        attempt,
+    }
+}
+
+/// Every fixture student's scores: a failed course retaken, a pass/fail 合格, a withdrawal W, a
+/// course with no credits, the thesis, and a course not yet graded.
+pub const SCORES: [Score; 10] = [
+    score(
+        "高等数学（B）(一)",
+        "5",
+        "95.5",
+        "专业必修",
+        ("24-25", "1"),
+        "百分制",
+        "2024100001",
+    ),
+    score(
+        "计算概论（B）",
+        "3",
+        "88",
+        "专业必修",
+        ("24-25", "1"),
+        "百分制",
+        "2024100002",
+    ),
+    score(
+        "线性代数（B）",
+        "3",
+        "58",
+        "专业必修",
+        ("24-25", "1"),
+        "百分制",
+        "2024100003",
+    ),
+    score(
+        "体育（一）",
+        "1",
+        "合格",
+        "全校必修",
+        ("24-25", "1"),
+        "合格制",
+        "2024100004",
+    ),
+    score(
+        "形势与政策",
+        "0",
+        "90",
+        "全校必修",
+        ("24-25", "1"),
+        "百分制",
+        "2024100005",
+    ),
+    score(
+        "线性代数（B）",
+        "3",
+        "82",
+        "专业必修",
+        ("24-25", "2"),
+        "百分制",
+        "2025100006",
+    ),
+    score(
+        "大学英语（二）",
+        "2",
+        "W",
+        "全校必修",
+        ("24-25", "2"),
+        "百分制",
+        "2025100007",
+    ),
+    score(
+        "中国近现代史纲要",
+        "2",
+        "76",
+        "全校必修",
+        ("25-26", "1"),
+        "百分制",
+        "2025200008",
+    ),
+    score(
+        "毕业论文",
+        "6",
+        "85",
+        "专业必修",
+        ("25-26", "1"),
+        "百分制",
+        "2025200009",
+    ),
+    score(
+        "数据结构与算法（A）",
+        "3",
+        "--",
+        "专业必修",
+        ("25-26", "1"),
+        "百分制",
+        "2025200010",
+    ),
+];
+
+/// The school's own GPA the course API gives the SMS fixture student (SERVICES.md §9: shown when
+/// present); the others get none, so the app computes theirs.
+pub const SCHOOL_GPA: (&str, &str) = (ACCOUNTS[1].id, "3.456");
+
+/// `GET /chapi/api/course/score_v2`'s `data` for a student (SERVICES.md §9: every value a string).
+fn score_v2(s: &State, user: &str) -> Value {
+    let cjxx = SCORES
+        .iter()
+        .map(|c| {
+            let score = s.published.get(c.attempt).map_or(c.score, String::as_str);
+            json!({
+                "kcmc": c.course, "xf": c.credits, "xqcj": score, "kclbmc": c.category,
+                "xnd": c.year, "xq": c.term, "xndxqpx": format!("20{}{}", c.year, c.term),
+                "cjjlfs": c.grading, "bkcjbh": c.attempt, "kch": "", "ywmc": "", "skjsxm": "",
+            })
+        })
+        .collect::<Vec<_>>();
+    let name = account(user).map(|acc| acc.name).unwrap_or("");
+    let mut score = json!({
+        "success": "true", "xslb": "bks",
+        "jbxx": {"xh": user, "xm": name, "xsmc": "", "zymc": "", "grade": "2021", "xjzt": "在读"},
+        "cjxx": cjxx,
+    });
+    if user == SCHOOL_GPA.0 {
+        score["gpa"] = json!({"gpa": SCHOOL_GPA.1, "xxxf": "20"});
+    }
+    json!({"score": score, "gpa": {"data": []}})
+}
+
 fn treehole(a: &Asked, s: &mut State) -> Reply {
     if a.path == "/chapi/cas_iaaa_login" {
         let Some(user) = spend(s, a.q("token"), "PKU Helper") else {
@@ -1560,6 +1740,32 @@ fn treehole(a: &Asked, s: &mut State) -> Reply {
             200,
             json!({"code": 40002, "success": false, "message": "请进行手机短信验证"}),
         ),
+        ("POST", "/chapi/api/course/send_get_token_message") => {
+            s.course_sms.insert(user);
+            treehole_envelope(json!({}))
+        }
+        ("POST", "/chapi/api/course/mobile_message_get_token") => {
+            let body: Value = serde_json::from_str(&a.body).unwrap_or_default();
+            if s.course_sms.contains(&user) && body["code"] == SMS_CODE {
+                s.course_authorized.insert(user);
+                treehole_envelope(json!({}))
+            } else {
+                treehole_error(40078, "授权码错误")
+            }
+        }
+        ("POST", "/chapi/api/course/password_get_token") => {
+            let body: Value = serde_json::from_str(&a.body).unwrap_or_default();
+            if body["code"] == OTP_CODE {
+                s.course_authorized.insert(user);
+                treehole_envelope(json!({}))
+            } else {
+                treehole_error(40078, "令牌验证码错误")
+            }
+        }
+        ("GET", "/chapi/api/course/score_v2") if !s.course_authorized.contains(&user) => {
+            treehole_error(40077, "获取授权码")
+        }
+        ("GET", "/chapi/api/course/score_v2") => treehole_envelope(score_v2(s, &user)),
         ("GET", "/chapi/api/v3/hole/list_comments") => {
             let comment_limit = number(a.q("comment_limit"), 3);
             let list = page_of(holes(s, &user, a.q("keyword")), a)

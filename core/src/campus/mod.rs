@@ -1016,6 +1016,15 @@ impl Campus {
         if service == Service::Treehole && body["code"] == 40002 {
             return Ok(json!({"status": "verification_required", "methods": ["sms", "otp"]}));
         }
+        // The course API's second authorization (SERVICES.md §9, 40077 "获取授权码"): its own
+        // check, answered by `grades_send_code`/`grades_verify`/`grades_verify_otp`.
+        if service == Service::Treehole && body["code"] == 40077 {
+            return Ok(json!({
+                "status": "verification_required",
+                "check": "grades",
+                "methods": ["sms", "otp"],
+            }));
+        }
         Ok(session
             .secrets()
             .value(json!({"status": status, "body": body})))
@@ -1080,6 +1089,31 @@ impl Campus {
     pub async fn treehole_verify_otp(&self, code: &str) -> Result<(), CampusError> {
         self.treehole_check("/chapi/api/check_otp", json!({"code": code.trim()}))
             .await
+    }
+
+    /// Sends the SMS of the course API's authorization (SERVICES.md §9, the answer to a
+    /// `verification_required` whose `check` is `grades`).
+    pub async fn grades_send_code(&self) -> Result<(), CampusError> {
+        self.treehole_check("/chapi/api/course/send_get_token_message", json!({}))
+            .await
+    }
+
+    /// Answers the course API's authorization with the SMS code the student received.
+    pub async fn grades_verify(&self, code: &str) -> Result<(), CampusError> {
+        self.treehole_check(
+            "/chapi/api/course/mobile_message_get_token",
+            json!({"code": code.trim()}),
+        )
+        .await
+    }
+
+    /// Answers the course API's authorization with the authenticator's (手机令牌) code.
+    pub async fn grades_verify_otp(&self, code: &str) -> Result<(), CampusError> {
+        self.treehole_check(
+            "/chapi/api/course/password_get_token",
+            json!({"code": code.trim()}),
+        )
+        .await
     }
 
     async fn treehole_check(&self, path: &str, body: Value) -> Result<(), CampusError> {

@@ -98,6 +98,7 @@ pub const BUNDLES: &[Bundle] = shipped![
     "wallet",
     "treehole",
     "notices",
+    "grades",
 ];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.
