@@ -265,6 +265,12 @@ async fn the_shipped_read_tools_declare_their_results_fields() {
             json!({"query": "高数"}),
             "books, page, total",
         ),
+        // The words a tool gives a field it takes (`limit`) name no field it returns.
+        (
+            "wallet.transactions",
+            json!({}),
+            "from, page, pages, period, records, to, total",
+        ),
     ] {
         let refused = engine
             .add_job(

@@ -28,7 +28,8 @@ const free = defineTool({
   effect: 'read',
   labels: {
     building: { zh: '教学楼', en: 'Building' },
-    day: { zh: '日期', en: 'Day' },
+    day: { zh: '哪天', en: 'Day' },
+    period: { zh: '节次', en: 'Period' },
     date: { zh: '日期', en: 'Date' },
     rooms: { zh: '空闲教室', en: 'Free rooms' },
     periodTimes: { zh: '节次时间', en: 'Period times' },

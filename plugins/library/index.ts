@@ -17,6 +17,8 @@ const search = defineTool({
   }),
   effect: 'read',
   labels: {
+    query: { zh: '搜索词', en: 'Search words' },
+    limit: { zh: '每页数量', en: 'Per page' },
     total: { zh: '找到的数量', en: 'Found' },
     page: { zh: '页码', en: 'Page' },
     books: { zh: '图书', en: 'Books' },

@@ -272,6 +272,7 @@ const transactions = defineTool({
     from: { zh: '起始日期', en: 'From' },
     to: { zh: '截止日期', en: 'To' },
     page: { zh: '页码', en: 'Page' },
+    limit: { zh: '每页条数', en: 'Per page' },
     pages: { zh: '总页数', en: 'Pages' },
     total: { zh: '记录数', en: 'Records' },
     records: { zh: '流水', en: 'Records on this page' },

@@ -283,9 +283,11 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
    * plugin has never paid is always asked, Allow or Deny only. */
   payee?: { field: keyof z.infer<S> & string };
   /**
-   * Words for the result's top-level fields, as the chat labels its rows:
-   * `{ balanceYuan: { zh: '余额（元）', en: 'Balance (yuan)' } }`. A field without one is shown
-   * by its name made readable (`spentTodayYuan` → "Spent today (yuan)").
+   * Words for the top-level fields of the input and of the result, as the approval sheet labels
+   * the call's inputs and the chat the result's rows:
+   * `{ balanceYuan: { zh: '余额（元）', en: 'Balance (yuan)' } }`. Give every field words: one
+   * without is shown by its name made readable (`spentTodayYuan` → "Spent today (yuan)"), an
+   * English word on a Chinese screen.
    */
   labels?: Record<string, FieldLabel>;
   /**

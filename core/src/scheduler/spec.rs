@@ -318,18 +318,27 @@ fn parse_check(check: &Value) -> Result<CheckSpec, JobError> {
 }
 
 /// The top-level fields a tool says its result has: its labelled fields and its declared
-/// output's properties, in that order. Empty when it declares neither.
+/// output's properties, in that order. Empty when it declares neither. `labels` also gives
+/// words to the fields a tool takes: a label on an input field names a result field only
+/// when the declared output names it too.
 pub fn result_fields(tool: &Tool) -> Vec<String> {
-    let mut fields: Vec<String> = tool.labels.keys().cloned().collect();
-    if let Some(properties) = tool
+    let declared = tool
         .output
         .as_ref()
-        .and_then(|o| o.source()["properties"].as_object())
-    {
-        for key in properties.keys() {
-            if !fields.contains(key) {
-                fields.push(key.clone());
-            }
+        .and_then(|o| o.source()["properties"].as_object());
+    let taken = tool.input.source()["properties"].as_object();
+    let returned = |key: &String| {
+        declared.is_some_and(|d| d.contains_key(key)) || !taken.is_some_and(|t| t.contains_key(key))
+    };
+    let mut fields: Vec<String> = tool
+        .labels
+        .keys()
+        .filter(|k| returned(k))
+        .cloned()
+        .collect();
+    for key in declared.into_iter().flat_map(|d| d.keys()) {
+        if !fields.contains(key) {
+            fields.push(key.clone());
         }
     }
     fields

@@ -4,11 +4,13 @@
 use serde_json::Value;
 
 use super::ButtonRole;
-use super::texts::{answer_words, effect_words, possessive, title, tr};
+use super::allowances::scope_words;
+use super::results::{field_label, split_words, value_words};
+use super::texts::{answer_words, effect_words, local_time, possessive, title, tr};
 use crate::engine::Engine;
 use crate::invoke::{Prompt, yuan};
-use crate::policy::{Answer, PromptKind};
-use crate::registry::{Effect, PluginKind};
+use crate::policy::{AllowanceScope, Answer, PromptKind};
+use crate::registry::{Effect, PluginKind, Tool};
 use crate::settings::Language;
 use crate::text::{json_shown, one_line};
 use crate::why::Why;
@@ -53,6 +55,10 @@ pub struct ApprovalSheet {
     pub reason: String,
     /// Exactly the answers the decision offers, in order.
     pub answers: Vec<AnswerButton>,
+    /// Where "Always allow" is offered on an ordinary prompt, how long it holds: 本次对话
+    /// (when the call is in one) / 今天 / 一直, each saying what it changes (DESIGN.md §3). A
+    /// grant's and a tainted turn's prompt offer none.
+    pub always_scopes: Vec<AnswerButton>,
     /// The tool's title comes from a remote (MCP) server, third-party text (DESIGN.md §5): the
     /// sheet shows `words_from_server_label` beside it.
     pub words_from_server: bool,
@@ -104,15 +110,22 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         _ if prompt.headline == prompt.tool_title => tool_title.clone(),
         _ => one_line(&prompt.headline, usize::MAX),
     };
+    // Each input by the words the plugin gives its field, its value by its type: money in 元,
+    // a time on the student's clock (never a JSON key or a raw number of milliseconds).
+    let zone = engine.settings().time_zone;
+    let schema = tool.as_ref().map(|t| t.input.source());
     let inputs = match &prompt.input {
         Value::Object(fields) => fields
             .iter()
             .map(|(name, value)| InputRow {
-                name: one_line(name, usize::MAX),
-                value: match value {
-                    Value::String(s) => one_line(s, usize::MAX),
-                    other => one_line(&other.to_string(), usize::MAX),
-                },
+                name: one_line(
+                    &field_label(lang, name, tool.as_deref(), schema),
+                    usize::MAX,
+                ),
+                value: one_line(
+                    &input_value(lang, &zone, tool.as_deref(), &prompt.input, name, value),
+                    usize::MAX,
+                ),
             })
             .collect(),
         _ => Vec::new(),
@@ -142,6 +155,22 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
                 .then(|| always_allow_changes(lang, prompt, &plugin_title)),
         })
         .collect();
+    let always_scopes = match prompt.kind {
+        PromptKind::Ordinary if prompt.offers.contains(&Answer::AlwaysAllow) => AllowanceScope::ALL
+            .into_iter()
+            .filter(|s| *s != AllowanceScope::Conversation || prompt.conversation.is_some())
+            .map(|scope| AnswerButton {
+                answer: scope.answer(),
+                label: scope_words(lang, scope).into(),
+                role: ButtonRole::Permanent,
+                consequence: Some(match scope {
+                    AllowanceScope::Always => always_allow_changes(lang, prompt, &plugin_title),
+                    _ => scoped_changes(lang, scope, prompt.effect, &plugin_title),
+                }),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     // The student reads the plugin's title; the agent and the audit keep `prompt.reason`.
     let reason = prompt.why.text_for_user(lang, &plugin_title);
     ApprovalSheet {
@@ -157,6 +186,7 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
         reason_label: tr(lang, "为什么询问你", "Why you are asked").into(),
         reason,
         answers,
+        always_scopes,
         words_from_server,
         words_from_server_label: tr(
             lang,
@@ -175,6 +205,45 @@ pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> Approva
             )
             .into()
         }),
+    }
+}
+
+/// An input's value as the student reads it: the declared amount in 元, a number in a field
+/// named in yuan or fen as 元, a time in milliseconds (a field named `…AtMs`) on the student's
+/// clock, yes or no, a list or an object in words; text as it is.
+fn input_value(
+    lang: Language,
+    zone: &str,
+    tool: Option<&Tool>,
+    input: &Value,
+    name: &str,
+    value: &Value,
+) -> String {
+    let in_yuan = |fen: u64| match lang {
+        Language::Zh => format!("{} 元", yuan(fen)),
+        Language::En => format!("{} yuan", yuan(fen)),
+    };
+    let declared = tool.filter(|t| t.amount.as_ref().is_some_and(|a| a.field == name));
+    if let Some(Some(Ok(fen))) = declared.map(|t| t.amount_fen(input)) {
+        return in_yuan(fen);
+    }
+    let words = split_words(name);
+    let last = words.last().map(String::as_str);
+    match (value, last) {
+        (Value::Number(n), Some("yuan")) if n.as_f64().is_some_and(|y| y >= 0.0) => {
+            let fen = (n.as_f64().unwrap_or_default() * 100.0).round();
+            in_yuan(fen as u64)
+        }
+        (Value::Number(n), Some("fen")) if n.as_u64().is_some() => {
+            in_yuan(n.as_u64().unwrap_or_default())
+        }
+        (Value::Number(n), Some("ms"))
+            if words.len() >= 2 && words[words.len() - 2] == "at" && n.as_i64().is_some() =>
+        {
+            local_time(zone, n.as_i64().unwrap_or_default())
+        }
+        (Value::String(text), _) => text.clone(),
+        _ => value_words(lang, value),
     }
 }
 
@@ -224,6 +293,26 @@ fn always_allow_changes(lang: Language, prompt: &Prompt, plugin: &str) -> String
             };
             format!("{asked} (its {name} permission becomes auto)")
         }
+    }
+}
+
+/// What an "Always allow" for this conversation or today changes, in words: no mode changes,
+/// and it ends by itself.
+fn scoped_changes(lang: Language, scope: AllowanceScope, effect: Effect, plugin: &str) -> String {
+    let name = effect_words(lang, effect);
+    match (lang, scope) {
+        (Language::Zh, AllowanceScope::Conversation) => {
+            format!("只在这次对话里，{plugin} 的「{name}」操作不再询问；别的对话照常询问")
+        }
+        (Language::Zh, _) => format!("今天之内 {plugin} 的「{name}」操作不再询问；明天起照常询问"),
+        (Language::En, AllowanceScope::Conversation) => format!(
+            "In this conversation only, {} {name} calls stop asking; other conversations still ask",
+            possessive(plugin)
+        ),
+        (Language::En, _) => format!(
+            "Until today ends, {} {name} calls stop asking; from tomorrow they ask again",
+            possessive(plugin)
+        ),
     }
 }
 

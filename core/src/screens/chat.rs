@@ -1,7 +1,7 @@
 //! The chat: the conversation's messages, the answer as it streams, each tool call with what
 //! was decided about it and its result, the turn's state, and cancel.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -460,8 +460,7 @@ fn fill_result(
             view.card = status_card(lang, &result);
             // A status the card explains is no data to list.
             if view.card.is_none() {
-                let none = BTreeMap::new();
-                view.rows = rows(lang, &result, tool.map_or(&none, |t| &t.labels));
+                view.rows = rows(lang, &result, tool);
             }
         }
     }

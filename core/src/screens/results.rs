@@ -3,15 +3,14 @@
 //! a result, not an error) as a card with the tap that fixes it. The JSON itself stays one tap
 //! away, on the call.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value};
 
 use super::texts::{effect_words, tr};
 use super::{Action, Button, ButtonRole, LabelValue, Route};
 use crate::policy::Code;
-use crate::registry::{Effect, FieldLabel};
+use crate::registry::{Effect, FieldLabel, Tool};
 use crate::settings::Language;
+use crate::text::one_line;
 
 /// How many entries of a list of plain values a row names before it only counts them.
 const LISTED: usize = 3;
@@ -27,16 +26,13 @@ pub struct CallCard {
 
 /// The result's rows: each top-level field of an object, labelled, by the field's name (the
 /// stored result keeps no other order); any other value is one row.
-pub(super) fn rows(
-    lang: Language,
-    result: &Value,
-    labels: &BTreeMap<String, FieldLabel>,
-) -> Vec<LabelValue> {
+pub(super) fn rows(lang: Language, result: &Value, tool: Option<&Tool>) -> Vec<LabelValue> {
+    let declared = tool.and_then(|t| t.output.as_ref()).map(|o| o.source());
     match result {
         Value::Object(fields) => fields
             .iter()
             .map(|(name, value)| LabelValue {
-                label: field_label(lang, name, labels.get(name)),
+                label: field_label(lang, name, tool, declared),
                 value: value_words(lang, value),
             })
             .collect(),
@@ -47,14 +43,26 @@ pub(super) fn rows(
     }
 }
 
-/// A field's label: the plugin's words when it gives them, else the name made readable.
-fn field_label(lang: Language, name: &str, given: Option<&FieldLabel>) -> String {
-    match (given, lang) {
-        (Some(FieldLabel { en: Some(en), .. }), Language::En) => en.clone(),
-        (Some(label), _) => label.zh.clone(),
+/// A tool's top-level field (of its input or its result) as the student reads it: the
+/// plugin's `labels` for it; else in Chinese the `title` its schema (`schema`, the input's or
+/// the declared output's) gives the field; else the name made readable.
+pub(super) fn field_label(
+    lang: Language,
+    name: &str,
+    tool: Option<&Tool>,
+    schema: Option<&Value>,
+) -> String {
+    match (tool.and_then(|t| t.labels.get(name)), lang) {
+        (Some(FieldLabel { en: Some(en), .. }), Language::En) => return en.clone(),
+        (Some(label), _) => return label.zh.clone(),
+        (None, _) => {}
+    }
+    let titled = schema.and_then(|s| s["properties"][name]["title"].as_str());
+    match (titled, lang) {
+        (Some(title), Language::Zh) => one_line(title, usize::MAX),
         // A remote server's answer without structured data: its content blocks' words.
-        (None, _) if name == "content" => tr(lang, "内容", "Content").into(),
-        (None, _) => readable_name(lang, name),
+        _ if name == "content" => tr(lang, "内容", "Content").into(),
+        _ => readable_name(lang, name),
     }
 }
 
@@ -82,7 +90,7 @@ pub(super) fn readable_name(lang: Language, name: &str) -> String {
 
 /// The name's words, lowercased: split at `_`, `-`, spaces and a lowercase letter or digit
 /// followed by a capital.
-fn split_words(name: &str) -> Vec<String> {
+pub(super) fn split_words(name: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     let mut word = String::new();
     let mut previous_lower = false;
@@ -345,9 +353,12 @@ pub(super) fn refusal_card(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use serde_json::json;
 
     use super::*;
+    use crate::registry::{Plugin, PluginKind, parse_manifest};
 
     #[test]
     fn a_unit_suffix_is_written_as_the_unit_in_brackets() {
@@ -380,26 +391,19 @@ mod tests {
 
     #[test]
     fn the_plugins_label_wins_and_english_falls_back_to_chinese() {
-        let both = FieldLabel {
-            zh: "余额（元）".into(),
-            en: Some("Balance (yuan)".into()),
-        };
-        let zh_only = FieldLabel {
-            zh: "余额".into(),
-            en: None,
-        };
-        assert_eq!(
-            field_label(Language::Zh, "balanceYuan", Some(&both)),
-            "余额（元）"
-        );
-        assert_eq!(
-            field_label(Language::En, "balanceYuan", Some(&both)),
-            "Balance (yuan)"
-        );
-        assert_eq!(
-            field_label(Language::En, "balanceYuan", Some(&zh_only)),
-            "余额"
-        );
+        let manifest = json!({"id": "card", "title": "卡", "tools": [{
+            "name": "balance", "title": "余额", "effect": "read",
+            "labels": {
+                "balanceYuan": {"zh": "余额（元）", "en": "Balance (yuan)"},
+                "limitYuan": {"zh": "限额"}
+            }
+        }]});
+        let plugin = Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community);
+        let tool = plugin.unwrap().tools[0].clone();
+        let label = |lang, name| field_label(lang, name, Some(&tool), None);
+        assert_eq!(label(Language::Zh, "balanceYuan"), "余额（元）");
+        assert_eq!(label(Language::En, "balanceYuan"), "Balance (yuan)");
+        assert_eq!(label(Language::En, "limitYuan"), "限额");
     }
 
     #[test]
@@ -423,31 +427,40 @@ mod tests {
         assert_eq!(zh(json!({"a": {}, "b": []})), "2 项");
     }
 
+    /// A tool labelling `balanceYuan` and giving `lost` a title in its declared output.
+    fn card_tool() -> Arc<Tool> {
+        let manifest = json!({"id": "card", "title": "卡", "tools": [{
+            "name": "balance", "title": "余额", "effect": "read",
+            "labels": {"balanceYuan": {"zh": "余额（元）", "en": "Balance (yuan)"}},
+            "output": {"type": "object", "properties": {
+                "balanceYuan": {"type": "number"},
+                "lost": {"type": "boolean", "title": "已挂失"}
+            }}
+        }]});
+        let plugin = Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community);
+        plugin.unwrap().tools[0].clone()
+    }
+
     #[test]
-    fn rows_follow_the_field_names_with_the_plugins_labels() {
-        let labels = BTreeMap::from([(
-            "balanceYuan".to_owned(),
-            FieldLabel {
-                zh: "余额（元）".into(),
-                en: Some("Balance (yuan)".into()),
-            },
-        )]);
+    fn rows_follow_the_field_names_with_the_plugins_labels_then_the_declared_titles() {
+        let tool = card_tool();
         let read = |lang| {
             rows(
                 lang,
                 &json!({"zeta": 1, "balanceYuan": 12.5, "lost": false}),
-                &labels,
+                Some(&tool),
             )
             .into_iter()
             .map(|r| (r.label, r.value))
             .collect::<Vec<_>>()
         };
         let pair = |l: &str, v: &str| (l.to_owned(), v.to_owned());
+        // A declared output's `title` is Chinese: the English screen makes the name readable.
         assert_eq!(
             read(Language::Zh),
             [
                 pair("余额（元）", "12.5"),
-                pair("Lost", "否"),
+                pair("已挂失", "否"),
                 pair("Zeta", "1")
             ]
         );
@@ -463,7 +476,7 @@ mod tests {
 
     #[test]
     fn a_result_that_is_no_object_is_one_row() {
-        let rows = rows(Language::Zh, &json!([1, 2]), &BTreeMap::new());
+        let rows = rows(Language::Zh, &json!([1, 2]), None);
         assert_eq!(
             rows,
             [LabelValue {

@@ -52,7 +52,7 @@ class AgentFlowTest {
         assertEquals(listOf(ButtonRole.PRIMARY, ButtonRole.NORMAL, ButtonRole.PERMANENT), sheet.answers.map { it.role })
         assertEquals(listOf(null, null, "以后 食堂 的写入操作不再询问（「写入」权限设为「自动」）"), sheet.answers.map { it.consequence })
         assertNull(sheet.taintedNote)
-        assertEquals(listOf("canteen" to "学一食堂", "seats" to "2", "time" to "12:00"), sheet.inputs.map { it.name to it.value })
+        assertEquals(listOf("Canteen" to "学一食堂", "Seats" to "2", "Time" to "12:00"), sheet.inputs.map { it.name to it.value })
         assertEquals(Decision(askWrite, DecisionStep.MODE, null), call.decision)
         assertEquals(expectedPrompt, call.prompt)
         assertEquals(Answer.ALLOW, call.answer)

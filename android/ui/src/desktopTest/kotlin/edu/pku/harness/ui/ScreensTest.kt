@@ -84,8 +84,8 @@ class ChatApprovalTest {
                     val sheet = assertNotNull(prompt.sheet)
                     assertEquals("canteen.reserve", prompt.tool)
                     assertEquals(SEATS, prompt.inputJson)
-                    // The exact inputs, each row as the core laid it out.
-                    assertEquals(listOf("canteen", "seats", "time"), sheet.inputs.map { it.name }.sorted())
+                    // The exact inputs, each row as the core laid it out: the sample gives its fields no words, so each is its name made readable.
+                    assertEquals(listOf("Canteen", "Seats", "Time"), sheet.inputs.map { it.name }.sorted())
                     for (row in sheet.inputs) {
                         onAllNodes(hasText(row.value) and hasAnyAncestor(hasTestTag(ApprovalTags.input(row.name)))).assertCountEquals(1)
                     }

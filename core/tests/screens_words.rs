@@ -1,0 +1,159 @@
+//! Every word on a screen in the student's language (seed 004, issue 36's fourth part): the
+//! approval sheet's inputs by the words the plugin gives its fields, their values by type, and
+//! every shipped plugin giving those words for each field it takes and returns.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolContext};
+use harness_core::plugins::script::BUNDLES;
+use harness_core::policy::{Actor, Answer};
+use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
+use harness_core::screens::{Live, Screens};
+use harness_core::settings::{Change, Language};
+use harness_core::{Engine, Options};
+use serde_json::{Value, json};
+
+/// Keeps each prompt shown and denies it.
+#[derive(Default)]
+struct Shown(Mutex<Vec<Prompt>>);
+
+#[async_trait]
+impl ApprovalBroker for Shown {
+    async fn ask(&self, prompt: Prompt) -> Answer {
+        self.0.lock().unwrap().push(prompt);
+        Answer::Deny
+    }
+}
+
+struct Never;
+
+#[async_trait]
+impl PluginHandler for Never {
+    async fn run(&self, _tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        Err("denied calls never run".into())
+    }
+}
+
+/// A top-up whose amount is declared in yuan, labelled by the plugin; its note titled in its
+/// input schema; a time in milliseconds; a yes-or-no; a field given no words at all.
+fn card() -> Plugin {
+    let manifest = json!({"id": "topup", "title": "充值",
+    "i18n": {"en": {"title": "Top-up", "tools": {"topUp": {"title": "Top up"}}}},
+    "tools": [{
+        "name": "topUp", "title": "充值", "effect": "money",
+        "amount": {"field": "amountYuan", "unit": "yuan"},
+        "labels": {
+            "amountYuan": {"zh": "金额", "en": "Amount"},
+            "remindAtMs": {"zh": "提醒时间", "en": "Reminder at"},
+            "receipt": {"zh": "要收据", "en": "Receipt wanted"}
+        },
+        "input": {"type": "object", "properties": {
+            "amountYuan": {"type": "number"},
+            "note": {"type": "string", "title": "备注"},
+            "remindAtMs": {"type": "integer"},
+            "receipt": {"type": "boolean"},
+            "pid": {"type": "integer"}
+        }, "additionalProperties": false}
+    }]});
+    Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community).unwrap()
+}
+
+// Issue 36 (4): the sheet reads "金额 50.00 元", never `amountYuan 50`; a time is the student's
+// clock; a field the plugin gave no words keeps its name made readable (the shipped plugins
+// give every field words: the test below).
+#[tokio::test]
+async fn approval_inputs_read_the_plugins_words_and_their_values_by_type() {
+    let shown = Arc::new(Shown::default());
+    let mut options = Options::new(shown.clone());
+    options.builtin_plugins = false;
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    engine
+        .install(
+            card(),
+            "https://example.org/topup/PLUGIN.md",
+            Arc::new(Never),
+        )
+        .unwrap();
+    engine.open_conversation("c").unwrap();
+    engine.accept_terms().unwrap();
+    // 2026-09-01 08:30 in Beijing.
+    let remind = 1_788_222_600_000_i64;
+    let input = json!({"amountYuan": 50, "note": "饭卡", "remindAtMs": remind,
+        "receipt": true, "pid": 7});
+    engine
+        .invoke(Call {
+            tool: "topup.topUp".into(),
+            actor: Actor::Agent,
+            input,
+            conversation: Some("c".into()),
+        })
+        .await;
+    let prompt = shown.0.lock().unwrap()[0].clone();
+    let screens = Screens::new(engine.clone(), Live::new());
+    let rows = |screens: &Screens| {
+        screens
+            .approval(&prompt)
+            .inputs
+            .into_iter()
+            .map(|r| (r.name, r.value))
+            .collect::<Vec<_>>()
+    };
+    let pair = |l: &str, v: &str| (l.to_owned(), v.to_owned());
+    assert_eq!(
+        rows(&screens),
+        [
+            pair("金额", "50.00 元"),
+            pair("备注", "饭卡"),
+            pair("Pid", "7"),
+            pair("要收据", "是"),
+            pair("提醒时间", "2026-09-01 08:30"),
+        ]
+    );
+    engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    assert_eq!(
+        rows(&screens),
+        [
+            pair("Amount", "50.00 yuan"),
+            pair("Note", "饭卡"),
+            pair("Pid", "7"),
+            pair("Receipt wanted", "Yes"),
+            pair("Reminder at", "2026-09-01 08:30"),
+        ]
+    );
+}
+
+// Issue 36 (4): "the shipped plugins label every field". A field without the plugin's words
+// is shown by its English name made readable, an English word on a Chinese screen: so each
+// field a shipped tool takes or declares it returns has words in zh (no Latin letters) and en.
+#[test]
+fn every_shipped_plugin_gives_words_in_zh_and_en_for_each_field_it_takes_and_returns() {
+    let mut missing = Vec::new();
+    for bundle in BUNDLES {
+        let manifest: Value = serde_json::from_str(bundle.manifest).unwrap();
+        for tool in manifest["tools"].as_array().unwrap() {
+            let labels = &tool["labels"];
+            let fields = ["input", "output"].into_iter().flat_map(|part| {
+                tool[part]["properties"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|p| p.keys())
+            });
+            for field in fields {
+                let zh = labels[field]["zh"].as_str().unwrap_or_default();
+                let en = labels[field]["en"].as_str().unwrap_or_default();
+                if zh.is_empty() || en.is_empty() || zh.chars().any(|c| c.is_ascii_alphabetic()) {
+                    missing.push(format!(
+                        "{}.{}: {field}",
+                        bundle.id,
+                        tool["name"].as_str().unwrap()
+                    ));
+                }
+            }
+        }
+    }
+    missing.dedup();
+    assert_eq!(missing, Vec::<String>::new());
+}
