@@ -25,6 +25,12 @@ pub enum AuditEvent {
     Stopped {
         code: String,
     },
+    /// Nobody answered the prompt within `approvals.timeoutMinutes`: it counts as declined.
+    Unanswered {
+        minutes: u32,
+    },
+    /// The student took a public call back (撤销) in its undo window: nothing was sent.
+    Undone,
 }
 
 impl AuditEvent {
@@ -63,6 +69,10 @@ impl AuditEvent {
             AuditEvent::Ran => ("ran", None, None, None),
             AuditEvent::Failed { message } => ("failed", Some(message), None, None),
             AuditEvent::Stopped { code } => ("stopped", Some(code), None, None),
+            AuditEvent::Unanswered { minutes } => {
+                ("unanswered", Some(minutes.to_string()), None, None)
+            }
+            AuditEvent::Undone => ("undone", None, None, None),
         }
     }
 }

@@ -548,6 +548,31 @@ impl Engine {
         self.core.invoker.revoke_allowance(id)
     }
 
+    /// What was paid today (the local day in the settings time zone), in fen.
+    pub fn spent_today_fen(&self) -> Result<u64, EngineError> {
+        Ok(self.core.invoker.spent_today_fen()?)
+    }
+
+    /// The public calls waiting out their undo window (issue 41.4), oldest first.
+    pub fn held_calls(&self) -> Vec<crate::invoke::HeldCall> {
+        self.core.invoker.held_calls()
+    }
+
+    /// Changes whenever a public call is held or its undo window ends.
+    pub fn watch_held_calls(&self) -> tokio::sync::watch::Receiver<Vec<crate::invoke::HeldCall>> {
+        self.core.invoker.watch_held_calls()
+    }
+
+    /// The student's 撤销: held call `id` is not sent. False once its window has ended.
+    pub fn undo_call(&self, id: i64) -> bool {
+        self.core.invoker.undo_call(id)
+    }
+
+    /// Sends held call `id` now, without waiting out its undo window.
+    pub fn send_held_now(&self, id: i64) -> bool {
+        self.core.invoker.send_held_now(id)
+    }
+
     /// Installed plugins in id order.
     pub fn plugins(&self) -> Vec<PluginView> {
         self.core.plugins()
@@ -1305,6 +1330,10 @@ impl SettingsControl for Core {
                 raised.per_payment_yuan > before.per_payment_yuan
                     || raised.per_day_yuan > before.per_day_yuan
             }
+            // A shorter undo window leaves the student less time to take a post back.
+            Change::Wait { key, value } if key == "public.undoSeconds" => {
+                *value < self.settings.get().public.undo_seconds
+            }
             _ => false,
         }
     }
@@ -1334,6 +1363,10 @@ impl SettingsControl for Core {
             }
             Change::AgentLimit { key, value } => app(&|s| s.agent.set(&key, value)),
             Change::MoneyLimit { key, value } => app(&|s| s.money.set(&key, value)),
+            Change::Wait { key, value } => app(&|s| match key.as_str() {
+                "public.undoSeconds" => s.public.undo_seconds = value,
+                _ => s.approvals.timeout_minutes = value,
+            }),
             Change::PluginEnabled { plugin, enabled } => self
                 .plugins
                 .set_enabled(&plugin, enabled)

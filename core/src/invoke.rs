@@ -7,8 +7,10 @@
 //! The facts are copied out of each owner under its lock, one lock at a time, and every lock is
 //! released before a prompt waits or plugin code runs (engine.rs, the lock rule).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -95,6 +97,12 @@ pub trait ApprovalBroker: Send + Sync {
     /// own broker knows the turns; a shell's never resolves it.
     async fn turn_stopped(&self, _conversation: &str) {
         std::future::pending().await
+    }
+
+    /// Whether this shell shows a held public call with its 撤销 (issue 41.4): only then does
+    /// a public call wait out `public.undoSeconds`, since a window nobody sees only delays it.
+    fn shows_undo(&self) -> bool {
+        false
     }
 
     /// A tool the student tapped opens the file picker (seed 000: only the user chooses files,
@@ -220,6 +228,25 @@ impl Target {
 
 /// The invoke path and what it reads: the owners of the state a decision needs, the broker
 /// that asks the user, and the audit it writes to.
+/// A public call waiting out its undo window (issue 41.4): nothing of it is sent before the
+/// window ends, and an undo means it never is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldCall {
+    pub id: i64,
+    pub conversation: Option<String>,
+    pub plugin: String,
+    pub tool: String,
+    /// When it is sent unless undone.
+    pub until_ms: i64,
+}
+
+/// How a held call's window ended before its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Release {
+    Undo,
+    SendNow,
+}
+
 pub struct Invoker {
     pub(crate) plugins: Arc<InstalledPlugins>,
     pub(crate) conversations: Arc<Conversations>,
@@ -237,6 +264,10 @@ pub struct Invoker {
     /// Handed to running tools, so a plugin's own calls come back here without a cycle of
     /// strong references.
     me: Weak<Invoker>,
+    /// The public calls in their undo window, for the screens and whoever waits on them.
+    held: tokio::sync::watch::Sender<Vec<HeldCall>>,
+    releases: Mutex<HashMap<i64, tokio::sync::oneshot::Sender<Release>>>,
+    last_held: AtomicI64,
 }
 
 impl Invoker {
@@ -265,7 +296,77 @@ impl Invoker {
             settings,
             data_dir,
             me: me.clone(),
+            held: tokio::sync::watch::Sender::new(Vec::new()),
+            releases: Mutex::new(HashMap::new()),
+            last_held: AtomicI64::new(0),
         })
+    }
+
+    /// The public calls waiting out their undo window now, oldest first.
+    pub fn held_calls(&self) -> Vec<HeldCall> {
+        self.held.borrow().clone()
+    }
+
+    /// Changes whenever a call is held or its window ends: a screen re-reads on it.
+    pub fn watch_held_calls(&self) -> tokio::sync::watch::Receiver<Vec<HeldCall>> {
+        self.held.subscribe()
+    }
+
+    /// The student's 撤销 on held call `id`: nothing of it is sent. False when its window has
+    /// already ended.
+    pub fn undo_call(&self, id: i64) -> bool {
+        self.release(id, Release::Undo)
+    }
+
+    /// Sends held call `id` now, without waiting out its window.
+    pub fn send_held_now(&self, id: i64) -> bool {
+        self.release(id, Release::SendNow)
+    }
+
+    fn release(&self, id: i64, how: Release) -> bool {
+        let sender = self.releases.lock().ok().and_then(|mut r| r.remove(&id));
+        sender.is_some_and(|s| s.send(how).is_ok())
+    }
+
+    /// Issue 41.4: a public call waits `public.undoSeconds` on the core's clock with a visible
+    /// 撤销 before anything is sent. Whether it may be sent: not after an undo, nor once its
+    /// turn was stopped while it waited.
+    async fn wait_out_undo(&self, call: &Call, tool: &Tool) -> bool {
+        let seconds = self.settings.get().public.undo_seconds;
+        if seconds == 0 || !self.broker.shows_undo() {
+            return true;
+        }
+        let id = self.last_held.fetch_add(1, Ordering::SeqCst) + 1;
+        let until_ms = self.clock.now_ms() + i64::from(seconds) * 1000;
+        let (release, released) = tokio::sync::oneshot::channel();
+        if let Ok(mut releases) = self.releases.lock() {
+            releases.insert(id, release);
+        }
+        self.held.send_modify(|held| {
+            held.push(HeldCall {
+                id,
+                conversation: call.conversation.clone(),
+                plugin: tool.plugin.clone(),
+                tool: tool.id.clone(),
+                until_ms,
+            })
+        });
+        let stopped = async {
+            match call.conversation.as_deref() {
+                Some(conversation) => self.broker.turn_stopped(conversation).await,
+                None => std::future::pending().await,
+            }
+        };
+        let send = tokio::select! {
+            how = released => how != Ok(Release::Undo),
+            () = self.clock.until(until_ms) => true,
+            () = stopped => false,
+        };
+        if let Ok(mut releases) = self.releases.lock() {
+            releases.remove(&id);
+        }
+        self.held.send_modify(|held| held.retain(|h| h.id != id));
+        send
     }
 
     /// The tools the model is offered in a conversation: those that could run for it
@@ -660,6 +761,13 @@ impl Invoker {
         self.store.read(|c| allowances_in_force(c, now))
     }
 
+    /// What the agent and the student's taps paid today, in fen: the local day in the
+    /// settings time zone, as the per-day limit counts it (DESIGN.md §3 8e).
+    pub fn spent_today_fen(&self) -> Result<u64, StoreError> {
+        let (from, to) = local_day(self.clock.now_ms(), &self.settings.get().time_zone);
+        self.store.read(|c| spent_between(c, from, to))
+    }
+
     /// Revokes allowance `id`: it holds no more. Revoking an "always" one puts back the mode it
     /// replaced, unless the student has set another mode since.
     pub fn revoke_allowance(&self, id: i64) -> Result<(), EngineError> {
@@ -836,8 +944,33 @@ impl Invoker {
                     amount_fen: amount.ok(),
                     payee: tool.payee(&call.input),
                 };
-                let given = self.broker.ask(asked.clone()).await;
+                // Issue 41.3: an ask nobody answers within approvals.timeoutMinutes is
+                // declined (fail closed), and the turn is told why.
+                let minutes = self.settings.get().approvals.timeout_minutes.max(1);
+                let deadline = self.clock.now_ms() + i64::from(minutes) * 60_000;
+                let answered = tokio::select! {
+                    given = self.broker.ask(asked.clone()) => Some(given),
+                    () = self.clock.until(deadline) => None,
+                };
                 prompt = Some(asked);
+                let Some(given) = answered else {
+                    answer = Some(kind.no());
+                    self.record(&call, &snap, AuditEvent::Unanswered { minutes });
+                    let message = format!(
+                        "The student did not answer within {minutes} minutes (setting \
+                         approvals.timeoutMinutes), so the call was declined and not run; ask \
+                         again when they are back."
+                    );
+                    return self.stopped(
+                        call,
+                        &snap,
+                        (decision, reason),
+                        prompt,
+                        answer,
+                        Code::Declined,
+                        message,
+                    );
+                };
                 answer = Some(given);
                 self.record(&call, &snap, AuditEvent::Answered { answer: given });
                 // Fail closed: an answer the prompt did not offer is no consent.
@@ -895,6 +1028,19 @@ impl Invoker {
                 (grant, found)
             }
         };
+
+        // Issue 41.4: a public call the student allowed or tapped waits out its undo window
+        // before anything is sent; undone, nothing is, and the audit says so.
+        if tool.effect == Effect::Public
+            && call.actor != Actor::Scheduler
+            && !self.wait_out_undo(&call, &tool).await
+        {
+            self.record(&call, &snap, AuditEvent::Undone);
+            let message = "The student took this back (撤销) before it was sent: nothing was sent."
+                .to_owned();
+            let stop = (decision, reason);
+            return self.stopped(call, &snap, stop, prompt, answer, Code::Declined, message);
+        }
 
         // The gates learn the scope for this call only: what they refuse for it is read back
         // below, so the agent is told `out_of_scope` and where to widen it.

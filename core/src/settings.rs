@@ -110,6 +110,40 @@ pub struct Settings {
     pub agent: AgentLimits,
     /// The student's money limits, across plugins (DESIGN.md §3 8e).
     pub money: MoneyLimits,
+    /// How a public call waits before it is sent (`public.undoSeconds`).
+    pub public: PublicSettings,
+    /// How long an ask waits for the student (`approvals.timeoutMinutes`).
+    pub approvals: ApprovalSettings,
+}
+
+/// A public call the student allowed or tapped waits `undo_seconds` with a visible 撤销 before
+/// anything is sent; 0 sends at once (issue 41.4).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PublicSettings {
+    pub undo_seconds: u32,
+}
+
+impl Default for PublicSettings {
+    fn default() -> Self {
+        Self { undo_seconds: 10 }
+    }
+}
+
+/// An ask nobody answers within `timeout_minutes` is declined, and the turn told so
+/// (issue 41.3): a phone left in a pocket never keeps a turn waiting for good.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ApprovalSettings {
+    pub timeout_minutes: u32,
+}
+
+impl Default for ApprovalSettings {
+    fn default() -> Self {
+        Self {
+            timeout_minutes: 10,
+        }
+    }
 }
 
 /// How much the agent may spend: per payment and per local day in the settings time zone,
@@ -173,6 +207,8 @@ impl Default for Settings {
             agent: AgentLimits::default(),
             campus: CampusSettings::default(),
             money: MoneyLimits::default(),
+            public: PublicSettings::default(),
+            approvals: ApprovalSettings::default(),
         }
     }
 }
@@ -329,6 +365,12 @@ pub enum Change {
         key: String,
         value: u32,
     },
+    /// `public.undoSeconds` (0 turns the undo window off) or `approvals.timeoutMinutes` (at
+    /// least 1).
+    Wait {
+        key: String,
+        value: u32,
+    },
     PluginEnabled {
         plugin: String,
         enabled: bool,
@@ -370,7 +412,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, model.contextTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, model.contextTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, public.undoSeconds, approvals.timeoutMinutes, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Checks that `text` is a bare host name — what the campus list and the official host hold,
 /// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
@@ -547,6 +589,22 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
                 }),
                 None => Err(fail(format!(
                     "expected a whole number of yuan (0 or more), got {value}"
+                ))),
+            }
+        }
+        "public.undoSeconds" | "approvals.timeoutMinutes" => {
+            let least = u64::from(key == "approvals.timeoutMinutes");
+            match value
+                .as_u64()
+                .filter(|n| *n >= least)
+                .and_then(|n| u32::try_from(n).ok())
+            {
+                Some(n) => Ok(Change::Wait {
+                    key: key.to_owned(),
+                    value: n,
+                }),
+                None => Err(fail(format!(
+                    "expected a whole number of at least {least}, got {value}"
                 ))),
             }
         }

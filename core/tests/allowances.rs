@@ -213,3 +213,122 @@ async fn a_scoped_always_does_not_answer_a_prompt_that_offers_no_always() {
     ));
     assert_eq!(engine.allowances().unwrap(), []);
 }
+
+fn screens(engine: Engine) -> harness_core::screens::Screens {
+    harness_core::screens::Screens::new(Arc::new(engine), harness_core::screens::Live::new())
+}
+
+#[tokio::test]
+async fn the_sheets_always_allow_offers_this_conversation_today_and_always_saying_what_each_does() {
+    // DESIGN.md §3: "始终允许" names how long it holds; each scope says what it changes.
+    let clock = ManualClock::at(local("Asia/Shanghai", "2026-12-04 12:00"));
+    let (engine, answers) = open(clock);
+    answers.next(Answer::Deny);
+    engine.invoke(save("c")).await;
+    let prompt = answers.shown.lock().unwrap()[0].clone();
+    let screens = screens(engine);
+    let sheet = screens.approval(&prompt);
+    let scopes: Vec<(Answer, &str, Option<&str>)> = sheet
+        .always_scopes
+        .iter()
+        .map(|b| (b.answer, b.label.as_str(), b.consequence.as_deref()))
+        .collect();
+    assert_eq!(
+        scopes,
+        [
+            (
+                Answer::AlwaysAllowConversation,
+                "本次对话",
+                Some("只在这次对话里，笔记 的「写入」操作不再询问；别的对话照常询问")
+            ),
+            (
+                Answer::AlwaysAllowToday,
+                "今天",
+                Some("今天之内 笔记 的「写入」操作不再询问；明天起照常询问")
+            ),
+            (
+                Answer::AlwaysAllow,
+                "一直",
+                Some("以后 笔记 的写入操作不再询问（「写入」权限设为「自动」）")
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_allowed_screen_lists_each_allowance_with_tool_scope_since_until_and_revokes_it() {
+    // DESIGN.md §3: the 已允许 screen lists every allowance in force; its revoke is a tap
+    // (uiOnly).
+    let clock = ManualClock::at(local("Asia/Shanghai", "2026-12-04 21:00"));
+    let (engine, answers) = open(clock);
+    answers.next(Answer::AlwaysAllowToday);
+    assert!(ran(&engine.invoke(save("c")).await.outcome));
+    let screens = screens(engine);
+    let screen = screens.allowances().unwrap();
+    assert_eq!(screen.title, "已允许");
+    assert_eq!(screen.empty, None);
+    let row = &screen.rows[0];
+    assert_eq!(
+        (
+            row.plugin_title.as_str(),
+            row.tool_title.as_str(),
+            row.effect_label.as_str(),
+            row.scope_label.as_str(),
+            row.since.as_str(),
+            row.until.as_str(),
+            row.revoke.label.as_str()
+        ),
+        (
+            "笔记",
+            "保存",
+            "写入",
+            "今天",
+            "2026-12-04 21:00",
+            "2026-12-05 00:00",
+            "撤销"
+        )
+    );
+    screens.act(row.revoke.action.clone()).await.unwrap();
+    let after = screens.allowances().unwrap();
+    assert_eq!(after.rows, []);
+    assert_eq!(
+        after.empty.as_deref(),
+        Some("现在没有「始终允许」：需要时都会先问你")
+    );
+}
+
+#[tokio::test]
+async fn the_spending_screen_shows_the_limits_and_sets_them_from_what_the_student_typed() {
+    // DESIGN.md §3 8e: the 花钱 screen edits money.perPaymentYuan and money.perDayYuan.
+    let clock = ManualClock::at(local("Asia/Shanghai", "2026-12-04 12:00"));
+    let (engine, _answers) = open(clock);
+    let screens = screens(engine);
+    let screen = screens.spending().unwrap();
+    let limits: Vec<(&str, &str, &str)> = screen
+        .limits
+        .iter()
+        .map(|l| (l.key.as_str(), l.label.as_str(), l.yuan.as_str()))
+        .collect();
+    assert_eq!(
+        limits,
+        [
+            ("money.perPaymentYuan", "每笔最多（元）", "100"),
+            ("money.perDayYuan", "每天最多（元）", "200")
+        ]
+    );
+    assert_eq!(
+        (screen.today.label.as_str(), screen.today.value.as_str()),
+        ("今天已花", "0.00 元 / 200 元")
+    );
+    let set = |yuan: &str| harness_core::screens::Action::SetMoneyLimit {
+        key: "money.perDayYuan".into(),
+        yuan: yuan.into(),
+    };
+    screens.act(set(" 300 ")).await.unwrap();
+    assert_eq!(screens.engine().settings().money.per_day_yuan, 300);
+    let typo = screens.act(set("三百")).await.unwrap_err();
+    assert_eq!(
+        typo.to_string(),
+        "money.perDayYuan：请填写整数元，例如 100（填的是「三百」）"
+    );
+}

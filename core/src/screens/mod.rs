@@ -7,6 +7,7 @@
 //!
 //! A client of the engine, like the CLI and the bindings: nothing below the engine imports it.
 
+mod allowances;
 mod approval;
 mod campus;
 mod chat;
@@ -24,6 +25,7 @@ mod pay_code;
 mod plugins;
 mod remote;
 mod results;
+mod spending;
 mod tap;
 mod texts;
 
@@ -32,6 +34,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 pub use crate::picked::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
+pub use allowances::{AllowanceRowView, AllowancesScreen};
 pub use approval::{AnswerButton, ApprovalSheet, InputRow};
 pub use campus::{
     CampusAccountScreen, CodeStep, RESEND_AFTER_MS, SignInForm, SignedIn, TreeholeCheckScreen,
@@ -61,6 +64,7 @@ pub use remote::{
     FormFieldRow, PageRow, SignInSheet,
 };
 pub use results::CallCard;
+pub use spending::{MoneyLimitRow, SpendingScreen};
 
 use crate::consent::{Permission, SetupStep};
 use crate::engine::{Engine, EngineError};
@@ -223,6 +227,20 @@ pub enum Action {
         rule: String,
     },
     AcceptTerms,
+    /// Revoke one "Always allow" (the 已允许 screen's tap; uiOnly: no tool can).
+    RevokeAllowance {
+        allowance: i64,
+    },
+    /// Set a money limit (`money.perPaymentYuan`, `money.perDayYuan`) to the whole 元 the
+    /// student typed on the 花钱 screen.
+    SetMoneyLimit {
+        key: String,
+        yuan: String,
+    },
+    /// 撤销 on a public call waiting out its undo window: nothing of it is sent.
+    UndoCall {
+        call: i64,
+    },
     /// A first-run step after the terms done or left for later.
     PassSetupStep {
         step: SetupStep,
@@ -525,6 +543,16 @@ impl Screens {
         inbox::audit(&self.engine, self.language(), filter)
     }
 
+    /// The "已允许" screen: every "Always allow" in force, with revoke.
+    pub fn allowances(&self) -> Result<AllowancesScreen, EngineError> {
+        allowances::build(&self.engine, self.language())
+    }
+
+    /// The "花钱" screen: the money limits and today's spend.
+    pub fn spending(&self) -> Result<SpendingScreen, EngineError> {
+        spending::build(&self.engine, self.language())
+    }
+
     pub fn jobs(&self) -> JobsScreen {
         inbox::jobs(&self.engine, self.language())
     }
@@ -646,6 +674,25 @@ impl Screens {
                 self.remove_rule(conversation.as_deref(), &rule)?
             }
             Action::AcceptTerms => e.accept_terms()?,
+            Action::RevokeAllowance { allowance } => e.revoke_allowance(allowance)?,
+            Action::SetMoneyLimit { key, yuan } => {
+                let typed = yuan.trim();
+                let value = typed.parse::<u32>().map_err(|_| {
+                    let why = match self.language() {
+                        Language::Zh => {
+                            format!("{key}：请填写整数元，例如 100（填的是「{typed}」）")
+                        }
+                        Language::En => {
+                            format!("{key}: enter whole yuan, such as 100 (got \"{typed}\")")
+                        }
+                    };
+                    EngineError::Invalid(why)
+                })?;
+                e.change_setting(parse_change(&key, &json!(value))?)?
+            }
+            Action::UndoCall { call } => {
+                e.undo_call(call);
+            }
             Action::PassSetupStep { step } => e.pass_setup_step(step)?,
             Action::Open { route } => return Ok(Acted::Open { route }),
             Action::CampusSignIn {

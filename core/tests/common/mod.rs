@@ -8,7 +8,6 @@ pub mod everything;
 pub mod mcp_server;
 pub mod model_server;
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -23,22 +22,39 @@ use harness_core::scheduler::WakeScheduler;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
-/// A clock the test sets.
-#[derive(Default)]
-pub struct ManualClock(AtomicI64);
+/// A clock the test sets. What waits on it (`Clock::until`) ends when the test moves it past
+/// the instant, never by time passing.
+pub struct ManualClock(tokio::sync::watch::Sender<i64>);
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self(tokio::sync::watch::Sender::new(0))
+    }
+}
 
 impl ManualClock {
     pub fn at(ms: i64) -> Arc<Self> {
-        Arc::new(Self(AtomicI64::new(ms)))
+        Arc::new(Self(tokio::sync::watch::Sender::new(ms)))
     }
     pub fn set(&self, ms: i64) {
-        self.0.store(ms, Ordering::SeqCst);
+        self.0.send_replace(ms);
+    }
+    pub fn now(&self) -> i64 {
+        *self.0.borrow()
     }
 }
 
 impl Clock for ManualClock {
     fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
+        *self.0.borrow()
+    }
+
+    fn until(&self, at_ms: i64) -> harness_core::clock::Until {
+        let mut now = self.0.subscribe();
+        Box::pin(async move {
+            // The sender lives as long as the engine holding this clock.
+            let _ = now.wait_for(|ms| *ms >= at_ms).await;
+        })
     }
 }
 
