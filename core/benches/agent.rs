@@ -152,14 +152,15 @@ fn context_assembly(c: &mut Criterion, w: &World) {
     let tools = sent["tools"].as_array().unwrap().len();
     // With the bundled plugins' own tools.
     assert!(tools >= PLUGINS * TOOLS, "every tool is offered: {tools}");
+    // The system prompt, the history and the time after it.
     assert_eq!(
         sent["messages"].as_array().unwrap().len(),
-        1 + 2 * HISTORY_TURNS
+        2 + 2 * HISTORY_TURNS
     );
     println!(
         "context_assembly: request body of {} bytes ({tools} tools, {} messages)",
         body.len(),
-        1 + 2 * HISTORY_TURNS
+        2 + 2 * HISTORY_TURNS
     );
     c.bench_function(
         "context_assembly (200 plugins × 5 tools, 200 messages)",

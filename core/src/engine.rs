@@ -1356,6 +1356,8 @@ impl SettingsControl for Core {
             Change::ModelTemperature(v) => app(&|s| s.model.temperature = v),
             Change::ModelMaxTokens(v) => app(&|s| s.model.max_tokens = v),
             Change::ModelContextTokens(v) => app(&|s| s.model.context_tokens = v),
+            Change::ModelMonthlyCap(v) => app(&|s| s.model.monthly_cap_yuan = v),
+            Change::ModelPrice(v) => app(&|s| s.model.price_yuan_per_million = v),
             Change::ModelEndpoint(v) => {
                 app(&|s| s.model.endpoint = v.clone())?;
                 self.register_agent_jobs();

@@ -9,6 +9,7 @@ use crate::clock::Clock;
 use crate::error::EngineError;
 use crate::store::Store;
 use crate::store::history::{self as rows, MessageRow, NewMessage, StoredCall, TurnRow};
+use crate::store::usage::{self, UsageRow};
 
 /// How a turn ended, as stored and as the shell is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +151,24 @@ impl History {
         Ok(self
             .store
             .read(|c| rows::messages_after(c, conversation, after))?)
+    }
+
+    /// Keeps what a turn used (`at_ms` is now).
+    pub(crate) fn record_usage(&self, mut row: UsageRow) -> Result<(), EngineError> {
+        row.at_ms = self.clock.now_ms();
+        Ok(self.store.write(|tx| usage::record(tx, &row))?)
+    }
+
+    /// The turns' usage from `from_ms` to `to_ms`, of one conversation or all.
+    pub fn usage_between(
+        &self,
+        from_ms: i64,
+        to_ms: i64,
+        conversation: Option<&str>,
+    ) -> Result<Vec<UsageRow>, EngineError> {
+        Ok(self
+            .store
+            .read(|c| usage::between(c, from_ms, to_ms, conversation))?)
     }
 
     pub fn turn(&self, conversation: &str, turn: u64) -> Result<Option<TurnRow>, EngineError> {

@@ -48,6 +48,12 @@ pub struct ModelSettings {
     /// `model.contextTokens`: the budget of one request, in tokens; replaces the provider's
     /// context size (`agent::providers`) when set.
     pub context_tokens: Option<u32>,
+    /// `model.monthlyCapYuan`: past this month's spend on the model, in whole 元, no new turn
+    /// starts; none (the default) is no cap.
+    pub monthly_cap_yuan: Option<u32>,
+    /// `model.priceYuanPerMillion`: the configured provider's price, replacing the table's
+    /// (`agent::prices`).
+    pub price_yuan_per_million: Option<crate::agent::prices::Price>,
 }
 
 /// A sampling temperature, 0 to 2 as every provider takes it; never NaN ([`parse_change`]
@@ -354,6 +360,10 @@ pub enum Change {
     ModelMaxTokens(Option<u32>),
     /// `model.contextTokens`; none leaves it to the provider's context size.
     ModelContextTokens(Option<u32>),
+    /// `model.monthlyCapYuan`; none is no cap.
+    ModelMonthlyCap(Option<u32>),
+    /// `model.priceYuanPerMillion`; none gives the price table's back.
+    ModelPrice(Option<crate::agent::prices::Price>),
     /// One of the agent's guards, by its key (`agent.maxToolCalls`); at least 1.
     AgentLimit {
         key: String,
@@ -412,7 +422,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, model.contextTokens, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, public.undoSeconds, approvals.timeoutMinutes, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, model.contextTokens, model.monthlyCapYuan, model.priceYuanPerMillion, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, public.undoSeconds, approvals.timeoutMinutes, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Checks that `text` is a bare host name — what the campus list and the official host hold,
 /// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
@@ -566,6 +576,29 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
                 "expected a whole number of tokens from 2048 to 2000000 (the model's context size), or null for the provider's, got {value}"
             ))),
         },
+        "model.monthlyCapYuan" => match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            _ if value.is_null() => Ok(Change::ModelMonthlyCap(None)),
+            Some(n) => Ok(Change::ModelMonthlyCap(Some(n))),
+            None => Err(fail(format!(
+                "expected a whole number of yuan (0 or more), or null for no cap, got {value}"
+            ))),
+        },
+        "model.priceYuanPerMillion" => {
+            if value.is_null() {
+                return Ok(Change::ModelPrice(None));
+            }
+            match serde_json::from_value::<crate::agent::prices::Price>(value.clone()) {
+                Ok(p) if [p.input, p.cached_input, p.output]
+                    .iter()
+                    .all(|y| y.is_finite() && (0.0..=10_000.0).contains(y)) =>
+                {
+                    Ok(Change::ModelPrice(Some(p)))
+                }
+                _ => Err(fail(format!(
+                    "expected {{\"input\": 元, \"cachedInput\": 元, \"output\": 元}} per million tokens (each 0 to 10000), or null for the price table's, got {value}"
+                ))),
+            }
+        }
         "agent.maxModelRequests" | "agent.maxToolCalls" | "agent.maxTokensPerTurn" => {
             match value.as_u64() {
                 Some(n)

@@ -255,3 +255,102 @@ async fn an_older_tool_result_is_shortened_to_a_line_before_its_turn_is_left_out
             .any(|i| i.text == "更早的消息不再发送给模型")
     );
 }
+
+#[tokio::test]
+async fn each_turns_usage_is_kept_and_the_monthly_cap_refuses_a_new_turn_naming_the_setting() {
+    // DESIGN.md §13: usage is recorded per turn and a monthly cap in 元 can refuse a new turn.
+    let usage = json!({"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100,
+        "prompt_tokens_details": {"cached_tokens": 500}});
+    let server = ModelServer::always(answered_with_usage(usage)).await;
+    let w = world(server, 10);
+    // The scripted server is a local model, free by the table: the student prices it.
+    set(
+        &w,
+        "model.priceYuanPerMillion",
+        json!({"input": 1000, "cachedInput": 200, "output": 2000}),
+    );
+    w.engine.send_message("c", "一").await.unwrap();
+    let settings = w.engine.settings();
+    let spend = w.engine.agent().month_spend(&settings).unwrap();
+    assert_eq!(
+        (
+            spend.turns,
+            spend.prompt_tokens,
+            spend.cached_tokens,
+            spend.completion_tokens
+        ),
+        (1, 1000, 500, 100)
+    );
+    // 500 × 1000 + 500 × 200 + 100 × 2000 per million: 0.5 + 0.1 + 0.2 元.
+    assert!((spend.yuan - 0.8).abs() < 1e-9, "{}", spend.yuan);
+    // Off by default: a second turn runs, and the month reaches 1.6 元.
+    w.engine.send_message("c", "二").await.unwrap();
+    set(&w, "model.monthlyCapYuan", json!(1));
+    let refused = w
+        .engine
+        .send_message("c", "三")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("model.monthlyCapYuan"), "{refused}");
+    assert!(refused.contains("1.60 yuan"), "{refused}");
+    assert_eq!(
+        w.server.requests().len(),
+        2,
+        "the refused turn sent nothing"
+    );
+    // Clearing the cap lets the next turn run.
+    set(&w, "model.monthlyCapYuan", Value::Null);
+    w.engine.send_message("c", "四").await.unwrap();
+    assert_eq!(w.server.requests().len(), 3);
+}
+
+#[test]
+fn the_budget_the_cap_and_the_price_settings_take_their_range_or_null_and_name_the_key() {
+    use harness_core::agent::prices::Price;
+    use harness_core::settings::Change;
+    assert_eq!(
+        parse_change("model.contextTokens", &json!(32768)),
+        Ok(Change::ModelContextTokens(Some(32768)))
+    );
+    assert_eq!(
+        parse_change("model.contextTokens", &Value::Null),
+        Ok(Change::ModelContextTokens(None))
+    );
+    let small = parse_change("model.contextTokens", &json!(100))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        small.contains("model.contextTokens") && small.contains("2048"),
+        "{small}"
+    );
+    assert_eq!(
+        parse_change("model.monthlyCapYuan", &json!(30)),
+        Ok(Change::ModelMonthlyCap(Some(30)))
+    );
+    assert_eq!(
+        parse_change("model.monthlyCapYuan", &Value::Null),
+        Ok(Change::ModelMonthlyCap(None))
+    );
+    assert_eq!(
+        parse_change(
+            "model.priceYuanPerMillion",
+            &json!({"input": 2, "cachedInput": 0.2, "output": 3})
+        ),
+        Ok(Change::ModelPrice(Some(Price {
+            input: 2.0,
+            cached_input: 0.2,
+            output: 3.0
+        })))
+    );
+    let bad = parse_change(
+        "model.priceYuanPerMillion",
+        &json!({"input": -1, "cachedInput": 0, "output": 0}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        bad.contains("model.priceYuanPerMillion") && bad.contains("cachedInput"),
+        "{bad}"
+    );
+}

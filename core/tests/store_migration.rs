@@ -13,6 +13,7 @@ const V4: &str = include_str!("fixtures/schema-v4.sql");
 const V5: &str = include_str!("fixtures/schema-v5.sql");
 const V6: &str = include_str!("fixtures/schema-v6.sql");
 const V7: &str = include_str!("fixtures/schema-v7.sql");
+const V8: &str = include_str!("fixtures/schema-v8.sql");
 
 /// Every schema object as (type, name, table, SQL), the SQL with white space dropped around
 /// punctuation and folded elsewhere, since `ALTER TABLE … ADD COLUMN` splices its text in as
@@ -99,7 +100,7 @@ fn a_version_1_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!((version(&upgraded), schema::VERSION), (8, 8));
+    assert_eq!((version(&upgraded), schema::VERSION), (9, 9));
     assert_eq!(objects(&upgraded), fresh_objects());
 
     // What version 1 stored is kept; the settings blob became one row per key.
@@ -135,7 +136,7 @@ fn a_version_2_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 8);
+    assert_eq!(version(&upgraded), 9);
     assert_eq!(objects(&upgraded), fresh_objects());
     let jobs: i64 = upgraded
         .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
@@ -161,7 +162,7 @@ fn a_version_3_database_upgrades_to_exactly_the_fresh_schema() {
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 8);
+    assert_eq!(version(&upgraded), 9);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (turns, tainted): (i64, bool) = upgraded
         .query_row(
@@ -187,7 +188,7 @@ fn a_version_4_database_upgrades_to_exactly_the_fresh_schema_and_keeps_its_histo
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 8);
+    assert_eq!(version(&upgraded), 9);
     assert_eq!(objects(&upgraded), fresh_objects());
     let (content, thinking): (String, Option<String>) = upgraded
         .query_row(
@@ -210,7 +211,7 @@ fn a_version_5_database_upgrades_to_exactly_the_fresh_schema_with_an_empty_spend
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 8);
+    assert_eq!(version(&upgraded), 9);
     assert_eq!(objects(&upgraded), fresh_objects());
     let thinking: String = upgraded
         .query_row(
@@ -240,7 +241,7 @@ fn a_version_6_database_upgrades_to_exactly_the_fresh_schema_with_its_conversati
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 8);
+    assert_eq!(version(&upgraded), 9);
     assert_eq!(objects(&upgraded), fresh_objects());
     let mut stmt = upgraded
         .prepare("SELECT id, title FROM conversations ORDER BY id")
@@ -271,7 +272,7 @@ fn a_version_7_database_upgrades_to_exactly_the_fresh_schema_with_no_allowances(
     );
     drop(Store::open(old.path()).unwrap());
     let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
-    assert_eq!(version(&upgraded), 8);
+    assert_eq!(version(&upgraded), 9);
     assert_eq!(objects(&upgraded), fresh_objects());
     let paid: i64 = upgraded
         .query_row("SELECT sum(amount_fen) FROM spending", [], |r| r.get(0))
@@ -281,4 +282,29 @@ fn a_version_7_database_upgrades_to_exactly_the_fresh_schema_with_no_allowances(
         .query_row("SELECT count(*) FROM allowances", [], |r| r.get(0))
         .unwrap();
     assert_eq!(allowances, 0);
+}
+
+#[test]
+fn a_version_8_database_upgrades_to_exactly_the_fresh_schema_with_an_empty_usage_ledger() {
+    // DESIGN.md §13: usage is recorded per turn; an upgraded phone keeps its history and has
+    // spent nothing on the model yet as far as the app knows.
+    let old = old_database(
+        V8,
+        8,
+        "INSERT INTO conversations (id, settings, scope, created_at, title)
+         VALUES ('main', '{}', '{}', 1, '图书馆');
+         INSERT INTO turns (conversation, turn, state, started_at) VALUES ('main', 1, 'done', 1);",
+    );
+    drop(Store::open(old.path()).unwrap());
+    let upgraded = Connection::open(old.path().join(DATABASE_FILE)).unwrap();
+    assert_eq!(version(&upgraded), 9);
+    assert_eq!(objects(&upgraded), fresh_objects());
+    let turns: i64 = upgraded
+        .query_row("SELECT count(*) FROM turns", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(turns, 1);
+    let used: i64 = upgraded
+        .query_row("SELECT count(*) FROM model_usage", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(used, 0);
 }

@@ -294,6 +294,15 @@ pub fn idle_limit(model: &ModelSettings) -> std::time::Duration {
     std::time::Duration::from_secs(u64::from(for_endpoint(&model.endpoint).idle_secs))
 }
 
+/// The waits of a call to the configured model: its provider's idle limit (a reasoning model
+/// or a busy provider may be silent for minutes while it reads), the rest the client's.
+pub fn limits(model: &ModelSettings) -> super::Limits {
+    super::Limits {
+        idle_timeout: idle_limit(model),
+        ..super::Limits::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +342,23 @@ mod tests {
         assert_eq!(
             api_key(&secrets, deepseek).unwrap().as_deref(),
             Some("sk-old")
+        );
+    }
+
+    #[test]
+    fn a_call_waits_as_long_as_its_provider_may_be_silent() {
+        // Issue 42: the idle limit is per provider, not one minute for all.
+        let model = |endpoint: &str| ModelSettings {
+            endpoint: endpoint.to_owned(),
+            ..ModelSettings::default()
+        };
+        let secs = |endpoint: &str| limits(&model(endpoint)).idle_timeout.as_secs();
+        assert_eq!(secs("https://api.deepseek.com/v1"), 120);
+        assert_eq!(secs("http://127.0.0.1:8080/v1"), 300);
+        assert_eq!(secs("https://llm.example.edu.cn/v1"), 60);
+        assert_eq!(
+            limits(&model("https://api.moonshot.cn/v1")).connect_timeout,
+            super::super::Limits::default().connect_timeout
         );
     }
 

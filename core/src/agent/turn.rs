@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use rustc_hash::FxHashMap;
 
 use super::budget::{self, Entry, estimate};
+use super::prices;
 use super::provider::{ApiKey, Limits, Provider, ProviderError};
 use super::providers;
 use super::wire::{BodyParts, Message, ProviderEvent, SpecOnWire, ToolCall};
@@ -41,6 +42,7 @@ use crate::secrets::SecretStore;
 use crate::services::Host;
 use crate::settings::{AppSettings, Language, Settings};
 use crate::store::history::{MessageRow, StoredCall};
+use crate::store::usage::UsageRow;
 use crate::turn::ConversationSettings;
 
 /// After this many failures of the same call (same tool, same arguments) in one turn, the turn
@@ -209,7 +211,9 @@ pub struct TurnSummary {
 /// The turn loop over the owners of the state.
 pub struct Agent {
     parts: AgentParts,
-    limits: Limits,
+    /// The waits of a call set by a test; none gives each provider its own
+    /// (`providers::limits`).
+    limits: Option<Limits>,
     /// The offered tools' specs, written once for as long as the same tools are offered.
     tools: Mutex<ToolsJson>,
     waiters: Waiters,
@@ -598,7 +602,7 @@ impl Agent {
     pub(crate) fn new(parts: AgentParts) -> Self {
         Self {
             parts,
-            limits: Limits::default(),
+            limits: None,
             tools: Mutex::default(),
             waiters: Waiters::default(),
             windows: Mutex::default(),
@@ -607,7 +611,7 @@ impl Agent {
 
     /// The provider's waits, shrunk by tests.
     pub fn set_limits(&mut self, limits: Limits) {
-        self.limits = limits;
+        self.limits = Some(limits);
     }
 
     /// The provider of the settings of this moment; an error names what to set.
@@ -626,7 +630,9 @@ impl Agent {
         Provider::new(
             &settings.model.endpoint,
             ApiKey::new(key),
-            self.limits.clone(),
+            self.limits
+                .clone()
+                .unwrap_or_else(|| providers::limits(&settings.model)),
         )
         .map_err(|e| EngineError::Agent(e.to_string()))
     }
@@ -637,6 +643,31 @@ impl Agent {
             .clone()
             .filter(|m| !m.trim().is_empty())
             .unwrap_or_else(|| settings.model.name.clone())
+    }
+
+    /// This month's spend on the model (the local month, every provider at its price).
+    pub fn month_spend(&self, settings: &Settings) -> Result<prices::Spend, EngineError> {
+        let (from, to) = prices::local_month(self.parts.clock.now_ms(), &settings.time_zone);
+        let rows = self.parts.history.usage_between(from, to, None)?;
+        Ok(prices::spend(
+            &rows,
+            providers::for_endpoint(&settings.model.endpoint).id,
+            settings.model.price_yuan_per_million,
+        ))
+    }
+
+    /// Refuses a new turn once this month's spend reached `model.monthlyCapYuan`.
+    fn within_cap(&self, settings: &Settings) -> Result<(), EngineError> {
+        let Some(cap) = settings.model.monthly_cap_yuan else {
+            return Ok(());
+        };
+        let spent = self.month_spend(settings)?.yuan;
+        if spent >= f64::from(cap) {
+            return Err(EngineError::Agent(format!(
+                "this month's model spending is {spent:.2} yuan, at the cap model.monthlyCapYuan ({cap} yuan): no new turn starts this month; raise or clear the cap in Settings → Model (本月模型花费 {spent:.2} 元，已达上限 model.monthlyCapYuan（{cap} 元），本月不再开始新的对话轮次；可在 设置 → 模型 中提高或关闭上限)"
+            )));
+        }
+        Ok(())
     }
 
     /// Cancels a running turn: its model stream stops, a prompt it waits on is withdrawn, and it
@@ -702,7 +733,9 @@ impl Agent {
         let Some(before) = p.conversations.get(conversation) else {
             return Err(EngineError::NoSuchConversation(conversation.to_owned()));
         };
-        let provider = self.provider(&p.settings.get())?;
+        let settings = p.settings.get();
+        let provider = self.provider(&settings)?;
+        self.within_cap(&settings)?;
         // seed 004: ctx.turn.userAsked — an agent job's turn, or one a plugin's message
         // started, did not start from the user's words.
         let user_asked = matches!(offer, Offer::Conversation) && from_plugin.is_none();
@@ -844,6 +877,27 @@ impl Agent {
         };
         p.history
             .close_turn(conversation, turn, state, message.as_deref())?;
+        if usage.model_requests > 0 {
+            let settings = p.settings.get();
+            p.history.record_usage(UsageRow {
+                conversation: conversation.to_owned(),
+                turn,
+                provider: providers::for_endpoint(&settings.model.endpoint)
+                    .id
+                    .to_owned(),
+                model: self.model_name(
+                    &settings,
+                    &p.conversations
+                        .get(conversation)
+                        .map(|c| c.settings)
+                        .unwrap_or_default(),
+                ),
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.cached_tokens,
+                at_ms: 0,
+            })?;
+        }
         p.events.emit(Event::TurnEnded {
             turn: id.clone(),
             state: state.as_str().to_owned(),

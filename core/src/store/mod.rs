@@ -57,7 +57,7 @@ pub mod schema {
     use rusqlite::Transaction;
 
     /// The current schema version.
-    pub const VERSION: u32 = 8;
+    pub const VERSION: u32 = 9;
 
     /// The newest schema, for an empty database.
     pub const CREATE: &str = "
@@ -198,6 +198,18 @@ pub mod schema {
             until_ms INTEGER,
             mode_before TEXT
         );
+        CREATE TABLE model_usage (
+            id INTEGER PRIMARY KEY,
+            at_ms INTEGER NOT NULL,
+            conversation TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            cached_tokens INTEGER NOT NULL
+        );
+        CREATE INDEX model_usage_by_time ON model_usage (at_ms);
     ";
 
     /// Creates the newest schema in an empty database.
@@ -316,6 +328,24 @@ pub mod schema {
                     until_ms INTEGER,
                     mode_before TEXT
                 );",
+            )?;
+        }
+        // Version 9: the tokens each turn used, by provider and model, kept when its
+        // conversation is deleted: the month's spend in 元 and its cap are read from it.
+        if version < 9 {
+            tx.execute_batch(
+                "CREATE TABLE model_usage (
+                    id INTEGER PRIMARY KEY,
+                    at_ms INTEGER NOT NULL,
+                    conversation TEXT NOT NULL,
+                    turn INTEGER NOT NULL,
+                    provider TEXT NOT NULL,
+                    model TEXT NOT NULL,
+                    prompt_tokens INTEGER NOT NULL,
+                    completion_tokens INTEGER NOT NULL,
+                    cached_tokens INTEGER NOT NULL
+                );
+                CREATE INDEX model_usage_by_time ON model_usage (at_ms);",
             )?;
         }
         Ok(())
@@ -619,6 +649,7 @@ pub mod memories;
 pub mod plugins;
 pub mod sources;
 pub mod spending;
+pub mod usage;
 pub mod values;
 
 /// Every concern's rows under one name, as callers outside the core knew them.
