@@ -329,3 +329,98 @@ fn a_servers_question_during_a_call_is_answered_by_the_flag_or_on_the_terminal()
     );
     assert!(said.contains("❌ User declined to open the URL"), "{said}");
 }
+
+#[test]
+fn mcp_add_takes_a_confidential_clients_secret_from_the_environment_and_a_later_call_refreshes_with_it()
+ {
+    // The secret comes from HARNESS_OAUTH_CLIENT_SECRET, never a flag (a flag shows in the
+    // process list); it is kept in the keyring with the sign-in, so a refresh in a later
+    // process carries it too.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mcp_server::McpServer::signing_in(
+        vec![mcp_server::tool("echo", true)],
+        mcp_server::OAuthConfig {
+            issued_clients: vec!["pku-harness-issued"],
+            client_auth: Some("client_secret_post"),
+            ..mcp_server::OAuthConfig::default()
+        },
+    ));
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let browser = dir.path().join("browser");
+    std::fs::write(
+        &browser,
+        "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; \
+         urllib.request.build_opener(urllib.request.ProxyHandler({})).open(sys.argv[1]).read()' \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &browser,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let secret = mcp_server::secret_of("pku-harness-issued");
+    let add = |client_id: Option<&str>| {
+        let mut args = vec!["mcp", "add", &url, "--name", "notes", "--data-dir", data];
+        if let Some(id) = client_id {
+            args.extend(["--client-id", id]);
+        }
+        Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(args)
+            .env("BROWSER", &browser)
+            .env("HARNESS_OAUTH_CLIENT_SECRET", &secret)
+            .env_remove("HARNESS_MCP_TOKEN")
+            .env_remove("HARNESS_DATA_DIR")
+            .output()
+            .unwrap()
+    };
+
+    // A secret without the client id it goes with: refused, naming the flag to give.
+    let refused = add(None);
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "harness: HARNESS_OAUTH_CLIENT_SECRET is set but --client-id is not: a client secret \
+         goes with the client id it was issued with; give --client-id too\n"
+    );
+
+    let added = add(Some("pku-harness-issued"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&added.stdout),
+        String::from_utf8_lossy(&added.stderr),
+    );
+    assert!(added.status.success(), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(&secret) && !stderr.contains(&secret));
+
+    server.revoke_access_tokens();
+    let (called, _) = harness(&[
+        "call",
+        "--data-dir",
+        data,
+        "mcp-notes.echo",
+        r#"{"message": "hi"}"#,
+    ]);
+    assert!(called.contains("echo: hi"), "{called}");
+    let sent: Vec<(String, String)> = server
+        .token_requests()
+        .iter()
+        .map(|form| {
+            let field = |name: &str| {
+                form.iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            (field("grant_type"), field("client_secret"))
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            ("authorization_code".to_owned(), secret.clone()),
+            ("refresh_token".to_owned(), secret.clone()),
+        ]
+    );
+}

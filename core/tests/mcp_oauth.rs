@@ -901,3 +901,19 @@ async fn a_server_that_moves_right_after_the_sign_in_is_signed_in_to_at_the_new_
     assert_eq!(clients, ["client-1", "client-4"]);
     assert_eq!(text(&echo(&engine, "mcp-notes", "hi").await), "echo: hi");
 }
+
+#[tokio::test]
+async fn an_access_token_refused_at_the_first_connect_of_a_new_engine_is_refreshed() {
+    let server = McpServer::signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let (dir, secrets, first) = fresh();
+    let person = Person::default();
+    first
+        .add_remote_signing_in(&server.url(), "notes", &person, None)
+        .await
+        .unwrap();
+    first.shutdown().await;
+    drop(first);
+    server.revoke_access_tokens();
+    let second = engine(dir.path(), secrets);
+    assert_eq!(text(&echo(&second, "mcp-notes", "two").await), "echo: two");
+}

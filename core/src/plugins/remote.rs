@@ -663,9 +663,16 @@ impl RemoteServer {
             self.initializes.store(false, Ordering::SeqCst);
             match probe.answer() {
                 Some(Ok(StatusCode::UNAUTHORIZED)) => {
-                    *crate::lock(&self.unauthorized) = Some(Unauthorized {
-                        challenge: probe.challenge(),
-                    });
+                    let challenge = probe.challenge();
+                    // A token refused at the connect is refused as one refused mid-session is:
+                    // a call refreshes it and goes once more (the CLI connects for every call).
+                    if probe.sent_token() {
+                        *crate::lock(&self.rejected) = Some(Rejection {
+                            challenge: challenge.clone(),
+                            sent: true,
+                        });
+                    }
+                    *crate::lock(&self.unauthorized) = Some(Unauthorized { challenge });
                     Err(self.token.refused(&self.url, probe.sent_token()))
                 }
                 // MCP spec, backwards compatibility: a 4xx to the initialize POST is a server
