@@ -258,3 +258,28 @@ async fn an_ask_unanswered_for_ten_minutes_is_declined_and_the_turn_told_so() {
         ["decided", "unanswered", "stopped"]
     );
 }
+
+#[tokio::test]
+async fn an_asks_notification_names_the_tool_never_the_inputs_and_a_public_ask_is_answered_on_the_sheet_only()
+ {
+    // Issue 41.3: the lock screen may show it: "助手在等你确认：树洞 · 发树洞", without the post.
+    let w = world().await;
+    w.shell.answers.lock().unwrap().push(Answer::Deny);
+    let text = "周五晚上一起去二教自习";
+    w.engine
+        .invoke(agent("treehole.publish", json!({"text": text})))
+        .await;
+    let prompt = w.shell.shown.lock().unwrap()[0].clone();
+    let screens =
+        harness_core::screens::Screens::new(w.engine.clone(), harness_core::screens::Live::new());
+    let notice = screens.approval_notice(&prompt);
+    assert_eq!(
+        (
+            notice.title.as_str(),
+            notice.body.as_str(),
+            notice.answerable_there
+        ),
+        ("助手在等你确认：树洞 · 发树洞", "解锁后查看并回答", false)
+    );
+    assert!(!notice.title.contains(text) && !notice.body.contains(text));
+}

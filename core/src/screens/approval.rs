@@ -71,6 +71,39 @@ pub struct ApprovalSheet {
     pub destructive_note: Option<String>,
 }
 
+/// The notification an ask posts when the app is not in front (issue 41.3): what waits and
+/// for which tool, never the call's inputs, since it may show on a locked screen. Its tap opens
+/// the sheet only after unlock (Android `setAuthenticationRequired(true)`, iOS
+/// `.authenticationRequired`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct ApprovalNotice {
+    pub title: String,
+    pub body: String,
+    /// Whether the notification may carry Allow / Deny of its own. A money or public call, and
+    /// any prompt that offers more than Allow / Deny, is answered on the sheet only.
+    pub answerable_there: bool,
+}
+
+pub(super) fn notice(engine: &Engine, lang: Language, prompt: &Prompt) -> ApprovalNotice {
+    let sheet = build(engine, lang, prompt);
+    ApprovalNotice {
+        title: match lang {
+            Language::Zh => format!(
+                "助手在等你确认：{} · {}",
+                sheet.plugin_title, sheet.tool_title
+            ),
+            Language::En => format!(
+                "The assistant is waiting for you: {} · {}",
+                sheet.plugin_title, sheet.tool_title
+            ),
+        },
+        body: tr(lang, "解锁后查看并回答", "Unlock to see and answer").into(),
+        answerable_there: !matches!(prompt.effect, Effect::Money | Effect::Public)
+            && prompt.kind == PromptKind::Confirm,
+    }
+}
+
 pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> ApprovalSheet {
     let tool = engine.tool(&prompt.tool);
     // One lookup in the registry: a prompt needs its plugin's titles, not every plugin's view.

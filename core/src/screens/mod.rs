@@ -35,7 +35,7 @@ use serde_json::json;
 
 pub use crate::picked::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
 pub use allowances::{AllowanceRowView, AllowancesScreen};
-pub use approval::{AnswerButton, ApprovalSheet, InputRow};
+pub use approval::{AnswerButton, ApprovalNotice, ApprovalSheet, InputRow};
 pub use campus::{
     CampusAccountScreen, CodeStep, RESEND_AFTER_MS, SignInForm, SignedIn, TreeholeCheckScreen,
 };
@@ -541,6 +541,11 @@ impl Screens {
 
     pub fn audit(&self, filter: &AuditFilter) -> Result<AuditScreen, EngineError> {
         inbox::audit(&self.engine, self.language(), filter)
+    }
+
+    /// The notification an ask posts while the app is not in front: never the inputs.
+    pub fn approval_notice(&self, prompt: &crate::invoke::Prompt) -> ApprovalNotice {
+        approval::notice(&self.engine, self.language(), prompt)
     }
 
     /// The "已允许" screen: every "Always allow" in force, with revoke.
