@@ -137,6 +137,10 @@ pub struct Manifest {
     /// What the plugin stores online, in plain words, shown beside its cloud switch.
     #[serde(default)]
     pub disclosure: Vec<String>,
+    /// Requests a student might make of it, in Chinese (`我的校园卡还有多少钱？`); the English
+    /// ones in `i18n.en.examples`. The empty chat offers a few, each a tap that sends it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
     /// A JSON Schema for the plugin's preferences object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferences: Option<Value>,
@@ -154,6 +158,9 @@ pub struct I18n {
     /// What the plugin is for, as the student reads it, in this language.
     #[serde(default)]
     pub description: Option<String>,
+    /// The example requests, in this language.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<Vec<String>>,
     #[serde(default)]
     pub tools: BTreeMap<String, I18nTool>,
 }

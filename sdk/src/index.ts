@@ -335,7 +335,10 @@ export interface PluginDef {
   title: string;
   /** What the plugin is for, in Chinese, as the student reads it on its page; the English one in i18n.en.description. */
   description?: string;
-  i18n?: Record<string, { title?: string; description?: string; tools?: Record<string, { title: string }> }>;
+  i18n?: Record<string, { title?: string; description?: string; examples?: string[]; tools?: Record<string, { title: string }> }>;
+  /** Requests a student might make of the plugin, in Chinese (the English ones in
+   * i18n.en.examples): the empty chat offers a few, each a tap that sends it. */
+  examples?: string[];
   /** What the phone must provide: 'campus-session', 'notifications', 'exact-alarm'… */
   requires?: string[];
   /** The campus sites and services the plugin reaches, shown on its page. */

@@ -131,6 +131,52 @@ pub struct ChatScreen {
     /// "Sign in to the campus again", after a plugin found the campus session ended; opens
     /// the campus account screen.
     pub campus_notice: Option<Button>,
+    /// On an empty chat, "你可以这样问" / "You can ask"; empty otherwise.
+    pub examples_label: String,
+    /// On an empty chat, up to [`EXAMPLES`] requests the enabled plugins whose requirements
+    /// are met declare, each a tap that sends it (issue 42); none once the chat has anything.
+    pub examples: Vec<Button>,
+}
+
+/// How many example requests an empty chat offers.
+pub const EXAMPLES: usize = 4;
+
+/// Up to [`EXAMPLES`] of the usable plugins' example requests in `lang`, taken in turn from
+/// each plugin (its first, then its second …) so that one plugin does not fill the list.
+fn examples(engine: &Engine, lang: Language, conversation: &str) -> Vec<Button> {
+    let lists: Vec<Vec<String>> = engine
+        .plugins()
+        .iter()
+        .filter(|v| v.enabled && v.unmet.is_none())
+        .map(|v| {
+            let m = &v.plugin.manifest;
+            let translated = match lang {
+                Language::En => m.i18n.get("en").and_then(|t| t.examples.clone()),
+                Language::Zh => None,
+            };
+            translated
+                .unwrap_or_else(|| m.examples.clone())
+                .into_iter()
+                .map(|e| e.trim().to_owned())
+                .filter(|e| !e.is_empty())
+                .collect()
+        })
+        .collect();
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .flat_map(|i| lists.iter().filter_map(move |l| l.get(i)))
+        .take(EXAMPLES)
+        .map(|text| {
+            Button::new(
+                text.clone(),
+                ButtonRole::Normal,
+                Action::SendMessage {
+                    conversation: conversation.to_owned(),
+                    text: text.clone(),
+                },
+            )
+        })
+        .collect()
 }
 
 pub(super) fn build(
@@ -213,7 +259,16 @@ pub(super) fn build(
                 },
             )
         });
+    let examples = match items.is_empty() && running.is_none() {
+        true => examples(engine, lang, conversation),
+        false => Vec::new(),
+    };
     Ok(ChatScreen {
+        examples_label: match examples.is_empty() {
+            true => String::new(),
+            false => tr(lang, "你可以这样问", "You can ask").into(),
+        },
+        examples,
         campus_notice,
         conversation: conversation.to_owned(),
         title: super::conversation_list::title_of(engine, lang, conversation),
