@@ -169,10 +169,12 @@ export default definePlugin({
   id: 'canteen',
   title: '食堂',
   description: '校园食堂的就餐人数和营业时间。',
+  examples: ['现在哪个食堂人少？', '哪些食堂还开着？'],
   i18n: {
     en: {
       title: 'Canteens',
       description: 'How crowded the campus canteens are, and when they are open.',
+      examples: ['Which canteen is least crowded now?', 'Which canteens are open now?'],
       tools: { crowd: { title: 'Canteen crowding' }, openNow: { title: 'Open canteens' } },
     },
   },

@@ -438,10 +438,12 @@ export default definePlugin({
   id: 'wallet',
   title: '校园卡',
   description: '校园卡：余额、消费记录和统计、数字卡与付款码，以及校园卡服务的充值页面。',
+  examples: ['我的校园卡还有多少钱？', '这个月在食堂花了多少钱？', '显示付款码'],
   i18n: {
     en: {
       title: 'Campus card',
       description: "The campus card: the balance, records and spending, the digital card and its pay code, and the card service's recharge page.",
+      examples: ['How much is left on my campus card?', 'How much did I spend in the canteens this month?', 'Show my pay code'],
       tools: {
         cardBalance: { title: 'Card balance' },
         transactions: { title: 'Card records' },
