@@ -13,7 +13,7 @@ use harness_core::screens::{
     Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
     ConversationListScreen, ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords,
     JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail,
-    PluginsScreen, Route, Screens, TreeholeCheckScreen, route_for,
+    PluginScreen, PluginsScreen, Route, Screens, TodayScreen, TreeholeCheckScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -628,6 +628,27 @@ impl Harness {
         let screens = self.screens()?;
         Ok(runtime()?
             .spawn(async move { screens.pay_code().await })
+            .await?)
+    }
+
+    /// A plugin's declared screen (DESIGN.md §2), read now: its data sources through their
+    /// cache, its read tools as the student's reads; the shell shows it loading until then.
+    pub async fn plugin_screen(
+        &self,
+        plugin: String,
+        screen: String,
+    ) -> Result<PluginScreen, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.plugin_screen(&plugin, &screen).await })
+            .await??)
+    }
+
+    /// Today: a tile per default data source with its age, read through the cache by its TTL.
+    pub async fn today_screen(&self) -> Result<TodayScreen, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.today().await })
             .await?)
     }
 

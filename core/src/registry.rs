@@ -132,6 +132,9 @@ pub struct Manifest {
     pub tools: Vec<ToolManifest>,
     #[serde(default)]
     pub data_sources: BTreeMap<String, DataSourceManifest>,
+    /// The plugin's own screens, declared as data (DESIGN.md §2): the core draws them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screens: Vec<ScreenManifest>,
     #[serde(default)]
     pub grants: Grants,
     /// What the plugin stores online, in plain words, shown beside its cloud switch.
@@ -273,6 +276,69 @@ pub struct DataSourceManifest {
     pub ttl_ms: u64,
 }
 
+/// One screen a plugin declares (DESIGN.md §2, seed 004: "a screen calls it with invoke when
+/// the user taps"): its sections, drawn by the core's one renderer in each shell.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScreenManifest {
+    /// Unique in the plugin; what Today's tiles and a plugin page open.
+    pub id: String,
+    pub title: FieldLabel,
+    pub sections: Vec<SectionManifest>,
+}
+
+/// How a section shows its tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SectionShow {
+    /// The result's `fields`, each a labelled value with its unit.
+    Value,
+    /// The result's `items` array, one line per item of its `fields`.
+    List,
+    /// The result's `items` array as a table whose columns are its `fields`.
+    Table,
+    /// Inputs typed by the tool's schema, and a send button: the student's own call.
+    Form,
+    /// A button that calls a tool taking no input: the student's own call.
+    Action,
+}
+
+/// One section of a declared screen. A value, list or table reads a data source (through its
+/// cache) or a read tool; only a form's send or an action's tap calls anything else.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SectionManifest {
+    pub show: SectionShow,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<FieldLabel>,
+    /// A data source of this plugin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// A tool of this plugin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The read tool's input (a value, list or table that reads a tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// The result's fields a value shows, or each item's fields a list or table shows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<String>,
+    /// The result's array field a list or table shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<String>,
+    /// The item field a list or table is sorted on, smallest first unless `descending`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_by: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub descending: bool,
+    /// The item fields' labels (the tool's `labels` name its top-level fields).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, FieldLabel>,
+    /// What an empty list or table says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty: Option<FieldLabel>,
+}
+
 /// A loaded tool. Everything the decision needs is a plain field.
 #[derive(Debug)]
 pub struct Tool {
@@ -410,6 +476,8 @@ pub struct Plugin {
     pub default_modes: BTreeMap<Effect, crate::policy::Mode>,
     pub tools: Vec<Arc<Tool>>,
     pub data_sources: Vec<DataSource>,
+    /// The declared screens, checked at load: each section names what it reads or calls.
+    pub screens: Vec<ScreenManifest>,
     pub grants: Grants,
     pub disclosure: Vec<String>,
     pub preferences: Option<InputSchema>,
@@ -551,6 +619,7 @@ impl Plugin {
                 ttl_ms: source.ttl_ms,
             });
         }
+        check_screens(id, &manifest.screens, &tools, &data_sources, compile)?;
         let preferences = match (manifest.preferences, compile) {
             (Some(schema), Compile::Now) => Some(InputSchema::compile(schema).map_err(|e| {
                 LoadError::new(id, "preferences", format!("not a valid JSON Schema: {e}"))
@@ -585,6 +654,7 @@ impl Plugin {
             default_modes,
             tools,
             data_sources,
+            screens: manifest.screens,
             grants: manifest.grants,
             disclosure: manifest.disclosure,
             preferences,
@@ -896,6 +966,122 @@ fn load_tool(
         request,
         labels: tool.labels,
     })
+}
+
+/// Checks a plugin's declared screens against its tools and data sources (DESIGN.md §2):
+/// reading a screen never runs a tool that is not a read, so a value, list or table names a
+/// data source or a read tool; a form or an action names a tool of the plugin, and an action's
+/// tool takes no input.
+fn check_screens(
+    id: &str,
+    screens: &[ScreenManifest],
+    tools: &[Arc<Tool>],
+    sources: &[DataSource],
+    compile: Compile,
+) -> Result<(), LoadError> {
+    for (i, screen) in screens.iter().enumerate() {
+        if screen.id.is_empty() || screens[..i].iter().any(|s| s.id == screen.id) {
+            return Err(LoadError::new(
+                id,
+                format!("screens[{i}].id"),
+                format!("\"{}\" is empty or another screen's id", screen.id),
+            ));
+        }
+        for (j, section) in screen.sections.iter().enumerate() {
+            let at = |field: &str| format!("screens[{i}].sections[{j}].{field}");
+            let tool = |name: &str| {
+                tools.iter().find(|t| t.name == name).ok_or_else(|| {
+                    LoadError::new(
+                        id,
+                        at("tool"),
+                        format!("names \"{name}\", which is not a tool of this plugin"),
+                    )
+                })
+            };
+            let reads = matches!(
+                section.show,
+                SectionShow::Value | SectionShow::List | SectionShow::Table
+            );
+            match (reads, &section.source, &section.tool) {
+                (true, Some(_), Some(_)) | (true, None, None) => {
+                    return Err(LoadError::new(
+                        id,
+                        at("source"),
+                        "a section shows one data source or one read tool: name either",
+                    ));
+                }
+                (true, Some(key), None) => {
+                    if !sources.iter().any(|s| &s.key == key) {
+                        return Err(LoadError::new(
+                            id,
+                            at("source"),
+                            format!("names \"{key}\", which is not a data source of this plugin"),
+                        ));
+                    }
+                }
+                (true, None, Some(name)) => {
+                    let t = tool(name)?;
+                    if t.effect != Effect::Read {
+                        return Err(LoadError::new(
+                            id,
+                            at("tool"),
+                            format!(
+                                "names \"{name}\", which has the {} effect; reading a screen \
+                                 never runs it: call it from a form or an action",
+                                t.effect
+                            ),
+                        ));
+                    }
+                    let input = section
+                        .args
+                        .clone()
+                        .unwrap_or_else(|| serde_json::json!({}));
+                    if let (Compile::Now, Err(e)) = (compile, t.input.validate(&input)) {
+                        return Err(LoadError::new(
+                            id,
+                            at("args"),
+                            format!("does not fit the input of tool \"{name}\": {e}"),
+                        ));
+                    }
+                }
+                (false, Some(_), _) => {
+                    return Err(LoadError::new(
+                        id,
+                        at("source"),
+                        "a form or an action calls a tool: name it in `tool`",
+                    ));
+                }
+                (false, None, None) => {
+                    return Err(LoadError::new(id, at("tool"), "names no tool to call"));
+                }
+                (false, None, Some(name)) => {
+                    let t = tool(name)?;
+                    let none = serde_json::json!({});
+                    let takes_input = section.show == SectionShow::Action
+                        && compile == Compile::Now
+                        && t.input.validate(&none).is_err();
+                    if takes_input {
+                        return Err(LoadError::new(
+                            id,
+                            at("tool"),
+                            format!(
+                                "\"{name}\" needs input, which a button cannot give: show it as a form"
+                            ),
+                        ));
+                    }
+                }
+            }
+            let lists = matches!(section.show, SectionShow::List | SectionShow::Table);
+            if lists && section.items.is_none() {
+                return Err(LoadError::new(
+                    id,
+                    at("items"),
+                    "a list or table names the result's array field it shows",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The plugin-level checks of a tool's declared request: a document may declare one (not a

@@ -182,4 +182,52 @@ export default definePlugin({
   tools: { crowd, openNow },
   // seed 004, exactly.
   dataSources: { crowd: { title: '食堂就餐人数', tool: 'crowd', ttlMs: 2 * 60_000 } },
+  screens: [
+    {
+      id: 'canteens',
+      title: { zh: '食堂', en: 'Canteens' },
+      sections: [
+        {
+          show: 'table',
+          title: { zh: '就餐人数（人少的在前）', en: 'How crowded (least first)' },
+          source: 'crowd',
+          items: 'canteens',
+          fields: ['name', 'fullPercent', 'present', 'seats'],
+          sortBy: 'fullPercent',
+          labels: {
+            name: { zh: '食堂', en: 'Canteen' },
+            fullPercent: { zh: '满座（%）', en: 'Full (%)' },
+            present: { zh: '在场人数', en: 'People' },
+            seats: { zh: '座位', en: 'Seats' },
+          },
+          empty: { zh: '现在没有食堂的人数', en: 'No canteen figures now' },
+        },
+        {
+          show: 'list',
+          title: { zh: '开着的食堂', en: 'Open now' },
+          tool: 'openNow',
+          items: 'open',
+          fields: ['name', 'meal', 'closesAt'],
+          labels: {
+            name: { zh: '食堂', en: 'Canteen' },
+            meal: { zh: '餐次', en: 'Meal' },
+            closesAt: { zh: '关门时间', en: 'Closes at' },
+          },
+          empty: { zh: '现在没有开着的食堂', en: 'No canteen is open now' },
+        },
+        {
+          show: 'list',
+          title: { zh: '接下来开门', en: 'Opening next' },
+          tool: 'openNow',
+          items: 'opensNext',
+          fields: ['name', 'meal', 'opensAt'],
+          labels: {
+            name: { zh: '食堂', en: 'Canteen' },
+            meal: { zh: '餐次', en: 'Meal' },
+            opensAt: { zh: '开门时间', en: 'Opens at' },
+          },
+        },
+      ],
+    },
+  ],
 });

@@ -460,4 +460,40 @@ export default definePlugin({
   defaultModes: { money: 'ask' },
   dataSources: { balance: { title: '校园卡余额', tool: 'cardBalance', ttlMs: 2 * 60_000 } },
   tools: { cardBalance, transactions, spending, useDigitalCard, showPayCode, recharge },
+  // The pay code stays on its own screen: this one only opens it (seed 004).
+  screens: [
+    {
+      id: 'card',
+      title: { zh: '校园卡', en: 'Campus card' },
+      sections: [
+        {
+          show: 'value',
+          title: { zh: '余额', en: 'Balance' },
+          source: 'balance',
+          fields: ['balanceYuan', 'spentTodayYuan', 'dailyLimitYuan', 'lost', 'frozen'],
+        },
+        { show: 'action', title: { zh: '付款码', en: 'Pay code' }, tool: 'showPayCode' },
+        {
+          show: 'table',
+          title: { zh: '本月流水', en: 'This month\'s records' },
+          tool: 'transactions',
+          items: 'records',
+          fields: ['time', 'merchant', 'amountYuan', 'balanceAfterYuan'],
+          labels: {
+            time: { zh: '时间', en: 'Time' },
+            merchant: { zh: '商户', en: 'Merchant' },
+            amountYuan: { zh: '金额（元）', en: 'Amount (yuan)' },
+            balanceAfterYuan: { zh: '余额（元）', en: 'Balance after (yuan)' },
+          },
+          empty: { zh: '本月还没有流水', en: 'No records this month yet' },
+        },
+        {
+          show: 'action',
+          title: { zh: '切换为数字卡', en: 'Switch to the digital card' },
+          tool: 'useDigitalCard',
+        },
+        { show: 'action', title: { zh: '充值', en: 'Recharge' }, tool: 'recharge' },
+      ],
+    },
+  ],
 });

@@ -317,6 +317,36 @@ export interface DataSourceDef {
   ttlMs: number;
 }
 
+/**
+ * One section of a plugin's screen (DESIGN.md §2): `value`, `list` and `table` show a data
+ * source (`source`) or a read tool's result (`tool`, `args`); `form` calls `tool` with inputs
+ * typed by its schema and `action` calls a tool that takes no input, each only on the
+ * student's tap. A list or table shows the result's array `items`, each item's `fields`.
+ */
+export interface SectionDef {
+  show: 'value' | 'list' | 'table' | 'form' | 'action';
+  title?: FieldLabel;
+  source?: string;
+  tool?: string;
+  args?: Record<string, unknown>;
+  fields?: string[];
+  items?: string;
+  /** The item field a list or table is sorted on, smallest first unless `descending`. */
+  sortBy?: string;
+  descending?: boolean;
+  /** The item fields' labels (the tool's `labels` name its top-level fields). */
+  labels?: Record<string, FieldLabel>;
+  /** What an empty list or table says. */
+  empty?: FieldLabel;
+}
+
+/** A screen of the plugin, drawn by the app from this data: no plugin code runs in it. */
+export interface ScreenDef {
+  id: string;
+  title: FieldLabel;
+  sections: SectionDef[];
+}
+
 /** What a plugin may reach (seed 001's grants; each one off unless granted). */
 export interface Grants {
   allow_network?: boolean;
@@ -348,6 +378,8 @@ export interface PluginDef {
   /** The tools, by name. */
   tools: Record<string, ToolDef<any, any>>;
   dataSources?: Record<string, DataSourceDef>;
+  /** The plugin's own screens, declared as data. */
+  screens?: ScreenDef[];
   grants?: Grants;
   /** What the plugin stores online, in plain words, shown beside its cloud switch. */
   disclosure?: string[];

@@ -22,6 +22,7 @@ mod markdown;
 mod media;
 mod nav;
 mod pay_code;
+mod plugin_screen;
 mod plugins;
 mod remote;
 mod results;
@@ -56,6 +57,9 @@ pub use markdown::{BlockKind, TextBlock, TextSpan};
 pub use media::{CallImage, CallLink};
 pub use nav::{NavItem, Navigation, Route, route_for};
 pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
+pub use plugin_screen::{
+    PluginScreen, ScreenSection, SectionKind, SectionState, TODAY_DEFAULT, TodayScreen, TodayTile,
+};
 pub use plugins::{
     AddPluginScreen, ModeRowView, PluginDetail, PluginGroup, PluginRow, PluginsScreen, ToolRowView,
 };
@@ -284,6 +288,13 @@ pub enum Action {
     /// fix such as switching to the digital card), then follow its status answer.
     RunTool {
         tool: String,
+    },
+    /// Send a plugin screen's form (DESIGN.md §2): its tool called as the student's own call
+    /// with what they typed, one value per field the screen showed.
+    SubmitScreenForm {
+        plugin: String,
+        tool: String,
+        values: Vec<FieldValue>,
     },
     /// Open an `https` page in the system's browser (a status card's tap).
     OpenInBrowser {
@@ -515,6 +526,21 @@ impl Screens {
     /// every `refresh_after_ms` while the screen is open).
     pub async fn pay_code(&self) -> PayCodeScreen {
         pay_code::build(&self.engine, self.language()).await
+    }
+
+    /// A plugin's declared screen, read now: its data sources through their cache, its read
+    /// tools as the student's own reads (the shell shows it loading until this answers).
+    pub async fn plugin_screen(
+        &self,
+        plugin: &str,
+        screen: &str,
+    ) -> Result<PluginScreen, EngineError> {
+        plugin_screen::build(&self.engine, self.language(), plugin, screen).await
+    }
+
+    /// Today: a tile per default data source, read through its cache, with its age.
+    pub async fn today(&self) -> TodayScreen {
+        plugin_screen::today(&self.engine, self.language()).await
     }
 
     /// The first run's next step, or none once it is over.
@@ -754,6 +780,11 @@ impl Screens {
             }
             Action::RunTool { tool } => return tap::run(e, self.language(), &tool).await,
             Action::OpenInBrowser { url } => return tap::open_in_browser(self.language(), &url),
+            Action::SubmitScreenForm {
+                plugin,
+                tool,
+                values,
+            } => return plugin_screen::submit(e, self.language(), &plugin, &tool, &values).await,
             Action::CampusSignOut => e
                 .campus()
                 .sign_out()

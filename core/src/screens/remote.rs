@@ -243,7 +243,7 @@ pub(super) fn question(
     }
 }
 
-fn row(field: &Field) -> FormFieldRow {
+pub(super) fn row(field: &Field) -> FormFieldRow {
     let (kind, options) = match &field.input {
         Input::Text { format } => (
             match format.as_deref() {
@@ -312,6 +312,18 @@ pub(super) fn answer(
         }
         (ElicitationKind::Form { fields, schema }, ElicitationAction::Accept) => (fields, schema),
     };
+    typed(lang, fields, schema, values).map(ElicitationAnswer::Accept)
+}
+
+/// What the student typed into a form's `fields`, read by each field's kind and checked
+/// against its `schema` (a server's question, a plugin screen's form); a misfit is the words
+/// to show on the form again.
+pub(super) fn typed(
+    lang: Language,
+    fields: &[Field],
+    schema: &Value,
+    values: &[FieldValue],
+) -> Result<Map<String, Value>, String> {
     let mut answer = Map::new();
     for field in fields {
         let typed = values
@@ -360,7 +372,7 @@ pub(super) fn answer(
         Language::Zh => format!("这份表单还不能发送：{why}"),
         Language::En => format!("The form cannot be sent yet: {why}"),
     })?;
-    Ok(ElicitationAnswer::Accept(answer))
+    Ok(answer)
 }
 
 #[cfg(test)]

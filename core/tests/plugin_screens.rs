@@ -1,0 +1,293 @@
+//! The campus plugins' declared screens (DESIGN.md §2, seed 004: "a screen calls it with
+//! invoke when the user taps") and Today, read from the campus simulator on 127.0.0.1 through
+//! the shipped plugins: each section's exact words, the states the core gives, and that
+//! reading a screen never runs a tool that is not a read.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use common::ManualClock;
+use harness_campus_sim::{DEMO, Simulator};
+use harness_core::campus::SignInStep;
+use harness_core::campus::wire::Origin;
+use harness_core::invoke::{ApprovalBroker, Prompt};
+use harness_core::plugins::script::Shipped;
+use harness_core::policy::Answer;
+use harness_core::registry::{Manifest, Plugin, PluginKind};
+use harness_core::screens::{
+    Acted, Action, LabelValue, Live, Route, Screens, SectionKind, SectionState,
+};
+use harness_core::secrets::MemorySecrets;
+use harness_core::settings::{Change, Language};
+use harness_core::{Engine, Options};
+use serde_json::json;
+
+/// Keeps every prompt and denies it: reading a screen must ask nothing.
+#[derive(Default)]
+struct Broker(Mutex<Vec<Prompt>>);
+
+#[async_trait]
+impl ApprovalBroker for Broker {
+    async fn ask(&self, prompt: Prompt) -> Answer {
+        self.0.lock().unwrap().push(prompt);
+        Answer::Deny
+    }
+}
+
+/// Beijing time (UTC+8) on 2026-12-02, a Wednesday, as milliseconds.
+fn beijing(hour: i64, minute: i64) -> i64 {
+    const MIDNIGHT_UTC: i64 = 1_796_169_600_000; // 2026-12-02 00:00 UTC
+    MIDNIGHT_UTC + ((hour - 8) * 60 + minute) * 60_000
+}
+
+struct World {
+    sim: Simulator,
+    broker: Arc<Broker>,
+    clock: Arc<ManualClock>,
+    screens: Screens,
+    _dir: tempfile::TempDir,
+}
+
+/// The shipped plugins on a data directory of their own at Wednesday 11:50 in Beijing, in
+/// `lang`, signed in to the simulator as DEMO when `signed_in`.
+async fn world(lang: Language, signed_in: bool) -> World {
+    let sim = Simulator::start(0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Arc::new(Broker::default());
+    let clock = ManualClock::at(beijing(11, 50));
+    let mut options = Options::new(broker.clone());
+    options.catalog = Arc::new(Shipped);
+    options.clock = clock.clone();
+    options.secrets = Arc::new(MemorySecrets::default());
+    options.campus = Origin::development(&sim.origin()).unwrap();
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
+    engine.accept_terms().unwrap();
+    engine.change_setting(Change::Language(lang)).unwrap();
+    if signed_in {
+        let step = engine
+            .campus()
+            .sign_in(DEMO.id, DEMO.password, false)
+            .await
+            .unwrap();
+        assert!(matches!(step, SignInStep::SignedIn { .. }), "{step:?}");
+    }
+    World {
+        sim,
+        broker,
+        clock,
+        screens: Screens::new(engine, Live::new()),
+        _dir: dir,
+    }
+}
+
+fn lv(label: &str, value: &str) -> LabelValue {
+    LabelValue {
+        label: label.into(),
+        value: value.into(),
+    }
+}
+
+fn cells(rows: &[&[&str]]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| r.iter().map(|c| c.to_string()).collect())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_canteen_screen_lists_the_least_crowded_first_and_the_canteens_open_now() {
+    // DESIGN §2: a declared screen's table of a data source, sorted as declared; lists of a
+    // read tool's result with their item fields labelled.
+    let w = world(Language::Zh, false).await;
+    let screen = w
+        .screens
+        .plugin_screen("canteen", "canteens")
+        .await
+        .unwrap();
+    assert_eq!(screen.title, "食堂");
+    let crowd = &screen.sections[0];
+    assert_eq!(
+        (crowd.kind, crowd.state, crowd.title.as_str()),
+        (
+            SectionKind::Table,
+            SectionState::Ready,
+            "就餐人数（人少的在前）"
+        )
+    );
+    assert_eq!(crowd.columns, ["食堂", "满座（%）", "在场人数", "座位"]);
+    assert_eq!(
+        crowd.rows,
+        cells(&[
+            &["燕南食堂", "18", "105", "600"],
+            &["农园食堂", "27", "318", "1200"],
+            &["学一食堂", "87", "692", "800"],
+        ])
+    );
+    assert_eq!(crowd.age.as_deref(), Some("刚刚更新"));
+    let open = &screen.sections[1];
+    assert_eq!(
+        (open.kind, open.state),
+        (SectionKind::List, SectionState::Ready)
+    );
+    assert_eq!(open.columns, ["食堂", "餐次", "关门时间"]);
+    assert!(!open.rows.is_empty(), "{open:?}");
+    assert!(w.broker.0.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_canteen_screen_reads_in_english_with_the_english_labels() {
+    let w = world(Language::En, false).await;
+    let screen = w
+        .screens
+        .plugin_screen("canteen", "canteens")
+        .await
+        .unwrap();
+    assert_eq!(screen.title, "Canteens");
+    assert_eq!(
+        screen.sections[0].columns,
+        ["Canteen", "Full (%)", "People", "Seats"]
+    );
+    assert_eq!(screen.sections[0].age.as_deref(), Some("Updated just now"));
+}
+
+#[tokio::test]
+async fn the_card_screen_shows_the_balance_and_records_and_runs_no_tool_but_reads() {
+    // DESIGN §2: reading a screen never runs a non-read tool; the pay code stays on its own
+    // screen, one tap away (seed 004).
+    let w = world(Language::Zh, true).await;
+    let screen = w.screens.plugin_screen("wallet", "card").await.unwrap();
+    let kinds: Vec<SectionKind> = screen.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            SectionKind::Value,
+            SectionKind::Action,
+            SectionKind::Table,
+            SectionKind::Action,
+            SectionKind::Action
+        ]
+    );
+    let balance = &screen.sections[0];
+    assert_eq!(balance.state, SectionState::Ready);
+    assert_eq!(
+        balance.values,
+        [
+            lv("余额（元）", "42.5"),
+            lv("今日消费（元）", "18.3"),
+            lv("每日限额（元）", "300"),
+            lv("已挂失", "否"),
+            lv("已冻结", "否"),
+        ]
+    );
+    let records = &screen.sections[2];
+    assert_eq!(
+        records.columns,
+        ["时间", "商户", "金额（元）", "余额（元）"]
+    );
+    assert_eq!(records.state, SectionState::Ready, "{records:?}");
+    // Only reads reached the card service: no switch to the digital card, no pay code.
+    let seen: Vec<String> = w.sim.seen().iter().map(|s| s.target.clone()).collect();
+    assert!(
+        !seen
+            .iter()
+            .any(|t| t.contains("BarCode") || t.contains("Switch")),
+        "{seen:?}"
+    );
+    assert!(w.broker.0.lock().unwrap().is_empty());
+    // The pay code's button opens its own screen, nothing of the code on this one.
+    let pay = screen.sections[1].button.clone().unwrap();
+    assert_eq!(pay.label, "付款码");
+    assert_eq!(
+        w.screens.act(pay.action).await.unwrap(),
+        Acted::Open {
+            route: Route::PayCode
+        }
+    );
+}
+
+#[tokio::test]
+async fn signed_out_the_card_screen_asks_to_sign_in_and_the_canteens_still_show() {
+    let w = world(Language::Zh, false).await;
+    let screen = w.screens.plugin_screen("wallet", "card").await.unwrap();
+    let balance = &screen.sections[0];
+    assert_eq!(balance.state, SectionState::SignInRequired, "{balance:?}");
+    assert_eq!(balance.message.as_deref(), Some("校园账号需要登录"));
+    assert_eq!(
+        balance.button.as_ref().map(|b| b.action.clone()),
+        Some(Action::Open {
+            route: Route::CampusAccount
+        })
+    );
+    let canteens = w
+        .screens
+        .plugin_screen("canteen", "canteens")
+        .await
+        .unwrap();
+    assert_eq!(canteens.sections[0].state, SectionState::Ready);
+    let today = w.screens.today().await;
+    let states: Vec<SectionState> = today.tiles.iter().map(|t| t.state).collect();
+    assert_eq!(states, [SectionState::SignInRequired, SectionState::Ready]);
+    assert_eq!(
+        today.tiles[0].fix.as_ref().map(|b| b.action.clone()),
+        Some(Action::Open {
+            route: Route::CampusAccount
+        })
+    );
+}
+
+#[tokio::test]
+async fn today_shows_the_default_tiles_with_their_age_from_the_cache() {
+    // issue 36.2: the card balance and the canteens' crowding, each with its age, read
+    // through the cache within its TTL; a tap opens the plugin's screen; the pay code one tap.
+    let w = world(Language::Zh, true).await;
+    let today = w.screens.today().await;
+    let tiles: Vec<(&str, &str, SectionState)> = today
+        .tiles
+        .iter()
+        .map(|t| (t.plugin.as_str(), t.source.as_str(), t.state))
+        .collect();
+    assert_eq!(
+        tiles,
+        [
+            ("wallet", "balance", SectionState::Ready),
+            ("canteen", "crowd", SectionState::Ready)
+        ]
+    );
+    assert_eq!(today.tiles[0].lines[0], lv("余额（元）", "42.5"));
+    assert_eq!(today.tiles[1].lines[0], lv("燕南食堂", "18 · 105 · 600"));
+    assert_eq!(today.tiles[0].age.as_deref(), Some("刚刚更新"));
+    assert_eq!(today.tiles[0].screen.as_deref(), Some("card"));
+    assert_eq!(today.tiles[1].screen.as_deref(), Some("canteens"));
+    let reads = w.sim.seen().len();
+    w.clock.set(beijing(11, 51));
+    let later = w.screens.today().await;
+    assert_eq!(later.tiles[0].age.as_deref(), Some("1 分钟前更新"));
+    assert_eq!(w.sim.seen().len(), reads, "served from the cache");
+    assert_eq!(
+        later.pay_code.map(|b| b.action),
+        Some(Action::Open {
+            route: Route::PayCode
+        })
+    );
+}
+
+#[test]
+fn a_screen_section_that_would_run_a_write_tool_is_refused_at_load() {
+    // DESIGN §2: reading a screen never runs a non-read tool.
+    let manifest: Manifest = serde_json::from_value(json!({
+        "id": "c", "title": "c",
+        "tools": [{"name": "post", "title": "p", "description": "d", "effect": "write"}],
+        "screens": [{"id": "s", "title": {"zh": "页"}, "sections": [
+            {"show": "list", "tool": "post", "items": "posts"}
+        ]}]
+    }))
+    .unwrap();
+    let err = Plugin::load(manifest, PluginKind::Official).unwrap_err();
+    assert_eq!(err.field, "screens[0].sections[0].tool");
+    assert_eq!(
+        err.message,
+        "names \"post\", which has the write effect; reading a screen never runs it: call it \
+         from a form or an action"
+    );
+}
