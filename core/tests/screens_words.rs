@@ -157,3 +157,62 @@ fn every_shipped_plugin_gives_words_in_zh_and_en_for_each_field_it_takes_and_ret
     missing.dedup();
     assert_eq!(missing, Vec::<String>::new());
 }
+
+struct Quiet;
+
+#[async_trait]
+impl PluginHandler for Quiet {
+    async fn run(&self, _tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        Ok(json!({}))
+    }
+}
+
+// Issue 36 (4): a plugin page said "notices  no grants", seed 001's row for the CLI. The
+// student reads what the plugin may reach in words, in seed 001's order, a tool another
+// plugin's grant names by its title; the hosts are data.
+#[test]
+fn a_plugin_page_says_what_the_plugin_may_reach_in_the_students_words() {
+    let mut options = Options::new(Arc::new(Shown::default()));
+    options.builtin_plugins = false;
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    engine
+        .install(
+            card(),
+            "https://example.org/topup/PLUGIN.md",
+            Arc::new(Never),
+        )
+        .unwrap();
+    let reaching = json!({"id": "feeds", "title": "订阅",
+        "grants": {"allow_network": true, "url_allowlist": ["news.pku.edu.cn"],
+                   "allow_store": true, "allow_tools": ["topup.topUp"]},
+        "tools": [{"name": "latest", "title": "最新", "effect": "read"}]});
+    let reaching = Plugin::load(parse_manifest(&reaching).unwrap(), PluginKind::Community);
+    engine
+        .install(
+            reaching.unwrap(),
+            "https://example.org/feeds/PLUGIN.md",
+            Arc::new(Quiet),
+        )
+        .unwrap();
+    let screens = Screens::new(engine.clone(), Live::new());
+    let rows = |screens: &Screens| {
+        ["feeds", "topup"].map(|id| screens.plugin_detail(id).unwrap().grant_row)
+    };
+    assert_eq!(
+        rows(&screens),
+        [
+            "可以使用：联网（news.pku.edu.cn）、自己的存储、调用其他插件的工具（充值）",
+            "不需要额外的访问权限",
+        ]
+    );
+    engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    assert_eq!(
+        rows(&screens),
+        [
+            "May use: the network (news.pku.edu.cn), its own storage, other plugins' tools (Top up)",
+            "Needs no extra access",
+        ]
+    );
+}

@@ -55,6 +55,8 @@ pub struct Preview {
     /// document cannot start looser than the table).
     pub modes: Vec<(Effect, Mode)>,
     pub grant_row: String,
+    /// What it may reach, for the consent screen to say in the student's words.
+    pub grants: Grants,
     pub warnings: Vec<String>,
     pub data_sources: Vec<DataSource>,
     pub disclosure: Vec<String>,
@@ -288,6 +290,7 @@ fn describe(
     effects.sort();
     effects.dedup();
     Preview {
+        grants: plugin.grants.clone(),
         id,
         link: link.to_owned(),
         plugin: plugin.id.clone(),

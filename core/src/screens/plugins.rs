@@ -3,7 +3,7 @@
 //! the preview and consent screen of a plugin about to be added.
 
 use super::markdown::{self, TextBlock};
-use super::texts::{effect_words, kind_words, mode_words, source_words, title, tr};
+use super::texts::{effect_words, grant_words, kind_words, mode_words, source_words, title, tr};
 use super::{Action, Button, ButtonRole, Choice, LabelValue, Route};
 use crate::engine::{Engine, EngineError};
 use crate::installed::{PluginView, ToolChange};
@@ -380,7 +380,7 @@ pub(super) fn detail(
                 )
             })
             .collect(),
-        grant_row: v.grant_row.clone(),
+        grant_row: grant_words(lang, &p.grants, &|id| tool_title(engine, lang, id)),
         warnings: v.warnings.clone(),
         data_sources: p.data_sources.iter().map(|d| d.title.clone()).collect(),
         unmet: v.unmet.as_deref().map(|need| need_words(lang, need)),
@@ -546,7 +546,10 @@ pub(super) fn add(_engine: &Engine, lang: Language, preview: &Preview) -> AddPlu
                 value: mode_words(lang, m).into(),
             })
             .collect(),
-        grant_row: one_line(&preview.grant_row, usize::MAX),
+        grant_row: one_line(
+            &grant_words(lang, &preview.grants, &|id| tool_title(_engine, lang, id)),
+            usize::MAX,
+        ),
         warnings: lines(&preview.warnings),
         data_sources: preview
             .data_sources
@@ -593,4 +596,12 @@ mod tests {
             }
         );
     }
+}
+
+/// A tool another plugin's grant names, by its title where it is installed, else its id.
+fn tool_title(engine: &Engine, lang: Language, id: &str) -> String {
+    engine.tool(id).map_or_else(
+        || id.to_owned(),
+        |t| title(lang, &t.title, t.title_en.as_deref()),
+    )
 }

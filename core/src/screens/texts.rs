@@ -2,6 +2,7 @@
 //! used, as a `tr(lang, zh, en)` pair, so a screen reads whole in either language.
 
 use crate::consent::{Permission, PermissionState};
+use crate::gates::Grants;
 use crate::policy::{Answer, Code, ModeSource, Preset};
 use crate::registry::PluginKind;
 use crate::settings::Language;
@@ -77,6 +78,71 @@ pub(crate) fn permission_state_words(lang: Language, state: PermissionState) -> 
         PermissionState::Unknown => tr(lang, "尚未询问", "Not asked yet"),
         PermissionState::Granted => tr(lang, "已允许", "Allowed"),
         PermissionState::Denied => tr(lang, "已拒绝", "Denied"),
+    }
+}
+
+/// What a plugin may reach (seed 001's grants, in its fixed order: files, network, store,
+/// context, tools, starting conversations), in the student's words; the exact row
+/// (`allow_store, allow_context`) stays the CLI's and the developers'. `tool` names a tool
+/// another plugin's grant lets it call.
+pub(crate) fn grant_words(
+    lang: Language,
+    grants: &Grants,
+    tool: &dyn Fn(&str) -> String,
+) -> String {
+    let mut reach: Vec<String> = Vec::new();
+    if grants.allow_fs {
+        reach.push(tr(lang, "读写文件", "files").into());
+    }
+    if grants.allow_network {
+        // seed 001: an empty list and a star must not look the same to someone scanning.
+        let hosts = grants.url_allowlist.join(tr(lang, "、", ", "));
+        reach.push(
+            match (
+                grants.url_allowlist.is_empty(),
+                grants.url_allowlist.iter().any(|h| h == "*"),
+            ) {
+                (true, _) => tr(
+                    lang,
+                    "联网（未列出地址，哪里也去不了）",
+                    "the network (no address listed: it reaches nothing)",
+                )
+                .into(),
+                (_, true) => tr(lang, "联网（任何网站）", "the network (any site)").into(),
+                _ => match lang {
+                    Language::Zh => format!("联网（{hosts}）"),
+                    Language::En => format!("the network ({hosts})"),
+                },
+            },
+        );
+    }
+    if grants.allow_store {
+        reach.push(tr(lang, "自己的存储", "its own storage").into());
+    }
+    if grants.allow_context {
+        reach.push(tr(lang, "当前对话的内容", "the conversation it is called in").into());
+    }
+    if !grants.allow_tools.is_empty() {
+        let tools: Vec<String> = grants.allow_tools.iter().map(|id| tool(id)).collect();
+        reach.push(match lang {
+            Language::Zh => format!("调用其他插件的工具（{}）", tools.join("、")),
+            Language::En => format!("other plugins' tools ({})", tools.join(", ")),
+        });
+    }
+    if grants.allow_send_message {
+        reach.push(
+            tr(
+                lang,
+                "代你发起对话（会产生模型费用）",
+                "starting conversations for you (billed model turns)",
+            )
+            .into(),
+        );
+    }
+    match (reach.is_empty(), lang) {
+        (true, _) => tr(lang, "不需要额外的访问权限", "Needs no extra access").into(),
+        (false, Language::Zh) => format!("可以使用：{}", reach.join("、")),
+        (false, Language::En) => format!("May use: {}", reach.join(", ")),
     }
 }
 
