@@ -1267,7 +1267,7 @@ pub fn yuan(fen: u64) -> String {
 /// The local day `now_ms` falls in, in `time_zone` (the settings'; Shanghai if it does not
 /// parse), as milliseconds `[start, end)`. A day that starts in a DST gap starts at its first
 /// instant that exists.
-fn local_day(now_ms: i64, time_zone: &str) -> (i64, i64) {
+pub(crate) fn local_day(now_ms: i64, time_zone: &str) -> (i64, i64) {
     use chrono::{Days, TimeZone};
     let zone: chrono_tz::Tz = time_zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
     let Some(now) = zone.timestamp_millis_opt(now_ms).single() else {

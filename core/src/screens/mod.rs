@@ -7,6 +7,7 @@
 //!
 //! A client of the engine, like the CLI and the bindings: nothing below the engine imports it.
 
+mod activity;
 mod allowances;
 mod approval;
 mod campus;
@@ -35,6 +36,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 pub use crate::picked::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
+pub use activity::{ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen};
 pub use allowances::{AllowanceRowView, AllowancesScreen};
 pub use approval::{AnswerButton, ApprovalNotice, ApprovalSheet, InputRow};
 pub use campus::{
@@ -572,6 +574,11 @@ impl Screens {
     /// The notification an ask posts while the app is not in front: never the inputs.
     pub fn approval_notice(&self, prompt: &crate::invoke::Prompt) -> ApprovalNotice {
         approval::notice(&self.engine, self.language(), prompt)
+    }
+
+    /// The "活动" screen: today's calls in words, grouped by conversation, with the spend.
+    pub fn activity(&self, filter: &ActivityFilter) -> Result<ActivityScreen, EngineError> {
+        activity::build(&self.engine, self.language(), filter)
     }
 
     /// The "已允许" screen: every "Always allow" in force, with revoke.

@@ -1,0 +1,156 @@
+//! The 活动 screen (issue 41.5): a day's calls in words, grouped by conversation, filterable by
+//! plugin and effect, with the day's spend; read from the audit on the core's clock.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use common::{ManualClock, local};
+use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolContext};
+use harness_core::policy::{Actor, Answer};
+use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
+use harness_core::screens::{ActivityFilter, Live, Screens};
+use harness_core::settings::parse_change;
+use harness_core::{Engine, Options};
+use serde_json::{Value, json};
+
+#[derive(Default)]
+struct Answers(Mutex<Vec<Answer>>);
+
+#[async_trait]
+impl ApprovalBroker for Answers {
+    async fn ask(&self, _prompt: Prompt) -> Answer {
+        self.0.lock().unwrap().remove(0)
+    }
+}
+
+struct Runs;
+
+#[async_trait]
+impl PluginHandler for Runs {
+    async fn run(&self, _tool: &Tool, _input: Value, _ctx: ToolContext) -> Result<Value, String> {
+        Ok(json!({"ok": true}))
+    }
+}
+
+fn notes() -> Plugin {
+    let manifest = parse_manifest(&json!({"id": "notes", "title": "笔记", "tools": [
+        {"name": "save", "title": "保存", "effect": "write"},
+        {"name": "look", "title": "查看", "effect": "read"}
+    ]}))
+    .unwrap();
+    Plugin::load(manifest, PluginKind::Community).unwrap()
+}
+
+fn call(tool: &str, actor: Actor, conversation: Option<&str>) -> Call {
+    Call {
+        tool: tool.into(),
+        actor,
+        input: json!({}),
+        conversation: conversation.map(str::to_owned),
+    }
+}
+
+#[tokio::test]
+async fn the_activity_screen_says_a_days_calls_in_words_grouped_by_conversation() {
+    // Issue 41.5: what ran, what asked and the answer, what was refused and by which rule.
+    let clock = ManualClock::at(local("Asia/Shanghai", "2026-12-03 23:00"));
+    let answers = Arc::new(Answers::default());
+    let mut options = Options::new(answers.clone());
+    options.builtin_plugins = false;
+    options.clock = clock.clone();
+    let engine = Engine::in_memory(options).unwrap();
+    engine
+        .install(
+            notes(),
+            "https://example.org/notes/PLUGIN.md",
+            Arc::new(Runs),
+        )
+        .unwrap();
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    // Yesterday's call is not today's.
+    engine
+        .invoke(call("notes.look", Actor::Agent, Some("c")))
+        .await;
+    clock.set(local("Asia/Shanghai", "2026-12-04 09:00"));
+    *answers.0.lock().unwrap() = vec![Answer::Allow, Answer::Deny];
+    engine
+        .invoke(call("notes.save", Actor::Agent, Some("c")))
+        .await;
+    engine
+        .invoke(call("notes.save", Actor::Agent, Some("c")))
+        .await;
+    engine.invoke(call("notes.save", Actor::User, None)).await;
+    let rules = json!([{"kind": "deny", "tool": "notes.save"}]);
+    engine
+        .change_setting(parse_change("rules", &rules).unwrap())
+        .unwrap();
+    clock.set(local("Asia/Shanghai", "2026-12-04 09:05"));
+    engine
+        .invoke(call("notes.save", Actor::Agent, Some("c")))
+        .await;
+    let screens = Screens::new(Arc::new(engine), Live::new());
+
+    let screen = screens.activity(&ActivityFilter::default()).unwrap();
+    assert_eq!(
+        (screen.title.as_str(), screen.day.as_str()),
+        ("活动", "2026-12-04")
+    );
+    let said: Vec<(String, Vec<(String, String, String, String)>)> = screen
+        .groups
+        .iter()
+        .map(|g| {
+            let calls = g
+                .calls
+                .iter()
+                .map(|c| {
+                    (
+                        c.when.clone(),
+                        c.tool.clone(),
+                        c.effect_label.clone(),
+                        c.what.clone(),
+                    )
+                })
+                .collect();
+            (g.title.clone(), calls)
+        })
+        .collect();
+    let row = |when: &str, what: &str| {
+        (
+            format!("2026-12-04 {when}"),
+            "笔记 · 保存".to_owned(),
+            "写入".to_owned(),
+            what.to_owned(),
+        )
+    };
+    assert_eq!(
+        said,
+        [
+            (
+                "c".to_owned(),
+                vec![
+                    row("09:00", "问了你，你选了「允许」，已运行"),
+                    row("09:00", "问了你，你选了「拒绝」"),
+                    row("09:05", "没有运行：被禁止规则拦下（全局第 1 条规则）"),
+                ]
+            ),
+            ("你自己点的".to_owned(), vec![row("09:00", "已运行")]),
+        ]
+    );
+    assert_eq!(
+        (screen.spent.label.as_str(), screen.spent.value.as_str()),
+        ("今天已花", "0.00 元")
+    );
+
+    // Filtered by effect: today's reads are none.
+    let reads = screens
+        .activity(&ActivityFilter {
+            plugin: Some("notes".into()),
+            effect: Some(Effect::Read),
+        })
+        .unwrap();
+    assert_eq!(reads.groups, []);
+    assert_eq!(reads.empty.as_deref(), Some("今天还没有操作"));
+}
