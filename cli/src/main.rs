@@ -20,6 +20,7 @@ mod secrets;
 mod state;
 mod tap;
 mod tools;
+mod usage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -125,6 +126,8 @@ enum Command {
         #[command(subcommand)]
         command: model::ModelCommand,
     },
+    /// What the model cost this month, in tokens and 元, the cap, and each conversation's share.
+    Usage,
     /// The conversations, newest first; rename or delete one.
     Conversations {
         #[command(subcommand)]
@@ -250,6 +253,7 @@ async fn main() -> ExitCode {
             .await;
         }
         Command::Model { command } => model::run(&data_dir(), command).await,
+        Command::Usage => usage::run(&data_dir()),
         Command::Conversations { command } => conversations::run(
             &data_dir(),
             command.unwrap_or(conversations::ConversationsCommand::List),

@@ -354,3 +354,28 @@ fn the_budget_the_cap_and_the_price_settings_take_their_range_or_null_and_name_t
         "{bad}"
     );
 }
+
+#[tokio::test]
+async fn until_its_first_word_the_chat_says_the_model_is_reading() {
+    // Issue 42: a provider may be silent for minutes while it reads; the chat says so rather
+    // than "Working…".
+    use harness_core::events::{Event, NoEvents};
+    let w = world(ModelServer::start(vec![]).await, 10);
+    set(&w, "language", json!("zh"));
+    let live = Live::new();
+    let sink = live.sink(Arc::new(NoEvents));
+    let screens = Screens::new(w.engine.clone(), live.clone());
+    sink.emit(Event::TurnStarted {
+        conversation: "c".into(),
+        turn: "c#1".into(),
+    });
+    assert_eq!(
+        screens.chat("c").unwrap().status,
+        "模型正在阅读，慢的模型可能要几分钟…"
+    );
+    sink.emit(Event::TextDelta {
+        turn: "c#1".into(),
+        text: "好".into(),
+    });
+    assert_eq!(screens.chat("c").unwrap().status, "处理中…");
+}

@@ -656,6 +656,32 @@ impl Agent {
         ))
     }
 
+    /// This month's spend per conversation, the most spent first.
+    pub fn month_spend_by_conversation(
+        &self,
+        settings: &Settings,
+    ) -> Result<Vec<(String, prices::Spend)>, EngineError> {
+        let (from, to) = prices::local_month(self.parts.clock.now_ms(), &settings.time_zone);
+        let rows = self.parts.history.usage_between(from, to, None)?;
+        let mut by: Vec<(String, Vec<UsageRow>)> = Vec::new();
+        for row in rows {
+            match by.iter_mut().find(|(c, _)| *c == row.conversation) {
+                Some((_, list)) => list.push(row),
+                None => by.push((row.conversation.clone(), vec![row])),
+            }
+        }
+        let configured = providers::for_endpoint(&settings.model.endpoint).id;
+        let mut out: Vec<(String, prices::Spend)> = by
+            .into_iter()
+            .map(|(c, rows)| {
+                let spend = prices::spend(&rows, configured, settings.model.price_yuan_per_million);
+                (c, spend)
+            })
+            .collect();
+        out.sort_by(|a, b| b.1.yuan.total_cmp(&a.1.yuan).then_with(|| a.0.cmp(&b.0)));
+        Ok(out)
+    }
+
     /// Refuses a new turn once this month's spend reached `model.monthlyCapYuan`.
     fn within_cap(&self, settings: &Settings) -> Result<(), EngineError> {
         let Some(cap) = settings.model.monthly_cap_yuan else {

@@ -233,9 +233,19 @@ pub(super) fn build(
         };
         items.push(ChatItem::text(ChatItemKind::Notice, text));
     }
+    // A call still running is the app's work; otherwise, until its first word, the model is
+    // reading the request, which a slow provider or a local model can take minutes over.
+    let call_running = items
+        .last()
+        .is_some_and(|i| i.tool_call.as_ref().is_some_and(|c| c.ok.is_none()));
     let status = match running {
         None => "",
         Some(t) if t.text.is_empty() && !t.thinking.is_empty() => tr(lang, "思考中…", "Thinking…"),
+        Some(t) if t.text.is_empty() && !call_running => tr(
+            lang,
+            "模型正在阅读，慢的模型可能要几分钟…",
+            "The model is reading; a slow one can take minutes…",
+        ),
         Some(_) => tr(lang, "处理中…", "Working…"),
     };
     let documents = engine
