@@ -285,6 +285,17 @@ async fn each_turns_usage_is_kept_and_the_monthly_cap_refuses_a_new_turn_naming_
     assert!((spend.yuan - 0.8).abs() < 1e-9, "{}", spend.yuan);
     // Off by default: a second turn runs, and the month reaches 1.6 元.
     w.engine.send_message("c", "二").await.unwrap();
+    // The conversation list shows each conversation's month, the model screen the month's
+    // total and the cap's setting.
+    set(&w, "language", json!("zh"));
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    let list = screens.conversation_list().unwrap();
+    let row = list.rows.iter().find(|r| r.conversation == "c").unwrap();
+    assert_eq!(row.spend, "本月 2 轮 · 1.60 元");
+    assert_eq!(
+        screens.model_settings().unwrap().month_spend,
+        "本月 2 轮 · 1.60 元（未设上限：model.monthlyCapYuan）"
+    );
     set(&w, "model.monthlyCapYuan", json!(1));
     let refused = w
         .engine
@@ -378,4 +389,66 @@ async fn until_its_first_word_the_chat_says_the_model_is_reading() {
         text: "好".into(),
     });
     assert_eq!(screens.chat("c").unwrap().status, "处理中…");
+}
+
+/// Issue 42: what a first request costs with every shipped plugin on, before the student says
+/// anything — the system prompt and the tools, estimated ([`estimate`], which errs high).
+/// `cargo test -p harness-core --test request_budget first_request -- --nocapture` prints it by
+/// tool; the ceiling is today's figure, so a change that adds to it is seen.
+#[tokio::test]
+async fn first_request_with_every_shipped_plugin_on_stays_under_its_ceiling() {
+    use harness_core::plugins::script::{self, BUNDLES, Limits};
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(
+        dir.path(),
+        Options::new(Arc::new(common::Denies::default())),
+    )
+    .unwrap();
+    engine.accept_terms().unwrap();
+    for bundle in BUNDLES {
+        let (plugin, handler) = script::load(bundle.source, Limits::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", bundle.id));
+        engine.install(plugin, "bundled", handler).unwrap();
+    }
+    engine.open_conversation("c").unwrap();
+    set_on(
+        &engine,
+        "model.endpoint",
+        json!("https://api.deepseek.com/v1"),
+    );
+    set_on(&engine, "model.name", json!("deepseek-chat"));
+    let body = engine.agent().request_body("c").unwrap();
+    let sent: Value = serde_json::from_slice(&body).unwrap();
+    let system = sent["messages"][0]["content"].as_str().unwrap();
+    let tools = sent["tools"].as_array().unwrap();
+    let mut by_tool: Vec<(u32, String)> = tools
+        .iter()
+        .map(|t| {
+            (
+                estimate(&t.to_string()),
+                t["function"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    by_tool.sort();
+    for (tokens, name) in &by_tool {
+        println!("{tokens:>6}  {name}");
+    }
+    let total = estimate(std::str::from_utf8(&body).unwrap());
+    println!(
+        "first request: {} bytes, ~{total} tokens (system prompt ~{}, {} tools ~{})",
+        body.len(),
+        estimate(system),
+        tools.len(),
+        by_tool.iter().map(|(t, _)| t).sum::<u32>()
+    );
+    // 2026-12: ~3,550 estimated with the campus not signed in (its plugins' tools are not
+    // offered then): 19 tools, scheduler.create the largest.
+    assert!(total <= 4_000, "~{total} tokens");
+}
+
+fn set_on(engine: &Engine, key: &str, value: Value) {
+    engine
+        .change_setting(parse_change(key, &value).unwrap())
+        .unwrap();
 }

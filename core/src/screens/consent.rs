@@ -215,6 +215,8 @@ pub struct ModelSettingsScreen {
     /// What the last test found, for the address and model set now (a change clears it).
     pub test_result: Option<String>,
     pub test_works: bool,
+    /// This month's spend in 元 with the cap (`model.monthlyCapYuan`) or that none is set.
+    pub month_spend: String,
 }
 
 /// What the model screen holds between taps that no setting does: "other" chosen before its
@@ -280,6 +282,7 @@ pub(super) fn model(
     let provider = chosen(engine, draft);
     let key_set = engine.model_api_key()?.is_some();
     let outcome = draft.outcome(engine);
+    let month_spend = month_spend(engine, lang, &s)?;
     Ok(ModelSettingsScreen {
         title: tr(lang, "模型", "Model").into(),
         provider_label: tr(lang, "服务商", "Provider").into(),
@@ -350,6 +353,23 @@ pub(super) fn model(
             )
         }),
         test_works: outcome.is_some_and(Connection::works),
+        month_spend,
+    })
+}
+
+/// "本月 3 轮 · 1.23 元（上限 30 元）": the month's spend, and the cap or where to set one.
+fn month_spend(
+    engine: &Engine,
+    lang: Language,
+    settings: &crate::settings::Settings,
+) -> Result<String, EngineError> {
+    let spend = engine.agent().month_spend(settings)?;
+    let line = super::conversation_list::spend_line(lang, &spend);
+    Ok(match (settings.model.monthly_cap_yuan, lang) {
+        (Some(cap), Language::Zh) => format!("{line}（上限 {cap} 元，model.monthlyCapYuan）"),
+        (Some(cap), Language::En) => format!("{line} (cap {cap} 元, model.monthlyCapYuan)"),
+        (None, Language::Zh) => format!("{line}（未设上限：model.monthlyCapYuan）"),
+        (None, Language::En) => format!("{line} (no cap: model.monthlyCapYuan)"),
     })
 }
 

@@ -23,6 +23,8 @@ pub struct ConversationRowView {
     /// title.
     pub rename_label: String,
     pub delete: Button,
+    /// What its turns cost this month ("本月 3 轮 · 0.12 元"); empty when none ran.
+    pub spend: String,
 }
 
 /// The bar shown for [`crate::conversations::UNDO_MS`] after a delete.
@@ -72,8 +74,10 @@ pub(super) fn build(
     engine: &Engine,
     lang: Language,
 ) -> Result<ConversationListScreen, EngineError> {
-    let zone = engine.settings().time_zone;
+    let settings = engine.settings();
+    let zone = settings.time_zone.clone();
     let conversations = engine.conversations();
+    let spent = engine.agent().month_spend_by_conversation(&settings)?;
     let rows: Vec<ConversationRowView> = conversations
         .list()?
         .into_iter()
@@ -92,6 +96,11 @@ pub(super) fn build(
                     conversation: c.id.clone(),
                 },
             ),
+            spend: spent
+                .iter()
+                .find(|(id, _)| *id == c.id)
+                .map(|(_, s)| spend_line(lang, s))
+                .unwrap_or_default(),
             conversation: c.id,
         })
         .collect();
@@ -118,4 +127,12 @@ pub(super) fn build(
         rows,
         undo,
     })
+}
+
+/// A month's spend in a line: "本月 3 轮 · 0.12 元" / "This month: 3 turns · 0.12 元".
+pub(super) fn spend_line(lang: Language, spend: &crate::agent::prices::Spend) -> String {
+    match lang {
+        Language::Zh => format!("本月 {} 轮 · {:.2} 元", spend.turns, spend.yuan),
+        Language::En => format!("This month: {} turns · {:.2} 元", spend.turns, spend.yuan),
+    }
 }
