@@ -7,7 +7,7 @@
 use harness_core::invoke;
 use harness_core::policy::{self, Answer, Code, PromptKind, RuleKind, RuleRef, Step};
 use harness_core::registry::Effect;
-use harness_core::screens::ApprovalSheet;
+use harness_core::screens::{ApprovalNotice, ApprovalSheet};
 
 use crate::error::{HarnessError, parse_json};
 
@@ -72,6 +72,10 @@ pub struct ApprovalPrompt {
     /// What the approval sheet shows, in the user's language: present in every prompt the
     /// Platform is asked to show; none in an `Invocation`'s record of a prompt.
     pub sheet: Option<ApprovalSheet>,
+    /// The notification to post when the app is not in front (issue 41.3): never the inputs;
+    /// its tap opens the sheet only after unlock. Present with `sheet`.
+    #[uniffi(default)]
+    pub notice: Option<ApprovalNotice>,
 }
 
 /// How a call ended.
@@ -150,14 +154,20 @@ impl From<invoke::Prompt> for ApprovalPrompt {
             reason: p.reason,
             conversation: p.conversation,
             sheet: None,
+            notice: None,
         }
     }
 }
 
 impl ApprovalPrompt {
-    pub(crate) fn new(prompt: invoke::Prompt, sheet: ApprovalSheet) -> Self {
+    pub(crate) fn new(
+        prompt: invoke::Prompt,
+        sheet: ApprovalSheet,
+        notice: ApprovalNotice,
+    ) -> Self {
         ApprovalPrompt {
             sheet: Some(sheet),
+            notice: Some(notice),
             ..prompt.into()
         }
     }

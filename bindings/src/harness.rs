@@ -10,10 +10,11 @@ use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
-    Acted, Action, AuditFilter, AuditScreen, CampusAccountScreen, ChatScreen, ConsentScreen,
-    ConversationListScreen, ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords,
-    JobsScreen, Live, MemoryInbox, ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail,
-    PluginScreen, PluginsScreen, Route, Screens, TodayScreen, TreeholeCheckScreen, route_for,
+    Acted, Action, ActivityFilter, ActivityScreen, AllowancesScreen, AuditFilter, AuditScreen,
+    CampusAccountScreen, ChatScreen, ConsentScreen, ConversationListScreen,
+    ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords, JobsScreen, Live, MemoryInbox,
+    ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail, PluginScreen, PluginsScreen,
+    Route, Screens, SpendingScreen, TodayScreen, TreeholeCheckScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -672,6 +673,21 @@ impl Harness {
 
     pub fn audit_screen(&self, filter: AuditFilter) -> Result<AuditScreen, HarnessError> {
         Ok(self.screens()?.audit(&filter)?)
+    }
+
+    /// 已允许: every "Always allow" in force, with its revoke (`Action::RevokeAllowance`).
+    pub fn allowances_screen(&self) -> Result<AllowancesScreen, HarnessError> {
+        Ok(self.screens()?.allowances()?)
+    }
+
+    /// 花钱: the money limits (`Action::SetMoneyLimit`) and today's spend.
+    pub fn spending_screen(&self) -> Result<SpendingScreen, HarnessError> {
+        Ok(self.screens()?.spending()?)
+    }
+
+    /// 活动: today's calls in words, grouped by conversation, filtered as `filter` says.
+    pub fn activity_screen(&self, filter: ActivityFilter) -> Result<ActivityScreen, HarnessError> {
+        Ok(self.screens()?.activity(&filter)?)
     }
 
     pub fn jobs_screen(&self) -> Result<JobsScreen, HarnessError> {

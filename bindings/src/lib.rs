@@ -62,6 +62,11 @@ pub use harness_core::screens::{
     PermissionRow, PluginDetail, PluginRow, PluginsScreen, Route, RuleRow, ShellEffect,
     SignInSheet, ToolCallView, ToolRowView,
 };
+// What a student can see and bound: allowances, spending, activity, an ask's notification.
+pub use harness_core::screens::{
+    ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen, AllowanceRowView,
+    AllowancesScreen, ApprovalNotice, MoneyLimitRow, SpendingScreen,
+};
 pub use harness_core::settings::Language;
 pub use harness_core::store::rows::AuditRow;
 pub use harness_core::turn::ConversationSettings;

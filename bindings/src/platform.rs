@@ -185,8 +185,9 @@ impl ApprovalBroker for PlatformBroker {
             return no;
         };
         let sheet = screens.approval(&prompt);
+        let notice = screens.approval_notice(&prompt);
         drop(screens);
-        let prompt = ApprovalPrompt::new(prompt, sheet);
+        let prompt = ApprovalPrompt::new(prompt, sheet, notice);
         self.events.emit(HarnessEvent::ApprovalRequested {
             id,
             prompt: prompt.clone(),
