@@ -1032,11 +1032,19 @@ fn check_screens(
                             ),
                         ));
                     }
+                    // A form on the screen for the same tool gives the rest of its input.
+                    let asked = screen.sections.iter().any(|s| {
+                        s.show == SectionShow::Form && s.tool.as_deref() == Some(name.as_str())
+                    });
                     let input = section
                         .args
                         .clone()
                         .unwrap_or_else(|| serde_json::json!({}));
-                    if let (Compile::Now, Err(e)) = (compile, t.input.validate(&input)) {
+                    let checked = match (compile, asked) {
+                        (Compile::Now, false) => t.input.validate(&input),
+                        _ => Ok(()),
+                    };
+                    if let Err(e) = checked {
                         return Err(LoadError::new(
                             id,
                             at("args"),

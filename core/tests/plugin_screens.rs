@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use common::ManualClock;
-use harness_campus_sim::{DEMO, Simulator};
+use harness_campus_sim::{DEMO, SMS_CODE, Simulator};
 use harness_core::campus::SignInStep;
 use harness_core::campus::wire::Origin;
 use harness_core::invoke::{ApprovalBroker, Prompt};
@@ -17,7 +17,7 @@ use harness_core::plugins::script::Shipped;
 use harness_core::policy::Answer;
 use harness_core::registry::{Manifest, Plugin, PluginKind};
 use harness_core::screens::{
-    Acted, Action, LabelValue, Live, Route, Screens, SectionKind, SectionState,
+    Acted, Action, FieldValue, LabelValue, Live, Route, Screens, SectionKind, SectionState,
 };
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::{Change, Language};
@@ -227,7 +227,14 @@ async fn signed_out_the_card_screen_asks_to_sign_in_and_the_canteens_still_show(
     assert_eq!(canteens.sections[0].state, SectionState::Ready);
     let today = w.screens.today().await;
     let states: Vec<SectionState> = today.tiles.iter().map(|t| t.state).collect();
-    assert_eq!(states, [SectionState::SignInRequired, SectionState::Ready]);
+    assert_eq!(
+        states,
+        [
+            SectionState::SignInRequired,
+            SectionState::Ready,
+            SectionState::SignInRequired
+        ]
+    );
     assert_eq!(
         today.tiles[0].fix.as_ref().map(|b| b.action.clone()),
         Some(Action::Open {
@@ -251,7 +258,8 @@ async fn today_shows_the_default_tiles_with_their_age_from_the_cache() {
         tiles,
         [
             ("wallet", "balance", SectionState::Ready),
-            ("canteen", "crowd", SectionState::Ready)
+            ("canteen", "crowd", SectionState::Ready),
+            ("notices", "latest", SectionState::Ready)
         ]
     );
     assert_eq!(today.tiles[0].lines[0], lv("余额（元）", "42.5"));
@@ -290,4 +298,173 @@ fn a_screen_section_that_would_run_a_write_tool_is_refused_at_load() {
         "names \"post\", which has the write effect; reading a screen never runs it: call it \
          from a form or an action"
     );
+}
+
+/// The values typed into a form, by field name.
+fn typed(values: &[(&str, &str)]) -> Vec<FieldValue> {
+    values
+        .iter()
+        .map(|(name, value)| FieldValue {
+            name: name.to_string(),
+            value: value.to_string(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_free_classrooms_form_asks_and_the_table_shows_each_rooms_free_periods() {
+    // DESIGN §2: a form typed by its tool's schema; a read tool's form only asks, the screen
+    // read again runs the read and shows its answer.
+    let w = world(Language::Zh, false).await;
+    let before = w.screens.plugin_screen("classrooms", "free").await.unwrap();
+    let form = &before.sections[0];
+    let names: Vec<(&str, &str)> = form
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.label.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [("building", "教学楼"), ("day", "哪天"), ("period", "节次")]
+    );
+    assert_eq!(before.sections[1].state, SectionState::Empty);
+    assert_eq!(
+        before.sections[1].message.as_deref(),
+        Some("填写上面的表单后显示")
+    );
+    let send = form.button.clone().unwrap();
+    let Action::SubmitScreenForm { plugin, tool, .. } = send.action else {
+        panic!("{send:?}")
+    };
+    let acted = w
+        .screens
+        .act(Action::SubmitScreenForm {
+            plugin,
+            tool,
+            values: typed(&[("building", "三教"), ("day", "tomorrow")]),
+        })
+        .await
+        .unwrap();
+    assert_eq!(acted, Acted::Done);
+    let after = w.screens.plugin_screen("classrooms", "free").await.unwrap();
+    let table = &after.sections[1];
+    assert_eq!(table.state, SectionState::Ready, "{table:?}");
+    assert_eq!(table.columns, ["教室", "座位", "空闲节次"]);
+    assert_eq!(
+        table.rows,
+        cells(&[
+            &["三教101", "120", "1、2、5、6、7、8、9、10、11、12"],
+            &["三教203", "60", "3、4、5、6、9、10、11、12"],
+        ])
+    );
+    assert_eq!(after.sections[0].fields[0].value, "三教");
+}
+
+#[tokio::test]
+async fn the_library_search_lists_the_books_found() {
+    let w = world(Language::En, false).await;
+    w.screens
+        .act(Action::SubmitScreenForm {
+            plugin: "library".into(),
+            tool: "search".into(),
+            values: typed(&[("query", "算法")]),
+        })
+        .await
+        .unwrap();
+    let screen = w.screens.plugin_screen("library", "search").await.unwrap();
+    let results = &screen.sections[1];
+    assert_eq!(
+        results.columns,
+        ["Title", "Author", "Publisher", "Year", "Call number"]
+    );
+    assert_eq!(
+        results.rows,
+        cells(&[&[
+            "算法导论",
+            "Thomas H. Cormen",
+            "机械工业出版社",
+            "2013",
+            "TP301.6/C81"
+        ]])
+    );
+}
+
+#[tokio::test]
+async fn the_notices_screen_lists_the_newest_and_today_shows_them_with_their_age() {
+    let w = world(Language::Zh, true).await;
+    let notices = w.screens.plugin_screen("notices", "notices").await.unwrap();
+    let newest = &notices.sections[0];
+    assert_eq!(newest.columns, ["标题", "发布单位", "时间", "编号"]);
+    assert_eq!(
+        newest.rows[0],
+        [
+            "关于2027年寒假放假安排的通知",
+            "学校办公室",
+            "2026-11-30 09:12",
+            "90412"
+        ]
+    );
+    assert_eq!(newest.rows.len(), 4);
+    assert_eq!(newest.age.as_deref(), Some("刚刚更新"));
+    let today = w.screens.today().await;
+    let tile = &today.tiles[2];
+    assert_eq!(
+        (tile.title.as_str(), tile.state),
+        ("最新通知", SectionState::Ready)
+    );
+    assert_eq!(
+        tile.lines[0],
+        lv(
+            "关于2027年寒假放假安排的通知",
+            "学校办公室 · 2026-11-30 09:12 · 90412"
+        )
+    );
+    assert_eq!(tile.screen.as_deref(), Some("notices"));
+    assert!(w.broker.0.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn treehole_before_its_check_asks_for_it_and_after_it_shows_the_newest_posts() {
+    let w = world(Language::Zh, true).await;
+    let before = w.screens.plugin_screen("treehole", "feed").await.unwrap();
+    assert_eq!(before.sections[0].state, SectionState::VerificationRequired);
+    assert_eq!(
+        before.sections[0].button.as_ref().map(|b| b.action.clone()),
+        Some(Action::Open {
+            route: Route::TreeholeCheck
+        })
+    );
+    let engine = w.screens.engine();
+    engine.campus().treehole_send_code().await.unwrap();
+    engine.campus().treehole_verify(SMS_CODE).await.unwrap();
+    let after = w.screens.plugin_screen("treehole", "feed").await.unwrap();
+    let feed = &after.sections[0];
+    assert_eq!(feed.state, SectionState::Ready, "{feed:?}");
+    assert_eq!(feed.columns, ["洞号", "时间", "内容", "回复数"]);
+    assert!(!feed.rows.is_empty());
+}
+
+#[tokio::test]
+async fn the_treehole_composer_sends_the_students_post_as_their_own_call() {
+    // seed 000: the send button is the student's own act.
+    let w = world(Language::Zh, true).await;
+    let engine = w.screens.engine();
+    engine.campus().treehole_send_code().await.unwrap();
+    engine.campus().treehole_verify(SMS_CODE).await.unwrap();
+    let seen = w.sim.seen().len();
+    let acted = w
+        .screens
+        .act(Action::SubmitScreenForm {
+            plugin: "treehole".into(),
+            tool: "publish".into(),
+            values: typed(&[("text", "有人一起去图书馆吗")]),
+        })
+        .await;
+    assert_eq!(acted.unwrap(), Acted::Done);
+    assert!(w.broker.0.lock().unwrap().is_empty(), "never questioned");
+    let sent: Vec<(String, String)> = w.sim.seen()[seen..]
+        .iter()
+        .map(|s| (s.method.clone(), s.target.clone()))
+        .collect();
+    assert_eq!(sent, [("POST".into(), "/chapi/api/v3/hole/post".into())]);
 }

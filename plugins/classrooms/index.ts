@@ -81,4 +81,26 @@ export default definePlugin({
   i18n: { en: { title: 'Free classrooms', description: 'Which classrooms of a teaching building are free, period by period.', tools: { free: { title: 'Free classrooms' } } } },
   scopes: ['public'],
   tools: { free },
+  screens: [
+    {
+      id: 'free',
+      title: { zh: '空闲教室', en: 'Free classrooms' },
+      sections: [
+        { show: 'form', title: { zh: '选择教学楼和日期', en: 'Choose a building and a day' }, tool: 'free' },
+        {
+          show: 'table',
+          title: { zh: '空闲节次', en: 'Free periods' },
+          tool: 'free',
+          items: 'rooms',
+          fields: ['room', 'capacity', 'freePeriods'],
+          labels: {
+            room: { zh: '教室', en: 'Room' },
+            capacity: { zh: '座位', en: 'Seats' },
+            freePeriods: { zh: '空闲节次', en: 'Free periods' },
+          },
+          empty: { zh: '这天没有空闲教室', en: 'No free classroom that day' },
+        },
+      ],
+    },
+  ],
 });

@@ -68,4 +68,28 @@ export default definePlugin({
   i18n: { en: { title: 'Library', description: "Search Peking University Library's catalogue.", tools: { search: { title: 'Search the catalogue' } } } },
   scopes: ['library'],
   tools: { search },
+  screens: [
+    {
+      id: 'search',
+      title: { zh: '馆藏检索', en: 'Search the catalogue' },
+      sections: [
+        { show: 'form', title: { zh: '检索', en: 'Search' }, tool: 'search' },
+        {
+          show: 'list',
+          title: { zh: '检索结果', en: 'Results' },
+          tool: 'search',
+          items: 'books',
+          fields: ['title', 'author', 'publisher', 'year', 'callNumber'],
+          labels: {
+            title: { zh: '书名', en: 'Title' },
+            author: { zh: '作者', en: 'Author' },
+            publisher: { zh: '出版社', en: 'Publisher' },
+            year: { zh: '出版年', en: 'Year' },
+            callNumber: { zh: '索书号', en: 'Call number' },
+          },
+          empty: { zh: '没有找到这本书', en: 'No book found' },
+        },
+      ],
+    },
+  ],
 });

@@ -172,4 +172,34 @@ export default definePlugin({
   requires: ['campus-session'],
   scopes: ['portal'],
   tools: { list, detail },
+  dataSources: { latest: { title: '最新通知', tool: 'list', args: { limit: 5 }, ttlMs: 10 * 60_000 } },
+  screens: [
+    {
+      id: 'notices',
+      title: { zh: '通知', en: 'Notices' },
+      sections: [
+        {
+          show: 'list',
+          title: { zh: '最新通知', en: 'Newest notices' },
+          source: 'latest',
+          items: 'notices',
+          fields: ['title', 'department', 'time', 'id'],
+          labels: {
+            title: { zh: '标题', en: 'Title' },
+            department: { zh: '发布单位', en: 'From' },
+            time: { zh: '时间', en: 'Time' },
+            id: { zh: '编号', en: 'Number' },
+          },
+          empty: { zh: '暂时没有通知', en: 'No notices now' },
+        },
+        { show: 'form', title: { zh: '查看通知', en: 'Open a notice' }, tool: 'detail' },
+        {
+          show: 'value',
+          title: { zh: '通知详情', en: 'The notice' },
+          tool: 'detail',
+          fields: ['title', 'department', 'time', 'text'],
+        },
+      ],
+    },
+  ],
 });

@@ -307,4 +307,70 @@ export default definePlugin({
   // Seed 000's advice for public tools: ask first.
   defaultModes: { public: 'ask' },
   tools: { feed, search, thread, publish, reply: replyTool, follow },
+  // The composer's send is the student's own act: a tap (seed 000).
+  screens: [
+    {
+      id: 'feed',
+      title: { zh: '树洞', en: 'Treehole' },
+      sections: [
+        {
+          show: 'list',
+          title: { zh: '最新', en: 'Newest' },
+          tool: 'feed',
+          items: 'posts',
+          fields: ['pid', 'time', 'text', 'replyCount'],
+          labels: {
+            pid: { zh: '洞号', en: 'Post' },
+            time: { zh: '时间', en: 'Time' },
+            text: { zh: '内容', en: 'Text' },
+            replyCount: { zh: '回复数', en: 'Replies' },
+          },
+          empty: { zh: '暂时没有新帖', en: 'No posts now' },
+        },
+        { show: 'form', title: { zh: '发帖', en: 'New post' }, tool: 'publish' },
+      ],
+    },
+    {
+      id: 'search',
+      title: { zh: '搜索树洞', en: 'Search Treehole' },
+      sections: [
+        { show: 'form', title: { zh: '搜索', en: 'Search' }, tool: 'search' },
+        {
+          show: 'list',
+          title: { zh: '搜索结果', en: 'Results' },
+          tool: 'search',
+          items: 'posts',
+          fields: ['pid', 'time', 'text', 'replyCount'],
+          labels: {
+            pid: { zh: '洞号', en: 'Post' },
+            time: { zh: '时间', en: 'Time' },
+            text: { zh: '内容', en: 'Text' },
+            replyCount: { zh: '回复数', en: 'Replies' },
+          },
+          empty: { zh: '没有找到帖子', en: 'No post found' },
+        },
+      ],
+    },
+    {
+      id: 'thread',
+      title: { zh: '帖子', en: 'Post' },
+      sections: [
+        { show: 'form', title: { zh: '打开帖子', en: 'Open a post' }, tool: 'thread' },
+        {
+          show: 'list',
+          title: { zh: '回复', en: 'Replies' },
+          tool: 'thread',
+          items: 'replies',
+          fields: ['name', 'time', 'text'],
+          labels: {
+            name: { zh: '昵称', en: 'Name' },
+            time: { zh: '时间', en: 'Time' },
+            text: { zh: '内容', en: 'Text' },
+          },
+          empty: { zh: '还没有回复', en: 'No replies yet' },
+        },
+        { show: 'form', title: { zh: '回复', en: 'Reply' }, tool: 'reply' },
+      ],
+    },
+  ],
 });

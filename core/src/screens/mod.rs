@@ -425,6 +425,8 @@ pub struct Screens {
     live: Arc<Live>,
     /// The model screen's choice and last test, between taps.
     model: std::sync::Mutex<consent::ModelDraft>,
+    /// What the plugin screens' forms last asked of their read tools.
+    asked: plugin_screen::Asked,
 }
 
 impl Screens {
@@ -434,6 +436,7 @@ impl Screens {
             engine,
             live,
             model: Default::default(),
+            asked: Default::default(),
         }
     }
 
@@ -537,7 +540,7 @@ impl Screens {
         plugin: &str,
         screen: &str,
     ) -> Result<PluginScreen, EngineError> {
-        plugin_screen::build(&self.engine, self.language(), plugin, screen).await
+        plugin_screen::build(&self.engine, self.language(), &self.asked, plugin, screen).await
     }
 
     /// Today: a tile per default data source, read through its cache, with its age.
@@ -791,7 +794,10 @@ impl Screens {
                 plugin,
                 tool,
                 values,
-            } => return plugin_screen::submit(e, self.language(), &plugin, &tool, &values).await,
+            } => {
+                let lang = self.language();
+                return plugin_screen::submit(e, lang, &self.asked, &plugin, &tool, &values).await;
+            }
             Action::CampusSignOut => e
                 .campus()
                 .sign_out()

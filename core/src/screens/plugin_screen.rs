@@ -11,7 +11,10 @@
 //! words and its age, read through the cache by the source's TTL; a tap opens the plugin's
 //! screen that shows the source.
 
-use serde_json::{Value, json};
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value, json};
 
 use super::remote::{FieldValue, FormFieldRow, row, typed};
 use super::results::{field_label, value_words};
@@ -22,7 +25,9 @@ use crate::engine::{Engine, EngineError};
 use crate::invoke::{Call, Outcome};
 use crate::plugins::elicitation::Elicitation;
 use crate::policy::{Actor, Code};
-use crate::registry::{FieldLabel, Plugin, ScreenManifest, SectionManifest, SectionShow, Tool};
+use crate::registry::{
+    Effect, FieldLabel, Plugin, ScreenManifest, SectionManifest, SectionShow, Tool,
+};
 use crate::settings::Language;
 
 /// What a section has to show.
@@ -143,11 +148,25 @@ fn no_screen(lang: Language, plugin: &str, screen: &str) -> EngineError {
     })
 }
 
+/// What the student last sent in each form whose tool is a read (a search, a building and a
+/// day): the sections reading that tool show its answer to these values. By plugin and tool.
+#[derive(Default)]
+pub(super) struct Asked(Mutex<FxHashMap<(String, String), Map<String, Value>>>);
+
+impl Asked {
+    fn of(&self, plugin: &str, tool: &str) -> Option<Map<String, Value>> {
+        crate::lock(&self.0)
+            .get(&(plugin.to_owned(), tool.to_owned()))
+            .cloned()
+    }
+}
+
 /// Reads `plugin`'s declared screen `screen` now: each section's data source through its
-/// cache, each read tool as the student's own read.
+/// cache, each read tool as the student's own read, with what its form last asked.
 pub(super) async fn build(
     engine: &Engine,
     lang: Language,
+    asked: &Asked,
     plugin: &str,
     screen: &str,
 ) -> Result<PluginScreen, EngineError> {
@@ -159,7 +178,7 @@ pub(super) async fn build(
         .ok_or_else(|| no_screen(lang, plugin, screen))?;
     let mut sections = Vec::with_capacity(declared.sections.len());
     for section in &declared.sections {
-        sections.push(self::section(engine, lang, &p, section).await);
+        sections.push(self::section(engine, lang, asked, &p, section).await);
     }
     Ok(PluginScreen {
         plugin: p.id.clone(),
@@ -179,7 +198,13 @@ struct Unread {
 /// What a read gave: the value and, for a data source, when it was fetched.
 type Read = Result<(Value, Option<i64>), Box<Unread>>;
 
-async fn read(engine: &Engine, lang: Language, plugin: &Plugin, section: &SectionManifest) -> Read {
+async fn read(
+    engine: &Engine,
+    lang: Language,
+    plugin: &Plugin,
+    section: &SectionManifest,
+    input: Value,
+) -> Read {
     let (code, message) = if let Some(key) = &section.source {
         match engine.use_tool_data(&plugin.id, key).await {
             Ok(read) => return Ok((read.value, Some(read.fetched_at_ms))),
@@ -191,7 +216,7 @@ async fn read(engine: &Engine, lang: Language, plugin: &Plugin, section: &Sectio
         let call = Call {
             tool: format!("{}.{tool}", plugin.id),
             actor: Actor::User,
-            input: section.args.clone().unwrap_or_else(|| json!({})),
+            input,
             conversation: None,
         };
         match engine.invoke(call).await.outcome {
@@ -334,6 +359,7 @@ fn tool_title(lang: Language, tool: &Tool) -> String {
 async fn section(
     engine: &Engine,
     lang: Language,
+    asked: &Asked,
     plugin: &Plugin,
     section: &SectionManifest,
 ) -> ScreenSection {
@@ -368,7 +394,7 @@ async fn section(
             return view;
         }
         SectionShow::Form => {
-            view.fields = form_fields(lang, tool);
+            view.fields = form_fields(lang, tool, asked.of(&plugin.id, &tool.name));
             view.button = Some(Button::new(
                 tr(lang, "提交", "Send").into(),
                 ButtonRole::Primary,
@@ -382,7 +408,24 @@ async fn section(
         }
         SectionShow::Value | SectionShow::List | SectionShow::Table => {}
     }
-    let read = read(engine, lang, plugin, section).await;
+    // A read tool's input: the declared args, and what its form last asked.
+    let mut input = section.args.clone().unwrap_or_else(|| json!({}));
+    if let (Value::Object(args), Some(typed)) = (&mut input, asked.of(&plugin.id, &tool.name)) {
+        args.extend(typed);
+    }
+    if section.source.is_none() && tool.input.validate(&input).is_err() {
+        view.state = SectionState::Empty;
+        view.message = Some(
+            tr(
+                lang,
+                "填写上面的表单后显示",
+                "Fill in the form above to see this",
+            )
+            .into(),
+        );
+        return view;
+    }
+    let read = read(engine, lang, plugin, section, input).await;
     let shown = read.and_then(|(value, at)| match status(lang, &value) {
         Some(unread) => Err(Box::new(unread)),
         None => Ok((value, at)),
@@ -421,7 +464,7 @@ async fn section(
             section
                 .fields
                 .iter()
-                .map(|f| value_words(lang, &item[f.as_str()]))
+                .map(|f| cell_words(lang, &item[f.as_str()]))
                 .collect()
         })
         .collect();
@@ -433,6 +476,23 @@ async fn section(
         ));
     }
     view
+}
+
+/// An item's value in a list or table cell: a list of plain values whole (a room's free
+/// periods), anything else as a result row says it.
+fn cell_words(lang: Language, value: &Value) -> String {
+    match value.as_array() {
+        Some(items)
+            if !items.is_empty() && items.iter().all(|v| !v.is_array() && !v.is_object()) =>
+        {
+            items
+                .iter()
+                .map(|v| value_words(lang, v))
+                .collect::<Vec<_>>()
+                .join(tr(lang, "、", ", "))
+        }
+        _ => value_words(lang, value),
+    }
 }
 
 /// Two item values in order: numbers by size, text by its characters; a missing value last.
@@ -459,26 +519,38 @@ fn item_label(lang: Language, section: &SectionManifest, field: &str) -> String 
     }
 }
 
-/// A form's inputs from its tool's input schema, each labelled as the tool labels it.
-fn form_fields(lang: Language, tool: &Tool) -> Vec<FormFieldRow> {
+/// A form's inputs from its tool's input schema, each labelled as the tool labels it, with
+/// what was last sent in it.
+fn form_fields(lang: Language, tool: &Tool, sent: Option<Map<String, Value>>) -> Vec<FormFieldRow> {
     let schema = tool.input.source();
     let Ok(fields) = Elicitation::form("", schema) else {
         return Vec::new();
     };
     fields
         .iter()
-        .map(|f| FormFieldRow {
-            label: field_label(lang, &f.name, Some(tool), Some(schema)),
-            ..row(f)
+        .map(|f| {
+            let mut shown = FormFieldRow {
+                label: field_label(lang, &f.name, Some(tool), Some(schema)),
+                ..row(f)
+            };
+            match sent.as_ref().and_then(|s| s.get(&f.name)) {
+                Some(Value::String(text)) => shown.value = text.clone(),
+                Some(other) => shown.value = other.to_string(),
+                None => {}
+            }
+            shown
         })
         .collect()
 }
 
-/// A form's send: what the student typed, read by the tool's schema, called as the student's
-/// own call; the answer's status leads where a tap's does.
+/// A form's send: what the student typed, read by the tool's schema. A read tool's values
+/// are kept for the sections that read it (the screen read again shows its answer); any other
+/// tool is called now as the student's own call, and its answer's status leads where a tap's
+/// does.
 pub(super) async fn submit(
     engine: &Engine,
     lang: Language,
+    asked: &Asked,
     plugin: &str,
     tool: &str,
     values: &[FieldValue],
@@ -499,6 +571,10 @@ pub(super) async fn submit(
     let schema = t.input.source();
     let fields = Elicitation::form("", schema).map_err(EngineError::Invalid)?;
     let input = typed(lang, &fields, schema, values).map_err(EngineError::Invalid)?;
+    if t.effect == Effect::Read {
+        crate::lock(&asked.0).insert((p.id.clone(), t.name.clone()), input);
+        return Ok(Acted::Done);
+    }
     let call = Call {
         tool: t.id.clone(),
         actor: Actor::User,
