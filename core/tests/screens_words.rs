@@ -9,7 +9,7 @@ use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolCont
 use harness_core::plugins::script::BUNDLES;
 use harness_core::policy::{Actor, Answer};
 use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
-use harness_core::screens::{Live, Screens};
+use harness_core::screens::{AuditFilter, Live, Screens};
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
@@ -213,6 +213,91 @@ fn a_plugin_page_says_what_the_plugin_may_reach_in_the_students_words() {
         [
             "May use: the network (news.pku.edu.cn), its own storage, other plugins' tools (Top up)",
             "Needs no extra access",
+        ]
+    );
+}
+
+// Issue 36 (4): the activity log's chips read `wallet`, `agent`, its rows `decided ask:…` and
+// tool ids. Its chips filter by the same values, shown by the plugin's title and who acted in
+// words; a row is the tool's title and what happened in words.
+#[tokio::test]
+async fn the_activity_log_reads_in_the_students_words() {
+    let shown = Arc::new(Shown::default());
+    let mut options = Options::new(shown.clone());
+    options.builtin_plugins = false;
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    engine
+        .install(
+            card(),
+            "https://example.org/topup/PLUGIN.md",
+            Arc::new(Never),
+        )
+        .unwrap();
+    engine.open_conversation("c").unwrap();
+    engine.accept_terms().unwrap();
+    engine
+        .invoke(Call {
+            tool: "topup.topUp".into(),
+            actor: Actor::Agent,
+            input: json!({"amountYuan": 5}),
+            conversation: Some("c".into()),
+        })
+        .await;
+    let screens = Screens::new(engine.clone(), Live::new());
+    let read = |screens: &Screens| {
+        let audit = screens.audit(&AuditFilter::default()).unwrap();
+        let chips: Vec<(String, String)> = audit
+            .plugins
+            .iter()
+            .chain(&audit.actors)
+            .map(|c| (c.id.clone(), c.label.clone()))
+            .collect();
+        let rows: Vec<(String, String, String)> = audit
+            .rows
+            .into_iter()
+            .map(|r| (r.actor, r.tool, r.event))
+            .collect();
+        (chips, rows)
+    };
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    let row = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+    let (chips, rows) = read(&screens);
+    assert_eq!(
+        chips,
+        [
+            pair("topup", "充值"),
+            pair("user", "你"),
+            pair("agent", "助手"),
+            pair("scheduler", "定时任务")
+        ]
+    );
+    assert_eq!(
+        rows,
+        [
+            row("助手", "充值", "决定询问你"),
+            row("助手", "充值", "你的回答：拒绝"),
+            row("助手", "充值", "已停止：你拒绝了这次操作"),
+        ]
+    );
+    engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    let (chips, rows) = read(&screens);
+    assert_eq!(
+        chips,
+        [
+            pair("topup", "Top-up"),
+            pair("user", "You"),
+            pair("agent", "Assistant"),
+            pair("scheduler", "Scheduled")
+        ]
+    );
+    assert_eq!(
+        rows,
+        [
+            row("Assistant", "Top up", "Decided to ask you"),
+            row("Assistant", "Top up", "You answered: Deny"),
+            row("Assistant", "Top up", "Stopped: You declined this"),
         ]
     );
 }

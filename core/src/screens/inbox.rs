@@ -4,10 +4,11 @@
 
 use super::job_form::{self, JobForm};
 use super::nav::Route;
-use super::texts::{local_time, tr};
+use super::texts::{answer_words, local_time, refusal_words, title, tr};
 use super::{Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED};
 use crate::consent::PermissionState;
 use crate::engine::{Engine, EngineError};
+use crate::policy::{Answer, Code};
 use crate::scheduler::RunOutcome;
 use crate::scheduler::Task;
 use crate::scheduler::notice::{Need, need_of, service_words};
@@ -111,13 +112,23 @@ pub struct AuditFilter {
     pub verdict: Option<String>,
 }
 
+/// One choice of a filter: what the filter takes (a plugin id, `user`…) and the words its
+/// chip shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct FilterChoice {
+    pub id: String,
+    pub label: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct AuditRowView {
     pub when: String,
     pub actor: String,
+    /// The tool's title (its id where it is no longer installed).
     pub tool: String,
-    /// What happened: `decided run`, `answered allow`, `stopped declined`, …
+    /// What happened, in words: 决定运行, 你的回答：允许, 已停止：你拒绝了这次操作, …
     pub event: String,
     pub detail: Option<String>,
 }
@@ -127,8 +138,9 @@ pub struct AuditRowView {
 pub struct AuditScreen {
     pub title: String,
     pub filter: AuditFilter,
-    pub plugins: Vec<String>,
-    pub actors: Vec<String>,
+    /// The plugins by their titles, and who acted, in words.
+    pub plugins: Vec<FilterChoice>,
+    pub actors: Vec<FilterChoice>,
     pub rows: Vec<AuditRowView>,
     pub empty_label: String,
 }
@@ -153,20 +165,12 @@ pub(super) fn audit(
         })
         .map(|r| AuditRowView {
             when: local_time(&zone, r.at_ms),
-            actor: match r.actor.as_str() {
-                "user" => tr(lang, "你", "You"),
-                "agent" => tr(lang, "助手", "Assistant"),
-                "scheduler" => tr(lang, "定时任务", "Scheduled"),
-                "app" => tr(lang, "应用", "The app"),
-                _ => "",
-            }
-            .into(),
-            event: match &r.detail {
-                Some(d) => format!("{} {d}", r.event),
-                None => r.event.clone(),
-            },
+            actor: actor_words(lang, &r.actor).into(),
+            event: event_words(lang, &r.event, r.detail.as_deref()),
             detail: r.step.clone(),
-            tool: r.tool,
+            tool: engine
+                .tool(&r.tool)
+                .map_or(r.tool, |t| title(lang, &t.title, t.title_en.as_deref())),
         })
         .collect();
     Ok(AuditScreen {
@@ -175,12 +179,68 @@ pub(super) fn audit(
         plugins: engine
             .plugins()
             .iter()
-            .map(|v| v.plugin.id.clone())
+            .map(|v| FilterChoice {
+                id: v.plugin.id.clone(),
+                label: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
+            })
             .collect(),
-        actors: ["user", "agent", "scheduler"].map(str::to_owned).to_vec(),
+        actors: ["user", "agent", "scheduler"]
+            .map(|a| FilterChoice {
+                id: a.to_owned(),
+                label: actor_words(lang, a).into(),
+            })
+            .to_vec(),
         rows,
         empty_label: tr(lang, "没有记录", "Nothing recorded").into(),
     })
+}
+
+/// Who acted, in words.
+fn actor_words(lang: Language, actor: &str) -> &'static str {
+    match actor {
+        "user" => tr(lang, "你", "You"),
+        "agent" => tr(lang, "助手", "Assistant"),
+        "scheduler" => tr(lang, "定时任务", "Scheduled"),
+        "app" => tr(lang, "应用", "The app"),
+        _ => "",
+    }
+}
+
+/// An audit event in words: the decision (`run`, `ask:…`, `refuse:code`), the answer, the
+/// run, its failure or stop, and what the core's own words say of each refusal.
+fn event_words(lang: Language, event: &str, detail: Option<&str>) -> String {
+    let code_words =
+        |code: &str| Code::parse(code).map_or(code.to_owned(), |c| refusal_words(lang, c).into());
+    let said = |zh: &str, en: &str, more: String| match lang {
+        Language::Zh => format!("{zh}：{more}"),
+        Language::En => format!("{en}: {more}"),
+    };
+    match (event, detail) {
+        ("decided", Some("run")) => tr(lang, "决定运行", "Decided to run").into(),
+        ("decided", Some(d)) if d.starts_with("ask") => {
+            tr(lang, "决定询问你", "Decided to ask you").into()
+        }
+        ("decided", Some(d)) => match d.strip_prefix("refuse:") {
+            Some(code) => said("拒绝", "Refused", code_words(code)),
+            None => d.to_owned(),
+        },
+        ("answered", Some(a)) => said(
+            "你的回答",
+            "You answered",
+            Answer::parse(a).map_or(a.to_owned(), |a| answer_words(lang, a).into()),
+        ),
+        ("ran", _) => tr(lang, "已运行", "Ran").into(),
+        ("failed", Some(m)) => said("失败", "Failed", m.to_owned()),
+        ("stopped", Some(code)) => said("已停止", "Stopped", code_words(code)),
+        ("unanswered", Some(minutes)) => match lang {
+            Language::Zh => format!("{minutes} 分钟内没有回答"),
+            Language::En => format!("Not answered within {minutes} minutes"),
+        },
+        ("undone", _) => tr(lang, "已撤销", "Undone").into(),
+        ("cloud", Some(d)) => said("云端", "Cloud", d.to_owned()),
+        (other, Some(d)) => format!("{other} {d}"),
+        (other, None) => other.to_owned(),
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

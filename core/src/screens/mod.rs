@@ -48,7 +48,8 @@ pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
 pub use first_run::{FirstRunPage, FirstRunScreen};
 pub use inbox::{
-    AuditFilter, AuditRowView, AuditScreen, JobRow, JobsScreen, MemoryInbox, MemoryRowView,
+    AuditFilter, AuditRowView, AuditScreen, FilterChoice, JobRow, JobsScreen, MemoryInbox,
+    MemoryRowView,
 };
 pub use job_form::{
     JobComparison, JobComparisonOption, JobDraft, JobFieldOption, JobForm, JobKind, JobKindOption,

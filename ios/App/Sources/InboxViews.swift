@@ -53,11 +53,11 @@ struct AuditView: View {
                 Section {
                     Picker(selection: Binding(get: { screen.filter.plugin }, set: { select(plugin: $0, actor: screen.filter.actor) })) {
                         Image(systemName: "line.3.horizontal.decrease.circle").tag(String?.none)
-                        ForEach(screen.plugins, id: \.self) { Text($0).tag(String?.some($0)) }
+                        ForEach(screen.plugins, id: \.id) { Text($0.label).tag(String?.some($0.id)) }
                     } label: { EmptyView() }
                     Picker(selection: Binding(get: { screen.filter.actor }, set: { select(plugin: screen.filter.plugin, actor: $0) })) {
                         Image(systemName: "line.3.horizontal.decrease.circle").tag(String?.none)
-                        ForEach(screen.actors, id: \.self) { Text($0).tag(String?.some($0)) }
+                        ForEach(screen.actors, id: \.id) { Text($0.label).tag(String?.some($0.id)) }
                     } label: { EmptyView() }
                 }
                 if screen.rows.isEmpty {

@@ -429,14 +429,14 @@ fun AuditPage(holder: ScreenModel<AuditScreen>, filter: (plugin: String?, actor:
         Title(screen.title)
         FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
             for (plugin in screen.plugins) {
-                val on = screen.filter.plugin == plugin
-                FilterChip(on, { filter(if (on) null else plugin, screen.filter.actor) }, label = { Text(plugin) })
+                val on = screen.filter.plugin == plugin.id
+                FilterChip(on, { filter(if (on) null else plugin.id, screen.filter.actor) }, label = { Text(plugin.label) })
             }
         }
         FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
             for (actor in screen.actors) {
-                val on = screen.filter.actor == actor
-                FilterChip(on, { filter(screen.filter.plugin, if (on) null else actor) }, label = { Text(actor) })
+                val on = screen.filter.actor == actor.id
+                FilterChip(on, { filter(screen.filter.plugin, if (on) null else actor.id) }, label = { Text(actor.label) })
             }
         }
         if (screen.rows.isEmpty()) Text(screen.emptyLabel)
