@@ -142,6 +142,13 @@ impl DataSources {
             conversation: None,
         };
         match self.invoker.invoke(call).await.outcome {
+            // A campus sign-in or check to do is no value: kept for the TTL, it would hide the
+            // value for minutes after the student did it.
+            Outcome::Ran { result, .. } if waits_on_student(&result) => Ok(SourceRead {
+                value: result,
+                fetched_at_ms: self.clock.now_ms(),
+                cached: false,
+            }),
             Outcome::Ran { result, .. } => {
                 let at = self.clock.now_ms();
                 let text = serde_json::to_string(&result)
@@ -206,6 +213,15 @@ impl PluginHandler for DashboardPlugin {
             other => Err(format!("dashboard has no tool {other}")),
         }
     }
+}
+
+/// A status answer (seed 004: `{status: …}` is a result) that waits on the student: the
+/// campus sign-in, or a second check.
+fn waits_on_student(result: &Value) -> bool {
+    matches!(
+        result["status"].as_str(),
+        Some("signin_required" | "verification_required")
+    )
 }
 
 /// Whether a value fetched at `at` is still fresh at `now`. Counted without overflow: a clock

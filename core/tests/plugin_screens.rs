@@ -468,3 +468,25 @@ async fn the_treehole_composer_sends_the_students_post_as_their_own_call() {
         .collect();
     assert_eq!(sent, [("POST".into(), "/chapi/api/v3/hole/post".into())]);
 }
+
+#[tokio::test]
+async fn a_sign_in_answer_is_not_kept_in_the_cache_so_today_shows_the_balance_once_signed_in_again()
+{
+    // DESIGN §2: a data source's cache keeps values; "sign in again" is no value, and kept for
+    // its TTL it would hide the balance for minutes after the student signed in.
+    let w = world(Language::Zh, true).await;
+    w.sim.expire_sessions();
+    let ended = w.screens.today().await;
+    assert_eq!(ended.tiles[0].state, SectionState::SignInRequired);
+    let step = w
+        .screens
+        .engine()
+        .campus()
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap();
+    assert!(matches!(step, SignInStep::SignedIn { .. }), "{step:?}");
+    let again = w.screens.today().await;
+    assert_eq!(again.tiles[0].state, SectionState::Ready);
+    assert_eq!(again.tiles[0].lines[0], lv("余额（元）", "42.5"));
+}
