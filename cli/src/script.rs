@@ -31,9 +31,11 @@ fn user_declined(request: &Value) -> bool {
     let messages = request["messages"]
         .as_array()
         .map_or(&[][..], Vec::as_slice);
+    // The time comes after the history (DESIGN.md §13): the results are the last before it.
     messages
         .iter()
         .rev()
+        .skip_while(|m| m["role"] == "system")
         .take_while(|m| m["role"] == "tool")
         .filter_map(|m| serde_json::from_str::<Value>(m["content"].as_str()?).ok())
         .any(|result| result["error"]["code"] == "declined")

@@ -129,16 +129,22 @@ fn one_message_runs_a_whole_turn_with_a_tool_call_and_prints_each_step() {
     let first: serde_json::Value = serde_json::from_str(&seen[0].1).unwrap();
     assert_eq!(first["model"], "qwen-plus");
     assert_eq!(first["stream"], true);
+    // The history ends with the student's words; the time comes after it (DESIGN.md §13).
     let messages = first["messages"].as_array().unwrap();
-    assert_eq!(messages.last().unwrap()["content"], "我的语言设置是什么？");
+    assert_eq!(
+        messages[messages.len() - 2]["content"],
+        "我的语言设置是什么？"
+    );
+    assert!(
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("The local date and time is ")
+    );
     // The tool's result went back to the model as the tool message answering call_1.
     let second: serde_json::Value = serde_json::from_str(&seen[1].1).unwrap();
-    let answer = second["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let second = second["messages"].as_array().unwrap();
+    let answer = second[second.len() - 2].clone();
     assert_eq!(
         (answer["role"].as_str(), answer["tool_call_id"].as_str()),
         (Some("tool"), Some("call_1"))

@@ -34,10 +34,12 @@ fn call(id: &str, name: &str, arguments: &Value) -> Vec<String> {
     vec![chunk(call, None), chunk(json!({}), Some("tool_calls"))]
 }
 
-/// The last message of a request's body: the tool's result the model is answering.
+/// The last message of a request's history: the tool's result the model is answering. (The
+/// request's very last message is the time, after the history: DESIGN.md §13.)
 fn last_message(body: &str) -> Value {
     let body: Value = serde_json::from_str(body).unwrap();
-    body["messages"].as_array().unwrap().last().unwrap().clone()
+    let messages = body["messages"].as_array().unwrap();
+    messages[messages.len() - 2].clone()
 }
 
 /// A model that, for each request, answers from what the request carries: first it asks

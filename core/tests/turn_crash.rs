@@ -151,9 +151,18 @@ async fn a_turn_killed_mid_call_is_interrupted_and_nothing_runs_twice() {
         .unwrap()
         .clone();
     let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    // The history, then the time of the request after it (DESIGN.md §13).
     assert_eq!(
         roles,
-        ["system", "user", "assistant", "tool", "tool", "user"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "user",
+            "system"
+        ]
     );
     assert_eq!(
         sent[3],
