@@ -985,7 +985,7 @@ async fn a_tap_removes_the_rule_it_showed_though_the_rules_were_reordered_and_a_
     e.set_rules(vec![rule("ask", "shop.order"), rule("deny", "shop.pay")])
         .unwrap();
     let screen = s.conversation_settings("c").unwrap();
-    assert_eq!(screen.global_rules[0].text, "ask shop.order");
+    assert_eq!(screen.global_rules[0].text, "询问：小卖部 · 下单");
     let tap = screen.global_rules[0].remove.clone();
     // The agent reorders the rules between the screen and the tap.
     e.set_rules(vec![rule("deny", "shop.pay"), rule("ask", "shop.order")])

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolContext};
 use harness_core::plugins::script::BUNDLES;
-use harness_core::policy::{Actor, Answer};
+use harness_core::policy::{Actor, Answer, Rule};
 use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::screens::{AuditFilter, Live, Screens};
 use harness_core::settings::{Change, Language};
@@ -299,5 +299,68 @@ async fn the_activity_log_reads_in_the_students_words() {
             row("Assistant", "Top up", "You answered: Deny"),
             row("Assistant", "Top up", "Stopped: You declined this"),
         ]
+    );
+}
+
+// Issue 36 (4): the conversation settings said "自动编辑" and showed bare headings. Each preset
+// is said in a sentence, the empty scope and the empty rules say what they are, and a rule
+// reads in words, its tools by their titles.
+#[test]
+fn the_conversation_settings_explain_the_preset_the_scope_and_the_rules_in_words() {
+    let mut options = Options::new(Arc::new(Shown::default()));
+    options.builtin_plugins = false;
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    engine
+        .install(
+            card(),
+            "https://example.org/topup/PLUGIN.md",
+            Arc::new(Never),
+        )
+        .unwrap();
+    let screens = Screens::new(engine.clone(), Live::new());
+    let zh = screens.conversation_settings("c").unwrap();
+    // The default preset follows each plugin's permissions.
+    assert_eq!(
+        zh.preset_note,
+        "助手按各插件的权限设置行事：设为「自动」的直接运行，设为「询问」的先问你。"
+    );
+    assert_eq!(
+        zh.scope_note,
+        "这个对话不能访问任何文件夹、网站或应用；助手需要时会请你授予。"
+    );
+    assert!(
+        zh.no_rules_note
+            .as_deref()
+            .unwrap()
+            .starts_with("还没有规则。")
+    );
+    let rules: Vec<Rule> = serde_json::from_value(json!([
+        {"kind": "deny", "tool": "topup.*"},
+        {"kind": "ask", "tool": "topup.topUp", "effect": "money"}
+    ]))
+    .unwrap();
+    engine.set_rules(rules).unwrap();
+    let zh = screens.conversation_settings("c").unwrap();
+    let texts: Vec<&str> = zh.global_rules.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["禁止：充值 的所有工具", "询问：充值 · 充值（花钱）"]
+    );
+    assert_eq!(zh.no_rules_note, None);
+    engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    let en = screens.conversation_settings("c").unwrap();
+    let texts: Vec<&str> = en.global_rules.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Block: every tool of Top-up",
+            "Ask: Top-up · Top up (money)"
+        ]
+    );
+    assert_eq!(
+        en.preset_note,
+        "The assistant follows each plugin's permissions: what is set to auto runs, what is set to ask asks you first."
     );
 }

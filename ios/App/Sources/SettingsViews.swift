@@ -27,13 +27,19 @@ struct ConversationSettingsView: View {
                         }
                 }
                 Section(screen.thinkingLabel) { ChoiceRow(choices: screen.thinking, act: store.act) }
-                Section(screen.presetLabel) { ChoiceRow(choices: screen.presets, act: store.act) }
+                Section {
+                    ChoiceRow(choices: screen.presets, act: store.act)
+                } header: { Text(screen.presetLabel) } footer: { Text(screen.presetNote) }
                 Section {
                     Toggle(screen.planModeLabel, isOn: Binding(get: { screen.planMode }, set: { _ in store.act(screen.planModeToggle) }))
                         .accessibilityIdentifier("plan-mode")
                 }
-                Section(screen.scopeLabel) { Lines(lines: screen.scope) }
-                Section(screen.rulesLabel) { RuleRows(rules: screen.rules, act: store.act) }
+                Section {
+                    Lines(lines: screen.scope)
+                } header: { Text(screen.scopeLabel) } footer: { Text(screen.scopeNote) }
+                Section {
+                    RuleRows(rules: screen.rules, act: store.act)
+                } header: { Text(screen.rulesLabel) } footer: { if let note = screen.noRulesNote { Text(note) } }
                 Section(screen.globalRulesLabel) { RuleRows(rules: screen.globalRules, act: store.act) }
             }
             .navigationTitle(screen.title)

@@ -300,10 +300,13 @@ fun ConversationSettingsPage(holder: ScreenModel<ConversationSettingsScreen>) {
         Chips(screen.thinking, act)
         Section(screen.presetLabel)
         Chips(screen.presets, act)
+        Small(screen.presetNote)
         SwitchRow(screen.planModeLabel, screen.planMode, screen.planModeToggle, onAct = act)
         Section(screen.scopeLabel)
+        Small(screen.scopeNote)
         Lines(screen.scope)
         Section(screen.rulesLabel)
+        screen.noRulesNote?.let { Small(it) }
         for (rule in screen.rules) RuleLine(rule.text) { act(rule.remove) }
         Section(screen.globalRulesLabel)
         for (rule in screen.globalRules) RuleLine(rule.text) { act(rule.remove) }
