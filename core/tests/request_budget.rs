@@ -419,6 +419,11 @@ async fn first_request_with_every_shipped_plugin_on_stays_under_its_ceiling() {
     set_on(&engine, "model.name", json!("deepseek-chat"));
     let body = engine.agent().request_body("c").unwrap();
     let sent: Value = serde_json::from_slice(&body).unwrap();
+    // DESIGN.md §13: the tools (scheduler.create's description is written at each request)
+    // and the system prompt are the same bytes at the next request.
+    let again: Value = serde_json::from_slice(&engine.agent().request_body("c").unwrap()).unwrap();
+    assert_eq!(again["tools"].to_string(), sent["tools"].to_string());
+    assert_eq!(again["messages"][0], sent["messages"][0]);
     let system = sent["messages"][0]["content"].as_str().unwrap();
     let tools = sent["tools"].as_array().unwrap();
     let mut by_tool: Vec<(u32, String)> = tools
