@@ -52,7 +52,10 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
         .unwrap();
     assert_eq!(
         (text(&signed.stdout).as_str(), signed.status.code()),
-        ("signed in as 2100012345: portal, card, treehole\n", Some(0)),
+        (
+            "signed in as 2100012345: portal, card, treehole, bus\n",
+            Some(0)
+        ),
         "{}",
         text(&signed.stderr)
     );
@@ -93,7 +96,7 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
     let status = run(vec!["status"], "").await.unwrap();
     assert_eq!(
         text(&status.stdout),
-        "signed in as 2100012345\n  portal: signed in\n  card: until 2100-01-01 00:00 UTC\n  treehole: until 2100-01-01 00:00 UTC\n"
+        "signed in as 2100012345\n  portal: signed in\n  card: until 2100-01-01 00:00 UTC\n  treehole: until 2100-01-01 00:00 UTC\n  bus: signed in\n"
     );
     // The password and the sessions live in the keyring only.
     let kept = everything_in(dir.path());
@@ -135,7 +138,10 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
     let picture = dir.path().join("captcha.jpg");
     assert_eq!(
         (text(&captcha.stdout).as_str(), captcha.status.code()),
-        ("signed in as 2100045678: portal, card, treehole\n", Some(0)),
+        (
+            "signed in as 2100045678: portal, card, treehole, bus\n",
+            Some(0)
+        ),
         "{asked}"
     );
     let prompt = format!(

@@ -156,6 +156,7 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
     assert_eq!(
         plugins,
         [
+            "bus",
             "canteen",
             "classrooms",
             "dashboard",

@@ -545,8 +545,9 @@ async fn a_session_ending_mid_call_signs_in_again_once_with_the_remembered_passw
         ran(w.run("cardBalance", Actor::Agent, json!({})).await),
         demo_balance()
     );
-    // One silent sign-in: one IAAA sign-in for each service IAAA signs into.
-    assert_eq!(iaaa_logins(&w.sim), logins + 2);
+    // One silent sign-in: one IAAA sign-in for each service IAAA signs into (the portal,
+    // Treehole, the bus).
+    assert_eq!(iaaa_logins(&w.sim), logins + 3);
     assert!(w.engine.consent().campus_session);
 }
 

@@ -1,8 +1,10 @@
 //! The campus simulator: one HTTP/1.1 server on loopback that answers as the PKU services do
 //! (`../shared/campus/SERVICES.md`): IAAA's sign-in with its RSA key, second factors and E-codes,
 //! the portal's session, the campus card reached through the portal's redirect chain with its
-//! `synjones-auth` token and amounts in fen, the portal's school notices, and Treehole — its
-//! feed, search, posts, replies and follows — with its own SMS check. Requests are
+//! `synjones-auth` token and amounts in fen, the portal's school notices, Treehole — its
+//! feed, search, posts, replies and follows — with its own SMS check, its course API's grades
+//! ([`SCORES`]) behind the 40077 authorization, and the shuttle bus (wproc: [`BUS_ROUTES`],
+//! bookings, the ride code, `e: "10042"` once its session ends). Requests are
 //! told apart by their `Host` header, as the core's development origin sends them.
 //!
 //! It serves fixture accounts ([`ACCOUNTS`]) and fixture data, records every request it is sent
@@ -217,7 +219,7 @@ impl Vary {
                         "--vary: {v:?} is not a variation; give relative, 303, gzip, extra-hop, cookie-attrs, captcha-after-wrong-password, flaky:SERVICE, maintenance:SERVICE or slow:SERVICE"
                     )),
                 },
-                Some((kind, service)) if ["portal", "card", "treehole"].contains(&service) => {
+                Some((kind, service)) if ["portal", "card", "treehole", "bus"].contains(&service) => {
                     match kind {
                         "flaky" => Ok(Vary::Flaky(service.into())),
                         "maintenance" => Ok(Vary::Maintenance(service.into())),
@@ -226,7 +228,7 @@ impl Vary {
                     }
                 }
                 Some(_) => Err(format!(
-                    "--vary: {v:?} names no service; give portal, card or treehole"
+                    "--vary: {v:?} names no service; give portal, card, treehole or bus"
                 )),
             })
             .collect()
@@ -272,6 +274,10 @@ struct State {
     course_sms: HashSet<String>,
     /// Students who answered the course API's authorization: their grades are read.
     course_authorized: HashSet<String>,
+    /// The shuttle bus's sessions (cookie `PHPSESSID`) → student.
+    bus: HashMap<String, String>,
+    /// Shuttle bus bookings made here, in order.
+    bus_bookings: Vec<BusBooking>,
     /// Scores a test published since ([`Simulator::publish_score`]): attempt id → score.
     published: HashMap<String, String>,
     /// Treehole posts made here, oldest first, and the replies made here.
@@ -378,6 +384,7 @@ impl Simulator {
         s.portal.clear();
         s.card.clear();
         s.treehole.clear();
+        s.bus.clear();
     }
 
     pub fn add_fault(&self, fault: Fault) {
@@ -618,6 +625,7 @@ async fn answer(req: Request<Incoming>, state: &Mutex<State>, key: &PrivateKey) 
         "bdcard.pku.edu.cn" => card(&asked, &mut s),
         "treehole.pku.edu.cn" => treehole(&asked, &mut s),
         "opac.lib.pku.edu.cn" => library(&asked),
+        "wproc.pku.edu.cn" => bus(&asked, &mut s),
         _ => reply(421, "text/plain", "no such campus host"),
     };
     varied(&asked, &s, answered)
@@ -628,6 +636,7 @@ fn sign_in_step(service: &str) -> (&'static str, &'static str) {
     match service {
         "portal" => ("portal.pku.edu.cn", "/portal2017/ssoLogin.do"),
         "card" => ("bdcard.pku.edu.cn", "/berserker-auth/cas/login/pku"),
+        "bus" => ("wproc.pku.edu.cn", "/site/login/cas-login"),
         _ => ("treehole.pku.edu.cn", "/chapi/cas_iaaa_login"),
     }
 }
@@ -1675,6 +1684,208 @@ fn score_v2(s: &State, user: &str) -> Value {
         score["gpa"] = json!({"gpa": SCHOOL_GPA.1, "xxxf": "20"});
     }
     json!({"score": score, "gpa": {"data": []}})
+}
+
+/// A bus departure: its period id, time "HH:mm", seats, and seats taken by others.
+pub type Departure = (i64, &'static str, i64, i64);
+
+/// The shuttle bus's fixture routes (SERVICES.md §11): route id, name, and its departures — one
+/// full departure each way.
+pub const BUS_ROUTES: [(i64, &str, [Departure; 3]); 2] = [
+    (
+        2,
+        "新校区→燕园校区",
+        [
+            (101, "07:00", 45, 45),
+            (102, "08:30", 45, 33),
+            (103, "12:00", 45, 15),
+        ],
+    ),
+    (
+        5,
+        "燕园校区→新校区",
+        [
+            (201, "16:30", 45, 42),
+            (202, "18:00", 45, 45),
+            (203, "21:00", 45, 5),
+        ],
+    ),
+];
+
+/// What the shuttle bus answers a request without a session, or with an ended one.
+fn bus_signed_out() -> Reply {
+    json_reply(200, json!({"e": "10042", "m": "用户未登录", "d": {}}))
+}
+
+fn bus_ok(d: Value) -> Reply {
+    json_reply(200, json!({"e": 0, "m": "操作成功", "d": d}))
+}
+
+fn bus_refused(m: &str) -> Reply {
+    json_reply(200, json!({"e": 1, "m": m, "d": {}}))
+}
+
+/// The ride code of a booking: a boarding credential, shown only on a screen.
+pub fn ride_code(booking: i64, student: &str) -> String {
+    format!("PKUBUS-{booking}-{student}-SIGN")
+}
+
+/// Seats booked through the simulator on a route's departure on a date.
+fn bus_booked(s: &State, route: i64, period: i64, date: &str) -> i64 {
+    s.bus_bookings
+        .iter()
+        .filter(|b| !b.cancelled && b.route == route && b.period == period && b.date == date)
+        .count() as i64
+}
+
+fn bus(a: &Asked, s: &mut State) -> Reply {
+    if a.path == "/site/login/cas-login" {
+        let Some(user) = spend(s, a.q("token"), "wproc") else {
+            return reply(200, "text/html", "<html>登录失败</html>");
+        };
+        let cookie = s.fresh("wproc-");
+        s.bus.insert(cookie.clone(), user);
+        return redirect(
+            "https://wproc.pku.edu.cn/v2/site/index",
+            &[format!("PHPSESSID={cookie}; Path=/; HttpOnly")],
+        );
+    }
+    let Some(user) = a.cookie("PHPSESSID").and_then(|c| s.bus.get(c).cloned()) else {
+        return bus_signed_out();
+    };
+    let form = a.form();
+    match (a.method.as_str(), a.path.as_str()) {
+        ("GET", "/site/reservation/list-page") => {
+            let date = a.q("time").to_owned();
+            let list = BUS_ROUTES
+                .iter()
+                .map(|(route, name, slots)| {
+                    let slots = slots
+                        .iter()
+                        .map(|(period, time, total, taken)| {
+                            let margin =
+                                (total - taken - bus_booked(s, *route, *period, &date)).max(0);
+                            json!({
+                                "time_id": period, "sub_id": 0, "abscissa": date, "yaxis": time,
+                                "date": date, "is_sub": 0, "lock_model": 0,
+                                "row": {"status": if margin > 0 { 0 } else { 1 }, "total": total,
+                                        "margin": margin, "price": "0.00", "is_sub": 0,
+                                        "info": [], "data": []},
+                            })
+                        })
+                        .collect::<Vec<_>>();
+                    json!({"id": route, "name": name, "table": {"1": slots}})
+                })
+                .collect::<Vec<_>>();
+            bus_ok(json!({"list": list}))
+        }
+        ("POST", "/site/reservation/launch") => {
+            let route = form
+                .get("resource_id")
+                .and_then(|r| r.parse::<i64>().ok())
+                .unwrap_or(0);
+            let data: Value = form
+                .get("data")
+                .and_then(|d| serde_json::from_str(d).ok())
+                .unwrap_or_default();
+            let date = data[0]["date"].as_str().unwrap_or("").to_owned();
+            let period = data[0]["period"].as_i64().unwrap_or(0);
+            let Some((_, name, slots)) = BUS_ROUTES.iter().find(|(id, _, _)| *id == route) else {
+                return bus_refused("班车线路不存在");
+            };
+            let Some((_, time, total, taken)) = slots.iter().find(|(p, ..)| *p == period) else {
+                return bus_refused("该时段不存在");
+            };
+            if date.len() != 10 {
+                return bus_refused("日期错误");
+            }
+            if s.bus_bookings.iter().any(|b| {
+                !b.cancelled
+                    && b.user == user
+                    && b.route == route
+                    && b.period == period
+                    && b.date == date
+            }) {
+                return bus_refused("您已预约该时段");
+            }
+            if total - taken - bus_booked(s, route, period, &date) <= 0 {
+                return bus_refused("该时段已约满");
+            }
+            let id = 880_001 + s.bus_bookings.len() as i64;
+            let hid = 990_001 + s.bus_bookings.len() as i64;
+            s.bus_bookings.push(BusBooking {
+                id,
+                hid,
+                user,
+                route,
+                route_name: name,
+                period,
+                date,
+                time,
+                cancelled: false,
+            });
+            bus_ok(json!({"id": id, "hall_appointment_data_id": hid}))
+        }
+        ("GET", "/site/reservation/my-list-time") => {
+            let data = s
+                .bus_bookings
+                .iter()
+                .filter(|b| b.user == user && !b.cancelled)
+                .map(|b| {
+                    json!({
+                        "id": b.id, "hall_appointment_data_id": b.hid, "resource_id": b.route,
+                        "resource_name": b.route_name,
+                        "appointment_tim": format!("{} {} ", b.date, b.time),
+                        "appointment_sign_time": "", "status": 7, "status_name": "已预约",
+                        "periodList": [{"id": b.period}],
+                    })
+                })
+                .collect::<Vec<_>>();
+            bus_ok(json!({"data": data}))
+        }
+        ("GET", "/site/reservation/get-sign-qrcode") => {
+            let id = a.q("id").parse::<i64>().unwrap_or(0);
+            let Some(b) = s
+                .bus_bookings
+                .iter()
+                .find(|b| b.id == id && b.user == user && !b.cancelled)
+            else {
+                return bus_refused("预约不存在");
+            };
+            bus_ok(json!({"code": ride_code(b.id, &user), "name": ""}))
+        }
+        ("POST", "/site/reservation/single-time-cancel") => {
+            let id = form
+                .get("appointment_id")
+                .and_then(|r| r.parse::<i64>().ok())
+                .unwrap_or(0);
+            match s
+                .bus_bookings
+                .iter_mut()
+                .find(|b| b.id == id && b.user == user && !b.cancelled)
+            {
+                Some(b) => {
+                    b.cancelled = true;
+                    bus_ok(json!({}))
+                }
+                None => bus_refused("预约不存在"),
+            }
+        }
+        _ => json_reply(404, json!({"e": 404, "m": "Not Found", "d": {}})),
+    }
+}
+
+/// A booking made through the simulator.
+struct BusBooking {
+    id: i64,
+    hid: i64,
+    user: String,
+    route: i64,
+    route_name: &'static str,
+    period: i64,
+    date: String,
+    time: &'static str,
+    cancelled: bool,
 }
 
 fn treehole(a: &Asked, s: &mut State) -> Reply {

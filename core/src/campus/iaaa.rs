@@ -95,8 +95,14 @@ fn app(service: Service, device: &Device) -> (&'static str, String) {
                 device.query()
             ),
         ),
+        Service::Bus => ("wproc", BUS_LOGIN.to_owned()),
     }
 }
+
+/// The shuttle bus's sign-in page, where its IAAA token is spent, and the page it lands on
+/// signed in (SERVICES.md §11).
+const BUS_LOGIN: &str = "https://wproc.pku.edu.cn/site/login/cas-login?redirect_url=https://wproc.pku.edu.cn/v2/site/index";
+const BUS_HOME: &str = "/v2/site/index";
 
 /// IAAA's errors in the student's words (SERVICES.md §1.4).
 pub(super) fn words(code: &str, msg: &str) -> String {
@@ -340,6 +346,21 @@ pub(super) async fn exchange(
                 bearer: Some(jwt),
                 uuid: Some(device.header()),
                 expires_at_ms,
+            })
+        }
+        Service::Bus => {
+            // SERVICES.md §11: the redirects are followed, cookies kept, to the landing page;
+            // the cookies' names are not known, so the whole wproc jar is the session. Its end
+            // is not said: an expired session answers `e: "10042"`.
+            walk.follow(Ask::get(url), |to, jar| {
+                let landed = to?.host_str() == Some(wire::BUS) && to?.path() == BUS_HOME;
+                (landed && !jar.for_host(wire::BUS).is_empty()).then_some(())
+            })
+            .await
+            .map_err(|e| e.error("the shuttle bus", "session cookie"))?;
+            Ok(Session {
+                jar: walk.jar.for_host(wire::BUS),
+                ..Session::default()
             })
         }
     }

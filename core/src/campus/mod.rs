@@ -737,7 +737,7 @@ impl Campus {
         let mut kept = Vec::new();
         for service in Service::ALL.into_iter().filter(|s| services.contains(s)) {
             let signed = match service {
-                Service::Portal | Service::Treehole => {
+                Service::Portal | Service::Treehole | Service::Bus => {
                     // The captcha answers the first IAAA sign-in, the one it was drawn for.
                     let rand = if first { answers.rand.as_str() } else { "" };
                     match iaaa::sign_in(
@@ -1235,7 +1235,7 @@ impl Campus {
                 ask.headers
                     .push(("uuid", session.uuid.clone().unwrap_or_default()));
             }
-            Service::Portal => {}
+            Service::Portal | Service::Bus => {}
         }
         self.answer(session.jar.clone(), &ask).await
     }
@@ -1321,9 +1321,12 @@ fn url_for(host: &str, request: &CampusRequest) -> Result<Url, CampusError> {
     Ok(url)
 }
 
-/// Whether an answer says the session ended (SERVICES.md: HTTP 401; the card's `{code: 401}`).
+/// Whether an answer says the session ended (SERVICES.md: HTTP 401; the card's `{code: 401}`;
+/// the shuttle bus's `e: "10042"`, a string or a number, §11).
 fn expired(service: Service, status: u16, body: &Value) -> bool {
-    status == 401 || (service == Service::Card && body["code"] == 401)
+    status == 401
+        || (service == Service::Card && body["code"] == 401)
+        || (service == Service::Bus && (body["e"] == "10042" || body["e"] == 10042))
 }
 
 #[cfg(test)]

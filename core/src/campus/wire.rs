@@ -13,16 +13,24 @@ pub enum Service {
     Portal,
     Card,
     Treehole,
+    /// The shuttle bus's booking service (班车, wproc, SERVICES.md §11).
+    Bus,
 }
 
 impl Service {
-    pub const ALL: [Service; 3] = [Service::Portal, Service::Card, Service::Treehole];
+    pub const ALL: [Service; 4] = [
+        Service::Portal,
+        Service::Card,
+        Service::Treehole,
+        Service::Bus,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Service::Portal => "portal",
             Service::Card => "card",
             Service::Treehole => "treehole",
+            Service::Bus => "bus",
         }
     }
 
@@ -41,6 +49,7 @@ impl Service {
             Service::Portal => PORTAL,
             Service::Card => CARD,
             Service::Treehole => TREEHOLE,
+            Service::Bus => BUS,
         }
     }
 }
@@ -90,9 +99,10 @@ pub const PORTAL: &str = "portal.pku.edu.cn";
 pub const CARD: &str = "bdcard.pku.edu.cn";
 pub const TREEHOLE: &str = "treehole.pku.edu.cn";
 pub const LIBRARY: &str = "opac.lib.pku.edu.cn";
+pub const BUS: &str = "wproc.pku.edu.cn";
 
 /// Every host the sign-in chains speak to; a redirect elsewhere is refused.
-pub const HOSTS: [&str; 4] = [IAAA, PORTAL, CARD, TREEHOLE];
+pub const HOSTS: [&str; 5] = [IAAA, PORTAL, CARD, TREEHOLE, BUS];
 
 /// The bound on an answer's body (DESIGN.md §10).
 pub const MAX_BODY: usize = 1024 * 1024;

@@ -99,6 +99,7 @@ pub const BUNDLES: &[Bundle] = shipped![
     "treehole",
     "notices",
     "grades",
+    "bus",
 ];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.

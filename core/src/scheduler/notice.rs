@@ -130,6 +130,8 @@ pub fn service_words(lang: Language, service: &str) -> &'static str {
         (Language::En, "portal") => "campus portal",
         (Language::Zh, "treehole") => "树洞",
         (Language::En, "treehole") => "Treehole",
+        (Language::Zh, "bus") => "班车",
+        (Language::En, "bus") => "shuttle bus",
         (Language::Zh, _) => "校园账号",
         (Language::En, _) => "campus account",
     }

@@ -355,6 +355,7 @@ pub(super) fn service_words(lang: Language, service: Service) -> &'static str {
         Service::Portal => tr(lang, "校内门户", "Campus portal"),
         Service::Card => tr(lang, "校园卡", "Campus card"),
         Service::Treehole => tr(lang, "树洞", "Treehole"),
+        Service::Bus => tr(lang, "班车", "Shuttle bus"),
     }
 }
 
