@@ -54,7 +54,7 @@ pub use harness_core::registry::{Effect, PluginKind};
 pub use harness_core::screens::{
     Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, AuditFilter, AuditRowView,
     AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
-    ConsentScreen, ConversationSettingsScreen, ElicitationAction, ElicitationButton,
+    ConsentScreen, ConversationSettingsScreen, DeveloperRow, ElicitationAction, ElicitationButton,
     ElicitationSheet, FieldKind, FieldOption, FieldValue, FilterChoice, FormFieldRow, InputRow,
     JobComparison, JobComparisonOption, JobDraft, JobFieldOption, JobForm, JobKind, JobKindOption,
     JobRow, JobScheduleKind, JobScheduleOption, JobSourceOption, JobWords, JobsScreen, LabelValue,

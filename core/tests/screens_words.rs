@@ -364,3 +364,50 @@ fn the_conversation_settings_explain_the_preset_the_scope_and_the_rules_in_words
         "The assistant follows each plugin's permissions: what is set to auto runs, what is set to ask asks you first."
     );
 }
+
+// Issue 36 (4) and seed 000: a plugin page lists the campus services the plugin reaches, in
+// words; the ids (the plugin's, each tool's) and seed 001's exact grant row are only under
+// 开发者信息, where a developer looks for them.
+#[test]
+fn a_plugin_page_names_its_campus_services_and_keeps_the_ids_under_developer_info() {
+    let mut options = Options::new(Arc::new(Shown::default()));
+    options.catalog = Arc::new(harness_core::plugins::script::Shipped);
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    let screens = Screens::new(engine.clone(), Live::new());
+    let wallet = screens.plugin_detail("wallet").unwrap();
+    assert_eq!(wallet.campus_label, "用到的校园服务");
+    assert_eq!(wallet.campus, ["校园卡", "校园门户"]);
+    assert_eq!(wallet.developer_label, "开发者信息");
+    let developer: Vec<(&str, &str)> = wallet
+        .developer
+        .iter()
+        .map(|r| (r.label.as_str(), r.id.as_str()))
+        .collect();
+    assert_eq!(developer[0], ("插件 ID", "wallet"));
+    assert_eq!(developer[1], ("校园卡余额", "wallet.cardBalance"));
+    assert!(wallet.developer_grant_row.starts_with("wallet "));
+    // Every tool's id is there, and nowhere else on the page a student reads.
+    for tool in &wallet.tools {
+        assert!(
+            developer.iter().any(|(_, id)| *id == tool.id),
+            "{}",
+            tool.id
+        );
+    }
+    let canteen = screens.plugin_detail("canteen").unwrap();
+    assert_eq!(canteen.campus, ["公开信息（无需登录）"]);
+    engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    let wallet = screens.plugin_detail("wallet").unwrap();
+    assert_eq!(
+        (wallet.campus_label.as_str(), wallet.campus.as_slice()),
+        (
+            "Campus services it uses",
+            ["campus card", "campus portal"]
+                .map(String::from)
+                .as_slice()
+        )
+    );
+    assert_eq!(wallet.developer_label, "Developer info");
+}

@@ -64,7 +64,8 @@ pub use plugin_screen::{
     PluginScreen, ScreenSection, SectionKind, SectionState, TODAY_DEFAULT, TodayScreen, TodayTile,
 };
 pub use plugins::{
-    AddPluginScreen, ModeRowView, PluginDetail, PluginGroup, PluginRow, PluginsScreen, ToolRowView,
+    AddPluginScreen, DeveloperRow, ModeRowView, PluginDetail, PluginGroup, PluginRow,
+    PluginsScreen, ToolRowView,
 };
 pub use remote::{
     ElicitationAction, ElicitationButton, ElicitationSheet, FieldKind, FieldOption, FieldValue,

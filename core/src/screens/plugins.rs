@@ -94,6 +94,14 @@ pub struct ToolRowView {
     pub reclass: Vec<Choice>,
 }
 
+/// An id under 开发者信息: what it names, and the id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct DeveloperRow {
+    pub label: String,
+    pub id: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PluginDetail {
@@ -123,6 +131,15 @@ pub struct PluginDetail {
     /// The tap that provides it: the campus sign-in, or the permissions screen.
     pub unmet_fix: Option<Button>,
     pub disclosure: Vec<String>,
+    /// The campus services it reaches, in words (seed 000: a plugin page lists them); empty
+    /// for a plugin that reaches none.
+    pub campus_label: String,
+    pub campus: Vec<String>,
+    /// For developers, apart: the plugin's and each tool's id and the exact grant row
+    /// (seed 001's), which no other row of the page shows.
+    pub developer_label: String,
+    pub developer: Vec<DeveloperRow>,
+    pub developer_grant_row: String,
     /// A remote server changed tools the student had seen: what changed, one line a tool, while
     /// the definitions they saw still stand.
     pub changed_tools: Vec<String>,
@@ -386,6 +403,23 @@ pub(super) fn detail(
         unmet: v.unmet.as_deref().map(|need| need_words(lang, need)),
         unmet_fix: v.unmet.as_deref().and_then(|need| need_fix(lang, need)),
         disclosure: p.disclosure.clone(),
+        campus_label: tr(lang, "用到的校园服务", "Campus services it uses").into(),
+        campus: p
+            .scopes
+            .iter()
+            .map(|s| campus_words(lang, s).to_owned())
+            .collect(),
+        developer_label: tr(lang, "开发者信息", "Developer info").into(),
+        developer: [(tr(lang, "插件 ID", "Plugin id").to_owned(), p.id.clone())]
+            .into_iter()
+            .chain(
+                p.tools
+                    .iter()
+                    .map(|t| (title(lang, &t.title, t.title_en.as_deref()), t.id.clone())),
+            )
+            .map(|(label, id)| DeveloperRow { label, id })
+            .collect(),
+        developer_grant_row: v.grant_row.clone(),
         changed_tools: changed.iter().map(|c| change_words(lang, p, c)).collect(),
         accept_changes: (!changed.is_empty()).then(|| {
             Button::new(
@@ -604,4 +638,13 @@ fn tool_title(engine: &Engine, lang: Language, id: &str) -> String {
         || id.to_owned(),
         |t| title(lang, &t.title, t.title_en.as_deref()),
     )
+}
+
+/// A campus service a plugin's scope names, in words.
+fn campus_words(lang: Language, scope: &str) -> &'static str {
+    match scope {
+        "public" => tr(lang, "公开信息（无需登录）", "public pages (no sign-in)"),
+        "library" => tr(lang, "图书馆", "the library"),
+        other => crate::scheduler::notice::service_words(lang, other),
+    }
 }

@@ -146,7 +146,7 @@ struct PluginDetailView: View {
                 Section {
                     RichText(blocks: detail.about, act: store.act)
                         .accessibilityLabel(detail.description)
-                    LabeledContent(detail.kindLabel, value: detail.id)
+                    Text(detail.kindLabel)
                     Toggle(detail.enabledLabel, isOn: Binding(get: { detail.enabled }, set: { _ in store.act(detail.toggle) }))
                         .accessibilityIdentifier(identifier(detail.toggle))
                     Text(detail.grantRow).font(.footnote)
@@ -173,6 +173,13 @@ struct PluginDetailView: View {
                 if !detail.warnings.isEmpty { Section { Lines(lines: detail.warnings).foregroundStyle(.orange) } }
                 if !detail.dataSources.isEmpty { Section { Lines(lines: detail.dataSources) } }
                 if !detail.disclosure.isEmpty { Section { Lines(lines: detail.disclosure) } }
+                if !detail.campus.isEmpty { Section(detail.campusLabel) { Lines(lines: detail.campus) } }
+                Section(detail.developerLabel) {
+                    ForEach(Array(detail.developer.enumerated()), id: \.offset) { _, row in
+                        LabeledContent(row.label, value: row.id).font(.caption)
+                    }
+                    Text(detail.developerGrantRow).font(.caption)
+                }
                 Section {
                     if let update = detail.update { ActionButton(button: update, act: store.act) }
                     if let remove = detail.remove { ActionButton(button: remove, act: store.act) }

@@ -240,7 +240,7 @@ private fun Tools(tools: List<ToolRowView>, onAct: (Action) -> Unit) {
     for (tool in tools) {
         Card {
             Text(tool.title, fontWeight = FontWeight.Medium)
-            Small("${tool.id} · ${tool.effectLabel}")
+            Small(tool.effectLabel)
             if (tool.description.isNotEmpty()) Text(tool.description, style = MaterialTheme.typography.bodySmall)
             Chips(tool.reclass, onAct)
         }
@@ -280,10 +280,17 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
         for (warning in detail.warnings) Text(warning, color = MaterialTheme.colorScheme.error)
         Lines(detail.dataSources)
         Lines(detail.disclosure)
+        if (detail.campus.isNotEmpty()) {
+            Section(detail.campusLabel)
+            Lines(detail.campus)
+        }
         Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
             detail.update?.let { CoreButton(it) { a -> holder.act(a) } }
             detail.remove?.let { CoreButton(it) { a -> holder.act(a).invokeOnCompletion { back() } } }
         }
+        Section(detail.developerLabel)
+        for (row in detail.developer) Small("${row.label}: ${row.id}")
+        Small(detail.developerGrantRow)
     }
 }
 
