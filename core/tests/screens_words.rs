@@ -411,3 +411,36 @@ fn a_plugin_page_names_its_campus_services_and_keeps_the_ids_under_developer_inf
     );
     assert_eq!(wallet.developer_label, "Developer info");
 }
+
+// Issue 36 (4): the terms can be read again from the consent screen, after they were
+// accepted, in the student's language: the same paragraphs the first run showed.
+#[test]
+fn the_consent_screen_shows_the_terms_to_read_again_once_accepted() {
+    let mut options = Options::new(Arc::new(Shown::default()));
+    options.builtin_plugins = false;
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    engine.accept_terms().unwrap();
+    let screens = Screens::new(engine.clone(), Live::new());
+    let paragraphs = |text: &str| -> Vec<String> {
+        text.split("\n\n")
+            .map(|p| p.trim().to_owned())
+            .filter(|p| !p.is_empty())
+            .collect()
+    };
+    let zh = screens.consent();
+    assert_eq!(zh.read_terms_label, "阅读条款");
+    assert_eq!(
+        zh.terms,
+        paragraphs(include_str!("../src/screens/terms/v1.zh.txt"))
+    );
+    assert_eq!(zh.accept_terms, None);
+    engine
+        .change_setting(Change::Language(Language::En))
+        .unwrap();
+    let en = screens.consent();
+    assert_eq!(en.read_terms_label, "Read the terms");
+    assert_eq!(
+        en.terms,
+        paragraphs(include_str!("../src/screens/terms/v1.en.txt"))
+    );
+}

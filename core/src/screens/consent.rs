@@ -41,6 +41,9 @@ pub struct ConsentScreen {
     pub terms_label: String,
     /// `Accepted (version 1)`, or what to do.
     pub terms_state: String,
+    /// The terms to read again, paragraph by paragraph, behind `read_terms_label`.
+    pub read_terms_label: String,
+    pub terms: Vec<String>,
     pub accept_terms: Option<Button>,
     pub campus_label: String,
     /// Whether every campus service has its session (DESIGN.md §4: the "campus session").
@@ -141,6 +144,8 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
             )
             .into()
         },
+        read_terms_label: tr(lang, "阅读条款", "Read the terms").into(),
+        terms: super::first_run::terms(lang),
         accept_terms: (!accepted).then(|| {
             Button::new(
                 tr(lang, "同意条款", "Accept the terms").into(),

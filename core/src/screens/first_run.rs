@@ -94,11 +94,7 @@ pub(super) fn build(
                     "Read version {TERMS_VERSION} of the terms. Until you accept them, the assistant does nothing."
                 ),
             },
-            terms: tr(lang, TERMS_ZH, TERMS_EN)
-                .split("\n\n")
-                .map(|p| p.trim().to_owned())
-                .filter(|p| !p.is_empty())
-                .collect(),
+            terms: terms(lang),
             next: Button::new(
                 tr(lang, "同意并继续", "Accept and continue").into(),
                 ButtonRole::Primary,
@@ -156,4 +152,14 @@ pub(super) fn build(
         },
     };
     Ok(FirstRunScreen { page: Some(page) })
+}
+
+/// The terms the student agrees to, paragraph by paragraph, in their language: on the first
+/// run's page, and to read again from the consent screen.
+pub(super) fn terms(lang: Language) -> Vec<String> {
+    tr(lang, TERMS_ZH, TERMS_EN)
+        .split("\n\n")
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .collect()
 }

@@ -73,6 +73,12 @@ struct ConsentView: View {
             Form {
                 Section(screen.termsLabel) {
                     Text(screen.termsState)
+                    DisclosureGroup(screen.readTermsLabel) {
+                        ForEach(Array(screen.terms.enumerated()), id: \.offset) { _, paragraph in
+                            Text(paragraph).font(.footnote)
+                        }
+                    }
+                    .accessibilityIdentifier("consent.read-terms")
                     if let accept = screen.acceptTerms { ActionButton(button: accept, act: store.act) }
                 }
                 Section(screen.campusLabel) {

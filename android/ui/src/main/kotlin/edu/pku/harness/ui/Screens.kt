@@ -55,6 +55,7 @@ import edu.pku.harness.core.ToolRowView
 
 /** Test tags of the screens other than the chat. */
 object ScreenTags {
+    const val READ_TERMS = "read-terms"
     const val LINK = "plugins-link"
     const val ADD = "plugins-add"
     const val BACK = "back"
@@ -349,6 +350,9 @@ fun ConsentPage(holder: ScreenModel<ConsentScreen>) {
         Title(screen.title)
         Section(screen.termsLabel)
         Text(screen.termsState)
+        var reading by remember { mutableStateOf(false) }
+        TextButton(onClick = { reading = !reading }, modifier = Modifier.testTag(ScreenTags.READ_TERMS)) { Text(screen.readTermsLabel) }
+        if (reading) for (paragraph in screen.terms) Text(paragraph, style = MaterialTheme.typography.bodySmall)
         screen.acceptTerms?.let { CoreButton(it, onAct = act) }
         Section(screen.campusLabel)
         Text(screen.campusState, modifier = Modifier.testTag(ScreenTags.CAMPUS_STATE))
