@@ -9,6 +9,8 @@ import UserNotifications
 
 /// The identifier of the one armed wake-up notification; arming replaces it.
 let wakeNotificationIdentifier = "harness-wake"
+/// The category of an ask's notification: its one action opens the sheet after unlock.
+let approvalCategory = "harness-approval"
 
 /// What the core asks of the phone (the `Platform` of the bindings): approval sheets, the
 /// Keychain, notifications and the wake-up, and the file picker and permission prompt a plugin's
@@ -98,6 +100,31 @@ final class IOSPlatform: Platform, @unchecked Sendable {
         // The id is stable per job, so a later run's notification replaces the earlier one.
         let request = UNNotificationRequest(identifier: notification.id, content: content, trigger: nil)
         UNUserNotificationCenter.current().add(request)
+    }
+
+    /// An ask's notification while the app is not in front: the core's words (the plugin and
+    /// tool, never the call's inputs), and one action that opens the sheet only after the
+    /// phone is unlocked (`.authenticationRequired`). It never carries an answer.
+    func postApprovalNotice(id: UInt64, notice: ApprovalNotice) {
+        let center = UNUserNotificationCenter.current()
+        let open = UNNotificationAction(
+            identifier: "approval.open", title: notice.body,
+            options: [.authenticationRequired, .foreground])
+        center.setNotificationCategories([
+            UNNotificationCategory(
+                identifier: approvalCategory, actions: [open], intentIdentifiers: [],
+                options: [.hiddenPreviewsShowTitle])
+        ])
+        let content = UNMutableNotificationContent()
+        content.title = notice.title
+        content.body = notice.body
+        content.categoryIdentifier = approvalCategory
+        center.add(UNNotificationRequest(identifier: "approval-\(id)", content: content, trigger: nil))
+    }
+
+    /// The ask was answered or withdrawn: its notification goes.
+    func removeApprovalNotice(id: UInt64) {
+        UNUserNotificationCenter.current().removeDeliveredNotifications(withIdentifiers: ["approval-\(id)"])
     }
 
     /// iOS has no exact alarms, whatever `exact` says: a local notification at the due time
