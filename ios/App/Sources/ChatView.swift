@@ -25,6 +25,15 @@ struct ChatView: View {
                         ForEach(Array(chat.items.enumerated()), id: \.offset) { index, item in
                             ChatItemView(item: item, act: store.act).id(index)
                         }
+                        // An empty chat: what the installed plugins can do, each a tap that sends it.
+                        if !chat.examples.isEmpty {
+                            Section(chat.examplesLabel) {
+                                ForEach(Array(chat.examples.enumerated()), id: \.offset) { index, example in
+                                    ActionButton(button: example, act: store.act)
+                                        .accessibilityIdentifier("chat.example.\(index)")
+                                }
+                            }
+                        }
                     }
                     .listStyle(.plain)
                     .onChange(of: chat.items.count) { _, count in

@@ -110,8 +110,9 @@ struct ConsentView: View {
     }
 }
 
-/// The model's endpoint and name, and whether a key is set. The key is never shown: it goes
-/// from the SecureField straight to the core, which keeps it in the Keychain.
+/// The model in one tap (issue 42): a provider from the core's list, its suggested models, where
+/// to get a key, the key (never shown: it goes from the SecureField straight to the core, which
+/// keeps it in the Keychain, one per provider), and Test connection, whose words the core writes.
 struct ModelSettingsView: View {
     @State private var store: ScreenStore<ModelSettingsScreen>
     @State private var endpoint = ""
@@ -122,34 +123,70 @@ struct ModelSettingsView: View {
         _store = State(initialValue: ScreenStore(shell: shell) { try $0.modelSettingsScreen() })
     }
 
+    /// What was typed, handed to the core before a save or a test; the key leaves at once.
+    private func handOver(_ screen: ModelSettingsScreen) {
+        if screen.endpointEditable && endpoint != screen.endpoint { store.act(.setModelEndpoint(endpoint: endpoint)) }
+        if name != screen.model { store.act(.setModelName(name: name)) }
+        if !key.isEmpty {
+            store.act(.setApiKey(key: key))
+            key = ""
+        }
+    }
+
     var body: some View {
         Loaded(store: store) { screen in
             Form {
+                Section(screen.providerLabel) {
+                    ForEach(screen.providers, id: \.id) { provider in
+                        SwiftUI.Button {
+                            store.act(provider.choose)
+                        } label: {
+                            HStack {
+                                Text(provider.name)
+                                Spacer()
+                                if provider.chosen { Image(systemName: "checkmark") }
+                            }
+                        }
+                        .accessibilityIdentifier("model-provider-\(provider.id)")
+                    }
+                }
                 Section(screen.endpointLabel) {
                     TextField(screen.endpointLabel, text: $endpoint)
                         .keyboardType(.URL)
                         .textInputAutocapitalization(.never)
                         .autocorrectionDisabled()
+                        .disabled(!screen.endpointEditable)
                         .onAppear { endpoint = screen.endpoint }
+                        .onChange(of: screen.endpoint) { _, new in endpoint = new }
                 }
                 Section(screen.modelLabel) {
                     TextField(screen.modelLabel, text: $name)
                         .textInputAutocapitalization(.never)
                         .autocorrectionDisabled()
                         .onAppear { name = screen.model }
+                        .onChange(of: screen.model) { _, new in name = new }
+                    ForEach(screen.suggestedModels, id: \.label) { suggested in
+                        ActionButton(button: suggested, act: store.act)
+                    }
                 }
                 Section(screen.keyLabel) {
                     Text(screen.keyState).accessibilityValue(screen.keySet ? "1" : "0")
                     SecureField(screen.keyLabel, text: $key)
                         .textContentType(.password)
+                    if let get = screen.getKey { ActionButton(button: get, act: store.act) }
                     if let clear = screen.clearKey { ActionButton(button: clear, act: store.act) }
                 }
-                SwiftUI.Button(screen.saveLabel) {
-                    if endpoint != screen.endpoint { store.act(.setModelEndpoint(endpoint: endpoint)) }
-                    if name != screen.model { store.act(.setModelName(name: name)) }
-                    if !key.isEmpty {
-                        store.act(.setApiKey(key: key))
-                        key = ""
+                Section {
+                    SwiftUI.Button(screen.saveLabel) { handOver(screen) }
+                    SwiftUI.Button(screen.test.label) {
+                        handOver(screen)
+                        store.act(screen.test.action)
+                    }
+                    .accessibilityIdentifier("model-test")
+                    if let result = screen.testResult {
+                        Text(result)
+                            .foregroundStyle(screen.testWorks ? Color.accentColor : Color.red)
+                            .accessibilityIdentifier("model-test-result")
                     }
                 }
             }

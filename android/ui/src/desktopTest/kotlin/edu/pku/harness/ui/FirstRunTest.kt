@@ -6,12 +6,15 @@ import androidx.compose.ui.test.hasTestTag
 import androidx.compose.ui.test.onNodeWithTag
 import androidx.compose.ui.test.onNodeWithText
 import androidx.compose.ui.test.performClick
+import androidx.compose.ui.test.performScrollTo
 import androidx.compose.ui.test.performTextInput
 import edu.pku.harness.core.Language
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
 import edu.pku.harness.core.Route
 import edu.pku.harness.core.SetupStep
+import edu.pku.harness.ScriptedModel
+import edu.pku.harness.chunk
 import edu.pku.harness.startCampusSimulator
 import kotlin.test.assertEquals
 import org.junit.Test
@@ -54,7 +57,12 @@ class FirstRunTest {
     )
 
     @Test fun a_new_install_reads_the_terms_whole_then_sets_up_the_model_the_campus_and_notifications() {
-        for ((language, said) in words) App(language, campusOrigin = startCampusSimulator(), firstRun = true).use { app ->
+        for ((language, said) in words) App(
+            language,
+            model = ScriptedModel(listOf(chunk("""{"content":"hi"}""", "stop"), "[DONE]")),
+            campusOrigin = startCampusSimulator(),
+            firstRun = true,
+        ).use { app ->
             runPhoneTest {
                 show(app)
                 fun at(step: SetupStep) = waitUntil("the first run's $step", 10_000) { app.models.firstRun.model?.page?.step == step }
@@ -72,10 +80,14 @@ class FirstRunTest {
                 saveScreenshot("first-run-terms", language)
                 onNodeWithTag(FirstRunTags.NEXT).assertTextEquals(said.accept).performClick()
 
-                // The model's own screen inside its step; the key is already in the keystore.
+                // The model's own screen inside its step; the key is already in the keystore, and
+                // "Next" waits for a test of the connection the provider answered (issue 42).
                 at(SetupStep.MODEL)
                 heading(1)
                 onNodeWithTag(ScreenTags.ENDPOINT).assertExists()
+                onNodeWithTag(FirstRunTags.NEXT).assertTextEquals(said.skip)
+                onNodeWithTag(ScreenTags.TEST).performScrollTo().performClick()
+                waitUntil("the model answered", 10_000) { app.models.firstRun.model?.page?.next?.label == said.next }
                 onNodeWithTag(FirstRunTags.NEXT).assertTextEquals(said.next)
                 saveScreenshot("first-run-model", language)
                 onNodeWithTag(FirstRunTags.NEXT).performClick()

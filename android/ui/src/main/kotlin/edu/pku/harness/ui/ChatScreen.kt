@@ -59,6 +59,7 @@ object ChatTags {
     const val CAMPUS_NOTICE = "chat-campus-notice"
     const val PLAN = "chat-plan"
     const val PLAN_ACCEPT = "chat-plan-accept"
+    fun example(index: Int) = "chat-example-$index"
     fun item(index: Int) = "chat-item-$index"
     fun callTitle(call: String) = "chat-call-$call-title"
     fun callSummary(call: String) = "chat-call-$call-summary"
@@ -100,6 +101,15 @@ fun ChatPage(holder: ScreenModel<ChatScreen>, settingsLabel: String?, openSettin
             verticalArrangement = Arrangement.spacedBy(8.dp),
         ) {
             itemsIndexed(chat.items) { index, item -> ChatLine(item, Modifier.testTag(ChatTags.item(index))) { holder.act(it) } }
+            // An empty chat: what the installed plugins can do, each a tap that sends it.
+            if (chat.examples.isNotEmpty()) {
+                item { Text(chat.examplesLabel, style = MaterialTheme.typography.titleMedium) }
+                itemsIndexed(chat.examples) { index, example ->
+                    OutlinedButton(onClick = { holder.act(example.action) }, modifier = Modifier.testTag(ChatTags.example(index))) {
+                        Text(example.label)
+                    }
+                }
+            }
         }
         Column(Modifier.fillMaxWidth().padding(horizontal = 12.dp, vertical = 6.dp), verticalArrangement = Arrangement.spacedBy(4.dp)) {
             Text(chat.status, style = MaterialTheme.typography.labelMedium, modifier = Modifier.testTag(ChatTags.STATUS))

@@ -64,6 +64,9 @@ object ScreenTags {
     const val MODEL = "model-name"
     const val KEY = "model-key"
     const val SAVE = "model-save"
+    const val TEST = "model-test"
+    const val TEST_RESULT = "model-test-result"
+    fun provider(id: String) = "model-provider-$id"
     const val CAMPUS_STATE = "campus-state"
     const val CAMPUS_OPEN = "campus-open"
     const val UNMET = "plugin-unmet"
@@ -378,37 +381,70 @@ fun ConsentPage(holder: ScreenModel<ConsentScreen>) {
     }
 }
 
-/** The model's endpoint and name, and its API key: typed in, never shown (only whether set). */
+/**
+ * The model in one tap: a provider from the core's list (its address and first model filled in),
+ * its suggested models, where to get a key, the key typed in and never shown (only whether set),
+ * and Test connection, whose words the core writes.
+ */
+@OptIn(ExperimentalLayoutApi::class, ExperimentalMaterial3Api::class)
 @Composable
 fun ModelPage(holder: ScreenModel<ModelSettingsScreen>) {
     val screen = holder.model ?: return
     var endpoint by remember(screen.endpoint) { mutableStateOf(screen.endpoint) }
     var model by remember(screen.model) { mutableStateOf(screen.model) }
     var key by remember { mutableStateOf("") }
+    // What was typed, handed to the core before a save or a test; the key leaves the screen at once.
+    fun typed(): List<Action> {
+        val actions = mutableListOf<Action>()
+        if (screen.endpointEditable && endpoint != screen.endpoint) actions += Action.SetModelEndpoint(endpoint.trim())
+        if (model != screen.model) actions += Action.SetModelName(model.trim())
+        if (key.isNotEmpty()) actions += Action.SetApiKey(key)
+        key = ""
+        return actions
+    }
     Page(holder.message) {
         Title(screen.title)
+        Small(screen.providerLabel)
+        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+            for (provider in screen.providers) {
+                FilterChip(provider.chosen, { holder.act(provider.choose) }, label = { Text(provider.name) },
+                    modifier = Modifier.testTag(ScreenTags.provider(provider.id)))
+            }
+        }
         OutlinedTextField(endpoint, { endpoint = it }, label = { Text(screen.endpointLabel) }, singleLine = true,
+            enabled = screen.endpointEditable,
             modifier = Modifier.fillMaxWidth().testTag(ScreenTags.ENDPOINT))
         OutlinedTextField(model, { model = it }, label = { Text(screen.modelLabel) }, singleLine = true,
             modifier = Modifier.fillMaxWidth().testTag(ScreenTags.MODEL))
+        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
+            for (suggested in screen.suggestedModels) {
+                FilterChip(suggested.label == screen.model, { holder.act(suggested.action) }, label = { Text(suggested.label) })
+            }
+        }
         OutlinedTextField(key, { key = it }, label = { Text(screen.keyLabel) }, singleLine = true,
             visualTransformation = PasswordVisualTransformation(),
             modifier = Modifier.fillMaxWidth().testTag(ScreenTags.KEY))
         Small(screen.keyState)
         Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+            screen.getKey?.let { CoreButton(it) { a -> holder.act(a) } }
             screen.clearKey?.let { CoreButton(it) { a -> holder.act(a) } }
-            Button(
-                onClick = {
-                    val actions = mutableListOf<Action>()
-                    if (endpoint != screen.endpoint) actions += Action.SetModelEndpoint(endpoint.trim())
-                    if (model != screen.model) actions += Action.SetModelName(model.trim())
-                    if (key.isNotEmpty()) actions += Action.SetApiKey(key)
-                    // The key leaves the screen as soon as it is handed over.
-                    key = ""
-                    holder.act(*actions.toTypedArray())
-                },
+        }
+        Row(horizontalArrangement = Arrangement.spacedBy(8.dp)) {
+            OutlinedButton(
+                onClick = { holder.act(*typed().toTypedArray()) },
                 modifier = Modifier.testTag(ScreenTags.SAVE),
             ) { Text(screen.saveLabel) }
+            Button(
+                onClick = { holder.act(*(typed() + screen.test.action).toTypedArray()) },
+                modifier = Modifier.testTag(ScreenTags.TEST),
+            ) { Text(screen.test.label) }
+        }
+        screen.testResult?.let {
+            Text(
+                it,
+                color = if (screen.testWorks) MaterialTheme.colorScheme.primary else MaterialTheme.colorScheme.error,
+                modifier = Modifier.testTag(ScreenTags.TEST_RESULT),
+            )
         }
     }
 }
