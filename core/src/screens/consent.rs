@@ -310,7 +310,7 @@ pub(super) fn model(
         },
         endpoint_editable: matches!(provider.id, providers::CUSTOM | providers::LOCAL),
         model_label: tr(lang, "模型名称", "Model name").into(),
-        model: s.model.name,
+        model: s.model.name.clone(),
         suggested_models: provider
             .models
             .iter()
