@@ -124,7 +124,7 @@ fun QuestionSheetView(sheet: ElicitationSheet, onReply: (ElicitationReply) -> Un
 
 /** One field of a server's form, drawn by its kind; [value] is its text as the core reads it. */
 @Composable
-private fun FieldInput(field: FormFieldRow, value: String, onChange: (String) -> Unit) {
+internal fun FieldInput(field: FormFieldRow, value: String, onChange: (String) -> Unit) {
     val label = if (field.required) "${field.label} *" else field.label
     val tag = Modifier.testTag(ServerSheetTags.field(field.name))
     when (field.kind) {
