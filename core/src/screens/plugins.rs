@@ -607,6 +607,23 @@ pub(super) fn add(_engine: &Engine, lang: Language, preview: &Preview) -> AddPlu
     }
 }
 
+/// A tool another plugin's grant names, by its title where it is installed, else its id.
+fn tool_title(engine: &Engine, lang: Language, id: &str) -> String {
+    engine.tool(id).map_or_else(
+        || id.to_owned(),
+        |t| title(lang, &t.title, t.title_en.as_deref()),
+    )
+}
+
+/// A campus service a plugin's scope names, in words.
+fn campus_words(lang: Language, scope: &str) -> &'static str {
+    match scope {
+        "public" => tr(lang, "公开信息（无需登录）", "public pages (no sign-in)"),
+        "library" => tr(lang, "图书馆", "the library"),
+        other => crate::scheduler::notice::service_words(lang, other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,22 +646,5 @@ mod tests {
                 effect: Effect::Public
             }
         );
-    }
-}
-
-/// A tool another plugin's grant names, by its title where it is installed, else its id.
-fn tool_title(engine: &Engine, lang: Language, id: &str) -> String {
-    engine.tool(id).map_or_else(
-        || id.to_owned(),
-        |t| title(lang, &t.title, t.title_en.as_deref()),
-    )
-}
-
-/// A campus service a plugin's scope names, in words.
-fn campus_words(lang: Language, scope: &str) -> &'static str {
-    match scope {
-        "public" => tr(lang, "公开信息（无需登录）", "public pages (no sign-in)"),
-        "library" => tr(lang, "图书馆", "the library"),
-        other => crate::scheduler::notice::service_words(lang, other),
     }
 }
