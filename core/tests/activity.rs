@@ -15,6 +15,9 @@ use harness_core::settings::parse_change;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
+/// A call as the screen says it: when, the tool, its effect, what became of it.
+type Said = (String, String, String, String);
+
 #[derive(Default)]
 struct Answers(Mutex<Vec<Answer>>);
 
@@ -98,7 +101,7 @@ async fn the_activity_screen_says_a_days_calls_in_words_grouped_by_conversation(
         (screen.title.as_str(), screen.day.as_str()),
         ("活动", "2026-12-04")
     );
-    let said: Vec<(String, Vec<(String, String, String, String)>)> = screen
+    let said: Vec<(String, Vec<Said>)> = screen
         .groups
         .iter()
         .map(|g| {
