@@ -127,6 +127,11 @@ const book = defineTool({
   }),
   effect: 'write',
   target: '班车 {route} {date} {time}',
+  labels: {
+    route: { zh: '线路', en: 'Route' },
+    date: { zh: '日期', en: 'Date' },
+    time: { zh: '发车时间', en: 'Departure' },
+  },
   execute: async ({ route, date, time }, ctx) => {
     const listed = await day(ctx, date);
     if (isStatus(listed)) return listed;
@@ -203,6 +208,7 @@ const cancel = defineTool({
   input: z.object({ booking: z.number().int().positive().describe('The booking id from bus__mine') }),
   effect: 'write',
   target: '取消班车预约 #{booking}',
+  labels: { booking: { zh: '预约编号', en: 'Booking' } },
   execute: async ({ booking }, ctx) => {
     const all = await bookings(ctx);
     if (!Array.isArray(all)) return all;

@@ -173,6 +173,13 @@ const search = defineTool({
   }),
   effect: 'read',
   labels: labels('query', 'page', 'limit', 'posts', 'nextPage'),
+  // The words searched are returned with the posts: a check may say what it looked for.
+  output: z.object({
+    query: z.string().describe('The words looked for'),
+    page: z.number().describe('This page, from 1'),
+    posts: z.array(z.unknown()).describe('The posts found, newest first'),
+    nextPage: z.number().nullable().describe('The next page, or null after the last'),
+  }),
   untrusted: true,
   execute: async ({ query, page: at, limit: size }, ctx) => {
     const answer = await treehole(ctx, {
