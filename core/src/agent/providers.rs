@@ -263,10 +263,15 @@ pub fn key_name(provider: &str) -> String {
 pub fn api_key(secrets: &dyn SecretStore, endpoint: &str) -> Result<Option<String>, SecretError> {
     let own = key_name(for_endpoint(endpoint).id);
     if let Some(single) = secrets.get(keys::MODEL_API_KEY)? {
-        if !single.trim().is_empty() {
+        let moved = !single.trim().is_empty();
+        if moved {
             secrets.set(&own, &single)?;
         }
         secrets.delete(keys::MODEL_API_KEY)?;
+        if moved {
+            // The key moved is the one used now, whatever the keystore answers next.
+            return Ok(Some(single));
+        }
     }
     Ok(secrets.get(&own)?.filter(|k| !k.trim().is_empty()))
 }
