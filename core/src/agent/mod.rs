@@ -4,8 +4,8 @@
 //! request to each carries; [`check`] the model screen's connection test;
 //! [`budget`] what of a conversation a request carries; [`prices`] what a provider charges; [`wire`] holds what is sent and what comes back.
 
-pub mod check;
 pub mod budget;
+pub mod check;
 pub mod prices;
 pub mod provider;
 pub mod providers;
