@@ -76,8 +76,11 @@ struct ApprovalSheetView: View {
 
     /// The answers for this call alone, in the core's order.
     private var now: [AnswerButton] { sheet.answers.filter { $0.role != .permanent } }
-    /// The answers whose effect outlasts the call, shown apart.
-    private var lasting: [AnswerButton] { sheet.answers.filter { $0.role == .permanent } }
+    /// The answers whose effect outlasts the call, shown apart: "Always allow" with its scopes
+    /// (this conversation, today, always) where the core offers them, else as one answer.
+    private var lasting: [AnswerButton] {
+        sheet.alwaysScopes.isEmpty ? sheet.answers.filter { $0.role == .permanent } : sheet.alwaysScopes
+    }
 
     /// One answer in its role's style: Allow prominent, Deny bordered, Always allow borderless.
     @ViewBuilder

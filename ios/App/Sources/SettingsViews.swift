@@ -188,6 +188,11 @@ struct ModelSettingsView: View {
                             .foregroundStyle(screen.testWorks ? Color.accentColor : Color.red)
                             .accessibilityIdentifier("model-test-result")
                     }
+                    // The month's spend in 元 and the cap, or where to set one.
+                    Text(screen.monthSpend)
+                        .font(.footnote)
+                        .foregroundStyle(.secondary)
+                        .accessibilityIdentifier("model-month-spend")
                 }
             }
             .navigationTitle(screen.title)
