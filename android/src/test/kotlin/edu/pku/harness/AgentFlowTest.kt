@@ -2,6 +2,7 @@ package edu.pku.harness
 
 import edu.pku.harness.core.Actor
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ApprovalNotice
 import edu.pku.harness.core.ButtonRole
 import edu.pku.harness.core.DecisionStep
 import edu.pku.harness.core.Effect
@@ -40,6 +41,7 @@ class AgentFlowTest {
             effect = Effect.WRITE, inputJson = SEATS, kind = PromptKind.ORDINARY,
             offers = listOf(Answer.ALLOW, Answer.DENY, Answer.ALWAYS_ALLOW), headline = "预订餐位",
             reason = "canteen's mode for write is ask", conversation = "c1", sheet = null,
+            notice = ApprovalNotice(title = "助手在等你确认：食堂 · 预订餐位", body = "解锁后查看并回答", answerableThere = false),
         )
         val (id, shown) = platform.prompts.single()
         assertEquals(1uL to expectedPrompt, id to shown.copy(sheet = null))
@@ -54,7 +56,8 @@ class AgentFlowTest {
         assertNull(sheet.taintedNote)
         assertEquals(listOf("Canteen" to "学一食堂", "Seats" to "2", "Time" to "12:00"), sheet.inputs.map { it.name to it.value })
         assertEquals(Decision(askWrite, DecisionStep.MODE, null), call.decision)
-        assertEquals(expectedPrompt, call.prompt)
+        // The call's record keeps neither the sheet nor the notification's words.
+        assertEquals(expectedPrompt.copy(notice = null), call.prompt)
         assertEquals(Answer.ALLOW, call.answer)
         assertEquals(Outcome.Ran(RESERVED, RESERVED), call.outcome)
         // Allow answers one call: the next one asks again.

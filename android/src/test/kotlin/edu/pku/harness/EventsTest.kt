@@ -1,6 +1,7 @@
 package edu.pku.harness
 
 import edu.pku.harness.core.Answer
+import edu.pku.harness.core.ApprovalNotice
 import org.junit.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
@@ -17,8 +18,11 @@ class EventsTest {
             listener.events.toList(),
         )
         assertEquals(1uL, platform.prompts.single().first)
-        // The call's record of the prompt is the prompt shown, without its sheet.
-        assertEquals(call.prompt, platform.prompts.single().second.copy(sheet = null))
+        // The call's record of the prompt is the prompt shown, without its sheet and the words of
+        // its notification away from the app (never the inputs).
+        val shown = platform.prompts.single().second
+        assertEquals(call.prompt, shown.copy(sheet = null, notice = null))
+        assertEquals(ApprovalNotice("助手在等你确认：食堂 · 预订餐位", "解锁后查看并回答", false), shown.notice)
     }
 
     @Test fun begin_turn_announces_the_turn_number() {
