@@ -20,14 +20,7 @@ async fn the_bus_is_signed_in_with_the_others_and_a_seat_is_booked_listed_and_ca
     let origin = sim.origin();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap().to_owned();
-    let run = move |args: Vec<&'static str>, stdin: &'static str| {
-        let (origin, data) = (origin.clone(), data.clone());
-        tokio::task::spawn_blocking(move || -> Output {
-            let mut all: Vec<&str> = args.clone();
-            all.extend(["--data-dir", data.as_str()]);
-            common::run_with_input(&all, &[("HARNESS_CAMPUS_ORIGIN", origin.as_str())], stdin)
-        })
-    };
+    let run = common::campus_runner(origin, data);
     let call = |out: &Output| -> Value {
         assert!(out.status.success(), "{}", text(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()

@@ -20,14 +20,7 @@ async fn an_authenticator_student_signs_in_and_answers_treeholes_check_with_the_
     let origin = sim.origin();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap().to_owned();
-    let run = move |args: Vec<&'static str>, stdin: &'static str| {
-        let (origin, data) = (origin.clone(), data.clone());
-        tokio::task::spawn_blocking(move || -> Output {
-            let mut all: Vec<&str> = args.clone();
-            all.extend(["--data-dir", data.as_str()]);
-            common::run_with_input(&all, &[("HARNESS_CAMPUS_ORIGIN", origin.as_str())], stdin)
-        })
-    };
+    let run = common::campus_runner(origin, data);
     let ok = |out: &Output| {
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout)

@@ -21,3 +21,20 @@ pub fn run_with_input(args: &[&str], env: &[(&str, &str)], input: &str) -> Outpu
         .unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// `harness ARGS --data-dir DATA` with every campus request sent to the simulator at `origin`,
+/// run on a blocking thread so that the simulator, on the test's runtime, keeps answering.
+#[allow(dead_code)] // not every test binary signs in to the campus
+pub fn campus_runner(
+    origin: String,
+    data: String,
+) -> impl Fn(Vec<&'static str>, &'static str) -> tokio::task::JoinHandle<Output> {
+    move |args, stdin| {
+        let (origin, data) = (origin.clone(), data.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut all = args;
+            all.extend(["--data-dir", data.as_str()]);
+            run_with_input(&all, &[("HARNESS_CAMPUS_ORIGIN", origin.as_str())], stdin)
+        })
+    }
+}
