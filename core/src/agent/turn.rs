@@ -1295,16 +1295,7 @@ impl Agent {
     /// byte: what the `context_assembly` benchmark measures.
     #[doc(hidden)]
     pub fn request_body(&self, conversation: &str) -> Result<Vec<u8>, EngineError> {
-        let board = self.parts.host.context.render();
-        let (body, _, _) = self.request(
-            conversation,
-            &self.parts.settings.get(),
-            Offer::Conversation,
-            &board,
-            &mut HistoryJson::default(),
-            None,
-        )?;
-        Ok(body)
+        Ok(self.first_request(conversation)?.0)
     }
 
     /// The id of the first message the last request of `conversation` carried (the next one,
@@ -1314,16 +1305,24 @@ impl Agent {
         if let Some(known) = crate::lock(&self.windows).get(conversation) {
             return Ok(*known);
         }
+        Ok(self.first_request(conversation)?.2)
+    }
+
+    /// The first model request a turn in `conversation` would send now, with the settings and
+    /// the context board as they are: its body, model and where its window starts.
+    fn first_request(
+        &self,
+        conversation: &str,
+    ) -> Result<(Vec<u8>, String, Option<i64>), EngineError> {
         let board = self.parts.host.context.render();
-        let (_, _, starts_at) = self.request(
+        self.request(
             conversation,
             &self.parts.settings.get(),
             Offer::Conversation,
             &board,
             &mut HistoryJson::default(),
             None,
-        )?;
-        Ok(starts_at)
+        )
     }
 
     /// One tool call of a turn as the loop makes it — decided, run through the invoke path as
