@@ -11,10 +11,11 @@ use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
     Acted, Action, ActivityFilter, ActivityScreen, AllowancesScreen, AuditFilter, AuditScreen,
-    CampusAccountScreen, ChatScreen, ConsentScreen, ConversationListScreen,
+    CampusAccountScreen, CampusCheck, CampusCheckScreen, ChatScreen, ConsentScreen,
+    ConversationListScreen,
     ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords, JobsScreen, Live, MemoryInbox,
     ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail, PluginScreen, PluginsScreen,
-    Route, Screens, SpendingScreen, TodayScreen, TreeholeCheckScreen, route_for,
+    Route, Screens, SpendingScreen, TodayScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -617,9 +618,14 @@ impl Harness {
         Ok(self.screens()?.campus_account()?)
     }
 
-    /// Treehole's own SMS check, which a plugin's request found Treehole asking for.
-    pub fn treehole_check_screen(&self) -> Result<TreeholeCheckScreen, HarnessError> {
-        Ok(self.screens()?.treehole_check())
+    /// The screen that answers a campus check a plugin's request found a service asking for:
+    /// Treehole's own SMS check (`Route::TreeholeCheck`) or the course API's authorization
+    /// that reading grades needs (`Route::GradesCheck`).
+    pub fn campus_check_screen(
+        &self,
+        check: CampusCheck,
+    ) -> Result<CampusCheckScreen, HarnessError> {
+        Ok(self.screens()?.campus_check(check))
     }
 
     /// The campus card's pay code, read from the card service now: the shell draws its

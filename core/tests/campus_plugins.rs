@@ -632,12 +632,13 @@ async fn treeholes_check_screen_confirms_with_the_authenticators_code() {
         })
         .await
         .unwrap();
-    let check = screens.treehole_check();
+    let check = screens.campus_check(CampusCheck::Treehole);
     assert_eq!(check.otp_submit_label, "用手机令牌的动态码确认");
     assert_eq!(
         refusal(
             screens
-                .act(Action::TreeholeVerifyOtp {
+                .act(Action::CampusCheckVerifyOtp {
+                    check: CampusCheck::Treehole,
                     code: "000000".into()
                 })
                 .await
@@ -645,7 +646,8 @@ async fn treeholes_check_screen_confirms_with_the_authenticators_code() {
         "Treehole: 令牌验证码错误"
     );
     screens
-        .act(Action::TreeholeVerifyOtp {
+        .act(Action::CampusCheckVerifyOtp {
+            check: CampusCheck::Treehole,
             code: harness_campus_sim::OTP_CODE.into(),
         })
         .await

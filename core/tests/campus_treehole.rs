@@ -18,7 +18,7 @@ use harness_core::campus::wire::Origin;
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::policy::{Actor, Answer, Code, Mode, ModeSource, Preset, PromptKind};
 use harness_core::registry::Effect;
-use harness_core::screens::{Action, Live, Screens};
+use harness_core::screens::{Action, CampusCheck, Live, Screens};
 use harness_core::secrets::MemorySecrets;
 use harness_core::store::memories::MemoryState;
 use harness_core::{Engine, Options};
@@ -521,18 +521,20 @@ async fn treeholes_sms_check_is_the_result_until_the_check_screen_clears_it() {
     assert_eq!(ran(publish.outcome), check);
 
     let screens = Screens::new(w.engine.clone(), Live::new());
-    let screen = screens.treehole_check();
+    let screen = screens.campus_check(CampusCheck::Treehole);
     assert_eq!(screen.title, "树洞短信验证");
     screens.act(screen.send.action).await.unwrap();
     let wrong = screens
-        .act(Action::TreeholeVerify {
+        .act(Action::CampusCheckVerify {
+            check: CampusCheck::Treehole,
             code: "000000".into(),
         })
         .await
         .unwrap_err();
     assert_eq!(wrong.to_string(), "Treehole: 验证码错误");
     screens
-        .act(Action::TreeholeVerify {
+        .act(Action::CampusCheckVerify {
+            check: CampusCheck::Treehole,
             code: SMS_CODE.into(),
         })
         .await

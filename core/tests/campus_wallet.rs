@@ -18,7 +18,9 @@ use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::policy::{Actor, Answer, Code};
 use harness_core::registry::{Effect, PluginKind};
 use harness_core::scheduler::{Owner, RunOutcome};
-use harness_core::screens::{Acted, Action, AuditFilter, Live, Route, Screens, ShellEffect};
+use harness_core::screens::{
+    Acted, Action, AuditFilter, CampusCheck, Live, Route, Screens, ShellEffect,
+};
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
@@ -1067,7 +1069,10 @@ async fn no_screen_a_student_reads_names_a_tool_id_or_shows_json() {
                 "campus".into(),
                 read_texts(&screens.campus_account().unwrap()),
             ),
-            ("treehole".into(), read_texts(&screens.treehole_check())),
+            (
+                "treehole".into(),
+                read_texts(&screens.campus_check(CampusCheck::Treehole)),
+            ),
             (
                 "first run".into(),
                 read_texts(&screens.first_run().unwrap()),

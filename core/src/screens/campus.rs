@@ -1,11 +1,14 @@
 //! The campus account's screens (DESIGN.md §10): signing in with the student's PKU account —
 //! student id and password, then the second factor IAAA asks for on the same screen — the
-//! sessions it holds and signing out; and Treehole's own SMS check, a hands-on step the agent
-//! can only open. The password is typed into the shell's secure field and handed to the core
+//! sessions it holds and signing out; and the second checks a service asks after it (Treehole's
+//! SMS check, the course API's authorization for grades), hands-on steps the agent can only
+//! open. The password is typed into the shell's secure field and handed to the core
 //! in the tap's action; it is never part of a screen.
 
 use super::texts::{local_time, tr};
-use super::{Action, Button, ButtonRole, LabelValue};
+use serde_json::Value;
+
+use super::{Action, Button, ButtonRole, LabelValue, Route};
 use crate::campus::wire::Service;
 use crate::campus::{Campus, CampusError, Failure, SecondFactor};
 use crate::engine::{Engine, EngineError};
@@ -92,19 +95,57 @@ pub struct SignedIn {
     pub sign_out: Button,
 }
 
-/// Treehole's own SMS check (SERVICES.md §3), asked for by a plugin's request.
+/// A second check a campus service asks after the sign-in (DESIGN.md §10), named by the
+/// `check` of its `verification_required` status; each is answered on its own screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
+pub enum CampusCheck {
+    /// Treehole's own SMS check (SERVICES.md §3); its status names no check.
+    Treehole,
+    /// The course API's authorization that reading grades needs (SERVICES.md §9, 40077).
+    Grades,
+}
+
+impl CampusCheck {
+    /// The check a `verification_required` status asks for: the one its `check` names,
+    /// Treehole's when it names none (DESIGN.md §10); none for any other result, or a check
+    /// the app has no screen for.
+    pub fn asked_by(result: &Value) -> Option<Self> {
+        if result["status"] != "verification_required" {
+            return None;
+        }
+        match result.get("check").map(Value::as_str) {
+            None | Some(Some("treehole")) => Some(Self::Treehole),
+            Some(Some("grades")) => Some(Self::Grades),
+            Some(_) => None,
+        }
+    }
+
+    /// The screen that answers it.
+    pub fn route(self) -> Route {
+        match self {
+            Self::Treehole => Route::TreeholeCheck,
+            Self::Grades => Route::GradesCheck,
+        }
+    }
+}
+
+/// A campus check's screen: send the SMS code, then type it, or type the authenticator's
+/// (手机令牌) code instead (DESIGN.md §10: `methods: ["sms", "otp"]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
-pub struct TreeholeCheckScreen {
+pub struct CampusCheckScreen {
+    /// The check this screen answers: the shell puts it in the actions it makes from what the
+    /// student typed.
+    pub check: CampusCheck,
     pub title: String,
     pub explanation: String,
     pub send: Button,
     pub code_label: String,
-    /// Its action is `Action::TreeholeVerify` with the code typed.
+    /// Its action is `Action::CampusCheckVerify` with the check and the code typed.
     pub submit_label: String,
     /// Confirms the code typed as the authenticator's (手机令牌) instead: its action is
-    /// `Action::TreeholeVerifyOtp` with the code typed (DESIGN.md §10: `methods: ["sms",
-    /// "otp"]`).
+    /// `Action::CampusCheckVerifyOtp` with the check and the code typed.
     pub otp_submit_label: String,
 }
 
@@ -298,19 +339,33 @@ fn code_step(
     }
 }
 
-pub(super) fn treehole(lang: Language) -> TreeholeCheckScreen {
-    TreeholeCheckScreen {
-        title: tr(lang, "树洞短信验证", "Treehole SMS check").into(),
-        explanation: tr(
-            lang,
-            "树洞要求定期验证（大约每 30 天一次）：发送短信验证码，收到后填在下面；或者填手机令牌上的 6 位动态码。",
-            "Treehole asks you to confirm it is you now and then (about every 30 days): send the SMS code and enter it below, or enter the 6-digit code of your authenticator (手机令牌).",
-        )
-        .into(),
+pub(super) fn check(lang: Language, check: CampusCheck) -> CampusCheckScreen {
+    let (title, explanation) = match check {
+        CampusCheck::Treehole => (
+            tr(lang, "树洞短信验证", "Treehole SMS check"),
+            tr(
+                lang,
+                "树洞要求定期验证（大约每 30 天一次）：发送短信验证码，收到后填在下面；或者填手机令牌上的 6 位动态码。",
+                "Treehole asks you to confirm it is you now and then (about every 30 days): send the SMS code and enter it below, or enter the 6-digit code of your authenticator (手机令牌).",
+            ),
+        ),
+        CampusCheck::Grades => (
+            tr(lang, "成绩查询授权", "Grades authorization"),
+            tr(
+                lang,
+                "查看成绩前，课程系统要求先完成授权（获取授权码）：发送短信验证码，收到后填在下面；或者填手机令牌上的 6 位动态码。",
+                "Before your grades can be read, the course system asks for its authorization (获取授权码): send the SMS code and enter it below, or enter the 6-digit code of your authenticator (手机令牌).",
+            ),
+        ),
+    };
+    CampusCheckScreen {
+        check,
+        title: title.into(),
+        explanation: explanation.into(),
         send: Button::new(
             tr(lang, "发送验证码", "Send the code").into(),
             ButtonRole::Primary,
-            Action::TreeholeSendCode,
+            Action::CampusCheckSendCode { check },
         ),
         code_label: tr(lang, "验证码", "Code").into(),
         submit_label: tr(lang, "确认", "Confirm").into(),
@@ -320,6 +375,32 @@ pub(super) fn treehole(lang: Language) -> TreeholeCheckScreen {
             "Confirm with my authenticator's (手机令牌) code",
         )
         .into(),
+    }
+}
+
+/// Sends `check`'s SMS code.
+pub(super) async fn send_check_code(
+    campus: &Campus,
+    check: CampusCheck,
+) -> Result<(), CampusError> {
+    match check {
+        CampusCheck::Treehole => campus.treehole_send_code().await,
+        CampusCheck::Grades => campus.grades_send_code().await,
+    }
+}
+
+/// Answers `check` with the code typed: the SMS code, or with `otp` the authenticator's.
+pub(super) async fn verify_check(
+    campus: &Campus,
+    check: CampusCheck,
+    code: &str,
+    otp: bool,
+) -> Result<(), CampusError> {
+    match (check, otp) {
+        (CampusCheck::Treehole, false) => campus.treehole_verify(code).await,
+        (CampusCheck::Treehole, true) => campus.treehole_verify_otp(code).await,
+        (CampusCheck::Grades, false) => campus.grades_verify(code).await,
+        (CampusCheck::Grades, true) => campus.grades_verify_otp(code).await,
     }
 }
 

@@ -40,7 +40,8 @@ pub use activity::{ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen};
 pub use allowances::{AllowanceRowView, AllowancesScreen};
 pub use approval::{AnswerButton, ApprovalNotice, ApprovalSheet, InputRow};
 pub use campus::{
-    CampusAccountScreen, CodeStep, RESEND_AFTER_MS, SignInForm, SignedIn, TreeholeCheckScreen,
+    CampusAccountScreen, CampusCheck, CampusCheckScreen, CodeStep, RESEND_AFTER_MS, SignInForm,
+    SignedIn,
 };
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, ProviderRow};
@@ -279,13 +280,18 @@ pub enum Action {
     /// A new captcha picture.
     CampusRefreshCaptcha,
     CampusSignOut,
-    /// Treehole's own SMS check: send the code, then verify the one typed.
-    TreeholeSendCode,
-    TreeholeVerify {
+    /// A campus check (Treehole's SMS check, the course API's authorization): send its SMS
+    /// code, then verify the one typed.
+    CampusCheckSendCode {
+        check: CampusCheck,
+    },
+    CampusCheckVerify {
+        check: CampusCheck,
         code: String,
     },
-    /// Treehole's check answered with the authenticator's (手机令牌) code.
-    TreeholeVerifyOtp {
+    /// A campus check answered with the authenticator's (手机令牌) code.
+    CampusCheckVerifyOtp {
+        check: CampusCheck,
         code: String,
     },
     /// Run a tool with no input as the student's own call (a plugin page's button, a screen's
@@ -525,8 +531,9 @@ impl Screens {
         campus::account(&self.engine, self.language())
     }
 
-    pub fn treehole_check(&self) -> TreeholeCheckScreen {
-        campus::treehole(self.language())
+    /// The screen that answers a campus check (`CampusCheck::asked_by` a status).
+    pub fn campus_check(&self, check: CampusCheck) -> CampusCheckScreen {
+        campus::check(self.language(), check)
     }
 
     /// The campus card's pay code, read from the card service now (the shell reads it again
@@ -804,21 +811,21 @@ impl Screens {
                 .campus()
                 .sign_out()
                 .map_err(|err| campus::words(self.language(), &err))?,
-            Action::TreeholeSendCode => e
-                .campus()
-                .treehole_send_code()
-                .await
-                .map_err(|err| campus::words(self.language(), &err))?,
-            Action::TreeholeVerify { code } => e
-                .campus()
-                .treehole_verify(&code)
-                .await
-                .map_err(|err| campus::words(self.language(), &err))?,
-            Action::TreeholeVerifyOtp { code } => e
-                .campus()
-                .treehole_verify_otp(&code)
-                .await
-                .map_err(|err| campus::words(self.language(), &err))?,
+            Action::CampusCheckSendCode { check } => {
+                campus::send_check_code(e.campus(), check)
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
+            Action::CampusCheckVerify { check, code } => {
+                campus::verify_check(e.campus(), check, &code, false)
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
+            Action::CampusCheckVerifyOtp { check, code } => {
+                campus::verify_check(e.campus(), check, &code, true)
+                    .await
+                    .map_err(|err| campus::words(self.language(), &err))?;
+            }
             Action::SetCloudConsent { plugin, allowed } => e.set_cloud_consent(&plugin, allowed)?,
             Action::RequestPermission { permission } => {
                 e.request_permission(permission, crate::policy::Actor::User)

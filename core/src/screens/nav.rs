@@ -22,7 +22,7 @@ pub enum Route {
     Model,
     /// The campus account: sign-in, its code, the sessions (DESIGN.md §10).
     CampusAccount,
-    /// Treehole's own SMS check.
+    /// Treehole's own SMS check (`CampusCheckScreen` for `CampusCheck::Treehole`).
     TreeholeCheck,
     /// The campus card's pay code (`PayCodeScreen`): opened from the wallet's plugin page, by
     /// the student's tap alone (seed 004), so it is in no bar.
@@ -30,6 +30,9 @@ pub enum Route {
     /// The destinations that do not fit the bar.
     More,
 }
+    /// The course API's authorization that reading grades needs (SERVICES.md §9, 40077):
+    /// `CampusCheckScreen` for `CampusCheck::Grades`.
+    GradesCheck,
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]

@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value, json};
 
+use super::campus::CampusCheck;
 use super::remote::{FieldValue, FormFieldRow, row, typed};
 use super::results::{field_label, value_words};
 use super::texts::{refusal_words, title, tr};
@@ -277,13 +278,16 @@ fn status(lang: Language, value: &Value) -> Option<Unread> {
         "verification_required" => Some(Unread {
             state: SectionState::VerificationRequired,
             message: tr(lang, "需要先完成验证", "A verification is needed first").into(),
-            button: Some(Button::new(
-                tr(lang, "去验证", "Verify").into(),
-                ButtonRole::Primary,
-                Action::Open {
-                    route: Route::TreeholeCheck,
-                },
-            )),
+            // DESIGN.md §10: the screen of the check the status names, none for one unknown.
+            button: CampusCheck::asked_by(value).map(|check| {
+                Button::new(
+                    tr(lang, "去验证", "Verify").into(),
+                    ButtonRole::Primary,
+                    Action::Open {
+                        route: check.route(),
+                    },
+                )
+            }),
         }),
         _ => None,
     }
@@ -720,4 +724,34 @@ async fn tile(
         view.message = Some(tr(lang, "暂时没有内容", "Nothing here yet").into());
     }
     view
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_section_waiting_on_a_check_opens_the_screen_of_the_check_its_status_names() {
+        // DESIGN.md §10: Treehole's status names no check; the course API's names `grades`.
+        let fix =
+            |v: Value| status(Language::En, &v).map(|u| (u.state, u.button.map(|b| b.action)));
+        let opens = |route| {
+            Some((
+                SectionState::VerificationRequired,
+                Some(Action::Open { route }),
+            ))
+        };
+        assert_eq!(
+            fix(json!({"status": "verification_required", "methods": ["sms", "otp"]})),
+            opens(Route::TreeholeCheck)
+        );
+        assert_eq!(
+            fix(json!({"status": "verification_required", "check": "grades"})),
+            opens(Route::GradesCheck)
+        );
+        assert_eq!(
+            fix(json!({"status": "verification_required", "check": "library"})),
+            Some((SectionState::VerificationRequired, None))
+        );
+    }
 }

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::campus::CampusCheck;
 use super::texts::{effect_words, tr};
 use super::{Action, Button, ButtonRole, LabelValue, Route};
 use crate::policy::Code;
@@ -179,20 +180,41 @@ pub(super) fn status_card(lang: Language, result: &Value) -> Option<CallCard> {
         |label: String, action: Action| Some(Button::new(label, ButtonRole::Primary, action));
     let (text, button) = match result.get("status")?.as_str()? {
         "signin_required" => return Some(signin_card(lang)),
-        "verification_required" => (
-            tr(
-                lang,
-                "树洞需要先用短信验证",
-                "Treehole needs an SMS check first",
-            )
-            .to_owned(),
-            button(
-                tr(lang, "去验证", "Do the check").into(),
-                Action::Open {
-                    route: Route::TreeholeCheck,
-                },
+        // DESIGN.md §10: the fix is the screen of the check the status names.
+        "verification_required" => match CampusCheck::asked_by(result) {
+            Some(check @ CampusCheck::Treehole) => (
+                tr(
+                    lang,
+                    "树洞需要先用短信验证",
+                    "Treehole needs an SMS check first",
+                )
+                .to_owned(),
+                button(
+                    tr(lang, "去验证", "Do the check").into(),
+                    Action::Open {
+                        route: check.route(),
+                    },
+                ),
             ),
-        ),
+            Some(check @ CampusCheck::Grades) => (
+                tr(
+                    lang,
+                    "查看成绩需要先完成课程系统的授权",
+                    "Reading grades needs the course system's authorization first",
+                )
+                .to_owned(),
+                button(
+                    tr(lang, "去授权", "Authorize").into(),
+                    Action::Open {
+                        route: check.route(),
+                    },
+                ),
+            ),
+            None => (
+                tr(lang, "需要先完成验证", "A verification is needed first").to_owned(),
+                None,
+            ),
+        },
         "open_in_browser" => {
             let url = result
                 .get("url")
@@ -507,6 +529,25 @@ mod tests {
                     route: Route::TreeholeCheck
                 }
             ))
+        );
+        // DESIGN.md §10: a check is mended on its own screen, by the `check` its status names.
+        assert_eq!(
+            action(json!({"status": "verification_required", "check": "grades",
+                          "methods": ["sms", "otp"]})),
+            Some((
+                "去授权".into(),
+                Action::Open {
+                    route: Route::GradesCheck
+                }
+            ))
+        );
+        let unknown = card(json!({"status": "verification_required", "check": "library"}));
+        assert_eq!(
+            unknown,
+            Some(CallCard {
+                text: "需要先完成验证".into(),
+                button: None
+            })
         );
         assert_eq!(
             action(

@@ -2,10 +2,11 @@
 //! answer leads. The call is the user's own (seed 000: `actor: user`) through the engine's
 //! invoke path, so every gate still decides it; a tool that answers with a status object
 //! (seed 004: `{status: …}` is a result, not an error) points at the screen that follows:
-//! a screen of the app, the campus sign-in, Treehole's check, or a page for the browser.
+//! a screen of the app, the campus sign-in, the check its status names, or a page for the browser.
 
 use serde_json::{Value, json};
 
+use super::campus::CampusCheck;
 use super::nav::route_for;
 use super::{Acted, Route, ShellEffect};
 use crate::engine::{Engine, EngineError};
@@ -38,7 +39,8 @@ pub(super) fn follow(lang: Language, result: &Value) -> Result<Acted, EngineErro
             return open_in_browser(lang, url);
         }
         Some("signin_required") => Some(Route::CampusAccount),
-        Some("verification_required") => Some(Route::TreeholeCheck),
+        // DESIGN.md §10: each check is answered on its own screen, never another service's.
+        Some("verification_required") => CampusCheck::asked_by(result).map(CampusCheck::route),
         _ => None,
     };
     Ok(route.map_or(Acted::Done, |route| Acted::Open { route }))

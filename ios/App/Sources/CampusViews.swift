@@ -92,13 +92,15 @@ struct CampusAccountView: View {
     }
 }
 
-/// Treehole's own SMS check: send the code, then enter it — a step only the student takes.
-struct TreeholeCheckView: View {
-    @State private var store: ScreenStore<TreeholeCheckScreen>
+/// A campus check (Treehole's SMS check, the course API's authorization for grades): send the
+/// code, then enter it, or the authenticator's code — a step only the student takes. The screen
+/// names its check, which the actions made from the code typed carry.
+struct CampusCheckView: View {
+    @State private var store: ScreenStore<CampusCheckScreen>
     @State private var code = ""
 
-    init(shell: Shell) {
-        _store = State(initialValue: ScreenStore(shell: shell) { try $0.treeholeCheckScreen() })
+    init(shell: Shell, check: CampusCheck) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.campusCheckScreen(check: check) })
     }
 
     var body: some View {
@@ -110,8 +112,8 @@ struct TreeholeCheckView: View {
                     TextField(screen.codeLabel, text: $code)
                         .keyboardType(.numberPad)
                         .textContentType(.oneTimeCode)
-                    SwiftUI.Button(screen.submitLabel) { store.act(.treeholeVerify(code: code)) }
-                    SwiftUI.Button(screen.otpSubmitLabel) { store.act(.treeholeVerifyOtp(code: code)) }
+                    SwiftUI.Button(screen.submitLabel) { store.act(.campusCheckVerify(check: screen.check, code: code)) }
+                    SwiftUI.Button(screen.otpSubmitLabel) { store.act(.campusCheckVerifyOtp(check: screen.check, code: code)) }
                 }
             }
             .navigationTitle(screen.title)

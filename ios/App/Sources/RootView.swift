@@ -77,7 +77,8 @@ struct RootView: View {
         case .consent: ConsentView(shell: shell)
         case .model: ModelSettingsView(shell: shell)
         case .campusAccount: CampusAccountView(shell: shell)
-        case .treeholeCheck: TreeholeCheckView(shell: shell)
+        case .treeholeCheck: CampusCheckView(shell: shell, check: .treehole)
+        case .gradesCheck: CampusCheckView(shell: shell, check: .grades)
         case .payCode: PayCodeView(shell: shell)
         case .more: MoreView(shell: shell, items: nav.model?.more ?? [])
         }
@@ -103,7 +104,8 @@ struct MoreView: View {
         case .campusAccount: CampusAccountView(shell: shell)
         case .model: ModelSettingsView(shell: shell)
         case .audit: AuditView(shell: shell)
-        case .treeholeCheck: TreeholeCheckView(shell: shell)
+        case .treeholeCheck: CampusCheckView(shell: shell, check: .treehole)
+        case .gradesCheck: CampusCheckView(shell: shell, check: .grades)
         default: EmptyView()
         }
     }

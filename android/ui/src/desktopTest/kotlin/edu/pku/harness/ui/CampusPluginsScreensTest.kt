@@ -92,9 +92,9 @@ class CampusPluginsScreensTest {
                 app.navigator.open(Route.TREEHOLE_CHECK)
                 val check = assertNotNull(app.models.treehole.model)
                 onNodeWithText(check.send.label).performClick()
-                onNodeWithTag(CampusTags.TREEHOLE_CODE).performTextInput("246810")
+                onNodeWithTag(CampusTags.CHECK_CODE).performTextInput("246810")
                 saveScreenshot("treehole-check-code", language)
-                onNodeWithTag(CampusTags.TREEHOLE_SUBMIT).performClick()
+                onNodeWithTag(CampusTags.CHECK_SUBMIT).performClick()
                 waitUntil("the check passed", 10_000) { runBlocking { app.harness.act(feed) } == Acted.Done }
                 assertEquals(null, app.models.treehole.message)
             }

@@ -33,7 +33,7 @@ import androidx.compose.ui.text.input.PasswordVisualTransformation
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.CampusAccountScreen
-import edu.pku.harness.core.TreeholeCheckScreen
+import edu.pku.harness.core.CampusCheckScreen
 
 /** Test tags of the campus screens. */
 object CampusTags {
@@ -47,9 +47,9 @@ object CampusTags {
     const val CAPTCHA = "campus-captcha"
     const val SUBMIT_CAPTCHA = "campus-submit-captcha"
     const val ACCOUNT = "campus-account"
-    const val TREEHOLE_CODE = "treehole-code"
-    const val TREEHOLE_SUBMIT = "treehole-submit"
-    const val TREEHOLE_SUBMIT_OTP = "treehole-submit-otp"
+    const val CHECK_CODE = "campus-check-code"
+    const val CHECK_SUBMIT = "campus-check-submit"
+    const val CHECK_SUBMIT_OTP = "campus-check-submit-otp"
 }
 
 /**
@@ -144,9 +144,13 @@ fun CampusAccountPage(holder: ScreenModel<CampusAccountScreen>) {
     }
 }
 
-/** Treehole's own SMS check: send the code, then enter it (a step only the student can take). */
+/**
+ * A campus check (Treehole's SMS check, the course API's authorization for grades): send the
+ * code, then enter it, or the authenticator's code — a step only the student can take. The
+ * screen names its check, which the actions made from the code typed carry.
+ */
 @Composable
-fun TreeholeCheckPage(holder: ScreenModel<TreeholeCheckScreen>) {
+fun CampusCheckPage(holder: ScreenModel<CampusCheckScreen>) {
     val screen = holder.model ?: return
     var code by remember { mutableStateOf("") }
     Page(holder.message) {
@@ -155,11 +159,11 @@ fun TreeholeCheckPage(holder: ScreenModel<TreeholeCheckScreen>) {
         CoreButton(screen.send) { holder.act(it) }
         OutlinedTextField(code, { code = it }, label = { Text(screen.codeLabel) }, singleLine = true,
             keyboardOptions = KeyboardOptions(keyboardType = KeyboardType.NumberPassword),
-            modifier = Modifier.fillMaxWidth().oneTimeCode { code = it }.testTag(CampusTags.TREEHOLE_CODE))
-        Button(onClick = { holder.act(Action.TreeholeVerify(code.trim())) }, modifier = Modifier.testTag(CampusTags.TREEHOLE_SUBMIT)) {
+            modifier = Modifier.fillMaxWidth().oneTimeCode { code = it }.testTag(CampusTags.CHECK_CODE))
+        Button(onClick = { holder.act(Action.CampusCheckVerify(screen.check, code.trim())) }, modifier = Modifier.testTag(CampusTags.CHECK_SUBMIT)) {
             Text(screen.submitLabel)
         }
-        Button(onClick = { holder.act(Action.TreeholeVerifyOtp(code.trim())) }, modifier = Modifier.testTag(CampusTags.TREEHOLE_SUBMIT_OTP)) {
+        Button(onClick = { holder.act(Action.CampusCheckVerifyOtp(screen.check, code.trim())) }, modifier = Modifier.testTag(CampusTags.CHECK_SUBMIT_OTP)) {
             Text(screen.otpSubmitLabel)
         }
     }

@@ -28,6 +28,7 @@ import edu.pku.harness.HarnessEvent
 import edu.pku.harness.core.AuditFilter
 import edu.pku.harness.core.JobDraft
 import edu.pku.harness.core.JobWords
+import edu.pku.harness.core.CampusCheck
 import edu.pku.harness.core.PayCodeScreen
 import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.Route
@@ -88,7 +89,8 @@ class AppModels(
     val plugins = screen { it.pluginsScreen() }
     val consent = screen { it.consentScreen() }
     val campus = screen { it.campusAccountScreen() }
-    val treehole = screen { it.treeholeCheckScreen() }
+    val treehole = screen { it.campusCheckScreen(CampusCheck.TREEHOLE) }
+    val grades = screen { it.campusCheckScreen(CampusCheck.GRADES) }
     val model = screen { it.modelSettingsScreen() }
     val memory = screen(memoryEvents) { it.memoryInboxScreen() }
 
@@ -102,7 +104,7 @@ class AppModels(
     /** The core's notification words for the new-job form's choices (a quick read in memory). */
     fun jobWords(draft: JobDraft): JobWords? = runCatching { harness.jobWords(draft) }.getOrNull()
 
-    private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, model, memory, audit, jobs)
+    private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, grades, model, memory, audit, jobs)
     private var detail: ScreenModel<PluginDetail>? = null
 
     /** The holder of the plugin detail on screen, if one is. */
@@ -223,7 +225,8 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         Route.MODEL -> ModelPage(models.model)
         Route.MORE -> MorePage(models.navigation.model?.more.orEmpty()) { navigator.open(it) }
         Route.CAMPUS_ACCOUNT -> CampusAccountPage(models.campus)
-        Route.TREEHOLE_CHECK -> TreeholeCheckPage(models.treehole)
+        Route.TREEHOLE_CHECK -> CampusCheckPage(models.treehole)
+        Route.GRADES_CHECK -> CampusCheckPage(models.grades)
         Route.PAY_CODE -> {
             val holder = remember { models.payCode() }
             DisposableEffect(holder) { onDispose { holder.close() } }
