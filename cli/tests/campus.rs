@@ -53,7 +53,7 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
     assert_eq!(
         (text(&signed.stdout).as_str(), signed.status.code()),
         (
-            "signed in as 2100012345: portal, card, treehole, bus\n",
+            "signed in as 2100012345: portal, card, treehole, bus, course\n",
             Some(0)
         ),
         "{}",
@@ -96,7 +96,7 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
     let status = run(vec!["status"], "").await.unwrap();
     assert_eq!(
         text(&status.stdout),
-        "signed in as 2100012345\n  portal: signed in\n  card: until 2100-01-01 00:00 UTC\n  treehole: until 2100-01-01 00:00 UTC\n  bus: signed in\n"
+        "signed in as 2100012345\n  portal: signed in\n  card: until 2100-01-01 00:00 UTC\n  treehole: until 2100-01-01 00:00 UTC\n  bus: signed in\n  course: signed in\n"
     );
     // The password and the sessions live in the keyring only.
     let kept = everything_in(dir.path());
@@ -139,7 +139,7 @@ async fn a_student_signs_in_reads_the_card_and_signs_out_and_no_secret_is_in_the
     assert_eq!(
         (text(&captcha.stdout).as_str(), captcha.status.code()),
         (
-            "signed in as 2100045678: portal, card, treehole, bus\n",
+            "signed in as 2100045678: portal, card, treehole, bus, course\n",
             Some(0)
         ),
         "{asked}"

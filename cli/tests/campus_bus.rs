@@ -36,7 +36,7 @@ async fn the_bus_is_signed_in_with_the_others_and_a_seat_is_booked_listed_and_ca
     .unwrap();
     assert_eq!(
         text(&signed.stdout),
-        "signed in as 2100012345: portal, card, treehole, bus\n"
+        "signed in as 2100012345: portal, card, treehole, bus, course\n"
     );
 
     let slots = call(

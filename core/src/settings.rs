@@ -96,11 +96,12 @@ impl Default for CampusSettings {
 /// The campus hosts the session goes to, unless the settings say otherwise (`campus.hosts`):
 /// every campus service's (DESIGN.md §10). The setting only narrows: a host that is no campus
 /// service's never gets a session.
-pub const DEFAULT_CAMPUS_HOSTS: [&str; 4] = [
+pub const DEFAULT_CAMPUS_HOSTS: [&str; 5] = [
     crate::campus::wire::PORTAL,
     crate::campus::wire::CARD,
     crate::campus::wire::TREEHOLE,
     crate::campus::wire::BUS,
+    crate::campus::wire::COURSE,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -100,6 +100,7 @@ fn signed_in() -> SignInStep {
             "card".into(),
             "treehole".into(),
             "bus".into(),
+            "course".into(),
         ],
     }
 }
@@ -113,6 +114,7 @@ fn every_session() -> Vec<String> {
         keys::session(Service::Card),
         keys::session(Service::Treehole),
         keys::session(Service::Bus),
+        keys::session(Service::Course),
         keys::DEVICE.to_owned(),
     ];
     all.sort();
@@ -146,12 +148,13 @@ async fn the_demo_student_signs_in_and_the_card_answers_its_balance_in_fen_witho
         seen.iter()
             .all(|r| !r.body.contains(DEMO.password) && !r.target.contains(DEMO.password))
     );
-    // One IAAA sign-in per service that IAAA signs into: the portal, Treehole and the bus.
+    // One IAAA sign-in per service that IAAA signs into: the portal, Treehole, the bus and
+    // 教学网.
     let logins = seen
         .iter()
         .filter(|r| r.target == "/iaaa/oauthlogin.do")
         .count();
-    assert_eq!(logins, 3);
+    assert_eq!(logins, 4);
     // The card request carried the session; the answer carries none of it.
     let card = seen
         .iter()
@@ -274,8 +277,8 @@ async fn a_wrong_password_keeps_nothing_and_a_captcha_is_shown_and_answered() {
         .into_iter()
         .filter(|r| r.target == "/iaaa/oauthlogin.do")
         .collect();
-    // The last three: the portal's (the first), Treehole's and the bus's.
-    let last = &logins[logins.len() - 3..];
+    // The last four: the portal's (the first), Treehole's, the bus's and 教学网's.
+    let last = &logins[logins.len() - 4..];
     assert!(last[0].body.contains("randCode=P4K7"), "{}", last[0].body);
     for later in &last[1..] {
         assert!(later.body.contains("randCode=&"), "{}", later.body);
@@ -321,7 +324,12 @@ async fn iaaa_answering_html_is_unavailable_and_a_chain_off_the_campus_hosts_is_
     // DESIGN §10: the card's chain failing fails the card alone; the portal and Treehole stay
     // signed in, and the card's failure is said in words.
     let card_failed = |reason: &str| SignInStep::Partly {
-        services: vec!["portal".into(), "treehole".into(), "bus".into()],
+        services: vec![
+            "portal".into(),
+            "treehole".into(),
+            "bus".into(),
+            "course".into(),
+        ],
         failed: vec![Failure {
             service: Service::Card,
             error: CampusError::Chain(reason.into()),
@@ -912,7 +920,12 @@ async fn a_service_that_fails_leaves_the_others_signed_in_and_a_retry_signs_in_o
     assert_eq!(
         step,
         SignInStep::Partly {
-            services: vec!["portal".into(), "card".into(), "bus".into()],
+            services: vec![
+                "portal".into(),
+                "card".into(),
+                "bus".into(),
+                "course".into(),
+            ],
             failed: vec![failure.clone()],
         }
     );
@@ -1042,6 +1055,8 @@ async fn each_session_records_its_end_and_one_past_it_is_ended_without_asking_th
             (Service::Treehole, Some(4_102_444_800_000)),
             // The bus says no end: its `e: "10042"` tells (SERVICES.md §11).
             (Service::Bus, None),
+            // Nor does 教学网: it sends an ended session to sign in (SERVICES.md §10).
+            (Service::Course, None),
         ]
     );
     let card = campus.request(Service::Card, &balance()).await.unwrap();

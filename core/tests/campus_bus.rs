@@ -65,7 +65,8 @@ async fn world() -> World {
                 "portal".into(),
                 "card".into(),
                 "treehole".into(),
-                "bus".into()
+                "bus".into(),
+                "course".into()
             ]
         }
     );

@@ -189,8 +189,8 @@ async fn a_session_ending_mid_turn_signs_in_again_once_with_the_remembered_passw
     w.sim.expire_sessions();
     let result = ran(w.engine.invoke(balance()).await.outcome);
     assert_eq!(result["/data/card/0/elec_accamt"], 4250);
-    // One silent sign-in: one IAAA sign-in for each service IAAA signs into (the portal, Treehole, the bus).
-    assert_eq!(iaaa_logins(&w.sim), logins + 3);
+    // One silent sign-in: one IAAA sign-in for each service IAAA signs into (the portal, Treehole, the bus, 教学网).
+    assert_eq!(iaaa_logins(&w.sim), logins + 4);
     assert!(w.engine.consent().campus_session);
 
     // A session that ends again right after the new sign-in is not chased in a loop.
@@ -201,13 +201,18 @@ async fn a_session_ending_mid_turn_signs_in_again_once_with_the_remembered_passw
         result,
         json!({"status": "signin_required", "service": "card"})
     );
-    assert_eq!(iaaa_logins(&w.sim), logins + 3);
+    assert_eq!(iaaa_logins(&w.sim), logins + 4);
     // DESIGN §10: the card's session is dropped; the consent's campus session stays met while
-    // the portal, Treehole and the bus are signed in.
+    // the portal, Treehole, the bus and 教学网 are signed in.
     let status = w.engine.campus().status().unwrap();
     assert_eq!(
         status.services.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
-        [Service::Portal, Service::Treehole, Service::Bus]
+        [
+            Service::Portal,
+            Service::Treehole,
+            Service::Bus,
+            Service::Course
+        ]
     );
     assert!(w.engine.consent().campus_session);
 }
@@ -228,7 +233,7 @@ async fn concurrent_requests_on_an_ended_session_share_one_sign_in() {
         );
     }
     // One silent sign-in for all ten: one IAAA sign-in for each service IAAA signs into.
-    assert_eq!(iaaa_logins(&w.sim), logins + 3);
+    assert_eq!(iaaa_logins(&w.sim), logins + 4);
     assert!(w.engine.consent().campus_session);
 }
 
@@ -560,6 +565,7 @@ async fn the_account_screen_shows_each_services_state_and_retries_only_the_faile
                 "未登录：树洞暂时无法登录（可能在维护），请稍后重试".to_owned()
             ),
             ("班车".to_owned(), "已登录".to_owned()),
+            ("教学网".to_owned(), "已登录".to_owned()),
         ]
     );
     let retry = signed.retry.unwrap();

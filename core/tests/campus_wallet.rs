@@ -548,8 +548,8 @@ async fn a_session_ending_mid_call_signs_in_again_once_with_the_remembered_passw
         demo_balance()
     );
     // One silent sign-in: one IAAA sign-in for each service IAAA signs into (the portal,
-    // Treehole, the bus).
-    assert_eq!(iaaa_logins(&w.sim), logins + 3);
+    // Treehole, the bus, 教学网).
+    assert_eq!(iaaa_logins(&w.sim), logins + 4);
     assert!(w.engine.consent().campus_session);
 }
 

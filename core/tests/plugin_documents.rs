@@ -542,7 +542,7 @@ fn a_campus_request_goes_to_a_campus_service_with_the_session_alone() {
     assert_eq!(
         refused(&campus("127.0.0.1")),
         "plugin \"menu\": tools[0].request.campus: 127.0.0.1 is not a campus service; a campus \
-         request goes to one of portal.pku.edu.cn, bdcard.pku.edu.cn, treehole.pku.edu.cn, wproc.pku.edu.cn"
+         request goes to one of portal.pku.edu.cn, bdcard.pku.edu.cn, treehole.pku.edu.cn, wproc.pku.edu.cn, course.pku.edu.cn"
     );
     // The core adds the session's own headers; a document's would go beside them.
     assert_eq!(

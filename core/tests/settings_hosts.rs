@@ -110,7 +110,8 @@ fn adding_a_campus_host_or_changing_the_official_host_loosens_removing_a_host_do
             "portal.pku.edu.cn",
             "bdcard.pku.edu.cn",
             "treehole.pku.edu.cn",
-            "wproc.pku.edu.cn"
+            "wproc.pku.edu.cn",
+            "course.pku.edu.cn"
         ]
     );
     assert!(loosens(

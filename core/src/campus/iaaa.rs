@@ -96,8 +96,16 @@ fn app(service: Service, device: &Device) -> (&'static str, String) {
             ),
         ),
         Service::Bus => ("wproc", BUS_LOGIN.to_owned()),
+        Service::Course => ("blackboard", COURSE_REDIR.to_owned()),
     }
 }
+
+/// 教学网's sign-in page, where its IAAA token is spent (SERVICES.md §10: IAAA is told the
+/// plain-http `redirUrl` the public clients register; the token is spent there over https), and
+/// the cookie its signed-in session has.
+const COURSE_REDIR: &str =
+    "http://course.pku.edu.cn/webapps/bb-sso-BBLEARN/execute/authValidate/campusLogin";
+const COURSE_SESSION: &str = "s_session_id";
 
 /// The shuttle bus's sign-in page, where its IAAA token is spent, and the page it lands on
 /// signed in (SERVICES.md §11).
@@ -302,6 +310,9 @@ pub(super) async fn exchange(
 ) -> Result<Session, CampusError> {
     let (_, redir) = app(service, device);
     let mut url = Url::parse(&redir).map_err(|e| CampusError::Chain(e.to_string()))?;
+    // Only over https: 教学网's registered redirUrl is plain http.
+    url.set_scheme("https")
+        .map_err(|()| CampusError::Chain(format!("{redir} cannot be reached over https")))?;
     url.query_pairs_mut()
         .append_pair("_rand", &wire::rand())
         .append_pair("token", token);
@@ -346,6 +357,22 @@ pub(super) async fn exchange(
                 bearer: Some(jwt),
                 uuid: Some(device.header()),
                 expires_at_ms,
+            })
+        }
+        Service::Course => {
+            // SERVICES.md §10: several redirects, each setting cookies (`s_session_id`,
+            // `JSESSIONID`), followed to the page they end at; the whole course jar is the
+            // session. Its end is not said: an ended session is sent to sign in (`expired`).
+            let home = Url::parse("https://course.pku.edu.cn/webapps/")
+                .map_err(|e| CampusError::Chain(e.to_string()))?;
+            walk.follow(Ask::get(url), |to, jar| {
+                (to.is_none() && jar.value(&home, COURSE_SESSION).is_some()).then_some(())
+            })
+            .await
+            .map_err(|e| e.error("教学网 (course.pku.edu.cn)", "s_session_id cookie"))?;
+            Ok(Session {
+                jar: walk.jar.for_host(wire::COURSE),
+                ..Session::default()
             })
         }
         Service::Bus => {

@@ -21,6 +21,7 @@
 
 mod chain;
 mod iaaa;
+pub mod trust;
 pub mod wire;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -737,7 +738,7 @@ impl Campus {
         let mut kept = Vec::new();
         for service in Service::ALL.into_iter().filter(|s| services.contains(s)) {
             let signed = match service {
-                Service::Portal | Service::Treehole | Service::Bus => {
+                Service::Portal | Service::Treehole | Service::Bus | Service::Course => {
                     // The captcha answers the first IAAA sign-in, the one it was drawn for.
                     let rand = if first { answers.rand.as_str() } else { "" };
                     match iaaa::sign_in(
@@ -997,7 +998,7 @@ impl Campus {
             _ => Some(self.send(service, &session, request).await?),
         };
         let answer = match first {
-            Some((status, body)) if !expired(service, status, &body) => (status, body, session),
+            Some(answered) if !expired(service, &answered) => (answered, session),
             _ => {
                 // Once, never in a loop: a session that ends again right after a fresh
                 // sign-in is the student's to sign in again.
@@ -1005,14 +1006,15 @@ impl Campus {
                     return Ok(signin_required(service));
                 };
                 let finished = self.turns.finished();
-                let (status, body) = self.send(service, &session, request).await?;
-                if expired(service, status, &body) {
+                let answered = self.send(service, &session, request).await?;
+                if expired(service, &answered) {
                     return self.ended(service, finished).await;
                 }
-                (status, body, session)
+                (answered, session)
             }
         };
-        let (status, body, session) = answer;
+        let (answered, session) = answer;
+        let body = &answered.body;
         if service == Service::Treehole && body["code"] == 40002 {
             return Ok(json!({"status": "verification_required", "methods": ["sms", "otp"]}));
         }
@@ -1025,9 +1027,7 @@ impl Campus {
                 "methods": ["sms", "otp"],
             }));
         }
-        Ok(session
-            .secrets()
-            .value(json!({"status": status, "body": body})))
+        Ok(session.secrets().value(answered.shown(service.host())))
     }
 
     /// `service`'s session once a request found it ended, having read it when `finished`
@@ -1127,11 +1127,12 @@ impl Campus {
             body: Some(body),
             ..CampusRequest::default()
         };
-        let (status, body) = self.send(Service::Treehole, &session, &request).await?;
-        if expired(Service::Treehole, status, &body) {
+        let answered = self.send(Service::Treehole, &session, &request).await?;
+        if expired(Service::Treehole, &answered) {
             self.ended(Service::Treehole, finished).await?;
             return Err(CampusError::NotSignedIn);
         }
+        let body = answered.body;
         match body["code"].as_i64() {
             Some(20000) => Ok(()),
             _ => Err(CampusError::Treehole(
@@ -1207,8 +1208,10 @@ impl Campus {
                 "https://portal.pku.edu.cn/publicQuery/".to_owned(),
             ));
         }
-        let (status, body) = self.answer(Jar::default(), &ask).await?;
-        Ok(json!({"status": status, "body": body}))
+        Ok(self
+            .answer(Jar::default(), &ask)
+            .await?
+            .shown(service.host()))
     }
 
     async fn send(
@@ -1216,7 +1219,7 @@ impl Campus {
         service: Service,
         session: &Session,
         request: &CampusRequest,
-    ) -> Result<(u16, Value), CampusError> {
+    ) -> Result<Answered, CampusError> {
         let mut url = url_for(service.host(), request)?;
         if service == Service::Card && wire::query_param(&url, "synAccessSource").is_none() {
             url.query_pairs_mut().append_pair("synAccessSource", "h5");
@@ -1235,18 +1238,53 @@ impl Campus {
                 ask.headers
                     .push(("uuid", session.uuid.clone().unwrap_or_default()));
             }
-            Service::Portal | Service::Bus => {}
+            Service::Portal | Service::Bus | Service::Course => {}
         }
         self.answer(session.jar.clone(), &ask).await
     }
 
     /// Sends `ask` with the cookies of `jar` (no redirect followed) and reads the answer under
-    /// the 1 MiB bound: its status and its body (JSON when it is JSON).
-    async fn answer(&self, jar: Jar, ask: &Ask) -> Result<(u16, Value), CampusError> {
+    /// the 1 MiB bound: its status, its body (JSON when it is JSON) and where it redirects.
+    async fn answer(&self, jar: Jar, ask: &Ask) -> Result<Answered, CampusError> {
         let client = self.client()?;
         let reply = Walk::new(&client, &self.origin, jar).send(ask).await?;
         let body = serde_json::from_str(&reply.text).unwrap_or(Value::String(reply.text));
-        Ok((reply.status, body))
+        Ok(Answered {
+            status: reply.status,
+            body,
+            location: reply
+                .location
+                .filter(|_| (300..400).contains(&reply.status)),
+        })
+    }
+}
+
+/// A campus service's answer to one request, no redirect followed.
+struct Answered {
+    status: u16,
+    body: Value,
+    /// Where a redirect points.
+    location: Option<Url>,
+}
+
+impl Answered {
+    /// What a plugin is answered: `{status, body}`, with `location` (its path and query) when
+    /// the answer redirects within `host` — a plugin asks for paths on its service's host only
+    /// (教学网's calendar entries redirect to their assignment's page, SERVICES.md §10).
+    fn shown(&self, host: &str) -> Answer {
+        let mut shown = json!({"status": self.status, "body": self.body});
+        if let Some(to) = self
+            .location
+            .as_ref()
+            .filter(|to| to.host_str() == Some(host))
+        {
+            let path = match to.query() {
+                Some(query) => format!("{}?{query}", to.path()),
+                None => to.path().to_owned(),
+            };
+            shown["location"] = json!(path);
+        }
+        shown
     }
 }
 
@@ -1322,11 +1360,30 @@ fn url_for(host: &str, request: &CampusRequest) -> Result<Url, CampusError> {
 }
 
 /// Whether an answer says the session ended (SERVICES.md: HTTP 401; the card's `{code: 401}`;
-/// the shuttle bus's `e: "10042"`, a string or a number, §11).
-fn expired(service: Service, status: u16, body: &Value) -> bool {
-    status == 401
-        || (service == Service::Card && body["code"] == 401)
-        || (service == Service::Bus && (body["e"] == "10042" || body["e"] == 10042))
+/// the shuttle bus's `e: "10042"`, a string or a number, §11; 教学网 sending the request to
+/// IAAA or to a login page, or answering its login form, §10).
+fn expired(service: Service, answered: &Answered) -> bool {
+    let body = &answered.body;
+    answered.status == 401
+        || match service {
+            Service::Card => body["code"] == 401,
+            Service::Bus => body["e"] == "10042" || body["e"] == 10042,
+            Service::Course => course_signed_out(answered),
+            Service::Portal | Service::Treehole => false,
+        }
+}
+
+/// 教学网 signed out (SERVICES.md §10): a redirect to IAAA or to a path with `login` in it, or a
+/// page with its login form (`name="loginForm"`, `id="loginBox"`) — a signed-out home can be a
+/// 200 guest page.
+fn course_signed_out(answered: &Answered) -> bool {
+    let to_login = answered.location.as_ref().is_some_and(|to| {
+        to.host_str() == Some(wire::IAAA) || to.path().to_ascii_lowercase().contains("login")
+    });
+    let form = answered.body.as_str().is_some_and(|page| {
+        page.contains("name=\"loginForm\"") || page.contains("id=\"loginBox\"")
+    });
+    to_login || form
 }
 
 #[cfg(test)]

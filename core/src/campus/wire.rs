@@ -15,14 +15,17 @@ pub enum Service {
     Treehole,
     /// The shuttle bus's booking service (班车, wproc, SERVICES.md §11).
     Bus,
+    /// 教学网, the courses' Blackboard Learn (SERVICES.md §10).
+    Course,
 }
 
 impl Service {
-    pub const ALL: [Service; 4] = [
+    pub const ALL: [Service; 5] = [
         Service::Portal,
         Service::Card,
         Service::Treehole,
         Service::Bus,
+        Service::Course,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -31,6 +34,7 @@ impl Service {
             Service::Card => "card",
             Service::Treehole => "treehole",
             Service::Bus => "bus",
+            Service::Course => "course",
         }
     }
 
@@ -50,6 +54,7 @@ impl Service {
             Service::Card => CARD,
             Service::Treehole => TREEHOLE,
             Service::Bus => BUS,
+            Service::Course => COURSE,
         }
     }
 }
@@ -100,9 +105,11 @@ pub const CARD: &str = "bdcard.pku.edu.cn";
 pub const TREEHOLE: &str = "treehole.pku.edu.cn";
 pub const LIBRARY: &str = "opac.lib.pku.edu.cn";
 pub const BUS: &str = "wproc.pku.edu.cn";
+/// 教学网's host, whose incomplete certificate chain the `trust` module completes.
+pub const COURSE: &str = "course.pku.edu.cn";
 
 /// Every host the sign-in chains speak to; a redirect elsewhere is refused.
-pub const HOSTS: [&str; 5] = [IAAA, PORTAL, CARD, TREEHOLE, BUS];
+pub const HOSTS: [&str; 6] = [IAAA, PORTAL, CARD, TREEHOLE, BUS, COURSE];
 
 /// The bound on an answer's body (DESIGN.md §10).
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -191,10 +198,12 @@ pub fn without_query(url: &Url) -> String {
 
 /// The campus client: HTTP/1.1 (the card refuses HTTP/2), no redirect followed by it (the
 /// chains are walked hop by hop by `chain::Walk`, each Location checked), `timeout` (10 s,
-/// [`Origin::timeout`]), a mobile user agent.
+/// [`Origin::timeout`]), a mobile user agent, the platform's roots plus 教学网's pinned anchor
+/// (`trust`).
 pub fn client(timeout: Duration) -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+        .tls_backend_preconfigured(super::trust::config()?)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .http1_only()

@@ -132,6 +132,8 @@ pub fn service_words(lang: Language, service: &str) -> &'static str {
         (Language::En, "treehole") => "Treehole",
         (Language::Zh, "bus") => "班车",
         (Language::En, "bus") => "shuttle bus",
+        (Language::Zh, "course") => "教学网",
+        (Language::En, "course") => "course website",
         (Language::Zh, _) => "校园账号",
         (Language::En, _) => "campus account",
     }

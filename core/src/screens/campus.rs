@@ -437,6 +437,7 @@ pub(super) fn service_words(lang: Language, service: Service) -> &'static str {
         Service::Card => tr(lang, "校园卡", "Campus card"),
         Service::Treehole => tr(lang, "树洞", "Treehole"),
         Service::Bus => tr(lang, "班车", "Shuttle bus"),
+        Service::Course => tr(lang, "教学网", "Course website"),
     }
 }
 
