@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use async_trait::async_trait;
 use common::model_server::{ModelServer, Reply, calls, chunk, data, done, text};
+use harness_campus_sim::{DEMO, Simulator};
 use harness_core::agent::budget::estimate;
+use harness_core::campus::SignInStep;
+use harness_core::campus::wire::Origin;
 use harness_core::clock::Clock;
 use harness_core::invoke::{PluginHandler, ToolContext};
 use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
@@ -57,9 +60,15 @@ struct World {
 }
 
 fn world(server: ModelServer, stock: usize) -> World {
+    world_with(server, stock, false)
+}
+
+/// `builtin`: the app's own plugins installed too, whose tools alone cost more than a request
+/// sends whole.
+fn world_with(server: ModelServer, stock: usize, builtin: bool) -> World {
     let dir = tempfile::tempdir().unwrap();
     let mut options = Options::new(Arc::new(common::Denies::default()));
-    options.builtin_plugins = false;
+    options.builtin_plugins = builtin;
     options.clock = Arc::new(Ticking(AtomicI64::new(1_780_000_000_000)));
     let engine = Engine::open(dir.path(), options).unwrap();
     engine.accept_terms().unwrap();
@@ -398,13 +407,19 @@ async fn until_its_first_word_the_chat_says_the_model_is_reading() {
 #[tokio::test]
 async fn first_request_with_every_shipped_plugin_on_stays_under_its_ceiling() {
     use harness_core::plugins::script::{self, BUNDLES, Limits};
+    // The campus signed in against the simulator, so the campus plugins' tools are offered.
+    let sim = Simulator::start(0).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(
-        dir.path(),
-        Options::new(Arc::new(common::Denies::default())),
-    )
-    .unwrap();
+    let mut options = Options::new(Arc::new(common::Denies::default()));
+    options.campus = Origin::development(&sim.origin()).unwrap();
+    let engine = Engine::open(dir.path(), options).unwrap();
     engine.accept_terms().unwrap();
+    let step = engine
+        .campus()
+        .sign_in(DEMO.id, DEMO.password, false)
+        .await
+        .unwrap();
+    assert!(matches!(step, SignInStep::SignedIn { .. }), "{step:?}");
     for bundle in BUNDLES {
         let (plugin, handler) = script::load(bundle.source, Limits::default())
             .unwrap_or_else(|e| panic!("{}: {e}", bundle.id));
@@ -439,6 +454,9 @@ async fn first_request_with_every_shipped_plugin_on_stays_under_its_ceiling() {
     for (tokens, name) in &by_tool {
         println!("{tokens:>6}  {name}");
     }
+    if let Ok(path) = std::env::var("REQUEST_DUMP") {
+        std::fs::write(path, &body).unwrap();
+    }
     let total = estimate(std::str::from_utf8(&body).unwrap());
     println!(
         "first request: {} bytes, ~{total} tokens (system prompt ~{}, {} tools ~{})",
@@ -447,13 +465,78 @@ async fn first_request_with_every_shipped_plugin_on_stays_under_its_ceiling() {
         tools.len(),
         by_tool.iter().map(|(t, _)| t).sum::<u32>()
     );
-    // 2026-12: ~3,550 estimated with the campus not signed in (its plugins' tools are not
-    // offered then): 19 tools, scheduler.create the largest.
-    assert!(total <= 4_000, "~{total} tokens");
+    // Issue 42: ≤ 2,500. 2026-12: ~606 estimated, the find step alone (38 tools offered signed
+    // in); before it, every tool was sent whole: ~7,994 signed in, ~3,553 signed out.
+    assert!(total <= 606, "~{total} tokens");
 }
 
 fn set_on(engine: &Engine, key: &str, value: Value) {
     engine
         .change_setting(parse_change(key, &value).unwrap())
         .unwrap();
+}
+
+fn tool_names(w: &World, request: usize) -> Vec<String> {
+    w.server.requests()[request].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn with_many_tools_a_request_sends_the_find_step_and_then_the_tools_of_the_plugins_found() {
+    // Issue 42: when many plugins are installed, the model finds the tools it needs instead of
+    // being handed every one; what it found stays offered, the same bytes, in the conversation.
+    let server = ModelServer::start(vec![
+        calls(&[("c1", "find_tools", r#"{"plugins":["shop","nosuch"]}"#)]),
+        calls(&[("c2", "shop__stock", "{}")]),
+        text("有货"),
+        text("不客气"),
+    ])
+    .await;
+    let w = world_with(server, 10, true);
+    w.engine.send_message("c", "还有货吗？").await.unwrap();
+    let first = &w.server.requests()[0].body["tools"];
+    assert_eq!(tool_names(&w, 0), ["find_tools"]);
+    let catalog = first[0]["function"]["description"].as_str().unwrap();
+    assert!(catalog.contains("\nshop 小卖部: stock, order"), "{catalog}");
+    assert!(catalog.contains("\nmemory 记忆: write, list"), "{catalog}");
+    // The find is answered in the loop, naming the tools given.
+    let found = messages(&w, 1)
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&found).unwrap(),
+        json!({"given": ["shop__stock", "shop__order"], "note": "call them from your next step",
+            "unknown": ["nosuch"]})
+    );
+    assert_eq!(
+        tool_names(&w, 1),
+        ["find_tools", "shop__stock", "shop__order"]
+    );
+    // The next turn is offered what the conversation found, the same bytes.
+    w.engine.send_message("c", "谢谢").await.unwrap();
+    let requests = w.server.requests();
+    assert_eq!(requests.len(), 4);
+    for i in 2..4 {
+        assert_eq!(
+            requests[i].body["tools"].to_string(),
+            requests[1].body["tools"].to_string()
+        );
+    }
+    // The shop's tool ran; the find is no card in the chat.
+    let screens = Screens::new(w.engine.clone(), Live::new());
+    let cards: Vec<String> = screens
+        .chat("c")
+        .unwrap()
+        .items
+        .iter()
+        .filter(|i| i.kind == ChatItemKind::ToolCall)
+        .map(|i| i.tool_call.as_ref().unwrap().title.clone())
+        .collect();
+    assert_eq!(cards, ["库存"]);
 }

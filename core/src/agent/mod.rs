@@ -2,10 +2,12 @@
 //! OpenAI-compatible Chat Completions endpoint (the settings `model.endpoint` and `model.name`,
 //! the secret `model.apiKey`); [`providers`] the providers a student picks from, with what a
 //! request to each carries; [`check`] the model screen's connection test;
-//! [`budget`] what of a conversation a request carries; [`prices`] what a provider charges; [`wire`] holds what is sent and what comes back.
+//! [`budget`] what of a conversation a request carries; [`finding`] which tools it sends whole
+//! and the find step for the rest; [`prices`] what a provider charges; [`wire`] holds what is sent and what comes back.
 
 pub mod budget;
 pub mod check;
+pub mod finding;
 pub mod prices;
 pub mod provider;
 pub mod providers;

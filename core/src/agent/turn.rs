@@ -6,7 +6,7 @@
 //! Every message is written to the history as it completes, before the loop goes on: a process
 //! killed mid-turn keeps the calls that ran, and nothing is run again (module `history`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use rustc_hash::FxHashMap;
 
 use super::budget::{self, Entry, estimate};
+use super::finding;
 use super::prices;
 use super::provider::{ApiKey, Limits, Provider, ProviderError};
 use super::providers;
@@ -297,15 +298,24 @@ struct ToolsJson {
     tools: Vec<Arc<Tool>>,
     /// Each tool's spec, in the order of `tools`.
     specs: Vec<Arc<str>>,
-    /// The specs joined by commas, as the body's `tools` array holds them.
-    joined: Arc<str>,
+    /// The body's `tools` array last written for `tools`, and the plugins found it was
+    /// written for ([`finding::select`]).
+    joined: Option<(BTreeSet<String>, Arc<str>)>,
 }
 
 impl ToolsJson {
-    /// The joined specs of `offered`, written again only when the list is not the one held.
-    /// `written`: the description a tool's own code wrote this turn, per tool (`None` for the
-    /// manifest's); such a tool's spec is written again each time.
-    fn of(&mut self, offered: Vec<Arc<Tool>>, written: Vec<Option<String>>) -> Arc<str> {
+    /// The tools array of `offered` ([`finding::select`]: all of them, or the find step and
+    /// the tools of the plugins `found`), written again only when the list or `found` is not
+    /// the one held. `written`: the description a tool's own code wrote this turn, per tool
+    /// (`None` for the manifest's); such a tool's spec is written again each time. `title`:
+    /// a plugin's title, for the find step.
+    fn of(
+        &mut self,
+        offered: Vec<Arc<Tool>>,
+        written: Vec<Option<String>>,
+        found: &BTreeSet<String>,
+        title: impl Fn(&str) -> String,
+    ) -> Arc<str> {
         if written.iter().any(Option::is_some) {
             let specs: Vec<Arc<str>> = offered
                 .iter()
@@ -317,7 +327,10 @@ impl ToolsJson {
                 .collect();
             // Nothing is held: the next list is written afresh too.
             *self = Self::default();
-            return join(&specs).into();
+            return finding::select(&offered, &specs, found, || {
+                finding::find_spec(&offered, title)
+            })
+            .into();
         }
         let same = offered.len() == self.tools.len()
             && offered
@@ -340,11 +353,21 @@ impl ToolsJson {
                     }
                 })
                 .collect();
-            self.joined = join(&specs).into();
             self.specs = specs;
             self.tools = offered;
+            self.joined = None;
         }
-        Arc::clone(&self.joined)
+        match &self.joined {
+            Some((held, joined)) if held == found => Arc::clone(joined),
+            _ => {
+                let joined: Arc<str> = finding::select(&self.tools, &self.specs, found, || {
+                    finding::find_spec(&self.tools, title)
+                })
+                .into();
+                self.joined = Some((found.clone(), Arc::clone(&joined)));
+                joined
+            }
+        }
     }
 }
 
@@ -381,6 +404,8 @@ struct HistoryJson {
     read: bool,
     /// Rows older than the first taken in exist: they are left out.
     earlier: bool,
+    /// The plugins the model found in the rows taken in ([`finding::found_by`]).
+    found: BTreeSet<String>,
 }
 
 /// The room kept for the answer when the provider's answer has no bound we send.
@@ -491,6 +516,10 @@ impl HistoryJson {
             }
             "assistant" => {
                 out.extend(self.closings());
+                for call in &row.tool_calls {
+                    self.found
+                        .extend(finding::found_by(&call.name, &call.arguments));
+                }
                 self.unanswered = row.tool_calls.iter().map(|c| c.id.clone()).collect();
                 out.push(Message::Assistant {
                     content: row.content.clone(),
@@ -1137,6 +1166,18 @@ impl Agent {
                         ),
                     ));
                 }
+                if stop.is_none()
+                    && call.name == finding::FIND
+                    && matches!(offer, Offer::Conversation)
+                {
+                    // The find step is answered here: it runs no plugin and reads nothing of
+                    // the student's, so it is neither a call of the invoke path nor a card.
+                    let offered = p.invoker.offered_tools(Actor::Agent, Some(conversation));
+                    let answer = finding::answer(&call.arguments, &offered);
+                    p.history
+                        .tool_result(conversation, turn, &call.id, None, &answer, &answer)?;
+                    continue;
+                }
                 let mut repeat = false;
                 let (tool, ok, whole, for_model) = match &stop {
                     // Every call the model made is answered, so the history stays one the model
@@ -1227,12 +1268,20 @@ impl Agent {
             .conversations
             .get(conversation)
             .ok_or_else(|| EngineError::NoSuchConversation(conversation.to_owned()))?;
+        let budget = providers::context_tokens(&settings.model);
+        // Brought up to date first: a find of this turn gives its tools now.
+        history.catch_up(&p.history, conversation, budget)?;
         let tools: Arc<str> = match offer {
             Offer::Conversation => {
                 let offered = p.invoker.offered_tools(Actor::Agent, Some(conversation));
                 // A plugin's code writes its description outside every lock (the lock rule).
                 let written = p.invoker.descriptions(&offered);
-                crate::lock(&self.tools).of(offered, written)
+                let title = |plugin: &str| {
+                    p.plugins
+                        .read(|state| state.registry.plugin(plugin).map(|p| p.title.clone()))
+                        .unwrap_or_default()
+                };
+                crate::lock(&self.tools).of(offered, written, &history.found, title)
             }
             Offer::Job(job) => {
                 let specs: Vec<String> = job
@@ -1250,13 +1299,11 @@ impl Agent {
             content: facts(settings, p.clock.now_ms(), board),
         });
         let sampling = providers::sampling(&settings.model);
-        let budget = providers::context_tokens(&settings.model);
         // What is always sent, and room for the answer.
         let fixed = estimate(&system)
             + estimate(&tools)
             + estimate(&facts)
             + sampling.max_tokens.unwrap_or(ANSWER_RESERVE);
-        history.catch_up(&p.history, conversation, budget)?;
         let mut closings: Vec<String> = history.closings().iter().map(message_json).collect();
         // Asked for this request only: never written to the history, so never the student's.
         let nudge = nudge.map(|content| {

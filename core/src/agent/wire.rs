@@ -101,7 +101,7 @@ pub(crate) struct SpecOnWire<'a> {
 struct FunctionOnWire<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: Lean<'a>,
 }
 
 impl<'a> SpecOnWire<'a> {
@@ -111,9 +111,80 @@ impl<'a> SpecOnWire<'a> {
             function: FunctionOnWire {
                 name,
                 description,
-                parameters,
+                parameters: Lean(parameters),
             },
         }
+    }
+}
+
+/// Keywords of a JSON Schema the model does not need to call a tool: they are in the manifest
+/// (for the forms and the checks of the input) but every request would pay for them. A default
+/// the model needs is said in the description; the input is validated whatever the model sends.
+const NOISE: &[&str] = &["title", "examples", "default", "$schema", "$id", "$comment"];
+
+/// A tool's input schema as the model reads it: without [`NOISE`] and without
+/// `additionalProperties: false`, written as it is serialized (the registry's schema is not
+/// copied). Only keywords are dropped, never a property that happens to be named `title`.
+struct Lean<'a>(&'a Value);
+
+/// An object whose values are schemas, keyed by names (`properties`, `$defs`).
+struct LeanNamed<'a>(&'a Value);
+
+/// An array of schemas (`anyOf`, `prefixItems`).
+struct LeanEach<'a>(&'a Value);
+
+impl Serialize for Lean<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(schema) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in schema {
+            match key.as_str() {
+                k if NOISE.contains(&k) => {}
+                "additionalProperties" if *value == Value::Bool(false) => {}
+                "properties" | "patternProperties" | "$defs" | "definitions" => {
+                    map.serialize_entry(key, &LeanNamed(value))?
+                }
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "contains"
+                | "propertyNames"
+                | "if"
+                | "then"
+                | "else" => map.serialize_entry(key, &Lean(value))?,
+                "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                    map.serialize_entry(key, &LeanEach(value))?
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+impl Serialize for LeanNamed<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(named) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(named.len()))?;
+        for (name, schema) in named {
+            map.serialize_entry(name, &Lean(schema))?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for LeanEach<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Array(each) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        serializer.collect_seq(each.iter().map(Lean))
     }
 }
 
@@ -497,6 +568,34 @@ mod tests {
         }
         assembler.finish(&mut |event| events.push(event));
         events
+    }
+
+    #[test]
+    fn a_tool_spec_is_sent_without_the_schemas_noise_and_keeps_a_property_named_title() {
+        // Issue 42: what every request pays for is what the model needs to call the tool.
+        let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object", "title": "Input", "additionalProperties": false,
+            "properties": {
+                "title": {"type": "string", "title": "Title", "examples": ["a"]},
+                "limit": {"type": "integer", "default": 10, "description": "Books a page"},
+                "tags": {"type": "array", "items": {"type": "string", "default": "x"}},
+                "when": {"anyOf": [{"type": "string", "title": "t"}, {"type": "null"}]},
+                "extra": {"type": "object", "additionalProperties": {"type": "string", "title": "v"}}
+            },
+            "required": ["title"]});
+        let sent = serde_json::to_value(SpecOnWire::new("p__t", "d", &schema)).unwrap();
+        assert_eq!(
+            sent["function"]["parameters"],
+            json!({"type": "object",
+                "properties": {
+                    "title": {"type": "string"},
+                    "limit": {"type": "integer", "description": "Books a page"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "when": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    "extra": {"type": "object", "additionalProperties": {"type": "string"}}
+                },
+                "required": ["title"]})
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::media::{self, CallImage, CallLink};
 use super::results::{CallCard, refusal_card, rows, signin_card, status_card};
 use super::texts::{refusal_words, title, tr};
 use super::{Action, Button, ButtonRole, LabelValue};
+use crate::agent::finding::FIND;
 use crate::engine::{Engine, EngineError};
 use crate::handler::model_copy;
 use crate::policy::Code;
@@ -345,7 +346,8 @@ fn push_row(
             if let Some(text) = row.content.as_ref().filter(|t| !t.is_empty()) {
                 items.push(ChatItem::text(ChatItemKind::Assistant, text.clone()));
             }
-            for call in &row.tool_calls {
+            // The find step gives the model tools; it is no call the student sees.
+            for call in row.tool_calls.iter().filter(|c| c.name != FIND) {
                 let tool = tool_id(&call.name).and_then(|id| engine.tool(&id));
                 let view = call_view(engine, live, lang, call, tool.as_deref());
                 if let Some(tool) = tool {
