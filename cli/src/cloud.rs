@@ -1,12 +1,13 @@
 //! `harness cloud`: this data directory's PKU harness Cloud account (DESIGN.md §12) — make one
 //! (printing the recovery code, once), join one by its recovery code or another device's pairing
-//! QR, see its status.
+//! QR, see its status, back the app up and restore it.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use clap::Subcommand;
 use harness_core::Engine;
+use harness_core::cloud::backup;
 
 #[derive(Subcommand)]
 pub enum CloudCommand {
@@ -32,6 +33,19 @@ pub enum CloudCommand {
     JoinPaired { payload: String },
     /// The server, the account, its devices and what it holds.
     Status,
+    /// Write this app's backup to the cloud (settings, rules, approved memories, jobs,
+    /// conversation titles; sealed; never a password, session or key), replacing the one there.
+    Backup {
+        /// Turn the backup on first (its words are printed), then write it.
+        #[arg(long, conflicts_with = "stop")]
+        allow: bool,
+        /// Turn the backup off; nothing is written.
+        #[arg(long)]
+        stop: bool,
+    },
+    /// Bring this account's backup to this data directory: a setting looser than the one in
+    /// effect is not made, but printed with the command that makes it.
+    Restore,
 }
 
 fn open(data_dir: &Path) -> Result<Engine, String> {
@@ -81,6 +95,52 @@ pub async fn run(data_dir: &Path, command: CloudCommand) -> Result<(), String> {
                 outln!("stored: {} of {} bytes", s.used_bytes, s.quota_bytes);
             }
         },
+        CloudCommand::Backup { stop: true, .. } => {
+            engine.set_cloud_backup(false).map_err(|e| e.to_string())?;
+            outln!(
+                "The app's backup is off; the one in the cloud stays until another replaces it."
+            );
+        }
+        CloudCommand::Backup { allow, .. } => {
+            if allow {
+                engine.set_cloud_backup(true).map_err(|e| e.to_string())?;
+                outln!("The app's backup is on:");
+                for line in backup::DISCLOSURE_EN {
+                    outln!("  {line}");
+                }
+            }
+            let written = engine.cloud_backup().await.map_err(|e| e.to_string())?;
+            outln!(
+                "Backed up: {} bytes in {} part(s), sealed with the account key.",
+                written.bytes,
+                written.parts
+            );
+        }
+        CloudCommand::Restore => restore(&engine).await?,
+    }
+    Ok(())
+}
+
+async fn restore(engine: &Engine) -> Result<(), String> {
+    let restored = engine.cloud_restore().await.map_err(|e| e.to_string())?;
+    outln!(
+        "Restored {} setting(s), {} memory(ies), {} job(s), {} conversation title(s).",
+        restored.applied.len(),
+        restored.memories,
+        restored.jobs,
+        restored.conversations
+    );
+    for key in &restored.applied {
+        outln!("  set {key}");
+    }
+    if !restored.pending.is_empty() {
+        outln!("Not made: each would loosen a permission here. Make one yourself with:");
+        for (key, value) in &restored.pending {
+            outln!("  harness settings set {key} '{value}'");
+        }
+    }
+    for (what, why) in &restored.refused {
+        outln!("Not restored: {what}: {why}");
     }
     Ok(())
 }

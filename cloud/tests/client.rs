@@ -11,10 +11,14 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use common::{Server, databases};
 use harness_cloud::server::Limits;
+use harness_core::cloud::Cloud;
+use harness_core::cloud::backup::{Backup, Restored};
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::plugins::script::{self, Limits as ScriptLimits};
 use harness_core::policy::{Actor, Answer};
+use harness_core::scheduler::Owner;
 use harness_core::secrets::MemorySecrets;
+use harness_core::settings::parse_change;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
@@ -317,4 +321,212 @@ async fn a_device_joins_by_the_pairing_qr_once() {
         );
         server.stop().await;
     }
+}
+
+/// A phone whose keystore the test holds too, to reach its cloud as another client would.
+fn phone_with(dir: &std::path::Path, secrets: Arc<MemorySecrets>) -> Engine {
+    let mut options = Options::new(Arc::new(Allow));
+    options.builtin_plugins = false;
+    options.secrets = secrets;
+    let engine = Engine::open(dir, options).unwrap();
+    let (plugin, handler) = script::load(NOTES, ScriptLimits::default()).unwrap();
+    engine.install(plugin, "bundled", handler).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+}
+
+fn set(engine: &Engine, key: &str, value: Value) {
+    engine
+        .change_setting(parse_change(key, &value).unwrap())
+        .unwrap();
+}
+
+// Issue 39.5, done-when: backup and restore bring settings, rules, approved memories and jobs
+// to a new data directory joined by the recovery code; a value looser than the one in effect
+// waits for the student (DESIGN §3 8e); no secret travels; the database holds no plaintext.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_app_back_without_secrets_or_loosening()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    for db in databases(dir.path()) {
+        let server = Server::start(&db, Limits::default()).await;
+        let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a, b) = (phone(a_dir.path()), phone(b_dir.path()));
+        let code = a.cloud_setup(&server.base).await.unwrap();
+
+        // The backup has its own switch, off until the student turns it on.
+        assert_eq!(
+            a.cloud_backup().await.unwrap_err().to_string(),
+            "the app's backup is off: turn on Settings → 云端 → 备份到云端 (harness cloud backup --allow)"
+        );
+        a.set_cloud_backup(true).unwrap();
+
+        set(&a, "language", json!("en"));
+        set(&a, "timeZone", json!("Europe/Berlin"));
+        set(&a, "money.perDayYuan", json!(50));
+        set(&a, "money.perPaymentYuan", json!(500));
+        set(&a, "agent.maxToolCalls", json!(80));
+        set(&a, "plugins.notes.modes.read", json!("ask"));
+        let rules = json!([{ "kind": "deny", "tool": "notes.drop" }]);
+        set(&a, "rules", rules.clone());
+        a.write_memory("我住在燕园 32 楼", None, None, false)
+            .unwrap();
+        a.write_memory("待批准的记忆", None, None, true).unwrap();
+        let rejected = a.write_memory("被拒绝的记忆", None, None, true).unwrap();
+        a.decide_memory(rejected.id, false).unwrap();
+        let job = json!({"name": "带伞提醒", "schedule": {"everyMinutes": 60}, "agent": {"prompt": "看看天气，下雨就提醒我带伞"}});
+        a.add_job(&job, Owner::User).unwrap();
+        let conversation = a.conversations().create().unwrap();
+        a.conversations()
+            .rename(&conversation, "期中复习计划")
+            .unwrap();
+        // Secrets on the first phone: the model's key and a campus password.
+        a.set_model_api_key(Some("sk-backup-secret-4242")).unwrap();
+        a.set_secret("campus.password", "pku-password-4242")
+            .unwrap();
+
+        let written = a.cloud_backup().await.unwrap();
+        assert_eq!(written.parts, 1);
+
+        b.cloud_join(&server.base, &code).await.unwrap();
+        let restored = b.cloud_restore().await.unwrap();
+        let keys = |list: &[&str]| list.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            restored,
+            Restored {
+                applied: keys(&[
+                    "language",
+                    "money.perDayYuan",
+                    "plugins.notes.modes.read",
+                    "rules",
+                    "timeZone"
+                ]),
+                // Raised limits let the agent go further: the student makes them, or not.
+                pending: vec![
+                    ("agent.maxToolCalls".into(), json!(80)),
+                    ("money.perPaymentYuan".into(), json!(500)),
+                ],
+                refused: vec![],
+                memories: 1,
+                jobs: 1,
+                conversations: 1,
+            }
+        );
+        let settings = b.settings();
+        assert_eq!(settings.language, harness_core::settings::Language::En);
+        assert_eq!(settings.time_zone, "Europe/Berlin");
+        assert_eq!(settings.money.per_day_yuan, 50);
+        assert_eq!(settings.money.per_payment_yuan, 100);
+        assert_eq!(settings.agent.max_tool_calls, 50);
+        assert_eq!(serde_json::to_value(b.rules()).unwrap(), rules);
+        assert_eq!(b.memories_in_effect().unwrap(), ["我住在燕园 32 楼"]);
+        assert_eq!(b.memories().unwrap().len(), 1);
+        let jobs = b.jobs();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].spec.name, "带伞提醒");
+        assert_eq!(jobs[0].owner, Owner::User);
+        let titles: Vec<_> = b
+            .conversations()
+            .list()
+            .unwrap()
+            .into_iter()
+            .map(|c| c.title)
+            .collect();
+        assert_eq!(titles, [Some("期中复习计划".to_owned())]);
+        // No secret came back.
+        assert!(!b.has_secret("model.apiKey").unwrap());
+        assert!(!b.has_secret("campus.password").unwrap());
+
+        // A second restore brings nothing twice, and still leaves the looser values pending.
+        let again = b.cloud_restore().await.unwrap();
+        assert_eq!(again.applied, Vec::<String>::new());
+        assert_eq!(again.pending.len(), 2);
+        assert_eq!((again.memories, again.jobs, again.conversations), (0, 0, 0));
+
+        // The backup as the account reads it holds no secret; the server holds no plaintext.
+        let b_cloud = Cloud::new(Arc::new(MemorySecrets::default()), None);
+        assert!(
+            b_cloud.read_backup().await.is_err(),
+            "a cloud not set up reads nothing"
+        );
+        let stored = database_text(&db).await;
+        for plain in [
+            "我住在燕园 32 楼",
+            "带伞提醒",
+            "期中复习计划",
+            "Europe/Berlin",
+            "notes.drop",
+            "maxToolCalls",
+            "@harness/backup",
+            "manifest",
+            "sk-backup-secret-4242",
+            "pku-password-4242",
+        ] {
+            assert!(
+                !stored.contains(plain),
+                "{db}: the database holds {plain:?}"
+            );
+        }
+        server.stop().await;
+    }
+}
+
+// DESIGN §3 8e and §6: a backup is read as the settings screen's changes are checked, so one
+// written with a secret or a secret-shaped value (by a device of the account, or a client of
+// its own) sets neither, and the refusal does not repeat the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crafted_backup_cannot_set_a_secret_or_a_secret_shaped_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
+    let server = Server::start(&db, Limits::default()).await;
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a_secrets = Arc::new(MemorySecrets::default());
+    let (a, b) = (
+        phone_with(a_dir.path(), a_secrets.clone()),
+        phone(b_dir.path()),
+    );
+    let code = a.cloud_setup(&server.base).await.unwrap();
+    // Another client of the same account, as a crafted app would be.
+    let crafted = Cloud::new(a_secrets, Some(a_dir.path().to_path_buf()));
+    crafted
+        .write_backup(&Backup {
+            settings: vec![
+                ("model.apiKey".into(), json!("sk-crafted-7777")),
+                (
+                    "model.endpoint".into(),
+                    json!("https://me:sk-crafted-7777@model.example/v1"),
+                ),
+                ("plugins.missing.modes.read".into(), json!("auto")),
+                ("campus.hosts".into(), json!(["evil.example"])),
+            ],
+            ..Backup::default()
+        })
+        .await
+        .unwrap();
+    b.cloud_join(&server.base, &code).await.unwrap();
+    let restored = b.cloud_restore().await.unwrap();
+    assert_eq!(restored.applied, Vec::<String>::new());
+    // A campus host added is one more place the session may go: the student's to add.
+    assert_eq!(
+        restored.pending,
+        [("campus.hosts".to_owned(), json!(["evil.example"]))]
+    );
+    let refused: Vec<&str> = restored.refused.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        refused,
+        [
+            "model.apiKey",
+            "model.endpoint",
+            "plugins.missing.modes.read"
+        ]
+    );
+    for (key, why) in &restored.refused {
+        assert!(!why.contains("sk-crafted-7777"), "{key}: {why}");
+    }
+    assert!(!b.has_secret("model.apiKey").unwrap());
+    assert_eq!(
+        b.settings().model.endpoint,
+        harness_core::settings::Settings::default().model.endpoint
+    );
+    server.stop().await;
 }

@@ -81,6 +81,9 @@ pub struct ConsentState {
     pub campus_session: bool,
     /// Plugins whose "Allow cloud" switch is on.
     pub cloud: BTreeSet<String>,
+    /// The app's own "Back up to the cloud" switch (issue 39.5): its settings, rules, approved
+    /// memories, jobs and conversation titles, sealed, in PKU harness Cloud.
+    pub cloud_backup: bool,
     pub notifications: PermissionState,
     pub exact_alarm: PermissionState,
     /// Other capabilities the shell reports the phone has (`nfc`, `camera`, …).

@@ -27,6 +27,7 @@ use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
 use crate::campus::Campus;
 use crate::clock::{Clock, SystemClock};
+use crate::cloud::backup::{self, Backup, Restored};
 use crate::cloud::{Cloud, CloudError, CloudStatus};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, SetupStep, TERMS_VERSION,
@@ -747,6 +748,166 @@ impl Engine {
     /// The account as the server counts it; none when this device has no cloud set up.
     pub async fn cloud_status(&self) -> Result<Option<CloudStatus>, CloudError> {
         self.core.host.cloud.status().await
+    }
+
+    /// The app's own "Back up to the cloud" switch (issue 39.5); the shell shows
+    /// [`backup::DISCLOSURE_ZH`] (or `_EN`) next to it.
+    pub fn set_cloud_backup(&self, allowed: bool) -> Result<(), EngineError> {
+        Ok(self.core.consent.change(|c| c.cloud_backup = allowed)?)
+    }
+
+    /// Writes the app's backup to the cloud, replacing the one there: the settings under their
+    /// keys, the approved memories, the jobs and the conversations' titles. Nothing secret is in
+    /// it: keys, sessions and passwords are in the keystore, which is never read for it.
+    pub async fn cloud_backup(&self) -> Result<backup::Written, CloudError> {
+        if !self.consent().cloud_backup {
+            return Err(CloudError::Invalid(
+                "the app's backup is off: turn on Settings → 云端 → 备份到云端 (harness cloud backup --allow)".into(),
+            ));
+        }
+        let conversations = self
+            .core
+            .conversations
+            .list()
+            .map_err(|e| CloudError::Invalid(e.to_string()))?;
+        let memories = self
+            .memories()
+            .map_err(|e| CloudError::Invalid(e.to_string()))?;
+        let backup = Backup {
+            settings: self.setting_values(),
+            memories: memories
+                .into_iter()
+                .filter(|m| m.state == MemoryState::Active)
+                .map(|m| m.text)
+                .collect(),
+            jobs: self
+                .jobs()
+                .into_iter()
+                .map(|job| json!({ "spec": job.spec, "owner": job.owner, "pausedReason": job.paused_reason }))
+                .collect(),
+            conversation_titles: conversations.into_iter().filter_map(|c| c.title).collect(),
+            ..Backup::default()
+        };
+        self.core.host.cloud.write_backup(&backup).await
+    }
+
+    /// Brings this account's backup to this device (one joined by the recovery code or a
+    /// pairing QR). Each setting goes through [`parse_change`](crate::settings::parse_change),
+    /// so a backup cannot set what the settings screen could not; one that would loosen a
+    /// permission (DESIGN.md §3 8e) is left pending for the student, never applied. Memories,
+    /// jobs and conversation titles this device already has are not added twice.
+    pub async fn cloud_restore(&self) -> Result<Restored, CloudError> {
+        let backup = self.core.host.cloud.read_backup().await?.ok_or_else(|| {
+            CloudError::Invalid(
+                "this account has no backup in the cloud: run harness cloud backup (Settings → 云端 → 备份到云端) on the device that has the data".into(),
+            )
+        })?;
+        self.restore(backup)
+            .map_err(|e| CloudError::Invalid(e.to_string()))
+    }
+
+    fn restore(&self, backup: Backup) -> Result<Restored, EngineError> {
+        let mut out = Restored::default();
+        let current = self.setting_values();
+        for (key, value) in backup.settings {
+            if current.iter().any(|(k, v)| *k == key && *v == value) {
+                continue;
+            }
+            let change = match crate::settings::parse_change(&key, &value) {
+                Ok(change) => change,
+                Err(e) => {
+                    out.refused.push((key, e.message));
+                    continue;
+                }
+            };
+            if self.loosens(&change) {
+                out.pending.push((key, value));
+                continue;
+            }
+            match self.change_setting(change) {
+                Ok(()) => out.applied.push(key),
+                Err(e) => out.refused.push((key, e.to_string())),
+            }
+        }
+        let known: Vec<String> = self.memories()?.into_iter().map(|m| m.text).collect();
+        for text in backup.memories {
+            if !known.contains(&text) {
+                self.write_memory(&text, None, None, false)?;
+                out.memories += 1;
+            }
+        }
+        out.jobs = self.restore_jobs(backup.jobs, &mut out.refused);
+        let titles: Vec<String> = self
+            .core
+            .conversations
+            .list()?
+            .into_iter()
+            .filter_map(|c| c.title)
+            .collect();
+        for title in backup.conversation_titles.iter().rev() {
+            if !titles.contains(title) {
+                let id = self.core.conversations.create()?;
+                self.core.conversations.rename(&id, title)?;
+                out.conversations += 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds the backup's jobs this device lacks, as the scheduler checks any job; returns how
+    /// many. An agent's job comes back without its conversation, which is the other device's.
+    fn restore_jobs(&self, jobs: Vec<Value>, refused: &mut Vec<(String, String)>) -> usize {
+        let have: Vec<(Value, Owner)> = self
+            .jobs()
+            .into_iter()
+            .map(|j| (json!(j.spec), j.owner))
+            .collect();
+        let mut added = 0;
+        for job in jobs {
+            let name = format!("job \"{}\"", job["spec"]["name"].as_str().unwrap_or("?"));
+            let owner = match serde_json::from_value(job["owner"].clone()) {
+                Ok(Owner::Plugin { plugin, .. }) if !self.core.plugins.contains(&plugin) => {
+                    refused.push((
+                        name,
+                        format!("its plugin \"{plugin}\" is not installed here"),
+                    ));
+                    continue;
+                }
+                Ok(Owner::Plugin { plugin, .. }) => Owner::Plugin {
+                    plugin,
+                    conversation: None,
+                },
+                Ok(Owner::User) => Owner::User,
+                Err(e) => {
+                    refused.push((name, format!("owner: {e}")));
+                    continue;
+                }
+            };
+            let same_owner = |o: &Owner| match (o, &owner) {
+                (Owner::User, Owner::User) => true,
+                (Owner::Plugin { plugin: a, .. }, Owner::Plugin { plugin: b, .. }) => a == b,
+                _ => false,
+            };
+            if have
+                .iter()
+                .any(|(spec, o)| *spec == job["spec"] && same_owner(o))
+            {
+                continue;
+            }
+            let paused = job["pausedReason"].as_str();
+            match self.add_job(&job["spec"], owner.clone()) {
+                Ok(restored) => {
+                    added += 1;
+                    if let Some(reason) = paused
+                        && let Err(e) = self.pause_job(restored.id, reason)
+                    {
+                        refused.push((name, format!("added, but not paused as it was: {e}")));
+                    }
+                }
+                Err(e) => refused.push((name, e.to_string())),
+            }
+        }
+        added
     }
 
     /// The plugin's "Allow cloud" switch.

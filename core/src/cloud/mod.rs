@@ -4,6 +4,7 @@
 //! keystore only; the server address and the account's id, which are not secrets, are in
 //! `<data dir>/cloud.json`. The server sees signed requests, HMACs of names and sealed values.
 
+pub mod backup;
 pub mod seal;
 
 use std::path::PathBuf;

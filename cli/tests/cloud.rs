@@ -1,0 +1,88 @@
+//! `harness cloud` end to end (issue 39.6): one data directory sets up an account on the cloud's
+//! server (on 127.0.0.1 over SQLite) and backs the app up; another joins by the printed recovery
+//! code and restores it.
+
+mod common;
+
+use std::process::Output;
+
+use harness_cloud::server::{self, App, Limits};
+use harness_cloud::storage;
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `harness ARGS --data-dir DIR` on a blocking thread, so the server on the test's runtime
+/// keeps answering.
+async fn harness(args: &[&str], dir: &std::path::Path) -> Output {
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    all.extend(["--data-dir".to_owned(), dir.display().to_string()]);
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = all.iter().map(String::as_str).collect();
+        common::run_with_input(&args, &[], "")
+    })
+    .await
+    .unwrap()
+}
+
+// Issue 39.5 and .6: setup → backup → join → restore through the binary; a looser value is
+// printed with the command that makes it, never made (DESIGN §3 8e).
+#[tokio::test(flavor = "multi_thread")]
+async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
+    let app = App::new(storage::open(&db).await.unwrap(), Limits::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(server::serve(listener, app, async {
+        let _ = stopped.await;
+    }));
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+
+    let setup = stdout(&harness(&["cloud", "setup", "--server", &base], &a).await);
+    let lines: Vec<&str> = setup.lines().collect();
+    assert_eq!(lines[0], format!("This device's account is on {base}."));
+    let code = lines[2].to_owned();
+    assert_eq!(code.split('-').count(), 14, "{setup}");
+
+    stdout(&harness(&["settings", "set", "language", "en"], &a).await);
+    stdout(&harness(&["settings", "set", "agent.maxToolCalls", "80"], &a).await);
+    let refused = harness(&["cloud", "backup"], &a).await;
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        "harness: the app's backup is off: turn on Settings → 云端 → 备份到云端 (harness cloud backup --allow)"
+    );
+    let backup = stdout(&harness(&["cloud", "backup", "--allow"], &a).await);
+    assert!(
+        backup.starts_with(
+            "The app's backup is on:\n  Settings, rules, approved memories, jobs and conversation titles, encrypted, in PKU harness Cloud\n  Never passwords, sign-in sessions or the model's API key\n  The cloud cannot read them; only a device with the recovery code can\nBacked up: "
+        ),
+        "{backup}"
+    );
+    assert!(backup.ends_with(" bytes in 1 part(s), sealed with the account key.\n"));
+
+    let joined = stdout(&harness(&["cloud", "join", "--server", &base, "--code", &code], &b).await);
+    assert_eq!(
+        joined,
+        format!("This device joined the account on {base}.\n")
+    );
+    let restored = stdout(&harness(&["cloud", "restore"], &b).await);
+    assert_eq!(
+        restored,
+        "Restored 1 setting(s), 0 memory(ies), 0 job(s), 0 conversation title(s).\n  set language\nNot made: each would loosen a permission here. Make one yourself with:\n  harness settings set agent.maxToolCalls '80'\n"
+    );
+    let settings = stdout(&harness(&["settings"], &b).await);
+    assert!(settings.contains("\nlanguage = \"en\"\n"), "{settings}");
+    assert!(settings.contains("\nagent.maxToolCalls = 50\n"), "{settings}");
+
+    stop.send(()).unwrap();
+    served.await.unwrap().unwrap();
+}
