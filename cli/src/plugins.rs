@@ -2,14 +2,14 @@
 //! outside, and a user's tap from the terminal.
 
 use std::io::{BufRead, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Subcommand;
 use harness_core::Engine;
 use harness_core::invoke::{Call, Outcome};
 use harness_core::plugins::link::{Preview, Update};
-use harness_core::plugins::oauth::IssuedClient;
+use harness_core::plugins::oauth::{Credentials, EnterpriseSignIn, IssuedClient};
 use harness_core::policy::Actor;
 
 use crate::tools::NoPrompts;
@@ -55,6 +55,19 @@ pub enum McpCommand {
         /// and kept in the keyring with the sign-in.
         #[arg(long)]
         client_id: Option<String>,
+        /// A file with that client's private key (PKCS#8 PEM), for an authorization server that
+        /// takes signed client assertions (private_key_jwt); the key is kept in the keyring with
+        /// the sign-in, so the file may go afterwards.
+        #[arg(long, value_name = "PATH")]
+        client_key_file: Option<PathBuf>,
+        /// Cross-app access: the issuer of your enterprise identity provider, whose ID token
+        /// (read from $HARNESS_OAUTH_ID_TOKEN) the app exchanges there for the server's sign-in
+        /// with no page to show; needs --idp-client-id and --client-id.
+        #[arg(long, value_name = "URL")]
+        idp_issuer: Option<String>,
+        /// The app's client id at that identity provider.
+        #[arg(long)]
+        idp_client_id: Option<String>,
     },
     /// Connect to an MCP server and list its tools, installing nothing.
     Tools { url: String },
@@ -215,6 +228,63 @@ fn issued_client(client_id: Option<String>) -> Result<Option<IssuedClient>, Stri
     }
 }
 
+/// What else signs in beside the client: the private key in `--client-key-file`, and the
+/// enterprise sign-in `--idp-issuer` and `--idp-client-id` name with the ID token in
+/// $HARNESS_OAUTH_ID_TOKEN (never a flag, which others see in the process list).
+fn credentials(
+    client_id: Option<&str>,
+    client_key_file: Option<PathBuf>,
+    idp_issuer: Option<String>,
+    idp_client_id: Option<String>,
+) -> Result<Credentials, String> {
+    let given = client_key_file.is_some() || idp_issuer.is_some();
+    if given && client_id.is_none() {
+        return Err(
+            "--client-key-file and --idp-issuer sign in as a client the server's \
+                    authorization server issued: give its --client-id too"
+                .into(),
+        );
+    }
+    let private_key = match client_key_file {
+        Some(path) => Some(std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "--client-key-file: {} could not be read ({e})",
+                path.display()
+            )
+        })?),
+        None => None,
+    };
+    let id_token = std::env::var("HARNESS_OAUTH_ID_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    let enterprise = match (idp_issuer, idp_client_id, id_token) {
+        (None, None, None) => None,
+        (Some(issuer), Some(client_id), Some(id_token)) => Some(EnterpriseSignIn {
+            issuer,
+            client_id,
+            id_token,
+        }),
+        (Some(_), Some(_), None) => {
+            return Err(
+                "--idp-issuer: the ID token your identity provider issued is read \
+                        from $HARNESS_OAUTH_ID_TOKEN, which is not set"
+                    .into(),
+            );
+        }
+        _ => {
+            return Err(
+                "cross-app access needs --idp-issuer, --idp-client-id and the ID \
+                        token in $HARNESS_OAUTH_ID_TOKEN together"
+                    .into(),
+            );
+        }
+    };
+    Ok(Credentials {
+        private_key,
+        enterprise,
+    })
+}
+
 pub async fn mcp(data_dir: &Path, command: McpCommand) -> Result<(), String> {
     let engine = open(data_dir, false)?;
     let done = mcp_command(&engine, command).await;
@@ -229,14 +299,29 @@ async fn mcp_command(engine: &Engine, command: McpCommand) -> Result<(), String>
             url,
             name,
             client_id,
+            client_key_file,
+            idp_issuer,
+            idp_client_id,
         } => {
             let id = match std::env::var("HARNESS_MCP_TOKEN").ok() {
                 Some(token) => engine.add_remote(&url, &name, Some(&token)).await,
                 None => {
+                    let credentials = credentials(
+                        client_id.as_deref(),
+                        client_key_file,
+                        idp_issuer,
+                        idp_client_id,
+                    )?;
                     let client = issued_client(client_id)?;
                     let browser = crate::browser::DesktopBrowser::listen().await?;
                     engine
-                        .add_remote_signing_in(&url, &name, &browser, client.as_ref())
+                        .add_remote_signing_in_with(
+                            &url,
+                            &name,
+                            &browser,
+                            client.as_ref(),
+                            &credentials,
+                        )
                         .await
                 }
             }

@@ -427,7 +427,11 @@ impl Engine {
         token: Option<&str>,
         client: Option<&crate::plugins::oauth::IssuedClient>,
     ) -> Result<String, EngineError> {
-        self.core.remotes.add(url, name, token, None, client).await
+        let credentials = crate::plugins::oauth::Credentials::default();
+        self.core
+            .remotes
+            .add(url, name, token, None, client, &credentials)
+            .await
     }
 
     /// [`Engine::add_remote`] for a server that may ask the student to sign in (OAuth 2.1, the
@@ -444,9 +448,27 @@ impl Engine {
         browser: &dyn crate::plugins::oauth::Browser,
         client: Option<&crate::plugins::oauth::IssuedClient>,
     ) -> Result<String, EngineError> {
+        let credentials = crate::plugins::oauth::Credentials::default();
+        self.add_remote_signing_in_with(url, name, browser, client, &credentials)
+            .await
+    }
+
+    /// [`Engine::add_remote_signing_in`] with `credentials` beside the issued `client`: its
+    /// private key (`private_key_jwt`) and an enterprise sign-in (cross-app access). With an
+    /// enterprise sign-in, or at an authorization server that issues tokens only to clients
+    /// themselves (the client credentials grant), the app signs in as the client with no page
+    /// to show, and signs in so again, unattended, whenever the token expires or is refused.
+    pub async fn add_remote_signing_in_with(
+        &self,
+        url: &str,
+        name: &str,
+        browser: &dyn crate::plugins::oauth::Browser,
+        client: Option<&crate::plugins::oauth::IssuedClient>,
+        credentials: &crate::plugins::oauth::Credentials,
+    ) -> Result<String, EngineError> {
         self.core
             .remotes
-            .add(url, name, None, Some(browser), client)
+            .add(url, name, None, Some(browser), client, credentials)
             .await
     }
 

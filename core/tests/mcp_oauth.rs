@@ -13,7 +13,9 @@ use async_trait::async_trait;
 use common::Denies;
 use common::mcp_server::{McpServer, OAuthConfig, secret_of, tool};
 use harness_core::invoke::{Call, Outcome};
-use harness_core::plugins::oauth::{Browser, IssuedClient, SignInPage, credentials_key};
+use harness_core::plugins::oauth::{
+    Browser, Credentials, EnterpriseSignIn, IssuedClient, SignInPage, credentials_key,
+};
 use harness_core::plugins::remote::token_key;
 use harness_core::policy::Actor;
 use harness_core::secrets::{MemorySecrets, SecretStore};
@@ -916,4 +918,198 @@ async fn an_access_token_refused_at_the_first_connect_of_a_new_engine_is_refresh
     server.revoke_access_tokens();
     let second = engine(dir.path(), secrets);
     assert_eq!(text(&echo(&second, "mcp-notes", "two").await), "echo: two");
+}
+
+/// The grant of each token request, with how its client proved itself: `basic` (HTTP Basic),
+/// `secret` (in the form), `assertion` (a signed JWT), or `none`.
+fn grants_sent(server: &McpServer) -> Vec<(String, &'static str)> {
+    server
+        .token_requests()
+        .iter()
+        .map(|form| {
+            let proof = if field(form, "client_assertion").is_some() {
+                "assertion"
+            } else if field(form, "client_secret").is_some() {
+                "secret"
+            } else {
+                "basic-or-none"
+            };
+            (
+                field(form, "grant_type").unwrap_or_default().to_owned(),
+                proof,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_client_the_authorization_server_issues_tokens_to_signs_in_by_itself_with_http_basic_and_again_when_refused()
+ {
+    // SEP-1046 / OAuth 2.1 §4.2: an authorization server that lists only the client
+    // credentials grant signs in the issued client itself, with no page for a person; its
+    // secret by HTTP Basic, the only method listed. No refresh token comes: a refused token is
+    // answered by the grant again.
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-machine"],
+        client_auth: Some("client_secret_basic"),
+        grants: vec!["client_credentials"],
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let (_dir, secrets, engine) = fresh();
+    let person = Person::default();
+    let secret = secret_of("pku-harness-machine");
+    let client = IssuedClient::confidential("pku-harness-machine", &secret);
+    engine
+        .add_remote_signing_in(&server.url(), "machine", &person, Some(&client))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&echo(&engine, "mcp-machine", "one").await),
+        "echo: one"
+    );
+    server.revoke_access_tokens();
+    assert_eq!(
+        text(&echo(&engine, "mcp-machine", "two").await),
+        "echo: two"
+    );
+
+    let cc = "client_credentials".to_owned();
+    assert_eq!(
+        grants_sent(&server),
+        [(cc.clone(), "basic-or-none"), (cc, "basic-or-none")]
+    );
+    let resource = server.url();
+    for form in server.token_requests() {
+        assert_eq!(field(&form, "resource"), Some(resource.as_str()));
+        assert_eq!(field(&form, "scope"), Some("tools:read"));
+    }
+    assert!(person.pages().is_empty(), "no page is shown");
+    assert!(server.authorizations().is_empty());
+    let kept = secrets.get(&credentials_key("machine")).unwrap().unwrap();
+    assert!(kept.contains(&secret));
+}
+
+/// A P-256 key in PKCS#8 PEM, as an authorization server's console hands one out, and its
+/// public key.
+fn p256_key() -> (String, Vec<u8>) {
+    use base64::Engine;
+    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let pair =
+        EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng).unwrap();
+    let body = base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref());
+    let lines: Vec<&str> = body
+        .as_bytes()
+        .chunks(64)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        lines.join("\n")
+    );
+    (pem, pair.public_key().as_ref().to_vec())
+}
+
+#[tokio::test]
+async fn a_client_with_a_private_key_signs_in_by_itself_with_a_signed_assertion_and_again_when_refused()
+ {
+    // RFC 7523 §2.2 (private_key_jwt): the client proves itself by an ES256 JWT of its own
+    // (iss and sub the client, aud the authorization server), no secret in the form; the key is
+    // kept with the sign-in so a refused token is answered by the grant again.
+    let (pem, public) = p256_key();
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-signed"],
+        client_auth: Some("private_key_jwt"),
+        grants: vec!["client_credentials"],
+        client_key: Some(public),
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let (_dir, secrets, engine) = fresh();
+    let person = Person::default();
+    let client = IssuedClient::public("pku-harness-signed");
+    let credentials = Credentials {
+        private_key: Some(pem.clone()),
+        ..Credentials::default()
+    };
+    engine
+        .add_remote_signing_in_with(
+            &server.url(),
+            "signed",
+            &person,
+            Some(&client),
+            &credentials,
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-signed", "one").await), "echo: one");
+    server.revoke_access_tokens();
+    assert_eq!(text(&echo(&engine, "mcp-signed", "two").await), "echo: two");
+
+    let cc = "client_credentials".to_owned();
+    assert_eq!(
+        grants_sent(&server),
+        [(cc.clone(), "assertion"), (cc, "assertion")]
+    );
+    assert!(person.pages().is_empty());
+    let kept = secrets.get(&credentials_key("signed")).unwrap().unwrap();
+    assert!(kept.contains("BEGIN PRIVATE KEY"));
+}
+
+#[tokio::test]
+async fn an_enterprise_sign_in_is_exchanged_for_an_id_jag_and_that_for_the_servers_token_again_when_refused()
+ {
+    // SEP-990 cross-app access: the identity provider's ID token exchanged there (RFC 8693)
+    // for an ID-JAG meant for the server's authorization server and this resource, which the
+    // issued client presents there as a JWT bearer grant (RFC 7523 §2.1), its secret by HTTP
+    // Basic. A refused token is answered by both steps again with the kept ID token.
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-xaa"],
+        client_auth: Some("client_secret_basic"),
+        grants: vec!["urn:ietf:params:oauth:grant-type:jwt-bearer"],
+        id_token: Some("id-token-of-the-student"),
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true)], config).await;
+    let (_dir, secrets, engine) = fresh();
+    let person = Person::default();
+    let client = IssuedClient::confidential("pku-harness-xaa", secret_of("pku-harness-xaa"));
+    let base = server.url().trim_end_matches("/mcp").to_owned();
+    let credentials = Credentials {
+        enterprise: Some(EnterpriseSignIn {
+            issuer: format!("{base}/idp"),
+            client_id: "pku-harness-at-idp".into(),
+            id_token: "id-token-of-the-student".into(),
+        }),
+        ..Credentials::default()
+    };
+    engine
+        .add_remote_signing_in_with(&server.url(), "xaa", &person, Some(&client), &credentials)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-xaa", "one").await), "echo: one");
+    server.revoke_access_tokens();
+    assert_eq!(text(&echo(&engine, "mcp-xaa", "two").await), "echo: two");
+
+    let exchanges = server.identity_provider_requests();
+    assert_eq!(exchanges.len(), 2);
+    assert_eq!(field(&exchanges[0], "audience"), Some(base.as_str()));
+    assert_eq!(
+        field(&exchanges[0], "resource"),
+        Some(server.url().as_str())
+    );
+    assert_eq!(
+        field(&exchanges[0], "client_id"),
+        Some("pku-harness-at-idp")
+    );
+    let bearer = "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned();
+    assert_eq!(
+        grants_sent(&server),
+        [(bearer.clone(), "basic-or-none"), (bearer, "basic-or-none")]
+    );
+    assert!(person.pages().is_empty());
+    let kept = secrets.get(&credentials_key("xaa")).unwrap().unwrap();
+    assert!(kept.contains("id-token-of-the-student"));
 }

@@ -37,6 +37,18 @@ if [ -n "$client_id" ]; then
     HARNESS_OAUTH_CLIENT_SECRET=$(context client_secret)
     export HARNESS_OAUTH_CLIENT_SECRET
 fi
+# A private key (private_key_jwt) is handed over as a file, as an authorization server's
+# console gives one.
+if [ -n "$(context private_key_pem)" ]; then
+    context private_key_pem >"$data/client-key.pem"
+    add+=(--client-key-file "$data/client-key.pem")
+fi
+# Cross-app access: the enterprise identity provider and the ID token it issued.
+if [ -n "$(context idp_issuer)" ]; then
+    add+=(--idp-issuer "$(context idp_issuer)" --idp-client-id "$(context idp_client_id)")
+    HARNESS_OAUTH_ID_TOKEN=$(context idp_id_token)
+    export HARNESS_OAUTH_ID_TOKEN
+fi
 harness "${add[@]}"
 first=$(tools | head -1)
 asked=$(asked_calls)

@@ -5,6 +5,7 @@ pub mod bounded;
 pub mod builtin;
 pub mod document;
 pub mod elicitation;
+pub(crate) mod grants;
 pub mod interpreter;
 pub mod link;
 pub mod oauth;

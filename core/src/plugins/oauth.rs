@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::bounded;
+use super::grants::{self, ClientKey, Proof};
 use super::remote::{Servers, check_url};
 use crate::registry::PluginKind;
 use crate::secrets::SecretStore;
@@ -123,6 +124,60 @@ impl std::fmt::Debug for IssuedClient {
     }
 }
 
+/// What else the app signs in with, beside a client issued beforehand, where no person signs in
+/// at a browser ([`grants`]): the client's private key, for `private_key_jwt`, and an
+/// enterprise sign-in, for cross-app access. Kept in the keystore with the sign-in, so that it
+/// is renewed unattended; never in a log, an error or the model.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    /// The issued client's private key, PKCS#8 PEM.
+    pub private_key: Option<String>,
+    /// The enterprise sign-in whose ID token cross-app access exchanges.
+    pub enterprise: Option<EnterpriseSignIn>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("private_key", &self.private_key.as_ref().map(|_| "[kept]"))
+            .field("enterprise", &self.enterprise)
+            .finish()
+    }
+}
+
+/// The student's sign-in at their enterprise identity provider (cross-app access, SEP-990):
+/// its issuer, the app's client id there, and the ID token it issued.
+#[derive(Clone)]
+pub struct EnterpriseSignIn {
+    pub issuer: String,
+    pub client_id: String,
+    pub id_token: String,
+}
+
+impl std::fmt::Debug for EnterpriseSignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseSignIn")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("id_token", &"[kept]")
+            .finish()
+    }
+}
+
+/// How a sign-in no person made is made again when its token expires or is refused: the
+/// client credentials grant, or cross-app access with the kept ID token.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(tag = "grant", rename_all = "snake_case")]
+enum Renewal {
+    ClientCredentials,
+    CrossApp {
+        idp_issuer: String,
+        idp_token_endpoint: String,
+        idp_client_id: String,
+        id_token: String,
+    },
+}
+
 /// What the keystore holds for a server signed in to: the authorization server's metadata (so
 /// a refresh after a restart goes to the same token endpoint without discovering again),
 /// rmcp's credentials (the client id and the token response) and the client's secret, for a
@@ -133,6 +188,12 @@ struct Kept {
     credentials: Option<StoredCredentials>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     client_secret: Option<String>,
+    /// The client's private key, for a client that signs its assertions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_key: Option<String>,
+    /// How a sign-in no person made is made again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    renew: Option<Renewal>,
 }
 
 impl Kept {
@@ -175,10 +236,14 @@ impl CredentialStore for KeystoreCredentials {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        // What rmcp does not know of stays as the sign-in kept it.
+        let was = self.read().ok().flatten();
         let kept = Kept {
             metadata: self.metadata.clone(),
             credentials: Some(credentials),
             client_secret: self.client_secret.clone(),
+            client_key: was.as_ref().and_then(|w| w.client_key.clone()),
+            renew: was.and_then(|w| w.renew),
         };
         let text = serde_json::to_string(&kept)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
@@ -243,6 +308,16 @@ impl GuardedHttp {
     }
 }
 
+#[async_trait]
+impl grants::Http for GuardedHttp {
+    async fn exchange(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, String> {
+        self.send(request).await.map_err(|e| e.to_string())
+    }
+}
+
 impl OAuthHttpClient for GuardedHttp {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
         Box::pin(self.send(request.request))
@@ -264,12 +339,50 @@ pub async fn sign_in(
     browser: &dyn Browser,
     client: Option<&IssuedClient>,
 ) -> Result<(), String> {
+    let credentials = Credentials::default();
+    sign_in_with(
+        url,
+        challenge,
+        servers,
+        secrets,
+        key,
+        browser,
+        client,
+        &credentials,
+    )
+    .await
+}
+
+/// [`sign_in`] with `credentials` beside the issued client: with an enterprise sign-in, or at
+/// an authorization server that issues tokens only to clients themselves, the app signs in as
+/// the client with no page to show ([`grants`]).
+#[allow(clippy::too_many_arguments)]
+pub async fn sign_in_with(
+    url: &str,
+    challenge: Option<&str>,
+    servers: Servers,
+    secrets: Arc<dyn SecretStore>,
+    key: &str,
+    browser: &dyn Browser,
+    client: Option<&IssuedClient>,
+    credentials: &Credentials,
+) -> Result<(), String> {
     let client = client.map(|client| Registered {
         client: client.clone(),
         at: None,
         scopes: Vec::new(),
     });
-    authorize(url, challenge, servers, secrets, key, browser, client).await
+    authorize(
+        url,
+        challenge,
+        servers,
+        secrets,
+        key,
+        browser,
+        client,
+        credentials,
+    )
+    .await
 }
 
 /// The client to sign in as, without registering: `at` the authorization server it was
@@ -337,6 +450,7 @@ pub(crate) async fn step_up(
         key,
         browser,
         Some(again),
+        &Credentials::default(),
     )
     .await
 }
@@ -345,7 +459,10 @@ pub(crate) async fn step_up(
 /// registered at the first sign-in) with the scopes to ask for (none: chosen as below); without
 /// one the client registers and the scopes are the challenge's, else the resource's. A client
 /// registered at another authorization server than the one the server names now (it moved,
-/// SEP-2352) is never used there: the app registers at the new one.
+/// SEP-2352) is never used there: the app registers at the new one. With an enterprise sign-in
+/// in `credentials`, or at an authorization server that issues tokens only to clients, the
+/// issued client signs in by itself ([`unattended`]).
+#[allow(clippy::too_many_arguments)]
 async fn authorize(
     url: &str,
     challenge: Option<&str>,
@@ -354,11 +471,12 @@ async fn authorize(
     key: &str,
     browser: &dyn Browser,
     client: Option<Registered>,
+    credentials: &Credentials,
 ) -> Result<(), String> {
     let (server, _) = check_url(url, servers)?;
     let failed = |e: AuthError| words(&server, e);
     let http = Arc::new(GuardedHttp::new(servers)?);
-    let mut manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http.clone())
         .await
         .map_err(failed)?;
     let resolution = manager
@@ -366,6 +484,49 @@ async fn authorize(
         .await
         .map_err(failed)?;
     let metadata = resolution.metadata;
+    if credentials.enterprise.is_some() || grants::issues_to_clients(&metadata) {
+        let Some(Registered { client, .. }) = client else {
+            return Err(format!(
+                "the authorization server of {server} signs in only clients it issued \
+                 beforehand; add the server with the client id it issued for the app"
+            ));
+        };
+        manager.set_metadata(metadata.clone());
+        let scopes = manager.select_initial_scopes(&[]).await;
+        let renew = match &credentials.enterprise {
+            None => Renewal::ClientCredentials,
+            Some(enterprise) => Renewal::CrossApp {
+                idp_token_endpoint: grants::identity_provider(http.as_ref(), &enterprise.issuer)
+                    .await?,
+                idp_issuer: enterprise.issuer.clone(),
+                idp_client_id: enterprise.client_id.clone(),
+                id_token: enterprise.id_token.clone(),
+            },
+        };
+        let kept = Kept {
+            metadata,
+            credentials: None,
+            client_secret: client.secret.clone(),
+            client_key: credentials.private_key.clone(),
+            renew: Some(renew),
+        };
+        return unattended(
+            &server,
+            http.as_ref(),
+            kept,
+            &client.id,
+            &scopes,
+            &secrets,
+            key,
+        )
+        .await;
+    }
+    if credentials.private_key.is_some() {
+        return Err(format!(
+            "the authorization server of {server} signs people in at its page, where the \
+             client's private key is not used; add the server without it"
+        ));
+    }
     // The MCP authorization specification: a client must refuse an authorization server whose
     // metadata does not list S256 among its PKCE methods (rmcp lets an absent list pass). A
     // server that publishes no metadata at all gets the 2025-03-26 revision's default
@@ -462,6 +623,81 @@ async fn authorize(
     // The exchange saves the tokens last: a failure here has written nothing.
     session.handle_callback_url(&back).await.map_err(failed)?;
     Ok(())
+}
+
+/// Signs in as client `client` with no person at a browser, as `kept.renew` says ([`grants`]),
+/// for `scopes`, and keeps the tokens with `kept` under `key`; nothing is kept when it fails.
+async fn unattended(
+    server: &Url,
+    http: &dyn grants::Http,
+    mut kept: Kept,
+    client: &str,
+    scopes: &[String],
+    secrets: &Arc<dyn SecretStore>,
+    key: &str,
+) -> Result<(), String> {
+    let private_key = kept
+        .client_key
+        .as_deref()
+        .map(ClientKey::parse)
+        .transpose()?;
+    let proof = match (&private_key, &kept.client_secret) {
+        (Some(private_key), _) => Proof::Key(private_key),
+        (None, Some(secret)) => Proof::Secret(secret),
+        (None, None) => {
+            return Err(format!(
+                "the authorization server of {server} signs in a client by itself only with \
+                 the client's secret or private key; give one of them with the client id"
+            ));
+        }
+    };
+    let proving = grants::Client { id: client, proof };
+    let resource = server.as_str();
+    let response = match kept.renew.as_ref() {
+        Some(Renewal::CrossApp {
+            idp_issuer,
+            idp_token_endpoint,
+            idp_client_id,
+            id_token,
+        }) => {
+            let enterprise = grants::Enterprise {
+                issuer: idp_issuer,
+                token_endpoint: idp_token_endpoint,
+                client_id: idp_client_id,
+                id_token,
+            };
+            grants::cross_app(
+                http,
+                &kept.metadata,
+                &proving,
+                &enterprise,
+                resource,
+                scopes,
+            )
+            .await?
+        }
+        _ => grants::client_credentials(http, &kept.metadata, &proving, resource, scopes).await?,
+    };
+    let granted: Vec<String> = match response["scope"].as_str() {
+        Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
+        None => scopes.to_vec(),
+    };
+    let received = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let credentials = serde_json::from_value(serde_json::json!({
+        "client_id": client,
+        "token_response": response,
+        "granted_scopes": granted,
+        "token_received_at": received,
+        "issuer": kept.metadata.issuer,
+    }))
+    .map_err(|_| format!("the authorization server of {server} answered with no usable token"))?;
+    kept.credentials = Some(credentials);
+    let text = serde_json::to_string(&kept).map_err(|e| e.to_string())?;
+    secrets
+        .set(key, &text)
+        .map_err(|e| format!("the sign-in to {server} could not be kept in the keystore: {e}"))
 }
 
 /// Registers the app with the authorization server whose metadata `manager` holds (RFC 7591),
@@ -576,12 +812,63 @@ impl Access {
 
     /// The access token to send, refreshed first when it has expired.
     pub(crate) async fn token(&self) -> Result<String, String> {
-        let slot = self.held().await?;
+        let mut slot = self.held().await?;
         let manager = slot.as_ref().expect("held() fills it");
-        manager.get_access_token().await.map_err(|e| match e {
-            AuthError::AuthorizationRequired => self.ended(),
-            e => words(&self.url, e),
-        })
+        match manager.get_access_token().await {
+            Ok(token) => Ok(token),
+            // A sign-in no person made has no refresh token: it is made again.
+            Err(AuthError::AuthorizationRequired) if self.renewable()? => {
+                self.renew(&mut slot).await?;
+                let manager = slot.as_ref().expect("renew() fills it");
+                manager
+                    .get_access_token()
+                    .await
+                    .map_err(|e| words(&self.url, e))
+            }
+            Err(AuthError::AuthorizationRequired) => Err(self.ended()),
+            Err(e) => Err(words(&self.url, e)),
+        }
+    }
+
+    /// Whether the kept sign-in is one no person made, which is made again rather than
+    /// refreshed.
+    fn renewable(&self) -> Result<bool, String> {
+        let kept = self
+            .store(AuthorizationMetadata::default(), None)
+            .read()
+            .map_err(|e| words(&self.url, e))?;
+        Ok(kept.is_some_and(|kept| kept.renew.is_some()))
+    }
+
+    /// Makes the kept sign-in no person made again (the client credentials grant, or cross-app
+    /// access with the kept ID token), and a manager on it in `slot`. A refusal ends it: an
+    /// ID token expired, a secret or key withdrawn.
+    async fn renew(&self, slot: &mut Option<AuthorizationManager>) -> Result<(), String> {
+        let kept = self
+            .store(AuthorizationMetadata::default(), None)
+            .read()
+            .map_err(|e| words(&self.url, e))?
+            .ok_or_else(|| self.ended())?;
+        let client = kept.client().ok_or_else(|| self.ended())?;
+        let scopes = kept
+            .credentials
+            .as_ref()
+            .map(|c| c.granted_scopes.clone())
+            .unwrap_or_default();
+        let http = GuardedHttp::new(self.servers)?;
+        unattended(
+            &self.url,
+            &http,
+            kept,
+            &client.id,
+            &scopes,
+            &self.secrets,
+            &self.key,
+        )
+        .await
+        .map_err(|why| format!("{}: {why}", self.ended()))?;
+        *slot = Some(self.manager().await?);
+        Ok(())
     }
 
     /// A new access token, whether or not the one held has expired: the server refused it with
@@ -592,7 +879,10 @@ impl Access {
         if let Some(moved) = self.moved(challenge).await? {
             return Err(moved);
         }
-        let slot = self.held().await?;
+        let mut slot = self.held().await?;
+        if self.renewable()? {
+            return self.renew(&mut slot).await;
+        }
         let manager = slot.as_ref().expect("held() fills it");
         match manager.refresh_token().await {
             Ok(_) => Ok(()),

@@ -1769,8 +1769,8 @@ impl Remotes {
     /// Connects to the MCP server at `url`, lists its tools and installs them as plugin
     /// `mcp-<name>`; a bearer `token` is kept in the keystore as [`token_key`]. A server that
     /// refuses the app for want of a sign-in (HTTP 401), when no token was given and the shell
-    /// can show a sign-in page (`browser`, else the shell's own), is signed in to with OAuth ([`oauth::sign_in`]) and
-    /// listed with that sign-in, which the keystore keeps as [`oauth::credentials_key`].
+    /// can show a sign-in page (`browser`, else the shell's own), is signed in to with OAuth
+    /// ([`oauth::sign_in_with`], as `client` with `credentials` when given) and listed with that sign-in, which the keystore keeps as [`oauth::credentials_key`].
     /// Nothing is installed or kept when the server cannot be listed.
     pub(crate) async fn add(
         self: &Arc<Self>,
@@ -1779,6 +1779,7 @@ impl Remotes {
         token: Option<&str>,
         browser: Option<&dyn oauth::Browser>,
         client: Option<&oauth::IssuedClient>,
+        credentials: &oauth::Credentials,
     ) -> Result<String, EngineError> {
         let link = |message: String| EngineError::Server {
             url: url.to_owned(),
@@ -1809,7 +1810,7 @@ impl Remotes {
         {
             self.secrets.delete(&key)?;
             let secrets = self.secrets.clone();
-            oauth::sign_in(
+            oauth::sign_in_with(
                 url,
                 refused.challenge.as_deref(),
                 self.servers,
@@ -1817,6 +1818,7 @@ impl Remotes {
                 &signed,
                 browser,
                 client,
+                credentials,
             )
             .await
             .map_err(link)?;

@@ -112,6 +112,16 @@ pub struct OAuthConfig {
     /// clients too, and given at registration), which every token request must carry by this
     /// method, `client_secret_post` or `client_secret_basic` (the only one its metadata lists).
     pub client_auth: Option<&'static str>,
+    /// The grants its metadata lists (`grant_types_supported`; empty: the authorization code
+    /// and refresh). It takes `client_credentials` from an issued client and a JWT bearer grant
+    /// of an ID-JAG its identity provider issued, giving no refresh token for either.
+    pub grants: Vec<&'static str>,
+    /// With `client_auth` `private_key_jwt`: the public key (uncompressed P-256) an issued
+    /// client's ES256 assertion must verify with.
+    pub client_key: Option<Vec<u8>>,
+    /// An enterprise identity provider at `/idp` of the same address, which exchanges this ID
+    /// token (RFC 8693) for an ID-JAG for the app's client.
+    pub id_token: Option<&'static str>,
 }
 
 impl Default for OAuthConfig {
@@ -129,6 +139,9 @@ impl Default for OAuthConfig {
             reads_client_documents: false,
             open_handshake: false,
             client_auth: None,
+            grants: Vec::new(),
+            client_key: None,
+            id_token: None,
         }
     }
 }
@@ -148,6 +161,10 @@ struct OAuthState {
     registrations: Vec<Value>,
     authorizations: Vec<Vec<(String, String)>>,
     token_requests: Vec<Vec<(String, String)>>,
+    /// The form of each token request to the identity provider.
+    idp_requests: Vec<Vec<(String, String)>>,
+    /// The ID-JAGs the identity provider issued.
+    jags: Vec<String>,
     /// The server moved to another authorization server (SEP-2352), at `/as2` of the same
     /// address; the first one no longer serves, and nothing it issued is accepted.
     moved: bool,
@@ -258,6 +275,11 @@ impl McpServer {
     /// The form of each token request.
     pub fn token_requests(&self) -> Vec<Vec<(String, String)>> {
         self.oauth().token_requests.clone()
+    }
+
+    /// The form of each token request to the identity provider.
+    pub fn identity_provider_requests(&self) -> Vec<Vec<(String, String)>> {
+        self.oauth().idp_requests.clone()
     }
 
     /// The access tokens issued so far, oldest first.
@@ -922,13 +944,41 @@ impl OAuth {
     /// The client a token request authenticates as: for a confidential client, its id and
     /// secret as `client_auth` says (`client_secret_basic`: RFC 6749 §2.3.1's HTTP Basic of the
     /// form-encoded id and secret); for a public one, the `client_id` it names.
-    fn authenticated(&self, request: &Request, pairs: &[(String, String)]) -> Option<String> {
+    fn authenticated(
+        &self,
+        base: &str,
+        request: &Request,
+        pairs: &[(String, String)],
+    ) -> Option<String> {
         match self.config.client_auth {
             None => field(pairs, "client_id").map(str::to_owned),
             Some("client_secret_post") => {
                 let client = field(pairs, "client_id")?;
                 (field(pairs, "client_secret") == Some(secret_of(client).as_str()))
                     .then(|| client.to_owned())
+            }
+            Some("private_key_jwt") => {
+                use base64::Engine;
+                let jwt = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+                let typed = field(pairs, "client_assertion_type")
+                    == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+                let assertion = field(pairs, "client_assertion")?;
+                let (signed, signature) = assertion.rsplit_once('.')?;
+                let key = ring::signature::UnparsedPublicKey::new(
+                    &ring::signature::ECDSA_P256_SHA256_FIXED,
+                    self.config.client_key.clone()?,
+                );
+                let verified = key.verify(signed.as_bytes(), &jwt.decode(signature).ok()?);
+                let claims: Value =
+                    serde_json::from_slice(&jwt.decode(signed.split('.').nth(1)?).ok()?).ok()?;
+                let client = claims["iss"].as_str()?;
+                let good = typed
+                    && verified.is_ok()
+                    && claims["sub"] == client
+                    && claims["aud"] == base
+                    && self.config.issued_clients.contains(&client)
+                    && field(pairs, "client_id").is_none_or(|id| id == client);
+                good.then(|| client.to_owned())
             }
             Some(_) => {
                 use base64::Engine;
@@ -984,13 +1034,20 @@ impl OAuth {
             "token_endpoint": format!("{issuer}/token"),
             "registration_endpoint": format!("{issuer}/register"),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": if self.config.grants.is_empty() {
+                vec!["authorization_code", "refresh_token"]
+            } else {
+                self.config.grants.clone()
+            },
             "code_challenge_methods_supported": self.config.pkce_methods,
             "token_endpoint_auth_methods_supported": methods,
             "scopes_supported": ["tools:read", "tools:write"],
         });
         if self.config.reads_client_documents {
             metadata["client_id_metadata_document_supported"] = json!(true);
+        }
+        if self.config.client_key.is_some() {
+            metadata["token_endpoint_auth_signing_alg_values_supported"] = json!(["ES256"]);
         }
         let registers = self.config.issued_clients.is_empty();
         if !registers {
@@ -1002,7 +1059,50 @@ impl OAuth {
         if self.config.no_metadata && path.starts_with("/.well-known/") {
             return Some(respond(404, &[], "text/plain", "not found"));
         }
+        let idp = format!("{base}/idp");
         match (request.method.as_str(), path) {
+            ("GET", "/idp/.well-known/openid-configuration") if self.config.id_token.is_some() => {
+                json(
+                    200,
+                    json!({"issuer": idp, "token_endpoint": format!("{idp}/token"),
+                       "grant_types_supported": ["urn:ietf:params:oauth:grant-type:token-exchange"]}),
+                )
+            }
+            // RFC 8693 for SEP-990: the ID token, for an ID-JAG meant for this authorization
+            // server and this resource, for the issued client.
+            ("POST", "/idp/token") if self.config.id_token.is_some() => {
+                use base64::Engine;
+                let pairs = form(request.body.as_str().unwrap_or_default());
+                state.idp_requests.push(pairs.clone());
+                let good = field(&pairs, "grant_type")
+                    == Some("urn:ietf:params:oauth:grant-type:token-exchange")
+                    && field(&pairs, "subject_token") == self.config.id_token
+                    && field(&pairs, "subject_token_type")
+                        == Some("urn:ietf:params:oauth:token-type:id_token")
+                    && field(&pairs, "requested_token_type")
+                        == Some("urn:ietf:params:oauth:token-type:id-jag")
+                    && field(&pairs, "audience") == Some(base)
+                    && field(&pairs, "resource") == Some(resource.as_str());
+                if !good {
+                    return json(400, json!({"error": "invalid_request"}));
+                }
+                state.next += 1;
+                let jwt = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+                let claims = json!({"iss": idp, "aud": base, "sub": "student",
+                    "client_id": self.config.issued_clients.first(), "resource": resource,
+                    "jti": state.next.to_string(), "iat": 0, "exp": u64::MAX / 2});
+                let jag = format!(
+                    "{}.{}.c2lnbmVk",
+                    jwt.encode(r#"{"alg":"ES256","typ":"oauth-id-jag+jwt"}"#),
+                    jwt.encode(claims.to_string())
+                );
+                state.jags.push(jag.clone());
+                json(
+                    200,
+                    json!({"access_token": jag, "token_type": "N_A",
+                       "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}),
+                )
+            }
             ("GET", "/.well-known/oauth-protected-resource/mcp")
             | ("GET", "/.well-known/oauth-protected-resource") => json(
                 200,
@@ -1078,7 +1178,7 @@ impl OAuth {
             ("POST", "/token") => {
                 let pairs = form(request.body.as_str().unwrap_or_default());
                 state.token_requests.push(pairs.clone());
-                let authenticated = self.authenticated(request, &pairs);
+                let authenticated = self.authenticated(&issuer, request, &pairs);
                 if self.config.client_auth.is_some() && authenticated.is_none() {
                     return json(401, json!({"error": "invalid_client"}));
                 }
@@ -1107,26 +1207,48 @@ impl OAuth {
                             state.granted.get(&old).cloned().unwrap_or_default()
                         })
                     }
+                    Some("client_credentials")
+                        if self.config.grants.contains(&"client_credentials") =>
+                    {
+                        let issued = authenticated
+                            .as_deref()
+                            .is_some_and(|c| self.config.issued_clients.contains(&c));
+                        let scope = field(&pairs, "scope").unwrap_or(self.config.scope);
+                        (issued && field(&pairs, "resource") == Some(resource.as_str()))
+                            .then(|| scope.to_owned())
+                    }
+                    Some("urn:ietf:params:oauth:grant-type:jwt-bearer") => {
+                        let assertion = field(&pairs, "assertion").unwrap_or_default();
+                        let known = state.jags.iter().position(|j| j == assertion);
+                        known.map(|at| {
+                            state.jags.remove(at);
+                            self.config.scope.to_owned()
+                        })
+                    }
                     _ => None,
                 };
                 let Some(scope) = granted else {
                     return json(400, json!({"error": "invalid_grant"}));
                 };
+                let unattended = !matches!(
+                    field(&pairs, "grant_type"),
+                    Some("authorization_code" | "refresh_token")
+                );
                 state.next += 1;
                 let (access, refresh) = (
                     format!("access-{}", state.next),
                     format!("refresh-{}", state.next),
                 );
                 state.access.push(access.clone());
-                state.refresh.push(refresh.clone());
                 state.granted.insert(access.clone(), scope.clone());
-                state.granted.insert(refresh.clone(), scope.clone());
-                json(
-                    200,
-                    json!({"access_token": access, "token_type": "Bearer",
-                           "expires_in": self.config.expires_in,
-                           "refresh_token": refresh, "scope": scope}),
-                )
+                let mut tokens = json!({"access_token": access, "token_type": "Bearer",
+                       "expires_in": self.config.expires_in, "scope": scope});
+                if !unattended {
+                    state.refresh.push(refresh.clone());
+                    state.granted.insert(refresh.clone(), scope.clone());
+                    tokens["refresh_token"] = json!(refresh);
+                }
+                json(200, tokens)
             }
             _ => None,
         }
