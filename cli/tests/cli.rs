@@ -159,6 +159,7 @@ fn a_data_directory_of_ones_own_has_no_sample_plugin() {
             "bus",
             "canteen",
             "classrooms",
+            "course",
             "dashboard",
             "files",
             "grades",
@@ -236,7 +237,7 @@ fn settings_lists_every_key_as_settings_set_takes_it() {
     assert!(keys.is_sorted(), "{listing}");
     for line in [
         "plugins.officialHost = \"plugins.pku-harness.cn\"",
-        "campus.hosts = [\"portal.pku.edu.cn\",\"bdcard.pku.edu.cn\",\"treehole.pku.edu.cn\",\"wproc.pku.edu.cn\"]",
+        "campus.hosts = [\"portal.pku.edu.cn\",\"bdcard.pku.edu.cn\",\"treehole.pku.edu.cn\",\"wproc.pku.edu.cn\",\"course.pku.edu.cn\"]",
         "agent.maxToolCalls = 50",
         "plugins.settings.enabled = true",
         "plugins.dashboard.modes.money = \"auto\"",

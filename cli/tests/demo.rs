@@ -125,6 +125,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed bus (bundled, 4 tools)
   installed canteen (bundled, 2 tools)
   installed classrooms (bundled, 1 tools)
+  installed course (bundled, 4 tools)
   installed dashboard (bundled, 1 tools)
   installed files (bundled, 3 tools)
   installed grades (bundled, 2 tools)

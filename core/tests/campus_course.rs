@@ -2,17 +2,23 @@
 //! (SERVICES.md §10): signed in from the student's one IAAA sign-in beside the other services
 //! (appid `blackboard`, its redirects followed with their cookies), its session in the
 //! keystore; an ended session — sent to IAAA or a login page, or answered with the login form —
-//! signs in again once, silently, or tells the plugin to sign in; and the extra trust anchor its
-//! incomplete certificate chain needs, believed for that host alone.
+//! signs in again once, silently, or tells the plugin to sign in; the extra trust anchor its
+//! incomplete certificate chain needs, believed for that host alone; and the shipped `course`
+//! plugin: this term's courses, the teachers' announcements (untrusted), the DDLs of the next
+//! seven days in local time with their submission and grade, an assignment's page, and the
+//! check "明天有 DDL 时提醒我".
+
+mod common;
 
 use std::sync::Arc;
 
-use harness_campus_sim::{DEMO, Simulator};
+use harness_campus_sim::{ANNOUNCEMENTS, ASSIGNMENTS, COURSES, DEMO, Simulator};
 use harness_core::campus::trust::{Anchored, PINNED};
 use harness_core::campus::wire::{Origin, Service};
 use harness_core::campus::{CampusRequest, SignInStep, keys};
-use harness_core::invoke::{ApprovalBroker, Prompt};
-use harness_core::policy::Answer;
+use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
+use harness_core::policy::{Actor, Answer};
+use harness_core::scheduler::{Notification, Owner, RunOutcome};
 use harness_core::secrets::{MemorySecrets, SecretStore};
 use harness_core::{Engine, Options};
 use rustls::client::danger::ServerCertVerifier;
@@ -38,6 +44,10 @@ struct World {
     _dir: tempfile::TempDir,
 }
 
+/// Friday 2026-12-04 10:00 in Beijing: the fixture's DDLs lie from Thursday to the next
+/// Saturday.
+const FRIDAY_10: i64 = 1_796_349_600_000;
+
 async fn world(remember: bool) -> World {
     let sim = Simulator::start(0).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -46,8 +56,10 @@ async fn world(remember: bool) -> World {
     options.secrets = secrets.clone();
     options.campus = Origin::development(&sim.origin()).unwrap();
     options.catalog = Arc::new(harness_core::plugins::script::Shipped);
+    options.clock = common::ManualClock::at(FRIDAY_10);
     let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
     engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
     let step = engine
         .campus()
         .sign_in(DEMO.id, DEMO.password, remember)
@@ -226,4 +238,155 @@ fn the_bundled_alphassl_anchors_are_for_the_course_host_alone() {
     assert_eq!(PINNED.map(|(host, _)| host), [COURSE, COURSE]);
     // They are certificates the verifier takes.
     assert!(Anchored::new(&PINNED).is_ok());
+}
+
+async fn read(w: &World, tool: &str, input: Value) -> Value {
+    let call = Call {
+        tool: tool.into(),
+        actor: Actor::Agent,
+        input,
+        conversation: Some("c".into()),
+    };
+    match w.engine.invoke(call).await.outcome {
+        Outcome::Ran { result, .. } => result,
+        other => panic!("{tool} did not run: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_courses_of_this_term_are_listed_with_id_code_name_and_term() {
+    let w = world(false).await;
+    let courses: Vec<Value> = COURSES
+        .iter()
+        .map(|c| json!({"id": c.id, "code": c.code, "name": c.name, "term": c.term}))
+        .collect();
+    assert_eq!(
+        read(&w, "course.courses", json!({})).await,
+        json!({ "courses": courses })
+    );
+    // Course names are the school's, not a teacher's: the turn stays clean.
+    assert!(!w.engine.conversation("c").unwrap().tainted);
+}
+
+#[tokio::test]
+async fn announcements_are_the_teachers_text_newest_first_and_taint_the_turn() {
+    // Issue 43: announcements are teachers' text, untrusted.
+    let w = world(false).await;
+    let all = read(&w, "course.announcements", json!({})).await;
+    let course = |id: &str| COURSES.iter().find(|c| c.id == id).unwrap().name;
+    let expected: Vec<Value> = ANNOUNCEMENTS
+        .iter()
+        .map(|n| json!({"id": n.id, "course": course(n.course), "title": n.title, "by": n.by, "text": n.body}))
+        .collect();
+    let posted: Vec<&str> = all["announcements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["posted"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        posted,
+        ["2026-12-02 15:10", "2026-11-30 09:30", "2026-11-20 08:00"]
+    );
+    let without_time: Vec<Value> = all["announcements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            let mut n = n.clone();
+            n.as_object_mut().unwrap().remove("posted");
+            n
+        })
+        .collect();
+    assert_eq!(without_time, expected);
+    assert!(w.engine.conversation("c").unwrap().tainted);
+    // One course by words of its name.
+    let one = read(
+        &w,
+        "course.announcements",
+        json!({"course": "数据结构", "limit": 5}),
+    )
+    .await;
+    assert_eq!(one["announcements"].as_array().unwrap().len(), 1);
+    assert_eq!(one["announcements"][0]["title"], "作业4 截止时间说明");
+}
+
+/// The fixture's assignments due from `from` to seven days on, earliest first, as the plugin
+/// should list them: the due time in Beijing's local "YYYY-MM-DD HH:mm".
+fn due_within_a_week(from: i64) -> Vec<Value> {
+    let course = |id: &str| COURSES.iter().find(|c| c.id == id).unwrap().name;
+    let mut due: Vec<_> = ASSIGNMENTS
+        .iter()
+        .filter(|a| a.due_ms >= from && a.due_ms <= from + 7 * 86_400_000)
+        .collect();
+    due.sort_by_key(|a| a.due_ms);
+    due.iter()
+        .map(|a| {
+            json!({
+                "id": a.event, "title": a.title, "course": course(a.course), "due": a.due_local,
+                "submitted": a.submitted, "graded": a.grade.is_some(),
+                "score": a.grade.map(|(s, p)| format!("{s}/{p}")),
+                "courseId": a.course, "contentId": a.content,
+            })
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn deadlines_of_the_next_seven_days_are_in_local_time_with_submission_state() {
+    // Issue 43: course.deadlines lists the fixture's DDLs in local time, across the week's end.
+    let w = world(false).await;
+    let listed = read(&w, "course.deadlines", json!({})).await;
+    let expected = due_within_a_week(FRIDAY_10);
+    let dues: Vec<&str> = expected
+        .iter()
+        .map(|d| d["due"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        dues,
+        ["2026-12-05 23:59", "2026-12-06 12:00", "2026-12-08 08:00"]
+    );
+    assert_eq!(listed["deadlines"], json!(expected));
+    // Tomorrow (Saturday 2026-12-05) has one DDL not submitted.
+    assert_eq!(listed["tomorrow"], json!([expected[0]]));
+    // The graded one, past: its page says submitted, graded and the score.
+    let graded = read(
+        &w,
+        "course.assignment",
+        json!({"courseId": "_80002_1", "contentId": "_7001_1"}),
+    )
+    .await;
+    assert_eq!(
+        graded,
+        json!({"title": "作业3：链表", "due": "2026-12-03 23:59", "instructions": "实现双向链表。",
+               "submitted": true, "graded": true, "score": "92/100"})
+    );
+}
+
+#[tokio::test]
+async fn a_check_for_tomorrows_deadlines_tells_once() {
+    // Issue 43: "明天有 DDL 时提醒我" works out of the box: a check on course.deadlines.
+    let w = world(false).await;
+    let spec = json!({
+        "name": "明天的 DDL",
+        "schedule": {"everyMinutes": 60},
+        "check": {
+            "tool": "course.deadlines",
+            "when": {"path": "tomorrow[*].id", "op": "exists", "new": true},
+            "notify": {"title": "明天有 DDL", "body": "有作业明天截止"}
+        }
+    });
+    let job = w.engine.add_job(&spec, Owner::User).unwrap();
+    let due = job.next_due_ms.unwrap();
+    let told = RunOutcome::Notified {
+        notification: Notification {
+            title: "明天有 DDL".into(),
+            body: "有作业明天截止".into(),
+        },
+    };
+    assert_eq!(w.engine.run_due(due).await.unwrap()[0].outcome, told);
+    assert_eq!(
+        w.engine.run_due(due + 60 * 60_000).await.unwrap()[0].outcome,
+        RunOutcome::Quiet
+    );
 }

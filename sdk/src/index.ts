@@ -68,7 +68,8 @@ export interface CampusRequest {
  * Treehole's own SMS check: 'grades', the course API's authorization).
  */
 export type CampusResponse =
-  | { status: number; body: unknown }
+  /** `location`: where a redirect within the service's host points, its path and query. */
+  | { status: number; body: unknown; location?: string }
   | { status: 'signin_required' }
   | { status: 'verification_required'; methods: string[]; check?: string };
 

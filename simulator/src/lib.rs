@@ -282,6 +282,8 @@ struct State {
     bus_bookings: Vec<BusBooking>,
     /// 教学网's sessions (cookie `s_session_id`) → student.
     course: HashMap<String, String>,
+    /// How far every assignment's due time is moved ([`Simulator::move_course_fixture`]).
+    course_shift_ms: i64,
     /// Scores a test published since ([`Simulator::publish_score`]): attempt id → score.
     published: HashMap<String, String>,
     /// Treehole posts made here, oldest first, and the replies made here.
@@ -390,6 +392,12 @@ impl Simulator {
         s.treehole.clear();
         s.bus.clear();
         s.course.clear();
+    }
+
+    /// Moves every fixture assignment's due time `weeks` weeks on (the weekdays stay): a test
+    /// run on the real clock meets the fixture's week around its own now.
+    pub fn move_course_fixture(&self, weeks: i64) {
+        lock(&self.state).course_shift_ms = weeks * 7 * DAY_MS;
     }
 
     pub fn add_fault(&self, fault: Fault) {
@@ -1949,16 +1957,15 @@ pub const ANNOUNCEMENTS: [Announcement; 3] = [
     },
 ];
 
-/// An assignment of the fixture: its content id, course, title, due time (epoch ms and as
-/// Beijing's local "YYYY-MM-DD HH:mm", and as the page words it), its calendar event, whether it
-/// was submitted and its grade (score, points possible) once graded.
+/// An assignment of the fixture: its content id, course, title, due time (epoch ms, and as
+/// Beijing's local "YYYY-MM-DD HH:mm"), its calendar event, whether it was submitted and its
+/// grade (score, points possible) once graded.
 pub struct Assignment {
     pub content: &'static str,
     pub course: &'static str,
     pub title: &'static str,
     pub due_ms: i64,
     pub due_local: &'static str,
-    pub due_words: &'static str,
     pub event: &'static str,
     pub submitted: bool,
     pub grade: Option<(&'static str, &'static str)>,
@@ -1976,7 +1983,6 @@ pub const ASSIGNMENTS: [Assignment; 5] = [
         title: "作业3：链表",
         due_ms: 1_796_313_540_000,
         due_local: "2026-12-03 23:59",
-        due_words: "2026年12月3日 星期四 下午11:59",
         event: "_9001_1",
         submitted: true,
         grade: Some(("92", "100")),
@@ -1988,7 +1994,6 @@ pub const ASSIGNMENTS: [Assignment; 5] = [
         title: "习题课作业 10",
         due_ms: 1_796_486_340_000,
         due_local: "2026-12-05 23:59",
-        due_words: "2026年12月5日 星期六 下午11:59",
         event: "_9002_1",
         submitted: false,
         grade: None,
@@ -2000,7 +2005,6 @@ pub const ASSIGNMENTS: [Assignment; 5] = [
         title: "作业4：二叉树",
         due_ms: 1_796_529_600_000,
         due_local: "2026-12-06 12:00",
-        due_words: "2026年12月6日 星期日 下午12:00",
         event: "_9003_1",
         submitted: true,
         grade: None,
@@ -2012,7 +2016,6 @@ pub const ASSIGNMENTS: [Assignment; 5] = [
         title: "期中小论文",
         due_ms: 1_796_688_000_000,
         due_local: "2026-12-08 08:00",
-        due_words: "2026年12月8日 星期二 上午8:00",
         event: "_9004_1",
         submitted: false,
         grade: None,
@@ -2024,7 +2027,6 @@ pub const ASSIGNMENTS: [Assignment; 5] = [
         title: "作业5：图",
         due_ms: 1_797_091_140_000,
         due_local: "2026-12-12 23:59",
-        due_words: "2026年12月12日 星期六 下午11:59",
         event: "_9005_1",
         submitted: false,
         grade: None,
@@ -2032,12 +2034,51 @@ pub const ASSIGNMENTS: [Assignment; 5] = [
     },
 ];
 
-const DAY_MS: i64 = 86_400_000;
-const BEIJING_MS: i64 = 8 * 3_600_000;
+/// A day, and Beijing's offset from UTC, in ms.
+pub const DAY_MS: i64 = 86_400_000;
+pub const BEIJING_MS: i64 = 8 * 3_600_000;
 
 /// The Beijing day an instant falls on, counted from 1970-01-01.
 fn beijing_day(ms: i64) -> i64 {
     (ms + BEIJING_MS).div_euclid(DAY_MS)
+}
+
+/// An instant in Beijing: year, month, day, hour, minute and weekday (0 is Monday), by the
+/// proleptic Gregorian calendar (days from civil, inverted).
+fn beijing(ms: i64) -> (i64, i64, i64, i64, i64, i64) {
+    let days = beijing_day(ms);
+    let minutes = (ms + BEIJING_MS).rem_euclid(DAY_MS) / 60_000;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    // 1970-01-01 was a Thursday.
+    let weekday = (days + 3).rem_euclid(7);
+    (year, month, day, minutes / 60, minutes % 60, weekday)
+}
+
+/// An instant as Beijing's "YYYY-MM-DDTHH:mm".
+fn beijing_iso(ms: i64) -> String {
+    let (y, mo, d, h, mi, _) = beijing(ms);
+    format!("{y}-{mo:02}-{d:02}T{h:02}:{mi:02}")
+}
+
+/// An instant as Blackboard words it on an assignment's page: "2026年12月5日 星期六 下午11:59".
+fn beijing_words(ms: i64) -> String {
+    let (y, mo, d, h, mi, weekday) = beijing(ms);
+    let day = ["一", "二", "三", "四", "五", "六", "日"][weekday as usize];
+    let (half, hour) = match h {
+        0 => ("上午", 12),
+        1..=11 => ("上午", h),
+        12 => ("下午", 12),
+        _ => ("下午", h - 12),
+    };
+    format!("{y}年{mo}月{d}日 星期{day} {half}{hour}:{mi:02}")
 }
 
 fn course_page(title: &str, body: &str) -> Reply {
@@ -2136,19 +2177,20 @@ fn course(a: &Asked, s: &mut State) -> Reply {
             let to = a.q("end").parse::<i64>().unwrap_or(0);
             // SERVICES.md §10: an event touching any day of the range is returned.
             let (first, last) = (beijing_day(from), beijing_day(to));
+            let shift = s.course_shift_ms;
             let events: Vec<Value> = ASSIGNMENTS
                 .iter()
-                .filter(|x| (first..=last).contains(&beijing_day(x.due_ms)))
+                .filter(|x| (first..=last).contains(&beijing_day(x.due_ms + shift)))
                 .map(|x| {
                     let name = COURSES
                         .iter()
                         .find(|c| c.id == x.course)
                         .map_or("", |c| c.name);
-                    let at = x.due_local.replace(' ', "T");
+                    let at = beijing_iso(x.due_ms + shift);
                     json!({
                         "id": x.event, "title": x.title, "calendarName": name,
                         "start": format!("{at}:00+08:00"), "end": format!("{at}:00+08:00"),
-                        "endDate": x.due_ms, "color": "#5b87c4", "allDay": false,
+                        "endDate": x.due_ms + shift, "color": "#5b87c4", "allDay": false,
                         "eventType": "作业",
                     })
                 })
@@ -2196,7 +2238,9 @@ fn course(a: &Asked, s: &mut State) -> Reply {
                 x.title,
                 &format!(
                     "<span id=\"pageTitleText\"><span>上载作业: {}</span></span><div class=\"itemdates\">到期日期: {}</div><div class=\"vtbegenerated\"><p>{}</p></div>{attempt}",
-                    x.title, x.due_words, x.instructions
+                    x.title,
+                    beijing_words(x.due_ms + s.course_shift_ms),
+                    x.instructions
                 ),
             )
         }

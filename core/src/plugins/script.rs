@@ -100,6 +100,7 @@ pub const BUNDLES: &[Bundle] = shipped![
     "notices",
     "grades",
     "bus",
+    "course",
 ];
 
 /// Loads a bundle: its manifest checked as every kind's, and the handler that runs its tools.

@@ -59,7 +59,7 @@ class StateTest {
         harness.act(Action.CampusSignIn("2100012345", "pku-demo-password", false))
         val signed = assertNotNull(harness.campusAccountScreen().signedIn)
         assertEquals("2100012345", signed.account)
-        assertEquals(listOf("Campus portal", "Campus card", "Treehole", "Shuttle bus"), signed.services.map { it.label })
+        assertEquals(listOf("Campus portal", "Campus card", "Treehole", "Shuttle bus", "Course website"), signed.services.map { it.label })
         assertTrue(harness.consentScreen().campusSignedIn)
         assertEquals("Signed in as 2100012345", harness.consentScreen().campusState)
 

@@ -133,7 +133,7 @@ fun runTest(block: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeou
 val BUILTIN = setOf("dashboard", "files", "memory", "scheduler", "settings", "time")
 
 /** The app's shipped TypeScript plugins (plugins/<id>/), in every app data directory. */
-val SHIPPED = listOf("bus", "canteen", "classrooms", "grades", "library", "notices", "treehole", "wallet")
+val SHIPPED = listOf("bus", "canteen", "classrooms", "course", "grades", "library", "notices", "treehole", "wallet")
 
 /** The sample plugins, without the core's own. */
 fun List<PluginInfo>.samples(): List<PluginInfo> = filter { it.id !in BUILTIN }

@@ -38,7 +38,7 @@ class CampusPluginsScreensTest {
 
     private val words = mapOf(
         Language.ZH to Words(
-            titles = mapOf("bus" to "班车", "canteen" to "食堂", "classrooms" to "空闲教室", "grades" to "成绩", "library" to "图书馆", "notices" to "通知公告", "treehole" to "树洞", "wallet" to "校园卡"),
+            titles = mapOf("bus" to "班车", "canteen" to "食堂", "classrooms" to "空闲教室", "course" to "教学网", "grades" to "成绩", "library" to "图书馆", "notices" to "通知公告", "treehole" to "树洞", "wallet" to "校园卡"),
             payCodeTap = "付款码",
             notDigital = "付款码要用数字卡：切换后，付款会从校园卡扣款",
             switch = "切换为数字卡",
@@ -46,7 +46,7 @@ class CampusPluginsScreensTest {
             recharge = "去充值",
         ),
         Language.EN to Words(
-            titles = mapOf("bus" to "Shuttle bus", "canteen" to "Canteens", "classrooms" to "Free classrooms", "grades" to "Grades", "library" to "Library", "notices" to "School notices", "treehole" to "Treehole", "wallet" to "Campus card"),
+            titles = mapOf("bus" to "Shuttle bus", "canteen" to "Canteens", "classrooms" to "Free classrooms", "course" to "Course website", "grades" to "Grades", "library" to "Library", "notices" to "School notices", "treehole" to "Treehole", "wallet" to "Campus card"),
             payCodeTap = "Pay code",
             notDigital = "The pay code needs the digital card: once switched, payments are taken from the campus card",
             switch = "Switch to the digital card",
