@@ -15,7 +15,7 @@ use harness_core::screens::{
     ConversationListScreen,
     ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords, JobsScreen, Live, MemoryInbox,
     ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail, PluginScreen, PluginsScreen,
-    Route, Screens, SpendingScreen, TodayScreen, route_for,
+    RideCodeScreen, Route, Screens, SpendingScreen, TodayScreen, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -635,6 +635,16 @@ impl Harness {
         let screens = self.screens()?;
         Ok(runtime()?
             .spawn(async move { screens.pay_code().await })
+            .await?)
+    }
+
+    /// The shuttle bus's ride codes, one for each current booking, read from the bus service
+    /// now: the shell draws each payload as a QR code, only while the screen is open
+    /// (`bus.showRideCode` answers `{status: "opened", screen: "rideCode"}`).
+    pub async fn ride_code_screen(&self) -> Result<RideCodeScreen, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.ride_code().await })
             .await?)
     }
 

@@ -16,7 +16,7 @@ use harness_core::events::{Event, EventSink};
 use harness_core::gates::LineKind;
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::policy::{Actor, Answer, Code};
-use harness_core::screens::{Action, Live, Route, Screens};
+use harness_core::screens::{Action, CampusCheck, Live, Route, Screens};
 use harness_core::secrets::{MemorySecrets, SecretStore};
 use harness_core::{Engine, Options};
 

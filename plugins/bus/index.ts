@@ -3,7 +3,8 @@
 // with the student's wproc session (../shared/campus/SERVICES.md §11). Booking and cancelling
 // are writes: asked first, with the departure as the prompt's headline. The ride code (乘车码)
 // is a boarding credential: no tool here ever fetches it, so it never reaches a result, the
-// model or the audit (as the card's pay code).
+// model or the audit (as the card's pay code); `showRideCode`, the student's tap under the
+// bookings on the plugin's screen, only opens the core's ride-code screen, which reads it.
 import { definePlugin, defineTool, type ToolContext } from '@pku-harness/sdk';
 import { z } from 'zod';
 
@@ -229,6 +230,17 @@ const cancel = defineTool({
   },
 });
 
+const showRideCode = defineTool({
+  title: '乘车码',
+  description: "Opens the shuttle bus ride-code screen for the student's bookings. Only the student's tap opens it.",
+  input: z.object({}),
+  effect: 'write',
+  // SERVICES.md §11: the ride code is a boarding credential, shown on a screen only. The shell
+  // opens the core's ride-code screen, which reads the codes itself and shows them only there.
+  userOnly: true,
+  execute: async () => ({ status: 'opened', screen: 'rideCode' }),
+});
+
 export default definePlugin({
   id: 'bus',
   title: '班车',
@@ -243,6 +255,7 @@ export default definePlugin({
         book: { title: 'Book a bus seat' },
         mine: { title: 'My bus bookings' },
         cancel: { title: 'Cancel a bus booking' },
+        showRideCode: { title: 'Ride code' },
       },
     },
   },
@@ -250,5 +263,28 @@ export default definePlugin({
   scopes: ['bus'],
   // A booking holds a seat others could take, and a booking not ridden counts as 违约: ask first.
   defaultModes: { write: 'ask' },
-  tools: { slots, book, mine, cancel },
+  tools: { slots, book, mine, cancel, showRideCode },
+  // The bookings, with the ride code one tap under them (it stays on its own screen).
+  screens: [
+    {
+      id: 'bookings',
+      title: { zh: '我的班车', en: 'My shuttle bus' },
+      sections: [
+        {
+          show: 'list',
+          title: { zh: '我的预约', en: 'My bookings' },
+          tool: 'mine',
+          items: 'bookings',
+          fields: ['departure', 'route', 'state'],
+          labels: {
+            departure: { zh: '发车时间', en: 'Departure' },
+            route: { zh: '线路', en: 'Route' },
+            state: { zh: '状态', en: 'State' },
+          },
+          empty: { zh: '还没有班车预约', en: 'No shuttle bus bookings yet' },
+        },
+        { show: 'action', title: { zh: '乘车码', en: 'Ride code' }, tool: 'showRideCode' },
+      ],
+    },
+  ],
 });

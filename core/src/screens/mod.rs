@@ -26,6 +26,7 @@ mod pay_code;
 mod plugin_screen;
 mod plugins;
 mod remote;
+mod ride_code;
 mod results;
 mod spending;
 mod tap;
@@ -73,6 +74,7 @@ pub use remote::{
     FormFieldRow, PageRow, SignInSheet,
 };
 pub use results::CallCard;
+pub use ride_code::{RideCode, RideCodeScreen};
 pub use spending::{MoneyLimitRow, SpendingScreen};
 
 use crate::consent::{Permission, SetupStep};
@@ -540,6 +542,12 @@ impl Screens {
     /// every `refresh_after_ms` while the screen is open).
     pub async fn pay_code(&self) -> PayCodeScreen {
         pay_code::build(&self.engine, self.language()).await
+    }
+
+    /// The shuttle bus's ride codes, one for each current booking, read from the bus service
+    /// now and only while the screen is open (SERVICES.md §11: on screen only).
+    pub async fn ride_code(&self) -> RideCodeScreen {
+        ride_code::build(&self.engine, self.language()).await
     }
 
     /// A plugin's declared screen, read now: its data sources through their cache, its read

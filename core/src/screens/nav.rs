@@ -24,15 +24,18 @@ pub enum Route {
     CampusAccount,
     /// Treehole's own SMS check (`CampusCheckScreen` for `CampusCheck::Treehole`).
     TreeholeCheck,
-    /// The campus card's pay code (`PayCodeScreen`): opened from the wallet's plugin page, by
-    /// the student's tap alone (seed 004), so it is in no bar.
-    PayCode,
-    /// The destinations that do not fit the bar.
-    More,
-}
     /// The course API's authorization that reading grades needs (SERVICES.md §9, 40077):
     /// `CampusCheckScreen` for `CampusCheck::Grades`.
     GradesCheck,
+    /// The campus card's pay code (`PayCodeScreen`): opened from the wallet's plugin page, by
+    /// the student's tap alone (seed 004), so it is in no bar.
+    PayCode,
+    /// The shuttle bus's ride codes (`RideCodeScreen`): opened from the bus plugin's bookings
+    /// by the student's tap alone (SERVICES.md §11: on screen only), so it is in no bar.
+    RideCode,
+    /// The destinations that do not fit the bar.
+    More,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
@@ -60,7 +63,7 @@ impl Navigation {
         match route {
             _ if self.items.iter().any(|i| i.route == route) => route,
             Route::ConversationSettings | Route::Conversations => Route::Chat,
-            Route::PayCode => Route::Plugins,
+            Route::PayCode | Route::RideCode => Route::Plugins,
             _ => Route::More,
         }
     }

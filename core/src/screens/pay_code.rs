@@ -107,14 +107,10 @@ struct Read {
 
 fn with_words(read: Read, lang: Language) -> Result<PayCode, Stop> {
     let yuan = yuan_text(read.balance_fen);
-    let qr = QrCode::new(read.payload.as_bytes()).map_err(|_| Stop::Unreadable)?;
+    let (qr_modules, qr_width) = qr_modules(&read.payload).ok_or(Stop::Unreadable)?;
     Ok(PayCode {
-        qr_width: u32::try_from(qr.width()).map_err(|_| Stop::Unreadable)?,
-        qr_modules: qr
-            .to_colors()
-            .into_iter()
-            .map(|c| c == Color::Dark)
-            .collect(),
+        qr_width,
+        qr_modules,
         barcode_modules: code128(&read.payload).ok_or(Stop::Unreadable)?,
         payload: read.payload,
         account: read.account,
@@ -123,6 +119,19 @@ fn with_words(read: Read, lang: Language) -> Result<PayCode, Stop> {
             Language::En => format!("Balance ¥{yuan}"),
         },
     })
+}
+
+/// The payload's QR code: its modules row after row (true is dark) and how many to a row. The
+/// ride code (`ride_code`) is drawn by the same.
+pub(super) fn qr_modules(payload: &str) -> Option<(Vec<bool>, u32)> {
+    let qr = QrCode::new(payload.as_bytes()).ok()?;
+    let width = u32::try_from(qr.width()).ok()?;
+    let modules = qr
+        .to_colors()
+        .into_iter()
+        .map(|c| c == Color::Dark)
+        .collect();
+    Some((modules, width))
 }
 
 /// Code 128's bars for the payload: code set C (two digits a symbol) for the card's all-digit

@@ -46,11 +46,13 @@ pub(super) fn follow(lang: Language, result: &Value) -> Result<Acted, EngineErro
     Ok(route.map_or(Acted::Done, |route| Acted::Open { route }))
 }
 
-/// The screens a tool of the user's tap may open: the pay code (seed 004: shown only on a
-/// screen, opened only by the student's tap) and the settings plugin's routes.
+/// The screens a tool of the user's tap may open: the pay code and the bus's ride code (seed
+/// 004: shown only on a screen, opened only by the student's tap) and the settings plugin's
+/// routes.
 fn screen_route(screen: &str) -> Option<Route> {
     match screen {
         "payCode" => Some(Route::PayCode),
+        "rideCode" => Some(Route::RideCode),
         other => route_for(other),
     }
 }

@@ -163,6 +163,36 @@ struct PayCodeView: View {
     }
 }
 
+/// The shuttle bus's ride codes: each current booking's route and departure and its payload
+/// drawn as a QR code from the modules the core computed, read while the page is shown.
+struct RideCodeView: View {
+    @State private var store: ScreenStore<RideCodeScreen>
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try await $0.rideCodeScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            Form {
+                Section { Text(screen.explanation) }
+                ForEach(Array(screen.rides.enumerated()), id: \.offset) { _, ride in
+                    Section(ride.route) {
+                        Text(ride.departure)
+                        ModuleGrid(modules: ride.qrModules, width: Int(ride.qrWidth), quiet: 4)
+                            .aspectRatio(1, contentMode: .fit)
+                            .accessibilityIdentifier("ride-code-qr")
+                        Text(ride.payload).font(.body.monospaced())
+                    }
+                }
+                if let problem = screen.problem { Text(problem).foregroundStyle(.red) }
+                if let fix = screen.fix { ActionButton(button: fix, act: store.act) }
+            }
+            .navigationTitle(screen.title)
+        }
+    }
+}
+
 /// Dark modules on white: rows of `width` (a QR code), or one row (a barcode's bars, stretched
 /// to the height), with `quiet` modules of white around them.
 struct ModuleGrid: View {

@@ -80,6 +80,7 @@ struct RootView: View {
         case .treeholeCheck: CampusCheckView(shell: shell, check: .treehole)
         case .gradesCheck: CampusCheckView(shell: shell, check: .grades)
         case .payCode: PayCodeView(shell: shell)
+        case .rideCode: RideCodeView(shell: shell)
         case .more: MoreView(shell: shell, items: nav.model?.more ?? [])
         }
     }

@@ -30,6 +30,7 @@ import edu.pku.harness.core.JobDraft
 import edu.pku.harness.core.JobWords
 import edu.pku.harness.core.CampusCheck
 import edu.pku.harness.core.PayCodeScreen
+import edu.pku.harness.core.RideCodeScreen
 import edu.pku.harness.core.PluginDetail
 import edu.pku.harness.core.Route
 import kotlinx.coroutines.CoroutineScope
@@ -124,6 +125,10 @@ class AppModels(
      */
     fun payCode(): ScreenModel<PayCodeScreen> =
         ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false) { it.payCodeScreen() }
+
+    /** A holder of the bus's ride codes for the page that shows them, closed with that page. */
+    fun rideCode(): ScreenModel<RideCodeScreen> =
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false) { it.rideCodeScreen() }
 
     /** The holder of plugin [id]'s detail screen (one at a time). */
     fun pluginDetail(id: String): ScreenModel<PluginDetail> {
@@ -231,6 +236,11 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
             val holder = remember { models.payCode() }
             DisposableEffect(holder) { onDispose { holder.close() } }
             PayCodePage(holder)
+        }
+        Route.RIDE_CODE -> {
+            val holder = remember { models.rideCode() }
+            DisposableEffect(holder) { onDispose { holder.close() } }
+            RideCodePage(holder)
         }
     }
 }

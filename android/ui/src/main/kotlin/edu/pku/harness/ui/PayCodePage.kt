@@ -18,6 +18,7 @@ import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.core.PayCodeScreen
+import edu.pku.harness.core.RideCodeScreen
 import kotlinx.coroutines.delay
 
 object PayCodeTags {
@@ -26,6 +27,13 @@ object PayCodeTags {
     const val PAYLOAD = "pay-code-payload"
     const val BALANCE = "pay-code-balance"
     const val PROBLEM = "pay-code-problem"
+}
+
+object RideCodeTags {
+    const val QR = "ride-code-qr"
+    const val PAYLOAD = "ride-code-payload"
+    const val DEPARTURE = "ride-code-departure"
+    const val PROBLEM = "ride-code-problem"
 }
 
 /** Modules of white around a QR code (its standard's quiet zone) and around a barcode. */
@@ -60,6 +68,29 @@ fun PayCodePage(holder: ScreenModel<PayCodeScreen>) {
         screen.problem?.let { Text(it, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(PayCodeTags.PROBLEM)) }
         screen.fix?.let { CoreButton(it) { action -> holder.act(action) } }
         CoreButton(screen.recharge) { holder.act(it) }
+    }
+}
+
+/**
+ * The shuttle bus's ride codes: each current booking's route and departure and its payload
+ * drawn as a QR code from the modules the core computed. The holder is made for this page and
+ * closed with it, so no code is read while it is not shown.
+ */
+@Composable
+fun RideCodePage(holder: ScreenModel<RideCodeScreen>) {
+    LaunchedEffect(holder) { holder.refresh() }
+    val screen = holder.model ?: return
+    Page(holder.message) {
+        Title(screen.title)
+        Text(screen.explanation)
+        screen.rides.forEach { ride ->
+            Text(ride.route, fontWeight = FontWeight.Medium)
+            Text(ride.departure, modifier = Modifier.testTag(RideCodeTags.DEPARTURE))
+            QrCode(ride.qrModules, ride.qrWidth.toInt(), Modifier.size(240.dp).testTag(RideCodeTags.QR))
+            Text(ride.payload, fontFamily = FontFamily.Monospace, modifier = Modifier.testTag(RideCodeTags.PAYLOAD))
+        }
+        screen.problem?.let { Text(it, color = MaterialTheme.colorScheme.error, modifier = Modifier.testTag(RideCodeTags.PROBLEM)) }
+        screen.fix?.let { CoreButton(it) { action -> holder.act(action) } }
     }
 }
 
