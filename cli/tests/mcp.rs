@@ -424,3 +424,116 @@ fn mcp_add_takes_a_confidential_clients_secret_from_the_environment_and_a_later_
         ]
     );
 }
+
+#[test]
+fn mcp_add_signs_in_with_a_private_key_from_a_file_and_a_later_call_signs_in_again_with_the_kept_key()
+ {
+    // RFC 7523 private_key_jwt at an authorization server that issues tokens only to clients:
+    // the key is read from --client-key-file (never a flag value), kept in the keyring with
+    // the sign-in, so a later process signs in again with it after the file is gone; no page
+    // is opened (BROWSER fails if run).
+    use base64::Engine;
+    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let pair =
+        EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng).unwrap();
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(mcp_server::McpServer::signing_in(
+        vec![mcp_server::tool("echo", true)],
+        mcp_server::OAuthConfig {
+            issued_clients: vec!["pku-harness-signed"],
+            client_auth: Some("private_key_jwt"),
+            grants: vec!["client_credentials"],
+            client_key: Some(pair.public_key().as_ref().to_vec()),
+            ..mcp_server::OAuthConfig::default()
+        },
+    ));
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let key = dir.path().join("client.pem");
+    std::fs::write(&key, &pem).unwrap();
+    let add = |extra: &[&str], id_token: Option<&str>| {
+        let mut args = vec!["mcp", "add", &url, "--name", "signed", "--data-dir", data];
+        args.extend(extra);
+        let mut command = Command::new(env!("CARGO_BIN_EXE_harness"));
+        command
+            .args(args)
+            .env("BROWSER", "false")
+            .env_remove("HARNESS_OAUTH_CLIENT_SECRET")
+            .env_remove("HARNESS_MCP_TOKEN")
+            .env_remove("HARNESS_DATA_DIR");
+        match id_token {
+            Some(token) => command.env("HARNESS_OAUTH_ID_TOKEN", token),
+            None => command.env_remove("HARNESS_OAUTH_ID_TOKEN"),
+        };
+        command.output().unwrap()
+    };
+
+    // Cross-app access without the ID token: refused, naming where it is read from.
+    let refused = add(
+        &[
+            "--client-id",
+            "pku-harness-signed",
+            "--idp-issuer",
+            "https://idp.example.edu",
+            "--idp-client-id",
+            "pku-harness",
+        ],
+        None,
+    );
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "harness: --idp-issuer: the ID token your identity provider issued is read from \
+         $HARNESS_OAUTH_ID_TOKEN, which is not set\n"
+    );
+
+    let key_path = key.to_str().unwrap();
+    let added = add(
+        &[
+            "--client-id",
+            "pku-harness-signed",
+            "--client-key-file",
+            key_path,
+        ],
+        None,
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&added.stdout),
+        String::from_utf8_lossy(&added.stderr),
+    );
+    assert!(added.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stdout, "Installed mcp-signed with 1 tools.\n");
+    std::fs::remove_file(&key).unwrap();
+
+    server.revoke_access_tokens();
+    let (called, _) = harness(&[
+        "call",
+        "--data-dir",
+        data,
+        "mcp-signed.echo",
+        r#"{"message": "hi"}"#,
+    ]);
+    assert!(called.contains("echo: hi"), "{called}");
+    let sent: Vec<(String, bool)> = server
+        .token_requests()
+        .iter()
+        .map(|form| {
+            let field = |name: &str| form.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            (
+                field("grant_type").cloned().unwrap_or_default(),
+                field("client_assertion").is_some(),
+            )
+        })
+        .collect();
+    let cc = "client_credentials".to_owned();
+    assert_eq!(sent, [(cc.clone(), true), (cc, true)]);
+    assert!(server.authorizations().is_empty(), "no page was opened");
+}
