@@ -21,7 +21,8 @@ SCREEN_STRUCTS = [
     "AuditRowView", "JobsScreen", "JobRow", "JobForm", "JobSourceOption", "JobScheduleOption",
     "JobComparisonOption", "Navigation", "NavItem", "Button", "Choice",
     "LabelValue", "RuleRow", "SignInSheet", "ElicitationSheet", "FormFieldRow", "FieldOption",
-    "PageRow", "ElicitationButton", "CallImage", "CallLink",
+    "PageRow", "ElicitationButton", "CallImage", "CallLink", "CampusCheckScreen",
+    "PayCodeScreen", "PayCode", "RideCodeScreen", "RideCode",
 ]
 
 FIELD = re.compile(r"^    public (?:var|let) (\w+)\s*:", re.M)
