@@ -246,5 +246,12 @@ pub async fn tick(data_dir: &Path, now: &str) -> Result<(), String> {
     for report in &reports {
         print_report(&engine, report);
     }
+    // The app's backup, when its switch is on and something changed since it was written; a
+    // cloud out of reach leaves the jobs' tick done and says so.
+    match engine.cloud_backup_if_changed().await {
+        Ok(None) => {}
+        Ok(Some(written)) => outln!("Backed up to the cloud: {} bytes.", written.bytes),
+        Err(e) => outln!("The app's backup was not written: {e}"),
+    }
     Ok(())
 }

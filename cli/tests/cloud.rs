@@ -31,7 +31,8 @@ async fn harness(args: &[&str], dir: &std::path::Path) -> Output {
     .unwrap()
 }
 
-// Issue 39.5 and .6: setup → backup → join → restore through the binary; a looser value is
+// Issue 39.5 and .6: setup → backup → (a change, written at the next tick) → join → restore
+// through the binary; a looser value is
 // printed with the command that makes it, never made (DESIGN §3 8e).
 #[tokio::test(flavor = "multi_thread")]
 async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_directory() {
@@ -69,6 +70,25 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
     );
     assert!(backup.ends_with(" bytes in 1 part(s), sealed with the account key.\n"));
 
+    // After a change, the next tick writes the backup once.
+    let tick = ["tick", "--now", "2099-01-01 08:00"];
+    assert_eq!(
+        stdout(&harness(&tick, &a).await),
+        "0 job(s) ran at 2099-01-01 08:00 (Asia/Shanghai)\n"
+    );
+    stdout(&harness(&["settings", "set", "timeZone", "Europe/Berlin"], &a).await);
+    let ticked = stdout(&harness(&tick, &a).await);
+    assert!(
+        ticked.starts_with(
+            "0 job(s) ran at 2099-01-01 08:00 (Europe/Berlin)\nBacked up to the cloud: "
+        ),
+        "{ticked}"
+    );
+    assert_eq!(
+        stdout(&harness(&tick, &a).await),
+        "0 job(s) ran at 2099-01-01 08:00 (Europe/Berlin)\n"
+    );
+
     let joined = stdout(&harness(&["cloud", "join", "--server", &base, "--code", &code], &b).await);
     assert_eq!(
         joined,
@@ -77,11 +97,14 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
     let restored = stdout(&harness(&["cloud", "restore"], &b).await);
     assert_eq!(
         restored,
-        "Restored 1 setting(s), 0 memory(ies), 0 job(s), 0 conversation title(s).\n  set language\nNot made: each would loosen a permission here. Make one yourself with:\n  harness settings set agent.maxToolCalls '80'\n"
+        "Restored 2 setting(s), 0 memory(ies), 0 job(s), 0 conversation title(s).\n  set language\n  set timeZone\nNot made: each would loosen a permission here. Make one yourself with:\n  harness settings set agent.maxToolCalls '80'\n"
     );
     let settings = stdout(&harness(&["settings"], &b).await);
     assert!(settings.contains("\nlanguage = \"en\"\n"), "{settings}");
-    assert!(settings.contains("\nagent.maxToolCalls = 50\n"), "{settings}");
+    assert!(
+        settings.contains("\nagent.maxToolCalls = 50\n"),
+        "{settings}"
+    );
 
     stop.send(()).unwrap();
     served.await.unwrap().unwrap();

@@ -530,3 +530,39 @@ async fn a_crafted_backup_cannot_set_a_secret_or_a_secret_shaped_value() {
     );
     server.stop().await;
 }
+
+// Issue 39.5: with the switch on, the app is written after changes, once for a run of them
+// (when the shell wakes), and not again while nothing changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_is_backed_up_again_only_after_a_change_and_only_with_its_switch_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
+    let server = Server::start(&db, Limits::default()).await;
+    let a_dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let a = phone_with(a_dir.path(), secrets.clone());
+    a.set_cloud_backup(true).unwrap();
+    // No cloud set up: nothing to write to, and no error.
+    assert_eq!(a.cloud_backup_if_changed().await.unwrap(), None);
+    a.cloud_setup(&server.base).await.unwrap();
+    a.set_cloud_backup(false).unwrap();
+    assert_eq!(a.cloud_backup_if_changed().await.unwrap(), None);
+
+    a.set_cloud_backup(true).unwrap();
+    let first = a.cloud_backup_if_changed().await.unwrap().unwrap();
+    assert_eq!(first.parts, 1);
+    assert_eq!(a.cloud_backup_if_changed().await.unwrap(), None);
+    set(&a, "language", json!("en"));
+    a.write_memory("周三下午有实验课", None, None, false)
+        .unwrap();
+    assert_eq!(
+        a.cloud_backup_if_changed().await.unwrap().map(|w| w.parts),
+        Some(1)
+    );
+    assert_eq!(a.cloud_backup_if_changed().await.unwrap(), None);
+    // The data directory opened again remembers what it wrote.
+    drop(a);
+    let a = phone_with(a_dir.path(), secrets);
+    assert_eq!(a.cloud_backup_if_changed().await.unwrap(), None);
+    server.stop().await;
+}

@@ -787,6 +787,27 @@ impl Engine {
                 "the app's backup is off: turn on Settings → 云端 → 备份到云端 (harness cloud backup --allow)".into(),
             ));
         }
+        let backup = self.gather_backup()?;
+        self.core.host.cloud.write_backup(&backup).await
+    }
+
+    /// Writes the app's backup when the switch is on, a cloud is set up and something in it
+    /// changed since this device last wrote it; the shell calls it when it wakes (`harness
+    /// tick`), so a run of changes is written once. None when nothing was written.
+    pub async fn cloud_backup_if_changed(&self) -> Result<Option<backup::Written>, CloudError> {
+        let cloud = &self.core.host.cloud;
+        if !self.consent().cloud_backup || cloud.ready().is_err() {
+            return Ok(None);
+        }
+        let backup = self.gather_backup()?;
+        if cloud.backup_unchanged(&backup) {
+            return Ok(None);
+        }
+        cloud.write_backup(&backup).await.map(Some)
+    }
+
+    /// What the backup holds, in an order that changes only when they do.
+    fn gather_backup(&self) -> Result<Backup, CloudError> {
         let conversations = self
             .core
             .conversations
@@ -795,7 +816,9 @@ impl Engine {
         let memories = self
             .memories()
             .map_err(|e| CloudError::Invalid(e.to_string()))?;
-        let backup = Backup {
+        let mut titles: Vec<String> = conversations.into_iter().filter_map(|c| c.title).collect();
+        titles.sort();
+        Ok(Backup {
             settings: self.setting_values(),
             memories: memories
                 .into_iter()
@@ -807,10 +830,9 @@ impl Engine {
                 .into_iter()
                 .map(|job| json!({ "spec": job.spec, "owner": job.owner, "pausedReason": job.paused_reason }))
                 .collect(),
-            conversation_titles: conversations.into_iter().filter_map(|c| c.title).collect(),
+            conversation_titles: titles,
             ..Backup::default()
-        };
-        self.core.host.cloud.write_backup(&backup).await
+        })
     }
 
     /// Brings this account's backup to this device (one joined by the recovery code or a

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 use super::{Cloud, CloudError, seal::random};
 
@@ -86,6 +87,22 @@ fn parts(text: &str) -> Vec<&str> {
     out
 }
 
+/// The backup's document as it is stored.
+fn document(backup: &Backup) -> String {
+    serde_json::to_string(&Backup {
+        format: FORMAT,
+        ..backup.clone()
+    })
+    .expect("a backup serialises")
+}
+
+fn digest(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 fn part_key(generation: &str, index: usize) -> String {
     format!("part/{generation}/{index}")
 }
@@ -94,11 +111,7 @@ impl Cloud {
     /// Writes `backup` as this account's backup: its parts under a new generation, then the
     /// manifest, then the parts of the backup it replaced are deleted.
     pub async fn write_backup(&self, backup: &Backup) -> Result<Written, CloudError> {
-        let text = serde_json::to_string(&Backup {
-            format: FORMAT,
-            ..backup.clone()
-        })
-        .expect("a backup serialises");
+        let text = document(backup);
         let before = self.get(PLUGIN, MANIFEST).await?;
         let generation: String = random::<8>().iter().map(|b| format!("{b:02x}")).collect();
         let pieces = parts(&text);
@@ -120,10 +133,23 @@ impl Cloud {
                     .await?;
             }
         }
+        let mut config = crate::lock(&self.config).clone().ok_or_else(|| {
+            CloudError::Unavailable("PKU harness Cloud was set aside during the backup".into())
+        })?;
+        config.backup_digest = Some(digest(&text));
+        self.keep(config)?;
         Ok(Written {
             bytes: text.len(),
             parts: pieces.len(),
         })
+    }
+
+    /// Whether `backup` is what this device wrote last: then there is nothing to write.
+    pub fn backup_unchanged(&self, backup: &Backup) -> bool {
+        let digest = digest(&document(backup));
+        crate::lock(&self.config)
+            .as_ref()
+            .is_some_and(|c| c.backup_digest.as_deref() == Some(digest.as_str()))
     }
 
     /// This account's backup, or none when no device wrote one.

@@ -76,6 +76,10 @@ impl CloudError {
 struct Config {
     server: String,
     account: String,
+    /// The SHA-256 of the app's backup this device wrote last (`backup`), so that an unchanged
+    /// app is not written again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    backup_digest: Option<String>,
 }
 
 /// What `harness cloud status` and the 云端 screen show.
@@ -282,7 +286,15 @@ impl Cloud {
         self.secrets
             .set(keys::ACCOUNT, &key.to_keystore())
             .map_err(unavailable)?;
-        let config = Config { server, account };
+        self.keep(Config {
+            server,
+            account,
+            backup_digest: None,
+        })
+    }
+
+    /// Writes `config` to `<data dir>/cloud.json` (whole, or not at all) and puts it in effect.
+    fn keep(&self, config: Config) -> Result<(), CloudError> {
         if let Some(path) = &self.path {
             let temp = path.with_extension("json.tmp");
             std::fs::write(&temp, serde_json::to_vec(&config).expect("plain strings"))
