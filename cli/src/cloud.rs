@@ -8,6 +8,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use harness_core::Engine;
 use harness_core::cloud::backup;
+use harness_core::settings::Language;
 
 #[derive(Subcommand)]
 pub enum CloudCommand {
@@ -105,7 +106,11 @@ pub async fn run(data_dir: &Path, command: CloudCommand) -> Result<(), String> {
             if allow {
                 engine.set_cloud_backup(true).map_err(|e| e.to_string())?;
                 outln!("The app's backup is on:");
-                for line in backup::DISCLOSURE_EN {
+                let words = match engine.settings().language {
+                    Language::Zh => backup::DISCLOSURE_ZH,
+                    Language::En => backup::DISCLOSURE_EN,
+                };
+                for line in words {
                     outln!("  {line}");
                 }
             }
