@@ -36,6 +36,9 @@ pub enum HarnessEvent {
     /// The scheduler's wake-up was armed at `at_epoch_ms` through `Platform::arm_wake_up`, or
     /// cancelled (`None`: nothing is scheduled).
     WakeTimeChanged { at_epoch_ms: Option<i64> },
+    /// A public call was held in its undo window, or its window ended: read
+    /// `held_calls_screen` again (the 撤销 bar).
+    HeldCallsChanged,
     /// `begin_turn` started turn number `turn` of a conversation.
     TurnStarted { conversation: String, turn: u64 },
     /// The agent began a turn; `turn` is the id `cancel_turn` takes.

@@ -10,12 +10,11 @@ use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::{
-    Acted, Action, ActivityFilter, ActivityScreen, AllowancesScreen, AuditFilter, AuditScreen,
-    CampusAccountScreen, CampusCheck, CampusCheckScreen, ChatScreen, ConsentScreen,
-    ConversationListScreen,
+    Acted, Action, ActivityFilter, ActivityScreen, AllowancesScreen, CampusAccountScreen,
+    CampusCheck, CampusCheckScreen, ChatScreen, ConsentScreen, ConversationListScreen,
     ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords, JobsScreen, Live, MemoryInbox,
     ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail, PluginScreen, PluginsScreen,
-    RideCodeScreen, Route, Screens, SpendingScreen, TodayScreen, route_for,
+    RideCodeScreen, Route, Screens, SpendingScreen, TodayScreen, UndoBar, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -51,6 +50,8 @@ pub struct Harness {
     /// Opened with the sample plugins' code (`open_for_development`): only then can they be
     /// installed.
     samples: bool,
+    /// The approval broker, for `show_undo`.
+    broker: Arc<PlatformBroker>,
 }
 
 /// What `close()` lets go of.
@@ -106,6 +107,15 @@ impl Harness {
         let engine = Arc::new(Engine::open(&data_dir, options)?);
         let screens = Arc::new(Screens::new(engine.clone(), live));
         broker.show_sheets_from(&screens);
+        // The 撤销 bar is read again whenever a public call is held or its window ends. The
+        // task ends with the engine (its sender dropped).
+        let mut held = engine.watch_held_calls();
+        let held_events = events.clone();
+        runtime()?.spawn(async move {
+            while held.changed().await.is_ok() {
+                held_events.emit(HarnessEvent::HeldCallsChanged);
+            }
+        });
         Ok(Arc::new(Harness {
             open: RwLock::new(Some(Open {
                 engine,
@@ -115,6 +125,7 @@ impl Harness {
             data_dir,
             events,
             samples,
+            broker,
         }))
     }
 
@@ -687,8 +698,20 @@ impl Harness {
         Ok(self.screens()?.memory_inbox()?)
     }
 
-    pub fn audit_screen(&self, filter: AuditFilter) -> Result<AuditScreen, HarnessError> {
-        Ok(self.screens()?.audit(&filter)?)
+    /// The 撤销 bar of each public call waiting out its undo window (`public.undoSeconds`),
+    /// oldest first: its tap is `Action::UndoCall`. Read it again on `HeldCallsChanged`.
+    pub fn held_calls_screen(&self) -> Result<Vec<UndoBar>, HarnessError> {
+        Ok(self.screens()?.held_calls())
+    }
+
+    /// Tells the core whether the shell draws the 撤销 bar now: while it does, a public call
+    /// the student allowed or tapped waits `public.undoSeconds` before anything is sent; while
+    /// it does not (false at open), such a call is sent at once, since a window nobody sees
+    /// only delays it.
+    pub fn show_undo(&self, shown: bool) {
+        self.broker
+            .shows_undo
+            .store(shown, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// 已允许: every "Always allow" in force, with its revoke (`Action::RevokeAllowance`).
@@ -701,7 +724,8 @@ impl Harness {
         Ok(self.screens()?.spending()?)
     }
 
-    /// 活动: today's calls in words, grouped by conversation, filtered as `filter` says.
+    /// 活动: today's calls in words, grouped by conversation, filtered as `filter` says. It is
+    /// the app's screen of what was done (the audit log's own screen was replaced by it).
     pub fn activity_screen(&self, filter: ActivityFilter) -> Result<ActivityScreen, HarnessError> {
         Ok(self.screens()?.activity(&filter)?)
     }

@@ -52,20 +52,19 @@ pub use harness_core::policy::{
 };
 pub use harness_core::registry::{Effect, PluginKind};
 pub use harness_core::screens::{
-    Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, AuditFilter, AuditRowView,
-    AuditScreen, Button, ButtonRole, ChatItem, ChatItemKind, ChatScreen, Choice, CloudRow,
-    ConsentScreen, ConversationSettingsScreen, DeveloperRow, ElicitationAction, ElicitationButton,
-    ElicitationSheet, FieldKind, FieldOption, FieldValue, FilterChoice, FormFieldRow, InputRow,
-    JobComparison, JobComparisonOption, JobDraft, JobFieldOption, JobForm, JobKind, JobKindOption,
-    JobRow, JobScheduleKind, JobScheduleOption, JobSourceOption, JobWords, JobsScreen, LabelValue,
-    MemoryInbox, MemoryRowView, ModeRowView, ModelSettingsScreen, NavItem, Navigation, PageRow,
-    PermissionRow, PluginDetail, PluginRow, PluginsScreen, Route, RuleRow, ShellEffect,
-    SignInSheet, ToolCallView, ToolRowView,
+    Acted, Action, AddPluginScreen, AnswerButton, ApprovalSheet, Button, ButtonRole, ChatItem,
+    ChatItemKind, ChatScreen, Choice, CloudRow, ConsentScreen, ConversationSettingsScreen,
+    DeveloperRow, ElicitationAction, ElicitationButton, ElicitationSheet, FieldKind, FieldOption,
+    FieldValue, FilterChoice, FormFieldRow, InputRow, JobComparison, JobComparisonOption, JobDraft,
+    JobFieldOption, JobForm, JobKind, JobKindOption, JobRow, JobScheduleKind, JobScheduleOption,
+    JobSourceOption, JobWords, JobsScreen, LabelValue, MemoryInbox, MemoryRowView, ModeRowView,
+    ModelSettingsScreen, NavItem, Navigation, PageRow, PermissionRow, PluginDetail, PluginRow,
+    PluginsScreen, Route, RuleRow, ShellEffect, SignInSheet, ToolCallView, ToolRowView,
 };
 // What a student can see and bound: allowances, spending, activity, an ask's notification.
 pub use harness_core::screens::{
     ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen, AllowanceRowView,
-    AllowancesScreen, ApprovalNotice, MoneyLimitRow, SpendingScreen,
+    AllowancesScreen, ApprovalNotice, EffectChoice, MoneyLimitRow, SpendingScreen,
 };
 pub use harness_core::settings::Language;
 pub use harness_core::store::rows::AuditRow;

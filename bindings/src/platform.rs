@@ -2,7 +2,7 @@
 //! the core's traits to it: approvals, secrets, the wake-up alarm, and the core's events
 //! (notifications to post, screens to open, events for the listeners).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 use async_trait::async_trait;
@@ -139,6 +139,9 @@ pub(crate) struct PlatformBroker {
     next_id: AtomicU64,
     /// Builds each prompt's sheet; weak, since the screens hold the engine that holds this.
     screens: OnceLock<Weak<Screens>>,
+    /// Whether the shell draws the 撤销 bar now (`Harness::show_undo`): only then is a public
+    /// call held in its undo window.
+    pub(crate) shows_undo: AtomicBool,
 }
 
 impl PlatformBroker {
@@ -148,6 +151,7 @@ impl PlatformBroker {
             events,
             next_id: AtomicU64::new(1),
             screens: OnceLock::new(),
+            shows_undo: AtomicBool::new(false),
         }
     }
 
@@ -215,6 +219,10 @@ impl ApprovalBroker for PlatformBroker {
 
     async fn elicit(&self, request: Elicitation) -> ElicitationAnswer {
         self.ask_question(request).await
+    }
+
+    fn shows_undo(&self) -> bool {
+        self.shows_undo.load(Ordering::Relaxed)
     }
 
     async fn pick_file(&self, request: FilePick) -> Option<PickedFile> {

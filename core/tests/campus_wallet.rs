@@ -18,9 +18,7 @@ use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
 use harness_core::policy::{Actor, Answer, Code};
 use harness_core::registry::{Effect, PluginKind};
 use harness_core::scheduler::{Owner, RunOutcome};
-use harness_core::screens::{
-    Acted, Action, AuditFilter, CampusCheck, Live, Route, Screens, ShellEffect,
-};
+use harness_core::screens::{Acted, Action, CampusCheck, Live, Route, Screens, ShellEffect};
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
@@ -1062,9 +1060,14 @@ async fn no_screen_a_student_reads_names_a_tool_id_or_shows_json() {
                 read_texts(&screens.memory_inbox().unwrap()),
             ),
             (
-                "audit".into(),
-                read_texts(&screens.audit(&AuditFilter::default()).unwrap()),
+                "activity".into(),
+                read_texts(&screens.activity(&Default::default()).unwrap()),
             ),
+            (
+                "allowances".into(),
+                read_texts(&screens.allowances().unwrap()),
+            ),
+            ("spending".into(), read_texts(&screens.spending().unwrap())),
             (
                 "campus".into(),
                 read_texts(&screens.campus_account().unwrap()),

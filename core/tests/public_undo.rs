@@ -180,6 +180,48 @@ async fn an_undone_treehole_post_sends_nothing_to_the_campus_simulator_and_the_a
 }
 
 #[tokio::test]
+async fn a_held_post_has_its_undo_bar_whose_tap_sends_nothing() {
+    // Issue 41.4: the shells draw the 撤销 bar from the core's model alone: the call in the
+    // student's words, when its window ends, and the tap that takes it back.
+    let w = world().await;
+    let screens =
+        harness_core::screens::Screens::new(w.engine.clone(), harness_core::screens::Live::new());
+    assert!(screens.held_calls().is_empty());
+    w.shell.answers.lock().unwrap().push(Answer::Allow);
+    let now = w.clock.now();
+    let (call, running) = held(
+        &w,
+        agent("treehole.publish", json!({"text": "周末谁去爬香山"})),
+    )
+    .await;
+    let bars = screens.held_calls();
+    assert_eq!(
+        bars.iter()
+            .map(|b| (b.text.as_str(), b.undo.label.as_str(), b.until_ms))
+            .collect::<Vec<_>>(),
+        [("树洞 · 发树洞 即将发出", "撤销", now + 10_000)]
+    );
+    assert_eq!(
+        bars[0].undo.action,
+        harness_core::screens::Action::UndoCall { call: call.id }
+    );
+    screens.act(bars[0].undo.action.clone()).await.unwrap();
+    let done = running.await.unwrap();
+    assert!(
+        matches!(
+            done.outcome,
+            Outcome::Refused {
+                code: Code::Declined,
+                ..
+            }
+        ),
+        "{done:?}"
+    );
+    assert!(sent(&w.sim, POST).is_empty());
+    assert!(screens.held_calls().is_empty());
+}
+
+#[tokio::test]
 async fn a_tapped_reply_waits_its_window_on_the_clock_and_is_sent_when_it_ends() {
     // Issue 41.4: the student's own tap waits too; nothing is sent until the clock reaches
     // the window's end, then the reply is sent once.

@@ -781,7 +781,7 @@ async fn every_label_follows_the_language_setting() {
                 .label
                 .clone(),
             s.chat("c").unwrap().send_label,
-            s.audit(&Default::default()).unwrap().title,
+            s.activity(&Default::default()).unwrap().title,
         ];
         for label in labels {
             assert_eq!(han(&label), chinese, "{language:?}: {label}");
@@ -881,7 +881,9 @@ async fn navigation_shows_how_many_memories_wait() {
             "Consent and permissions",
             "Campus account",
             "Model",
-            "Activity log"
+            "Activity",
+            "Allowed",
+            "Spending"
         ]
     );
 }

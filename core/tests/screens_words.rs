@@ -9,7 +9,7 @@ use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolCont
 use harness_core::plugins::script::BUNDLES;
 use harness_core::policy::{Actor, Answer, Rule};
 use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
-use harness_core::screens::{AuditFilter, Live, Screens};
+use harness_core::screens::{Live, Screens};
 use harness_core::settings::{Change, Language};
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
@@ -218,10 +218,11 @@ fn a_plugin_page_says_what_the_plugin_may_reach_in_the_students_words() {
 }
 
 // Issue 36 (4): the activity log's chips read `wallet`, `agent`, its rows `decided ask:…` and
-// tool ids. Its chips filter by the same values, shown by the plugin's title and who acted in
-// words; a row is the tool's title and what happened in words.
+// tool ids. 活动 (which replaced that log, issue 41.5) filters by the same values, its chips
+// showing the plugin's title and each effect in words; a call is its tool's title and what
+// happened in a sentence.
 #[tokio::test]
-async fn the_activity_log_reads_in_the_students_words() {
+async fn the_activity_screen_reads_in_the_students_words() {
     let shown = Arc::new(Shown::default());
     let mut options = Options::new(shown.clone());
     options.builtin_plugins = false;
@@ -245,60 +246,32 @@ async fn the_activity_log_reads_in_the_students_words() {
         .await;
     let screens = Screens::new(engine.clone(), Live::new());
     let read = |screens: &Screens| {
-        let audit = screens.audit(&AuditFilter::default()).unwrap();
-        let chips: Vec<(String, String)> = audit
+        let activity = screens.activity(&Default::default()).unwrap();
+        let chips: Vec<String> = activity
             .plugins
             .iter()
-            .chain(&audit.actors)
-            .map(|c| (c.id.clone(), c.label.clone()))
+            .map(|c| format!("{}={}", c.id, c.label))
+            .chain(activity.effects.iter().map(|e| e.label.clone()))
             .collect();
-        let rows: Vec<(String, String, String)> = audit
-            .rows
+        let calls: Vec<String> = activity
+            .groups
             .into_iter()
-            .map(|r| (r.actor, r.tool, r.event))
+            .flat_map(|g| g.calls)
+            .map(|c| format!("{} | {} | {}", c.tool, c.effect_label, c.what))
             .collect();
-        (chips, rows)
+        (chips, calls)
     };
-    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
-    let row = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
-    let (chips, rows) = read(&screens);
-    assert_eq!(
-        chips,
-        [
-            pair("topup", "充值"),
-            pair("user", "你"),
-            pair("agent", "助手"),
-            pair("scheduler", "定时任务")
-        ]
-    );
-    assert_eq!(
-        rows,
-        [
-            row("助手", "充值", "决定询问你"),
-            row("助手", "充值", "你的回答：拒绝"),
-            row("助手", "充值", "已停止：你拒绝了这次操作"),
-        ]
-    );
+    let (chips, calls) = read(&screens);
+    assert_eq!(chips, ["topup=充值", "读取", "写入", "花钱", "公开发布"]);
+    assert_eq!(calls, ["充值 · 充值 | 花钱 | 问了你，你选了「拒绝」"]);
     engine
         .change_setting(Change::Language(Language::En))
         .unwrap();
-    let (chips, rows) = read(&screens);
+    let (chips, calls) = read(&screens);
+    assert_eq!(chips, ["topup=Top-up", "read", "write", "money", "public"]);
     assert_eq!(
-        chips,
-        [
-            pair("topup", "Top-up"),
-            pair("user", "You"),
-            pair("agent", "Assistant"),
-            pair("scheduler", "Scheduled")
-        ]
-    );
-    assert_eq!(
-        rows,
-        [
-            row("Assistant", "Top up", "Decided to ask you"),
-            row("Assistant", "Top up", "You answered: Deny"),
-            row("Assistant", "Top up", "Stopped: You declined this"),
-        ]
+        calls,
+        ["Top-up · Top up | money | Asked you; you chose Deny"]
     );
 }
 

@@ -4,6 +4,7 @@
 //! spend. Read from the audit log, which records each call's decision, answer and end.
 
 use super::LabelValue;
+use super::inbox::FilterChoice;
 use super::texts::{answer_words, effect_words, local_time, refusal_words, title, tr};
 use crate::engine::{Engine, EngineError};
 use crate::invoke::{local_day, yuan};
@@ -19,6 +20,14 @@ use crate::text::one_line;
 pub struct ActivityFilter {
     pub plugin: Option<String>,
     pub effect: Option<Effect>,
+}
+
+/// An effect the screen can be filtered by, in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct EffectChoice {
+    pub effect: Effect,
+    pub label: String,
 }
 
 /// One call, in a sentence.
@@ -48,8 +57,10 @@ pub struct ActivityScreen {
     /// The day shown, on the student's calendar.
     pub day: String,
     pub filter: ActivityFilter,
-    /// The plugins' ids to filter by.
-    pub plugins: Vec<String>,
+    /// The plugins to filter by, by their titles.
+    pub plugins: Vec<FilterChoice>,
+    /// The effects to filter by, in words.
+    pub effects: Vec<EffectChoice>,
     pub groups: Vec<ActivityGroup>,
     /// Today's spend beside the day's limit.
     pub spent: LabelValue,
@@ -143,8 +154,17 @@ pub(super) fn build(
         plugins: engine
             .plugins()
             .iter()
-            .map(|v| v.plugin.id.clone())
+            .map(|v| FilterChoice {
+                id: v.plugin.id.clone(),
+                label: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
+            })
             .collect(),
+        effects: Effect::ALL
+            .map(|effect| EffectChoice {
+                effect,
+                label: effect_words(lang, effect).into(),
+            })
+            .to_vec(),
         empty: groups
             .is_empty()
             .then(|| tr(lang, "今天还没有操作", "Nothing done today").into()),
@@ -160,7 +180,7 @@ pub(super) fn build(
 }
 
 /// "树洞 · 发树洞": the plugin's and the tool's titles, or the id of a tool no longer there.
-fn tool_words(engine: &Engine, lang: Language, id: &str) -> String {
+pub(super) fn tool_words(engine: &Engine, lang: Language, id: &str) -> String {
     let Some(tool) = engine.tool(id) else {
         return id.to_owned();
     };

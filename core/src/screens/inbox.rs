@@ -1,23 +1,19 @@
-//! The lists a student keeps an eye on: the memory inbox (pending first, approve or reject),
-//! the audit log (filtered by plugin, actor, verdict) and the scheduled jobs (next run, last
-//! outcome, pause, resume, remove).
+//! The lists a student keeps an eye on: the memory inbox (pending first, approve or reject)
+//! and the scheduled jobs (next run, last outcome, pause, resume, remove). What was done is
+//! the 活动 screen's (`activity`).
 
 use super::job_form::{self, JobForm};
 use super::nav::Route;
-use super::texts::{answer_words, local_time, refusal_words, title, tr};
+use super::texts::{local_time, tr};
 use super::{Action, Button, ButtonRole, EXACT_ALARM_UNSUPPORTED};
 use crate::consent::PermissionState;
 use crate::engine::{Engine, EngineError};
-use crate::policy::{Answer, Code};
 use crate::scheduler::RunOutcome;
 use crate::scheduler::Task;
 use crate::scheduler::notice::{Need, need_of, service_words};
 use crate::settings::Language;
 use crate::store::jobs::JobState;
 use crate::store::memories::MemoryState;
-
-/// How many audit entries the screen reads back.
-const AUDIT_SHOWN: usize = 500;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
@@ -101,17 +97,6 @@ pub(super) fn memories(engine: &Engine, lang: Language) -> Result<MemoryInbox, E
     })
 }
 
-/// Which audit entries to show; empty fields match everything.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
-pub struct AuditFilter {
-    pub plugin: Option<String>,
-    /// `user`, `agent` or `scheduler`.
-    pub actor: Option<String>,
-    /// `run`, `ask` or a refusal code (`declined`, `blocked`, …).
-    pub verdict: Option<String>,
-}
-
 /// One choice of a filter: what the filter takes (a plugin id, `user`…) and the words its
 /// chip shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,128 +104,6 @@ pub struct AuditFilter {
 pub struct FilterChoice {
     pub id: String,
     pub label: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
-pub struct AuditRowView {
-    pub when: String,
-    pub actor: String,
-    /// The tool's title (its id where it is no longer installed).
-    pub tool: String,
-    /// What happened, in words: 决定运行, 你的回答：允许, 已停止：你拒绝了这次操作, …
-    pub event: String,
-    pub detail: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
-pub struct AuditScreen {
-    pub title: String,
-    pub filter: AuditFilter,
-    /// The plugins by their titles, and who acted, in words.
-    pub plugins: Vec<FilterChoice>,
-    pub actors: Vec<FilterChoice>,
-    pub rows: Vec<AuditRowView>,
-    pub empty_label: String,
-}
-
-pub(super) fn audit(
-    engine: &Engine,
-    lang: Language,
-    filter: &AuditFilter,
-) -> Result<AuditScreen, EngineError> {
-    let zone = engine.settings().time_zone;
-    let rows = engine
-        .audit(AUDIT_SHOWN)?
-        .into_iter()
-        .filter(|r| {
-            let plugin = r.tool.split_once('.').map_or(r.tool.as_str(), |(p, _)| p);
-            filter.plugin.as_deref().is_none_or(|p| p == plugin)
-                && filter.actor.as_deref().is_none_or(|a| a == r.actor)
-                && filter
-                    .verdict
-                    .as_deref()
-                    .is_none_or(|v| r.detail.as_deref() == Some(v))
-        })
-        .map(|r| AuditRowView {
-            when: local_time(&zone, r.at_ms),
-            actor: actor_words(lang, &r.actor).into(),
-            event: event_words(lang, &r.event, r.detail.as_deref()),
-            detail: r.step.clone(),
-            tool: engine
-                .tool(&r.tool)
-                .map_or(r.tool, |t| title(lang, &t.title, t.title_en.as_deref())),
-        })
-        .collect();
-    Ok(AuditScreen {
-        title: tr(lang, "操作记录", "Activity log").into(),
-        filter: filter.clone(),
-        plugins: engine
-            .plugins()
-            .iter()
-            .map(|v| FilterChoice {
-                id: v.plugin.id.clone(),
-                label: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
-            })
-            .collect(),
-        actors: ["user", "agent", "scheduler"]
-            .map(|a| FilterChoice {
-                id: a.to_owned(),
-                label: actor_words(lang, a).into(),
-            })
-            .to_vec(),
-        rows,
-        empty_label: tr(lang, "没有记录", "Nothing recorded").into(),
-    })
-}
-
-/// Who acted, in words.
-fn actor_words(lang: Language, actor: &str) -> &'static str {
-    match actor {
-        "user" => tr(lang, "你", "You"),
-        "agent" => tr(lang, "助手", "Assistant"),
-        "scheduler" => tr(lang, "定时任务", "Scheduled"),
-        "app" => tr(lang, "应用", "The app"),
-        _ => "",
-    }
-}
-
-/// An audit event in words: the decision (`run`, `ask:…`, `refuse:code`), the answer, the
-/// run, its failure or stop, and what the core's own words say of each refusal.
-fn event_words(lang: Language, event: &str, detail: Option<&str>) -> String {
-    let code_words =
-        |code: &str| Code::parse(code).map_or(code.to_owned(), |c| refusal_words(lang, c).into());
-    let said = |zh: &str, en: &str, more: String| match lang {
-        Language::Zh => format!("{zh}：{more}"),
-        Language::En => format!("{en}: {more}"),
-    };
-    match (event, detail) {
-        ("decided", Some("run")) => tr(lang, "决定运行", "Decided to run").into(),
-        ("decided", Some(d)) if d.starts_with("ask") => {
-            tr(lang, "决定询问你", "Decided to ask you").into()
-        }
-        ("decided", Some(d)) => match d.strip_prefix("refuse:") {
-            Some(code) => said("拒绝", "Refused", code_words(code)),
-            None => d.to_owned(),
-        },
-        ("answered", Some(a)) => said(
-            "你的回答",
-            "You answered",
-            Answer::parse(a).map_or(a.to_owned(), |a| answer_words(lang, a).into()),
-        ),
-        ("ran", _) => tr(lang, "已运行", "Ran").into(),
-        ("failed", Some(m)) => said("失败", "Failed", m.to_owned()),
-        ("stopped", Some(code)) => said("已停止", "Stopped", code_words(code)),
-        ("unanswered", Some(minutes)) => match lang {
-            Language::Zh => format!("{minutes} 分钟内没有回答"),
-            Language::En => format!("Not answered within {minutes} minutes"),
-        },
-        ("undone", _) => tr(lang, "已撤销", "Undone").into(),
-        ("cloud", Some(d)) => said("云端", "Cloud", d.to_owned()),
-        (other, Some(d)) => format!("{other} {d}"),
-        (other, None) => other.to_owned(),
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,6 +16,7 @@ mod consent;
 mod conversation;
 mod conversation_list;
 mod first_run;
+mod held;
 mod inbox;
 mod job_form;
 mod live;
@@ -37,7 +38,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 pub use crate::picked::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
-pub use activity::{ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen};
+pub use activity::{ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen, EffectChoice};
 pub use allowances::{AllowanceRowView, AllowancesScreen};
 pub use approval::{AnswerButton, ApprovalNotice, ApprovalSheet, InputRow};
 pub use campus::{
@@ -49,10 +50,7 @@ pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, P
 pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
 pub use first_run::{FirstRunPage, FirstRunScreen};
-pub use inbox::{
-    AuditFilter, AuditRowView, AuditScreen, FilterChoice, JobRow, JobsScreen, MemoryInbox,
-    MemoryRowView,
-};
+pub use inbox::{FilterChoice, JobRow, JobsScreen, MemoryInbox, MemoryRowView};
 pub use job_form::{
     JobComparison, JobComparisonOption, JobDraft, JobFieldOption, JobForm, JobKind, JobKindOption,
     JobScheduleKind, JobScheduleOption, JobSourceOption, JobWords,
@@ -587,10 +585,6 @@ impl Screens {
         inbox::memories(&self.engine, self.language())
     }
 
-    pub fn audit(&self, filter: &AuditFilter) -> Result<AuditScreen, EngineError> {
-        inbox::audit(&self.engine, self.language(), filter)
-    }
-
     /// The notification an ask posts while the app is not in front: never the inputs.
     pub fn approval_notice(&self, prompt: &crate::invoke::Prompt) -> ApprovalNotice {
         approval::notice(&self.engine, self.language(), prompt)
@@ -599,6 +593,12 @@ impl Screens {
     /// The "活动" screen: today's calls in words, grouped by conversation, with the spend.
     pub fn activity(&self, filter: &ActivityFilter) -> Result<ActivityScreen, EngineError> {
         activity::build(&self.engine, self.language(), filter)
+    }
+
+    /// The 撤销 bar of each public call waiting out its undo window, oldest first; empty when
+    /// none waits. Read it again on `Engine::watch_held_calls`.
+    pub fn held_calls(&self) -> Vec<UndoBar> {
+        held::build(&self.engine, self.language())
     }
 
     /// The "已允许" screen: every "Always allow" in force, with revoke.

@@ -17,7 +17,13 @@ pub enum Route {
     Plugins,
     Memory,
     Jobs,
-    Audit,
+    /// 活动: today's calls in words (issue 41.5). It replaced the audit log's screen: both read
+    /// the audit, and the student asks what the agent did, not which rows were written.
+    Activity,
+    /// 已允许: every "Always allow" in force, with its revoke.
+    Allowances,
+    /// 花钱: the money limits and today's spend.
+    Spending,
     Consent,
     Model,
     /// The campus account: sign-in, its code, the sessions (DESIGN.md §10).
@@ -104,7 +110,9 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<Navigation, Engin
                 None,
             ),
             item(Route::Model, tr(lang, "模型", "Model"), None),
-            item(Route::Audit, tr(lang, "操作记录", "Activity log"), None),
+            item(Route::Activity, tr(lang, "活动", "Activity"), None),
+            item(Route::Allowances, tr(lang, "已允许", "Allowed"), None),
+            item(Route::Spending, tr(lang, "花钱", "Spending"), None),
         ],
     })
 }
@@ -170,10 +178,13 @@ mod tests {
                 Route::Consent,
                 Route::CampusAccount,
                 Route::Model,
-                Route::Audit
+                Route::Activity,
+                Route::Allowances,
+                Route::Spending
             ]
         );
-        assert_eq!(nav.tab_of(Route::Audit), Route::More);
+        assert_eq!(nav.tab_of(Route::Activity), Route::More);
+        assert_eq!(nav.tab_of(Route::Spending), Route::More);
         assert_eq!(nav.tab_of(Route::TreeholeCheck), Route::More);
         assert_eq!(nav.tab_of(Route::ConversationSettings), Route::Chat);
         assert_eq!(nav.tab_of(Route::Jobs), Route::Jobs);

@@ -26,6 +26,8 @@ pub struct SpendingScreen {
     pub today: LabelValue,
     /// What the limits do, and that the agent cannot raise them.
     pub note: String,
+    /// The tap that sets a limit to what was typed in its field (`Action::SetMoneyLimit`).
+    pub save_label: String,
 }
 
 pub(super) fn build(engine: &Engine, lang: Language) -> Result<SpendingScreen, EngineError> {
@@ -58,5 +60,6 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<SpendingScreen, E
             "The assistant's payments past a limit are refused without asking you. The assistant cannot raise them.",
         )
         .into(),
+        save_label: tr(lang, "保存", "Save").into(),
     })
 }

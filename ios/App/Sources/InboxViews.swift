@@ -37,38 +37,47 @@ struct MemoryInboxView: View {
     }
 }
 
-/// Every decision, answer and outcome, filtered by plugin and actor.
-struct AuditView: View {
-    @State private var store: ScreenStore<AuditScreen>
+/// 活动: today's calls in the core's words, grouped by conversation (the student's taps and the
+/// scheduled checks apart), filtered by plugin and effect, with the day's spend. It replaced the
+/// audit log's screen.
+struct ActivityView: View {
+    @State private var store: ScreenStore<ActivityScreen>
     private let shell: Shell
 
     init(shell: Shell) {
         self.shell = shell
-        _store = State(initialValue: ScreenStore(shell: shell) { try $0.auditScreen(filter: AuditFilter(plugin: nil, actor: nil, verdict: nil)) })
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.activityScreen(filter: ActivityFilter(plugin: nil, effect: nil)) })
     }
 
     var body: some View {
         Loaded(store: store) { screen in
             List {
                 Section {
-                    Picker(selection: Binding(get: { screen.filter.plugin }, set: { select(plugin: $0, actor: screen.filter.actor) })) {
+                    Text(screen.day).font(.caption).foregroundStyle(.secondary)
+                    LabeledContent(screen.spent.label, value: screen.spent.value)
+                        .accessibilityIdentifier("activity.spent")
+                    Picker(selection: Binding(get: { screen.filter.plugin }, set: { select(ActivityFilter(plugin: $0, effect: screen.filter.effect)) })) {
                         Image(systemName: "line.3.horizontal.decrease.circle").tag(String?.none)
                         ForEach(screen.plugins, id: \.id) { Text($0.label).tag(String?.some($0.id)) }
                     } label: { EmptyView() }
-                    Picker(selection: Binding(get: { screen.filter.actor }, set: { select(plugin: screen.filter.plugin, actor: $0) })) {
-                        Image(systemName: "line.3.horizontal.decrease.circle").tag(String?.none)
-                        ForEach(screen.actors, id: \.id) { Text($0.label).tag(String?.some($0.id)) }
+                    Picker(selection: Binding(get: { screen.filter.effect }, set: { select(ActivityFilter(plugin: screen.filter.plugin, effect: $0)) })) {
+                        Image(systemName: "line.3.horizontal.decrease.circle").tag(Effect?.none)
+                        ForEach(screen.effects, id: \.effect) { Text($0.label).tag(Effect?.some($0.effect)) }
                     } label: { EmptyView() }
                 }
-                if screen.rows.isEmpty {
-                    Text(screen.emptyLabel).foregroundStyle(.secondary)
+                if let empty = screen.empty {
+                    Text(empty).foregroundStyle(.secondary)
                 }
-                ForEach(Array(screen.rows.enumerated()), id: \.offset) { _, row in
-                    VStack(alignment: .leading, spacing: 2) {
-                        Text("\(row.when) · \(row.actor)").font(.caption).foregroundStyle(.secondary)
-                        Text(row.tool).font(.subheadline.weight(.semibold))
-                        Text(row.event)
-                        if let detail = row.detail { Text(detail).font(.caption) }
+                ForEach(Array(screen.groups.enumerated()), id: \.offset) { _, group in
+                    Section(group.title) {
+                        ForEach(Array(group.calls.enumerated()), id: \.offset) { _, call in
+                            VStack(alignment: .leading, spacing: 2) {
+                                Text(call.when).font(.caption).foregroundStyle(.secondary)
+                                Text(call.tool).font(.subheadline.weight(.semibold))
+                                if !call.effectLabel.isEmpty { Text(call.effectLabel).font(.caption) }
+                                Text(call.what)
+                            }
+                        }
                     }
                 }
             }
@@ -76,12 +85,80 @@ struct AuditView: View {
         }
     }
 
-    /// A new filter is a new read of the screen (`verdict` is kept as the core returned it).
-    private func select(plugin: String?, actor: String?) {
-        let next = AuditFilter(plugin: plugin, actor: actor, verdict: store.model?.filter.verdict)
+    /// A new filter is a new read of the screen.
+    private func select(_ next: ActivityFilter) {
         store.disappear()
-        store = ScreenStore(shell: shell) { try $0.auditScreen(filter: next) }
+        store = ScreenStore(shell: shell) { try $0.activityScreen(filter: next) }
         store.appear()
+    }
+}
+
+/// 已允许: each "Always allow" in force (tool, scope, since, until), each with its revoke.
+struct AllowancesView: View {
+    @State private var store: ScreenStore<AllowancesScreen>
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.allowancesScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            List {
+                Section { Text(screen.note).font(.footnote) }
+                if let empty = screen.empty {
+                    Text(empty).foregroundStyle(.secondary)
+                }
+                ForEach(Array(screen.rows.enumerated()), id: \.offset) { index, row in
+                    VStack(alignment: .leading, spacing: 4) {
+                        Text("\(row.pluginTitle) · \(row.toolTitle)").font(.subheadline.weight(.semibold))
+                        Text("\(row.effectLabel) · \(row.scopeLabel)").font(.caption)
+                        Text(row.since).font(.caption).foregroundStyle(.secondary)
+                        Text(row.until).font(.caption).foregroundStyle(.secondary)
+                        ActionButton(button: row.revoke, act: store.act)
+                            .accessibilityIdentifier("allowance.\(index).revoke")
+                    }
+                }
+            }
+            .navigationTitle(screen.title)
+        }
+    }
+}
+
+/// 花钱: the two money limits, each set from what the student types, and today's spend.
+struct SpendingView: View {
+    @State private var store: ScreenStore<SpendingScreen>
+    /// What is typed in each limit's field, by its settings key, until saved.
+    @State private var typed: [String: String] = [:]
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.spendingScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            Form {
+                Section {
+                    LabeledContent(screen.today.label, value: screen.today.value)
+                        .accessibilityIdentifier("spending.today")
+                }
+                Section {
+                    ForEach(screen.limits, id: \.key) { limit in
+                        HStack {
+                            TextField(limit.label, text: Binding(get: { typed[limit.key] ?? limit.yuan }, set: { typed[limit.key] = $0 }))
+                                .keyboardType(.numberPad)
+                                .accessibilityIdentifier("spending.\(limit.key)")
+                            Button(screen.saveLabel) {
+                                store.act(.setMoneyLimit(key: limit.key, yuan: typed[limit.key] ?? limit.yuan))
+                                typed[limit.key] = nil
+                            }
+                        }
+                    }
+                } footer: {
+                    Text(screen.note)
+                }
+            }
+            .navigationTitle(screen.title)
+        }
     }
 }
 

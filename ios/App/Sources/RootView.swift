@@ -44,6 +44,11 @@ struct RootView: View {
                 }
             }
         }
+        // The 撤销 bar of each public call waiting out its window, over every tab; while it is
+        // drawn the core holds such a call (`showUndo`), else it is sent at once.
+        .safeAreaInset(edge: .bottom) { HeldCallsBar(shell: shell) }
+        .onAppear { shell.harness.showUndo(shown: true) }
+        .onDisappear { shell.harness.showUndo(shown: false) }
         // A screen that is not a tab (the campus account, Treehole's check).
         .sheet(item: $router.presented) { presented in
             NavigationStack { screen(presented.route) }
@@ -73,7 +78,9 @@ struct RootView: View {
         case .plugins: PluginsView(shell: shell)
         case .memory: MemoryInboxView(shell: shell)
         case .jobs: JobsView(shell: shell)
-        case .audit: AuditView(shell: shell)
+        case .activity: ActivityView(shell: shell)
+        case .allowances: AllowancesView(shell: shell)
+        case .spending: SpendingView(shell: shell)
         case .consent: ConsentView(shell: shell)
         case .model: ModelSettingsView(shell: shell)
         case .campusAccount: CampusAccountView(shell: shell)
@@ -104,10 +111,41 @@ struct MoreView: View {
         case .consent: ConsentView(shell: shell)
         case .campusAccount: CampusAccountView(shell: shell)
         case .model: ModelSettingsView(shell: shell)
-        case .audit: AuditView(shell: shell)
+        case .activity: ActivityView(shell: shell)
+        case .allowances: AllowancesView(shell: shell)
+        case .spending: SpendingView(shell: shell)
         case .treeholeCheck: CampusCheckView(shell: shell, check: .treehole)
         case .gradesCheck: CampusCheckView(shell: shell, check: .grades)
         default: EmptyView()
         }
+    }
+}
+
+/// The 撤销 bar (`heldCallsScreen()`): each public call waiting out its undo window in the core's
+/// words, with the tap that takes it back before anything is sent. Nothing while none waits.
+struct HeldCallsBar: View {
+    @State private var store: ScreenStore<[UndoBar]>
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try $0.heldCallsScreen() })
+    }
+
+    var body: some View {
+        VStack(spacing: 8) {
+            ForEach(Array((store.model ?? []).enumerated()), id: \.offset) { index, bar in
+                HStack {
+                    Text(bar.text).frame(maxWidth: .infinity, alignment: .leading)
+                    ActionButton(button: bar.undo, act: store.act)
+                        .accessibilityIdentifier("held.\(index).undo")
+                }
+                .padding(12)
+                .background(.regularMaterial, in: RoundedRectangle(cornerRadius: 12))
+                // The window's end, for VoiceOver: the bar goes when the core says it ended.
+                .accessibilityValue(Text(Date(timeIntervalSince1970: Double(bar.untilMs) / 1000), style: .timer))
+            }
+        }
+        .padding(.horizontal, 12)
+        .onAppear { store.appear() }
+        .onDisappear { store.disappear() }
     }
 }

@@ -15,6 +15,7 @@ import androidx.compose.ui.test.onNodeWithText
 import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performScrollTo
 import androidx.compose.ui.test.performTextInput
+import androidx.compose.ui.test.performTextReplacement
 import edu.pku.harness.SEATS
 import edu.pku.harness.ScriptedModel
 import edu.pku.harness.chunk
@@ -92,13 +93,14 @@ class ChatApprovalTest {
                     // The headline may repeat the tool's title, which the sheet shows as well.
                     assertTrue(onAllNodes(hasText(sheet.headline)).fetchSemanticsNodes().isNotEmpty(), sheet.headline)
                     onNodeWithText(sheet.reason).assertExists()
-                    // Exactly the answers offered, with the core's labels.
+                    // Exactly the answers offered, "Always allow" as its scopes, with the core's labels.
                     assertEquals(listOf(Answer.ALLOW, Answer.DENY, Answer.ALWAYS_ALLOW), prompt.offers)
+                    val buttons = sheet.answers.filter { it.role != ButtonRole.PERMANENT } + sheet.alwaysScopes
                     for (answer in Answer.entries) {
                         val shown = onAllNodes(hasTestTag(ApprovalTags.answer(answer))).fetchSemanticsNodes().size
-                        assertEquals(if (answer in prompt.offers) 1 else 0, shown, "buttons for $answer")
+                        assertEquals(if (buttons.any { it.answer == answer }) 1 else 0, shown, "buttons for $answer")
                     }
-                    for (button in sheet.answers) onNodeWithTag(ApprovalTags.answer(button.answer)).assertTextEquals(button.label)
+                    for (button in buttons) onNodeWithTag(ApprovalTags.answer(button.answer)).assertTextEquals(button.label)
                     saveScreenshot("approval", language)
 
                     onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).performClick()
@@ -171,40 +173,80 @@ class ChatApprovalTest {
         }
     }
 
-    @Test fun always_allow_sits_apart_below_allow_and_deny_says_what_it_changes_and_answers_always_allow() {
+    // Issue 41.2: "Always allow" says how long — 本次对话 / 今天 / 一直 as the core gives them, apart
+    // below Allow and Deny, each with what it changes; the one picked is listed on 已允许 with its
+    // scope and revoked there, 活动 says the call in words, and 花钱 sets a limit typed.
+    @Test fun always_allow_offers_its_scopes_and_today_is_listed_on_the_allowed_screen_then_revoked() {
         val expected = mapOf(
-            Language.ZH to "以后 食堂 的写入操作不再询问（「写入」权限设为「自动」）",
-            Language.EN to "Don't ask again for Canteens' writes (its write permission becomes auto)",
+            Language.ZH to listOf("本次对话", "今天", "一直"),
+            Language.EN to listOf("This conversation", "Today", "Always"),
         )
-        for ((language, consequence) in expected) reservingModel("订好了。").use { model ->
+        for ((language, scopes) in expected) reservingModel("订好了。").use { model ->
             App(language, model).use { app ->
                 runPhoneTest {
                     show(app)
+                    val modeBefore = app.writeMode()
                     sendAndWaitForTheSheet(app)
                     val sheet = app.approvals.current!!.prompt.sheet!!
-                    val always = sheet.answers.single { it.answer == Answer.ALWAYS_ALLOW }
-                    assertEquals(ButtonRole.PERMANENT, always.role)
-                    assertEquals(consequence, always.consequence)
-                    // Allow and Deny share a row; the divider and then Always allow come below
-                    // them, its consequence under it.
+                    assertEquals(scopes, sheet.alwaysScopes.map { it.label })
+                    assertEquals(
+                        listOf(Answer.ALWAYS_ALLOW_CONVERSATION, Answer.ALWAYS_ALLOW_TODAY, Answer.ALWAYS_ALLOW),
+                        sheet.alwaysScopes.map { it.answer },
+                    )
+                    // Allow and Deny share a row; the divider and then each scope come below
+                    // them, in the core's order, each with its consequence under it.
                     val allow = onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).getBoundsInRoot()
                     val deny = onNodeWithTag(ApprovalTags.answer(Answer.DENY)).getBoundsInRoot()
                     val line = onNodeWithTag(ApprovalTags.LASTING, useUnmergedTree = true).getBoundsInRoot()
-                    val lasting = onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).getBoundsInRoot()
-                    val words = onNodeWithTag(ApprovalTags.consequence(Answer.ALWAYS_ALLOW)).getBoundsInRoot()
                     assertEquals(allow.top, deny.top, "Allow and Deny in one row")
                     assertTrue(line.top >= maxOf(allow.bottom, deny.bottom), "the divider below Allow and Deny")
-                    assertTrue(lasting.top >= line.bottom, "Always allow below the divider")
-                    assertTrue(words.top >= lasting.bottom, "its consequence under it")
-                    onNodeWithTag(ApprovalTags.consequence(Answer.ALWAYS_ALLOW)).assertTextEquals(consequence)
-                    onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).assertTextEquals(always.label)
-                    saveScreenshot("approval-always", language)
+                    var above = line.bottom
+                    for (scope in sheet.alwaysScopes) {
+                        val button = onNodeWithTag(ApprovalTags.answer(scope.answer)).getBoundsInRoot()
+                        val words = onNodeWithTag(ApprovalTags.consequence(scope.answer)).getBoundsInRoot()
+                        assertTrue(button.top >= above, "${scope.label} below what comes before it")
+                        assertTrue(words.top >= button.bottom, "its consequence under it")
+                        onNodeWithTag(ApprovalTags.answer(scope.answer)).assertTextEquals(scope.label)
+                        onNodeWithTag(ApprovalTags.consequence(scope.answer)).assertTextEquals(scope.consequence!!)
+                        above = words.bottom
+                    }
+                    saveScreenshot("approval-scopes", language)
 
-                    onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).performScrollTo().performClick()
+                    onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW_TODAY)).performScrollTo().performClick()
                     waitUntil("the turn's end", 10_000) { app.turnOver() }
-                    // The tap answered Always allow: the call ran and the canteen's writes are auto.
+                    // Today's allowance ran the call and left the plugin's mode as it was.
                     assertEquals(true, assertNotNull(app.toolCall()).ok)
-                    assertEquals(Mode.AUTO, app.writeMode())
+                    assertEquals(modeBefore, app.writeMode())
+
+                    app.navigator.open(Route.ALLOWANCES)
+                    app.models.refresh()
+                    waitUntil("the allowance", 10_000) { app.models.allowances.model?.rows?.size == 1 }
+                    val row = app.models.allowances.model!!.rows.single()
+                    assertEquals(scopes[1], row.scopeLabel)
+                    onNodeWithTag(TrustTags.allowance(0)).assertExists()
+                    onNodeWithText(row.until).assertExists()
+                    saveScreenshot("allowances", language)
+
+                    app.navigator.open(Route.ACTIVITY)
+                    waitUntil("the day's call", 10_000) { app.models.activity.model?.groups?.isNotEmpty() == true }
+                    val call = app.models.activity.model!!.groups.flatMap { it.calls }.single { it.tool.endsWith(sheet.toolTitle) }
+                    onNodeWithText(call.what).assertExists()
+                    saveScreenshot("activity", language)
+
+                    app.navigator.open(Route.SPENDING)
+                    waitUntil("the limits", 10_000) { app.models.spending.model != null }
+                    val perDay = app.models.spending.model!!.limits.single { it.key == "money.perDayYuan" }
+                    onNodeWithTag(TrustTags.limit(perDay.key)).performTextReplacement("150")
+                    onNodeWithTag(TrustTags.saveLimit(perDay.key)).performClick()
+                    waitUntil("the lower limit", 10_000) {
+                        app.models.spending.model?.limits?.single { it.key == perDay.key }?.yuan == "150"
+                    }
+                    saveScreenshot("spending", language)
+
+                    app.navigator.open(Route.ALLOWANCES)
+                    onNodeWithTag(TrustTags.revoke(0)).performScrollTo().performClick()
+                    waitUntil("the revoke", 10_000) { app.models.allowances.model?.rows?.isEmpty() == true }
+                    onNodeWithText(app.models.allowances.model!!.empty!!).assertExists()
                 }
             }
         }
@@ -436,7 +478,9 @@ class ScreensTest {
                 screen(Route.MODEL, "model") { m.model.model?.title }
                 onNodeWithText("sk-ui").assertDoesNotExist()
                 screen(Route.MEMORY, "memory-empty") { m.memory.model?.title }
-                screen(Route.AUDIT, "audit") { m.audit.model?.title }
+                screen(Route.ACTIVITY, "activity") { m.activity.model?.title }
+                screen(Route.ALLOWANCES, "allowances") { m.allowances.model?.title }
+                screen(Route.SPENDING, "spending") { m.spending.model?.title }
                 screen(Route.JOBS, "jobs") { m.jobs.model?.title }
                 openDetail(app, "canteen")
                 saveScreenshot("plugin-detail", language)

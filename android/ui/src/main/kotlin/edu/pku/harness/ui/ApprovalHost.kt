@@ -54,12 +54,15 @@ class ApprovalHost {
     }
 
     /**
-     * The user tapped [answer] on prompt [id]. An answer the prompt did not offer is no
-     * consent: it is ignored and false is returned (the core would refuse it as well).
+     * The user tapped [answer] on prompt [id]. An answer the prompt did not offer (nor its sheet,
+     * as one of "Always allow"'s scopes) is no consent: it is ignored and false is returned (the
+     * core would refuse it as well).
      */
     fun answer(id: ULong, answer: Answer): Boolean {
         val pending = synchronized(lock) { queue.firstOrNull { it.id == id } } ?: return false
-        if (answer !in pending.prompt.offers) return false
+        // "Always allow" narrowed to a scope the sheet offered is the same consent, shorter.
+        val scoped = pending.prompt.sheet?.alwaysScopes.orEmpty().any { it.answer == answer }
+        if (answer !in pending.prompt.offers && !scoped) return false
         return pending.answer.complete(answer)
     }
 

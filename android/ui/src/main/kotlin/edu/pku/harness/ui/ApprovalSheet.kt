@@ -67,7 +67,8 @@ object ApprovalTags {
  * turn "Always allow" is not offered, so it must not appear here either). Allow is the filled
  * button, Deny an outlined one beside it; an answer that outlasts the call ("Always allow", role
  * PERMANENT) sits apart below a divider, as a plain text button with the core's words for what it
- * changes under it, so that one slip meant for Allow cannot change a permission for good.
+ * changes under it, so that one slip meant for Allow cannot change a permission for good; where
+ * the core gives its scopes (`alwaysScopes`: 本次对话 / 今天 / 一直), one such button each.
  */
 @OptIn(ExperimentalLayoutApi::class)
 @Composable
@@ -139,8 +140,12 @@ fun ApprovalSheetView(sheet: ApprovalSheet, offers: List<Answer>, onAnswer: (Ans
                     SheetAnswer(button, armed, onAnswer)
                 }
             }
-            for (button in shown) if (button.role == ButtonRole.PERMANENT) {
-                HorizontalDivider(Modifier.padding(top = 6.dp).testTag(ApprovalTags.LASTING))
+            // "Always allow" with its scopes (this conversation, today, always) where the core
+            // offers them, each saying what it changes; else the one lasting answer.
+            val lasting = shown.filter { it.role == ButtonRole.PERMANENT }
+            val scoped = lasting.any { it.answer == Answer.ALWAYS_ALLOW } && sheet.alwaysScopes.isNotEmpty()
+            if (lasting.isNotEmpty()) HorizontalDivider(Modifier.padding(top = 6.dp).testTag(ApprovalTags.LASTING))
+            for (button in if (scoped) sheet.alwaysScopes else lasting) {
                 Column(verticalArrangement = Arrangement.spacedBy(2.dp)) {
                     SheetAnswer(button, armed, onAnswer)
                     button.consequence?.let {

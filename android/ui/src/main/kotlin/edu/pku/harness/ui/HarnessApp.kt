@@ -20,12 +20,13 @@ import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
 import androidx.compose.runtime.rememberCoroutineScope
 import androidx.compose.runtime.setValue
+import androidx.compose.ui.Alignment
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.Harness
 import edu.pku.harness.HarnessEvent
-import edu.pku.harness.core.AuditFilter
+import edu.pku.harness.core.ActivityFilter
 import edu.pku.harness.core.JobDraft
 import edu.pku.harness.core.JobWords
 import edu.pku.harness.core.CampusCheck
@@ -95,17 +96,25 @@ class AppModels(
     val model = screen { it.modelSettingsScreen() }
     val memory = screen(memoryEvents) { it.memoryInboxScreen() }
 
-    @Volatile var auditFilter = AuditFilter(plugin = null, actor = null, verdict = null)
+    @Volatile var activityFilter = ActivityFilter(plugin = null, effect = null)
         private set
 
-    // The log grows with every call: the chat's turns re-read it as well.
-    val audit = screen(chatEvents { conversation }) { it.auditScreen(auditFilter) }
+    // 活动 grows with every call: the chat's turns re-read it as well.
+    val activity = screen(chatEvents { conversation }) { it.activityScreen(activityFilter) }
+    val allowances = screen { it.allowancesScreen() }
+    val spending = screen(chatEvents { conversation }) { it.spendingScreen() }
     val jobs = screen { it.jobsScreen() }
+
+    /** The 撤销 bar of each public call waiting out its undo window (over every screen). */
+    val held = screen({ it is HarnessEvent.HeldCallsChanged }) { it.heldCallsScreen() }
+
+    /** Tells the core whether the 撤销 bar is drawn: only then does a public call wait for it. */
+    fun showUndo(shown: Boolean) = harness.showUndo(shown)
 
     /** The core's notification words for the new-job form's choices (a quick read in memory). */
     fun jobWords(draft: JobDraft): JobWords? = runCatching { harness.jobWords(draft) }.getOrNull()
 
-    private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, grades, model, memory, audit, jobs)
+    private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, grades, model, memory, activity, allowances, spending, jobs, held)
     private var detail: ScreenModel<PluginDetail>? = null
 
     /** The holder of the plugin detail on screen, if one is. */
@@ -114,9 +123,9 @@ class AppModels(
     /** The bar item [route] is shown under (the core decides: its own, or "More"). */
     fun tabFor(route: Route): Route = runCatching { harness.tabFor(route) }.getOrDefault(Route.CHAT)
 
-    fun filterAudit(plugin: String?, actor: String?) {
-        auditFilter = auditFilter.copy(plugin = plugin, actor = actor)
-        audit.refresh()
+    fun filterActivity(filter: ActivityFilter) {
+        activityFilter = filter
+        activity.refresh()
     }
 
     /**
@@ -167,6 +176,11 @@ fun HarnessApp(harness: Harness, approvals: ApprovalHost, phone: PhoneActions, n
 @Composable
 fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: AppNavigator, modifier: Modifier = Modifier) {
     val route by navigator.route.collectAsState()
+    // The 撤销 bar is drawn while the app is: a public call waits its window only then.
+    DisposableEffect(models) {
+        models.showUndo(true)
+        onDispose { models.showUndo(false) }
+    }
     HarnessTheme(pictures = models::decodeImage) {
         WithApprovalSheet(approvals) {
             val firstRun = models.firstRun.model?.page
@@ -196,7 +210,10 @@ fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: App
                         }
                     }
                 }
-                Route(models, route, navigator)
+                Box(Modifier.weight(1f)) {
+                    Route(models, route, navigator)
+                    HeldCallsBar(models.held, Modifier.align(Alignment.BottomCenter))
+                }
             }
         }
     }
@@ -225,7 +242,9 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         }
         Route.MEMORY -> MemoryPage(models.memory)
         Route.JOBS -> JobsPage(models.jobs) { draft -> models.jobWords(draft) }
-        Route.AUDIT -> AuditPage(models.audit) { plugin, actor -> models.filterAudit(plugin, actor) }
+        Route.ACTIVITY -> ActivityPage(models.activity) { models.filterActivity(it) }
+        Route.ALLOWANCES -> AllowancesPage(models.allowances)
+        Route.SPENDING -> SpendingPage(models.spending)
         Route.CONSENT -> ConsentPage(models.consent)
         Route.MODEL -> ModelPage(models.model)
         Route.MORE -> MorePage(models.navigation.model?.more.orEmpty()) { navigator.open(it) }

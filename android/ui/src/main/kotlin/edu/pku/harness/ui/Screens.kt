@@ -37,7 +37,6 @@ import androidx.compose.ui.text.input.PasswordVisualTransformation
 import androidx.compose.ui.unit.dp
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.AddPluginScreen
-import edu.pku.harness.core.AuditScreen
 import edu.pku.harness.core.ConsentScreen
 import edu.pku.harness.core.ConversationSettingsScreen
 import edu.pku.harness.core.JobDraft
@@ -465,39 +464,6 @@ fun MemoryPage(holder: ScreenModel<MemoryInbox>) {
                     memory.approve?.let { CoreButton(it) { a -> holder.act(a) } }
                     memory.reject?.let { CoreButton(it) { a -> holder.act(a) } }
                 }
-            }
-        }
-    }
-}
-
-/** The activity log, filtered by plugin and by who acted ([filter] re-reads it). */
-@OptIn(ExperimentalMaterial3Api::class, ExperimentalLayoutApi::class)
-@Composable
-fun AuditPage(holder: ScreenModel<AuditScreen>, filter: (plugin: String?, actor: String?) -> Unit) {
-    val screen = holder.model ?: return
-    Page(holder.message) {
-        Title(screen.title)
-        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
-            for (plugin in screen.plugins) {
-                val on = screen.filter.plugin == plugin.id
-                FilterChip(on, { filter(if (on) null else plugin.id, screen.filter.actor) }, label = { Text(plugin.label) })
-            }
-        }
-        FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
-            for (actor in screen.actors) {
-                val on = screen.filter.actor == actor.id
-                FilterChip(on, { filter(screen.filter.plugin, if (on) null else actor.id) }, label = { Text(actor.label) })
-            }
-        }
-        if (screen.rows.isEmpty()) Text(screen.emptyLabel)
-        for (row in screen.rows) {
-            Card {
-                Row {
-                    Text(row.tool, fontWeight = FontWeight.Medium, modifier = Modifier.weight(1f))
-                    Small(row.`when`)
-                }
-                Small("${row.actor} · ${row.event}")
-                row.detail?.let { Text(it, style = MaterialTheme.typography.bodySmall) }
             }
         }
     }
