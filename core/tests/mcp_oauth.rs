@@ -1113,3 +1113,44 @@ async fn an_enterprise_sign_in_is_exchanged_for_an_id_jag_and_that_for_the_serve
     let kept = secrets.get(&credentials_key("xaa")).unwrap().unwrap();
     assert!(kept.contains("id-token-of-the-student"));
 }
+
+#[tokio::test]
+async fn an_http_sse_servers_401_to_a_message_and_at_the_connect_refreshes_the_sign_in_and_the_call_goes_once_more()
+ {
+    // MCP authorization: a client responds to a 401 from any request, over the HTTP+SSE
+    // transport (2024-11-05) as over Streamable HTTP: a message POSTed on the open session, and
+    // the event stream's GET when a new process connects, each refused for an access token
+    // that is no longer taken, refresh the kept sign-in once and the call goes once more.
+    let server = McpServer::sse_signing_in(vec![tool("echo", true)], OAuthConfig::default()).await;
+    let (dir, secrets, engine) = fresh();
+    let person = Person::default();
+    engine
+        .add_remote_signing_in(&server.url(), "legacy", &person, None)
+        .await
+        .unwrap();
+    assert_eq!(text(&echo(&engine, "mcp-legacy", "one").await), "echo: one");
+
+    // The open session's next message is refused.
+    server.revoke_access_tokens();
+    assert_eq!(text(&echo(&engine, "mcp-legacy", "two").await), "echo: two");
+
+    // A new engine (every `harness` process) connects with the kept token: the GET is refused.
+    server.revoke_access_tokens();
+    drop(engine);
+    let again = self::engine(dir.path(), secrets);
+    assert_eq!(
+        text(&echo(&again, "mcp-legacy", "three").await),
+        "echo: three"
+    );
+
+    let grants: Vec<String> = server
+        .token_requests()
+        .iter()
+        .map(|form| field(form, "grant_type").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        grants,
+        ["authorization_code", "refresh_token", "refresh_token"]
+    );
+    assert_eq!(person.pages().len(), 1, "signed in once, at the add");
+}

@@ -721,9 +721,18 @@ impl RemoteServer {
     ) -> Result<Session, String> {
         let token = self.token.read().await?;
         let sent = token.is_some();
-        let transport = match LegacySse::open(client, &self.url, token, self.servers).await {
+        let opened = LegacySse::open(client, &self.url, token, self.servers, self.refusals());
+        let transport = match opened.await {
             Ok(transport) => transport,
             Err(Opening::Unauthorized(challenge)) => {
+                // As a 401 to Streamable HTTP's opening POST: a token refused at the connect
+                // is refreshed by the call, which goes once more.
+                if sent {
+                    *crate::lock(&self.rejected) = Some(Rejection {
+                        challenge: challenge.clone(),
+                        sent,
+                    });
+                }
                 *crate::lock(&self.unauthorized) = Some(Unauthorized { challenge });
                 return Err(self.token.refused(&self.url, sent));
             }
@@ -1079,6 +1088,24 @@ struct Refusals {
     insufficient: Arc<Mutex<Option<String>>>,
 }
 
+impl Refusals {
+    /// Keeps a request's refusal: a 401 with its challenge (and whether a token was `sent`),
+    /// a 403 `insufficient_scope`'s challenge.
+    fn tell(&self, status: StatusCode, challenge: Option<String>, sent: bool) {
+        match (status, challenge) {
+            (StatusCode::UNAUTHORIZED, challenge) => {
+                *crate::lock(&self.rejected) = Some(Rejection { challenge, sent });
+            }
+            (StatusCode::FORBIDDEN, Some(challenge))
+                if challenge.contains("insufficient_scope") =>
+            {
+                *crate::lock(&self.insufficient) = Some(challenge);
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Probe {
     fn new(http: reqwest::Client, source: Arc<Token>, refusals: Refusals) -> Self {
         Self {
@@ -1330,20 +1357,11 @@ impl StreamableHttpClient for Probe {
         if status == StatusCode::NOT_FOUND && had_session {
             return Err(StreamableHttpError::SessionExpired);
         }
-        match (status, header(&response, "www-authenticate")) {
-            (StatusCode::UNAUTHORIZED, challenge) => {
-                *crate::lock(&self.refusals.rejected) = Some(Rejection {
-                    challenge,
-                    sent: self.token().is_some(),
-                });
-            }
-            (StatusCode::FORBIDDEN, Some(challenge))
-                if challenge.contains("insufficient_scope") =>
-            {
-                *crate::lock(&self.refusals.insufficient) = Some(challenge);
-            }
-            _ => {}
-        }
+        self.refusals.tell(
+            status,
+            header(&response, "www-authenticate"),
+            self.token().is_some(),
+        );
         let session = header(&response, SESSION_ID);
         let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
         let id = bounded::request_id(&message);
@@ -1486,6 +1504,8 @@ struct LegacySse {
     http: reqwest::Client,
     endpoint: Url,
     token: Option<String>,
+    /// Told when a message is refused 401 (or 403 `insufficient_scope`), as [`Probe`] tells.
+    refusals: Refusals,
     /// The ids of the requests sent and not yet answered: an answer past the cap cannot say
     /// which one it was, so each fails with the cap's error.
     unanswered: Arc<Mutex<Vec<Value>>>,
@@ -1500,6 +1520,7 @@ impl LegacySse {
         url: &Url,
         token: Option<String>,
         servers: Servers,
+        refusals: Refusals,
     ) -> Result<Self, Opening> {
         let mut request = http.get(url.as_str()).header(ACCEPT, "text/event-stream");
         if let Some(token) = &token {
@@ -1612,6 +1633,7 @@ impl LegacySse {
             http,
             endpoint,
             token,
+            refusals,
             unanswered,
             incoming,
             reader,
@@ -1633,12 +1655,16 @@ impl Transport<RoleClient> for LegacySse {
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
+        let (refusals, sent) = (self.refusals.clone(), self.token.is_some());
         async move {
             let response = request
                 .send()
                 .await
                 .map_err(|e| LegacyError(format!("could not send a message: {e}")))?;
             let status = response.status();
+            // MCP authorization: a 401 to any request is the server asking for a sign-in (or
+            // a new token); a 403 `insufficient_scope`, for more access.
+            refusals.tell(status, header(&response, "www-authenticate"), sent);
             if status.is_success() {
                 Ok(())
             } else {

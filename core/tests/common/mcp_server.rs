@@ -187,6 +187,8 @@ impl OAuthState {
 struct OAuth {
     config: OAuthConfig,
     state: Mutex<OAuthState>,
+    /// The resource's path: `/mcp`, or `/sse` for an HTTP+SSE server.
+    path: &'static str,
 }
 
 pub struct McpServer {
@@ -256,6 +258,26 @@ impl McpServer {
             oauth: Some(OAuth {
                 config,
                 state: Mutex::default(),
+                path: "/mcp",
+            }),
+            ..State::default()
+        };
+        Self::serve(state).await
+    }
+
+    /// An HTTP+SSE server (MCP 2024-11-05) at `/sse` listing `tools` to those signed in to its
+    /// authorization server, as `config` says: the event stream and the messages POSTed to
+    /// `/messages` (each answered 202, its answer sent on the stream) need an access token; a
+    /// POST to `/sse` is answered 405 whatever it carries, as such a server's router answers
+    /// it before its authorization does.
+    pub async fn sse_signing_in(tools: Vec<Value>, config: OAuthConfig) -> Self {
+        let state = State {
+            tools: Mutex::new(tools),
+            endpoint: Some("/messages".to_owned()),
+            oauth: Some(OAuth {
+                config,
+                state: Mutex::default(),
+                path: "/sse",
             }),
             ..State::default()
         };
@@ -454,7 +476,9 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
     socket.set_nodelay(true)?;
     let request = read_request(&mut socket).await?;
     state.requests.lock().unwrap().push(request.clone());
-    if let Some(oauth) = &state.oauth {
+    let legacy_open =
+        state.endpoint.is_some() && request.method == "POST" && request.path == "/sse";
+    if let Some(oauth) = state.oauth.as_ref().filter(|_| !legacy_open) {
         let base = format!("http://{}", socket.local_addr()?);
         let text = match oauth.answer(&base, &request) {
             Some(text) => Some(text),
@@ -500,6 +524,24 @@ async fn answer(mut socket: TcpStream, state: Arc<State>) -> std::io::Result<()>
         (Some(endpoint), "GET", "/sse") => {
             let endpoint = endpoint.to_owned();
             return stream(socket, state, Some(endpoint)).await;
+        }
+        // HTTP+SSE: a message POSTed to the endpoint is accepted, its answer sent on the stream.
+        (Some(endpoint), "POST", path) if endpoint.split('?').next() == Some(path) => {
+            let message = &request.body;
+            if !message["id"].is_null() {
+                let answer = if message["method"] == "initialize" {
+                    result(
+                        &message["id"],
+                        json!({"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                               "serverInfo": {"name": "loopback-sse", "version": "1"}}),
+                    )
+                } else {
+                    answer_request(message, &state).await
+                };
+                let mut streams = state.streams.lock().unwrap();
+                streams.retain(|s| s.send(answer.clone()).is_ok());
+            }
+            respond(202, &[], "text/plain", "Accepted")
         }
         (Some(_), _, _) => respond(405, &[], "text/plain", "Method Not Allowed"),
         (None, "GET", "/mcp") => {
@@ -876,7 +918,8 @@ impl OAuth {
         let scope = self.config.scope;
         if self.config.challenge_names_metadata {
             format!(
-                "Bearer error=\"invalid_token\", resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", scope=\"{scope}\""
+                "Bearer error=\"invalid_token\", resource_metadata=\"{base}/.well-known/oauth-protected-resource{}\", scope=\"{scope}\"",
+                self.path
             )
         } else {
             format!("Bearer error=\"invalid_token\", scope=\"{scope}\"")
@@ -1002,7 +1045,7 @@ impl OAuth {
         let json = |status: u16, body: Value| {
             Some(respond(status, &[], "application/json", &body.to_string()))
         };
-        let resource = format!("{base}/mcp");
+        let resource = format!("{base}{}", self.path);
         let mut state = self.state.lock().unwrap();
         // The authorization server's own paths: after a move, those under `/as2` (its metadata
         // at RFC 8414's path with the issuer's path appended); the first one's answer nothing.
@@ -1103,15 +1146,19 @@ impl OAuth {
                        "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}),
                 )
             }
-            ("GET", "/.well-known/oauth-protected-resource/mcp")
-            | ("GET", "/.well-known/oauth-protected-resource") => json(
-                200,
-                json!({
-                    "resource": self.config.names_resource.map_or(resource.clone(), str::to_owned),
-                    "authorization_servers": [issuer],
-                    "scopes_supported": ["tools:read", "tools:write"],
-                }),
-            ),
+            ("GET", p)
+                if p == format!("/.well-known/oauth-protected-resource{}", self.path)
+                    || p == "/.well-known/oauth-protected-resource" =>
+            {
+                json(
+                    200,
+                    json!({
+                        "resource": self.config.names_resource.map_or(resource.clone(), str::to_owned),
+                        "authorization_servers": [issuer],
+                        "scopes_supported": ["tools:read", "tools:write"],
+                    }),
+                )
+            }
             ("GET", "/.well-known/oauth-authorization-server") if !self.config.openid => {
                 json(200, metadata)
             }
