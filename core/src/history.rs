@@ -153,6 +153,12 @@ impl History {
             .read(|c| rows::messages_after(c, conversation, after))?)
     }
 
+    /// Whether the row `id` of `conversation` is still kept: rows are only appended, so a
+    /// copy of a history read earlier stays true while its first row is.
+    pub(crate) fn holds(&self, conversation: &str, id: i64) -> Result<bool, EngineError> {
+        Ok(self.store.read(|c| rows::holds(c, conversation, id))?)
+    }
+
     /// Keeps what a turn used (`at_ms` is now).
     pub(crate) fn record_usage(&self, mut row: UsageRow) -> Result<(), EngineError> {
         row.at_ms = self.clock.now_ms();

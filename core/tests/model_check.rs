@@ -339,3 +339,79 @@ async fn each_provider_keeps_its_own_key_and_the_single_old_key_becomes_the_chos
     assert!(!e.has_secret("model.apiKey.deepseek").unwrap());
     assert!(e.has_secret("model.apiKey.qwen").unwrap());
 }
+
+/// What a turn's failure says in the chat when the scripted server answers `reply`, in `lang`.
+async fn turn_fails_with(reply: Reply, lang: &str) -> (String, usize) {
+    let server = ModelServer::start(vec![reply]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let screens = screens(dir.path());
+    let engine = screens.engine();
+    engine.accept_terms().unwrap();
+    engine.open_conversation("c").unwrap();
+    server.configure(engine, KEY);
+    engine
+        .change_setting(harness_core::settings::parse_change("language", &json!(lang)).unwrap())
+        .unwrap();
+    let ended = engine.send_message("c", "你好").await.unwrap();
+    assert_eq!(ended.state, harness_core::history::TurnState::Failed);
+    let said = ended.message.unwrap();
+    assert!(!said.contains(KEY), "{said}");
+    // The chat says it in the same words.
+    let notice = screens
+        .chat("c")
+        .unwrap()
+        .items
+        .last()
+        .unwrap()
+        .text
+        .clone();
+    assert!(notice.ends_with(&said), "{notice}");
+    (said, server.requests().len())
+}
+
+#[tokio::test]
+async fn a_402_inside_a_turn_says_the_balance_is_spent_and_to_top_up() {
+    // Issue 42: a turn's own failures in the connection test's words.
+    let (said, sent) = turn_fails_with(
+        Reply::json(
+            402,
+            &json!({"error": {"message": "Insufficient Balance", "type": "unknown_error"}}),
+        ),
+        "zh",
+    )
+    .await;
+    assert_eq!(said, "余额不足：本地模型 的账户没有余额了。充值后再试。");
+    assert_eq!(sent, 1);
+}
+
+#[tokio::test]
+async fn a_429_for_a_spent_quota_is_no_balance_and_is_not_asked_again() {
+    let (said, sent) = turn_fails_with(
+        Reply::json(
+            429,
+            &json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                "type": "insufficient_quota", "code": "insufficient_quota"}}),
+        ),
+        "en",
+    )
+    .await;
+    assert_eq!(
+        said,
+        "No balance: your Local model account has run out. Top it up and try again."
+    );
+    assert_eq!(sent, 1, "a spent quota is not asked again");
+}
+
+#[tokio::test]
+async fn a_429_for_too_many_requests_is_a_busy_provider() {
+    let (said, _) = turn_fails_with(
+        Reply::json(
+            429,
+            &json!({"error": {"message": "Rate limit reached for requests per minute"}}),
+        )
+        .header("Retry-After", "600"),
+        "zh",
+    )
+    .await;
+    assert_eq!(said, "本地模型 现在很忙或限制了请求频率。稍后再试。");
+}

@@ -49,7 +49,7 @@ impl Entry {
         }
     }
 
-    fn short_tokens(&self) -> u32 {
+    pub(crate) fn short_tokens(&self) -> u32 {
         self.short.as_ref().map_or(self.tokens, |(_, t)| *t)
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::provider::{ApiKey, Limits, Provider, ProviderError};
+use super::provider::{ApiKey, Limits, Provider, ProviderError, says_balance_spent};
 use super::providers;
 use crate::settings::Language;
 
@@ -63,7 +63,7 @@ pub async fn test(endpoint: &str, model: &str, key: &str, limits: Limits) -> Con
     }
     let provider = match Provider::new(endpoint.trim(), ApiKey::new(key.trim()), limits) {
         Ok(p) => p,
-        Err(e) => return outcome(e, model),
+        Err(e) => return outcome(&e, model),
     };
     let mut body = json!({
         "model": model.trim(),
@@ -88,12 +88,32 @@ pub async fn test(endpoint: &str, model: &str, key: &str, limits: Limits) -> Con
         .await;
     match sent {
         Ok(()) => Connection::Works,
-        Err(e) => outcome(e, model.trim()),
+        Err(e) => outcome(&e, model.trim()),
+    }
+}
+
+/// What the student reads when a turn's model call failed (issue 42): a wrong key, no balance
+/// or quota left, an unknown model, a busy provider — in the connection test's words, naming
+/// the provider, where to get a key or top up and the field to change; any other failure as
+/// the error says it.
+pub fn turn_words(error: &ProviderError, endpoint: &str, model: &str, lang: Language) -> String {
+    let provider = providers::for_endpoint(endpoint);
+    let name = match lang {
+        Language::Zh => provider.name_zh,
+        Language::En => provider.name_en,
+    };
+    match outcome(error, model) {
+        found @ (Connection::WrongKey
+        | Connection::NoBalance
+        | Connection::UnknownModel { .. }
+        | Connection::Busy) => found.words(lang, name, provider.key_url),
+        // The error itself names the address, the reason or how long nothing came.
+        _ => error.to_string(),
     }
 }
 
 /// The outcome a model call's error stands for.
-fn outcome(error: ProviderError, model: &str) -> Connection {
+fn outcome(error: &ProviderError, model: &str) -> Connection {
     let unknown = || Connection::UnknownModel {
         model: model.to_owned(),
     };
@@ -105,15 +125,21 @@ fn outcome(error: ProviderError, model: &str) -> Connection {
             let said = message.to_lowercase();
             if MODEL_UNKNOWN.iter().any(|s| said.contains(s)) {
                 unknown()
-            } else if BALANCE_SPENT.iter().any(|s| said.contains(s)) {
+            } else if says_balance_spent(message) {
                 Connection::NoBalance
             } else {
-                Connection::Refused { status, message }
+                Connection::Refused {
+                    status: *status,
+                    message: message.clone(),
+                }
             }
+        }
+        ProviderError::ProviderFailed { message } if says_balance_spent(message) => {
+            Connection::NoBalance
         }
         ProviderError::ProviderFailed { message } => Connection::Refused {
             status: 200,
-            message,
+            message: message.clone(),
         },
         ProviderError::Unreachable { .. } => Connection::NoNetwork,
         ProviderError::IdleTimeout { .. } => Connection::Timeout,
@@ -143,14 +169,6 @@ const MODEL_UNKNOWN: &[&str] = &[
     "not a valid model",
     // Volcengine Ark.
     "invalidendpointormodel",
-];
-
-/// How providers say the account has no balance left (lowercased).
-const BALANCE_SPENT: &[&str] = &[
-    "insufficient balance",
-    "insufficient_quota",
-    "余额不足",
-    "arrearage",
 ];
 
 impl Connection {

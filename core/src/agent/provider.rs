@@ -116,6 +116,23 @@ pub enum ProviderError {
     Cancelled,
 }
 
+/// Whether a provider's words say the account's balance or quota is spent: DeepSeek's 402
+/// "Insufficient Balance", OpenAI's 429 `insufficient_quota`, Moonshot's
+/// `exceeded_current_quota_error`, DashScope's "Arrearage", Zhipu's 1113 "欠费".
+pub(crate) fn says_balance_spent(message: &str) -> bool {
+    const SPENT: &[&str] = &[
+        "insufficient balance",
+        "insufficient_quota",
+        "exceeded your current quota",
+        "exceeded_current_quota",
+        "arrearage",
+        "余额不足",
+        "欠费",
+    ];
+    let said = message.to_lowercase();
+    SPENT.iter().any(|s| said.contains(s))
+}
+
 /// How reading an answer fell short: cut off before it finished (asked again while the tries
 /// last), or any other failure.
 enum Short {
@@ -237,6 +254,18 @@ impl Provider {
                     .first_backoff
                     .saturating_mul(1 << (tries - 1).min(16))
             });
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                // A 429 that says the account's quota or balance is spent is no busy provider:
+                // asking again cannot help, and the student is told to top up.
+                let refused = self.refusal(status, model, response, cancel).await?;
+                if let ProviderError::Rejected { message, .. } = &refused
+                    && says_balance_spent(message)
+                {
+                    return Err(refused);
+                }
+            } else {
+                drop(response);
+            }
             if tries >= self.limits.max_tries
                 || started.elapsed().saturating_add(wait) > self.limits.retry_budget
             {
@@ -246,7 +275,6 @@ impl Provider {
                     tries,
                 });
             }
-            drop(response);
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),

@@ -221,6 +221,45 @@ pub struct Agent {
     /// Per conversation, the first message its last request carried when older ones were
     /// left out (none when all were sent): where the chat draws its divider.
     windows: Mutex<FxHashMap<String, Option<i64>>>,
+    /// The histories of the conversations asked about last, newest first, as the model reads
+    /// them: a turn's first request reads only the rows written since ([`KEPT_HISTORIES`]).
+    histories: Mutex<Vec<(String, HistoryJson)>>,
+}
+
+/// A conversation's history taken from those the agent keeps, given back when dropped —
+/// whichever way the turn using it ends.
+struct Kept<'a> {
+    agent: &'a Agent,
+    conversation: &'a str,
+    history: HistoryJson,
+}
+
+impl<'a> Kept<'a> {
+    fn take(agent: &'a Agent, conversation: &'a str) -> Self {
+        let history = {
+            let mut kept = crate::lock(&agent.histories);
+            kept.iter()
+                .position(|(c, _)| c == conversation)
+                .map(|i| kept.remove(i).1)
+                .unwrap_or_default()
+        };
+        Self {
+            agent,
+            conversation,
+            history,
+        }
+    }
+}
+
+impl Drop for Kept<'_> {
+    fn drop(&mut self) {
+        let history = std::mem::take(&mut self.history);
+        let mut kept = crate::lock(&self.agent.histories);
+        // Another request of the conversation may have given one back meanwhile.
+        kept.retain(|(c, _)| c != self.conversation);
+        kept.insert(0, (self.conversation.to_owned(), history));
+        kept.truncate(KEPT_HISTORIES);
+    }
 }
 
 /// The conversation a caller of [`Agent::run`] drives a turn in. Should the turn stop without
@@ -387,11 +426,13 @@ fn join(specs: &[impl AsRef<str>]) -> String {
     out
 }
 
-/// The history as the model reads it, kept by a turn between its model requests: at the first,
-/// the newest rows back as far as the request's budget can reach ([`HistoryJson::newest`]),
-/// then only the rows written since, each message written as JSON once. It is still the state
-/// of the moment: every message of the conversation is a row, appended, never changed, and ids
-/// only grow.
+/// The history as the model reads it, kept between model requests and between turns (the
+/// agent holds the last few conversations'): at the first, the newest rows back as far as the
+/// request's budget can reach ([`HistoryJson::newest`]), then only the rows written since,
+/// each message written as JSON and estimated once. It is still the state of the moment: every
+/// message of the conversation is a row, appended, never changed, and ids only grow; a copy
+/// whose first row is gone (its conversation deleted) or that reaches less far than a larger
+/// budget needs is read afresh.
 #[derive(Default)]
 struct HistoryJson {
     /// The newest row taken in.
@@ -404,9 +445,16 @@ struct HistoryJson {
     read: bool,
     /// Rows older than the first taken in exist: they are left out.
     earlier: bool,
-    /// The plugins the model found in the rows taken in ([`finding::found_by`]).
-    found: BTreeSet<String>,
+    /// The budget the first read reached for.
+    budget: u32,
+    /// The estimated tokens of all entries as older turns carry them ([`Entry::short_tokens`]).
+    carried: u64,
+    /// The plugins the model found ([`finding::found_by`]) in the rows taken in, by row.
+    finds: Vec<(i64, String)>,
 }
+
+/// How many conversations' histories the agent keeps between turns.
+const KEPT_HISTORIES: usize = 4;
 
 /// The room kept for the answer when the provider's answer has no bound we send.
 const ANSWER_RESERVE: u32 = 4096;
@@ -423,10 +471,14 @@ impl HistoryJson {
         conversation: &str,
         budget: u32,
     ) -> Result<(), EngineError> {
+        if self.read && !self.still_true(history, conversation, budget)? {
+            *self = Self::default();
+        }
         let rows = if self.read {
             history.after(conversation, self.last)?
         } else {
             self.read = true;
+            self.budget = budget;
             let (rows, earlier) = Self::newest(history, conversation, budget)?;
             self.earlier = earlier;
             rows
@@ -435,7 +487,63 @@ impl HistoryJson {
             self.last = row.id;
             self.add(row);
         }
+        self.trim();
         Ok(())
+    }
+
+    /// A copy read earlier still holds what a request of `budget` needs: its rows are still
+    /// there and it reaches as far back as the budget can.
+    fn still_true(
+        &self,
+        history: &History,
+        conversation: &str,
+        budget: u32,
+    ) -> Result<bool, EngineError> {
+        if self.earlier && budget > self.budget {
+            return Ok(false);
+        }
+        match self.entries.first() {
+            Some(first) => history.holds(conversation, first.row),
+            None => Ok(true),
+        }
+    }
+
+    /// Past twice the budget, the oldest turns are let go, keeping more than the budget
+    /// reaches: what a request carries is the same, and a long conversation's copy stays small.
+    fn trim(&mut self) {
+        let budget = u64::from(self.budget);
+        if self.carried <= 2 * budget {
+            return;
+        }
+        let mut reached: u64 = 0;
+        let mut keep = 0;
+        for (i, e) in self.entries.iter().enumerate().rev() {
+            reached += u64::from(e.short_tokens());
+            if reached > budget {
+                keep = self.entries[..=i].partition_point(|x| x.turn < e.turn);
+                break;
+            }
+        }
+        if keep == 0 {
+            return;
+        }
+        let dropped: u64 = self.entries[..keep]
+            .iter()
+            .map(|e| u64::from(e.short_tokens()))
+            .sum();
+        self.entries.drain(..keep);
+        self.carried -= dropped;
+        self.earlier = true;
+        let first = self.entries[0].row;
+        self.finds.retain(|(row, _)| *row >= first);
+    }
+
+    /// The plugins the model found in the rows held.
+    fn found(&self) -> BTreeSet<String> {
+        self.finds
+            .iter()
+            .map(|(_, plugin)| plugin.clone())
+            .collect()
     }
 
     /// The newest rows of the conversation, oldest first, back until even shortened they
@@ -482,8 +590,7 @@ impl HistoryJson {
         let own = messages.pop().expect("a row adds its message");
         for closing in &messages {
             let (turn, id) = before.unwrap_or((row.turn, row.id));
-            self.entries
-                .push(Entry::new(turn, id, message_json(closing), None));
+            self.push(Entry::new(turn, id, message_json(closing), None));
         }
         let short = match &own {
             Message::Tool { tool_call_id, .. } => Some(message_json(&Message::Tool {
@@ -492,8 +599,12 @@ impl HistoryJson {
             })),
             _ => None,
         };
-        self.entries
-            .push(Entry::new(row.turn, row.id, message_json(&own), short));
+        self.push(Entry::new(row.turn, row.id, message_json(&own), short));
+    }
+
+    fn push(&mut self, entry: Entry) {
+        self.carried += u64::from(entry.short_tokens());
+        self.entries.push(entry);
     }
 
     /// The messages a row adds. A call left without a result (the app was killed while it
@@ -517,8 +628,8 @@ impl HistoryJson {
             "assistant" => {
                 out.extend(self.closings());
                 for call in &row.tool_calls {
-                    self.found
-                        .extend(finding::found_by(&call.name, &call.arguments));
+                    let found = finding::found_by(&call.name, &call.arguments);
+                    self.finds.extend(found.into_iter().map(|f| (row.id, f)));
                 }
                 self.unanswered = row.tool_calls.iter().map(|c| c.id.clone()).collect();
                 out.push(Message::Assistant {
@@ -635,6 +746,7 @@ impl Agent {
             tools: Mutex::default(),
             waiters: Waiters::default(),
             windows: Mutex::default(),
+            histories: Mutex::default(),
         }
     }
 
@@ -1021,7 +1133,8 @@ impl Agent {
         let mut asked_again = false;
         // seed 001: the plugins' context contributions are rendered once per turn.
         let board = p.host.context.render();
-        let mut history = HistoryJson::default();
+        let mut kept = Kept::take(self, conversation);
+        let history = &mut kept.history;
         loop {
             let settings = p.settings.get();
             let limits = settings.agent.clone();
@@ -1046,7 +1159,7 @@ impl Agent {
                 &settings,
                 offer,
                 &board,
-                &mut history,
+                history,
                 nudge.take(),
             )?;
             usage.model_requests += 1;
@@ -1104,7 +1217,15 @@ impl Agent {
                         text,
                         usage,
                     ),
-                    e => (TurnState::Failed, Some(e.to_string()), text, usage),
+                    e => {
+                        let words = super::check::turn_words(
+                            &e,
+                            &settings.model.endpoint,
+                            &model,
+                            settings.language,
+                        );
+                        (TurnState::Failed, Some(words), text, usage)
+                    }
                 });
             }
             if calls.is_empty() {
@@ -1281,7 +1402,7 @@ impl Agent {
                         .read(|state| state.registry.plugin(plugin).map(|p| p.title.clone()))
                         .unwrap_or_default()
                 };
-                crate::lock(&self.tools).of(offered, written, &history.found, title)
+                crate::lock(&self.tools).of(offered, written, &history.found(), title)
             }
             Offer::Job(job) => {
                 let specs: Vec<String> = job
@@ -1362,12 +1483,13 @@ impl Agent {
         conversation: &str,
     ) -> Result<(Vec<u8>, String, Option<i64>), EngineError> {
         let board = self.parts.host.context.render();
+        let mut kept = Kept::take(self, conversation);
         self.request(
             conversation,
             &self.parts.settings.get(),
             Offer::Conversation,
             &board,
-            &mut HistoryJson::default(),
+            &mut kept.history,
             None,
         )
     }

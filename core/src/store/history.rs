@@ -116,6 +116,13 @@ pub fn messages_after(
     parse_calls(rows)
 }
 
+/// Whether the row `id` of `conversation` is still there (a deleted conversation's are not).
+pub fn holds(conn: &Connection, conversation: &str, id: i64) -> Result<bool, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT 1 FROM messages WHERE id = ?1 AND conversation = ?2")?;
+    Ok(stmt.exists(params![id, conversation])?)
+}
+
 /// A row, with its tool calls still as the stored JSON.
 fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(MessageRow, Option<String>)> {
     Ok((
