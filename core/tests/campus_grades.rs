@@ -20,7 +20,7 @@ use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
 /// What the plugin says of the course API's authorization, for the model.
-const GRADES_CHECK: &str = "查询成绩需要先完成树洞的课程授权（获取授权码）：学生用短信验证码或手机令牌完成授权（终端：harness campus verify grades）后再试 · Reading grades needs Treehole's course authorization (获取授权码) first: the student completes it with an SMS or authenticator code (terminal: harness campus verify grades), then asks again";
+const GRADES_CHECK: &str = "查询成绩需要先完成树洞的课程授权（获取授权码）：学生在“成绩查询授权”页面（settings__openScreen 的 grades-verification；终端：harness campus verify grades）用短信验证码或手机令牌完成授权后再试 · Reading grades needs Treehole's course authorization (获取授权码) first: the student completes it with an SMS or authenticator code on the Grades authorization screen (settings__openScreen grades-verification; terminal: harness campus verify grades), then asks again";
 
 struct World {
     sim: Simulator,

@@ -17,7 +17,7 @@ const TREEHOLE_CHECK =
 
 /** The course API's authorization (40077), in words for the model. */
 const GRADES_CHECK =
-  '查询成绩需要先完成树洞的课程授权（获取授权码）：学生用短信验证码或手机令牌完成授权（终端：harness campus verify grades）后再试 · Reading grades needs Treehole\'s course authorization (获取授权码) first: the student completes it with an SMS or authenticator code (terminal: harness campus verify grades), then asks again';
+  '查询成绩需要先完成树洞的课程授权（获取授权码）：学生在“成绩查询授权”页面（settings__openScreen 的 grades-verification；终端：harness campus verify grades）用短信验证码或手机令牌完成授权后再试 · Reading grades needs Treehole\'s course authorization (获取授权码) first: the student completes it with an SMS or authenticator code on the Grades authorization screen (settings__openScreen grades-verification; terminal: harness campus verify grades), then asks again';
 
 /** A state the student recovers from: returned as the tool's result, never thrown (seed 004). */
 type Status =

@@ -25,12 +25,13 @@ pub const PAGE_CHARS: usize = 4000;
 
 /// The screens the agent may ask the shell to open: what needs the user's hands (seed 000:
 /// secrets and hands-on steps are uiOnly).
-pub const SCREENS: [&str; 5] = [
+pub const SCREENS: [&str; 6] = [
     "api-keys",
     "campus-account",
     "system-permissions",
     "cloud",
     "treehole-verification",
+    "grades-verification",
 ];
 
 /// The ids of the core's own plugins, made by [`plugins`]: no other plugin may take one (an

@@ -122,6 +122,7 @@ pub fn route_for(screen: &str) -> Option<Route> {
         "api-keys" => Some(Route::Model),
         "campus-account" => Some(Route::CampusAccount),
         "treehole-verification" => Some(Route::TreeholeCheck),
+        "grades-verification" => Some(Route::GradesCheck),
         "system-permissions" | "cloud" => Some(Route::Consent),
         _ => None,
     }
@@ -142,7 +143,9 @@ mod tests {
                 Some(Route::CampusAccount),
                 Some(Route::Consent),
                 Some(Route::Consent),
-                Some(Route::TreeholeCheck)
+                Some(Route::TreeholeCheck),
+                // DESIGN.md §10: each campus check has its own screen the agent may open.
+                Some(Route::GradesCheck)
             ]
         );
         assert_eq!(route_for("settings"), None);
