@@ -241,7 +241,7 @@ class ChatApprovalTest {
                     waitUntil("the lower limit", 10_000) {
                         app.models.spending.model?.limits?.single { it.key == perDay.key }?.yuan == "150"
                     }
-                    saveScreenshot("spending", language)
+                    saveScreenshot("spending-limit-saved", language)
 
                     app.navigator.open(Route.ALLOWANCES)
                     onNodeWithTag(TrustTags.revoke(0)).performScrollTo().performClick()
@@ -478,8 +478,8 @@ class ScreensTest {
                 screen(Route.MODEL, "model") { m.model.model?.title }
                 onNodeWithText("sk-ui").assertDoesNotExist()
                 screen(Route.MEMORY, "memory-empty") { m.memory.model?.title }
-                screen(Route.ACTIVITY, "activity") { m.activity.model?.title }
-                screen(Route.ALLOWANCES, "allowances") { m.allowances.model?.title }
+                screen(Route.ACTIVITY, "activity-empty") { m.activity.model?.title }
+                screen(Route.ALLOWANCES, "allowances-empty") { m.allowances.model?.title }
                 screen(Route.SPENDING, "spending") { m.spending.model?.title }
                 screen(Route.JOBS, "jobs") { m.jobs.model?.title }
                 openDetail(app, "canteen")

@@ -20,7 +20,6 @@ import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
 import androidx.compose.runtime.rememberCoroutineScope
 import androidx.compose.runtime.setValue
-import androidx.compose.ui.Alignment
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.unit.dp
@@ -210,10 +209,9 @@ fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: App
                         }
                     }
                 }
-                Box(Modifier.weight(1f)) {
-                    Route(models, route, navigator)
-                    HeldCallsBar(models.held, Modifier.align(Alignment.BottomCenter))
-                }
+                // The 撤销 bar below the screen, so it covers none of it (the chat's draft).
+                Box(Modifier.weight(1f)) { Route(models, route, navigator) }
+                HeldCallsBar(models.held)
             }
         }
     }

@@ -28,6 +28,7 @@ import edu.pku.harness.core.Action
 import edu.pku.harness.core.ActivityFilter
 import edu.pku.harness.core.ActivityScreen
 import edu.pku.harness.core.AllowancesScreen
+import edu.pku.harness.core.LabelValue
 import edu.pku.harness.core.SpendingScreen
 import edu.pku.harness.core.UndoBar
 
@@ -55,7 +56,7 @@ fun ActivityPage(holder: ScreenModel<ActivityScreen>, filter: (ActivityFilter) -
     Page(holder.message) {
         Title(screen.title)
         Small(screen.day)
-        Text("${screen.spent.label}：${screen.spent.value}", modifier = Modifier.testTag(TrustTags.ACTIVITY_SPENT))
+        LabelledValue(screen.spent, Modifier.testTag(TrustTags.ACTIVITY_SPENT))
         FlowRow(horizontalArrangement = Arrangement.spacedBy(6.dp)) {
             for (plugin in screen.plugins) {
                 val on = screen.filter.plugin == plugin.id
@@ -124,7 +125,7 @@ fun SpendingPage(holder: ScreenModel<SpendingScreen>) {
     val screen = holder.model ?: return
     Page(holder.message) {
         Title(screen.title)
-        Text("${screen.today.label}：${screen.today.value}", modifier = Modifier.testTag(TrustTags.SPENT_TODAY))
+        LabelledValue(screen.today, Modifier.testTag(TrustTags.SPENT_TODAY))
         for (limit in screen.limits) {
             // What is typed stays until saved; a new value from the core starts it again.
             var typed by remember(limit.yuan) { mutableStateOf(limit.yuan) }
@@ -143,6 +144,15 @@ fun SpendingPage(holder: ScreenModel<SpendingScreen>) {
             }
         }
         Small(screen.note)
+    }
+}
+
+/** A label and its value on one line, as the core words them. */
+@Composable
+private fun LabelledValue(row: LabelValue, modifier: Modifier = Modifier) {
+    Row(modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
+        Text(row.label, modifier = Modifier.weight(1f))
+        Text(row.value, fontWeight = FontWeight.Medium)
     }
 }
 
