@@ -1154,3 +1154,63 @@ async fn an_http_sse_servers_401_to_a_message_and_at_the_connect_refreshes_the_s
     );
     assert_eq!(person.pages().len(), 1, "signed in once, at the add");
 }
+
+#[tokio::test]
+async fn a_call_that_needs_more_access_signs_a_client_with_a_private_key_in_again_with_its_kept_key()
+ {
+    // MCP authorization's step-up (403 insufficient_scope) for a sign-in no person made: the
+    // grant is made again with the key kept at the add, for the scopes granted and those asked
+    // for, and no page is shown.
+    let (pem, public) = p256_key();
+    let config = OAuthConfig {
+        issued_clients: vec!["pku-harness-signed"],
+        client_auth: Some("private_key_jwt"),
+        grants: vec!["client_credentials"],
+        client_key: Some(public),
+        scoped_tools: vec![("post", "tools:write")],
+        ..OAuthConfig::default()
+    };
+    let server = McpServer::signing_in(vec![tool("echo", true), tool("post", false)], config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let person = Arc::new(Person::default());
+    let engine = engine_with_browser(dir.path(), person.clone());
+    let client = IssuedClient::public("pku-harness-signed");
+    let credentials = Credentials {
+        private_key: Some(pem),
+        ..Credentials::default()
+    };
+    engine
+        .add_remote_signing_in_with(
+            &server.url(),
+            "signed",
+            &*person,
+            Some(&client),
+            &credentials,
+        )
+        .await
+        .unwrap();
+    let posted = engine
+        .invoke(Call {
+            tool: "mcp-signed.post".into(),
+            actor: Actor::User,
+            input: json!({"message": "hi"}),
+            conversation: None,
+        })
+        .await
+        .outcome;
+    assert_eq!(text(&posted), "post: hi");
+    let scopes: Vec<String> = server
+        .token_requests()
+        .iter()
+        .map(|form| field(form, "scope").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(scopes, ["tools:read", "tools:read tools:write"]);
+    assert_eq!(
+        grants_sent(&server),
+        [
+            ("client_credentials".to_owned(), "assertion"),
+            ("client_credentials".to_owned(), "assertion"),
+        ]
+    );
+    assert!(person.pages().is_empty());
+}

@@ -437,6 +437,23 @@ pub(crate) async fn step_up(
             scopes.push(scope.to_owned());
         }
     }
+    // A sign-in no person made is made again as it was: with the kept key and ID token.
+    let credentials = Credentials {
+        private_key: kept.client_key.clone(),
+        enterprise: match &kept.renew {
+            Some(Renewal::CrossApp {
+                idp_issuer,
+                idp_client_id,
+                id_token,
+                ..
+            }) => Some(EnterpriseSignIn {
+                issuer: idp_issuer.clone(),
+                client_id: idp_client_id.clone(),
+                id_token: id_token.clone(),
+            }),
+            _ => None,
+        },
+    };
     let again = Registered {
         client,
         at: Some(authorization_server(&kept.metadata)),
@@ -450,7 +467,7 @@ pub(crate) async fn step_up(
         key,
         browser,
         Some(again),
-        &Credentials::default(),
+        &credentials,
     )
     .await
 }
@@ -476,23 +493,29 @@ async fn authorize(
     let (server, _) = check_url(url, servers)?;
     let failed = |e: AuthError| words(&server, e);
     let http = Arc::new(GuardedHttp::new(servers)?);
-    let mut manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http.clone())
-        .await
-        .map_err(failed)?;
+    let mut manager =
+        AuthorizationManager::new_with_oauth_http_client(server.as_str(), http.clone())
+            .await
+            .map_err(failed)?;
     let resolution = manager
         .resolve_metadata_from_challenge(challenge)
         .await
         .map_err(failed)?;
     let metadata = resolution.metadata;
     if credentials.enterprise.is_some() || grants::issues_to_clients(&metadata) {
-        let Some(Registered { client, .. }) = client else {
+        let Some(Registered { client, scopes, .. }) = client else {
             return Err(format!(
                 "the authorization server of {server} signs in only clients it issued \
                  beforehand; add the server with the client id it issued for the app"
             ));
         };
         manager.set_metadata(metadata.clone());
-        let scopes = manager.select_initial_scopes(&[]).await;
+        // A step-up's scopes (those granted and those asked for), else the challenge's or the
+        // resource's.
+        let scopes = match scopes.is_empty() {
+            true => manager.select_initial_scopes(&[]).await,
+            false => scopes,
+        };
         let renew = match &credentials.enterprise {
             None => Renewal::ClientCredentials,
             Some(enterprise) => Renewal::CrossApp {
