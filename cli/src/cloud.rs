@@ -144,6 +144,12 @@ async fn restore(engine: &Engine) -> Result<(), String> {
             outln!("  harness settings set {key} '{value}'");
         }
     }
+    if !restored.cloud_consents_pending.is_empty() {
+        outln!("Plugins that kept data in the cloud; allow each yourself with:");
+        for plugin in &restored.cloud_consents_pending {
+            outln!("  harness consent cloud {plugin} on");
+        }
+    }
     for (what, why) in &restored.refused {
         outln!("Not restored: {what}: {why}");
     }

@@ -7,10 +7,12 @@
 mod common;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use async_trait::async_trait;
 use common::{Server, databases};
 use harness_cloud::server::Limits;
+use harness_core::clock::{Clock, SystemClock};
 use harness_core::cloud::Cloud;
 use harness_core::cloud::backup::{Backup, Restored};
 use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
@@ -384,6 +386,7 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
         a.set_model_api_key(Some("sk-backup-secret-4242")).unwrap();
         a.set_secret("campus.password", "pku-password-4242")
             .unwrap();
+        a.set_cloud_consent("notes", true).unwrap();
 
         let written = a.cloud_backup().await.unwrap();
         assert_eq!(written.parts, 1);
@@ -410,6 +413,8 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
                 memories: 1,
                 jobs: 1,
                 conversations: 1,
+                // seed 000: a plugin's cloud switch is the student's to turn on here.
+                cloud_consents_pending: vec!["notes".into()],
             }
         );
         let settings = b.settings();
@@ -436,6 +441,7 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
         // No secret came back.
         assert!(!b.has_secret("model.apiKey").unwrap());
         assert!(!b.has_secret("campus.password").unwrap());
+        assert!(b.check_cloud("notes").is_err());
 
         // A second restore brings nothing twice, and still leaves the looser values pending.
         let again = b.cloud_restore().await.unwrap();
@@ -444,7 +450,11 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
         assert_eq!((again.memories, again.jobs, again.conversations), (0, 0, 0));
 
         // The backup as the account reads it holds no secret; the server holds no plaintext.
-        let b_cloud = Cloud::new(Arc::new(MemorySecrets::default()), None);
+        let b_cloud = Cloud::new(
+            Arc::new(MemorySecrets::default()),
+            None,
+            Arc::new(SystemClock),
+        );
         assert!(
             b_cloud.read_backup().await.is_err(),
             "a cloud not set up reads nothing"
@@ -487,7 +497,11 @@ async fn a_crafted_backup_cannot_set_a_secret_or_a_secret_shaped_value() {
     );
     let code = a.cloud_setup(&server.base).await.unwrap();
     // Another client of the same account, as a crafted app would be.
-    let crafted = Cloud::new(a_secrets, Some(a_dir.path().to_path_buf()));
+    let crafted = Cloud::new(
+        a_secrets,
+        Some(a_dir.path().to_path_buf()),
+        Arc::new(SystemClock),
+    );
     crafted
         .write_backup(&Backup {
             settings: vec![
@@ -564,5 +578,31 @@ async fn the_app_is_backed_up_again_only_after_a_change_and_only_with_its_switch
     drop(a);
     let a = phone_with(a_dir.path(), secrets);
     assert_eq!(a.cloud_backup_if_changed().await.unwrap(), None);
+    server.stop().await;
+}
+
+/// A clock one second further on at each reading, from the wall clock's now.
+struct Ticking(AtomicI64);
+
+impl Clock for Ticking {
+    fn now_ms(&self) -> i64 {
+        self.0.fetch_add(1000, Ordering::SeqCst)
+    }
+}
+
+// A recovery join (and an account's setup) signs its proof and its request at one instant: read
+// from the clock twice, a second boundary between the readings had the server refuse the proof
+// ("the recovery code is no account's") for a code that was right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_and_a_recovery_join_hold_when_the_clock_moves_between_readings() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
+    let server = Server::start(&db, Limits::default()).await;
+    let ticking = || -> Arc<dyn Clock> { Arc::new(Ticking(AtomicI64::new(SystemClock.now_ms()))) };
+    let first = Cloud::new(Arc::new(MemorySecrets::default()), None, ticking());
+    let code = first.setup(&server.base).await.unwrap();
+    let second = Cloud::new(Arc::new(MemorySecrets::default()), None, ticking());
+    second.join(&server.base, &code).await.unwrap();
+    assert_eq!(second.status().await.unwrap().unwrap().devices, 2);
     server.stop().await;
 }

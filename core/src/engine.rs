@@ -203,7 +203,11 @@ impl Engine {
             inner: options.broker,
             running: running.clone(),
         });
-        let cloud = Arc::new(Cloud::new(options.secrets.clone(), data_dir.clone()));
+        let cloud = Arc::new(Cloud::new(
+            options.secrets.clone(),
+            data_dir.clone(),
+            clock.clone(),
+        ));
         let host = Arc::new(Host::new(campus.clone(), cloud));
         host.context.report_to(options.events.clone());
         let invoker = Invoker::new(
@@ -831,6 +835,7 @@ impl Engine {
                 .map(|job| json!({ "spec": job.spec, "owner": job.owner, "pausedReason": job.paused_reason }))
                 .collect(),
             conversation_titles: titles,
+            cloud_plugins: self.consent().cloud.into_iter().collect(),
             ..Backup::default()
         })
     }
@@ -881,6 +886,12 @@ impl Engine {
             }
         }
         out.jobs = self.restore_jobs(backup.jobs, &mut out.refused);
+        let allowed = self.consent().cloud;
+        out.cloud_consents_pending = backup
+            .cloud_plugins
+            .into_iter()
+            .filter(|p| self.core.plugins.contains(p) && !allowed.contains(p))
+            .collect();
         let titles: Vec<String> = self
             .core
             .conversations

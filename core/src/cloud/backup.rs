@@ -47,6 +47,8 @@ pub struct Backup {
     /// Each job: `{"spec": …, "owner": …, "pausedReason": …}`.
     pub jobs: Vec<Value>,
     pub conversation_titles: Vec<String>,
+    /// The plugins whose "Allow cloud" switch was on: their records are in the cloud already.
+    pub cloud_plugins: Vec<String>,
 }
 
 /// What a backup wrote.
@@ -69,6 +71,9 @@ pub struct Restored {
     pub memories: usize,
     pub jobs: usize,
     pub conversations: usize,
+    /// The plugins installed here whose "Allow cloud" switch was on in the backup and is off
+    /// here: a consent, so the student turns each on (seed 000), never the restore.
+    pub cloud_consents_pending: Vec<String>,
 }
 
 /// `text` cut into pieces of at most `PART_BYTES` bytes, on character boundaries.

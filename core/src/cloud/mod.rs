@@ -9,7 +9,7 @@ pub mod seal;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::clock::Clock;
 use crate::secrets::SecretStore;
 use seal::{AccountKey, Bound, SEAL_OVERHEAD, random};
 
@@ -113,12 +114,7 @@ pub struct Cloud {
     path: Option<PathBuf>,
     config: Mutex<Option<Config>>,
     http: Mutex<Option<reqwest::Client>>,
-}
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    clock: Arc<dyn Clock>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> CloudError {
@@ -163,7 +159,11 @@ fn check_server(server: &str) -> Result<String, CloudError> {
 }
 
 impl Cloud {
-    pub fn new(secrets: Arc<dyn SecretStore>, data_dir: Option<PathBuf>) -> Self {
+    pub fn new(
+        secrets: Arc<dyn SecretStore>,
+        data_dir: Option<PathBuf>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         let path = data_dir.map(|dir| dir.join("cloud.json"));
         let config = path
             .as_ref()
@@ -174,6 +174,7 @@ impl Cloud {
             path,
             config: Mutex::new(config),
             http: Mutex::new(None),
+            clock,
         }
     }
 
@@ -226,6 +227,11 @@ impl Cloud {
         })
     }
 
+    /// Seconds since the Unix epoch, as requests are signed.
+    fn now(&self) -> i64 {
+        self.clock.now_ms().div_euclid(1000)
+    }
+
     /// One signed request: (status, body). A transport failure is `unavailable`.
     async fn send(
         &self,
@@ -236,8 +242,26 @@ impl Cloud {
         body: Option<&Value>,
         request_id: Option<&str>,
     ) -> Result<(u16, Value), CloudError> {
+        let at = self.now();
+        self.send_at(at, server, device, method, path, body, request_id)
+            .await
+    }
+
+    /// [`Cloud::send`] signed at `timestamp`: a request whose body carries a proof signed at
+    /// an instant (a recovery join) is signed at that same instant, read from the clock once,
+    /// or the server finds the two apart and refuses the join.
+    #[allow(clippy::too_many_arguments)]
+    async fn send_at(
+        &self,
+        timestamp: i64,
+        server: &str,
+        device: &SigningKey,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+        request_id: Option<&str>,
+    ) -> Result<(u16, Value), CloudError> {
         let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-        let timestamp = now();
         let nonce = B64.encode(random::<16>());
         let signature = device.sign(&signed_message(
             method.as_str(),
@@ -322,9 +346,11 @@ impl Cloud {
         self.refuse_if_set_up()?;
         let device = SigningKey::from_bytes(&random());
         let key = AccountKey::generate();
-        let proof = recovery_proof(&key, &device, now());
+        let at = self.now();
+        let proof = recovery_proof(&key, &device, at);
         let (status, body) = self
-            .send(
+            .send_at(
+                at,
                 &server,
                 &device,
                 reqwest::Method::POST,
@@ -351,9 +377,11 @@ impl Cloud {
             )
         })?;
         let device = SigningKey::from_bytes(&random());
-        let proof = recovery_proof(&key, &device, now());
+        let at = self.now();
+        let proof = recovery_proof(&key, &device, at);
         let (status, body) = self
-            .send(
+            .send_at(
+                at,
                 &server,
                 &device,
                 reqwest::Method::POST,
