@@ -49,6 +49,11 @@ struct ConversationListView: View {
                         if !row.preview.isEmpty {
                             Text(row.preview).font(.subheadline).foregroundStyle(.secondary).lineLimit(1)
                         }
+                        // This month's turns and spend in 元, when the conversation has any.
+                        if !row.spend.isEmpty {
+                            Text(row.spend).font(.caption).foregroundStyle(.secondary)
+                                .accessibilityIdentifier("conversation-spend.\(row.conversation)")
+                        }
                         HStack {
                             if renaming == row.conversation {
                                 TextField(row.renameLabel, text: $draft)

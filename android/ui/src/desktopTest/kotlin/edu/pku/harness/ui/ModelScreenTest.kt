@@ -13,6 +13,7 @@ import edu.pku.harness.core.Route
 import java.net.InetSocketAddress
 import java.util.concurrent.ConcurrentLinkedQueue
 import kotlin.test.assertEquals
+import kotlin.test.assertTrue
 import org.junit.Test
 
 /** A provider on 127.0.0.1 answering each request with the next scripted status and JSON body. */
@@ -91,6 +92,10 @@ class ModelScreenTest {
                         onNodeWithTag(ScreenTags.TEST_RESULT).assertTextEquals(text)
                         if (expected == said.noBalance) saveScreenshot("model-test-failed", language)
                     }
+                    // The month's spend and where its cap is set, as the core words it.
+                    val spend = app.models.model.model!!.monthSpend
+                    assertTrue(spend.contains("model.monthlyCapYuan"), spend)
+                    onNodeWithTag(ScreenTags.MONTH_SPEND).performScrollTo().assertTextEquals(spend)
                     saveScreenshot("model-test-works", language)
                     assertEquals(List(4) { "Bearer sk-model-screen" }, provider.keys.toList())
                 }

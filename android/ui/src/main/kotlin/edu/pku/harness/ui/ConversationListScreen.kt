@@ -38,6 +38,7 @@ object ConversationListTags {
     fun rename(id: String) = "conversation-rename-$id"
     fun renameField(id: String) = "conversation-rename-field-$id"
     fun delete(id: String) = "conversation-delete-$id"
+    fun spend(id: String) = "conversation-spend-$id"
 }
 
 /** The conversation list: rows newest first, a new chat, rename, delete and its undo bar. */
@@ -90,6 +91,13 @@ private fun ConversationRow(row: ConversationRowView, act: (Array<Action>) -> Un
             Text(row.lastActive, style = MaterialTheme.typography.labelSmall)
         }
         if (row.preview.isNotEmpty()) Text(row.preview, style = MaterialTheme.typography.bodySmall, maxLines = 1)
+        // This month's turns and spend in 元, when the conversation has any.
+        if (row.spend.isNotEmpty()) {
+            Text(
+                row.spend, style = MaterialTheme.typography.labelSmall,
+                modifier = Modifier.testTag(ConversationListTags.spend(row.conversation)),
+            )
+        }
         Row(verticalAlignment = Alignment.CenterVertically) {
             if (renaming) {
                 OutlinedTextField(

@@ -65,6 +65,7 @@ object ScreenTags {
     const val SAVE = "model-save"
     const val TEST = "model-test"
     const val TEST_RESULT = "model-test-result"
+    const val MONTH_SPEND = "model-month-spend"
     fun provider(id: String) = "model-provider-$id"
     const val CAMPUS_STATE = "campus-state"
     const val CAMPUS_OPEN = "campus-open"
@@ -445,6 +446,8 @@ fun ModelPage(holder: ScreenModel<ModelSettingsScreen>) {
                 modifier = Modifier.testTag(ScreenTags.TEST_RESULT),
             )
         }
+        // The month's spend in 元 and the cap, or where to set one.
+        Small(screen.monthSpend, Modifier.testTag(ScreenTags.MONTH_SPEND))
     }
 }
 
