@@ -25,6 +25,10 @@ struct HarnessApp: App {
             }
         }
         .onChange(of: scenePhase) { _, phase in
+            // An ask's notification is for when the app is not in front; in front, the sheet.
+            if case .ready(let shell) = app.state {
+                shell.alerts.inFront(phase == .active)
+            }
             // iOS has no exact alarms: due jobs also run whenever the app comes to the front.
             if phase == .active, case .ready(let shell) = app.state {
                 Task.detached { await shell.becameActive() }
@@ -69,6 +73,8 @@ final class Shell: @unchecked Sendable {
     let servers: ServerSheets
     let router: Router
     let events: EventHub
+    /// Posts an ask's notification while the app is not in front (the scene's phase says when).
+    let alerts: ApprovalAlerts
     private let notifications: NotificationDelegate
 
     private init(harness: Harness, platform: IOSPlatform, approvals: ApprovalCenter, servers: ServerSheets, router: Router, events: EventHub) {
@@ -78,6 +84,7 @@ final class Shell: @unchecked Sendable {
         self.servers = servers
         self.router = router
         self.events = events
+        self.alerts = ApprovalAlerts(platform: platform)
         self.notifications = NotificationDelegate()
     }
 
@@ -136,6 +143,7 @@ final class Shell: @unchecked Sendable {
         try events.start(harness: harness, approvals: approvals, servers: servers)
         let shell = Shell(harness: harness, platform: platform, approvals: approvals, servers: servers, router: router, events: events)
         shell.notifications.shell = shell
+        try shell.alerts.start(harness: harness)
         UNUserNotificationCenter.current().delegate = shell.notifications
         router.routeFor = { [weak harness] screen in harness?.routeFor(screen: screen) }
         router.tabFor = { [weak harness] route in (try? harness?.tabFor(route: route)) ?? .chat }
@@ -213,5 +221,71 @@ final class NotificationDelegate: NSObject, UNUserNotificationCenterDelegate, @u
             return []
         }
         return [.banner, .list, .sound]
+    }
+}
+
+/// When an ask's notification is posted (issue 41.3): while the app is not in front, each ask
+/// waiting on the sheet posts the core's notice (`IOSPlatform.postApprovalNotice`: never the
+/// inputs, its action only after unlock); answered, withdrawn, or the app back in front where
+/// the sheet shows it, the notification goes. Nothing is posted without the permission.
+final class ApprovalAlerts: EventListener, @unchecked Sendable {
+    private let lock = NSLock()
+    private let platform: IOSPlatform
+    private var waiting: [UInt64: ApprovalNotice] = [:]
+    private var posted: Set<UInt64> = []
+    /// Not in front until the scene says it is active.
+    private var front = false
+    private var subscription: EventSubscription?
+
+    init(platform: IOSPlatform) {
+        self.platform = platform
+    }
+
+    func start(harness: Harness) throws {
+        let subscription = try harness.subscribe(listener: self)
+        lock.withLock { self.subscription = subscription }
+    }
+
+    private var allowed: Bool {
+        [.authorized, .provisional, .ephemeral].contains(platform.notificationAuthorization)
+    }
+
+    /// The scene became active (true) or left the front (false).
+    func inFront(_ shown: Bool) {
+        let (post, remove) = lock.withLock { () -> ([(UInt64, ApprovalNotice)], [UInt64]) in
+            front = shown
+            if shown {
+                defer { posted.removeAll() }
+                return ([], Array(posted))
+            }
+            let post = waiting.filter { !posted.contains($0.key) }.map { ($0.key, $0.value) }
+            posted.formUnion(post.map { $0.0 })
+            return (post, [])
+        }
+        remove.forEach { platform.removeApprovalNotice(id: $0) }
+        if allowed {
+            post.forEach { platform.postApprovalNotice(id: $0.0, notice: $0.1) }
+        }
+    }
+
+    func onEvent(event: HarnessEvent) throws {
+        switch event {
+        case .approvalRequested(let id, let prompt):
+            guard let notice = prompt.notice else { return }
+            let away = lock.withLock { () -> Bool in
+                waiting[id] = notice
+                if !front { posted.insert(id) }
+                return !front
+            }
+            if away && allowed { platform.postApprovalNotice(id: id, notice: notice) }
+        case .approvalAnswered(let id, _), .approvalWithdrawn(let id):
+            let shown = lock.withLock { () -> Bool in
+                waiting.removeValue(forKey: id)
+                return posted.remove(id) != nil
+            }
+            if shown { platform.removeApprovalNotice(id: id) }
+        default:
+            break
+        }
     }
 }

@@ -31,6 +31,11 @@ open class HarnessApplication : Application() {
     // Delivery stops when this handle is collected: held for the app's life.
     private lateinit var withdrawals: EventSubscription
 
+    /** Posts an ask's notification while the app is not in front (MainActivity tells it when). */
+    lateinit var approvalAlerts: ApprovalAlerts
+        private set
+    private lateinit var alertEvents: EventSubscription
+
     /** The key the secrets are sealed with: the Android Keystore's (tests off a phone give another). */
     protected open fun sealingKey(): SealingKey = AndroidKeystoreKey
 
@@ -46,6 +51,9 @@ open class HarnessApplication : Application() {
         platform.harness = harness
         // A prompt the core withdraws (its turn was stopped) leaves the screen.
         withdrawals = harness.subscribe(approvals.listener)
+        val approvalNotifications = ApprovalNotifications(this).apply { createChannel() }
+        approvalAlerts = ApprovalAlerts(approvalNotifications) { platform.notifications.allowed() }
+        alertEvents = harness.subscribe(approvalAlerts)
         refreshPermissions()
     }
 

@@ -36,6 +36,11 @@ class MainActivity : ComponentActivity() {
         if (uri.scheme == "edu.pku.harness" && uri.path == "/oauth/callback") app.platform.signInReturned(uri.toString())
     }
 
+    override fun onPause() {
+        app.approvalAlerts.inFront(false)
+        super.onPause()
+    }
+
     override fun onDestroy() {
         // A newer activity (recreated) may already have taken its place.
         if (app.platform.phone === phone) app.platform.phone = null
@@ -44,6 +49,8 @@ class MainActivity : ComponentActivity() {
 
     override fun onResume() {
         super.onResume()
+        // The sheet shows what waits: an ask's notification is for when the app is away.
+        app.approvalAlerts.inFront(true)
         // The user may come back from the system settings with a permission changed.
         app.scope.launch(Dispatchers.IO) { app.refreshPermissions() }
     }
