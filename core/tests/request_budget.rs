@@ -301,6 +301,24 @@ async fn each_turns_usage_is_kept_and_the_monthly_cap_refuses_a_new_turn_naming_
     let list = screens.conversation_list().unwrap();
     let row = list.rows.iter().find(|r| r.conversation == "c").unwrap();
     assert_eq!(row.spend, "本月 2 轮 · 1.60 元");
+    // Issue 42: each turn's usage on its answer, for the chat to show on request.
+    let usage: Vec<(ChatItemKind, Option<String>)> = screens
+        .chat("c")
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|i| (i.kind, i.usage))
+        .collect();
+    let turn = Some("本轮：输入 1000 tokens（缓存 500）· 输出 100 · 0.8000 元".to_owned());
+    assert_eq!(
+        usage,
+        [
+            (ChatItemKind::User, None),
+            (ChatItemKind::Assistant, turn.clone()),
+            (ChatItemKind::User, None),
+            (ChatItemKind::Assistant, turn),
+        ]
+    );
     assert_eq!(
         screens.model_settings().unwrap().month_spend,
         "本月 2 轮 · 1.60 元（未设上限：model.monthlyCapYuan）"

@@ -823,6 +823,32 @@ impl Agent {
         Ok(out)
     }
 
+    /// Each turn's usage in `conversation` that the provider reported, with what it cost in 元
+    /// by the price table (none where no price is known), by turn.
+    pub fn usage_by_turn(
+        &self,
+        conversation: &str,
+        settings: &Settings,
+    ) -> Result<Vec<(UsageRow, Option<f64>)>, EngineError> {
+        let rows = self
+            .parts
+            .history
+            .usage_between(i64::MIN, i64::MAX, Some(conversation))?;
+        let configured = providers::for_endpoint(&settings.model.endpoint).id;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let price = prices::price_of(
+                    &row.provider,
+                    configured,
+                    settings.model.price_yuan_per_million,
+                );
+                let yuan = price.map(|p| prices::cost_yuan(&row, p));
+                (row, yuan)
+            })
+            .collect())
+    }
+
     /// Refuses a new turn once this month's spend reached `model.monthlyCapYuan`.
     fn within_cap(&self, settings: &Settings) -> Result<(), EngineError> {
         let Some(cap) = settings.model.monthly_cap_yuan else {

@@ -18,6 +18,7 @@ use crate::policy::Code;
 use crate::registry::{Tool, tool_id};
 use crate::settings::Language;
 use crate::store::history::{MessageRow, StoredCall};
+use crate::store::usage::UsageRow;
 use crate::text::one_line;
 
 /// How many messages the chat reads back.
@@ -76,6 +77,10 @@ pub struct ChatItem {
     pub text: String,
     pub tool_call: Option<ToolCallView>,
     pub plan: Option<PlanCard>,
+    /// On a turn's last answer, what the turn used as the provider reported it, in words
+    /// ("本轮：输入 1000 tokens（缓存 500）· 输出 100 · 0.0008 元"): the shells show it when the
+    /// student asks (a tap on the answer), never unasked.
+    pub usage: Option<String>,
 }
 
 impl ChatItem {
@@ -85,7 +90,23 @@ impl ChatItem {
             text: text.into(),
             tool_call: None,
             plan: None,
+            usage: None,
         }
+    }
+}
+
+/// A turn's usage in words: its tokens, the cached share, and its cost where a price is known.
+fn usage_words(lang: Language, row: &UsageRow, yuan: Option<f64>) -> String {
+    let cost = yuan.map(|y| format!(" · {y:.4} 元")).unwrap_or_default();
+    match lang {
+        Language::Zh => format!(
+            "本轮：输入 {} tokens（缓存 {}）· 输出 {}{cost}",
+            row.prompt_tokens, row.cached_tokens, row.completion_tokens
+        ),
+        Language::En => format!(
+            "This turn: {} tokens in ({} cached) · {} out{cost}",
+            row.prompt_tokens, row.cached_tokens, row.completion_tokens
+        ),
     }
 }
 
@@ -192,7 +213,24 @@ pub(super) fn build(
     let mut tools = HashMap::new();
     // DESIGN.md §13: where the model's view begins, when older messages are no longer sent.
     let window = engine.agent().window_start(conversation).ok().flatten();
+    let usage = engine
+        .agent()
+        .usage_by_turn(conversation, &engine.settings())?;
+    // Each turn's usage goes on its last answer, once the turn's rows are all in.
+    let mut answer_of_turn: Option<(u64, usize)> = None;
+    let said = |items: &mut Vec<ChatItem>, ended: Option<(u64, usize)>| {
+        let Some((turn, at)) = ended else { return };
+        if let Some((row, yuan)) = usage
+            .iter()
+            .find(|(u, _)| u.turn == turn && u.prompt_tokens + u.completion_tokens > 0)
+        {
+            items[at].usage = Some(usage_words(lang, row, *yuan));
+        }
+    };
     for row in &rows {
+        if answer_of_turn.is_some_and(|(turn, _)| turn != row.turn) {
+            said(&mut items, answer_of_turn.take());
+        }
         if window == Some(row.id) {
             items.push(ChatItem::text(
                 ChatItemKind::Notice,
@@ -204,7 +242,14 @@ pub(super) fn build(
             ));
         }
         push_row(engine, live, lang, row, &mut items, &mut tools);
+        if items
+            .last()
+            .is_some_and(|i| i.kind == ChatItemKind::Assistant)
+        {
+            answer_of_turn = Some((row.turn, items.len() - 1));
+        }
     }
+    said(&mut items, answer_of_turn);
     if let Some(plan) = settings.plan_mode.then(|| plan_of(&rows)).flatten() {
         // The plan is the last item: the answer the turn ended with.
         if let Some(last) = items.last_mut() {
@@ -358,6 +403,7 @@ fn push_row(
                     text: String::new(),
                     tool_call: Some(view),
                     plan: None,
+                    usage: None,
                 });
             }
         }

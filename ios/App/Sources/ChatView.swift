@@ -132,6 +132,7 @@ struct ChatView: View {
 struct ChatItemView: View {
     let item: ChatItem
     let act: (Action) -> Void
+    @State private var showUsage = false
 
     var body: some View {
         switch item.kind {
@@ -142,7 +143,15 @@ struct ChatItemView: View {
             }
             .accessibilityIdentifier("chat.user")
         case .assistant:
-            Text(item.text).accessibilityIdentifier("chat.assistant")
+            // The turn's usage, shown when the student taps the answer (issue 42: on request).
+            VStack(alignment: .leading, spacing: 2) {
+                Text(item.text).accessibilityIdentifier("chat.assistant")
+                if showUsage, let usage = item.usage {
+                    Text(usage).font(.caption2).foregroundStyle(.secondary)
+                        .accessibilityIdentifier("chat.usage")
+                }
+            }
+            .onTapGesture { if item.usage != nil { showUsage.toggle() } }
         case .thinking:
             Text(item.text).font(.footnote).italic().foregroundStyle(.secondary)
                 .accessibilityIdentifier("chat.thinking")

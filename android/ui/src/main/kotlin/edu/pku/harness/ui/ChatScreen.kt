@@ -4,6 +4,7 @@ import androidx.compose.foundation.Image
 import androidx.compose.foundation.background
 import androidx.compose.foundation.layout.Arrangement
 import androidx.compose.foundation.layout.Box
+import androidx.compose.foundation.clickable
 import androidx.compose.foundation.layout.Column
 import androidx.compose.foundation.layout.PaddingValues
 import androidx.compose.foundation.layout.Row
@@ -59,6 +60,7 @@ object ChatTags {
     const val CAMPUS_NOTICE = "chat-campus-notice"
     const val PLAN = "chat-plan"
     const val PLAN_ACCEPT = "chat-plan-accept"
+    const val USAGE = "chat-usage"
     fun example(index: Int) = "chat-example-$index"
     fun item(index: Int) = "chat-item-$index"
     fun callTitle(call: String) = "chat-call-$call-title"
@@ -152,7 +154,23 @@ private fun ChatLine(item: ChatItem, modifier: Modifier, onAct: (Action) -> Unit
         ChatItemKind.USER -> Row(modifier.fillMaxWidth(), horizontalArrangement = Arrangement.End) {
             Bubble(item.text, MaterialTheme.colorScheme.primaryContainer)
         }
-        ChatItemKind.ASSISTANT -> Row(modifier.fillMaxWidth()) { Bubble(item.text, MaterialTheme.colorScheme.surfaceVariant) }
+        ChatItemKind.ASSISTANT -> {
+            // The turn's usage, shown when the student taps the answer (issue 42: on request).
+            var showUsage by remember(item) { mutableStateOf(false) }
+            Column(
+                modifier.fillMaxWidth().let { m -> item.usage?.let { m.clickable { showUsage = !showUsage } } ?: m },
+            ) {
+                Row { Bubble(item.text, MaterialTheme.colorScheme.surfaceVariant) }
+                item.usage?.takeIf { showUsage }?.let {
+                    Text(
+                        it,
+                        style = MaterialTheme.typography.labelSmall,
+                        color = MaterialTheme.colorScheme.outline,
+                        modifier = Modifier.padding(horizontal = 8.dp).testTag(ChatTags.USAGE),
+                    )
+                }
+            }
+        }
         ChatItemKind.THINKING -> Text(
             item.text,
             modifier = modifier.padding(horizontal = 8.dp),
