@@ -178,6 +178,9 @@ pub struct ModelTool {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// See [`Tool::schema_as_declared`].
+    #[serde(skip)]
+    pub schema_as_declared: bool,
 }
 
 /// Everything gathered under the lock for one call, so the lock is released before any
@@ -390,6 +393,7 @@ impl Invoker {
                 name: tool.model_name(),
                 description: written.unwrap_or_else(|| tool.description.clone()),
                 input_schema: tool.input.source().clone(),
+                schema_as_declared: tool.schema_as_declared,
             })
             .collect()
     }

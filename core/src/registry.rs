@@ -372,6 +372,10 @@ pub struct Tool {
     pub request: Option<Request>,
     /// The result fields' labels the plugin gives (see [`ToolManifest::labels`]).
     pub labels: BTreeMap<String, FieldLabel>,
+    /// The model reads its input schema exactly as declared: a remote server's (MCP: a client
+    /// passes a tool's JSON Schema on unchanged). Other plugins' schemas reach the model
+    /// without the keywords only forms and checks need (`agent::wire`).
+    pub schema_as_declared: bool,
 }
 
 impl Tool {
@@ -559,7 +563,7 @@ impl Plugin {
                      write `description` as text",
                 ));
             }
-            let loaded = load_tool(id, index, tool, en, compile)?;
+            let loaded = load_tool(id, index, tool, en, compile, kind)?;
             if tools.iter().any(|t| t.name == loaded.name) {
                 return Err(LoadError::new(
                     id,
@@ -812,6 +816,7 @@ fn load_tool(
     tool: ToolManifest,
     en: Option<&I18n>,
     compile: Compile,
+    kind: PluginKind,
 ) -> Result<Tool, LoadError> {
     let field = |name: &str| format!("tools[{index}].{name}");
     check_tool_name(plugin, &field("name"), &tool.name)?;
@@ -965,6 +970,7 @@ fn load_tool(
         describes: tool.describes,
         request,
         labels: tool.labels,
+        schema_as_declared: kind == PluginKind::Remote,
     })
 }
 

@@ -361,7 +361,13 @@ impl ToolsJson {
                 .zip(&written)
                 .map(|(tool, written)| {
                     let description = written.as_deref().unwrap_or(&tool.description);
-                    spec_json(&tool.model_name(), description, tool.input.source()).into()
+                    spec_json(
+                        &tool.model_name(),
+                        description,
+                        tool.input.source(),
+                        tool.schema_as_declared,
+                    )
+                    .into()
                 })
                 .collect();
             // Nothing is held: the next list is written afresh too.
@@ -387,9 +393,13 @@ impl ToolsJson {
                 .iter()
                 .map(|tool| match known.get(&Arc::as_ptr(tool)) {
                     Some(spec) => Arc::clone(spec),
-                    None => {
-                        spec_json(&tool.model_name(), &tool.description, tool.input.source()).into()
-                    }
+                    None => spec_json(
+                        &tool.model_name(),
+                        &tool.description,
+                        tool.input.source(),
+                        tool.schema_as_declared,
+                    )
+                    .into(),
                 })
                 .collect();
             self.specs = specs;
@@ -410,9 +420,14 @@ impl ToolsJson {
     }
 }
 
-fn spec_json(name: &str, description: &str, parameters: &Value) -> String {
-    serde_json::to_string(&SpecOnWire::new(name, description, parameters))
-        .expect("a tool spec is plain data")
+fn spec_json(name: &str, description: &str, parameters: &Value, as_declared: bool) -> String {
+    serde_json::to_string(&SpecOnWire::written(
+        name,
+        description,
+        parameters,
+        as_declared,
+    ))
+    .expect("a tool spec is plain data")
 }
 
 fn join(specs: &[impl AsRef<str>]) -> String {
@@ -1434,7 +1449,14 @@ impl Agent {
                 let specs: Vec<String> = job
                     .tools
                     .iter()
-                    .map(|t| spec_json(&t.name, &t.description, &t.input_schema))
+                    .map(|t| {
+                        spec_json(
+                            &t.name,
+                            &t.description,
+                            &t.input_schema,
+                            t.schema_as_declared,
+                        )
+                    })
                     .collect();
                 join(&specs).into()
             }

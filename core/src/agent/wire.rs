@@ -105,13 +105,28 @@ struct FunctionOnWire<'a> {
 }
 
 impl<'a> SpecOnWire<'a> {
+    /// A tool whose input schema reaches the model without [`NOISE`].
     pub(crate) fn new(name: &'a str, description: &'a str, parameters: &'a Value) -> Self {
+        Self::written(name, description, parameters, false)
+    }
+
+    /// `as_declared`: the schema goes exactly as its plugin declared it (a remote server's,
+    /// `registry::Tool::schema_as_declared`), else without [`NOISE`].
+    pub(crate) fn written(
+        name: &'a str,
+        description: &'a str,
+        parameters: &'a Value,
+        as_declared: bool,
+    ) -> Self {
         Self {
             r#type: "function",
             function: FunctionOnWire {
                 name,
                 description,
-                parameters: Lean(parameters),
+                parameters: Lean {
+                    schema: parameters,
+                    as_declared,
+                },
             },
         }
     }
@@ -125,7 +140,20 @@ const NOISE: &[&str] = &["title", "examples", "default", "$schema", "$id", "$com
 /// A tool's input schema as the model reads it: without [`NOISE`] and without
 /// `additionalProperties: false`, written as it is serialized (the registry's schema is not
 /// copied). Only keywords are dropped, never a property that happens to be named `title`.
-struct Lean<'a>(&'a Value);
+/// A schema `as_declared` is written whole.
+struct Lean<'a> {
+    schema: &'a Value,
+    as_declared: bool,
+}
+
+impl<'a> Lean<'a> {
+    fn of(schema: &'a Value) -> Self {
+        Self {
+            schema,
+            as_declared: false,
+        }
+    }
+}
 
 /// An object whose values are schemas, keyed by names (`properties`, `$defs`).
 struct LeanNamed<'a>(&'a Value);
@@ -136,9 +164,12 @@ struct LeanEach<'a>(&'a Value);
 impl Serialize for Lean<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let Value::Object(schema) = self.0 else {
-            return self.0.serialize(serializer);
+        let Value::Object(schema) = self.schema else {
+            return self.schema.serialize(serializer);
         };
+        if self.as_declared {
+            return self.schema.serialize(serializer);
+        }
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in schema {
             match key.as_str() {
@@ -154,7 +185,7 @@ impl Serialize for Lean<'_> {
                 | "propertyNames"
                 | "if"
                 | "then"
-                | "else" => map.serialize_entry(key, &Lean(value))?,
+                | "else" => map.serialize_entry(key, &Lean::of(value))?,
                 "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                     map.serialize_entry(key, &LeanEach(value))?
                 }
@@ -173,7 +204,7 @@ impl Serialize for LeanNamed<'_> {
         };
         let mut map = serializer.serialize_map(Some(named.len()))?;
         for (name, schema) in named {
-            map.serialize_entry(name, &Lean(schema))?;
+            map.serialize_entry(name, &Lean::of(schema))?;
         }
         map.end()
     }
@@ -184,7 +215,7 @@ impl Serialize for LeanEach<'_> {
         let Value::Array(each) = self.0 else {
             return self.0.serialize(serializer);
         };
-        serializer.collect_seq(each.iter().map(Lean))
+        serializer.collect_seq(each.iter().map(Lean::of))
     }
 }
 
@@ -596,6 +627,19 @@ mod tests {
                 },
                 "required": ["title"]})
         );
+    }
+
+    #[test]
+    fn a_remote_servers_schema_is_sent_exactly_as_it_declared_it() {
+        // MCP: a client hands a tool's JSON Schema to the model unchanged (the official
+        // suite's json-schema-2020-12-preservation); `$schema`, `$defs`, titles, defaults and
+        // `additionalProperties: false` all stay.
+        let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object", "title": "Input", "additionalProperties": false,
+            "$defs": {"when": {"type": "string", "title": "When", "default": "now"}},
+            "properties": {"at": {"$ref": "#/$defs/when", "examples": ["9:00"]}}});
+        let sent = serde_json::to_value(SpecOnWire::written("p__t", "d", &schema, true)).unwrap();
+        assert_eq!(sent["function"]["parameters"], schema);
     }
 
     #[test]
