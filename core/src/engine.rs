@@ -776,6 +776,12 @@ impl Engine {
         self.core.host.cloud.status().await
     }
 
+    /// This device's cloud server and when it last wrote the app's backup (ms); none when no
+    /// cloud is set up. Read from the device, with no request.
+    pub fn cloud_kept(&self) -> Option<(String, Option<i64>)> {
+        self.core.host.cloud.kept()
+    }
+
     /// The app's own "Back up to the cloud" switch (issue 39.5); the shell shows
     /// [`backup::DISCLOSURE_ZH`] (or `_EN`) next to it.
     pub fn set_cloud_backup(&self, allowed: bool) -> Result<(), EngineError> {

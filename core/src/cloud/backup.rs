@@ -142,6 +142,7 @@ impl Cloud {
             CloudError::Unavailable("PKU harness Cloud was set aside during the backup".into())
         })?;
         config.backup_digest = Some(digest(&text));
+        config.backup_at_ms = Some(self.clock.now_ms());
         self.keep(config)?;
         Ok(Written {
             bytes: text.len(),

@@ -81,6 +81,9 @@ struct Config {
     /// app is not written again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     backup_digest: Option<String>,
+    /// When this device last wrote the app's backup (ms since the epoch, the engine's clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    backup_at_ms: Option<i64>,
 }
 
 /// What `harness cloud status` and the 云端 screen show.
@@ -192,6 +195,14 @@ impl Cloud {
             .map_err(unavailable)?;
         *http = Some(client.clone());
         Ok(client)
+    }
+
+    /// The server this device's account is on, and when this device last wrote the app's
+    /// backup (ms); none when no cloud is set up.
+    pub fn kept(&self) -> Option<(String, Option<i64>)> {
+        crate::lock(&self.config)
+            .as_ref()
+            .map(|c| (c.server.clone(), c.backup_at_ms))
     }
 
     /// `unavailable` unless this device has a cloud set up (before a request is even read).
@@ -314,6 +325,7 @@ impl Cloud {
             server,
             account,
             backup_digest: None,
+            backup_at_ms: None,
         })
     }
 

@@ -12,6 +12,7 @@ mod allowances;
 mod approval;
 mod campus;
 mod chat;
+mod cloud;
 mod consent;
 mod conversation;
 mod conversation_list;
@@ -46,6 +47,7 @@ pub use campus::{
     SignedIn,
 };
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
+pub use cloud::{CloudScreen, CloudState};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, ProviderRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
@@ -314,6 +316,24 @@ pub enum Action {
         plugin: String,
         allowed: bool,
     },
+    /// Make a PKU harness Cloud account on the server address the student typed (the 云端
+    /// screen); the screen shows its recovery code once.
+    CloudSetup {
+        server: String,
+    },
+    /// Join the account whose recovery code the student typed, on the typed address.
+    CloudJoin {
+        server: String,
+        code: String,
+    },
+    /// The app's own "Back up to the cloud" switch (its consent, seed 000).
+    SetCloudBackup {
+        allowed: bool,
+    },
+    /// Write the app's backup to the cloud now.
+    CloudBackupNow,
+    /// Bring this account's backup to this device; the screen says what it left pending.
+    CloudRestore,
     /// Ask the system for a permission (its dialog), from the user's tap (seed 000).
     RequestPermission {
         permission: Permission,
@@ -435,6 +455,8 @@ pub struct Screens {
     model: std::sync::Mutex<consent::ModelDraft>,
     /// What the plugin screens' forms last asked of their read tools.
     asked: plugin_screen::Asked,
+    /// The 云端 screen's recovery code to show once and its last restore's words.
+    cloud: std::sync::Mutex<cloud::CloudDraft>,
 }
 
 impl Screens {
@@ -445,6 +467,7 @@ impl Screens {
             live,
             model: Default::default(),
             asked: Default::default(),
+            cloud: Default::default(),
         }
     }
 
@@ -607,6 +630,11 @@ impl Screens {
     }
 
     /// The "花钱" screen: the money limits and today's spend.
+    /// The 云端 screen: asks the server for the account (none when not set up).
+    pub async fn cloud(&self) -> CloudScreen {
+        cloud::build(&self.engine, self.language(), &self.cloud).await
+    }
+
     pub fn spending(&self) -> Result<SpendingScreen, EngineError> {
         spending::build(&self.engine, self.language())
     }
@@ -835,6 +863,33 @@ impl Screens {
                     .map_err(|err| campus::words(self.language(), &err))?;
             }
             Action::SetCloudConsent { plugin, allowed } => e.set_cloud_consent(&plugin, allowed)?,
+            Action::CloudSetup { server } => {
+                let lang = self.language();
+                let code = e
+                    .cloud_setup(server.trim())
+                    .await
+                    .map_err(|err| EngineError::Invalid(cloud::field_error(lang, false, &err)))?;
+                cloud::keep_code(&self.cloud, code);
+            }
+            Action::CloudJoin { server, code } => {
+                let lang = self.language();
+                e.cloud_join(server.trim(), code.trim())
+                    .await
+                    .map_err(|err| EngineError::Invalid(cloud::field_error(lang, true, &err)))?;
+            }
+            Action::SetCloudBackup { allowed } => e.set_cloud_backup(allowed)?,
+            Action::CloudBackupNow => {
+                e.cloud_backup()
+                    .await
+                    .map_err(|err| EngineError::Invalid(err.to_string()))?;
+            }
+            Action::CloudRestore => {
+                let restored = e
+                    .cloud_restore()
+                    .await
+                    .map_err(|err| EngineError::Invalid(err.to_string()))?;
+                cloud::keep_restored(&self.cloud, self.language(), &restored);
+            }
             Action::RequestPermission { permission } => {
                 e.request_permission(permission, crate::policy::Actor::User)
                     .map_err(|err| EngineError::Invalid(err.to_string()))?;
