@@ -9,6 +9,7 @@ use harness_core::invoke::Call;
 use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
+use harness_core::screens::CloudScreen;
 use harness_core::screens::{
     Acted, Action, ActivityFilter, ActivityScreen, AllowancesScreen, CampusAccountScreen,
     CampusCheck, CampusCheckScreen, ChatScreen, ConsentScreen, ConversationListScreen,
@@ -670,6 +671,15 @@ impl Harness {
         Ok(runtime()?
             .spawn(async move { screens.plugin_screen(&plugin, &screen).await })
             .await??)
+    }
+
+    /// 云端: PKU harness Cloud on this device, the account as its server answers now (its
+    /// recovery code once, right after `Action::CloudSetup`); the shell renders it only.
+    pub async fn cloud_screen(&self) -> Result<CloudScreen, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.cloud().await })
+            .await?)
     }
 
     /// Today: a tile per default data source with its age, read through the cache by its TTL.
