@@ -31,6 +31,8 @@ final class JourneyTests: XCTestCase {
     }
 
     private func send(_ app: XCUIApplication, _ text: String) {
+        // The app opens on Today (the bar's first tab); the chat is the second.
+        app.tabBars.buttons.element(boundBy: 1).tap()
         let draft = app.textFields["chat.draft"].firstMatch
         XCTAssertTrue(draft.waitForExistence(timeout: 10))
         draft.tap()
@@ -79,7 +81,7 @@ final class JourneyTests: XCTestCase {
 
     func testAModeChangedInPluginDetailSurvivesARelaunch() throws {
         var app = launch(nil)
-        app.tabBars.buttons.element(boundBy: 1).tap()
+        app.tabBars.buttons.element(boundBy: 2).tap()
         app.buttons["plugin.canteen"].tap()
         let off = app.buttons["set-mode.canteen.write.off"]
         XCTAssertTrue(off.waitForExistence(timeout: 10))
@@ -89,7 +91,7 @@ final class JourneyTests: XCTestCase {
         app.terminate()
 
         app = launch(nil, reset: false)
-        app.tabBars.buttons.element(boundBy: 1).tap()
+        app.tabBars.buttons.element(boundBy: 2).tap()
         app.buttons["plugin.canteen"].tap()
         let mode = app.descendants(matching: .any)["mode.write"]
         XCTAssertTrue(mode.waitForExistence(timeout: 10))
@@ -111,7 +113,7 @@ final class JourneyTests: XCTestCase {
         }
         XCTAssertTrue(app.staticTexts["记下了，等你确认。"].waitForExistence(timeout: 10))
         // The memory tab carries the pending badge; approve there.
-        let memoryTab = app.tabBars.buttons.element(boundBy: 2)
+        let memoryTab = app.tabBars.buttons.element(boundBy: 3)
         XCTAssertEqual(memoryTab.value as? String, "1")
         memoryTab.tap()
         let approve = app.buttons.matching(NSPredicate(format: "identifier BEGINSWITH 'decide-memory.' AND identifier ENDSWITH '.true'")).firstMatch

@@ -23,7 +23,8 @@ SCREEN_STRUCTS = [
     "JobComparisonOption", "Navigation", "NavItem", "Button", "Choice",
     "LabelValue", "RuleRow", "SignInSheet", "ElicitationSheet", "FormFieldRow", "FieldOption",
     "PageRow", "ElicitationButton", "CallImage", "CallLink", "CampusCheckScreen",
-    "PayCodeScreen", "PayCode", "RideCodeScreen", "RideCode",
+    "PayCodeScreen", "PayCode", "RideCodeScreen", "RideCode", "TodayScreen", "TodayTile",
+    "PluginScreen", "ScreenSection",
 ]
 
 FIELD = re.compile(r"^    public (?:var|let) (\w+)\s*:", re.M)

@@ -28,8 +28,8 @@ mod pay_code;
 mod plugin_screen;
 mod plugins;
 mod remote;
-mod ride_code;
 mod results;
+mod ride_code;
 mod spending;
 mod tap;
 mod texts;
@@ -260,6 +260,11 @@ pub enum Action {
     Open {
         route: Route,
     },
+    /// Open a plugin's declared screen (a Today tile, a link on the plugin's page).
+    OpenPluginScreen {
+        plugin: String,
+        screen: String,
+    },
     /// Sign in to the campus account with what the student typed (DESIGN.md §10).
     CampusSignIn {
         user: String,
@@ -435,6 +440,8 @@ pub enum Acted {
     TurnEnded { turn: String },
     /// Show this screen.
     Open { route: Route },
+    /// Show this plugin's declared screen (`Screens::plugin_screen`) under `Route::PluginScreen`.
+    OpenPluginScreen { plugin: String, screen: String },
     /// Show the chat of this conversation.
     OpenConversation { conversation: String },
 }
@@ -781,6 +788,9 @@ impl Screens {
             }
             Action::PassSetupStep { step } => e.pass_setup_step(step)?,
             Action::Open { route } => return Ok(Acted::Open { route }),
+            Action::OpenPluginScreen { plugin, screen } => {
+                return plugin_screen::open(e, self.language(), &plugin, &screen);
+            }
             Action::CampusSignIn {
                 user,
                 password,

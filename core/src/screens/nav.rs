@@ -10,6 +10,8 @@ use crate::store::memories::MemoryState;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum Route {
+    /// 今天: the student's data at a glance (issue 36.2), the bar's first tab and where the app opens.
+    Today,
     Chat,
     /// The conversation list, under the chat.
     Conversations,
@@ -39,6 +41,9 @@ pub enum Route {
     /// The shuttle bus's ride codes (`RideCodeScreen`): opened from the bus plugin's bookings
     /// by the student's tap alone (SERVICES.md §11: on screen only), so it is in no bar.
     RideCode,
+    /// A plugin's declared screen, opened by a Today tile or a link on the plugin's page
+    /// (`Acted::OpenPluginScreen` names which); under the plugins, where each is listed.
+    PluginScreen,
     /// The destinations that do not fit the bar.
     More,
 }
@@ -55,7 +60,7 @@ pub struct NavItem {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct Navigation {
-    /// The bar: at most five destinations, the last of them "More".
+    /// The bar: at most five destinations, Today first (where the app opens), the last "More".
     pub items: Vec<NavItem>,
     /// What "More" lists.
     pub more: Vec<NavItem>,
@@ -69,7 +74,7 @@ impl Navigation {
         match route {
             _ if self.items.iter().any(|i| i.route == route) => route,
             Route::ConversationSettings | Route::Conversations => Route::Chat,
-            Route::PayCode | Route::RideCode => Route::Plugins,
+            Route::PayCode | Route::RideCode | Route::PluginScreen => Route::Plugins,
             _ => Route::More,
         }
     }
@@ -86,8 +91,12 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<Navigation, Engin
         label: label.to_owned(),
         badge,
     };
+    // Today takes the bar's first place; 定时 moves under More: a job is set up once and then
+    // runs by itself (its notices arrive on their own), while the memories' badge asks for the
+    // student's review and stays in sight.
     Ok(Navigation {
         items: vec![
+            item(Route::Today, tr(lang, "今天", "Today"), None),
             item(Route::Chat, tr(lang, "对话", "Chat"), None),
             item(Route::Plugins, tr(lang, "插件", "Plugins"), None),
             item(
@@ -95,10 +104,10 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<Navigation, Engin
                 tr(lang, "记忆", "Memory"),
                 (pending > 0).then_some(pending),
             ),
-            item(Route::Jobs, tr(lang, "定时", "Jobs"), None),
             item(Route::More, tr(lang, "更多", "More"), None),
         ],
         more: vec![
+            item(Route::Jobs, tr(lang, "定时任务", "Scheduled jobs"), None),
             item(
                 Route::Consent,
                 tr(lang, "同意与权限", "Consent and permissions"),
@@ -167,10 +176,10 @@ mod tests {
         assert_eq!(
             bar,
             [
+                Route::Today,
                 Route::Chat,
                 Route::Plugins,
                 Route::Memory,
-                Route::Jobs,
                 Route::More
             ]
         );
@@ -178,6 +187,7 @@ mod tests {
         assert_eq!(
             more,
             [
+                Route::Jobs,
                 Route::Consent,
                 Route::CampusAccount,
                 Route::Model,
@@ -190,7 +200,9 @@ mod tests {
         assert_eq!(nav.tab_of(Route::Spending), Route::More);
         assert_eq!(nav.tab_of(Route::TreeholeCheck), Route::More);
         assert_eq!(nav.tab_of(Route::ConversationSettings), Route::Chat);
-        assert_eq!(nav.tab_of(Route::Jobs), Route::Jobs);
+        assert_eq!(nav.tab_of(Route::Jobs), Route::More);
+        assert_eq!(nav.tab_of(Route::Today), Route::Today);
         assert_eq!(nav.tab_of(Route::PayCode), Route::Plugins);
+        assert_eq!(nav.tab_of(Route::PluginScreen), Route::Plugins);
     }
 }

@@ -105,6 +105,9 @@ pub struct TodayTile {
     /// The plugin's declared screen that shows this source, which a tap opens
     /// (`Screens::plugin_screen(plugin, screen)`).
     pub screen: Option<String>,
+    /// The tile's tap: opens that screen (`Action::OpenPluginScreen`), whatever the tile's
+    /// state (the screen shows its own, with the tap that mends it); none without a screen.
+    pub open: Option<Action>,
     /// The tap that mends a state that is not ready (the campus sign-in).
     pub fix: Option<Button>,
 }
@@ -147,6 +150,41 @@ fn no_screen(lang: Language, plugin: &str, screen: &str) -> EngineError {
         Language::Zh => format!("插件「{plugin}」没有名为「{screen}」的页面"),
         Language::En => format!("plugin \"{plugin}\" has no screen \"{screen}\""),
     })
+}
+
+/// Where a tap on one of `plugin`'s screens leads: that screen, if the plugin declares it.
+pub(super) fn open(
+    engine: &Engine,
+    lang: Language,
+    plugin: &str,
+    screen: &str,
+) -> Result<Acted, EngineError> {
+    find_plugin(engine, plugin)
+        .filter(|p| p.screens.iter().any(|s| s.id == screen))
+        .map(|_| Acted::OpenPluginScreen {
+            plugin: plugin.into(),
+            screen: screen.into(),
+        })
+        .ok_or_else(|| no_screen(lang, plugin, screen))
+}
+
+/// A tap for each screen `plugin` declares, in its order, titled in the student's language:
+/// what its page lists so each opens from there.
+pub(super) fn links(lang: Language, plugin: &Plugin) -> Vec<Button> {
+    plugin
+        .screens
+        .iter()
+        .map(|s| {
+            Button::new(
+                label(lang, &s.title),
+                ButtonRole::Normal,
+                Action::OpenPluginScreen {
+                    plugin: plugin.id.clone(),
+                    screen: s.id.clone(),
+                },
+            )
+        })
+        .collect()
 }
 
 /// What the student last sent in each form whose tool is a read (a search, a building and a
@@ -663,6 +701,10 @@ async fn tile(
         message: None,
         age: None,
         screen: shown.map(|s| s.id.clone()),
+        open: shown.map(|s| Action::OpenPluginScreen {
+            plugin: plugin.id.clone(),
+            screen: s.id.clone(),
+        }),
         fix: None,
     };
     let read = match engine.use_tool_data(&plugin.id, key).await {

@@ -122,6 +122,8 @@ pub struct PluginDetail {
     /// A tap for each tool only the student may run (seed 004's `userOnly`, such as the card's
     /// pay code), while the plugin is on.
     pub actions: Vec<Button>,
+    /// A tap for each screen the plugin declares (its data, its forms), while it is on.
+    pub screens: Vec<Button>,
     /// What the plugin may reach, in seed 001's order.
     pub grant_row: String,
     pub warnings: Vec<String>,
@@ -397,6 +399,11 @@ pub(super) fn detail(
                 )
             })
             .collect(),
+        screens: if v.enabled {
+            super::plugin_screen::links(lang, p)
+        } else {
+            Vec::new()
+        },
         grant_row: grant_words(lang, &p.grants, &|id| tool_title(engine, lang, id)),
         warnings: v.warnings.clone(),
         data_sources: p.data_sources.iter().map(|d| d.title.clone()).collect(),

@@ -167,6 +167,15 @@ struct PluginDetailView: View {
                         }
                     }
                 }
+                // The plugin's declared screens: each link opens one (`Acted.openPluginScreen`).
+                if !detail.screens.isEmpty {
+                    Section {
+                        ForEach(Array(detail.screens.enumerated()), id: \.offset) { index, link in
+                            ActionButton(button: link, act: store.act)
+                                .accessibilityIdentifier("plugin.screen.\(index)")
+                        }
+                    }
+                }
                 Section(detail.toolsLabel) {
                     ForEach(detail.tools, id: \.id) { tool in ToolRow(tool: tool, act: store.act) }
                 }

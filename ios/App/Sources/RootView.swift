@@ -72,6 +72,11 @@ struct RootView: View {
     @ViewBuilder
     private func screen(_ route: Route) -> some View {
         switch route {
+        case .today: TodayView(shell: shell)
+        case .pluginScreen:
+            if let shown = shell.router.pluginScreen {
+                PluginScreenView(shell: shell, shown: shown).id(shown)
+            }
         case .chat: ChatView(shell: shell, conversation: conversation).id(conversation)
         case .conversations: ConversationListView(shell: shell)
         case .conversationSettings: ConversationSettingsView(shell: shell, conversation: conversation)

@@ -52,7 +52,10 @@ final class ApprovalCenter {
 @MainActor
 @Observable
 final class Router {
-    var selected: Route = .chat
+    /// The bar's first tab, Today (the core's `navigation().items`), is where the app opens.
+    var selected: Route = .today
+    /// The plugin's declared screen `.pluginScreen` shows: its plugin and screen ids.
+    var pluginScreen: PluginScreenRef?
     /// The conversation the chat shows: the core's latest until a tap opens another.
     var conversation: String?
     /// A screen that is not in the bar (the campus account, Treehole's check, what More
@@ -81,9 +84,21 @@ final class Router {
         }
     }
 
+    /// Shows a plugin's declared screen a tap asked for (`Acted.openPluginScreen`).
+    func showPluginScreen(plugin: String, screen: String) {
+        pluginScreen = PluginScreenRef(plugin: plugin, screen: screen)
+        show(.pluginScreen)
+    }
+
     func pickDocument(conversation: String) {
         pickingFor = conversation
     }
+}
+
+/// Which plugin's declared screen is shown.
+struct PluginScreenRef: Hashable {
+    let plugin: String
+    let screen: String
 }
 
 /// A route shown as a sheet.
@@ -200,6 +215,8 @@ final class ScreenStore<Model> {
                 case .openConversation(let conversation):
                     shell.router.conversation = conversation
                     shell.router.show(.chat)
+                case .openPluginScreen(let plugin, let screen):
+                    shell.router.showPluginScreen(plugin: plugin, screen: screen)
                 default: break
                 }
             } catch {

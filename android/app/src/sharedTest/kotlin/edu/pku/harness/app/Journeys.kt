@@ -119,6 +119,8 @@ class JourneyApp(model: ScriptedModelServer? = null, firstRun: Boolean = false) 
             harness.changeSetting("model.endpoint", jsonString(model.endpoint))
             harness.changeSetting("model.name", "\"qwen-plus\"")
         }
+        // The app opens on Today; the journeys start in the chat, as a student who tapped 对话.
+        app.navigator.open(edu.pku.harness.core.Route.CHAT)
     }
 
     fun platform(): AndroidPlatform = app.platform

@@ -11,6 +11,7 @@ import edu.pku.harness.core.Action
 import edu.pku.harness.core.Language
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.Route
 import edu.pku.harness.core.SetupStep
 import edu.pku.harness.follow
 import edu.pku.harness.jsonString
@@ -76,6 +77,8 @@ class App(
     samples: Boolean = true,
     /** Remote servers on this machine (a test's), as a development build reaches them. */
     servers: Boolean = false,
+    /** Which screen shows; the chat unless a test opens the app as a phone does (`AppNavigator()`: Today). */
+    val navigator: AppNavigator = AppNavigator(Route.CHAT),
 ) : AutoCloseable {
     val approvals = ApprovalHost()
     val platform = ScriptedPlatform().apply {
@@ -109,7 +112,6 @@ class App(
     }
     private val withdrawals = harness.subscribe(approvals.listener)
     val scope = CoroutineScope(SupervisorJob() + Dispatchers.Main)
-    val navigator = AppNavigator()
     val models = AppModels(harness, phone, scope, navigator)
 
     override fun close() {

@@ -9,7 +9,7 @@ import edu.pku.harness.core.FieldValue
 import edu.pku.harness.core.Language
 import edu.pku.harness.core.PluginScreen
 import edu.pku.harness.core.SectionState
-import edu.pku.harness.core.TodayScreen
+import edu.pku.harness.core.Route
 import edu.pku.harness.startCampusSimulator
 import kotlinx.coroutines.runBlocking
 import kotlin.test.assertEquals
@@ -53,16 +53,17 @@ class PluginScreensTest {
                     saveScreenshot("plugin-screen-$plugin", language)
                     holder.close()
                 }
-                val today = ScreenModel<TodayScreen>(app.harness, app.phone, app.scope) { it.todayScreen() }
-                var opened: Pair<String, String>? = null
-                setContent { TodayPage(today) { plugin, screen -> opened = plugin to screen } }
+                val today = app.models.today()
+                today.refresh()
+                setContent { TodayPage(today) }
                 waitUntil("Today", 10_000) { today.model != null }
                 val tiles = today.model!!.tiles.map { it.plugin to it.source }
                 assertEquals(listOf("wallet" to "balance", "canteen" to "crowd", "notices" to "latest"), tiles)
                 assertTrue(today.model!!.tiles.all { it.age != null && it.state == SectionState.READY })
                 saveScreenshot("today", language)
                 onNodeWithTag(PluginScreenTags.tile("canteen", "crowd")).performClick()
-                assertEquals("canteen" to "canteens", opened)
+                waitUntil("the tile's screen", 10_000) { app.navigator.route.value == Route.PLUGIN_SCREEN }
+                assertEquals("canteen" to "canteens", app.navigator.pluginScreen.value)
                 today.close()
             }
         }

@@ -32,6 +32,8 @@ import edu.pku.harness.core.CampusCheck
 import edu.pku.harness.core.PayCodeScreen
 import edu.pku.harness.core.RideCodeScreen
 import edu.pku.harness.core.PluginDetail
+import edu.pku.harness.core.PluginScreen
+import edu.pku.harness.core.TodayScreen
 import edu.pku.harness.core.Route
 import kotlinx.coroutines.CoroutineScope
 
@@ -60,7 +62,7 @@ class AppModels(
 
     private val refreshAll: () -> Unit = { refresh() }
     private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: suspend (Harness) -> T) =
-        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, ::switchTo, read)
+        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, ::switchTo, navigator::openPluginScreen, read)
 
     /** The conversation the chat shows now (a new chat, a row of the list, an undo switch it). */
     @Volatile var conversation: String = start ?: harness.latestConversation()
@@ -137,6 +139,21 @@ class AppModels(
     /** A holder of the bus's ride codes for the page that shows them, closed with that page. */
     fun rideCode(): ScreenModel<RideCodeScreen> =
         ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false) { it.rideCodeScreen() }
+
+    /**
+     * A holder of Today for the page that shows it, closed with that page: its tiles read the
+     * campus through the data sources' cache only while it is on screen.
+     */
+    fun today(): ScreenModel<TodayScreen> =
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false, openPluginScreen = navigator::openPluginScreen) {
+            it.todayScreen()
+        }
+
+    /** A holder of a plugin's declared screen for the page that shows it, closed with that page. */
+    fun pluginScreen(plugin: String, screen: String): ScreenModel<PluginScreen> =
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false, openPluginScreen = navigator::openPluginScreen) {
+            it.pluginScreen(plugin, screen)
+        }
 
     /** The holder of plugin [id]'s detail screen (one at a time). */
     fun pluginDetail(id: String): ScreenModel<PluginDetail> {
@@ -220,6 +237,23 @@ fun HarnessAppContent(models: AppModels, approvals: ApprovalHost, navigator: App
 @Composable
 private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
     when (route) {
+        Route.TODAY -> {
+            val holder = remember { models.today() }
+            DisposableEffect(holder) { onDispose { holder.close() } }
+            LaunchedEffect(holder) { holder.refresh() }
+            TodayPage(holder)
+        }
+        Route.PLUGIN_SCREEN -> {
+            val shown by navigator.pluginScreen.collectAsState()
+            shown?.let { (plugin, screen) ->
+                key(plugin, screen) {
+                    val holder = remember { models.pluginScreen(plugin, screen) }
+                    DisposableEffect(holder) { onDispose { holder.close() } }
+                    LaunchedEffect(holder) { holder.refresh() }
+                    PluginScreenPage(holder)
+                }
+            }
+        }
         Route.CHAT -> ChatPage(
             models.chat,
             models.conversationSettings.model?.title,

@@ -46,11 +46,21 @@ class PickedDocument(val name: String, val bytes: ByteArray)
  * Which screen is shown. The Platform's `openScreen(route)` lands here:
  * `navigator.open(harness.routeFor(screen) ?: return)`.
  */
-class AppNavigator(start: Route = Route.CHAT) {
+class AppNavigator(start: Route = Route.TODAY) {
     private val current = MutableStateFlow(start)
     val route: StateFlow<Route> = current.asStateFlow()
+    private val plugin = MutableStateFlow<Pair<String, String>?>(null)
+
+    /** The plugin's declared screen [Route.PLUGIN_SCREEN] shows: its plugin and screen ids. */
+    val pluginScreen: StateFlow<Pair<String, String>?> = plugin.asStateFlow()
 
     fun open(route: Route) {
         current.value = route
+    }
+
+    /** Shows a plugin's declared screen a tap asked for (`Acted.OpenPluginScreen`). */
+    fun openPluginScreen(plugin: String, screen: String) {
+        this.plugin.value = plugin to screen
+        current.value = Route.PLUGIN_SCREEN
     }
 }

@@ -124,10 +124,11 @@ private fun FormSection(index: Int, section: ScreenSection, holder: ScreenModel<
 
 /**
  * Today: the core's tiles, each a data source's first lines with its age, a tap opening the
- * plugin's screen (or mending what it waits for), and the pay code one tap away.
+ * plugin's screen (the core's `open`, or the fix that mends what it waits for), and the pay
+ * code one tap away.
  */
 @Composable
-fun TodayPage(holder: ScreenModel<TodayScreen>, open: (plugin: String, screen: String) -> Unit) {
+fun TodayPage(holder: ScreenModel<TodayScreen>) {
     val today = holder.model
     Page(holder.message) {
         if (today == null) {
@@ -137,14 +138,13 @@ fun TodayPage(holder: ScreenModel<TodayScreen>, open: (plugin: String, screen: S
         Title(today.title)
         today.payCode?.let { CoreButton(it, Modifier.testTag(PluginScreenTags.PAY_CODE)) { action -> holder.act(action) } }
         today.empty?.let { Small(it) }
-        for (tile in today.tiles) Tile(tile, holder, open)
+        for (tile in today.tiles) Tile(tile, holder)
     }
 }
 
 @Composable
-private fun Tile(tile: TodayTile, holder: ScreenModel<TodayScreen>, open: (String, String) -> Unit) {
-    val screen = tile.screen
-    val tap = if (screen != null && tile.state == SectionState.READY) Modifier.clickable { open(tile.plugin, screen) } else Modifier
+private fun Tile(tile: TodayTile, holder: ScreenModel<TodayScreen>) {
+    val tap = tile.open?.let { action -> Modifier.clickable { holder.act(action) } } ?: Modifier
     Card(Modifier.fillMaxWidth().testTag(PluginScreenTags.tile(tile.plugin, tile.source)).then(tap)) {
         Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(4.dp)) {
             Row(Modifier.fillMaxWidth(), horizontalArrangement = Arrangement.SpaceBetween) {

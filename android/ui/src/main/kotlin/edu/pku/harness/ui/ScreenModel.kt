@@ -43,6 +43,8 @@ class ScreenModel<T : Any>(
     readNow: Boolean = true,
     /** Shows a conversation a tap asked for (`Acted.OpenConversation`). */
     private val openConversation: (String) -> Unit = {},
+    /** Shows a plugin's declared screen a tap asked for (`Acted.OpenPluginScreen`). */
+    private val openPluginScreen: (plugin: String, screen: String) -> Unit = { _, _ -> },
     private val read: suspend (Harness) -> T,
 ) : AutoCloseable {
     var model: T? by mutableStateOf(null)
@@ -90,6 +92,7 @@ class ScreenModel<T : Any>(
             is Acted.Preview -> preview = acted.v1
             is Acted.Open -> withContext(Dispatchers.Main) { open(acted.route) }
             is Acted.OpenConversation -> withContext(Dispatchers.Main) { openConversation(acted.conversation) }
+            is Acted.OpenPluginScreen -> withContext(Dispatchers.Main) { openPluginScreen(acted.plugin, acted.screen) }
             is Acted.Done, is Acted.TurnEnded -> if (action is Action.InstallPreview) preview = null
         }
         true

@@ -54,6 +54,8 @@ import edu.pku.harness.core.ToolRowView
 
 /** Test tags of the screens other than the chat. */
 object ScreenTags {
+    /** The link on a plugin's page to its [index]th declared screen. */
+    fun pluginScreenLink(index: Int) = "plugin-screen-link-$index"
     const val READ_TERMS = "read-terms"
     const val LINK = "plugins-link"
     const val ADD = "plugins-add"
@@ -278,6 +280,9 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
             }
         }
         for (action in detail.actions) CoreButton(action, Modifier.testTag(ScreenTags.TAP)) { holder.act(it) }
+        for ((index, link) in detail.screens.withIndex()) {
+            CoreButton(link, Modifier.testTag(ScreenTags.pluginScreenLink(index))) { holder.act(it) }
+        }
         Section(detail.toolsLabel)
         Tools(detail.tools) { holder.act(it) }
         Text(detail.grantRow)

@@ -1,0 +1,113 @@
+import Harness
+import SwiftUI
+
+/// Today (`todayScreen()`): the core's tiles, each a data source's first lines with its age; a
+/// tile's tap is the core's `open` (its plugin's screen), its fix mends what it waits for.
+struct TodayView: View {
+    @State private var store: ScreenStore<TodayScreen>
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try await $0.todayScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { today in
+            List {
+                if let payCode = today.payCode {
+                    ActionButton(button: payCode, act: store.act).accessibilityIdentifier("today.payCode")
+                }
+                if let empty = today.empty { Text(empty).foregroundStyle(.secondary) }
+                ForEach(Array(today.tiles.enumerated()), id: \.offset) { _, tile in
+                    TileView(tile: tile, act: store.act)
+                        .accessibilityIdentifier("today.\(tile.plugin).\(tile.source)")
+                }
+            }
+            .navigationTitle(today.title)
+        }
+        .onAppear { store.appear() }
+        .onDisappear { store.disappear() }
+    }
+}
+
+private struct TileView: View {
+    let tile: TodayTile
+    let act: (Action) -> Void
+
+    var body: some View {
+        VStack(alignment: .leading, spacing: 4) {
+            HStack {
+                Text(tile.title).font(.headline)
+                Spacer()
+                if let age = tile.age { Text(age).font(.caption).foregroundStyle(.secondary) }
+            }
+            ForEach(Array(tile.lines.enumerated()), id: \.offset) { _, line in
+                LabeledContent(line.label, value: line.value)
+            }
+            if let message = tile.message { Text(message).foregroundStyle(.secondary) }
+            if let fix = tile.fix { ActionButton(button: fix, act: act) }
+        }
+        .contentShape(Rectangle())
+        .onTapGesture { if let open = tile.open { act(open) } }
+        .accessibilityValue(tile.screen ?? "")
+    }
+}
+
+/// A plugin's declared screen (`pluginScreen(plugin:screen:)`), the one renderer for every
+/// plugin: each section's values, list or table, its state's words and the tap that mends it.
+struct PluginScreenView: View {
+    @State private var store: ScreenStore<PluginScreen>
+
+    init(shell: Shell, shown: PluginScreenRef) {
+        _store = State(initialValue: ScreenStore(shell: shell) {
+            try await $0.pluginScreen(plugin: shown.plugin, screen: shown.screen)
+        })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            List {
+                ForEach(Array(screen.sections.enumerated()), id: \.offset) { index, section in
+                    SectionView(section: section, act: store.act)
+                        .accessibilityIdentifier("plugin-screen.\(screen.plugin).\(screen.screen).\(index)")
+                }
+            }
+            .navigationTitle(screen.title)
+        }
+        .onAppear { store.appear() }
+        .onDisappear { store.disappear() }
+    }
+}
+
+private struct SectionView: View {
+    let section: ScreenSection
+    let act: (Action) -> Void
+
+    var body: some View {
+        Section {
+            if let age = section.age { Text(age).font(.caption).foregroundStyle(.secondary) }
+            if let message = section.message {
+                Text(message).foregroundStyle(section.state == .error ? .red : .secondary)
+            }
+            ForEach(Array(section.values.enumerated()), id: \.offset) { _, value in
+                LabeledContent(value.label, value: value.value)
+            }
+            ForEach(Array(section.rows.enumerated()), id: \.offset) { _, row in
+                VStack(alignment: .leading) {
+                    ForEach(Array(row.enumerated()), id: \.offset) { column, cell in
+                        if column < section.columns.count {
+                            LabeledContent(section.columns[column], value: cell)
+                        } else {
+                            Text(cell)
+                        }
+                    }
+                }
+            }
+            // A form's inputs are typed on Android only so far: its send waits for them here.
+            if section.kind != .form || section.state != .ready, let button = section.button {
+                ActionButton(button: button, act: act)
+            }
+        } header: {
+            Text(section.title)
+        }
+    }
+}
