@@ -26,6 +26,8 @@ pub enum Route {
     Allowances,
     /// 花钱: the money limits and today's spend.
     Spending,
+    /// 云端: PKU harness Cloud on this device, its account and the app's backup (`CloudScreen`).
+    Cloud,
     Consent,
     Model,
     /// The campus account: sign-in, its code, the sessions (DESIGN.md §10).
@@ -122,6 +124,7 @@ pub(super) fn build(engine: &Engine, lang: Language) -> Result<Navigation, Engin
             item(Route::Activity, tr(lang, "活动", "Activity"), None),
             item(Route::Allowances, tr(lang, "已允许", "Allowed"), None),
             item(Route::Spending, tr(lang, "花钱", "Spending"), None),
+            item(Route::Cloud, tr(lang, "云端", "Cloud"), None),
         ],
     })
 }
@@ -193,7 +196,8 @@ mod tests {
                 Route::Model,
                 Route::Activity,
                 Route::Allowances,
-                Route::Spending
+                Route::Spending,
+                Route::Cloud
             ]
         );
         assert_eq!(nav.tab_of(Route::Activity), Route::More);

@@ -24,6 +24,7 @@ import edu.pku.harness.core.Action
 import edu.pku.harness.core.Answer
 import edu.pku.harness.core.ButtonRole
 import edu.pku.harness.core.ChatItemKind
+import edu.pku.harness.core.CloudState
 import edu.pku.harness.core.Effect
 import edu.pku.harness.core.Language
 import edu.pku.harness.core.Mode
@@ -481,6 +482,8 @@ class ScreensTest {
                 screen(Route.ACTIVITY, "activity-empty") { m.activity.model?.title }
                 screen(Route.ALLOWANCES, "allowances-empty") { m.allowances.model?.title }
                 screen(Route.SPENDING, "spending") { m.spending.model?.title }
+                screen(Route.CLOUD, "cloud-not-set-up") { m.cloud.model?.title }
+                assertEquals(CloudState.NOT_SET_UP, m.cloud.model?.state)
                 screen(Route.JOBS, "jobs") { m.jobs.model?.title }
                 openDetail(app, "canteen")
                 saveScreenshot("plugin-detail", language)

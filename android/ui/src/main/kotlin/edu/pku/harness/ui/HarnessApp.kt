@@ -104,6 +104,7 @@ class AppModels(
     val activity = screen(chatEvents { conversation }) { it.activityScreen(activityFilter) }
     val allowances = screen { it.allowancesScreen() }
     val spending = screen(chatEvents { conversation }) { it.spendingScreen() }
+    val cloud = screen { it.cloudScreen() }
     val jobs = screen { it.jobsScreen() }
 
     /** The 撤销 bar of each public call waiting out its undo window (over every screen). */
@@ -115,7 +116,7 @@ class AppModels(
     /** The core's notification words for the new-job form's choices (a quick read in memory). */
     fun jobWords(draft: JobDraft): JobWords? = runCatching { harness.jobWords(draft) }.getOrNull()
 
-    private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, grades, model, memory, activity, allowances, spending, jobs, held)
+    private val all = listOf(firstRun, navigation, conversations, chat, conversationSettings, plugins, consent, campus, treehole, grades, model, memory, activity, allowances, spending, cloud, jobs, held)
     private var detail: ScreenModel<PluginDetail>? = null
 
     /** The holder of the plugin detail on screen, if one is. */
@@ -277,6 +278,7 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         Route.ACTIVITY -> ActivityPage(models.activity) { models.filterActivity(it) }
         Route.ALLOWANCES -> AllowancesPage(models.allowances)
         Route.SPENDING -> SpendingPage(models.spending)
+        Route.CLOUD -> CloudPage(models.cloud)
         Route.CONSENT -> ConsentPage(models.consent)
         Route.MODEL -> ModelPage(models.model)
         Route.MORE -> MorePage(models.navigation.model?.more.orEmpty()) { navigator.open(it) }

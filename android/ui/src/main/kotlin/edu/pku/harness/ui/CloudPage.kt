@@ -1,0 +1,112 @@
+package edu.pku.harness.ui
+
+import androidx.compose.foundation.layout.Row
+import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.material3.FilledTonalButton
+import androidx.compose.material3.MaterialTheme
+import androidx.compose.material3.OutlinedTextField
+import androidx.compose.material3.Switch
+import androidx.compose.material3.Text
+import androidx.compose.runtime.Composable
+import androidx.compose.runtime.getValue
+import androidx.compose.runtime.mutableStateOf
+import androidx.compose.runtime.remember
+import androidx.compose.runtime.setValue
+import androidx.compose.ui.Alignment
+import androidx.compose.ui.Modifier
+import androidx.compose.ui.platform.testTag
+import androidx.compose.ui.text.font.FontFamily
+import androidx.compose.ui.text.font.FontWeight
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.CloudScreen
+import edu.pku.harness.core.LabelValue
+
+/** Test tags of 云端. */
+object CloudTags {
+    const val STATE = "cloud-state"
+    const val ADDRESS = "cloud-address"
+    const val SETUP = "cloud-setup"
+    const val CODE = "cloud-code"
+    const val JOIN = "cloud-join"
+    const val RECOVERY_CODE = "cloud-recovery-code"
+    const val BACKUP_SWITCH = "cloud-backup-switch"
+    const val BACKUP_NOW = "cloud-backup-now"
+    const val RESTORE = "cloud-restore"
+}
+
+/**
+ * 云端: the core's [CloudScreen] drawn as it is — the server address (typed while not set up),
+ * the account's state, devices and space, the recovery code the one time the core hands it
+ * out, joining by a recovery code, the backup switch with its disclosure and last time, restore
+ * and what it left for the student.
+ */
+@Composable
+fun CloudPage(holder: ScreenModel<CloudScreen>) {
+    val screen = holder.model ?: return
+    Page(holder.message) {
+        Title(screen.title)
+        Text(screen.stateWords, Modifier.testTag(CloudTags.STATE))
+        var address by remember(screen.address) { mutableStateOf(screen.address) }
+        OutlinedTextField(
+            address,
+            { address = it },
+            label = { Text(screen.addressLabel) },
+            singleLine = true,
+            readOnly = screen.setupLabel == null,
+            modifier = Modifier.fillMaxWidth().testTag(CloudTags.ADDRESS),
+        )
+        screen.devices?.let { CloudRow(it) }
+        screen.space?.let { CloudRow(it) }
+        screen.recoveryCode?.let { code ->
+            Card(Modifier.testTag(CloudTags.RECOVERY_CODE)) {
+                Text(code, fontFamily = FontFamily.Monospace, fontWeight = FontWeight.Medium)
+                Small(screen.recoveryNote)
+            }
+        }
+        screen.setupLabel?.let { label ->
+            FilledTonalButton(
+                onClick = { holder.act(Action.CloudSetup(address)) },
+                modifier = Modifier.testTag(CloudTags.SETUP),
+            ) { Text(label) }
+        }
+        val codeLabel = screen.codeLabel
+        val joinLabel = screen.joinLabel
+        if (codeLabel != null && joinLabel != null) {
+            var code by remember { mutableStateOf("") }
+            OutlinedTextField(
+                code,
+                { code = it },
+                label = { Text(codeLabel) },
+                singleLine = true,
+                modifier = Modifier.fillMaxWidth().testTag(CloudTags.CODE),
+            )
+            FilledTonalButton(
+                onClick = { holder.act(Action.CloudJoin(address, code)) },
+                modifier = Modifier.testTag(CloudTags.JOIN),
+            ) { Text(joinLabel) }
+        }
+        Card {
+            Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
+                Text(screen.backupLabel, modifier = Modifier.weight(1f))
+                Switch(
+                    checked = screen.backupOn,
+                    onCheckedChange = { holder.act(Action.SetCloudBackup(!screen.backupOn)) },
+                    modifier = Modifier.testTag(CloudTags.BACKUP_SWITCH),
+                )
+            }
+            for (line in screen.disclosure) Small("• $line")
+            CloudRow(screen.lastBackup)
+            screen.backupNow?.let { CoreButton(it, Modifier.testTag(CloudTags.BACKUP_NOW)) { a -> holder.act(a) } }
+        }
+        screen.restore?.let { CoreButton(it, Modifier.testTag(CloudTags.RESTORE)) { a -> holder.act(a) } }
+        for (line in screen.restored) Text(line, style = MaterialTheme.typography.bodyMedium)
+    }
+}
+
+@Composable
+private fun CloudRow(row: LabelValue) {
+    Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
+        Text(row.label, modifier = Modifier.weight(1f))
+        Text(row.value, fontWeight = FontWeight.Medium)
+    }
+}

@@ -1,0 +1,76 @@
+import Harness
+import SwiftUI
+
+/// 云端: the core's CloudScreen drawn as it is — the server address (typed while not set up), the
+/// account's state, devices and space, the recovery code the one time the core hands it out,
+/// joining by a recovery code, the backup switch with its disclosure and last time, restore and
+/// what it left for the student.
+struct CloudView: View {
+    @State private var store: ScreenStore<CloudScreen>
+    @State private var address: String?
+    @State private var code = ""
+
+    init(shell: Shell) {
+        _store = State(initialValue: ScreenStore(shell: shell) { try await $0.cloudScreen() })
+    }
+
+    var body: some View {
+        Loaded(store: store) { screen in
+            Form {
+                Section {
+                    Text(screen.stateWords)
+                        .accessibilityIdentifier("cloud.state")
+                    TextField(screen.addressLabel, text: Binding(get: { address ?? screen.address }, set: { address = $0 }))
+                        .textInputAutocapitalization(.never)
+                        .disabled(screen.setupLabel == nil)
+                        .accessibilityIdentifier("cloud.address")
+                    if let devices = screen.devices {
+                        LabeledContent(devices.label, value: devices.value)
+                    }
+                    if let space = screen.space {
+                        LabeledContent(space.label, value: space.value)
+                    }
+                }
+                if let recovery = screen.recoveryCode {
+                    Section {
+                        Text(recovery).font(.body.monospaced()).textSelection(.enabled)
+                            .accessibilityIdentifier("cloud.recoveryCode")
+                    } footer: {
+                        Text(screen.recoveryNote)
+                    }
+                }
+                if let setup = screen.setupLabel {
+                    Section {
+                        SwiftUI.Button(setup) { store.act(.cloudSetup(server: address ?? screen.address)) }
+                            .accessibilityIdentifier("cloud.setup")
+                    }
+                }
+                if let codeLabel = screen.codeLabel, let join = screen.joinLabel {
+                    Section {
+                        TextField(codeLabel, text: $code)
+                            .textInputAutocapitalization(.characters)
+                            .accessibilityIdentifier("cloud.code")
+                        SwiftUI.Button(join) { store.act(.cloudJoin(server: address ?? screen.address, code: code)) }
+                            .accessibilityIdentifier("cloud.join")
+                    }
+                }
+                Section {
+                    Toggle(screen.backupLabel, isOn: Binding(get: { screen.backupOn }, set: { store.act(.setCloudBackup(allowed: $0)) }))
+                        .accessibilityIdentifier("cloud.backup")
+                    ForEach(screen.disclosure, id: \.self) { Text("• \($0)").font(.footnote) }
+                    LabeledContent(screen.lastBackup.label, value: screen.lastBackup.value)
+                    if let now = screen.backupNow {
+                        ActionButton(button: now) { store.act($0) }
+                    }
+                }
+                if let restore = screen.restore {
+                    Section {
+                        ActionButton(button: restore) { store.act($0) }
+                        ForEach(screen.restored, id: \.self) { Text($0) }
+                    }
+                }
+            }
+            .navigationTitle(screen.title)
+        }
+    }
+}
