@@ -52,5 +52,6 @@ class ApprovalAwayJourneyTest {
         assertTrue(journey.app.approvals.answer(journey.app.approvals.current!!.id, Answer.DENY))
         val done = runBlocking { asking.await() }
         assertTrue(done.outcome is Outcome.Refused, done.outcome.toString())
+        scenario.close()
     }
 }
