@@ -279,7 +279,7 @@ const deadlines = defineTool({
   untrusted: true,
   labels: {
     days: { zh: '未来天数', en: 'Days ahead' },
-    deadlines: { zh: 'DDL', en: 'Deadlines' },
+    deadlines: { zh: '作业截止', en: 'Deadlines' },
     tomorrow: { zh: '明天到期未交', en: 'Due tomorrow, not submitted' },
   },
   output: z.object({
@@ -372,7 +372,7 @@ export default definePlugin({
   id: 'course',
   title: '教学网',
   description:
-    '教学网（course.pku.edu.cn）：本学期的课程、老师发的课程公告、未来几天的作业 DDL（是否已提交、已批改）和作业详情。不提供提交作业：提交是老师能看到的操作，要先重新读取作业页、核对上传文件的摘要才能确认提交成功，这一步还没有做，请在教学网上提交。',
+    '教学网：本学期的课程、老师发的课程公告、未来几天的作业 DDL（是否已提交、已批改）和作业详情。不提供提交作业：提交是老师能看到的操作，要先重新读取作业页、核对上传文件的摘要才能确认提交成功，这一步还没有做，请在教学网上提交。',
   examples: ['这周有哪些 DDL？', '数据结构最近有什么公告？', '明天有 DDL 时提醒我'],
   i18n: {
     en: {
