@@ -10,6 +10,7 @@ use common::{ManualClock, local};
 use harness_core::invoke::{ApprovalBroker, Call, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::{Actor, Answer};
 use harness_core::registry::{Effect, Plugin, PluginKind, Tool, parse_manifest};
+use harness_core::scheduler::Owner;
 use harness_core::screens::{ActivityFilter, Live, Screens};
 use harness_core::settings::parse_change;
 use harness_core::{Engine, Options};
@@ -156,4 +157,74 @@ async fn the_activity_screen_says_a_days_calls_in_words_grouped_by_conversation(
         .unwrap();
     assert_eq!(reads.groups, []);
     assert_eq!(reads.empty.as_deref(), Some("今天还没有操作"));
+}
+
+#[tokio::test]
+async fn the_activity_screen_says_what_each_scheduled_check_found() {
+    // Issue 41.5: 活动 says what a scheduled check found, on the call that read for it.
+    let clock = ManualClock::at(local("Asia/Shanghai", "2026-12-04 09:00"));
+    let mut options = Options::new(Arc::new(Answers::default()));
+    options.builtin_plugins = false;
+    options.clock = clock.clone();
+    let engine = Engine::in_memory(options).unwrap();
+    engine
+        .install(
+            notes(),
+            "https://example.org/notes/PLUGIN.md",
+            Arc::new(Runs),
+        )
+        .unwrap();
+    engine.accept_terms().unwrap();
+    let check = |name: &str, minutes: u32, holds: bool| {
+        json!({
+            "name": name,
+            "schedule": {"everyMinutes": minutes},
+            "check": {
+                "tool": "notes.look",
+                "when": {"path": "ok", "op": "eq", "value": holds},
+                "notify": {"title": "笔记有更新", "body": "去看看"}
+            }
+        })
+    };
+    let found = engine
+        .add_job(&check("笔记更新", 30, true), Owner::User)
+        .unwrap();
+    let quiet = engine
+        .add_job(&check("笔记清空", 45, false), Owner::User)
+        .unwrap();
+    for due in [found.next_due_ms.unwrap(), quiet.next_due_ms.unwrap()] {
+        clock.set(due);
+        assert_eq!(engine.run_due(due).await.unwrap().len(), 1);
+    }
+    let screens = Screens::new(Arc::new(engine), Live::new());
+
+    let screen = screens.activity(&ActivityFilter::default()).unwrap();
+    let said: Vec<(String, Vec<(String, String)>)> = screen
+        .groups
+        .iter()
+        .map(|g| {
+            let calls = g
+                .calls
+                .iter()
+                .map(|c| (c.when.clone(), c.what.clone()))
+                .collect();
+            (g.title.clone(), calls)
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [(
+            "定时检查".to_owned(),
+            vec![
+                (
+                    "2026-12-04 09:30".to_owned(),
+                    "定时检查「笔记更新」：有新情况，已提醒你「笔记有更新」".to_owned()
+                ),
+                (
+                    "2026-12-04 09:45".to_owned(),
+                    "定时检查「笔记清空」：没有变化，没有提醒你".to_owned()
+                ),
+            ]
+        )]
+    );
 }

@@ -10,6 +10,7 @@ use crate::engine::{Engine, EngineError};
 use crate::invoke::{local_day, yuan};
 use crate::policy::{Answer, Code};
 use crate::registry::Effect;
+use crate::scheduler::{RunOutcome, Task};
 use crate::settings::Language;
 use crate::store::audit::AuditRow;
 use crate::text::one_line;
@@ -106,8 +107,9 @@ pub(super) fn build(
             _ => {}
         }
     }
+    let found = checks_found(engine, lang, &calls, from);
     let mut groups: Vec<(String, ActivityGroup)> = Vec::new();
-    for call in calls {
+    for (call, found) in calls.into_iter().zip(found) {
         let first = &call[0];
         let key = match (first.actor.as_str(), &first.conversation) {
             ("scheduler", _) => "scheduler".to_owned(),
@@ -122,7 +124,7 @@ pub(super) fn build(
                 .as_deref()
                 .and_then(Effect::parse)
                 .map_or(String::new(), |e| effect_words(lang, e).into()),
-            what: what_happened(lang, &call),
+            what: found.unwrap_or_else(|| what_happened(lang, &call)),
         };
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, group)) => group.calls.push(view),
@@ -176,6 +178,66 @@ pub(super) fn build(
                 Language::En => format!("{} yuan", yuan(spent)),
             },
         },
+    })
+}
+
+/// What each scheduled check run today found, said on the scheduler's call that read for it:
+/// a check's job keeps its last run, which is the latest scheduler call of its tool made no
+/// later than the run was recorded.
+fn checks_found(
+    engine: &Engine,
+    lang: Language,
+    calls: &[Vec<AuditRow>],
+    from: i64,
+) -> Vec<Option<String>> {
+    let mut found = vec![None; calls.len()];
+    for job in engine.jobs() {
+        let (Task::Check(check), Some(last)) = (&job.spec.task, &job.last) else {
+            continue;
+        };
+        if last.at_ms < from {
+            continue;
+        }
+        let Some(words) = run_words(lang, &last.outcome) else {
+            continue;
+        };
+        let call = calls.iter().rposition(|c| {
+            c[0].actor == "scheduler" && c[0].tool == check.tool && c[0].at_ms <= last.at_ms
+        });
+        if let Some(i) = call {
+            let name = one_line(&job.spec.name, usize::MAX);
+            found[i] = Some(match lang {
+                Language::Zh => format!("定时检查「{name}」：{words}"),
+                Language::En => format!("Scheduled check \"{name}\": {words}"),
+            });
+        }
+    }
+    found
+}
+
+/// What a check's run found, or `None` where the audit's words say it (refused, failed).
+fn run_words(lang: Language, outcome: &RunOutcome) -> Option<String> {
+    Some(match (outcome, lang) {
+        (RunOutcome::Notified { notification }, Language::Zh) => {
+            format!(
+                "有新情况，已提醒你「{}」",
+                one_line(&notification.title, usize::MAX)
+            )
+        }
+        (RunOutcome::Notified { notification }, Language::En) => format!(
+            "found something; you were notified \"{}\"",
+            one_line(&notification.title, usize::MAX)
+        ),
+        (RunOutcome::NotShown { .. }, _) => tr(
+            lang,
+            "有新情况，但通知已关闭，没有提醒你",
+            "found something, but notifications are off, so you were not notified",
+        )
+        .into(),
+        (RunOutcome::Quiet, _) => {
+            tr(lang, "没有变化，没有提醒你", "nothing new; no notification").into()
+        }
+        _ => return None,
     })
 }
 
