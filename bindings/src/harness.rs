@@ -10,6 +10,7 @@ use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
 use harness_core::screens::CloudScreen;
+use harness_core::screens::TurnNotice;
 use harness_core::screens::{
     Acted, Action, ActivityFilter, ActivityScreen, AllowancesScreen, CampusAccountScreen,
     CampusCheck, CampusCheckScreen, ChatScreen, ConsentScreen, ConversationListScreen,
@@ -732,6 +733,12 @@ impl Harness {
     /// 花钱: the money limits (`Action::SetMoneyLimit`) and today's spend.
     pub fn spending_screen(&self) -> Result<SpendingScreen, HarnessError> {
         Ok(self.screens()?.spending()?)
+    }
+
+    /// The ongoing notification's words while a turn runs and the app is not in front: that
+    /// the assistant is working, never the student's words or any input.
+    pub fn turn_notice(&self) -> Result<TurnNotice, HarnessError> {
+        Ok(self.screens()?.turn_notice())
     }
 
     /// 活动: today's calls in words, grouped by conversation, filtered as `filter` says. It is

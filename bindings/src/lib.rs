@@ -61,10 +61,11 @@ pub use harness_core::screens::{
     ModelSettingsScreen, NavItem, Navigation, PageRow, PermissionRow, PluginDetail, PluginRow,
     PluginsScreen, Route, RuleRow, ShellEffect, SignInSheet, ToolCallView, ToolRowView,
 };
-// What a student can see and bound: allowances, spending, activity, an ask's notification.
+// What a student can see and bound: allowances, spending, activity, an ask's notification,
+// the ongoing notification while a turn runs.
 pub use harness_core::screens::{
     ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen, AllowanceRowView,
-    AllowancesScreen, ApprovalNotice, EffectChoice, MoneyLimitRow, SpendingScreen,
+    AllowancesScreen, ApprovalNotice, EffectChoice, MoneyLimitRow, SpendingScreen, TurnNotice,
 };
 pub use harness_core::settings::Language;
 pub use harness_core::store::rows::AuditRow;

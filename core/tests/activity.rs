@@ -228,3 +228,30 @@ async fn the_activity_screen_says_what_each_scheduled_check_found() {
         )]
     );
 }
+
+#[tokio::test]
+async fn the_ongoing_notice_of_a_running_turn_says_the_assistant_works_and_none_of_the_students_words()
+ {
+    // Issue 41.5: while a turn runs with the app away, an ongoing notification says so; a
+    // locked screen shows it, so it carries no message, title or input of the student's.
+    let mut options = Options::new(Arc::new(Answers::default()));
+    options.builtin_plugins = false;
+    let engine = Arc::new(Engine::in_memory(options).unwrap());
+    let screens = Screens::new(engine.clone(), Live::new());
+    let notice = screens.turn_notice();
+    assert_eq!(
+        (notice.title.as_str(), notice.body.as_str()),
+        ("助手正在处理你的请求", "点开应用查看进度")
+    );
+    engine
+        .change_setting(parse_change("language", &json!("en")).unwrap())
+        .unwrap();
+    let notice = screens.turn_notice();
+    assert_eq!(
+        (notice.title.as_str(), notice.body.as_str()),
+        (
+            "The assistant is working on your request",
+            "Open the app to follow it"
+        )
+    );
+}

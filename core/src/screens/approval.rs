@@ -104,6 +104,29 @@ pub(super) fn notice(engine: &Engine, lang: Language, prompt: &Prompt) -> Approv
     }
 }
 
+/// The ongoing notification while a turn runs with the app not in front (issue 41.5): that the
+/// assistant is working, and nothing of what it works on. A conversation's title is the
+/// headline of the student's first message unless they renamed it, so neither it nor any
+/// message or input is in it: a locked screen shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct TurnNotice {
+    pub title: String,
+    pub body: String,
+}
+
+pub(super) fn turn_notice(lang: Language) -> TurnNotice {
+    TurnNotice {
+        title: tr(
+            lang,
+            "助手正在处理你的请求",
+            "The assistant is working on your request",
+        )
+        .into(),
+        body: tr(lang, "点开应用查看进度", "Open the app to follow it").into(),
+    }
+}
+
 pub(super) fn build(engine: &Engine, lang: Language, prompt: &Prompt) -> ApprovalSheet {
     let tool = engine.tool(&prompt.tool);
     // One lookup in the registry: a prompt needs its plugin's titles, not every plugin's view.

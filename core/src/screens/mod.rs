@@ -41,7 +41,7 @@ use serde_json::json;
 pub use crate::picked::{DOCUMENT_BYTES, DOCUMENT_KINDS, FILE_BYTES};
 pub use activity::{ActivityCall, ActivityFilter, ActivityGroup, ActivityScreen, EffectChoice};
 pub use allowances::{AllowanceRowView, AllowancesScreen};
-pub use approval::{AnswerButton, ApprovalNotice, ApprovalSheet, InputRow};
+pub use approval::{AnswerButton, ApprovalNotice, ApprovalSheet, InputRow, TurnNotice};
 pub use campus::{
     CampusAccountScreen, CampusCheck, CampusCheckScreen, CodeStep, RESEND_AFTER_MS, SignInForm,
     SignedIn,
@@ -618,6 +618,11 @@ impl Screens {
     /// The notification an ask posts while the app is not in front: never the inputs.
     pub fn approval_notice(&self, prompt: &crate::invoke::Prompt) -> ApprovalNotice {
         approval::notice(&self.engine, self.language(), prompt)
+    }
+
+    /// The ongoing notification's words while a turn runs with the app not in front.
+    pub fn turn_notice(&self) -> TurnNotice {
+        approval::turn_notice(self.language())
     }
 
     /// The "活动" screen: today's calls in words, grouped by conversation, with the spend.
