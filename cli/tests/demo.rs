@@ -122,7 +122,7 @@ fn after_deny_the_model_reads_the_refusal_and_answers_otherwise_than_after_allow
 }
 
 const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
-  installed bus (bundled, 4 tools)
+  installed bus (bundled, 5 tools)
   installed canteen (bundled, 2 tools)
   installed classrooms (bundled, 1 tools)
   installed course (bundled, 4 tools)

@@ -873,17 +873,19 @@ async fn navigation_shows_how_many_memories_wait() {
     };
     assert_eq!(
         labels(&nav.items),
-        ["Chat", "Plugins", "Memory", "Jobs", "More"]
+        ["Today", "Chat", "Plugins", "Memory", "More"]
     );
     assert_eq!(
         labels(&nav.more),
         [
+            "Scheduled jobs",
             "Consent and permissions",
             "Campus account",
             "Model",
             "Activity",
             "Allowed",
-            "Spending"
+            "Spending",
+            "Cloud"
         ]
     );
 }

@@ -1,8 +1,9 @@
 //! Which tools a model request sends whole (issue 42: fewer tokens a request). While the tools
 //! offered cost at most [`WHOLE`] estimated tokens, every one is sent. Past it (many plugins
 //! installed) a request sends the find step ([`FIND`]), whose description lists each plugin
-//! with its tools' names, and whole only the tools of the plugins the conversation has found:
-//! named by a find, or one of whose tools the model called. A find is answered in the turn loop
+//! with its tools' names, and whole only the tools of the app's own plugins ([`AT_HAND`]) and
+//! of the plugins the conversation has found: named by a find, or one of whose tools the model
+//! called. A find is answered in the turn loop
 //! (it reads nothing of the student's and runs no plugin) and its plugins' tools are sent from
 //! the next request on; a tool called without being found still goes through the invoke path
 //! like any other. The list is the same bytes from one request to the next until a find adds a
@@ -22,6 +23,16 @@ pub const FIND: &str = "find_tools";
 /// What the tools may cost, estimated, before a request sends the find step instead: with the
 /// system prompt and the request's own fields a first request stays near 2,000 tokens.
 pub(crate) const WHOLE: u32 = 1_500;
+
+/// The app's own plugins whose tools every request sends whole: the time, reminders and checks,
+/// and memory are what the student asks of the app itself ("提醒我明天8点…", "记住…"), so they
+/// are never a find away. The find step is for the rest: the plugins that reach a service, and
+/// the settings and files the student rarely asks the agent for.
+const AT_HAND: [&str; 3] = ["time", "scheduler", "memory"];
+
+fn at_hand(plugin: &str) -> bool {
+    AT_HAND.contains(&plugin)
+}
 
 /// The plugins a call of the model finds: those a find names, or the plugin of the tool called.
 pub(crate) fn found_by(name: &str, arguments: &str) -> Vec<String> {
@@ -43,7 +54,7 @@ pub(crate) fn found_by(name: &str, arguments: &str) -> Vec<String> {
 
 /// The tools array of a request: every spec while they cost at most [`WHOLE`], else the find
 /// step (`catalog`, the spec [`find_spec`] wrote for `tools`) and the specs of the tools whose
-/// plugin is in `found`. `specs` are `tools`' in order.
+/// plugin is [`AT_HAND`] or in `found`. `specs` are `tools`' in order.
 pub(crate) fn select(
     tools: &[Arc<Tool>],
     specs: &[Arc<str>],
@@ -58,16 +69,16 @@ pub(crate) fn select(
     let chosen = tools
         .iter()
         .zip(specs)
-        .filter(|(tool, _)| found.contains(&tool.plugin))
+        .filter(|(tool, _)| at_hand(&tool.plugin) || found.contains(&tool.plugin))
         .map(|(_, spec)| &**spec);
     join(std::iter::once(catalog.as_str()).chain(chosen))
 }
 
-/// The find step's spec: each plugin offering tools (`plugins`: id and title, in the order
-/// offered) with its tools' names.
+/// The find step's spec: each plugin offering tools but not [`AT_HAND`] (`plugins`: id and
+/// title, in the order offered) with its tools' names.
 pub(crate) fn find_spec(tools: &[Arc<Tool>], title: impl Fn(&str) -> String) -> String {
     let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
-    for tool in tools {
+    for tool in tools.iter().filter(|t| !at_hand(&t.plugin)) {
         let name = tool.name.as_str();
         match lines.last_mut() {
             Some((plugin, names)) if *plugin == tool.plugin => names.push(name),
@@ -75,7 +86,7 @@ pub(crate) fn find_spec(tools: &[Arc<Tool>], title: impl Fn(&str) -> String) -> 
         }
     }
     let mut description = String::from(
-        "Gives you the tools of the plugins named, from your next step on. Before acting for the student, find the plugins whose tools you need; you were given only the tools of plugins found in this conversation. Plugins (id title: tools):",
+        "Gives you the tools of the plugins named, from your next step on. Before acting for the student, find the plugins whose tools you need; besides the app's own (time, reminders, memory) you were given only the tools of plugins found in this conversation. Plugins (id title: tools):",
     );
     for (plugin, names) in &lines {
         description.push_str(&format!(
