@@ -3,15 +3,20 @@ package edu.pku.harness.app
 import edu.pku.harness.EventListener
 import edu.pku.harness.HarnessEvent
 import edu.pku.harness.core.ApprovalNotice
+import edu.pku.harness.core.TurnNotice
 
 /**
- * When an ask's notification is posted (issue 41.3): while the app is not in front — the
- * activity's lifecycle says so through [inFront] — each ask waiting on the sheet posts the core's
- * notice; once it is answered or withdrawn, or the app comes to the front where the sheet shows
- * it, the notification goes. Nothing is posted while notifications are not [allowed].
+ * What is posted while the app is not in front — the activity's lifecycle says so through
+ * [inFront]. An ask (issue 41.3): each ask waiting on the sheet posts the core's notice; once it
+ * is answered or withdrawn, or the app comes to the front where the sheet shows it, the
+ * notification goes. A turn (issue 41.5): while any runs, one ongoing notification with the
+ * core's [turnNotice] says the assistant is working; it goes when the last turn ends or the app
+ * comes to the front. Nothing is posted while notifications are not [allowed].
  */
 class ApprovalAlerts(
     private val notifications: ApprovalNotifications,
+    private val turns: TurnNotifications,
+    private val turnNotice: () -> TurnNotice?,
     private val allowed: () -> Boolean,
 ) : EventListener {
     private val lock = Any()
@@ -22,6 +27,10 @@ class ApprovalAlerts(
 
     /** No activity yet: a scheduled run or a receiver's turn asks with the app away. */
     private var front = false
+
+    /** The agent's turns running, by the core's turn id. */
+    private val running = HashSet<String>()
+    private var turnPosted = false
 
     /** The activity resumed (true) or paused (false). */
     fun inFront(shown: Boolean) {
@@ -35,6 +44,21 @@ class ApprovalAlerts(
         }
         cancel.forEach { notifications.cancel(it) }
         for ((id, notice) in post) if (allowed()) notifications.post(id, notice)
+        showTurn()
+    }
+
+    /** Posts the ongoing notification while a turn runs away from the app, or takes it down. */
+    private fun showTurn() {
+        // Whether to post (true) or take down (false); null: it already shows as it should.
+        val change = synchronized(lock) {
+            val wanted = running.isNotEmpty() && !front
+            (wanted != turnPosted).also { turnPosted = wanted }.takeIf { it }?.let { wanted }
+        }
+        when (change) {
+            true -> if (allowed()) turnNotice()?.let { turns.post(it) }
+            false -> turns.cancel()
+            null -> Unit
+        }
     }
 
     override fun onEvent(event: HarnessEvent) {
@@ -49,6 +73,14 @@ class ApprovalAlerts(
             }
             is HarnessEvent.ApprovalAnswered -> ended(event.id)
             is HarnessEvent.ApprovalWithdrawn -> ended(event.id)
+            is HarnessEvent.AgentTurnStarted -> {
+                synchronized(lock) { running += event.turn }
+                showTurn()
+            }
+            is HarnessEvent.TurnEnded -> {
+                synchronized(lock) { running -= event.turn }
+                showTurn()
+            }
             else -> Unit
         }
     }

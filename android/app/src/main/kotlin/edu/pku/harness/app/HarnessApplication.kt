@@ -52,9 +52,18 @@ open class HarnessApplication : Application() {
         // A prompt the core withdraws (its turn was stopped) leaves the screen.
         withdrawals = harness.subscribe(approvals.listener)
         val approvalNotifications = ApprovalNotifications(this).apply { createChannel() }
-        approvalAlerts = ApprovalAlerts(approvalNotifications) { platform.notifications.allowed() }
+        val turnNotifications = TurnNotifications(this).apply { createChannel() }
+        approvalAlerts = ApprovalAlerts(approvalNotifications, turnNotifications, ::turnNotice) { platform.notifications.allowed() }
         alertEvents = harness.subscribe(approvalAlerts)
         refreshPermissions()
+    }
+
+    /** The ongoing notification's words, in the student's language; none if the core cannot say. */
+    private fun turnNotice(): edu.pku.harness.core.TurnNotice? = try {
+        harness.turnNotice()
+    } catch (e: HarnessException) {
+        Log.w(TAG, "the ongoing notification's words failed: ${e.message}")
+        null
     }
 
     /** Tells the core what the system allows now (the user may have changed it in Settings). */
