@@ -87,11 +87,15 @@ class ApprovalJourneysTest {
         val pending = app.app.approvals.current!!
         val sheet = assertNotNull(pending.prompt.sheet)
         assertEquals(listOf(Answer.ALLOW, Answer.DENY, Answer.ALWAYS_ALLOW), pending.prompt.offers)
+        // "Always allow" comes as the scopes the core gives (this conversation, today, always),
+        // one button each, in place of the one lasting answer.
+        assertTrue(sheet.alwaysScopes.isNotEmpty(), "the sheet's scopes")
+        val buttons = sheet.answers.filter { it.answer != Answer.ALWAYS_ALLOW } + sheet.alwaysScopes
         for (answer in Answer.entries) {
             val shown = compose.onAllNodes(hasTestTag(ApprovalTags.answer(answer))).fetchSemanticsNodes().size
-            assertEquals(if (answer in pending.prompt.offers) 1 else 0, shown, "buttons for $answer")
+            assertEquals(buttons.count { it.answer == answer }, shown, "buttons for $answer")
         }
-        for (button in sheet.answers) compose.onNodeWithTag(ApprovalTags.answer(button.answer)).assertTextEquals(button.label)
+        for (button in buttons) compose.onNodeWithTag(ApprovalTags.answer(button.answer)).assertTextEquals(button.label)
         assertTrue(compose.onAllNodes(hasText(sheet.reason)).fetchSemanticsNodes().isNotEmpty(), sheet.reason)
         app.app.approvals.answer(pending.id, Answer.DENY)
     }
