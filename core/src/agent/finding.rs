@@ -63,7 +63,7 @@ pub(crate) fn select(
 ) -> String {
     let tokens: u32 = specs.iter().map(|s| estimate(s)).sum();
     if tokens <= WHOLE {
-        return join(specs.iter().map(|s| &**s));
+        return specs.join(",");
     }
     let catalog = catalog();
     let chosen = tools
@@ -71,7 +71,10 @@ pub(crate) fn select(
         .zip(specs)
         .filter(|(tool, _)| at_hand(&tool.plugin) || found.contains(&tool.plugin))
         .map(|(_, spec)| &**spec);
-    join(std::iter::once(catalog.as_str()).chain(chosen))
+    std::iter::once(catalog.as_str())
+        .chain(chosen)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The find step's spec: each plugin offering tools but not [`AT_HAND`] (`plugins`: id and
@@ -126,15 +129,4 @@ pub(crate) fn answer(arguments: &str, offered: &[Arc<Tool>]) -> String {
         out["unknown"] = json!(unknown);
     }
     out.to_string()
-}
-
-fn join<'a>(specs: impl Iterator<Item = &'a str>) -> String {
-    let mut out = String::new();
-    for (i, spec) in specs.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(spec);
-    }
-    out
 }

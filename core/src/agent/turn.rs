@@ -430,17 +430,6 @@ fn spec_json(name: &str, description: &str, parameters: &Value, as_declared: boo
     .expect("a tool spec is plain data")
 }
 
-fn join(specs: &[impl AsRef<str>]) -> String {
-    let mut out = String::with_capacity(specs.iter().map(|s| s.as_ref().len() + 1).sum());
-    for (i, spec) in specs.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(spec.as_ref());
-    }
-    out
-}
-
 /// The history as the model reads it, kept between model requests and between turns (the
 /// agent holds the last few conversations'): at the first, the newest rows back as far as the
 /// request's budget can reach ([`HistoryJson::newest`]), then only the rows written since,
@@ -1458,7 +1447,7 @@ impl Agent {
                         )
                     })
                     .collect();
-                join(&specs).into()
+                specs.join(",").into()
             }
         };
         let system = message_json(&Message::System {
