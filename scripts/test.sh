@@ -19,6 +19,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A fresh clone builds everything once: without incremental state its target dir is gigabytes
+# smaller (this suite fails when the disk fills). A work tree that already keeps incremental
+# state keeps using it, so its warm runs rebuild nothing.
+if [ -z "${CARGO_INCREMENTAL:-}" ] && [ ! -d "${CARGO_TARGET_DIR:-target}/debug/incremental" ]; then
+  export CARGO_INCREMENTAL=0
+fi
+echo "test.sh: $(df -h --output=avail . | tail -1 | tr -d ' ') free on the disk of $PWD at the start"
+
 if ! command -v cargo >/dev/null 2>&1; then
   echo "test.sh: cargo is not installed; install Rust with rustup (https://rustup.rs) and run again" >&2
   exit 1
