@@ -364,7 +364,7 @@ async fn a_reply_is_asked_quoting_it_and_following_a_post_runs_for_the_agent() {
         .await;
     assert_eq!(
         ran(followed.outcome),
-        json!({"pid": 7_001_234, "following": true})
+        json!({"pid": 7_001_234, "following": true, "keptIn": "phone"})
     );
     assert_eq!(w.broker.shown().len(), 1, "following asked");
     let post = read(&w, "treehole.thread", json!({"pid": 7_001_234})).await;
@@ -391,7 +391,7 @@ async fn a_reply_is_asked_quoting_it_and_following_a_post_runs_for_the_agent() {
         .await;
     assert_eq!(
         ran(unfollowed.outcome),
-        json!({"pid": 7_001_234, "following": false})
+        json!({"pid": 7_001_234, "following": false, "keptIn": "phone"})
     );
     assert_eq!(
         sent_to_treehole(&w.sim, "/chapi/api/v3/hole/attention"),
@@ -400,6 +400,89 @@ async fn a_reply_is_asked_quoting_it_and_following_a_post_runs_for_the_agent() {
             json!({"pid": 7_001_234, "switch": 0})
         ]
     );
+}
+
+// seed 000: a plugin's cloud is used only with its Allow cloud switch on; without it, the posts
+// the student follows are kept in the plugin's own store on this phone (Treehole has no list of
+// them), newest follow first, and "关注的树洞" lists each with its reply count and newest reply.
+#[tokio::test]
+async fn followed_posts_are_kept_on_the_phone_without_allow_cloud_and_listed_with_their_newest_replies()
+ {
+    let w = world(true).await;
+    for pid in [7_001_234, 7_001_198] {
+        let followed = w
+            .engine
+            .invoke(agent("treehole.follow", json!({"pid": pid})))
+            .await;
+        assert_eq!(
+            ran(followed.outcome),
+            json!({"pid": pid, "following": true, "keptIn": "phone"})
+        );
+    }
+    let replied = w
+        .engine
+        .invoke(tap(
+            "treehole.reply",
+            json!({"pid": 7_001_234, "text": "我也排了半小时"}),
+        ))
+        .await;
+    assert_eq!(ran(replied.outcome)["cid"], json!(32_001));
+
+    let skating = json!({"pid": 7_001_198, "time": "2026-12-01 08:46",
+                         "text": "有人周六下午一起去未名湖滑冰吗？", "replyCount": 1,
+                         "newestReply": "2026-12-01 09:10"});
+    let lunch = json!({"pid": 7_001_234, "time": "2026-12-01 11:33",
+                       "text": "今天农园的烤鸭排到门口了", "replyCount": 3,
+                       "newestReply": "2026-12-01 12:00"});
+    assert_eq!(
+        read(&w, "treehole.following", json!({})).await,
+        json!({"posts": [skating, lunch], "keptIn": "phone"})
+    );
+    assert_eq!(
+        read(&w, "treehole.following", json!({"limit": 1})).await,
+        json!({"posts": [skating], "keptIn": "phone"})
+    );
+    // The data source the Today tile reads is that tool's answer.
+    let source = w
+        .engine
+        .data_sources()
+        .into_iter()
+        .find(|s| s.plugin == "treehole" && s.key == "following")
+        .unwrap();
+    assert_eq!(source.title, "关注的树洞");
+    let tile = w
+        .engine
+        .use_tool_data("treehole", "following")
+        .await
+        .unwrap();
+    assert_eq!(
+        tile.value,
+        json!({"posts": [skating, lunch], "keptIn": "phone"})
+    );
+
+    let unfollowed = w
+        .engine
+        .invoke(tap(
+            "treehole.follow",
+            json!({"pid": 7_001_198, "follow": false}),
+        ))
+        .await;
+    assert_eq!(
+        ran(unfollowed.outcome),
+        json!({"pid": 7_001_198, "following": false, "keptIn": "phone"})
+    );
+    assert_eq!(
+        read(&w, "treehole.following", json!({})).await,
+        json!({"posts": [lunch], "keptIn": "phone"})
+    );
+    // Only the pid is kept, in the plugin's store on this phone: no post text.
+    let stored = std::fs::read_to_string(harness_core::gates::StoreGate::file(
+        &w._dir.path().join("plugins").join("stores"),
+        "treehole",
+    ))
+    .unwrap();
+    let stored: Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored, json!({"following": "[7001234]"}));
 }
 
 #[tokio::test]
@@ -698,7 +781,8 @@ async fn a_thread_is_read_as_treehole_thread_and_jobs_and_rules_naming_treehole_
             "treehole__thread",
             "treehole__publish",
             "treehole__reply",
-            "treehole__follow"
+            "treehole__follow",
+            "treehole__following"
         ]
     );
     assert_eq!(

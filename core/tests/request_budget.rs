@@ -483,11 +483,11 @@ async fn first_request_with_every_shipped_plugin_on_stays_under_its_ceiling() {
         tools.len(),
         by_tool.iter().map(|(t, _)| t).sum::<u32>()
     );
-    // Issue 42: ≤ 2,500. 2026-12: ~2,039 estimated, the find step (the other 12 plugins
-    // offering tools signed in) and the app's own time, reminders and memory whole (8 tools);
-    // before the find step every tool was sent whole: ~7,994 signed in (38 tools), ~3,553
-    // signed out.
-    assert!(total <= 2_039, "~{total} tokens");
+    // Issue 42: ≤ 2,500. 2026-12: ~2,043 estimated, the find step (the other 12 plugins
+    // offering tools signed in; Treehole's list names its followed posts, +4) and the app's own
+    // time, reminders and memory whole (8 tools); before the find step every tool was sent
+    // whole: ~7,994 signed in (38 tools), ~3,553 signed out.
+    assert!(total <= 2_043, "~{total} tokens");
 }
 
 fn set_on(engine: &Engine, key: &str, value: Value) {
