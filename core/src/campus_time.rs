@@ -4,12 +4,14 @@
 //! the core answers them: the built-in read tool `time.resolve` and a TypeScript plugin's
 //! `ctx.services.time.resolve`. No clock is read here: the caller gives the moment.
 
+use crate::zone::Zone;
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Weekday};
-use chrono_tz::Tz;
 use serde::Serialize;
 
 /// The zone campus times are said in: the period table is Beijing's.
-pub const ZONE: Tz = chrono_tz::Asia::Shanghai;
+pub fn zone() -> Zone {
+    Zone::campus()
+}
 
 /// The first Monday of the current semester, unless the settings say otherwise
 /// (`campus.semesterStart`). An assumption for the 2026 autumn term, to verify against PKU's
@@ -121,7 +123,7 @@ pub fn resolve_setting(
 pub fn local(ms: i64) -> NaiveDateTime {
     DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()
-        .with_timezone(&ZONE)
+        .with_timezone(&zone())
         .naive_local()
 }
 
@@ -185,7 +187,8 @@ pub fn resolve(text: &str, now_ms: i64, semester_start: NaiveDate) -> Result<Res
         }
     };
     let ms = |at: NaiveDateTime| {
-        ZONE.from_local_datetime(&at)
+        zone()
+            .from_local_datetime(&at)
             .earliest()
             .map(|t| t.timestamp_millis())
             .ok_or_else(|| TimeError::Invalid(format!("{at} does not exist in Beijing time")))

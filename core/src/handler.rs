@@ -125,7 +125,7 @@ impl LocalNow {
     /// refuse one when it is set).
     pub fn at(now_ms: i64, time_zone: &str) -> Self {
         use chrono::{Datelike, Offset};
-        let zone: chrono_tz::Tz = time_zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
+        let zone = crate::zone::Zone::named_or_campus(time_zone);
         let local = chrono::DateTime::from_timestamp_millis(now_ms)
             .unwrap_or_default()
             .with_timezone(&zone);

@@ -1273,7 +1273,7 @@ pub fn yuan(fen: u64) -> String {
 /// instant that exists.
 pub(crate) fn local_day(now_ms: i64, time_zone: &str) -> (i64, i64) {
     use chrono::{Days, TimeZone};
-    let zone: chrono_tz::Tz = time_zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
+    let zone = crate::zone::Zone::named_or_campus(time_zone);
     let Some(now) = zone.timestamp_millis_opt(now_ms).single() else {
         return (now_ms, now_ms + 1);
     };

@@ -37,6 +37,7 @@ pub mod store;
 pub(crate) mod text;
 pub mod turn;
 pub mod why;
+pub mod zone;
 
 pub use engine::{Engine, EngineError, Options};
 

@@ -519,7 +519,7 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
             .map_err(|_| fail(format!("{value} is not a language; use zh or en"))),
         "timeZone" => {
             let name = text()?;
-            name.parse::<chrono_tz::Tz>()
+            crate::zone::Zone::named(name)
                 .map(|_| Change::TimeZone(name.to_owned()))
                 .map_err(|_| {
                     fail(format!(

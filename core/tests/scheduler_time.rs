@@ -8,9 +8,9 @@ mod common;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 use common::*;
 use harness_core::scheduler::{JobState, RunOutcome};
+use harness_core::zone::Zone as Tz;
 use serde_json::{Value, json};
 
 const HOUR: i64 = 3_600_000;

@@ -176,7 +176,7 @@ pub fn spend(rows: &[UsageRow], configured: &str, chosen: Option<Price>) -> Spen
 /// midnight, in ms.
 pub fn local_month(now_ms: i64, time_zone: &str) -> (i64, i64) {
     use chrono::{Datelike, NaiveDate, TimeZone};
-    let zone: chrono_tz::Tz = time_zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
+    let zone = crate::zone::Zone::named_or_campus(time_zone);
     let Some(now) = zone.timestamp_millis_opt(now_ms).single() else {
         return (now_ms, now_ms + 1);
     };

@@ -1925,10 +1925,7 @@ fn error(code: &str, message: &str) -> String {
 /// prefix): the local time and the context board of this turn.
 pub(crate) fn facts(settings: &Settings, now_ms: i64, board: &str) -> String {
     let mut out = String::new();
-    let zone: chrono_tz::Tz = settings
-        .time_zone
-        .parse()
-        .unwrap_or(chrono_tz::Asia::Shanghai);
+    let zone = crate::zone::Zone::named_or_campus(&settings.time_zone);
     if let Some(utc) = chrono::DateTime::from_timestamp_millis(now_ms) {
         let local = utc.with_timezone(&zone);
         out.push_str(&format!(

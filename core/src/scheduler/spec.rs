@@ -2,7 +2,7 @@
 //! error names the field (`schedule.at: "2026-13-01 08:00" is not a local time
 //! "YYYY-MM-DD HH:mm"`).
 
-use chrono_tz::Tz;
+use crate::zone::Zone as Tz;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -175,7 +175,7 @@ pub(crate) fn refusal_words(lang: Language, code: Code) -> &'static str {
 /// A time as the user's clock shows it, in the settings' time zone.
 pub(crate) fn local_time(zone: &str, at_ms: i64) -> String {
     use chrono::TimeZone;
-    let tz: chrono_tz::Tz = zone.parse().unwrap_or(chrono_tz::Asia::Shanghai);
+    let tz = crate::zone::Zone::named_or_campus(zone);
     match tz.timestamp_millis_opt(at_ms) {
         chrono::LocalResult::Single(t) => t.format("%Y-%m-%d %H:%M").to_string(),
         _ => String::new(),

@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use chrono::TimeZone;
-use chrono_tz::Tz;
 use harness_core::clock::Clock;
 use harness_core::engine::Catalog;
 use harness_core::invoke::{ApprovalBroker, PluginHandler, Prompt, ToolContext};
 use harness_core::policy::Answer;
 use harness_core::registry::{Plugin, PluginKind, Tool, parse_manifest};
 use harness_core::scheduler::WakeScheduler;
+use harness_core::zone::Zone as Tz;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
