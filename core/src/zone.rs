@@ -101,7 +101,41 @@ impl Zone {
 
 /// The rules for `name`: the device's database; without one, UTC and Asia/Shanghai only.
 fn load(name: &str) -> Option<jiff::tz::TimeZone> {
-    load_from(jiff::tz::db(), name)
+    load_from(database(), name)
+}
+
+/// Android's updatable tzdata (the time-zone APEX, Android 10+), else the copy an update
+/// downloaded, else the system image's.
+#[cfg(target_os = "android")]
+const ANDROID_TZDATA: [&str; 3] = [
+    "/apex/com.android.tzdata/etc/tz/tzdata",
+    "/data/misc/zoneinfo/current/tzdata",
+    "/system/usr/share/zoneinfo/tzdata",
+];
+
+/// The device's zone database: on Android the first of [`ANDROID_TZDATA`] that opens (jiff's
+/// own search when none does); elsewhere jiff's (`TZDIR`, else `/usr/share/zoneinfo`: iOS and
+/// Unix hosts).
+fn database() -> &'static jiff::tz::TimeZoneDatabase {
+    #[cfg(target_os = "android")]
+    {
+        static ANDROID: OnceLock<jiff::tz::TimeZoneDatabase> = OnceLock::new();
+        ANDROID
+            .get_or_init(|| first_tzdata(&ANDROID_TZDATA).unwrap_or_else(|| jiff::tz::db().clone()))
+    }
+    #[cfg(not(target_os = "android"))]
+    jiff::tz::db()
+}
+
+/// The first of `paths` that is a tzdata file in Android's format (zones concatenated behind
+/// an index) with at least one zone.
+#[cfg_attr(not(target_os = "android"), allow(dead_code))]
+fn first_tzdata(paths: &[&str]) -> Option<jiff::tz::TimeZoneDatabase> {
+    paths.iter().find_map(|path| {
+        jiff::tz::TimeZoneDatabase::from_concatenated_path(path)
+            .ok()
+            .filter(|database| !database.is_definitively_empty())
+    })
 }
 
 fn load_from(database: &jiff::tz::TimeZoneDatabase, name: &str) -> Option<jiff::tz::TimeZone> {
@@ -325,6 +359,57 @@ mod tests {
         assert_eq!(campus.to_offset(t).seconds(), 8 * 3600);
         assert_eq!(load_from(&none, "UTC").unwrap().to_offset(t).seconds(), 0);
         assert!(load_from(&none, "Europe/London").is_none());
+    }
+
+    /// An Android tzdata file holding `zones`, each copied from this host's zoneinfo: the
+    /// header (`tzdata` and a version, the index's and the data's offsets, the zone tab's),
+    /// the index (a 40-byte name, the zone's offset in the data and its length, 4 unused
+    /// bytes, each big-endian) and the zones' TZif data.
+    fn android_tzdata(zones: &[&str]) -> Vec<u8> {
+        let header = 24;
+        let index_len = 52 * zones.len();
+        let (mut index, mut data) = (Vec::new(), Vec::new());
+        for zone in zones {
+            let tzif = std::fs::read(format!("/usr/share/zoneinfo/{zone}")).unwrap();
+            let mut name = [0u8; 40];
+            name[..zone.len()].copy_from_slice(zone.as_bytes());
+            index.extend_from_slice(&name);
+            index.extend_from_slice(&(data.len() as u32).to_be_bytes());
+            index.extend_from_slice(&(tzif.len() as u32).to_be_bytes());
+            index.extend_from_slice(&0u32.to_be_bytes());
+            data.extend_from_slice(&tzif);
+        }
+        let mut file = b"tzdata2026a\0".to_vec();
+        file.extend_from_slice(&(header as u32).to_be_bytes());
+        file.extend_from_slice(&((header + index_len) as u32).to_be_bytes());
+        file.extend_from_slice(&((header + index_len + data.len()) as u32).to_be_bytes());
+        file.extend_from_slice(&index);
+        file.extend_from_slice(&data);
+        file
+    }
+
+    #[test]
+    fn android_tzdata_is_read_from_the_first_path_that_holds_one() {
+        // DESIGN §7: on a phone the zones are Android's own tzdata; a missing APEX file falls
+        // through to the next path.
+        let dir = std::env::temp_dir().join(format!("harness-zone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tzdata = dir.join("tzdata");
+        std::fs::write(&tzdata, android_tzdata(&["Asia/Shanghai", "Europe/London"])).unwrap();
+        let missing = dir.join("missing");
+        let database = first_tzdata(&[missing.to_str().unwrap(), tzdata.to_str().unwrap()])
+            .expect("the second path holds a tzdata file");
+        let london = load_from(&database, "Europe/London").unwrap();
+        let july = jiff::civil::date(2026, 7, 1).at(12, 0, 0, 0);
+        let t = jiff::tz::TimeZone::UTC.to_timestamp(july).unwrap();
+        assert_eq!(london.to_offset(t).seconds(), 3600);
+        assert_eq!(
+            load_from(&database, CAMPUS).unwrap().iana_name(),
+            Some(CAMPUS)
+        );
+        assert!(load_from(&database, "America/New_York").is_none());
+        assert!(first_tzdata(&[missing.to_str().unwrap()]).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
