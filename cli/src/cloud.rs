@@ -92,7 +92,7 @@ pub async fn run(data_dir: &Path, command: CloudCommand) -> Result<(), String> {
             Some(s) => {
                 outln!("server: {}", s.server);
                 outln!("account: {}", s.account);
-                outln!("devices: {}", s.devices);
+                outln!("devices: {}", s.devices.len());
                 outln!("stored: {} of {} bytes", s.used_bytes, s.quota_bytes);
             }
         },

@@ -11,7 +11,7 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -123,11 +123,13 @@ impl App {
         body: &[u8],
     ) -> Result<(Signed, String), ApiError> {
         let signed = self.authenticate(method, uri, headers, body).await?;
-        let account = self
-            .storage
-            .account_of_device(&signed.device)
-            .await?
-            .ok_or(ApiError::NoAccount)?;
+        let account = match self.storage.account_of_device(&signed.device).await? {
+            Some(account) => account,
+            None if self.storage.was_removed(&signed.device).await? => {
+                return Err(ApiError::Removed);
+            }
+            None => return Err(ApiError::NoAccount),
+        };
         if !self.take_token(&account) {
             return Err(ApiError::RateLimited);
         }
@@ -148,6 +150,10 @@ pub enum ApiError {
     Auth(#[from] AuthError),
     #[error("this device belongs to no account: set one up or join one")]
     NoAccount,
+    #[error(
+        "this device was removed from its account by another of the account's devices: join again with the recovery code"
+    )]
+    Removed,
     #[error("this device already belongs to an account")]
     AlreadyRegistered,
     #[error("the pairing token or recovery code is unknown, used or expired")]
@@ -160,6 +166,8 @@ pub enum ApiError {
     TooLarge,
     #[error("no such record")]
     NotFound,
+    #[error("this account has no device with that key")]
+    NoSuchDevice,
     #[error("database: {0}")]
     Storage(#[from] StorageError),
 }
@@ -171,12 +179,14 @@ impl IntoResponse for ApiError {
             Self::Auth(AuthError::Stale) => (StatusCode::UNAUTHORIZED, "stale"),
             Self::Auth(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             Self::NoAccount => (StatusCode::FORBIDDEN, "no_account"),
+            Self::Removed => (StatusCode::FORBIDDEN, "device_removed"),
             Self::AlreadyRegistered => (StatusCode::CONFLICT, "already_registered"),
             Self::BadJoin => (StatusCode::FORBIDDEN, "bad_join"),
             Self::RateLimited => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             Self::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             Self::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            Self::NoSuchDevice => (StatusCode::NOT_FOUND, "no_such_device"),
             Self::Storage(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         };
         // A database error's words stay in the server's log: they may name tables, not values.
@@ -200,6 +210,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/pairings", post(create_pairing))
         .route("/v1/join", post(join))
         .route("/v1/account", get(account))
+        .route("/v1/devices/{device}", delete(remove_device))
         .route("/v1/records/{plugin}", get(list))
         .route("/v1/records/{plugin}/{key}", get(read).put(write))
         .layer(middleware::from_fn_with_state(app.clone(), track))
@@ -282,6 +293,24 @@ struct RecoveryProof {
     recovery_signature: String,
 }
 
+/// What a device says it is at setup or join, for the account's device list: one of a few
+/// words, never a name the student typed. Anything else (or nothing) is kept as empty.
+fn device_kind(body: &[u8]) -> &'static str {
+    #[derive(Deserialize)]
+    struct Kind {
+        device_kind: Option<String>,
+    }
+    let said = serde_json::from_slice::<Kind>(body)
+        .ok()
+        .and_then(|k| k.device_kind);
+    match said.as_deref() {
+        Some("android") => "android",
+        Some("ios") => "ios",
+        Some("terminal") => "terminal",
+        _ => "",
+    }
+}
+
 async fn create_account(
     State(app): State<Arc<App>>,
     method: Method,
@@ -305,7 +334,13 @@ async fn create_account(
     let account = B64.encode(id);
     if !app
         .storage
-        .create_account(&account, &signed.device, &recovery, now())
+        .create_account(
+            &account,
+            &signed.device,
+            device_kind(&body),
+            &recovery,
+            now(),
+        )
         .await?
     {
         return Err(ApiError::AlreadyRegistered);
@@ -372,7 +407,7 @@ async fn join(
     let account = account.ok_or(ApiError::BadJoin)?;
     if !app
         .storage
-        .add_device(&account, &signed.device, now())
+        .add_device(&account, &signed.device, device_kind(&body), now())
         .await?
     {
         return Err(ApiError::AlreadyRegistered);
@@ -393,10 +428,30 @@ async fn account(
         .devices(&account)
         .await?
         .into_iter()
-        .map(|d| json!({ "key": B64.encode(d.key), "added_at": d.added_at }))
+        .map(|d| json!({ "key": B64.encode(d.key), "added_at": d.added_at, "kind": d.kind }))
         .collect();
     let used = app.storage.used_bytes(&account).await?;
     Ok(Json(json!({ "account": account, "devices": devices, "used_bytes": used, "quota_bytes": QUOTA_BYTES })).into_response())
+}
+
+/// Removes another device (its public key, base64url) from the caller's account: that device's
+/// next request is refused `device_removed`. A device may remove itself (it leaves).
+async fn remove_device(
+    State(app): State<Arc<App>>,
+    Path(device): Path<String>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let (_, account) = app.account(&method, &uri, &headers, &body).await?;
+    let key: [u8; 32] = auth::decode_array(&device).ok_or_else(|| {
+        ApiError::BadRequest("the device is its public key in base64url (32 bytes)".into())
+    })?;
+    if !app.storage.remove_device(&account, &key, now()).await? {
+        return Err(ApiError::NoSuchDevice);
+    }
+    Ok(Json(json!({ "removed": device })).into_response())
 }
 
 /// Plugin and key names arrive HMAC'd by the client: short, URL-safe, never words.

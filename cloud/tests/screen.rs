@@ -173,3 +173,131 @@ async fn the_cloud_screen_says_unreachable_and_names_the_address_field() {
     );
     assert_eq!(gone.devices, None);
 }
+
+// DESIGN §12: the 云端 screen lists the account's devices, oldest first, each with its kind
+// and when it joined; this device is marked and offers no 移除 (the screen says how it leaves),
+// each other device offers 移除, after which that device's next request is refused in words,
+// and it forgets the account, says why and joins again by the recovery code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cloud_screen_lists_the_devices_and_removes_another_whose_requests_are_then_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for db in databases(dir.path()) {
+        let server = Server::start(&db, Limits::default()).await;
+        let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a, b) = (phone(a_dir.path()), phone(b_dir.path()));
+        tap(
+            &a,
+            Action::CloudSetup {
+                server: server.base.clone(),
+            },
+        )
+        .await;
+        let code = a.cloud().await.recovery_code.unwrap();
+        tap(
+            &b,
+            Action::CloudJoin {
+                server: server.base.clone(),
+                code: code.clone(),
+            },
+        )
+        .await;
+
+        let on_a = a.cloud().await;
+        assert_eq!(on_a.device_rows.len(), 2);
+        let this: Vec<bool> = on_a.device_rows.iter().map(|r| r.this_device).collect();
+        // Both joined within the same second or two: this device's row is the one marked.
+        assert_eq!(this.iter().filter(|t| **t).count(), 1);
+        for row in &on_a.device_rows {
+            // The tests run on a computer: each device said it is the command line.
+            assert_eq!(row.name, "The harness command line on a computer");
+            assert_eq!(row.joined.label, "Joined");
+            assert_eq!(row.joined.value.len(), "2026-12-04 16:30".len());
+            match row.this_device {
+                true => {
+                    assert_eq!(row.this_label.as_deref(), Some("This device"));
+                    assert_eq!(row.remove, None);
+                }
+                false => {
+                    assert_eq!(row.this_label, None);
+                    let remove = row.remove.as_ref().unwrap();
+                    assert_eq!(remove.label, "Remove");
+                }
+            }
+        }
+        assert_eq!(
+            on_a.leave_note.as_deref(),
+            Some(
+                "This device cannot remove itself here: to take it out of the account, tap Remove on its row on another device of the account."
+            )
+        );
+
+        // B's own row has no 移除; a removal of B's own key by hand is refused, naming how.
+        let on_b = b.cloud().await;
+        let own = on_b.device_rows.iter().find(|r| r.this_device).unwrap();
+        assert_eq!(own.remove, None);
+        let other = on_b.device_rows.iter().find(|r| !r.this_device).unwrap();
+        let Some(Action::CloudRemoveDevice { device: a_key }) =
+            other.remove.as_ref().map(|r| r.action.clone())
+        else {
+            panic!("移除 on A's row")
+        };
+        let row_on_a = on_a.device_rows.iter().find(|r| !r.this_device).unwrap();
+        let Some(Action::CloudRemoveDevice { device: b_key }) =
+            row_on_a.remove.as_ref().map(|r| r.action.clone())
+        else {
+            panic!("移除 on B's row")
+        };
+        let itself = b
+            .act(Action::CloudRemoveDevice {
+                device: b_key.clone(),
+            })
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            itself.contains("this device cannot remove itself: remove it on another device of the account (云端 → 移除)"),
+            "{itself}"
+        );
+        assert_ne!(a_key, b_key);
+
+        // A removes B: A lists itself alone; B's next read is refused, saying why.
+        tap(&a, row_on_a.remove.clone().unwrap().action).await;
+        let after = a.cloud().await;
+        assert_eq!(after.device_rows.len(), 1);
+        assert!(after.device_rows[0].this_device);
+        assert_eq!(after.devices.unwrap().value, "1");
+        // B's next request is refused (403 device_removed): B forgets the account, says so,
+        // keeps the address and offers joining again.
+        let gone = b.cloud().await;
+        assert_eq!(gone.state, CloudState::NotSetUp);
+        assert_eq!(
+            gone.state_words,
+            "Another device of the account removed this one: to use the cloud again, join with the recovery code"
+        );
+        assert_eq!(gone.address, server.base);
+        assert!(gone.device_rows.is_empty());
+        assert_eq!(gone.restore, None);
+        assert_eq!(
+            gone.join_label.as_deref(),
+            Some("Join with the recovery code")
+        );
+        tap(
+            &b,
+            Action::CloudJoin {
+                server: server.base.clone(),
+                code: code.clone(),
+            },
+        )
+        .await;
+        assert_eq!(b.cloud().await.state, CloudState::SetUp);
+        assert_eq!(a.cloud().await.device_rows.len(), 2);
+        // The key removed before is no device of the account now: said in words.
+        let twice = a
+            .act(Action::CloudRemoveDevice { device: b_key })
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(twice.contains("it was removed already"), "{twice}");
+        server.stop().await;
+    }
+}

@@ -357,6 +357,86 @@ async fn a_device_joins_once_by_pairing_token_and_by_recovery_key() {
     .await;
 }
 
+// DESIGN §12: the account lists its devices (key, kind, when added); a device removes another,
+// whose next signed request is refused in words (403 device_removed), until it joins again with
+// the recovery code; a device of another account cannot be removed.
+#[tokio::test]
+async fn a_removed_devices_next_request_is_refused_in_words_until_it_joins_again() {
+    each_backend(Limits::default(), |base| async move {
+        let first = Device::new(&base);
+        let (account, recovery) = first.create_account().await;
+        let second = Device::new(&base);
+        let now = now();
+        let mut proof = second.recovery_proof(&recovery, now);
+        proof["device_kind"] = json!("android");
+        let body = serde_json::to_vec(&proof).unwrap();
+        let headers = second.headers("POST", "/v1/join", &body, now);
+        let joined = second.send_with("POST", "/v1/join", &body, &headers).await;
+        assert_eq!(joined.body, json!({ "account": account }));
+        assert_eq!(second.put("p", "k", 1, Some(b"v")).await.status, 200);
+
+        let listed = first.send("GET", "/v1/account", Value::Null).await;
+        // Both were added in the same second: listed by when, then by key.
+        let mut devices: Vec<(String, String)> = listed.body["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["key"].as_str().unwrap().into(),
+                    d["kind"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        devices.sort();
+        let mut expected = vec![
+            (first.public(), String::new()),
+            (second.public(), "android".to_owned()),
+        ];
+        expected.sort();
+        assert_eq!(devices, expected);
+
+        // Another account's device cannot remove this account's device.
+        let stranger = Device::new(&base);
+        stranger.create_account().await;
+        let path = format!("/v1/devices/{}", second.public());
+        let refused = stranger.send("DELETE", &path, Value::Null).await;
+        assert_eq!(
+            (refused.status, refused.body["code"].clone()),
+            (404, json!("no_such_device"))
+        );
+
+        let removed = first.send("DELETE", &path, Value::Null).await;
+        assert_eq!(
+            (removed.status, removed.body.clone()),
+            (200, json!({ "removed": second.public() }))
+        );
+        for (method, path) in [("GET", "/v1/records/p/k"), ("GET", "/v1/account")] {
+            let answer = second.send(method, path, Value::Null).await;
+            assert_eq!(
+                (answer.status, answer.body.clone()),
+                (
+                    403,
+                    json!({ "code": "device_removed", "message": "this device was removed from its account by another of the account's devices: join again with the recovery code" })
+                ),
+                "{path}"
+            );
+        }
+        let listed = first.send("GET", "/v1/account", Value::Null).await;
+        assert_eq!(listed.body["devices"].as_array().unwrap().len(), 1);
+        // Removed twice: it is no device of the account any more.
+        let again = first.send("DELETE", &path, Value::Null).await;
+        assert_eq!(again.status, 404);
+
+        // The recovery code lets it join again, and it reads the account's records.
+        let rejoined = second.send_with_recovery("/v1/join", &recovery).await;
+        assert_eq!(rejoined.body, json!({ "account": account }));
+        let read = second.send("GET", "/v1/records/p/k", Value::Null).await;
+        assert_eq!(read.body["version"], json!(1));
+    })
+    .await;
+}
+
 // Issue 39: /healthz, and Prometheus /metrics counting requests by route and status.
 #[tokio::test]
 async fn healthz_answers_and_metrics_count_requests_by_route_and_status() {

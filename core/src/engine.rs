@@ -776,6 +776,11 @@ impl Engine {
         self.core.host.cloud.status().await
     }
 
+    /// Removes another device from this device's cloud account (the 云端 screen's 移除).
+    pub async fn cloud_remove_device(&self, key: &str) -> Result<(), CloudError> {
+        self.core.host.cloud.remove_device(key).await
+    }
+
     /// This device's cloud server and when it last wrote the app's backup (ms); none when no
     /// cloud is set up. Read from the device, with no request.
     pub fn cloud_kept(&self) -> Option<(String, Option<i64>)> {

@@ -42,6 +42,8 @@ pub struct Record {
 pub struct Device {
     pub key: Vec<u8>,
     pub added_at: i64,
+    /// What the device said it is at setup or join: "android", "ios", "terminal", or empty.
+    pub kind: String,
 }
 
 /// A write of one record: the version it makes (the current one plus one) and the value, or
@@ -81,19 +83,32 @@ pub trait Storage: Send + Sync {
         &self,
         account: &str,
         device: &[u8],
+        kind: &str,
         recovery_key: &[u8],
         now: i64,
     ) -> Result<bool, StorageError>;
     async fn account_of_device(&self, device: &[u8]) -> Result<Option<String>, StorageError>;
     async fn account_of_recovery_key(&self, key: &[u8]) -> Result<Option<String>, StorageError>;
-    /// False when the device already belongs to another account.
+    /// False when the device already belongs to another account. A device removed before
+    /// joins again (it is off the removed list after this).
     async fn add_device(
+        &self,
+        account: &str,
+        device: &[u8],
+        kind: &str,
+        now: i64,
+    ) -> Result<bool, StorageError>;
+    async fn devices(&self, account: &str) -> Result<Vec<Device>, StorageError>;
+    /// Takes `device` off `account` and keeps it on the removed list; false when it is not a
+    /// device of that account.
+    async fn remove_device(
         &self,
         account: &str,
         device: &[u8],
         now: i64,
     ) -> Result<bool, StorageError>;
-    async fn devices(&self, account: &str) -> Result<Vec<Device>, StorageError>;
+    /// Whether another device of its account removed `device` (and it has not joined since).
+    async fn was_removed(&self, device: &[u8]) -> Result<bool, StorageError>;
     async fn used_bytes(&self, account: &str) -> Result<i64, StorageError>;
     /// Records a request's nonce; false when the device used it before (a replay).
     async fn first_use_of_nonce(

@@ -11,7 +11,10 @@ use tokio_postgres::{Client, NoTls};
 use super::{Device, QUOTA_BYTES, Record, Storage, StorageError, Write, Written};
 
 /// The schema, one entry per version, applied in order; `harness_schema` counts them.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/postgres/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/postgres/0001_init.sql"),
+    include_str!("../../migrations/postgres/0002_device_removal.sql"),
+];
 
 /// Any number: the key of the advisory lock that keeps two replicas from migrating at once.
 const MIGRATION_LOCK: i64 = 0x0048_4152_4e45_5353;
@@ -101,6 +104,7 @@ impl Storage for Postgres {
         &self,
         account: &str,
         device: &[u8],
+        kind: &str,
         recovery_key: &[u8],
         now: i64,
     ) -> Result<bool, StorageError> {
@@ -117,13 +121,15 @@ impl Storage for Postgres {
         }
         let inserted = tx
             .execute(
-                "INSERT INTO devices (key, account, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                &[&device, &account, &now],
+                "INSERT INTO devices (key, account, added_at, kind) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                &[&device, &account, &now, &kind],
             )
             .await?;
         if inserted == 0 {
             return Ok(false);
         }
+        tx.execute("DELETE FROM removed_devices WHERE key = $1", &[&device])
+            .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -148,27 +154,34 @@ impl Storage for Postgres {
         &self,
         account: &str,
         device: &[u8],
+        kind: &str,
         now: i64,
     ) -> Result<bool, StorageError> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "INSERT INTO devices (key, account, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                &[&device, &account, &now],
-            )
-            .await?;
-        let owner: String = client
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.execute(
+            "INSERT INTO devices (key, account, added_at, kind) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            &[&device, &account, &now, &kind],
+        )
+        .await?;
+        let owner: String = tx
             .query_one("SELECT account FROM devices WHERE key = $1", &[&device])
             .await?
             .get(0);
-        Ok(owner == account)
+        if owner != account {
+            return Ok(false);
+        }
+        tx.execute("DELETE FROM removed_devices WHERE key = $1", &[&device])
+            .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     async fn devices(&self, account: &str) -> Result<Vec<Device>, StorageError> {
         let client = self.client().await?;
         let rows = client
             .query(
-                "SELECT key, added_at FROM devices WHERE account = $1 ORDER BY added_at, key",
+                "SELECT key, added_at, kind FROM devices WHERE account = $1 ORDER BY added_at, key",
                 &[&account],
             )
             .await?;
@@ -177,8 +190,47 @@ impl Storage for Postgres {
             .map(|row| Device {
                 key: row.get(0),
                 added_at: row.get(1),
+                kind: row.get(2),
             })
             .collect())
+    }
+
+    async fn remove_device(
+        &self,
+        account: &str,
+        device: &[u8],
+        now: i64,
+    ) -> Result<bool, StorageError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let removed = tx
+            .execute(
+                "DELETE FROM devices WHERE key = $1 AND account = $2",
+                &[&device, &account],
+            )
+            .await?;
+        if removed == 0 {
+            return Ok(false);
+        }
+        tx.execute(
+            "INSERT INTO removed_devices (key, account, removed_at) VALUES ($1, $2, $3)
+             ON CONFLICT (key) DO UPDATE SET account = $2, removed_at = $3",
+            &[&device, &account, &now],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn was_removed(&self, device: &[u8]) -> Result<bool, StorageError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT EXISTS(SELECT 1 FROM removed_devices WHERE key = $1)",
+                &[&device],
+            )
+            .await?;
+        Ok(row.get(0))
     }
 
     async fn used_bytes(&self, account: &str) -> Result<i64, StorageError> {

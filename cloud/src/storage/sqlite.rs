@@ -9,7 +9,10 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::{Device, QUOTA_BYTES, Record, Storage, StorageError, Write, Written};
 
 /// The schema, one entry per version, applied in order (`PRAGMA user_version` counts them).
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/sqlite/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/sqlite/0001_init.sql"),
+    include_str!("../../migrations/sqlite/0002_device_removal.sql"),
+];
 
 pub struct Sqlite {
     conn: Arc<Mutex<Connection>>,
@@ -61,11 +64,16 @@ impl Storage for Sqlite {
         &self,
         account: &str,
         device: &[u8],
+        kind: &str,
         recovery_key: &[u8],
         now: i64,
     ) -> Result<bool, StorageError> {
-        let (account, device, recovery_key) =
-            (account.to_owned(), device.to_vec(), recovery_key.to_vec());
+        let (account, device, kind, recovery_key) = (
+            account.to_owned(),
+            device.to_vec(),
+            kind.to_owned(),
+            recovery_key.to_vec(),
+        );
         self.with(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let taken: bool = tx.query_row(
@@ -82,9 +90,10 @@ impl Storage for Sqlite {
                 params![account, recovery_key, now],
             )?;
             tx.execute(
-                "INSERT INTO devices (key, account, added_at) VALUES (?1, ?2, ?3)",
-                params![device, account, now],
+                "INSERT INTO devices (key, account, added_at, kind) VALUES (?1, ?2, ?3, ?4)",
+                params![device, account, now, kind],
             )?;
+            tx.execute("DELETE FROM removed_devices WHERE key = ?1", [&device])?;
             tx.commit()?;
             Ok(true)
         })
@@ -121,9 +130,10 @@ impl Storage for Sqlite {
         &self,
         account: &str,
         device: &[u8],
+        kind: &str,
         now: i64,
     ) -> Result<bool, StorageError> {
-        let (account, device) = (account.to_owned(), device.to_vec());
+        let (account, device, kind) = (account.to_owned(), device.to_vec(), kind.to_owned());
         self.with(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let owner: Option<String> = tx
@@ -137,9 +147,10 @@ impl Storage for Sqlite {
                 Some(owner) => Ok(owner == account),
                 None => {
                     tx.execute(
-                        "INSERT INTO devices (key, account, added_at) VALUES (?1, ?2, ?3)",
-                        params![device, account, now],
+                        "INSERT INTO devices (key, account, added_at, kind) VALUES (?1, ?2, ?3, ?4)",
+                        params![device, account, now, kind],
                     )?;
+                    tx.execute("DELETE FROM removed_devices WHERE key = ?1", [&device])?;
                     tx.commit()?;
                     Ok(true)
                 }
@@ -152,15 +163,55 @@ impl Storage for Sqlite {
         let account = account.to_owned();
         self.with(move |conn| {
             let mut stmt = conn.prepare(
-                "SELECT key, added_at FROM devices WHERE account = ?1 ORDER BY added_at, key",
+                "SELECT key, added_at, kind FROM devices WHERE account = ?1 ORDER BY added_at, key",
             )?;
             stmt.query_map([account], |row| {
                 Ok(Device {
                     key: row.get(0)?,
                     added_at: row.get(1)?,
+                    kind: row.get(2)?,
                 })
             })?
             .collect()
+        })
+        .await
+    }
+
+    async fn remove_device(
+        &self,
+        account: &str,
+        device: &[u8],
+        now: i64,
+    ) -> Result<bool, StorageError> {
+        let (account, device) = (account.to_owned(), device.to_vec());
+        self.with(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let removed = tx.execute(
+                "DELETE FROM devices WHERE key = ?1 AND account = ?2",
+                params![device, account],
+            )?;
+            if removed == 0 {
+                return Ok(false);
+            }
+            tx.execute(
+                "INSERT INTO removed_devices (key, account, removed_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (key) DO UPDATE SET account = ?2, removed_at = ?3",
+                params![device, account, now],
+            )?;
+            tx.commit()?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn was_removed(&self, device: &[u8]) -> Result<bool, StorageError> {
+        let device = device.to_vec();
+        self.with(move |conn| {
+            conn.query_row(
+                "SELECT EXISTS(SELECT 1 FROM removed_devices WHERE key = ?1)",
+                [device],
+                |row| row.get(0),
+            )
         })
         .await
     }

@@ -57,6 +57,12 @@ pub enum CloudError {
     /// A request the caller should not have made (a bad code, a value too large, a bad name).
     #[error("{0}")]
     Invalid(String),
+    /// Another device of the account removed this one: the server refuses it, and this device
+    /// has forgotten the account (it joins again with the recovery code).
+    #[error(
+        "unavailable: this device was removed from its cloud account by another of the account's devices; join again with the recovery code (云端)"
+    )]
+    Removed,
 }
 
 impl CloudError {
@@ -64,7 +70,8 @@ impl CloudError {
     pub fn code(&self) -> Option<&'static str> {
         match self {
             Self::ConsentRequired(_) => Some("consent_required"),
-            Self::Unavailable(_) => Some("unavailable"),
+            // A plugin reads a removed device as a cloud it cannot reach.
+            Self::Unavailable(_) | Self::Removed => Some("unavailable"),
             Self::QuotaExceeded(_) => Some("quota_exceeded"),
             Self::Conflict { .. } => Some("conflict"),
             Self::Invalid(_) => None,
@@ -91,10 +98,33 @@ struct Config {
 pub struct CloudStatus {
     pub server: String,
     pub account: String,
-    pub devices: usize,
+    /// The account's devices, the order the server keeps (oldest first).
+    pub devices: Vec<CloudDevice>,
     pub used_bytes: i64,
     pub quota_bytes: i64,
 }
+
+/// One device of the account, as the server lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudDevice {
+    /// Its public key (base64url): what [`Cloud::remove_device`] names.
+    pub key: String,
+    /// What it said it is when it joined: "android", "ios", "terminal", or empty.
+    pub kind: String,
+    /// When it joined, seconds since the epoch.
+    pub added_at: i64,
+    /// This device.
+    pub this_device: bool,
+}
+
+/// What this device tells the server it is at setup or join (the 云端 screen's rows name it).
+pub const DEVICE_KIND: &str = if cfg!(target_os = "android") {
+    "android"
+} else if cfg!(target_os = "ios") {
+    "ios"
+} else {
+    "terminal"
+};
 
 /// One plugin's record as a plugin reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +174,7 @@ fn recovery_proof(key: &AccountKey, device: &SigningKey, timestamp: i64) -> Valu
     json!({
         "recovery_key": B64.encode(recovery.verifying_key().as_bytes()),
         "recovery_signature": B64.encode(recovery.sign(message.as_bytes()).to_bytes()),
+        "device_kind": DEVICE_KIND,
     })
 }
 
@@ -302,10 +333,28 @@ impl Cloud {
             .map_err(|e| unavailable(format!("the cloud at {server} cannot be reached: {e}")))?;
         let status = response.status().as_u16();
         let text = response.text().await.map_err(unavailable)?;
-        Ok((
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        ))
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        if status == 403 && body["code"] == "device_removed" {
+            self.forget()?;
+            return Err(CloudError::Removed);
+        }
+        Ok((status, body))
+    }
+
+    /// Forgets the account this device was removed from: `cloud.json` goes, so the device is
+    /// not set up and may join again. The keystore's keys stay until a setup or join replaces
+    /// them: a server's word never deletes a key.
+    fn forget(&self) -> Result<(), CloudError> {
+        if let Some(path) = &self.path {
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(unavailable(format!("{}: {e}", path.display())));
+                }
+                _ => {}
+            }
+        }
+        *crate::lock(&self.config) = None;
+        Ok(())
     }
 
     fn saved(
@@ -466,7 +515,7 @@ impl Cloud {
         let server = check_server(&server)?;
         self.refuse_if_set_up()?;
         let device = SigningKey::from_bytes(&random());
-        let body = json!({ "pairing_token": token });
+        let body = json!({ "pairing_token": token, "device_kind": DEVICE_KIND });
         let (status, body) = self
             .send(
                 &server,
@@ -509,13 +558,63 @@ impl Cloud {
         if status != 200 {
             return Err(refused(status, &body));
         }
+        let this = B64.encode(s.device.verifying_key().as_bytes());
+        let devices = body["devices"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|d| {
+                let key = d["key"].as_str()?.to_owned();
+                Some(CloudDevice {
+                    this_device: key == this,
+                    key,
+                    kind: d["kind"].as_str().unwrap_or_default().to_owned(),
+                    added_at: d["added_at"].as_i64().unwrap_or(0),
+                })
+            })
+            .collect();
         Ok(Some(CloudStatus {
             server: s.server,
             account: s.account,
-            devices: body["devices"].as_array().map_or(0, Vec::len),
+            devices,
             used_bytes: body["used_bytes"].as_i64().unwrap_or(0),
             quota_bytes: body["quota_bytes"].as_i64().unwrap_or(0),
         }))
+    }
+
+    /// Removes another device of the account (its key from [`CloudStatus::devices`]): the
+    /// server refuses that device's next request. This device is not removed here: it leaves
+    /// when another device removes it.
+    pub async fn remove_device(&self, key: &str) -> Result<(), CloudError> {
+        let s = self.session()?;
+        if key == B64.encode(s.device.verifying_key().as_bytes()) {
+            return Err(CloudError::Invalid(
+                "this device cannot remove itself: remove it on another device of the account (云端 → 移除)".into(),
+            ));
+        }
+        if B64.decode(key).map_or(true, |k| k.len() != 32) {
+            return Err(CloudError::Invalid(format!(
+                "{key:?} is not a device key of this account"
+            )));
+        }
+        let (status, body) = self
+            .send(
+                &s.server,
+                &s.device,
+                reqwest::Method::DELETE,
+                &format!("/v1/devices/{key}"),
+                None,
+                None,
+            )
+            .await?;
+        match status {
+            200 => Ok(()),
+            404 => Err(CloudError::Invalid(
+                "that device is no longer one of this account's: it was removed already".into(),
+            )),
+            _ => Err(refused(status, &body)),
+        }
     }
 
     fn record_path(s: &Session, plugin: &str, name: &str) -> String {

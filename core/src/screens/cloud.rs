@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use super::texts::{local_time, tr};
 use super::{Action, Button, ButtonRole, LabelValue};
-use crate::cloud::CloudError;
 use crate::cloud::backup::{self, Restored};
+use crate::cloud::{CloudDevice, CloudError};
 use crate::engine::Engine;
 use crate::settings::Language;
 
@@ -35,6 +35,10 @@ pub struct CloudScreen {
     pub address: String,
     /// The account's devices and the space it uses, once the server answered.
     pub devices: Option<LabelValue>,
+    /// Each device of the account, oldest first: this one marked 本机, each other with 移除.
+    pub device_rows: Vec<CloudDeviceRow>,
+    /// How this device leaves the account (it is not removed from itself); with the rows.
+    pub leave_note: Option<String>,
     pub space: Option<LabelValue>,
     /// The recovery code, shown once: on the first read after setup, never again.
     pub recovery_code: Option<String>,
@@ -56,6 +60,21 @@ pub struct CloudScreen {
     pub restore: Option<Button>,
     /// What the last restore on this screen did and left for the student, in words.
     pub restored: Vec<String>,
+}
+
+/// One device of the account on the 云端 screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct CloudDeviceRow {
+    /// What kind of device it is, in words (Android 手机, iPhone, 电脑上的 harness 命令行).
+    pub name: String,
+    /// When it joined the account, local time, with its label.
+    pub joined: LabelValue,
+    pub this_device: bool,
+    /// "本机" on this device's row.
+    pub this_label: Option<String>,
+    /// 移除 (`Action::CloudRemoveDevice`): on every row but this device's.
+    pub remove: Option<Button>,
 }
 
 /// What the screen keeps between taps: the code to show once, and the last restore's words.
@@ -83,6 +102,15 @@ pub(super) async fn build(
             .to_owned(),
         ),
         (Some(_), Ok(_)) => (CloudState::SetUp, tr(lang, "已设置", "Set up").to_owned()),
+        (Some(_), Err(CloudError::Removed)) => (
+            CloudState::NotSetUp,
+            tr(
+                lang,
+                "这台设备已被这个账户的另一台设备移除：要再用云端，请输入恢复码重新加入",
+                "Another device of the account removed this one: to use the cloud again, join with the recovery code",
+            )
+            .to_owned(),
+        ),
         (Some(_), Err(e)) => (
             CloudState::Unreachable,
             format!(
@@ -97,7 +125,7 @@ pub(super) async fn build(
         (d.code.take(), d.restored.clone())
     };
     let backup_on = engine.consent().cloud_backup;
-    let set_up = kept.is_some();
+    let set_up = state != CloudState::NotSetUp;
     let zone = engine.settings().time_zone;
     let when = kept.as_ref().and_then(|(_, at)| *at).map_or_else(
         || tr(lang, "从未", "Never").to_owned(),
@@ -113,9 +141,21 @@ pub(super) async fn build(
         devices: account.as_ref().map(|a| LabelValue {
             label: tr(lang, "这个账户的设备", "This account's devices").into(),
             value: match lang {
-                Language::Zh => format!("{} 台", a.devices),
-                Language::En => format!("{}", a.devices),
+                Language::Zh => format!("{} 台", a.devices.len()),
+                Language::En => format!("{}", a.devices.len()),
             },
+        }),
+        device_rows: account
+            .as_ref()
+            .map(|a| a.devices.iter().map(|d| device_row(lang, &zone, d)).collect())
+            .unwrap_or_default(),
+        leave_note: account.as_ref().map(|_| {
+            tr(
+                lang,
+                "本机不能在这里移除自己：要让这台设备退出，请在这个账户的另一台设备上点它的「移除」。",
+                "This device cannot remove itself here: to take it out of the account, tap Remove on its row on another device of the account.",
+            )
+            .to_owned()
         }),
         space: account.as_ref().map(|a| LabelValue {
             label: tr(lang, "已用空间", "Space used").into(),
@@ -148,6 +188,40 @@ pub(super) async fn build(
             Button::new(tr(lang, "从云端恢复", "Restore from the cloud").into(), ButtonRole::Normal, Action::CloudRestore)
         }),
         restored,
+    }
+}
+
+/// A device's row: its kind in words, when it joined, 本机 or 移除.
+fn device_row(lang: Language, zone: &str, d: &CloudDevice) -> CloudDeviceRow {
+    let name = match d.kind.as_str() {
+        "android" => tr(lang, "Android 手机", "Android phone"),
+        "ios" => tr(lang, "iPhone", "iPhone"),
+        "terminal" => tr(
+            lang,
+            "电脑上的 harness 命令行",
+            "The harness command line on a computer",
+        ),
+        _ => tr(lang, "设备", "Device"),
+    };
+    CloudDeviceRow {
+        name: name.to_owned(),
+        joined: LabelValue {
+            label: tr(lang, "加入时间", "Joined").into(),
+            value: local_time(zone, d.added_at.saturating_mul(1000)),
+        },
+        this_device: d.this_device,
+        this_label: d
+            .this_device
+            .then(|| tr(lang, "本机", "This device").to_owned()),
+        remove: (!d.this_device).then(|| {
+            Button::new(
+                tr(lang, "移除", "Remove").into(),
+                ButtonRole::Destructive,
+                Action::CloudRemoveDevice {
+                    device: d.key.clone(),
+                },
+            )
+        }),
     }
 }
 

@@ -47,7 +47,7 @@ pub use campus::{
     SignedIn,
 };
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
-pub use cloud::{CloudScreen, CloudState};
+pub use cloud::{CloudDeviceRow, CloudScreen, CloudState};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, ProviderRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
@@ -339,6 +339,10 @@ pub enum Action {
     CloudBackupNow,
     /// Bring this account's backup to this device; the screen says what it left pending.
     CloudRestore,
+    /// Remove another device (its key, from the 云端 screen's row) from the cloud account.
+    CloudRemoveDevice {
+        device: String,
+    },
     /// Ask the system for a permission (its dialog), from the user's tap (seed 000).
     RequestPermission {
         permission: Permission,
@@ -904,6 +908,11 @@ impl Screens {
                     .await
                     .map_err(|err| EngineError::Invalid(err.to_string()))?;
                 cloud::keep_restored(&self.cloud, self.language(), &restored);
+            }
+            Action::CloudRemoveDevice { device } => {
+                e.cloud_remove_device(&device)
+                    .await
+                    .map_err(|err| EngineError::Invalid(err.to_string()))?;
             }
             Action::RequestPermission { permission } => {
                 e.request_permission(permission, crate::policy::Actor::User)
