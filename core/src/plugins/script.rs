@@ -914,8 +914,20 @@ fn log_line(mut line: String) -> String {
 /// its services. Everything the script reaches is here.
 const PRELUDE: &str = include_str!("script_prelude.js");
 
-/// The SDK and zod, which every bundle imports (sdk/src/runtime.ts, built by sdk/build.mjs).
-const SDK_RUNTIME: &str = include_str!("../../../sdk/runtime.js");
+/// The SDK and zod, which every bundle imports (sdk/src/runtime.ts, built by sdk/build.mjs),
+/// stored deflated by build.rs: a fifth of its size in the library (docs/size.md).
+const SDK_RUNTIME_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/runtime.js.deflate"));
+
+/// The SDK runtime's text, inflated from [`SDK_RUNTIME_DEFLATED`]: once per process, by the
+/// runtime that compiles it to bytecode.
+fn sdk_runtime() -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::DeflateDecoder::new(SDK_RUNTIME_DEFLATED)
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| unreachable!("build.rs deflated sdk/runtime.js, UTF-8: {e}"));
+    text
+}
 
 /// How many plugin runtimes this process has made ([`runtimes_made`]).
 static RUNTIMES_MADE: AtomicU64 = AtomicU64::new(0);
@@ -926,7 +938,7 @@ pub fn runtimes_made() -> u64 {
     RUNTIMES_MADE.load(Ordering::Relaxed)
 }
 
-/// [`SDK_RUNTIME`] compiled to QuickJS bytecode by the first runtime of the process: parsing
+/// The SDK runtime ([`sdk_runtime`]) compiled to QuickJS bytecode by the first runtime of the process: parsing
 /// it is most of what making a runtime costs, loading its bytecode a tenth of that.
 static SDK_BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
 
@@ -935,12 +947,12 @@ static SDK_BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
 fn load_sdk<'js>(cx: &Ctx<'js>) -> rquickjs::Result<()> {
     let module = match SDK_BYTECODE.get() {
         // SAFETY: the bytes were written by this same QuickJS, in this process, from the
-        // compiled-in SDK_RUNTIME (below): they are the bytecode JS_ReadObject expects, never
+        // compiled-in SDK runtime (below): they are the bytecode JS_ReadObject expects, never
         // input from outside.
         Some(bytes) => unsafe { rquickjs::Module::load(cx.clone(), bytes)? },
         None => {
             let module =
-                rquickjs::Module::declare(cx.clone(), "@pku-harness/runtime", SDK_RUNTIME)?;
+                rquickjs::Module::declare(cx.clone(), "@pku-harness/runtime", sdk_runtime())?;
             // Without the source text, which the bytecode would otherwise carry whole (a
             // third of the size, and of each runtime's memory); line numbers stay.
             let bytes = module.write(rquickjs::WriteOptions {
@@ -1122,6 +1134,20 @@ impl Instance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stored_sdk_runtime_inflates_to_sdk_runtime_js_and_is_a_fraction_of_it() {
+        // docs/size.md: the SDK runtime ships deflated; what a runtime compiles is the file.
+        let file =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk/runtime.js"))
+                .unwrap();
+        assert_eq!(sdk_runtime(), file);
+        assert!(
+            SDK_RUNTIME_DEFLATED.len() * 3 < file.len(),
+            "{}",
+            SDK_RUNTIME_DEFLATED.len()
+        );
+    }
 
     #[test]
     fn the_shipped_bundles_load() {
