@@ -6,7 +6,8 @@
 # unstripped one stays for uniffi-bindgen), prints both sizes and the ten largest parts of the
 # aarch64 library (scripts/lib/size_table.py: symbols attributed to crates), and fails when the
 # stripped aarch64 library is over the budget. `--write-doc` also rewrites the full table in
-# docs/size.md. Slow on two cores (LTO); not part of the default tests.
+# docs/size.md; `--aarch64-only` skips the host build (one whole LTO build less: the host
+# library is not shipped). Slow on two cores (LTO); not part of the default tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/host-tools.sh
@@ -23,14 +24,27 @@ GOAL_BYTES=$((6 * 1024 * 1024))
 
 require_command cargo "install Rust with rustup (https://rustup.rs)"
 require_command rustup "install Rust with rustup (https://rustup.rs)"
-ensure_debian_packages gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu lld
+# libc6-dev-arm64-cross: the aarch64 C headers ring's and SQLite's C code compile against.
+ensure_debian_packages gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross lld
 rustup target list --installed | grep -qx aarch64-unknown-linux-gnu || rustup target add aarch64-unknown-linux-gnu
+
+write_doc=0
+host_build=1
+for arg in "$@"; do
+  case "$arg" in
+    --write-doc) write_doc=1 ;;
+    --aarch64-only) host_build=0 ;;
+    *) echo "usage: $0 [--write-doc] [--aarch64-only]" >&2; exit 2 ;;
+  esac
+done
 
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
 host="$(rustc -vV | sed -n 's/^host: //p')"
 
-echo "building the release cdylib for $host"
-cargo rustc --quiet --locked --release -p harness-ffi --lib --crate-type cdylib
+if [ "$host_build" = 1 ]; then
+  echo "building the release cdylib for $host"
+  cargo rustc --quiet --locked --release -p harness-ffi --lib --crate-type cdylib
+fi
 echo "building the release cdylib for aarch64-unknown-linux-gnu, linked as for Android"
 source scripts/lib/android-link.sh
 # gcc drives the link (it knows the cross sysroot); `ld` in a directory given with -B makes it
@@ -42,7 +56,7 @@ ln -sf "$(command -v ld.lld)" "$lld_dir/ld"
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
 CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
   cargo rustc --quiet --locked --release -p harness-ffi --lib --crate-type cdylib --target aarch64-unknown-linux-gnu \
-  -- $ANDROID_LINK_RUSTFLAGS -C link-arg=-B"$lld_dir"
+  -- $ANDROID_RELEASE_LINK_RUSTFLAGS -C link-arg=-B"$lld_dir"
 
 out="$target_dir/size"
 mkdir -p "$out"
@@ -62,12 +76,14 @@ report() { # name unstripped strip-tool [budget]
     over=1
   fi
 }
-report "$host" "$target_dir/release/libharness_ffi.so" strip
+if [ "$host_build" = 1 ]; then
+  report "$host" "$target_dir/release/libharness_ffi.so" strip
+fi
 report aarch64-unknown-linux-gnu "$target_dir/aarch64-unknown-linux-gnu/release/libharness_ffi.so" aarch64-linux-gnu-strip budget
 aarch64_dir="$target_dir/aarch64-unknown-linux-gnu/release"
 echo "the ten largest parts of the aarch64 library:"
 python3 scripts/lib/size_table.py "$aarch64_dir/libharness_ffi.so" "$out/aarch64-unknown-linux-gnu-libharness_ffi.so" "$aarch64_dir/build" 10
-if [ "${1:-}" = "--write-doc" ]; then
+if [ "$write_doc" = 1 ]; then
   python3 scripts/lib/size_table.py "$aarch64_dir/libharness_ffi.so" "$out/aarch64-unknown-linux-gnu-libharness_ffi.so" "$aarch64_dir/build" \
     > "$target_dir/size/table.md"
   python3 - "$target_dir/size/table.md" <<'PY'

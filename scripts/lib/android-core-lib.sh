@@ -35,13 +35,15 @@ build_core_libraries() {
   shift
   CORE_LIB_HOW="" CORE_LIB_MISSING=""
   local target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+  local link_flags="$ANDROID_LINK_RUSTFLAGS"
+  [ "$CORE_PROFILE" = release ] && link_flags="$ANDROID_RELEASE_LINK_RUSTFLAGS"
   if [ -n "${ANDROID_NDK_HOME:-}" ]; then
     command -v cargo-ndk >/dev/null 2>&1 || { CORE_LIB_MISSING="ANDROID_NDK_HOME is set but cargo-ndk is not installed (cargo install cargo-ndk)"; return 0; }
     local abi targets=()
     for abi in "$@"; do
       rustup target add "$(abi_triple "$abi")" >/dev/null
       targets+=(-t "$abi")
-      export "CARGO_TARGET_$(abi_triple "$abi" | tr 'a-z-' 'A-Z_')_RUSTFLAGS=$ANDROID_LINK_RUSTFLAGS"
+      export "CARGO_TARGET_$(abi_triple "$abi" | tr 'a-z-' 'A-Z_')_RUSTFLAGS=$link_flags"
     done
     cargo ndk --platform "$ANDROID_API" "${targets[@]}" -o "$out" build --locked --profile "$CORE_PROFILE" -p harness-ffi --lib
     CORE_LIB_HOW="the Android NDK ($ANDROID_NDK_HOME) through cargo-ndk"
@@ -104,7 +106,7 @@ build_ndkless() {
   env_triple="$(tr 'a-z-' 'A-Z_' <<<"$triple")"
   local log="$work/cargo.log"
   if ! env "CARGO_TARGET_${env_triple}_LINKER=$PWD/scripts/lib/ndkless-link.sh" \
-    "CARGO_TARGET_${env_triple}_RUSTFLAGS=$ANDROID_LINK_RUSTFLAGS" \
+    "CARGO_TARGET_${env_triple}_RUSTFLAGS=$link_flags" \
     "CC_${triple//-/_}=clang" "CFLAGS_${triple//-/_}=$cflags" "AR_${triple//-/_}=ar" \
     "BINDGEN_EXTRA_CLANG_ARGS_${triple//-/_}=$bindgen_args" \
     NDKLESS_DIR="$work" NDKLESS_TARGET="$triple$ANDROID_API" \
