@@ -53,6 +53,7 @@ impl From<EngineError> for HarnessError {
             | EngineError::Settings(_)
             | EngineError::Consent(_)
             | EngineError::Bundled(_)
+            | EngineError::Required(_)
             | EngineError::MemoryNotPending { .. }
             | EngineError::Agent(_)
             | EngineError::Unset(_)

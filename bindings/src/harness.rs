@@ -674,6 +674,19 @@ impl Harness {
             .await??)
     }
 
+    /// A data source no declared screen shows (`Acted::OpenDataSource`), read through its
+    /// cache: a plugin screen of one section, drawn by the same renderer.
+    pub async fn source_screen(
+        &self,
+        plugin: String,
+        source: String,
+    ) -> Result<PluginScreen, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.source_screen(&plugin, &source).await })
+            .await??)
+    }
+
     /// 云端: PKU harness Cloud on this device, the account as its server answers now (its
     /// recovery code once, right after `Action::CloudSetup`); the shell renders it only.
     pub async fn cloud_screen(&self) -> Result<CloudScreen, HarnessError> {
@@ -683,7 +696,8 @@ impl Harness {
             .await?)
     }
 
-    /// Today: a tile per default data source with its age, read through the cache by its TTL.
+    /// Today: a tile per data source the student chose (`today.tiles`) with its age, read
+    /// through the cache by its TTL, and what its edit mode may add.
     pub async fn today_screen(&self) -> Result<TodayScreen, HarnessError> {
         let screens = self.screens()?;
         Ok(runtime()?

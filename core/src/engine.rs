@@ -1618,6 +1618,31 @@ impl SettingsControl for Core {
             Change::CampusHosts(hosts) => app(&|s| s.campus.hosts = hosts.clone()),
             Change::SemesterStart(date) => app(&|s| s.campus.semester_start = date.clone()),
             Change::OfficialHost(host) => app(&|s| s.official_host = host.clone()),
+            Change::TodayTiles(tiles) => {
+                let offered: Vec<String> = self.plugins.read(|state| {
+                    state
+                        .registry
+                        .plugins()
+                        .filter(|p| state.installed.contains_key(&p.id))
+                        .flat_map(|p| p.data_sources.iter().map(|d| format!("{}.{}", p.id, d.key)))
+                        .collect()
+                });
+                // A tile kept whose plugin is gone stays (Today says so, and offers its
+                // removal); only a tile added must name a data source a plugin offers.
+                let kept = self.settings.get().today.tiles;
+                let added = |t: &&String| !kept.contains(t);
+                if let Some(unknown) = tiles.iter().filter(added).find(|t| !offered.contains(t)) {
+                    return Err(SettingsError::new(
+                        "today.tiles",
+                        format!(
+                            "\"{unknown}\" is no installed plugin's data source; use one of {}",
+                            offered.join(", ")
+                        ),
+                    )
+                    .into());
+                }
+                app(&|s| s.today.tiles = tiles.clone())
+            }
         }
     }
 }

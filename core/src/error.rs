@@ -26,6 +26,9 @@ pub enum EngineError {
     NoSuchPlugin(String),
     #[error("plugin \"{0}\" ships with the app and cannot be removed; turn it off instead")]
     Bundled(String),
+    /// One of the core's own plugins the app needs (`builtin::REQUIRED`): it stays on.
+    #[error("plugin \"{0}\" is part of the app and cannot be turned off")]
+    Required(String),
     #[error("plugin link {link}: {message}")]
     Link { link: String, message: String },
     /// A remote (MCP) server that could not be added or listed; every message names its URL.

@@ -143,6 +143,12 @@ pub struct InstalledPlugins {
     load_errors: Mutex<Vec<String>>,
 }
 
+/// The core's own plugins the app cannot do without, so none of them can be turned off: the
+/// settings plugin is how the assistant opens the screens only the student's hands complete
+/// (the campus sign-in, an API key, a permission), and campus time is read through `time` by
+/// the other plugins (`Services::resolve_time`). The others may be turned off safely.
+pub const REQUIRED: [&str; 2] = ["settings", "time"];
+
 /// Bundled plugins earlier versions of the app installed and this one does not: the sample
 /// `wallet`, a fixed balance whose "recharge" moved nothing (the campus card is reached through
 /// the campus client now). A data directory that has one loses it at open — unless the catalog
@@ -805,6 +811,9 @@ impl InstalledPlugins {
         let mut state = self.state();
         if !state.installed.contains_key(plugin) {
             return Err(EngineError::NoSuchPlugin(plugin.to_owned()));
+        }
+        if !enabled && REQUIRED.contains(&plugin) {
+            return Err(EngineError::Required(plugin.to_owned()));
         }
         self.store
             .write(|tx| rows::set_enabled(tx, plugin, enabled))?;

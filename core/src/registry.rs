@@ -337,6 +337,30 @@ pub struct SectionManifest {
     /// What an empty list or table says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub empty: Option<FieldLabel>,
+    /// A list's or table's item tap: the screen it opens, given the item's values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opens: Option<OpensManifest>,
+}
+
+/// The screen an item of a list or table opens (a feed's post opens the post's screen): that
+/// screen's form of a read tool is given `args`, each the tool's input named by the item's
+/// field, as if the student had typed it there. A screen some item opens is reached from its
+/// items only: a plugin's page lists the others.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpensManifest {
+    pub screen: String,
+    /// The read tool's input → the item's field that gives it.
+    pub args: BTreeMap<String, String>,
+}
+
+impl ScreenManifest {
+    /// The form whose read tool an item's tap fills (see [`OpensManifest`]).
+    pub fn item_form(&self) -> Option<&SectionManifest> {
+        self.sections
+            .iter()
+            .find(|s| s.show == SectionShow::Form && s.tool.is_some())
+    }
 }
 
 /// A loaded tool. Everything the decision needs is a plain field.
@@ -1093,9 +1117,58 @@ fn check_screens(
                     "a list or table names the result's array field it shows",
                 ));
             }
+            if let Some(opens) = &section.opens {
+                check_opens(screens, tools, opens, lists)
+                    .map_err(|message| LoadError::new(id, at("opens"), message))?;
+            }
         }
     }
     Ok(())
+}
+
+/// An item's tap: only a list's or table's, to another declared screen whose first form
+/// reads, with inputs that tool takes.
+fn check_opens(
+    screens: &[ScreenManifest],
+    tools: &[Arc<Tool>],
+    opens: &OpensManifest,
+    lists: bool,
+) -> Result<(), String> {
+    if !lists {
+        return Err("only a list's or table's items open a screen".into());
+    }
+    let target = screens
+        .iter()
+        .find(|s| s.id == opens.screen)
+        .ok_or_else(|| {
+            format!(
+                "names \"{}\", which is not a screen of this plugin",
+                opens.screen
+            )
+        })?;
+    let tool = target
+        .item_form()
+        .and_then(|f| {
+            tools
+                .iter()
+                .find(|t| Some(t.name.as_str()) == f.tool.as_deref())
+        })
+        .filter(|t| t.effect == Effect::Read)
+        .ok_or_else(|| {
+            format!(
+                "screen \"{}\" has no form of a read tool for the item's values to fill",
+                opens.screen
+            )
+        })?;
+    let takes = &tool.input.source()["properties"];
+    match opens.args.keys().find(|k| takes.get(k.as_str()).is_none()) {
+        Some(k) => Err(format!(
+            "gives \"{k}\", which is not an input of tool \"{}\"",
+            tool.name
+        )),
+        None if opens.args.is_empty() => Err("gives the screen no input: name one in args".into()),
+        None => Ok(()),
+    }
 }
 
 /// The plugin-level checks of a tool's declared request: a document may declare one (not a

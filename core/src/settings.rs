@@ -122,6 +122,50 @@ pub struct Settings {
     pub public: PublicSettings,
     /// How long an ask waits for the student (`approvals.timeoutMinutes`).
     pub approvals: ApprovalSettings,
+    /// What Today shows (`today.tiles`).
+    pub today: TodaySettings,
+}
+
+/// Today's tiles, in the order shown: each a plugin's data source as `plugin.source`
+/// (`today.tiles`). The student adds, removes and reorders them from Today's edit mode.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TodaySettings {
+    pub tiles: Vec<String>,
+}
+
+/// Today's tiles until the student chooses (issue 36): the card's balance, the canteens'
+/// crowding, the newest notices, the Treehole posts the student follows.
+pub const TODAY_DEFAULT: [&str; 4] = [
+    "wallet.balance",
+    "canteen.crowd",
+    "notices.latest",
+    "treehole.following",
+];
+
+/// The most tiles Today holds.
+pub const TODAY_TILES: usize = 12;
+
+impl Default for TodaySettings {
+    fn default() -> Self {
+        Self {
+            tiles: TODAY_DEFAULT.iter().map(|t| (*t).to_owned()).collect(),
+        }
+    }
+}
+
+/// A Today tile's `plugin.source`, split; none when it is not one.
+pub fn today_tile(tile: &str) -> Option<(&str, &str)> {
+    let (plugin, source) = tile.split_once('.')?;
+    let plugin_ok = !plugin.is_empty()
+        && plugin
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let source_ok = !source.is_empty()
+        && source
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (plugin_ok && source_ok).then_some((plugin, source))
 }
 
 /// A public call the student allowed or tapped waits `undo_seconds` with a visible 撤销 before
@@ -217,6 +261,7 @@ impl Default for Settings {
             money: MoneyLimits::default(),
             public: PublicSettings::default(),
             approvals: ApprovalSettings::default(),
+            today: TodaySettings::default(),
         }
     }
 }
@@ -404,6 +449,9 @@ pub enum Change {
     SemesterStart(String),
     /// The host official plugin documents are installed from (`plugins.officialHost`).
     OfficialHost(String),
+    /// Today's tiles (`today.tiles`), replaced whole, each `plugin.source`; that each names a
+    /// plugin's data source is checked by the engine, which knows the plugins.
+    TodayTiles(Vec<String>),
 }
 
 /// A change that cannot be made, naming the key.
@@ -424,7 +472,7 @@ impl SettingsError {
 }
 
 /// The keys the agent may change, for the tool's description and the error that lists them.
-pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, model.contextTokens, model.monthlyCapYuan, model.priceYuanPerMillion, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, public.undoSeconds, approvals.timeoutMinutes, campus.hosts, campus.semesterStart, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
+pub const KEYS: &str = "appearance, language, timeZone, model.name, model.endpoint, model.temperature, model.maxTokens, model.contextTokens, model.monthlyCapYuan, model.priceYuanPerMillion, agent.maxModelRequests, agent.maxToolCalls, agent.maxTokensPerTurn, money.perPaymentYuan, money.perDayYuan, public.undoSeconds, approvals.timeoutMinutes, campus.hosts, campus.semesterStart, today.tiles, plugins.officialHost, plugins.<id>.enabled, plugins.<id>.modes.<effect>, plugins.<id>.preferences, rules";
 
 /// Checks that `text` is a bare host name — what the campus list and the official host hold,
 /// and what the network gate compares a URL's host with — and returns it lowercased. A scheme,
@@ -662,6 +710,36 @@ pub fn parse_change(key: &str, value: &Value) -> Result<Change, SettingsError> {
                 hosts.push(host);
             }
             Ok(Change::CampusHosts(hosts))
+        }
+        "today.tiles" => {
+            let list = value.as_array().ok_or_else(|| {
+                fail(format!(
+                    "expected a JSON array of data sources (\"wallet.balance\"), got {value}"
+                ))
+            })?;
+            if list.len() > TODAY_TILES {
+                return Err(fail(format!(
+                    "{} tiles; Today holds at most {TODAY_TILES}",
+                    list.len()
+                )));
+            }
+            let mut tiles: Vec<String> = Vec::with_capacity(list.len());
+            for (i, item) in list.iter().enumerate() {
+                let tile = item
+                    .as_str()
+                    .filter(|t| today_tile(t).is_some())
+                    .ok_or_else(|| {
+                        fail(format!(
+                            "item {i}: expected a plugin's data source as plugin.source \
+                             (\"wallet.balance\"), got {item}"
+                        ))
+                    })?;
+                if tiles.iter().any(|t| t == tile) {
+                    return Err(fail(format!("item {i}: \"{tile}\" is listed twice")));
+                }
+                tiles.push(tile.to_owned());
+            }
+            Ok(Change::TodayTiles(tiles))
         }
         "campus.semesterStart" => crate::campus_time::parse_semester_start(text()?)
             .map(|date| Change::SemesterStart(date.to_string()))

@@ -921,27 +921,29 @@ async fn the_plugin_list_says_what_each_shipped_plugin_is_for_in_the_students_la
 }
 
 #[tokio::test]
-async fn the_catalogue_lists_what_comes_with_the_app_apart_with_a_switch_each() {
+async fn the_card_is_first_of_the_campus_plugins_with_a_switch() {
     let w = world(false).await;
     let screens = Screens::new(w.engine.clone(), Live::new());
     w.engine.campus().sign_out().unwrap();
     let list = screens.plugins();
     let titles: Vec<_> = list.groups.iter().map(|g| g.title.as_str()).collect();
-    // Nothing was added: the one group is the app's own.
-    assert_eq!(titles, ["随应用提供"]);
+    // Nothing was added: the campus plugins, then the app's own.
+    assert_eq!(titles, ["校园", "系统"]);
     assert!(list.rows().all(|r| r.kind == PluginKind::Bundled));
-    let wallet = list.rows().find(|r| r.id == "wallet").unwrap().clone();
-    assert!(wallet.enabled);
+    let wallet = list.groups[0].plugins[0].clone();
     assert_eq!(
-        wallet.toggle,
-        Action::SetEnabled {
-            plugin: "wallet".into(),
-            enabled: false
-        }
+        (wallet.id.as_str(), wallet.kind_label.as_str()),
+        ("wallet", "校园")
     );
-    screens.act(wallet.toggle).await.unwrap();
-    let off = screens.plugins();
-    let wallet = off.rows().find(|r| r.id == "wallet").unwrap();
+    assert!(wallet.enabled);
+    let off = Action::SetEnabled {
+        plugin: "wallet".into(),
+        enabled: false,
+    };
+    assert_eq!((wallet.toggle.clone(), wallet.fixed), (Some(off), None));
+    screens.act(wallet.toggle.unwrap()).await.unwrap();
+    let list = screens.plugins();
+    let wallet = list.rows().find(|r| r.id == "wallet").unwrap();
     // Off: it says so, and a plugin that is off is offered no sign-in.
     assert_eq!(
         (
@@ -953,15 +955,15 @@ async fn the_catalogue_lists_what_comes_with_the_app_apart_with_a_switch_each() 
     );
     assert_eq!(
         wallet.toggle,
-        Action::SetEnabled {
+        Some(Action::SetEnabled {
             plugin: "wallet".into(),
             enabled: true
-        }
+        })
     );
     w.engine
         .change_setting(Change::Language(Language::En))
         .unwrap();
-    assert_eq!(screens.plugins().groups[0].title, "Comes with the app");
+    assert_eq!(screens.plugins().groups[0].title, "Campus");
 }
 
 /// The strings of a screen model's fields whose name says a student reads them (a label, a

@@ -1118,8 +1118,9 @@ async fn the_plugins_screen_adds_a_remote_server_with_its_token_in_the_keystore_
     );
     // The server is under what the student added, apart from what comes with the app.
     let list = screens.plugins();
-    let added = list.groups.last().unwrap();
-    assert_eq!(added.title, "你添加的");
+    let groups: Vec<&str> = list.groups.iter().map(|g| g.title.as_str()).collect();
+    assert_eq!(groups, ["你添加的", "系统"]);
+    let added = &list.groups[0];
     let row = added.plugins.iter().find(|p| p.id == "mcp-lab").unwrap();
     assert_eq!(row.title, "lab");
     // Its tools' descriptions are the server's words, and marked as such.

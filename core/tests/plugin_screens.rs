@@ -232,6 +232,7 @@ async fn signed_out_the_card_screen_asks_to_sign_in_and_the_canteens_still_show(
         [
             SectionState::SignInRequired,
             SectionState::Ready,
+            SectionState::SignInRequired,
             SectionState::SignInRequired
         ]
     );
@@ -259,9 +260,12 @@ async fn today_shows_the_default_tiles_with_their_age_from_the_cache() {
         [
             ("wallet", "balance", SectionState::Ready),
             ("canteen", "crowd", SectionState::Ready),
-            ("notices", "latest", SectionState::Ready)
+            ("notices", "latest", SectionState::Ready),
+            ("treehole", "following", SectionState::Empty)
         ]
     );
+    // Nothing followed yet: the tile says it as Treehole's own screen does.
+    assert_eq!(today.tiles[3].message.as_deref(), Some("还没有关注的树洞"));
     assert_eq!(today.tiles[0].lines[0], lv("余额（元）", "42.5"));
     assert_eq!(today.tiles[1].lines[0], lv("燕南食堂", "18 · 105 · 600"));
     assert_eq!(today.tiles[0].age.as_deref(), Some("刚刚更新"));
@@ -427,9 +431,11 @@ async fn the_notices_screen_lists_the_newest_and_today_shows_them_with_their_age
 async fn treehole_before_its_check_asks_for_it_and_after_it_shows_the_newest_posts() {
     let w = world(Language::Zh, true).await;
     let before = w.screens.plugin_screen("treehole", "feed").await.unwrap();
-    assert_eq!(before.sections[0].state, SectionState::VerificationRequired);
+    // Nothing followed yet: the followed posts need no read of Treehole.
+    assert_eq!(before.sections[0].state, SectionState::Empty);
+    assert_eq!(before.sections[1].state, SectionState::VerificationRequired);
     assert_eq!(
-        before.sections[0].button.as_ref().map(|b| b.action.clone()),
+        before.sections[1].button.as_ref().map(|b| b.action.clone()),
         Some(Action::Open {
             route: Route::TreeholeCheck
         })
@@ -438,7 +444,7 @@ async fn treehole_before_its_check_asks_for_it_and_after_it_shows_the_newest_pos
     engine.campus().treehole_send_code().await.unwrap();
     engine.campus().treehole_verify(SMS_CODE).await.unwrap();
     let after = w.screens.plugin_screen("treehole", "feed").await.unwrap();
-    let feed = &after.sections[0];
+    let feed = &after.sections[1];
     assert_eq!(feed.state, SectionState::Ready, "{feed:?}");
     assert_eq!(feed.columns, ["洞号", "时间", "内容", "回复数"]);
     assert!(!feed.rows.is_empty());

@@ -406,6 +406,9 @@ const following = defineTool({
   },
 });
 
+// A post in a list opens its thread: the thread screen's form reads that pid.
+const OPENS_POST = { screen: 'thread', args: { pid: 'pid' } };
+
 export default definePlugin({
   id: 'treehole',
   title: '树洞',
@@ -444,6 +447,21 @@ export default definePlugin({
       sections: [
         {
           show: 'list',
+          title: { zh: '关注', en: 'Following' },
+          source: 'following',
+          items: 'posts',
+          fields: ['pid', 'text', 'replyCount', 'newestReply'],
+          labels: {
+            pid: { zh: '洞号', en: 'Post' },
+            text: { zh: '内容', en: 'Text' },
+            replyCount: { zh: '回复数', en: 'Replies' },
+            newestReply: { zh: '最新回复', en: 'Newest reply' },
+          },
+          empty: { zh: '还没有关注的树洞', en: 'No followed posts yet' },
+          opens: OPENS_POST,
+        },
+        {
+          show: 'list',
           title: { zh: '最新', en: 'Newest' },
           tool: 'feed',
           items: 'posts',
@@ -455,6 +473,7 @@ export default definePlugin({
             replyCount: { zh: '回复数', en: 'Replies' },
           },
           empty: { zh: '暂时没有新帖', en: 'No posts now' },
+          opens: OPENS_POST,
         },
         { show: 'form', title: { zh: '发帖', en: 'New post' }, tool: 'publish' },
       ],
@@ -477,6 +496,7 @@ export default definePlugin({
             replyCount: { zh: '回复数', en: 'Replies' },
           },
           empty: { zh: '没有找到帖子', en: 'No post found' },
+          opens: OPENS_POST,
         },
       ],
     },

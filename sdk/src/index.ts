@@ -339,6 +339,12 @@ export interface SectionDef {
   labels?: Record<string, FieldLabel>;
   /** What an empty list or table says. */
   empty?: FieldLabel;
+  /**
+   * A list's or table's item tap: opens `screen` (of this plugin), its first form (of a read
+   * tool) given `args`, each input named by the item's field that gives it (`{ pid: 'pid' }`).
+   * A screen an item opens is reached from its items only, never listed on the plugin's page.
+   */
+  opens?: { screen: string; args: Record<string, string> };
 }
 
 /** A screen of the plugin, drawn by the app from this data: no plugin code runs in it. */

@@ -63,7 +63,7 @@ pub use media::{CallImage, CallLink};
 pub use nav::{NavItem, Navigation, Route, route_for};
 pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
 pub use plugin_screen::{
-    PluginScreen, ScreenSection, SectionKind, SectionState, TODAY_DEFAULT, TodayScreen, TodayTile,
+    PluginScreen, ScreenSection, SectionKind, SectionState, TodayScreen, TodayTile,
 };
 pub use plugins::{
     AddPluginScreen, DeveloperRow, ModeRowView, PluginDetail, PluginGroup, PluginRow,
@@ -265,6 +265,35 @@ pub enum Action {
         plugin: String,
         screen: String,
     },
+    /// An item of a plugin screen's list (a feed's post): opens the screen its section
+    /// declares, given the item's values (`ScreenSection::row_opens`).
+    OpenScreenItem {
+        plugin: String,
+        screen: String,
+        values: Vec<FieldValue>,
+    },
+    /// Open a plugin's data source (a link on the plugin's page): the core answers with the
+    /// plugin screen that shows it, or the source's own value (`Acted::OpenDataSource`).
+    OpenDataSource {
+        plugin: String,
+        source: String,
+    },
+    /// Today's edit mode: add a plugin's data source as the last tile (`today.tiles`).
+    AddTodayTile {
+        plugin: String,
+        source: String,
+    },
+    /// Today's edit mode: take a tile off Today.
+    RemoveTodayTile {
+        plugin: String,
+        source: String,
+    },
+    /// Today's edit mode: move a tile to place `to` (0 is first).
+    MoveTodayTile {
+        plugin: String,
+        source: String,
+        to: u32,
+    },
     /// Sign in to the campus account with what the student typed (DESIGN.md §10).
     CampusSignIn {
         user: String,
@@ -446,6 +475,9 @@ pub enum Acted {
     Open { route: Route },
     /// Show this plugin's declared screen (`Screens::plugin_screen`) under `Route::PluginScreen`.
     OpenPluginScreen { plugin: String, screen: String },
+    /// Show this plugin's data source, which no declared screen shows
+    /// (`Screens::source_screen`), under `Route::PluginScreen`.
+    OpenDataSource { plugin: String, source: String },
     /// Show the chat of this conversation.
     OpenConversation { conversation: String },
 }
@@ -592,6 +624,16 @@ impl Screens {
         plugin_screen::build(&self.engine, self.language(), &self.asked, plugin, screen).await
     }
 
+    /// A data source no declared screen shows (`Acted::OpenDataSource`): its value read
+    /// through the cache, as a plugin screen of one section.
+    pub async fn source_screen(
+        &self,
+        plugin: &str,
+        source: &str,
+    ) -> Result<PluginScreen, EngineError> {
+        plugin_screen::source_screen(&self.engine, self.language(), plugin, source).await
+    }
+
     /// Today: a tile per default data source, read through its cache, with its age.
     pub async fn today(&self) -> TodayScreen {
         plugin_screen::today(&self.engine, self.language()).await
@@ -702,7 +744,9 @@ impl Screens {
                 effect,
                 mode,
             } => e.set_mode(&plugin, effect, mode)?,
-            Action::SetEnabled { plugin, enabled } => e.set_enabled(&plugin, enabled)?,
+            Action::SetEnabled { plugin, enabled } => e
+                .set_enabled(&plugin, enabled)
+                .map_err(|err| plugins::switch_error(self.language(), e, err))?,
             Action::RemovePlugin { plugin } => e.remove_plugin(&plugin)?,
             Action::UpdatePlugin { plugin } => {
                 let update = e.update_document(&plugin).await?;
@@ -799,6 +843,29 @@ impl Screens {
             Action::Open { route } => return Ok(Acted::Open { route }),
             Action::OpenPluginScreen { plugin, screen } => {
                 return plugin_screen::open(e, self.language(), &plugin, &screen);
+            }
+            Action::OpenScreenItem {
+                plugin,
+                screen,
+                values,
+            } => {
+                let lang = self.language();
+                return plugin_screen::open_item(e, lang, &self.asked, &plugin, &screen, &values);
+            }
+            Action::OpenDataSource { plugin, source } => {
+                return plugin_screen::open_source(e, self.language(), &plugin, &source);
+            }
+            Action::AddTodayTile { plugin, source } => {
+                let edit = plugin_screen::TodayEdit::Add { plugin, source };
+                plugin_screen::edit_today(e, self.language(), edit)?
+            }
+            Action::RemoveTodayTile { plugin, source } => {
+                let edit = plugin_screen::TodayEdit::Remove { plugin, source };
+                plugin_screen::edit_today(e, self.language(), edit)?
+            }
+            Action::MoveTodayTile { plugin, source, to } => {
+                let edit = plugin_screen::TodayEdit::Move { plugin, source, to };
+                plugin_screen::edit_today(e, self.language(), edit)?
             }
             Action::CampusSignIn {
                 user,

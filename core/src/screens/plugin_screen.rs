@@ -27,9 +27,9 @@ use crate::invoke::{Call, Outcome};
 use crate::plugins::elicitation::Elicitation;
 use crate::policy::{Actor, Code};
 use crate::registry::{
-    Effect, FieldLabel, Plugin, ScreenManifest, SectionManifest, SectionShow, Tool,
+    DataSource, Effect, FieldLabel, Plugin, ScreenManifest, SectionManifest, SectionShow, Tool,
 };
-use crate::settings::Language;
+use crate::settings::{Language, parse_change, today_tile};
 
 /// What a section has to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +72,9 @@ pub struct ScreenSection {
     pub columns: Vec<String>,
     /// A list's or table's items: each one's cells under `columns`.
     pub rows: Vec<Vec<String>>,
+    /// Each row's tap, in the order of `rows`, where the section's items open a screen (a
+    /// feed's post opens the post); empty where they open none.
+    pub row_opens: Vec<Action>,
     /// How old the data source's value is ("2 分钟前"); none for a tool read now.
     pub age: Option<String>,
     /// A form's inputs, typed by its tool's schema.
@@ -102,35 +105,42 @@ pub struct TodayTile {
     pub lines: Vec<LabelValue>,
     pub message: Option<String>,
     pub age: Option<String>,
-    /// The plugin's declared screen that shows this source, which a tap opens
-    /// (`Screens::plugin_screen(plugin, screen)`).
+    /// The plugin's declared screen that shows this source, if one does.
     pub screen: Option<String>,
-    /// The tile's tap: opens that screen (`Action::OpenPluginScreen`), whatever the tile's
-    /// state (the screen shows its own, with the tap that mends it); none without a screen.
+    /// The tile's tap (`Action::OpenDataSource`): the screen that shows the source, else its
+    /// value, whatever the tile's state (the screen shows its own, with the tap that mends
+    /// it); none while the plugin is off or gone.
     pub open: Option<Action>,
-    /// The tap that mends a state that is not ready (the campus sign-in).
+    /// The tap that mends a state that is not ready (the campus sign-in, the plugins screen
+    /// where a plugin that is off is turned on).
     pub fix: Option<Button>,
+    /// Today's edit mode: take the tile off Today.
+    pub remove: Action,
+    /// Today's edit mode: one place up or down; none at either end.
+    pub move_up: Option<Action>,
+    pub move_down: Option<Action>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct TodayScreen {
     pub title: String,
+    /// Exactly the tiles the student chose (`today.tiles`), in their order.
     pub tiles: Vec<TodayTile>,
     /// The campus card's pay code, one tap away (it stays on its own screen).
     pub pay_code: Option<Button>,
     /// What Today says with no tile.
     pub empty: Option<String>,
+    /// The words of the button that enters Today's edit mode, and of the one that leaves it
+    /// (the mode is the shell's: each change in it is an `Action` of the tile or of `addable`).
+    pub edit_label: String,
+    pub done_label: String,
+    /// The heading over `addable`, in edit mode.
+    pub add_label: String,
+    /// Each data source of an enabled plugin Today does not show yet, by its plugin and title:
+    /// a tap adds it last (`Action::AddTodayTile`).
+    pub addable: Vec<Button>,
 }
-
-/// The data sources Today shows when the student has chosen none (issue 36: the card's
-/// balance, the canteens' crowding, the newest notices, Treehole's follows).
-pub const TODAY_DEFAULT: [(&str, &str); 4] = [
-    ("wallet", "balance"),
-    ("canteen", "crowd"),
-    ("notices", "latest"),
-    ("treehole", "follows"),
-];
 
 /// How many lines a tile shows of its value.
 const TILE_LINES: usize = 3;
@@ -168,12 +178,20 @@ pub(super) fn open(
         .ok_or_else(|| no_screen(lang, plugin, screen))
 }
 
-/// A tap for each screen `plugin` declares, in its order, titled in the student's language:
-/// what its page lists so each opens from there.
+/// A tap for each screen `plugin` declares that needs nothing to show, in its order, titled
+/// in the student's language: what its page lists so each opens from there. A screen an item
+/// opens (a post's, from a feed's post) is reached from its items only.
 pub(super) fn links(lang: Language, plugin: &Plugin) -> Vec<Button> {
+    let opened: Vec<&str> = plugin
+        .screens
+        .iter()
+        .flat_map(|s| &s.sections)
+        .filter_map(|x| Some(x.opens.as_ref()?.screen.as_str()))
+        .collect();
     plugin
         .screens
         .iter()
+        .filter(|s| !opened.contains(&s.id.as_str()))
         .map(|s| {
             Button::new(
                 label(lang, &s.title),
@@ -185,6 +203,149 @@ pub(super) fn links(lang: Language, plugin: &Plugin) -> Vec<Button> {
             )
         })
         .collect()
+}
+
+/// A data source's title in the student's language: its declared title, which is Chinese; in
+/// English the title of the screen that shows it, where one does.
+pub(super) fn source_title(lang: Language, plugin: &Plugin, source: &DataSource) -> String {
+    match (lang, screen_of(plugin, &source.key)) {
+        (Language::En, Some(s)) => label(lang, &s.title),
+        _ => source.title.clone(),
+    }
+}
+
+/// A tap for each data source `plugin` offers, in its order: what its page lists, each opening
+/// where the source is shown ([`open_source`]).
+pub(super) fn source_links(lang: Language, plugin: &Plugin) -> Vec<Button> {
+    plugin
+        .data_sources
+        .iter()
+        .map(|d| {
+            Button::new(
+                source_title(lang, plugin, d),
+                ButtonRole::Normal,
+                Action::OpenDataSource {
+                    plugin: plugin.id.clone(),
+                    source: d.key.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
+fn no_source(lang: Language, plugin: &str, source: &str) -> EngineError {
+    EngineError::Invalid(match lang {
+        Language::Zh => format!("插件「{plugin}」没有开启名为「{source}」的数据"),
+        Language::En => format!("plugin \"{plugin}\" offers no data \"{source}\" while it is on"),
+    })
+}
+
+/// An enabled plugin and its data source `key`.
+fn offered(
+    engine: &Engine,
+    lang: Language,
+    plugin: &str,
+    key: &str,
+) -> Result<(std::sync::Arc<Plugin>, DataSource), EngineError> {
+    let enabled = engine
+        .data_sources()
+        .iter()
+        .any(|s| s.plugin == plugin && s.key == key);
+    find_plugin(engine, plugin)
+        .filter(|_| enabled)
+        .and_then(|p| {
+            let source = p.data_sources.iter().find(|s| s.key == key)?.clone();
+            Some((p, source))
+        })
+        .ok_or_else(|| no_source(lang, plugin, key))
+}
+
+/// Where a tap on a data source leads: the plugin's screen that shows it, else the source's
+/// own value ([`source_screen`]). Decided here, so every shell lands in the same place.
+pub(super) fn open_source(
+    engine: &Engine,
+    lang: Language,
+    plugin: &str,
+    key: &str,
+) -> Result<Acted, EngineError> {
+    let (p, _) = offered(engine, lang, plugin, key)?;
+    Ok(match screen_of(&p, key) {
+        Some(shown) => Acted::OpenPluginScreen {
+            plugin: p.id.clone(),
+            screen: shown.id.clone(),
+        },
+        None => Acted::OpenDataSource {
+            plugin: p.id.clone(),
+            source: key.into(),
+        },
+    })
+}
+
+/// A data source no declared screen shows, as a screen of one section: its value's fields,
+/// each labelled as the tool labels it, read through the cache with its age.
+pub(super) async fn source_screen(
+    engine: &Engine,
+    lang: Language,
+    plugin: &str,
+    key: &str,
+) -> Result<PluginScreen, EngineError> {
+    let (p, source) = offered(engine, lang, plugin, key)?;
+    let title = source_title(lang, &p, &source);
+    let mut view = ScreenSection {
+        title: title.clone(),
+        kind: SectionKind::Value,
+        state: SectionState::Ready,
+        message: None,
+        values: Vec::new(),
+        columns: Vec::new(),
+        rows: Vec::new(),
+        row_opens: Vec::new(),
+        age: None,
+        fields: Vec::new(),
+        button: None,
+    };
+    match read_source(engine, lang, &p, key).await {
+        Ok(read) => {
+            view.age = Some(age_words(lang, engine.now_ms(), read.fetched_at_ms));
+            view.values = super::results::rows(lang, &read.value, source_tool(&p, key));
+            if view.values.is_empty() {
+                view.state = SectionState::Empty;
+                view.message = Some(tr(lang, "暂时没有内容", "Nothing here yet").into());
+            }
+        }
+        Err(unread) => {
+            view.state = unread.state;
+            view.message = Some(unread.message);
+            view.button = unread.button;
+        }
+    }
+    Ok(PluginScreen {
+        plugin: p.id.clone(),
+        screen: String::new(),
+        title,
+        sections: vec![view],
+    })
+}
+
+/// A data source read through its cache, or why it shows nothing (a refusal, a failure, a
+/// status answer that waits on the student).
+async fn read_source(
+    engine: &Engine,
+    lang: Language,
+    plugin: &Plugin,
+    key: &str,
+) -> Result<crate::datasource::SourceRead, Box<Unread>> {
+    let read = match engine.use_tool_data(&plugin.id, key).await {
+        Ok(read) => read,
+        Err(SourceError::Refused { code, .. }) => {
+            return Err(Box::new(unread(lang, plugin, Some(code), String::new())));
+        }
+        Err(e) => return Err(Box::new(unread(lang, plugin, None, e.to_string()))),
+    };
+    match status(lang, &read.value) {
+        Some(unread) => Err(Box::new(unread)),
+        None => Ok(read),
+    }
 }
 
 /// What the student last sent in each form whose tool is a read (a search, a building and a
@@ -417,6 +578,7 @@ async fn section(
         values: Vec::new(),
         columns: Vec::new(),
         rows: Vec::new(),
+        row_opens: Vec::new(),
         age: None,
         fields: Vec::new(),
         button: None,
@@ -500,7 +662,8 @@ async fn section(
         .iter()
         .map(|f| item_label(lang, section, f))
         .collect();
-    view.rows = items(&value, section)
+    let items = items(&value, section);
+    view.rows = items
         .iter()
         .map(|item| {
             section
@@ -510,6 +673,27 @@ async fn section(
                 .collect()
         })
         .collect();
+    if let Some(opens) = &section.opens {
+        view.row_opens = items
+            .iter()
+            .map(|item| Action::OpenScreenItem {
+                plugin: plugin.id.clone(),
+                screen: opens.screen.clone(),
+                values: opens
+                    .args
+                    .iter()
+                    .map(|(input, field)| FieldValue {
+                        name: input.clone(),
+                        value: match &item[field.as_str()] {
+                            Value::String(text) => text.clone(),
+                            Value::Null => String::new(),
+                            other => other.to_string(),
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+    }
     if view.rows.is_empty() {
         view.state = SectionState::Empty;
         view.message = Some(section.empty.as_ref().map_or_else(
@@ -585,6 +769,43 @@ fn form_fields(lang: Language, tool: &Tool, sent: Option<Map<String, Value>>) ->
         .collect()
 }
 
+/// An item's tap (`Action::OpenScreenItem`): the screen a section of `plugin` declares its
+/// items open, its read form given the item's values through that tool's schema, as if the
+/// student had typed them there; the screen then reads that tool with them.
+pub(super) fn open_item(
+    engine: &Engine,
+    lang: Language,
+    asked: &Asked,
+    plugin: &str,
+    screen: &str,
+    values: &[FieldValue],
+) -> Result<Acted, EngineError> {
+    let p = find_plugin(engine, plugin).ok_or_else(|| no_screen(lang, plugin, screen))?;
+    // Only a screen a declared section's items open.
+    let declared = p
+        .screens
+        .iter()
+        .flat_map(|s| &s.sections)
+        .any(|x| x.opens.as_ref().is_some_and(|o| o.screen == screen));
+    let tool = p
+        .screens
+        .iter()
+        .find(|s| s.id == screen)
+        .filter(|_| declared)
+        .and_then(|s| s.item_form()?.tool.as_deref())
+        .and_then(|name| named(&p, name))
+        .filter(|t| t.effect == Effect::Read)
+        .ok_or_else(|| no_screen(lang, plugin, screen))?;
+    let schema = tool.input.source();
+    let fields = Elicitation::form("", schema).map_err(EngineError::Invalid)?;
+    let input = typed(lang, &fields, schema, values).map_err(EngineError::Invalid)?;
+    crate::lock(&asked.0).insert((p.id.clone(), tool.name.clone()), input);
+    Ok(Acted::OpenPluginScreen {
+        plugin: p.id.clone(),
+        screen: screen.into(),
+    })
+}
+
 /// A form's send: what the student typed, read by the tool's schema. A read tool's values
 /// are kept for the sections that read it (the screen read again shows its answer); any other
 /// tool is called now as the student's own call, and its answer's status leads where a tap's
@@ -639,22 +860,50 @@ fn screen_of<'a>(plugin: &'a Plugin, key: &str) -> Option<&'a ScreenManifest> {
         .find(|s| s.sections.iter().any(|x| x.source.as_deref() == Some(key)))
 }
 
-/// Today: the default data sources of the enabled plugins, each read through its cache.
+/// Today: the tiles the student chose (`today.tiles`), in their order, each read through its
+/// cache; one whose plugin is off or gone says so, so Today shows exactly what was chosen.
 pub(super) async fn today(engine: &Engine, lang: Language) -> TodayScreen {
-    let mut tiles = Vec::new();
-    for (plugin, key) in TODAY_DEFAULT {
-        let enabled = engine
-            .data_sources()
-            .iter()
-            .any(|s| s.plugin == plugin && s.key == key);
-        let Some(p) = find_plugin(engine, plugin).filter(|_| enabled) else {
-            continue;
+    let chosen: Vec<(String, String)> = engine
+        .settings()
+        .today
+        .tiles
+        .iter()
+        .filter_map(|t| today_tile(t))
+        .map(|(p, s)| (p.to_owned(), s.to_owned()))
+        .collect();
+    let mut tiles = Vec::with_capacity(chosen.len());
+    for (i, (plugin, key)) in chosen.iter().enumerate() {
+        let mut view = match offered(engine, lang, plugin, key) {
+            Ok((p, source)) => tile(engine, lang, &p, &source).await,
+            Err(_) => unavailable(engine, lang, plugin, key),
         };
-        let Some(source) = p.data_sources.iter().find(|s| s.key == key) else {
-            continue;
+        let to = |place: usize| Action::MoveTodayTile {
+            plugin: plugin.clone(),
+            source: key.clone(),
+            to: place as u32,
         };
-        tiles.push(tile(engine, lang, &p, &source.key, &source.title).await);
+        view.move_up = (i > 0).then(|| to(i - 1));
+        view.move_down = (i + 1 < chosen.len()).then(|| to(i + 1));
+        tiles.push(view);
     }
+    let addable = engine
+        .data_sources()
+        .iter()
+        .filter(|s| !chosen.iter().any(|(p, k)| *p == s.plugin && *k == s.key))
+        .filter_map(|s| {
+            let p = find_plugin(engine, &s.plugin)?;
+            let source = p.data_sources.iter().find(|d| d.key == s.key)?;
+            let plugin_title = title(lang, &p.title, p.title_en.as_deref());
+            Some(Button::new(
+                format!("{plugin_title} · {}", source_title(lang, &p, source)),
+                ButtonRole::Normal,
+                Action::AddTodayTile {
+                    plugin: p.id.clone(),
+                    source: s.key.clone(),
+                },
+            ))
+        })
+        .collect();
     let wallet = find_plugin(engine, "wallet")
         .filter(|p| engine.data_sources().iter().any(|s| s.plugin == p.id));
     TodayScreen {
@@ -662,8 +911,8 @@ pub(super) async fn today(engine: &Engine, lang: Language) -> TodayScreen {
         empty: tiles.is_empty().then(|| {
             tr(
                 lang,
-                "还没有可显示的内容：在「插件」里打开校园插件",
-                "Nothing to show yet: turn on a campus plugin under Plugins",
+                "还没有可显示的内容：点「编辑」添加，或在「插件」里打开校园插件",
+                "Nothing to show yet: tap Edit to add some, or turn on a campus plugin under Plugins",
             )
             .into()
         }),
@@ -677,48 +926,151 @@ pub(super) async fn today(engine: &Engine, lang: Language) -> TodayScreen {
                 },
             )
         }),
+        edit_label: tr(lang, "编辑", "Edit").into(),
+        done_label: tr(lang, "完成", "Done").into(),
+        add_label: tr(lang, "添加到今天", "Add to Today").into(),
+        addable,
     }
 }
 
-async fn tile(
+/// A chosen tile whose plugin is off or no longer installed: what it was, and why it shows
+/// nothing.
+fn unavailable(engine: &Engine, lang: Language, plugin: &str, key: &str) -> TodayTile {
+    let installed = find_plugin(engine, plugin);
+    let name = installed.as_ref().map_or_else(
+        || plugin.to_owned(),
+        |p| title(lang, &p.title, p.title_en.as_deref()),
+    );
+    let title = installed
+        .as_ref()
+        .and_then(|p| {
+            let source = p.data_sources.iter().find(|d| d.key == key)?;
+            Some(source_title(lang, p, source))
+        })
+        .unwrap_or_else(|| name.clone());
+    let (message, fix) = match installed {
+        Some(_) => (
+            match lang {
+                Language::Zh => format!("「{name}」已关闭：在「插件」里打开它，这里就会显示"),
+                Language::En => format!("{name} is off: turn it on under Plugins to see this"),
+            },
+            Some(Button::new(
+                tr(lang, "去插件", "Open Plugins").into(),
+                ButtonRole::Normal,
+                Action::Open {
+                    route: Route::Plugins,
+                },
+            )),
+        ),
+        None => (
+            match lang {
+                Language::Zh => format!("「{name}」已不在这台手机上：可以把它从今天移除"),
+                Language::En => format!("{name} is no longer on this phone: remove it from Today"),
+            },
+            None,
+        ),
+    };
+    TodayTile {
+        plugin: plugin.into(),
+        source: key.into(),
+        title,
+        state: SectionState::Error,
+        lines: Vec::new(),
+        message: Some(message),
+        age: None,
+        screen: None,
+        open: None,
+        fix,
+        remove: Action::RemoveTodayTile {
+            plugin: plugin.into(),
+            source: key.into(),
+        },
+        move_up: None,
+        move_down: None,
+    }
+}
+
+/// One change to Today's tiles from its edit mode, through the setting's own check.
+pub(super) fn edit_today(
     engine: &Engine,
     lang: Language,
-    plugin: &Plugin,
-    key: &str,
-    name: &str,
-) -> TodayTile {
+    edit: TodayEdit,
+) -> Result<(), EngineError> {
+    let mut tiles = engine.settings().today.tiles;
+    match edit {
+        TodayEdit::Add { plugin, source } => {
+            offered(engine, lang, &plugin, &source)?;
+            let tile = format!("{plugin}.{source}");
+            if !tiles.contains(&tile) {
+                tiles.push(tile);
+            }
+        }
+        TodayEdit::Remove { plugin, source } => {
+            tiles.retain(|t| *t != format!("{plugin}.{source}"));
+        }
+        TodayEdit::Move { plugin, source, to } => {
+            let tile = format!("{plugin}.{source}");
+            let Some(at) = tiles.iter().position(|t| *t == tile) else {
+                return Ok(());
+            };
+            let moved = tiles.remove(at);
+            tiles.insert((to as usize).min(tiles.len()), moved);
+        }
+    }
+    let change = parse_change("today.tiles", &json!(tiles))?;
+    engine.change_setting(change).map_err(|e| match e {
+        // A tile kept whose plugin is gone is not the tap's fault: say which one.
+        EngineError::Settings(err) => EngineError::Invalid(match lang {
+            Language::Zh => format!("today.tiles（今天的卡片）：{}", err.message),
+            Language::En => format!("today.tiles (Today's tiles): {}", err.message),
+        }),
+        other => other,
+    })
+}
+
+/// A change Today's edit mode makes.
+pub(super) enum TodayEdit {
+    Add {
+        plugin: String,
+        source: String,
+    },
+    Remove {
+        plugin: String,
+        source: String,
+    },
+    Move {
+        plugin: String,
+        source: String,
+        to: u32,
+    },
+}
+
+async fn tile(engine: &Engine, lang: Language, plugin: &Plugin, source: &DataSource) -> TodayTile {
+    let key = source.key.as_str();
     let tool = source_tool(plugin, key);
     let shown = screen_of(plugin, key);
     let mut view = TodayTile {
         plugin: plugin.id.clone(),
         source: key.into(),
-        title: match (lang, shown) {
-            (Language::En, Some(s)) => label(lang, &s.title),
-            _ => name.into(),
-        },
+        title: source_title(lang, plugin, source),
         state: SectionState::Ready,
         lines: Vec::new(),
         message: None,
         age: None,
         screen: shown.map(|s| s.id.clone()),
-        open: shown.map(|s| Action::OpenPluginScreen {
+        open: Some(Action::OpenDataSource {
             plugin: plugin.id.clone(),
-            screen: s.id.clone(),
+            source: key.into(),
         }),
         fix: None,
+        remove: Action::RemoveTodayTile {
+            plugin: plugin.id.clone(),
+            source: key.into(),
+        },
+        move_up: None,
+        move_down: None,
     };
-    let read = match engine.use_tool_data(&plugin.id, key).await {
-        Ok(read) => Ok(read),
-        Err(SourceError::Refused { code, .. }) => {
-            Err(Box::new(unread(lang, plugin, Some(code), String::new())))
-        }
-        Err(e) => Err(Box::new(unread(lang, plugin, None, e.to_string()))),
-    };
-    let read = read.and_then(|read| match status(lang, &read.value) {
-        Some(unread) => Err(Box::new(unread)),
-        None => Ok(read),
-    });
-    let read = match read {
+    let read = match read_source(engine, lang, plugin, key).await {
         Ok(read) => read,
         Err(unread) => {
             view.state = unread.state;
@@ -763,7 +1115,11 @@ async fn tile(
     };
     if view.lines.is_empty() {
         view.state = SectionState::Empty;
-        view.message = Some(tr(lang, "暂时没有内容", "Nothing here yet").into());
+        // What the plugin's own screen says of it empty, where it says something.
+        view.message = Some(section.and_then(|s| s.empty.as_ref()).map_or_else(
+            || tr(lang, "暂时没有内容", "Nothing here yet").into(),
+            |e| label(lang, e),
+        ));
     }
     view
 }

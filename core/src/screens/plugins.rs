@@ -24,15 +24,19 @@ pub struct PluginRow {
     pub kind: PluginKind,
     pub kind_label: String,
     pub enabled: bool,
-    /// The row's switch: turns the plugin off, or on again.
-    pub toggle: Action,
+    /// The row's switch: turns the plugin off, or on again. None for a plugin the app needs
+    /// (`installed::REQUIRED`), which has no switch: `fixed` says why.
+    pub toggle: Option<Action>,
+    /// Why the plugin has no switch, in words; none when it has one.
+    pub fixed: Option<String>,
     /// `On`, `Off`, or what it needs and the phone lacks.
     pub state_label: String,
     /// The tap that provides what it lacks (the campus sign-in, a permission), while it is on.
     pub fix: Option<Button>,
 }
 
-/// The plugins of one origin, under a heading.
+/// The plugins of one origin, under a heading: 校园 (the campus plugins that come with the
+/// app), then the student's own, then 系统 (the app's own plugins).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PluginGroup {
@@ -44,8 +48,7 @@ pub struct PluginGroup {
 #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
 pub struct PluginsScreen {
     pub title: String,
-    /// The catalogue of what comes with the app, then what the student added; a group with no
-    /// plugin is left out.
+    /// 校园, then what the student added, then 系统; a group with no plugin is left out.
     pub groups: Vec<PluginGroup>,
     /// Plugins that could not be loaded, and why.
     pub load_errors: Vec<String>,
@@ -114,7 +117,9 @@ pub struct PluginDetail {
     pub kind_label: String,
     pub enabled: bool,
     pub enabled_label: String,
-    pub toggle: Action,
+    /// The switch; none for a plugin the app needs, whose `fixed` says why.
+    pub toggle: Option<Action>,
+    pub fixed: Option<String>,
     pub modes_label: String,
     pub modes: Vec<ModeRowView>,
     pub tools_label: String,
@@ -127,7 +132,10 @@ pub struct PluginDetail {
     /// What the plugin may reach, in seed 001's order.
     pub grant_row: String,
     pub warnings: Vec<String>,
-    pub data_sources: Vec<String>,
+    /// A tap for each data source it offers (`Action::OpenDataSource`), while it is on: the
+    /// screen that shows it, else its value.
+    pub data_sources_label: String,
+    pub data_sources: Vec<Button>,
     /// What it needs that the phone does not provide now, in words.
     pub unmet: Option<String>,
     /// The tap that provides it: the campus sign-in, or the permissions screen.
@@ -223,37 +231,133 @@ impl PluginsScreen {
     }
 }
 
+/// The group a plugin is listed under.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// Shipped with the app from plugins/: the campus services.
+    Campus,
+    /// What the student installed: a TypeScript or document plugin, a remote MCP server.
+    Added,
+    /// The core's own (`builtin::IDS`): settings, memory, files, jobs, the dashboard, time.
+    System,
+}
+
+fn origin(p: &crate::registry::Plugin) -> Origin {
+    match p.kind {
+        PluginKind::Bundled if crate::plugins::builtin::IDS.contains(&p.id.as_str()) => {
+            Origin::System
+        }
+        PluginKind::Bundled => Origin::Campus,
+        _ => Origin::Added,
+    }
+}
+
+/// The campus card leads the campus plugins: the one a student opens most (its balance, its
+/// pay code).
+const FIRST: &str = "wallet";
+
 fn groups(engine: &Engine, lang: Language) -> Vec<PluginGroup> {
-    let (shipped, added): (Vec<_>, Vec<_>) = engine
-        .plugins()
-        .into_iter()
-        .partition(|v| v.plugin.kind == PluginKind::Bundled);
+    let mut views = engine.plugins();
+    // Within a group, by the title the student reads, never by the English id.
+    views.sort_by_cached_key(|v| {
+        let p = &v.plugin;
+        (p.id != FIRST, title(lang, &p.title, p.title_en.as_deref()))
+    });
     [
-        (tr(lang, "随应用提供", "Comes with the app"), shipped),
-        (tr(lang, "你添加的", "Added by you"), added),
+        (Origin::Campus, tr(lang, "校园", "Campus")),
+        (Origin::Added, tr(lang, "你添加的", "Added by you")),
+        (Origin::System, tr(lang, "系统", "System")),
     ]
     .into_iter()
-    .filter(|(_, views)| !views.is_empty())
-    .map(|(title, views)| PluginGroup {
-        title: title.into(),
-        plugins: views.iter().map(|v| row(lang, v)).collect(),
+    .map(|(group, heading)| PluginGroup {
+        title: heading.into(),
+        plugins: views
+            .iter()
+            .filter(|v| origin(&v.plugin) == group)
+            .map(|v| row(lang, v))
+            .collect(),
     })
+    .filter(|g| !g.plugins.is_empty())
     .collect()
+}
+
+/// A plugin's kind as the student reads it: a campus plugin or one of the app's own by its
+/// group, the others by where they came from.
+fn kind_label(lang: Language, p: &crate::registry::Plugin) -> String {
+    match origin(p) {
+        Origin::Campus => tr(lang, "校园", "Campus").into(),
+        Origin::System => tr(lang, "系统", "System").into(),
+        Origin::Added => kind_words(lang, p.kind).into(),
+    }
+}
+
+/// The switch of a plugin that may be turned off, else none and why it stays on.
+fn switch(lang: Language, v: &PluginView) -> (Option<Action>, Option<String>) {
+    let p = &v.plugin;
+    match required_words(lang, &p.id) {
+        Some(why) if v.enabled => (None, Some(why.into())),
+        _ => (
+            Some(Action::SetEnabled {
+                plugin: p.id.clone(),
+                enabled: !v.enabled,
+            }),
+            None,
+        ),
+    }
+}
+
+/// Why one of the app's own plugins stays on (`installed::REQUIRED`), in words.
+pub(super) fn required_words(lang: Language, plugin: &str) -> Option<&'static str> {
+    match plugin {
+        "settings" => Some(tr(
+            lang,
+            "应用需要它，不能关闭：助手靠它请你登录校园账号、填写密钥和授权",
+            "The app needs it, so it stays on: the assistant asks you to sign in, enter a key \
+             or grant a permission through it",
+        )),
+        "time" => Some(tr(
+            lang,
+            "应用需要它，不能关闭：其他插件靠它换算第几周、第几节",
+            "The app needs it, so it stays on: other plugins work out teaching weeks and class \
+             periods through it",
+        )),
+        _ => None,
+    }
+}
+
+/// A switch the core refused, in the student's words: one of the app's own plugins it needs
+/// is named with why it stays on.
+pub(super) fn switch_error(lang: Language, engine: &Engine, err: EngineError) -> EngineError {
+    let EngineError::Required(plugin) = &err else {
+        return err;
+    };
+    let name = engine
+        .plugins()
+        .into_iter()
+        .find(|v| v.plugin.id == *plugin)
+        .map_or_else(
+            || plugin.clone(),
+            |v| title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
+        );
+    let why = required_words(lang, plugin).unwrap_or_default();
+    EngineError::Invalid(match lang {
+        Language::Zh => format!("「{name}」没有关闭：{why}"),
+        Language::En => format!("{name} was not turned off. {why}"),
+    })
 }
 
 fn row(lang: Language, v: &PluginView) -> PluginRow {
     let p = &v.plugin;
+    let (toggle, fixed) = switch(lang, v);
     PluginRow {
         id: p.id.clone(),
         title: title(lang, &p.title, p.title_en.as_deref()),
         description: markdown::plain(&title(lang, &p.description, p.description_en.as_deref())),
         kind: p.kind,
-        kind_label: kind_words(lang, p.kind).into(),
+        kind_label: kind_label(lang, p),
         enabled: v.enabled,
-        toggle: Action::SetEnabled {
-            plugin: p.id.clone(),
-            enabled: !v.enabled,
-        },
+        toggle,
+        fixed,
         state_label: state_words(lang, v),
         fix: v
             .unmet
@@ -371,18 +475,17 @@ pub(super) fn detail(
     let removable = p.kind != PluginKind::Bundled;
     let description = title(lang, &p.description, p.description_en.as_deref());
     let changed = engine.held_tools(id).map(|h| h.changed).unwrap_or_default();
+    let (toggle, fixed) = switch(lang, v);
     Ok(PluginDetail {
         id: p.id.clone(),
         title: title(lang, &p.title, p.title_en.as_deref()),
         description: markdown::plain(&description),
         about: markdown::blocks(&description),
-        kind_label: kind_words(lang, p.kind).into(),
+        kind_label: kind_label(lang, p),
         enabled: v.enabled,
         enabled_label: tr(lang, "启用", "Enabled").into(),
-        toggle: Action::SetEnabled {
-            plugin: p.id.clone(),
-            enabled: !v.enabled,
-        },
+        toggle,
+        fixed,
         modes_label: tr(lang, "AI 权限", "AI permissions").into(),
         modes,
         tools_label: tr(lang, "工具", "Tools").into(),
@@ -406,7 +509,12 @@ pub(super) fn detail(
         },
         grant_row: grant_words(lang, &p.grants, &|id| tool_title(engine, lang, id)),
         warnings: v.warnings.clone(),
-        data_sources: p.data_sources.iter().map(|d| d.title.clone()).collect(),
+        data_sources_label: tr(lang, "提供的数据", "Data it offers").into(),
+        data_sources: if v.enabled {
+            super::plugin_screen::source_links(lang, p)
+        } else {
+            Vec::new()
+        },
         unmet: v.unmet.as_deref().map(|need| need_words(lang, need)),
         unmet_fix: v.unmet.as_deref().and_then(|need| need_fix(lang, need)),
         disclosure: p.disclosure.clone(),
