@@ -100,7 +100,7 @@ fn first_opens() {
     let without = timed(options());
     let start = std::time::Instant::now();
     for bundle in script::BUNDLES {
-        black_box(script::read_manifest(bundle.source, script::Limits::default()).unwrap());
+        black_box(script::read_manifest(&bundle.source(), script::Limits::default()).unwrap());
     }
     let quickjs = start.elapsed();
     println!(

@@ -439,7 +439,7 @@ async fn first_request_with_every_shipped_plugin_on_stays_under_its_ceiling() {
         .unwrap();
     assert!(matches!(step, SignInStep::SignedIn { .. }), "{step:?}");
     for bundle in BUNDLES {
-        let (plugin, handler) = script::load(bundle.source, Limits::default())
+        let (plugin, handler) = script::load(&bundle.source(), Limits::default())
             .unwrap_or_else(|e| panic!("{}: {e}", bundle.id));
         engine.install(plugin, "bundled", handler).unwrap();
     }

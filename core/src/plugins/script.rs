@@ -67,24 +67,45 @@ impl Default for Limits {
     }
 }
 
-/// A TypeScript plugin that ships inside the library.
+/// A TypeScript plugin that ships inside the library, its files stored deflated by build.rs
+/// (docs/size.md).
 #[derive(Debug, Clone, Copy)]
 pub struct Bundle {
     pub id: &'static str,
+    source: &'static [u8],
+    manifest: &'static [u8],
+}
+
+impl Bundle {
     /// `plugins/<id>/bundle.js`.
-    pub source: &'static str,
+    pub fn source(&self) -> String {
+        inflate(self.source)
+    }
+
     /// `plugins/<id>/manifest.json`: the JSON the bundle's `__pku.manifest()` gives, written
     /// beside it at build time, so opening reads JSON and runs no JavaScript
     /// (`each_shipped_manifest_is_what_its_bundle_gives`).
-    pub manifest: &'static str,
+    pub fn manifest(&self) -> String {
+        inflate(self.manifest)
+    }
+}
+
+/// Text build.rs deflated from a file of the repository (UTF-8: JavaScript and JSON).
+fn inflate(deflated: &[u8]) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::DeflateDecoder::new(deflated)
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| unreachable!("build.rs deflated this UTF-8 text: {e}"));
+    text
 }
 
 macro_rules! shipped {
     ($($id:literal),* $(,)?) => {
         &[$(Bundle {
             id: $id,
-            source: include_str!(concat!("../../../plugins/", $id, "/bundle.js")),
-            manifest: include_str!(concat!("../../../plugins/", $id, "/manifest.json")),
+            source: include_bytes!(concat!(env!("OUT_DIR"), "/plugins/", $id, "/bundle.js.deflate")),
+            manifest: include_bytes!(concat!(env!("OUT_DIR"), "/plugins/", $id, "/manifest.json.deflate")),
         }),*]
     };
 }
@@ -163,7 +184,7 @@ impl Catalog for Shipped {
                 // Loaded by the tests (`the_shipped_bundles_load`): a failure here is a
                 // manifest committed without its check.
                 let (plugin, handler) =
-                    from_manifest(bundle.manifest, bundle.source, Limits::default())
+                    from_manifest(&bundle.manifest(), &bundle.source(), Limits::default())
                         .unwrap_or_else(|e| panic!("shipped bundle {}: {e}", bundle.id));
                 let handler: Arc<dyn PluginHandler> = handler;
                 (plugin, handler)
@@ -921,12 +942,7 @@ const SDK_RUNTIME_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ru
 /// The SDK runtime's text, inflated from [`SDK_RUNTIME_DEFLATED`]: once per process, by the
 /// runtime that compiles it to bytecode.
 fn sdk_runtime() -> String {
-    use std::io::Read;
-    let mut text = String::new();
-    flate2::read::DeflateDecoder::new(SDK_RUNTIME_DEFLATED)
-        .read_to_string(&mut text)
-        .unwrap_or_else(|e| unreachable!("build.rs deflated sdk/runtime.js, UTF-8: {e}"));
-    text
+    inflate(SDK_RUNTIME_DEFLATED)
 }
 
 /// How many plugin runtimes this process has made ([`runtimes_made`]).
@@ -1150,9 +1166,22 @@ mod tests {
     }
 
     #[test]
+    fn each_stored_bundle_inflates_to_its_files() {
+        // docs/size.md: the shipped plugins' files ship deflated; what runs is the file.
+        for bundle in BUNDLES {
+            let dir = format!("{}/../plugins/{}", env!("CARGO_MANIFEST_DIR"), bundle.id);
+            let source = std::fs::read_to_string(format!("{dir}/bundle.js")).unwrap();
+            let manifest = std::fs::read_to_string(format!("{dir}/manifest.json")).unwrap();
+            assert_eq!(bundle.source(), source, "{}", bundle.id);
+            assert_eq!(bundle.manifest(), manifest, "{}", bundle.id);
+            assert!(bundle.source.len() < source.len(), "{}", bundle.id);
+        }
+    }
+
+    #[test]
     fn the_shipped_bundles_load() {
         for bundle in BUNDLES {
-            let (plugin, _) = load(bundle.source, Limits::default()).unwrap();
+            let (plugin, _) = load(&bundle.source(), Limits::default()).unwrap();
             assert_eq!(plugin.id, bundle.id);
         }
         let shipped = Shipped.bundled();
@@ -1167,9 +1196,10 @@ mod tests {
     #[test]
     fn each_shipped_manifest_is_what_its_bundle_gives() {
         for bundle in BUNDLES {
-            let read = read_manifest(bundle.source, Limits::default()).unwrap();
+            let read = read_manifest(&bundle.source(), Limits::default()).unwrap();
             assert_eq!(
-                read, bundle.manifest,
+                read,
+                bundle.manifest(),
                 "plugins/{}/manifest.json differs from what its bundle gives: run \
                  scripts/check-bundles.sh --write",
                 bundle.id
