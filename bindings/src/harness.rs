@@ -64,6 +64,11 @@ struct Open {
     platform: Arc<dyn Platform>,
 }
 
+/// The PKU harness Cloud address a phone build offers on the 云端 screen before one is set up:
+/// `PKU_HARNESS_CLOUD_URL` when the library was built (README, "The cloud address"). Only `open` (the
+/// app) offers it; `open_for_development` (the shells' tests) never does.
+const BUILD_CLOUD_ADDRESS: Option<&str> = option_env!("PKU_HARNESS_CLOUD_URL");
+
 /// The app's engine options: the TypeScript plugins it ships (`plugins/<id>/`), the campus
 /// hosts themselves.
 pub(crate) fn app_options(broker: Arc<dyn harness_core::invoke::ApprovalBroker>) -> Options {
@@ -164,7 +169,11 @@ impl Harness {
     /// Platform's keystore), so opening it again restores it.
     #[uniffi::constructor]
     pub fn open(data_dir: String, platform: Arc<dyn Platform>) -> Result<Arc<Self>, HarnessError> {
-        Self::open_with(data_dir, platform, false, app_options)
+        Self::open_with(data_dir, platform, false, |broker| {
+            let mut options = app_options(broker);
+            options.cloud_address = BUILD_CLOUD_ADDRESS.map(str::to_owned);
+            options
+        })
     }
 
     /// Opens the core as `open` does, with what only the shells' tests and development builds

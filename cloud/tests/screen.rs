@@ -301,3 +301,35 @@ async fn the_cloud_screen_lists_the_devices_and_removes_another_whose_requests_a
         server.stop().await;
     }
 }
+
+// DESIGN §12: a phone build offers its cloud address (PKU_HARNESS_CLOUD_URL at build time,
+// Options::cloud_address): the 云端 field starts with it until a cloud is set up, and setting up
+// on it makes it the account's server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cloud_field_starts_with_the_address_the_build_offers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = databases(dir.path()).remove(0);
+    let server = Server::start(&db, Limits::default()).await;
+    let a_dir = tempfile::tempdir().unwrap();
+    let mut options = Options::new(Arc::new(Allow));
+    options.builtin_plugins = false;
+    options.secrets = Arc::new(MemorySecrets::default());
+    options.cloud_address = Some(format!(" {} ", server.base));
+    let engine = Engine::open(a_dir.path(), options).unwrap();
+    engine.accept_terms().unwrap();
+    let a = Screens::new(Arc::new(engine), Live::new());
+    let offered = a.cloud().await;
+    assert_eq!(offered.state, CloudState::NotSetUp);
+    assert_eq!(offered.address, server.base);
+    tap(
+        &a,
+        Action::CloudSetup {
+            server: offered.address,
+        },
+    )
+    .await;
+    let set_up = a.cloud().await;
+    assert_eq!(set_up.state, CloudState::SetUp);
+    assert_eq!(set_up.address, server.base);
+    server.stop().await;
+}

@@ -85,6 +85,10 @@ pub struct Options {
     /// The shell's browser for signing in to a remote server that asks for it (OAuth 2.1): the
     /// phone's system browser. Without one, such a server is added only with a bearer token.
     pub browser: Option<Arc<dyn crate::plugins::oauth::Browser>>,
+    /// The PKU harness Cloud address the 云端 screen's field starts with while no cloud is set
+    /// up: the phone build's (`PKU_HARNESS_CLOUD_URL` at build time, harness-ffi's `open`);
+    /// none in the tests and the CLI. Setting up still checks it as any typed address.
+    pub cloud_address: Option<String>,
 }
 
 impl Options {
@@ -101,6 +105,7 @@ impl Options {
             campus: crate::campus::wire::Origin::campus(),
             development_servers: false,
             browser: None,
+            cloud_address: None,
         }
     }
 }
@@ -203,11 +208,10 @@ impl Engine {
             inner: options.broker,
             running: running.clone(),
         });
-        let cloud = Arc::new(Cloud::new(
-            options.secrets.clone(),
-            data_dir.clone(),
-            clock.clone(),
-        ));
+        let cloud = Arc::new(
+            Cloud::new(options.secrets.clone(), data_dir.clone(), clock.clone())
+                .offering(options.cloud_address.clone()),
+        );
         let host = Arc::new(Host::new(campus.clone(), cloud));
         host.context.report_to(options.events.clone());
         let invoker = Invoker::new(
@@ -774,6 +778,11 @@ impl Engine {
     /// The account as the server counts it; none when this device has no cloud set up.
     pub async fn cloud_status(&self) -> Result<Option<CloudStatus>, CloudError> {
         self.core.host.cloud.status().await
+    }
+
+    /// The cloud address this build offers before one is set up (`Options::cloud_address`).
+    pub fn cloud_offered_address(&self) -> Option<String> {
+        self.core.host.cloud.offered().map(str::to_owned)
     }
 
     /// Removes another device from this device's cloud account (the 云端 screen's 移除).

@@ -148,6 +148,8 @@ pub struct Cloud {
     config: Mutex<Option<Config>>,
     http: Mutex<Option<reqwest::Client>>,
     clock: Arc<dyn Clock>,
+    /// The address the build offers before a cloud is set up (`Options::cloud_address`).
+    offered: Option<String>,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> CloudError {
@@ -209,7 +211,21 @@ impl Cloud {
             config: Mutex::new(config),
             http: Mutex::new(None),
             clock,
+            offered: None,
         }
+    }
+
+    /// Offers `server` (trimmed; none when empty) as the address to set up or join on.
+    pub fn offering(mut self, server: Option<String>) -> Self {
+        self.offered = server
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        self
+    }
+
+    /// The address the build offers before a cloud is set up.
+    pub fn offered(&self) -> Option<&str> {
+        self.offered.as_deref()
     }
 
     fn http(&self) -> Result<reqwest::Client, CloudError> {

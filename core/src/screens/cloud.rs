@@ -137,7 +137,13 @@ pub(super) async fn build(
         state,
         state_words,
         address_label: tr(lang, "服务器地址", "Server address").into(),
-        address: kept.as_ref().map(|(s, _)| s.clone()).unwrap_or_default(),
+        // The account's server; before one, the address this build offers (its
+        // PKU_HARNESS_CLOUD_URL), for the student to keep or change.
+        address: kept
+            .as_ref()
+            .map(|(s, _)| s.clone())
+            .or_else(|| engine.cloud_offered_address())
+            .unwrap_or_default(),
         devices: account.as_ref().map(|a| LabelValue {
             label: tr(lang, "这个账户的设备", "This account's devices").into(),
             value: match lang {
