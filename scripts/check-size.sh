@@ -14,8 +14,8 @@ source scripts/lib/host-tools.sh
 
 # Budget for the stripped aarch64 library, in bytes: 10 MiB, with the TypeScript plugins'
 # engine in (QuickJS, rquickjs, the SDK runtime and the shipped bundles: its own rows in the
-# table). The goal is 6 MiB; docs/size.md measures what keeps the library above it (the whole
-# time-zone database, the unwind tables panic=unwind needs, JSON Schema validation). History:
+# table). The goal is 6 MiB; docs/size.md measures what keeps the library above it (the unwind
+# tables panic=unwind needs, JSON Schema validation, lopdf's glyph names). History:
 # 8 MiB held the core without the agent (7.58 MiB on 2026-11-30); the agent's provider, rmcp
 # and YAML took it to 10.65 MiB; packed relocations, a trimmed SQLite and opt-level "z" brought
 # it to 8.35 MiB (2026-12-01, before the engine); the budget was 8.5 MiB until the engine.
