@@ -2,9 +2,12 @@ import Harness
 import SwiftUI
 
 /// Today (`todayScreen()`): the core's tiles, each a data source's first lines with its age; a
-/// tile's tap is the core's `open` (its plugin's screen), its fix mends what it waits for.
+/// tile's tap is the core's `open` (where the source is shown), its fix mends what it waits
+/// for. Its edit mode is this view's alone: each change in it (remove, move, add) is the core's
+/// Action, and the tiles are read again after it.
 struct TodayView: View {
     @State private var store: ScreenStore<TodayScreen>
+    @State private var editing = false
 
     init(shell: Shell) {
         _store = State(initialValue: ScreenStore(shell: shell) { try await $0.todayScreen() })
@@ -18,11 +21,22 @@ struct TodayView: View {
                 }
                 if let empty = today.empty { Text(empty).foregroundStyle(.secondary) }
                 ForEach(Array(today.tiles.enumerated()), id: \.offset) { _, tile in
-                    TileView(tile: tile, act: store.act)
+                    TileView(tile: tile, editing: editing, act: store.act)
                         .accessibilityIdentifier("today.\(tile.plugin).\(tile.source)")
+                }
+                if editing && !today.addable.isEmpty {
+                    Section(today.addLabel) {
+                        ForEach(Array(today.addable.enumerated()), id: \.offset) { index, add in
+                            ActionButton(button: add, act: store.act).accessibilityIdentifier("today.add.\(index)")
+                        }
+                    }
                 }
             }
             .navigationTitle(today.title)
+            .toolbar {
+                SwiftUI.Button(editing ? today.doneLabel : today.editLabel) { editing.toggle() }
+                    .accessibilityIdentifier("today.edit")
+            }
         }
         .onAppear { store.appear() }
         .onDisappear { store.disappear() }
@@ -31,6 +45,7 @@ struct TodayView: View {
 
 private struct TileView: View {
     let tile: TodayTile
+    let editing: Bool
     let act: (Action) -> Void
 
     var body: some View {
@@ -38,16 +53,22 @@ private struct TileView: View {
             HStack {
                 Text(tile.title).font(.headline)
                 Spacer()
-                if let age = tile.age { Text(age).font(.caption).foregroundStyle(.secondary) }
+                if editing {
+                    if let up = tile.moveUp { SwiftUI.Button("↑") { act(up) }.buttonStyle(.borderless) }
+                    if let down = tile.moveDown { SwiftUI.Button("↓") { act(down) }.buttonStyle(.borderless) }
+                    SwiftUI.Button("✕", role: .destructive) { act(tile.remove) }.buttonStyle(.borderless)
+                } else if let age = tile.age {
+                    Text(age).font(.caption).foregroundStyle(.secondary)
+                }
             }
             ForEach(Array(tile.lines.enumerated()), id: \.offset) { _, line in
                 LabeledContent(line.label, value: line.value)
             }
             if let message = tile.message { Text(message).foregroundStyle(.secondary) }
-            if let fix = tile.fix { ActionButton(button: fix, act: act) }
+            if !editing, let fix = tile.fix { ActionButton(button: fix, act: act) }
         }
         .contentShape(Rectangle())
-        .onTapGesture { if let open = tile.open { act(open) } }
+        .onTapGesture { if !editing, let open = tile.open { act(open) } }
         .accessibilityValue(tile.screen ?? "")
     }
 }
@@ -59,7 +80,10 @@ struct PluginScreenView: View {
 
     init(shell: Shell, shown: PluginScreenRef) {
         _store = State(initialValue: ScreenStore(shell: shell) {
-            try await $0.pluginScreen(plugin: shown.plugin, screen: shown.screen)
+            if let source = shown.source {
+                return try await $0.sourceScreen(plugin: shown.plugin, source: source)
+            }
+            return try await $0.pluginScreen(plugin: shown.plugin, screen: shown.screen)
         })
     }
 
@@ -91,7 +115,7 @@ private struct SectionView: View {
             ForEach(Array(section.values.enumerated()), id: \.offset) { _, value in
                 LabeledContent(value.label, value: value.value)
             }
-            ForEach(Array(section.rows.enumerated()), id: \.offset) { _, row in
+            ForEach(Array(section.rows.enumerated()), id: \.offset) { at, row in
                 VStack(alignment: .leading) {
                     ForEach(Array(row.enumerated()), id: \.offset) { column, cell in
                         if column < section.columns.count {
@@ -101,6 +125,9 @@ private struct SectionView: View {
                         }
                     }
                 }
+                // An item the section declares opens a screen (a post its thread): the core's tap.
+                .contentShape(Rectangle())
+                .onTapGesture { if at < section.rowOpens.count { act(section.rowOpens[at]) } }
             }
             // A form's inputs are typed on Android only so far: its send waits for them here.
             if section.kind != .form || section.state != .ready, let button = section.button {

@@ -27,10 +27,16 @@ struct PluginsView: View {
                                 PluginDetailView(shell: shell, plugin: row.id)
                             } label: {
                                 VStack(alignment: .leading) {
-                                    Toggle(row.title, isOn: Binding(get: { row.enabled }, set: { _ in store.act(row.toggle) }))
-                                        .accessibilityIdentifier("plugin.\(row.id).switch")
+                                    // A plugin the app needs has no switch; the core says why.
+                                    if let toggle = row.toggle {
+                                        Toggle(row.title, isOn: Binding(get: { row.enabled }, set: { _ in store.act(toggle) }))
+                                            .accessibilityIdentifier("plugin.\(row.id).switch")
+                                    } else {
+                                        Text(row.title)
+                                    }
                                     if !row.description.isEmpty { Text(row.description).font(.subheadline) }
                                     Text("\(row.kindLabel) · \(row.stateLabel)").font(.caption).foregroundStyle(.secondary)
+                                    if let fixed = row.fixed { Text(fixed).font(.caption).foregroundStyle(.secondary) }
                                     if let fix = row.fix { ActionButton(button: fix, act: store.act) }
                                 }
                                 .opacity(row.enabled ? 1 : 0.5)
@@ -147,8 +153,11 @@ struct PluginDetailView: View {
                     RichText(blocks: detail.about, act: store.act)
                         .accessibilityLabel(detail.description)
                     Text(detail.kindLabel)
-                    Toggle(detail.enabledLabel, isOn: Binding(get: { detail.enabled }, set: { _ in store.act(detail.toggle) }))
-                        .accessibilityIdentifier(identifier(detail.toggle))
+                    if let toggle = detail.toggle {
+                        Toggle(detail.enabledLabel, isOn: Binding(get: { detail.enabled }, set: { _ in store.act(toggle) }))
+                            .accessibilityIdentifier(identifier(toggle))
+                    }
+                    if let fixed = detail.fixed { Text(fixed).font(.footnote).foregroundStyle(.secondary) }
                     Text(detail.grantRow).font(.footnote)
                     if let unmet = detail.unmet { Text(unmet).foregroundStyle(.orange) }
                     if let fix = detail.unmetFix { ActionButton(button: fix, act: store.act) }
@@ -180,7 +189,15 @@ struct PluginDetailView: View {
                     ForEach(detail.tools, id: \.id) { tool in ToolRow(tool: tool, act: store.act) }
                 }
                 if !detail.warnings.isEmpty { Section { Lines(lines: detail.warnings).foregroundStyle(.orange) } }
-                if !detail.dataSources.isEmpty { Section { Lines(lines: detail.dataSources) } }
+                // Each data source opens where the core says it is shown (`Action.openDataSource`).
+                if !detail.dataSources.isEmpty {
+                    Section(detail.dataSourcesLabel) {
+                        ForEach(Array(detail.dataSources.enumerated()), id: \.offset) { index, source in
+                            ActionButton(button: source, act: store.act)
+                                .accessibilityIdentifier("plugin.source.\(index)")
+                        }
+                    }
+                }
                 if !detail.disclosure.isEmpty { Section { Lines(lines: detail.disclosure) } }
                 if !detail.campus.isEmpty { Section(detail.campusLabel) { Lines(lines: detail.campus) } }
                 Section(detail.developerLabel) {

@@ -86,7 +86,13 @@ final class Router {
 
     /// Shows a plugin's declared screen a tap asked for (`Acted.openPluginScreen`).
     func showPluginScreen(plugin: String, screen: String) {
-        pluginScreen = PluginScreenRef(plugin: plugin, screen: screen)
+        pluginScreen = PluginScreenRef(plugin: plugin, screen: screen, source: nil)
+        show(.pluginScreen)
+    }
+
+    /// Shows a data source no declared screen shows, a tap asked for (`Acted.openDataSource`).
+    func showDataSource(plugin: String, source: String) {
+        pluginScreen = PluginScreenRef(plugin: plugin, screen: "", source: source)
         show(.pluginScreen)
     }
 
@@ -95,10 +101,12 @@ final class Router {
     }
 }
 
-/// Which plugin's declared screen is shown.
+/// Which plugin's declared screen is shown, or which of its data sources (`source`) when no
+/// declared screen shows it.
 struct PluginScreenRef: Hashable {
     let plugin: String
     let screen: String
+    let source: String?
 }
 
 /// A route shown as a sheet.
@@ -217,6 +225,8 @@ final class ScreenStore<Model> {
                     shell.router.show(.chat)
                 case .openPluginScreen(let plugin, let screen):
                     shell.router.showPluginScreen(plugin: plugin, screen: screen)
+                case .openDataSource(let plugin, let source):
+                    shell.router.showDataSource(plugin: plugin, source: source)
                 default: break
                 }
             } catch {

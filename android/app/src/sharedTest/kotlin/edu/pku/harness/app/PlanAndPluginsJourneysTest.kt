@@ -55,7 +55,7 @@ class PlanAndPluginsJourneysTest {
         compose.waitForTheChat()
         app.app.navigator.open(Route.PLUGINS)
         compose.await(15_000) { compose.onAllNodes(hasTestTag(ScreenTags.pluginSwitch("canteen"))).fetchSemanticsNodes().isNotEmpty() }
-        compose.onNodeWithText("随应用提供").assertExists()
+        compose.onNodeWithText("校园").assertExists()
         compose.onNodeWithTag(ScreenTags.pluginSwitch("canteen")).performScrollTo().performClick()
         compose.await(15_000) { !app.harness.plugins().single { it.id == "canteen" }.enabled }
     }

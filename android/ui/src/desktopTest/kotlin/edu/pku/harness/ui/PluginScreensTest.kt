@@ -58,8 +58,13 @@ class PluginScreensTest {
                 setContent { TodayPage(today) }
                 waitUntil("Today", 10_000) { today.model != null }
                 val tiles = today.model!!.tiles.map { it.plugin to it.source }
-                assertEquals(listOf("wallet" to "balance", "canteen" to "crowd", "notices" to "latest"), tiles)
-                assertTrue(today.model!!.tiles.all { it.age != null && it.state == SectionState.READY })
+                assertEquals(listOf("wallet" to "balance", "canteen" to "crowd", "notices" to "latest", "treehole" to "following"), tiles)
+                // Nothing followed on Treehole yet: that tile is empty, the others ready.
+                assertEquals(
+                    listOf(SectionState.READY, SectionState.READY, SectionState.READY, SectionState.EMPTY),
+                    today.model!!.tiles.map { it.state },
+                )
+                assertTrue(today.model!!.tiles.all { it.age != null })
                 saveScreenshot("today", language)
                 onNodeWithTag(PluginScreenTags.tile("canteen", "crowd")).performClick()
                 waitUntil("the tile's screen", 10_000) { app.navigator.route.value == Route.PLUGIN_SCREEN }

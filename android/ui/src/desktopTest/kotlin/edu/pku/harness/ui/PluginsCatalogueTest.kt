@@ -19,16 +19,17 @@ import kotlin.test.assertNotNull
 import org.junit.Test
 
 /**
- * The plugins screen as a catalogue: what comes with the app apart from what the student added,
- * a switch on each row, the tap that meets an unmet requirement, and a plugin page's Markdown
+ * The plugins screen as a catalogue: the campus plugins, what the student added, then the app's
+ * own, a switch on each row that may be turned off, the tap that meets an unmet requirement, and a plugin page's Markdown
  * description laid out by the core (the real library, the shipped plugins).
  */
 @OptIn(ExperimentalTestApi::class)
 class PluginsCatalogueTest {
     private val words = mapOf(
-        Language.ZH to listOf("随应用提供", "你添加的", "登录校园账号", "已关闭"),
-        Language.EN to listOf("Comes with the app", "Added by you", "Sign in to the campus account", "Off"),
+        Language.ZH to listOf("校园", "你添加的", "登录校园账号", "已关闭"),
+        Language.EN to listOf("Campus", "Added by you", "Sign in to the campus account", "Off"),
     )
+    private val system = mapOf(Language.ZH to "系统", Language.EN to "System")
 
     @Test fun the_catalogue_switches_a_plugin_off_and_the_sign_in_tap_opens_the_campus_account() {
         for ((language, said) in words) App(language, campusOrigin = startCampusSimulator(), samples = false).use { app ->
@@ -38,7 +39,7 @@ class PluginsCatalogueTest {
                 app.navigator.open(Route.PLUGINS)
                 waitUntil("the plugins", 10_000) { onAllNodes(hasTestTag(ScreenTags.plugin("wallet"))).fetchSemanticsNodes().isNotEmpty() }
                 val screen = assertNotNull(app.models.plugins.model)
-                assertEquals(listOf(shipped), screen.groups.map { it.title })
+                assertEquals(listOf(shipped, system.getValue(language)), screen.groups.map { it.title })
                 onNodeWithText(shipped).assertExists()
                 // Not signed in: the card's row offers the sign-in.
                 onNodeWithTag(ScreenTags.pluginFix("wallet")).performScrollTo().assertTextEquals(signIn)
@@ -75,7 +76,7 @@ class PluginsCatalogueTest {
                 show(app)
                 app.navigator.open(Route.PLUGINS)
                 waitUntil("the plugins", 10_000) { onAllNodes(hasTestTag(ScreenTags.plugin("menu"))).fetchSemanticsNodes().isNotEmpty() }
-                assertEquals(said[1], app.models.plugins.model!!.groups.last().title)
+                assertEquals(listOf(said[0], said[1], system.getValue(language)), app.models.plugins.model!!.groups.map { it.title })
                 onNodeWithText("看 今天 的菜单：\n• 学一\n• 农园\n食堂主页").performScrollTo().assertExists()
                 val detail = openDetail(app, "menu")
                 assertEquals(4, detail()!!.about.size)

@@ -62,7 +62,7 @@ class AppModels(
 
     private val refreshAll: () -> Unit = { refresh() }
     private fun <T : Any> screen(refreshOn: (HarnessEvent) -> Boolean = { false }, read: suspend (Harness) -> T) =
-        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, ::switchTo, navigator::openPluginScreen, read)
+        ScreenModel(harness, phone, scope, refreshOn, refreshAll, navigator::open, readNow, ::switchTo, navigator::openPluginScreen, navigator::openDataSource, read)
 
     /** The conversation the chat shows now (a new chat, a row of the list, an undo switch it). */
     @Volatile var conversation: String = start ?: harness.latestConversation()
@@ -146,14 +146,20 @@ class AppModels(
      * campus through the data sources' cache only while it is on screen.
      */
     fun today(): ScreenModel<TodayScreen> =
-        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false, openPluginScreen = navigator::openPluginScreen) {
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false, openPluginScreen = navigator::openPluginScreen, openDataSource = navigator::openDataSource) {
             it.todayScreen()
         }
 
     /** A holder of a plugin's declared screen for the page that shows it, closed with that page. */
     fun pluginScreen(plugin: String, screen: String): ScreenModel<PluginScreen> =
-        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false, openPluginScreen = navigator::openPluginScreen) {
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false, openPluginScreen = navigator::openPluginScreen, openDataSource = navigator::openDataSource) {
             it.pluginScreen(plugin, screen)
+        }
+
+    /** A holder of a data source's own value (`Acted.OpenDataSource`), closed with its page. */
+    fun sourceScreen(plugin: String, source: String): ScreenModel<PluginScreen> =
+        ScreenModel(harness, phone, scope, { false }, refreshAll, navigator::open, readNow = false, openPluginScreen = navigator::openPluginScreen, openDataSource = navigator::openDataSource) {
+            it.sourceScreen(plugin, source)
         }
 
     /** The holder of plugin [id]'s detail screen (one at a time). */
@@ -246,9 +252,18 @@ private fun Route(models: AppModels, route: Route, navigator: AppNavigator) {
         }
         Route.PLUGIN_SCREEN -> {
             val shown by navigator.pluginScreen.collectAsState()
+            val source by navigator.dataSource.collectAsState()
             shown?.let { (plugin, screen) ->
                 key(plugin, screen) {
                     val holder = remember { models.pluginScreen(plugin, screen) }
+                    DisposableEffect(holder) { onDispose { holder.close() } }
+                    LaunchedEffect(holder) { holder.refresh() }
+                    PluginScreenPage(holder)
+                }
+            }
+            source?.let { (plugin, key) ->
+                key(plugin, key) {
+                    val holder = remember { models.sourceScreen(plugin, key) }
                     DisposableEffect(holder) { onDispose { holder.close() } }
                     LaunchedEffect(holder) { holder.refresh() }
                     PluginScreenPage(holder)

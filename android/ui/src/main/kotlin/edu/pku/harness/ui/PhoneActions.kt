@@ -58,9 +58,25 @@ class AppNavigator(start: Route = Route.TODAY) {
         current.value = route
     }
 
+    private val source = MutableStateFlow<Pair<String, String>?>(null)
+
+    /**
+     * The data source [Route.PLUGIN_SCREEN] shows instead, when no declared screen shows it: its
+     * plugin and source key (`Acted.OpenDataSource`).
+     */
+    val dataSource: StateFlow<Pair<String, String>?> = source.asStateFlow()
+
     /** Shows a plugin's declared screen a tap asked for (`Acted.OpenPluginScreen`). */
     fun openPluginScreen(plugin: String, screen: String) {
+        this.source.value = null
         this.plugin.value = plugin to screen
+        current.value = Route.PLUGIN_SCREEN
+    }
+
+    /** Shows a data source's own value a tap asked for (`Acted.OpenDataSource`). */
+    fun openDataSource(plugin: String, source: String) {
+        this.plugin.value = null
+        this.source.value = plugin to source
         current.value = Route.PLUGIN_SCREEN
     }
 }

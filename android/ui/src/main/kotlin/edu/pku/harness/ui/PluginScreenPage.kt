@@ -2,6 +2,7 @@ package edu.pku.harness.ui
 
 import androidx.compose.foundation.clickable
 import androidx.compose.foundation.layout.Arrangement
+import androidx.compose.foundation.layout.Box
 import androidx.compose.foundation.layout.Column
 import androidx.compose.foundation.layout.Row
 import androidx.compose.foundation.layout.fillMaxWidth
@@ -10,9 +11,14 @@ import androidx.compose.material3.Card
 import androidx.compose.material3.HorizontalDivider
 import androidx.compose.material3.MaterialTheme
 import androidx.compose.material3.Text
+import androidx.compose.material3.TextButton
 import androidx.compose.runtime.Composable
+import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateMapOf
+import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
+import androidx.compose.runtime.setValue
+import androidx.compose.ui.Alignment
 import androidx.compose.ui.Modifier
 import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.text.font.FontWeight
@@ -30,7 +36,12 @@ object PluginScreenTags {
     fun section(index: Int) = "plugin-section-$index"
     fun send(index: Int) = "plugin-section-send-$index"
     fun tile(plugin: String, source: String) = "today-tile-$plugin-$source"
+    fun row(section: Int, row: Int) = "plugin-section-$section-row-$row"
+    fun remove(plugin: String, source: String) = "today-remove-$plugin-$source"
+    fun moveUp(plugin: String, source: String) = "today-up-$plugin-$source"
+    fun add(index: Int) = "today-add-$index"
     const val PAY_CODE = "today-pay-code"
+    const val EDIT = "today-edit"
 }
 
 /**
@@ -72,14 +83,23 @@ private fun SectionCard(index: Int, section: ScreenSection, holder: ScreenModel<
             }
             when (section.kind) {
                 SectionKind.VALUE -> for (row in section.values) LabelledRow(row.label, row.value)
-                SectionKind.LIST -> for (row in section.rows) {
-                    Text(row.firstOrNull().orEmpty(), fontWeight = FontWeight.Medium)
-                    if (row.size > 1) Small(row.drop(1).joinToString(" · "))
+                SectionKind.LIST -> section.rows.forEachIndexed { at, row ->
+                    // An item the section declares opens a screen (a post its thread): the core's tap.
+                    val open = section.rowOpens.getOrNull(at)
+                    val tap = open?.let { action -> Modifier.clickable { holder.act(action) } } ?: Modifier
+                    Column(Modifier.fillMaxWidth().testTag(PluginScreenTags.row(index, at)).then(tap)) {
+                        Text(row.firstOrNull().orEmpty(), fontWeight = FontWeight.Medium)
+                        if (row.size > 1) Small(row.drop(1).joinToString(" · "))
+                    }
                     HorizontalDivider()
                 }
                 SectionKind.TABLE -> {
                     TableRow(section.columns, header = true)
-                    for (row in section.rows) TableRow(row, header = false)
+                    section.rows.forEachIndexed { at, row ->
+                        val open = section.rowOpens.getOrNull(at)
+                        val tap = open?.let { action -> Modifier.clickable { holder.act(action) } } ?: Modifier
+                        Box(Modifier.testTag(PluginScreenTags.row(index, at)).then(tap)) { TableRow(row, header = false) }
+                    }
                 }
                 SectionKind.FORM -> FormSection(index, section, holder)
                 SectionKind.ACTION -> section.button?.let { CoreButton(it) { action -> holder.act(action) } }
@@ -123,37 +143,60 @@ private fun FormSection(index: Int, section: ScreenSection, holder: ScreenModel<
 }
 
 /**
- * Today: the core's tiles, each a data source's first lines with its age, a tap opening the
- * plugin's screen (the core's `open`, or the fix that mends what it waits for), and the pay
- * code one tap away.
+ * Today: the core's tiles, each a data source's first lines with its age, a tap opening where
+ * the core says the source is shown (its `open`, or the fix that mends what it waits for), and
+ * the pay code one tap away. Its edit mode is this page's alone: each change in it (remove,
+ * move up or down, add) is the core's Action, and the tiles are read again after it.
  */
 @Composable
 fun TodayPage(holder: ScreenModel<TodayScreen>) {
     val today = holder.model
+    var editing by remember { mutableStateOf(false) }
     Page(holder.message) {
         if (today == null) {
             Small(LOADING)
             return@Page
         }
-        Title(today.title)
+        Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
+            Box(Modifier.weight(1f)) { Title(today.title) }
+            TextButton(onClick = { editing = !editing }, modifier = Modifier.testTag(PluginScreenTags.EDIT)) {
+                Text(if (editing) today.doneLabel else today.editLabel)
+            }
+        }
         today.payCode?.let { CoreButton(it, Modifier.testTag(PluginScreenTags.PAY_CODE)) { action -> holder.act(action) } }
         today.empty?.let { Small(it) }
-        for (tile in today.tiles) Tile(tile, holder)
+        for (tile in today.tiles) Tile(tile, editing, holder)
+        if (editing && today.addable.isNotEmpty()) {
+            Section(today.addLabel)
+            today.addable.forEachIndexed { index, add ->
+                CoreButton(add, Modifier.testTag(PluginScreenTags.add(index))) { action -> holder.act(action) }
+            }
+        }
     }
 }
 
 @Composable
-private fun Tile(tile: TodayTile, holder: ScreenModel<TodayScreen>) {
-    val tap = tile.open?.let { action -> Modifier.clickable { holder.act(action) } } ?: Modifier
+private fun Tile(tile: TodayTile, editing: Boolean, holder: ScreenModel<TodayScreen>) {
+    val tap = tile.open?.takeIf { !editing }?.let { action -> Modifier.clickable { holder.act(action) } } ?: Modifier
     Card(Modifier.fillMaxWidth().testTag(PluginScreenTags.tile(tile.plugin, tile.source)).then(tap)) {
         Column(Modifier.padding(12.dp), verticalArrangement = Arrangement.spacedBy(4.dp)) {
-            Row(Modifier.fillMaxWidth(), horizontalArrangement = Arrangement.SpaceBetween) {
-                Section(tile.title)
-                tile.age?.let { Small(it) }
+            Row(Modifier.fillMaxWidth(), horizontalArrangement = Arrangement.SpaceBetween, verticalAlignment = Alignment.CenterVertically) {
+                Box(Modifier.weight(1f)) { Section(tile.title) }
+                if (editing) {
+                    tile.moveUp?.let { up ->
+                        TextButton(onClick = { holder.act(up) }, modifier = Modifier.testTag(PluginScreenTags.moveUp(tile.plugin, tile.source))) { Text("↑") }
+                    }
+                    tile.moveDown?.let { down -> TextButton(onClick = { holder.act(down) }) { Text("↓") } }
+                    TextButton(onClick = { holder.act(tile.remove) }, modifier = Modifier.testTag(PluginScreenTags.remove(tile.plugin, tile.source))) {
+                        Text("✕", color = MaterialTheme.colorScheme.error)
+                    }
+                } else {
+                    tile.age?.let { Small(it) }
+                }
             }
             for (line in tile.lines) LabelledRow(line.label, line.value)
             tile.message?.let { Text(it, color = MaterialTheme.colorScheme.onSurfaceVariant) }
-            tile.fix?.let { CoreButton(it) { action -> holder.act(action) } }
+            if (!editing) tile.fix?.let { CoreButton(it) { action -> holder.act(action) } }
         }
     }
 }

@@ -45,6 +45,8 @@ class ScreenModel<T : Any>(
     private val openConversation: (String) -> Unit = {},
     /** Shows a plugin's declared screen a tap asked for (`Acted.OpenPluginScreen`). */
     private val openPluginScreen: (plugin: String, screen: String) -> Unit = { _, _ -> },
+    /** Shows a data source no declared screen shows (`Acted.OpenDataSource`). */
+    private val openDataSource: (plugin: String, source: String) -> Unit = { _, _ -> },
     private val read: suspend (Harness) -> T,
 ) : AutoCloseable {
     var model: T? by mutableStateOf(null)
@@ -93,6 +95,7 @@ class ScreenModel<T : Any>(
             is Acted.Open -> withContext(Dispatchers.Main) { open(acted.route) }
             is Acted.OpenConversation -> withContext(Dispatchers.Main) { openConversation(acted.conversation) }
             is Acted.OpenPluginScreen -> withContext(Dispatchers.Main) { openPluginScreen(acted.plugin, acted.screen) }
+            is Acted.OpenDataSource -> withContext(Dispatchers.Main) { openDataSource(acted.plugin, acted.source) }
             is Acted.Done, is Acted.TurnEnded -> if (action is Action.InstallPreview) preview = null
         }
         true

@@ -56,6 +56,9 @@ import edu.pku.harness.core.ToolRowView
 object ScreenTags {
     /** The link on a plugin's page to its [index]th declared screen. */
     fun pluginScreenLink(index: Int) = "plugin-screen-link-$index"
+
+    /** The link on a plugin's page to its [index]th data source. */
+    fun dataSource(index: Int) = "plugin-data-source-$index"
     const val READ_TERMS = "read-terms"
     const val LINK = "plugins-link"
     const val ADD = "plugins-add"
@@ -151,14 +154,18 @@ fun PluginsPage(holder: ScreenModel<PluginsScreen>, open: (String) -> Unit) {
                 Card(Modifier.clickable { open(plugin.id) }.testTag(ScreenTags.plugin(plugin.id))) {
                     Row(verticalAlignment = Alignment.CenterVertically) {
                         Text(plugin.title, fontWeight = FontWeight.Medium, modifier = Modifier.weight(1f))
-                        Switch(
-                            checked = plugin.enabled,
-                            onCheckedChange = { holder.act(plugin.toggle) },
-                            modifier = Modifier.testTag(ScreenTags.pluginSwitch(plugin.id)),
-                        )
+                        // A plugin the app needs has no switch; the core says why below.
+                        plugin.toggle?.let { toggle ->
+                            Switch(
+                                checked = plugin.enabled,
+                                onCheckedChange = { holder.act(toggle) },
+                                modifier = Modifier.testTag(ScreenTags.pluginSwitch(plugin.id)),
+                            )
+                        }
                     }
                     if (plugin.description.isNotEmpty()) Text(plugin.description, style = MaterialTheme.typography.bodyMedium)
                     Small("${plugin.kindLabel} · ${plugin.stateLabel}")
+                    plugin.fixed?.let { Small(it) }
                     plugin.fix?.let { CoreButton(it, Modifier.testTag(ScreenTags.pluginFix(plugin.id))) { action -> holder.act(action) } }
                 }
             }
@@ -267,7 +274,8 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
         detail.unmetFix?.let { CoreButton(it) { action -> holder.act(action) } }
         for (line in detail.changedTools) Text(line, color = MaterialTheme.colorScheme.tertiary, modifier = Modifier.testTag(ScreenTags.CHANGED))
         detail.acceptChanges?.let { CoreButton(it) { action -> holder.act(action) } }
-        SwitchRow(detail.enabledLabel, detail.enabled, detail.toggle, ScreenTags.ENABLED) { holder.act(it) }
+        detail.toggle?.let { toggle -> SwitchRow(detail.enabledLabel, detail.enabled, toggle, ScreenTags.ENABLED) { holder.act(it) } }
+        detail.fixed?.let { Small(it) }
         Section(detail.modesLabel)
         for (row in detail.modes) {
             Card(Modifier.testTag(ScreenTags.mode(row.effect.name.lowercase()))) {
@@ -287,7 +295,12 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
         Tools(detail.tools) { holder.act(it) }
         Text(detail.grantRow)
         for (warning in detail.warnings) Text(warning, color = MaterialTheme.colorScheme.error)
-        Lines(detail.dataSources)
+        if (detail.dataSources.isNotEmpty()) {
+            Section(detail.dataSourcesLabel)
+            detail.dataSources.forEachIndexed { index, source ->
+                CoreButton(source, Modifier.testTag(ScreenTags.dataSource(index))) { holder.act(it) }
+            }
+        }
         Lines(detail.disclosure)
         if (detail.campus.isNotEmpty()) {
             Section(detail.campusLabel)
