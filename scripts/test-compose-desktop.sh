@@ -34,6 +34,9 @@ KOTLINC_FLAGS="-Xplugin=$COMPOSE_PLUGIN" kotlinc_cached "$build/tests.jar" \
   android/src/test/kotlin/edu/pku/harness/ScriptedModel.kt \
   android/src/test/kotlin/edu/pku/harness/RemoteServers.kt android/host-runner
 
+# The 云端 screen's test runs a PKU harness Cloud server of its own: the real binary.
+cargo build -p harness-cloud --bin harness-cloud
+
 screenshots="$target_dir/screenshots"
 # Only this run's screens: a screen a test no longer saves must not linger.
 rm -rf "$screenshots"
@@ -43,5 +46,6 @@ mkdir -p "$screenshots"
 exec java -Djava.awt.headless=true -Djna.library.path="$target_dir/debug" \
   -Dkotlinx.coroutines.fast.service.loader=false \
   -Dpku.screenshots="$screenshots" \
+  -Dpku.cloud.bin="$target_dir/debug/harness-cloud" \
   -cp "$build/tests.jar:$build/ui.jar:$build/bindings.jar:$JNA_JAR:$COMPOSE_CP:$KOTLIN_LIB/kotlin-test.jar:$KOTLIN_LIB/kotlin-test-junit.jar" \
   edu.pku.harness.host.RunHostTestsKt "$build/tests.jar"

@@ -2,7 +2,7 @@ import Harness
 import SwiftUI
 
 /// 云端: the core's CloudScreen drawn as it is — the server address (typed while not set up), the
-/// account's state, devices and space, the recovery code the one time the core hands it out,
+/// account's state, devices (this one marked, 移除 on the others) and space, the recovery code the one time the core hands it out,
 /// joining by a recovery code, the backup switch with its disclosure and last time, restore and
 /// what it left for the student.
 struct CloudView: View {
@@ -29,6 +29,16 @@ struct CloudView: View {
                     }
                     if let space = screen.space {
                         LabeledContent(space.label, value: space.value)
+                    }
+                }
+                if !screen.deviceRows.isEmpty {
+                    Section {
+                        // Two devices may join in the same minute: rows are told apart by place.
+                        ForEach(Array(screen.deviceRows.enumerated()), id: \.offset) { _, row in
+                            DeviceRowView(row: row) { store.act($0) }
+                        }
+                    } footer: {
+                        if let leave = screen.leaveNote { Text(leave) }
                     }
                 }
                 if let recovery = screen.recoveryCode {
@@ -71,6 +81,27 @@ struct CloudView: View {
                 }
             }
             .navigationTitle(screen.title)
+        }
+    }
+}
+
+/// One device of the account: its kind, when it joined, 本机 on this one, 移除 on the others.
+private struct DeviceRowView: View {
+    let row: CloudDeviceRow
+    let act: (Action) -> Void
+
+    var body: some View {
+        VStack(alignment: .leading) {
+            HStack {
+                Text(row.name).fontWeight(.medium)
+                Spacer()
+                if row.thisDevice, let mark = row.thisLabel { Text(mark).font(.caption) }
+            }
+            LabeledContent(row.joined.label, value: row.joined.value)
+            if let remove = row.remove {
+                ActionButton(button: remove) { act($0) }
+                    .accessibilityIdentifier("cloud.removeDevice")
+            }
         }
     }
 }

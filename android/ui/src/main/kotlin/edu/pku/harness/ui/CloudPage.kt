@@ -18,6 +18,7 @@ import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
 import edu.pku.harness.core.Action
+import edu.pku.harness.core.CloudDeviceRow
 import edu.pku.harness.core.CloudScreen
 import edu.pku.harness.core.LabelValue
 
@@ -32,11 +33,13 @@ object CloudTags {
     const val BACKUP_SWITCH = "cloud-backup-switch"
     const val BACKUP_NOW = "cloud-backup-now"
     const val RESTORE = "cloud-restore"
+    const val DEVICE = "cloud-device"
+    const val REMOVE_DEVICE = "cloud-remove-device"
 }
 
 /**
  * 云端: the core's [CloudScreen] drawn as it is — the server address (typed while not set up),
- * the account's state, devices and space, the recovery code the one time the core hands it
+ * the account's state, devices (this one marked, 移除 on the others) and space, the recovery code the one time the core hands it
  * out, joining by a recovery code, the backup switch with its disclosure and last time, restore
  * and what it left for the student.
  */
@@ -56,6 +59,8 @@ fun CloudPage(holder: ScreenModel<CloudScreen>) {
             modifier = Modifier.fillMaxWidth().testTag(CloudTags.ADDRESS),
         )
         screen.devices?.let { CloudRow(it) }
+        for (row in screen.deviceRows) DeviceCard(row) { a -> holder.act(a) }
+        screen.leaveNote?.let { Small(it) }
         screen.space?.let { CloudRow(it) }
         screen.recoveryCode?.let { code ->
             Card(Modifier.testTag(CloudTags.RECOVERY_CODE)) {
@@ -108,5 +113,18 @@ private fun CloudRow(row: LabelValue) {
     Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
         Text(row.label, modifier = Modifier.weight(1f))
         Text(row.value, fontWeight = FontWeight.Medium)
+    }
+}
+
+/** One device of the account: its kind, when it joined, 本机 on this one, 移除 on the others. */
+@Composable
+private fun DeviceCard(row: CloudDeviceRow, act: (Action) -> Unit) {
+    Card(Modifier.testTag(CloudTags.DEVICE)) {
+        Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
+            Text(row.name, fontWeight = FontWeight.Medium, modifier = Modifier.weight(1f))
+            row.thisLabel?.let { Text(it, style = MaterialTheme.typography.labelLarge) }
+        }
+        CloudRow(row.joined)
+        row.remove?.let { CoreButton(it, Modifier.testTag(CloudTags.REMOVE_DEVICE), act) }
     }
 }

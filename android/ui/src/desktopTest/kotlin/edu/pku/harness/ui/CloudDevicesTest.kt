@@ -1,0 +1,78 @@
+package edu.pku.harness.ui
+
+import androidx.compose.ui.test.ExperimentalTestApi
+import androidx.compose.ui.test.onAllNodesWithTag
+import androidx.compose.ui.test.onNodeWithText
+import edu.pku.harness.core.Action
+import edu.pku.harness.core.CloudState
+import edu.pku.harness.core.Language
+import edu.pku.harness.core.Route
+import java.io.File
+import java.nio.file.Files
+import kotlinx.coroutines.runBlocking
+import kotlin.test.assertEquals
+import kotlin.test.assertNotNull
+import kotlin.test.assertNull
+import org.junit.Test
+
+/**
+ * A PKU harness Cloud server on this machine: the real `harness-cloud` binary
+ * (scripts/test-compose-desktop.sh builds it and names it in `pku.cloud.bin`) on a loopback port
+ * over SQLite in a temporary directory. [base] is read from the line it prints once listening.
+ */
+private class CloudServer : AutoCloseable {
+    private val dir = Files.createTempDirectory("harness-cloud-ui").toFile()
+    private val process: Process = ProcessBuilder(
+        System.getProperty("pku.cloud.bin") ?: "target/debug/harness-cloud",
+        "serve", "--db", "sqlite:${File(dir, "cloud.db")}", "--listen", "127.0.0.1:0",
+    ).redirectError(ProcessBuilder.Redirect.INHERIT).start()
+    val base: String = process.inputStream.bufferedReader().readLine()
+        ?.removePrefix("listening on ")
+        ?: error("harness-cloud printed no address")
+
+    override fun close() {
+        process.destroy()
+        process.waitFor()
+        dir.deleteRecursively()
+    }
+}
+
+@OptIn(ExperimentalTestApi::class)
+class CloudDevicesTest {
+    // DESIGN §12: an account with two devices lists both on 云端, this one marked 本机 with no
+    // 移除, the other with 移除, and says how this one leaves; saved in zh and en.
+    @Test fun a_set_up_account_with_two_devices_lists_both_and_offers_remove_on_the_other() {
+        for (language in listOf(Language.ZH, Language.EN)) CloudServer().use { server ->
+            App(language).use { app ->
+                App(language).use { other ->
+                    runBlocking { app.harness.act(Action.CloudSetup(server.base)) }
+                    val code = assertNotNull(runBlocking { app.harness.cloudScreen() }.recoveryCode)
+                    runBlocking { other.harness.act(Action.CloudJoin(server.base, code)) }
+                    runPhoneTest {
+                        show(app)
+                        app.navigator.open(Route.CLOUD)
+                        // The screen was read when the app opened, before the account: read it again.
+                        app.models.cloud.refresh()
+                        waitUntil("the account's screen", 10_000) {
+                            app.models.cloud.model?.state == CloudState.SET_UP || app.models.cloud.message != null
+                        }
+                        val screen = assertNotNull(app.models.cloud.model, app.models.cloud.message)
+                        assertEquals(2, screen.deviceRows.size, screen.toString())
+                        assertEquals(CloudState.SET_UP, screen.state)
+                        val (mine, theirs) = screen.deviceRows.partition { it.thisDevice }
+                        val marked = mapOf(Language.ZH to "本机", Language.EN to "This device")
+                        assertEquals(marked[language], mine.single().thisLabel)
+                        assertNull(mine.single().remove)
+                        val remove = mapOf(Language.ZH to "移除", Language.EN to "Remove")
+                        assertEquals(remove[language], theirs.single().remove?.label)
+                        assertEquals(2, onAllNodesWithTag(CloudTags.DEVICE).fetchSemanticsNodes().size)
+                        assertEquals(1, onAllNodesWithTag(CloudTags.REMOVE_DEVICE).fetchSemanticsNodes().size)
+                        onNodeWithText(marked[language]!!).assertExists()
+                        onNodeWithText(screen.leaveNote!!).assertExists()
+                        saveScreenshot("cloud-two-devices", language)
+                    }
+                }
+            }
+        }
+    }
+}
