@@ -282,7 +282,8 @@ impl InstalledPlugins {
                 };
                 store.write(|tx| rows::put_plugin(tx, &fresh, now))?;
             }
-            let enabled = row.is_none_or(|r| r.enabled);
+            // A plugin the app needs is on, even where an earlier version stored it off.
+            let enabled = row.is_none_or(|r| r.enabled) || REQUIRED.contains(&plugin.id.as_str());
             if let Some(circle) = circled.remove(&plugin.id) {
                 errors.push(circle);
             } else if let Err(e) = register(&mut state, plugin, handler, enabled) {

@@ -15,6 +15,7 @@ use harness_core::policy::Answer;
 use harness_core::screens::{Acted, Action, FieldValue, Live, Route, Screens, SectionState};
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::{Change, Language, parse_change};
+use harness_core::store::DATABASE_FILE;
 use harness_core::{Engine, Options};
 use serde_json::json;
 
@@ -495,5 +496,36 @@ async fn a_feeds_post_opens_its_thread_and_the_page_lists_no_screen_that_needs_a
     assert_eq!(
         refused.to_string(),
         "插件「treehole」没有名为「search」的页面"
+    );
+}
+
+#[tokio::test]
+async fn a_plugin_the_app_needs_found_off_in_an_older_data_directory_opens_on() {
+    // issue 36: the app's needed plugins stay on, whatever an earlier version let be stored.
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        let mut options = Options::new(Arc::new(Deny));
+        options.catalog = Arc::new(Shipped);
+        options.secrets = Arc::new(MemorySecrets::default());
+        Engine::open(dir.path(), options).unwrap()
+    };
+    drop(open());
+    let raw = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+    raw.execute(
+        "UPDATE plugins SET enabled = 0 WHERE id IN ('settings', 'memory')",
+        [],
+    )
+    .unwrap();
+    drop(raw);
+    let engine = open();
+    let on: Vec<(String, bool)> = engine
+        .plugins()
+        .iter()
+        .filter(|v| ["settings", "memory"].contains(&v.plugin.id.as_str()))
+        .map(|v| (v.plugin.id.clone(), v.enabled))
+        .collect();
+    assert_eq!(
+        on,
+        [("memory".to_owned(), false), ("settings".to_owned(), true)]
     );
 }
