@@ -44,7 +44,8 @@ pub enum Route {
     /// by the student's tap alone (SERVICES.md §11: on screen only), so it is in no bar.
     RideCode,
     /// A plugin's declared screen, opened by a Today tile or a link on the plugin's page
-    /// (`Acted::OpenPluginScreen` names which); under the plugins, where each is listed.
+    /// (`Acted::OpenPluginScreen` names which), or a data source no declared screen shows
+    /// (`Acted::OpenDataSource`); under the plugins, where each is listed.
     PluginScreen,
     /// The destinations that do not fit the bar.
     More,
