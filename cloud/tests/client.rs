@@ -32,7 +32,7 @@ const run=(f)=>async(input,ctx)=>{try{return {ok:(await f(input,ctx))??null};}ca
   if(e instanceof n.CloudError)return {code:e.code};return {error:String(e.message)};}};
 const tool=(title,input,f)=>n.defineTool({title,description:title+'.',input,effect:'read',execute:run(f)});
 return {default:n.definePlugin({id:"notes",title:"笔记",description:"Keeps notes in the cloud.",
- disclosure:["你的笔记（加密）"],
+ cloud:{disclosures:["你的笔记（加密）"]},
  tools:{
   save:tool("存",z.object({key:z.string(),text:z.any(),ifVersion:z.number().optional()}),
     ({key,text,ifVersion},ctx)=>ctx.services.cloud.set(key,text,ifVersion===undefined?undefined:{ifVersion})),

@@ -137,8 +137,12 @@ pub struct Manifest {
     pub screens: Vec<ScreenManifest>,
     #[serde(default)]
     pub grants: Grants,
-    /// What the plugin stores online, in plain words, shown beside its cloud switch.
-    #[serde(default)]
+    /// PKU harness Cloud: what the plugin stores online (`cloud.disclosures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<CloudManifest>,
+    /// The single list `cloud.disclosures` replaced: a new manifest with it is refused, naming
+    /// `cloud.disclosures`; a plugin installed before reads it as its `cloud.disclosures`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disclosure: Vec<String>,
     /// Requests a student might make of it, in Chinese (`我的校园卡还有多少钱？`); the English
     /// ones in `i18n.en.examples`. The empty chat offers a few, each a tap that sends it.
@@ -166,6 +170,54 @@ pub struct I18n {
     pub examples: Option<Vec<String>>,
     #[serde(default)]
     pub tools: BTreeMap<String, I18nTool>,
+    /// `cloud.disclosures` in this language, one line for each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<CloudManifest>,
+}
+
+/// A plugin's PKU harness Cloud declaration (seed 000).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CloudManifest {
+    /// What the plugin stores online, in plain words, one line each: listed beside its Allow
+    /// cloud switch and on the consent screen.
+    #[serde(default)]
+    pub disclosures: Vec<String>,
+}
+
+/// The most disclosure lines a plugin lists, and the longest line, in characters.
+const MAX_DISCLOSURES: usize = 8;
+const MAX_DISCLOSURE_CHARS: usize = 200;
+
+/// `lines` as the student reads them, or the load error naming `field` and the line at fault.
+fn disclosure_lines(plugin: &str, field: &str, lines: &[String]) -> Result<Vec<String>, LoadError> {
+    if lines.len() > MAX_DISCLOSURES {
+        return Err(LoadError::new(
+            plugin,
+            field,
+            format!("has {} lines; at most {MAX_DISCLOSURES}", lines.len()),
+        ));
+    }
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let words = line.trim();
+            let fault = if words.is_empty() {
+                Some("is empty: say in plain words what the plugin stores online".to_owned())
+            } else if words.contains(['\n', '\r']) {
+                Some("is more than one line: write each on its own".to_owned())
+            } else if words.chars().count() > MAX_DISCLOSURE_CHARS {
+                Some(format!("is over {MAX_DISCLOSURE_CHARS} characters"))
+            } else {
+                None
+            };
+            match fault {
+                Some(m) => Err(LoadError::new(plugin, format!("{field}[{i}]"), m)),
+                None => Ok(one_line(words, usize::MAX)),
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -507,7 +559,10 @@ pub struct Plugin {
     /// The declared screens, checked at load: each section names what it reads or calls.
     pub screens: Vec<ScreenManifest>,
     pub grants: Grants,
+    /// `cloud.disclosures`: what it stores online, in Chinese, one line each.
     pub disclosure: Vec<String>,
+    /// The same lines in English (`i18n.en.cloud.disclosures`); empty when not given.
+    pub disclosure_en: Vec<String>,
     pub preferences: Option<InputSchema>,
     /// A document's Markdown body, for the agent's context while the plugin is enabled.
     pub instructions: Option<String>,
@@ -520,6 +575,14 @@ pub struct Plugin {
 }
 
 impl Plugin {
+    /// What the plugin stores online, in `lang` (Chinese where no English was given).
+    pub fn disclosure_in(&self, lang: crate::settings::Language) -> &[String] {
+        match lang {
+            crate::settings::Language::En if !self.disclosure_en.is_empty() => &self.disclosure_en,
+            _ => &self.disclosure,
+        }
+    }
+
     /// Checks `manifest` and builds the plugin. Remote plugins get their ids from
     /// [`Plugin::from_mcp`], which calls this.
     pub fn load(manifest: Manifest, kind: PluginKind) -> Result<Plugin, LoadError> {
@@ -540,6 +603,37 @@ impl Plugin {
         let original = manifest.clone();
         let id = manifest.id.as_str();
         check_plugin_id(id)?;
+        if !manifest.disclosure.is_empty() && compile == Compile::Now {
+            return Err(LoadError::new(
+                id,
+                "disclosure",
+                "replaced by cloud.disclosures: write these lines there, and their English in i18n.en.cloud.disclosures",
+            ));
+        }
+        let declared = match &manifest.cloud {
+            Some(cloud) => cloud.disclosures.as_slice(),
+            None => manifest.disclosure.as_slice(),
+        };
+        let disclosure = disclosure_lines(id, "cloud.disclosures", declared)?;
+        let disclosure_en = match manifest.i18n.get("en").and_then(|en| en.cloud.as_ref()) {
+            None => Vec::new(),
+            Some(en) => {
+                let field = "i18n.en.cloud.disclosures";
+                let lines = disclosure_lines(id, field, &en.disclosures)?;
+                if lines.len() != disclosure.len() {
+                    return Err(LoadError::new(
+                        id,
+                        field,
+                        format!(
+                            "has {} lines and cloud.disclosures {}: one English line for each",
+                            lines.len(),
+                            disclosure.len()
+                        ),
+                    ));
+                }
+                lines
+            }
+        };
         if kind == PluginKind::Remote && !manifest.default_modes.is_empty() {
             return Err(LoadError::new(
                 id,
@@ -684,7 +778,8 @@ impl Plugin {
             data_sources,
             screens: manifest.screens,
             grants: manifest.grants,
-            disclosure: manifest.disclosure,
+            disclosure,
+            disclosure_en,
             preferences,
             instructions: manifest.instructions,
             manifest: original,
@@ -1653,6 +1748,73 @@ mod tests {
             Some("mcp-treehole.search")
         );
         assert_eq!(tool_id("nodots"), None);
+    }
+
+    // seed 000: a plugin's disclosure lines are `cloud.disclosures` (zh) with
+    // `i18n.en.cloud.disclosures`; the single `disclosure` list is refused naming the new field,
+    // and a bad line is refused naming the line.
+    #[test]
+    fn cloud_disclosures_load_in_both_languages_and_the_old_field_names_the_new_one() {
+        let notes = |extra: Value| {
+            let mut m = json!({"id": "notes", "title": "笔记", "tools": []});
+            for (k, v) in extra.as_object().unwrap() {
+                m[k] = v.clone();
+            }
+            m
+        };
+        let p = load(
+            notes(json!({"cloud": {"disclosures": ["你的笔记（加密）"]},
+                         "i18n": {"en": {"cloud": {"disclosures": ["Your notes (encrypted)"]}}}})),
+            PluginKind::Community,
+        )
+        .unwrap();
+        assert_eq!(
+            p.disclosure_in(crate::settings::Language::Zh),
+            ["你的笔记（加密）"]
+        );
+        assert_eq!(
+            p.disclosure_in(crate::settings::Language::En),
+            ["Your notes (encrypted)"]
+        );
+        let zh_only = load(
+            notes(json!({"cloud": {"disclosures": ["你的笔记（加密）"]}})),
+            PluginKind::Community,
+        )
+        .unwrap();
+        assert_eq!(
+            zh_only.disclosure_in(crate::settings::Language::En),
+            ["你的笔记（加密）"]
+        );
+
+        let refused = |extra: Value| {
+            load(notes(extra), PluginKind::Community)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refused(json!({"disclosure": ["你的笔记"]})),
+            "plugin \"notes\": disclosure: replaced by cloud.disclosures: write these lines there, and their English in i18n.en.cloud.disclosures"
+        );
+        assert_eq!(
+            refused(json!({"cloud": {"disclosures": ["你的笔记", " "]}})),
+            "plugin \"notes\": cloud.disclosures[1]: is empty: say in plain words what the plugin stores online"
+        );
+        assert_eq!(
+            refused(json!({"cloud": {"disclosures": ["一\n二"]}})),
+            "plugin \"notes\": cloud.disclosures[0]: is more than one line: write each on its own"
+        );
+        assert_eq!(
+            refused(json!({"cloud": {"disclosures": ["你的笔记", "你的标签"]},
+                           "i18n": {"en": {"cloud": {"disclosures": ["Your notes"]}}}})),
+            "plugin \"notes\": i18n.en.cloud.disclosures: has 1 lines and cloud.disclosures 2: one English line for each"
+        );
+        assert!(
+            refused(json!({"cloud": {"disclosure": ["x"]}})).contains("unknown field `disclosure`"),
+        );
+        // A plugin installed before the change keeps its lines.
+        let stored = parse_manifest(&notes(json!({"disclosure": ["你的笔记"]}))).unwrap();
+        let kept = Plugin::reload(stored, PluginKind::Community).unwrap();
+        assert_eq!(kept.disclosure, ["你的笔记"]);
     }
 
     #[test]

@@ -426,6 +426,11 @@ export default definePlugin({
         follow: { title: 'Follow a Treehole post' },
         following: { title: 'Followed Treehole posts' },
       },
+      cloud: {
+        disclosures: [
+          'The numbers of the Treehole posts you follow (numbers only, no text): encrypted in the cloud and shared by your devices while Allow cloud is on; on this phone only while it is off',
+        ],
+      },
     },
   },
   requires: ['campus-session'],
@@ -436,9 +441,9 @@ export default definePlugin({
   dataSources: { following: { title: '关注的树洞', tool: 'following', ttlMs: 10 * 60_000 } },
   // The followed posts' pids, kept on the phone until Allow cloud is on (see FOLLOWING).
   grants: { allow_store: true },
-  disclosure: [
-    '你关注的树洞的编号（只有编号，没有内容），加密保存，你的设备之间同步；关闭时只存在这台手机上',
-  ],
+  cloud: {
+    disclosures: ['你关注的树洞的编号（只有编号，没有内容）：开启「允许云端」时加密存到云端，你的设备之间同步；关闭时只存在这台手机上'],
+  },
   // The composer's send is the student's own act: a tap (seed 000).
   screens: [
     {

@@ -372,7 +372,10 @@ export interface PluginDef {
   title: string;
   /** What the plugin is for, in Chinese, as the student reads it on its page; the English one in i18n.en.description. */
   description?: string;
-  i18n?: Record<string, { title?: string; description?: string; examples?: string[]; tools?: Record<string, { title: string }> }>;
+  i18n?: Record<
+    string,
+    { title?: string; description?: string; examples?: string[]; tools?: Record<string, { title: string }>; cloud?: CloudDef }
+  >;
   /** Requests a student might make of the plugin, in Chinese (the English ones in
    * i18n.en.examples): the empty chat offers a few, each a tap that sends it. */
   examples?: string[];
@@ -388,8 +391,17 @@ export interface PluginDef {
   /** The plugin's own screens, declared as data. */
   screens?: ScreenDef[];
   grants?: Grants;
-  /** What the plugin stores online, in plain words, shown beside its cloud switch. */
-  disclosure?: string[];
+  /** PKU harness Cloud: what the plugin stores online through ctx.services.cloud. */
+  cloud?: CloudDef;
+}
+
+/**
+ * A plugin's PKU harness Cloud declaration: `disclosures`, in Chinese, one plain line each of
+ * what it stores online, listed beside its Allow cloud switch and on the consent screen; the
+ * English lines, one for each, in i18n.en.cloud.disclosures.
+ */
+export interface CloudDef {
+  disclosures: string[];
 }
 
 /** A tool's manifest entry, as the core reads it. */
@@ -440,6 +452,16 @@ export function defineTool<S extends z.ZodType, O>(def: ToolDef<S, O>): ToolDef<
 
 /** Declares the plugin; the bundle's default export. */
 export function definePlugin(def: PluginDef): DefinedPlugin {
+  if ('disclosure' in def) {
+    throw new DefinitionError(
+      'cloud.disclosures',
+      'the plugin\'s disclosure lines are now cloud: { disclosures: [...] } (their English in i18n.en.cloud.disclosures)',
+    );
+  }
+  const disclosures = def.cloud?.disclosures;
+  if (def.cloud !== undefined && (!Array.isArray(disclosures) || disclosures.some((l) => typeof l !== 'string'))) {
+    throw new DefinitionError('cloud.disclosures', 'a list of lines (strings) saying what the plugin stores online');
+  }
   const { tools, ...rest } = def;
   const entries = Object.entries(tools ?? {});
   const manifestTools = entries.map(([name, tool], index) => toolManifest(name, tool, index));

@@ -59,7 +59,9 @@ pub struct Preview {
     pub grants: Grants,
     pub warnings: Vec<String>,
     pub data_sources: Vec<DataSource>,
+    /// `cloud.disclosures`, and their English (empty when not given).
     pub disclosure: Vec<String>,
+    pub disclosure_en: Vec<String>,
     pub requires: Vec<String>,
     pub instructions: Option<String>,
     /// For an update: the plugin it replaces and what it asks for beyond the installed version.
@@ -318,6 +320,7 @@ fn describe(
         warnings,
         data_sources: plugin.data_sources.clone(),
         disclosure: plugin.disclosure.clone(),
+        disclosure_en: plugin.disclosure_en.clone(),
         requires: plugin.requires.clone(),
         instructions: plugin.instructions.clone(),
         replaces,
@@ -686,7 +689,7 @@ mod tests {
                 tool(json!({})),
                 plugin(
                     PluginKind::Community,
-                    json!({"disclosure": ["Your orders are kept online."]}),
+                    json!({"cloud": {"disclosures": ["Your orders are kept online."]}}),
                     json!({}),
                 ),
                 "discloses: Your orders are kept online.",

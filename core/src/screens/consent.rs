@@ -120,7 +120,7 @@ pub(super) fn build(engine: &Engine, lang: Language) -> ConsentScreen {
                 plugin: v.plugin.id.clone(),
                 title: title(lang, &v.plugin.title, v.plugin.title_en.as_deref()),
                 allowed,
-                disclosure: v.plugin.disclosure.clone(),
+                disclosure: v.plugin.disclosure_in(lang).to_vec(),
                 toggle: Action::SetCloudConsent {
                     plugin: v.plugin.id.clone(),
                     allowed: !allowed,

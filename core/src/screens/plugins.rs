@@ -140,6 +140,11 @@ pub struct PluginDetail {
     pub unmet: Option<String>,
     /// The tap that provides it: the campus sign-in, or the permissions screen.
     pub unmet_fix: Option<Button>,
+    /// The plugin's Allow cloud switch (seed 000) and what it stores online beside it
+    /// (`cloud.disclosures`, in the app's language): only for a plugin that declares some.
+    pub cloud_label: Option<String>,
+    pub cloud_allowed: bool,
+    pub cloud_toggle: Option<Action>,
     pub disclosure: Vec<String>,
     /// The campus services it reaches, in words (seed 000: a plugin page lists them); empty
     /// for a plugin that reaches none.
@@ -517,7 +522,14 @@ pub(super) fn detail(
         },
         unmet: v.unmet.as_deref().map(|need| need_words(lang, need)),
         unmet_fix: v.unmet.as_deref().and_then(|need| need_fix(lang, need)),
-        disclosure: p.disclosure.clone(),
+        cloud_label: (!p.disclosure.is_empty())
+            .then(|| tr(lang, "允许云端", "Allow cloud").to_owned()),
+        cloud_allowed: engine.consent().cloud.contains(&p.id),
+        cloud_toggle: (!p.disclosure.is_empty()).then(|| Action::SetCloudConsent {
+            plugin: p.id.clone(),
+            allowed: !engine.consent().cloud.contains(&p.id),
+        }),
+        disclosure: p.disclosure_in(lang).to_vec(),
         campus_label: tr(lang, "用到的校园服务", "Campus services it uses").into(),
         campus: p
             .scopes
@@ -705,7 +717,10 @@ pub(super) fn add(_engine: &Engine, lang: Language, preview: &Preview) -> AddPlu
             .iter()
             .map(|d| one_line(&d.title, usize::MAX))
             .collect(),
-        disclosure: lines(&preview.disclosure),
+        disclosure: lines(match lang {
+            Language::En if !preview.disclosure_en.is_empty() => &preview.disclosure_en,
+            _ => &preview.disclosure,
+        }),
         requires: lines(&preview.requires),
         install: Button::new(
             match preview.replaces {

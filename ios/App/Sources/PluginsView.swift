@@ -198,7 +198,14 @@ struct PluginDetailView: View {
                         }
                     }
                 }
-                if !detail.disclosure.isEmpty { Section { Lines(lines: detail.disclosure) } }
+                // Allow cloud, with what the plugin stores online listed beside it (seed 000).
+                if let cloud = detail.cloudLabel, let toggle = detail.cloudToggle {
+                    Section {
+                        Toggle(cloud, isOn: Binding(get: { detail.cloudAllowed }, set: { _ in store.act(toggle) }))
+                            .accessibilityIdentifier("plugin.allowCloud")
+                        Lines(lines: detail.disclosure)
+                    }
+                }
                 if !detail.campus.isEmpty { Section(detail.campusLabel) { Lines(lines: detail.campus) } }
                 Section(detail.developerLabel) {
                     ForEach(Array(detail.developer.enumerated()), id: \.offset) { _, row in

@@ -54,6 +54,9 @@ import edu.pku.harness.core.ToolRowView
 
 /** Test tags of the screens other than the chat. */
 object ScreenTags {
+    /** A plugin page's Allow cloud switch. */
+    const val CLOUD = "plugin-allow-cloud"
+
     /** The link on a plugin's page to its [index]th declared screen. */
     fun pluginScreenLink(index: Int) = "plugin-screen-link-$index"
 
@@ -301,7 +304,15 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
                 CoreButton(source, Modifier.testTag(ScreenTags.dataSource(index))) { holder.act(it) }
             }
         }
-        Lines(detail.disclosure)
+        // Allow cloud, with what the plugin stores online listed beside it (seed 000).
+        val cloudLabel = detail.cloudLabel
+        val cloudToggle = detail.cloudToggle
+        if (cloudLabel != null && cloudToggle != null) {
+            Card {
+                SwitchRow(cloudLabel, detail.cloudAllowed, cloudToggle, ScreenTags.CLOUD) { holder.act(it) }
+                for (line in detail.disclosure) Small("• $line")
+            }
+        }
         if (detail.campus.isNotEmpty()) {
             Section(detail.campusLabel)
             Lines(detail.campus)
