@@ -310,12 +310,16 @@ impl Scenario {
                     }
                     let source = script::BUNDLES
                         .iter()
-                        .map(|bundle| (bundle.id, bundle.source))
-                        .chain(TEST_BUNDLES.iter().copied())
-                        .find(|(shipped, _)| *shipped == id)
-                        .map(|(_, source)| source)
+                        .find(|bundle| bundle.id == id)
+                        .map(|bundle| bundle.source())
+                        .or_else(|| {
+                            TEST_BUNDLES
+                                .iter()
+                                .find(|(shipped, _)| *shipped == id)
+                                .map(|(_, source)| source.to_string())
+                        })
                         .ok_or_else(|| format!("bad scenario: the library ships no bundle \"{id}\""))?;
-                    script::load(source, script::Limits::default()).map(|(plugin, script)| {
+                    script::load(&source, script::Limits::default()).map(|(plugin, script)| {
                         handler = script;
                         plugin
                     })
