@@ -18,6 +18,7 @@ use harness_core::policy::Answer;
 use harness_core::registry::{Manifest, Plugin, PluginKind};
 use harness_core::screens::{
     Acted, Action, FieldValue, LabelValue, Live, Route, Screens, SectionKind, SectionState,
+    WidgetState,
 };
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::{Change, Language};
@@ -495,4 +496,62 @@ async fn a_sign_in_answer_is_not_kept_in_the_cache_so_today_shows_the_balance_on
     let again = w.screens.today().await;
     assert_eq!(again.tiles[0].state, SectionState::Ready);
     assert_eq!(again.tiles[0].lines[0], lv("余额（元）", "42.5"));
+}
+
+#[tokio::test]
+async fn a_widget_shows_todays_tile_of_its_source_and_refreshes_no_oftener_than_the_platform_allows()
+ {
+    // seed 004: "A widget reads it with host.useToolData": the same tile as Today, through
+    // the same cache; Android raises an updatePeriodMillis under 30 minutes to 30 minutes.
+    let w = world(Language::Zh, true).await;
+    let card = w.screens.widget("wallet", "balance").await.unwrap();
+    let today = w.screens.today().await;
+    assert_eq!(card.title, today.tiles[0].title);
+    assert_eq!(card.state, WidgetState::Shown);
+    assert_eq!(card.lines, today.tiles[0].lines);
+    assert_eq!(card.lines[0], lv("余额（元）", "42.5"));
+    assert_eq!(card.age.as_deref(), Some("刚刚更新"));
+    assert_eq!(card.message, None);
+    assert_eq!(
+        card.open,
+        Some(Action::OpenDataSource {
+            plugin: "wallet".into(),
+            source: "balance".into()
+        })
+    );
+    // The balance's TTL is 2 minutes, the grades' an hour.
+    assert_eq!(card.refresh_ms, 30 * 60_000);
+    let grades = w.screens.widget("grades", "scores").await.unwrap();
+    assert_eq!(grades.refresh_ms, 60 * 60_000);
+    let reads = w.sim.seen().len();
+    w.clock.set(beijing(11, 51));
+    let later = w.screens.widget("wallet", "balance").await.unwrap();
+    assert_eq!(later.age.as_deref(), Some("1 分钟前更新"));
+    assert_eq!(w.sim.seen().len(), reads, "served from the cache");
+    let sources: Vec<String> = w
+        .screens
+        .widget_sources()
+        .into_iter()
+        .map(|s| format!("{}.{} {}", s.plugin, s.source, s.title))
+        .collect();
+    assert!(
+        sources.contains(&"wallet.balance 校园卡 · 校园卡余额".to_owned()),
+        "{sources:?}"
+    );
+    let err = w.screens.widget("wallet", "nothing").await.unwrap_err();
+    assert!(err.to_string().contains("nothing"), "{err}");
+}
+
+#[tokio::test]
+async fn a_signed_out_widget_shows_no_data_only_sign_in_to_see_it() {
+    // The task's rule: nothing shown while signed out but 登录后显示.
+    let w = world(Language::Zh, false).await;
+    let card = w.screens.widget("wallet", "balance").await.unwrap();
+    assert_eq!(card.state, WidgetState::SignedOut);
+    assert_eq!(card.lines, []);
+    assert_eq!(card.age, None);
+    assert_eq!(card.message.as_deref(), Some("登录后显示"));
+    let en = world(Language::En, false).await;
+    let card = en.screens.widget("wallet", "balance").await.unwrap();
+    assert_eq!(card.message.as_deref(), Some("Sign in to see this"));
 }

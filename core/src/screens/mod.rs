@@ -64,6 +64,7 @@ pub use nav::{NavItem, Navigation, Route, route_for};
 pub use pay_code::{PayCode, PayCodeScreen, REFRESH_AFTER_MS};
 pub use plugin_screen::{
     PluginScreen, ScreenSection, SectionKind, SectionState, TodayScreen, TodayTile,
+    WIDGET_REFRESH_FLOOR_MS, WidgetModel, WidgetSource, WidgetState,
 };
 pub use plugins::{
     AddPluginScreen, DeveloperRow, ModeRowView, PluginDetail, PluginGroup, PluginRow,
@@ -637,6 +638,17 @@ impl Screens {
     /// Today: a tile per default data source, read through its cache, with its age.
     pub async fn today(&self) -> TodayScreen {
         plugin_screen::today(&self.engine, self.language()).await
+    }
+
+    /// A home-screen widget of one data source: Today's tile of it through the same cache,
+    /// 登录后显示 and no data while signed out, and how often to refresh it.
+    pub async fn widget(&self, plugin: &str, source: &str) -> Result<WidgetModel, EngineError> {
+        plugin_screen::widget(&self.engine, self.language(), plugin, source).await
+    }
+
+    /// The data sources a student may put on a home-screen widget, in their language.
+    pub fn widget_sources(&self) -> Vec<WidgetSource> {
+        plugin_screen::widget_sources(&self.engine, self.language())
     }
 
     /// The first run's next step, or none once it is over.

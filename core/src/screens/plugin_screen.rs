@@ -142,6 +142,104 @@ pub struct TodayScreen {
     pub addable: Vec<Button>,
 }
 
+/// What a home-screen widget shows (seed 004: "A widget reads it with host.useToolData").
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
+pub enum WidgetState {
+    /// The source's lines and their age.
+    Shown,
+    /// Signed out of the campus account: no data, only `message` (登录后显示).
+    SignedOut,
+    /// Nothing to show, or it could not be read: `message` says which.
+    Unavailable,
+}
+
+/// One home-screen widget: Today's tile of the same data source, read through the same cache,
+/// so the widget and Today agree; a shell only lays it out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct WidgetModel {
+    pub plugin: String,
+    pub source: String,
+    pub title: String,
+    pub state: WidgetState,
+    /// Empty unless `Shown`: a signed-out widget shows no data.
+    pub lines: Vec<LabelValue>,
+    pub message: Option<String>,
+    pub age: Option<String>,
+    /// The tap: the screen that shows the source (`Action::OpenDataSource`).
+    pub open: Option<Action>,
+    /// How often the shell refreshes it: the source's TTL, never below `WIDGET_REFRESH_FLOOR_MS`.
+    pub refresh_ms: u64,
+}
+
+/// A data source a student may put on a widget, in the student's language.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct WidgetSource {
+    pub plugin: String,
+    pub source: String,
+    /// "校园卡 · 余额": the plugin's title and the source's.
+    pub title: String,
+}
+
+/// Android refreshes an app widget at most every 30 minutes (`updatePeriodMillis` below
+/// 1 800 000 is raised to it) and WidgetKit budgets an iOS widget's reloads alike: a source
+/// fresher than that is still read at most this often.
+pub const WIDGET_REFRESH_FLOOR_MS: u64 = 30 * 60_000;
+
+/// The widget of one data source: Today's tile of it, its data hidden while signed out.
+pub(super) async fn widget(
+    engine: &Engine,
+    lang: Language,
+    plugin: &str,
+    key: &str,
+) -> Result<WidgetModel, EngineError> {
+    let (p, source) = offered(engine, lang, plugin, key)?;
+    let refresh_ms = source.ttl_ms.max(WIDGET_REFRESH_FLOOR_MS);
+    let tile = tile(engine, lang, &p, &source).await;
+    let (state, lines, message, age) = match tile.state {
+        SectionState::Ready => (WidgetState::Shown, tile.lines, None, tile.age),
+        SectionState::SignInRequired => (
+            WidgetState::SignedOut,
+            Vec::new(),
+            Some(tr(lang, "登录后显示", "Sign in to see this").into()),
+            None,
+        ),
+        _ => (WidgetState::Unavailable, Vec::new(), tile.message, tile.age),
+    };
+    Ok(WidgetModel {
+        plugin: tile.plugin,
+        source: tile.source,
+        title: tile.title,
+        state,
+        lines,
+        message,
+        age,
+        open: tile.open,
+        refresh_ms,
+    })
+}
+
+/// Each data source of an enabled plugin, by its plugin's title and its own: what a widget's
+/// configure screen lists.
+pub(super) fn widget_sources(engine: &Engine, lang: Language) -> Vec<WidgetSource> {
+    engine
+        .data_sources()
+        .iter()
+        .filter_map(|s| {
+            let p = find_plugin(engine, &s.plugin)?;
+            let source = p.data_sources.iter().find(|d| d.key == s.key)?;
+            let plugin_title = title(lang, &p.title, p.title_en.as_deref());
+            Some(WidgetSource {
+                plugin: p.id.clone(),
+                source: s.key.clone(),
+                title: format!("{plugin_title} · {}", source_title(lang, &p, source)),
+            })
+        })
+        .collect()
+}
+
 /// How many lines a tile shows of its value.
 const TILE_LINES: usize = 3;
 
