@@ -16,7 +16,8 @@ use harness_core::screens::{
     CampusCheck, CampusCheckScreen, ChatScreen, ConsentScreen, ConversationListScreen,
     ConversationSettingsScreen, FirstRunScreen, JobDraft, JobWords, JobsScreen, Live, MemoryInbox,
     ModelSettingsScreen, Navigation, PayCodeScreen, PluginDetail, PluginScreen, PluginsScreen,
-    RideCodeScreen, Route, Screens, SpendingScreen, TodayScreen, UndoBar, route_for,
+    RideCodeScreen, Route, Screens, SpendingScreen, TodayScreen, UndoBar, WidgetModel,
+    WidgetSource, route_for,
 };
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
@@ -703,6 +704,26 @@ impl Harness {
         Ok(runtime()?
             .spawn(async move { screens.cloud().await })
             .await?)
+    }
+
+    /// A home-screen widget of one data source: Today's tile of it read through the same
+    /// cache, 登录后显示 and no data while signed out, and how often to refresh it (`refresh_ms`,
+    /// the source's TTL but never under the platforms' 30 minutes).
+    pub async fn widget(
+        &self,
+        plugin: String,
+        source: String,
+    ) -> Result<WidgetModel, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move { screens.widget(&plugin, &source).await })
+            .await??)
+    }
+
+    /// The data sources a student may put on a home-screen widget, in their language: what a
+    /// widget's configure screen lists.
+    pub fn widget_sources(&self) -> Result<Vec<WidgetSource>, HarnessError> {
+        Ok(self.screens()?.widget_sources())
     }
 
     /// Today: a tile per data source the student chose (`today.tiles`) with its age, read
