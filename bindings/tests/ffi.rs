@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use async_trait::async_trait;
+use harness_core::screens::{Action, WidgetState};
 use harness_ffi::*;
 use tokio::sync::oneshot;
 
@@ -1090,4 +1091,40 @@ fn a_development_bundle_with_a_core_plugin_s_id_is_refused_naming_it() {
             reason: "bundles[0]: a plugin \"memory\" is already there; give the bundle's plugin an id of its own".into()
         }
     );
+}
+
+#[test]
+fn a_widget_crosses_with_the_core_s_lines_age_tap_and_refresh() {
+    // The home-screen widget's words come from the core (the sample wallet needs no sign-in).
+    let (harness, _platform, _seen) = open("widget", vec![]);
+    let sources: Vec<(String, String)> = harness
+        .widget_sources()
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.plugin, s.source))
+        .collect();
+    assert!(
+        sources.contains(&("wallet".into(), "balance".into())),
+        "{sources:?}"
+    );
+    let widget = rt()
+        .block_on(harness.widget("wallet".into(), "balance".into()))
+        .unwrap();
+    assert_eq!(widget.state, WidgetState::Shown, "{widget:?}");
+    assert_eq!(
+        (
+            widget.lines[0].label.as_str(),
+            widget.lines[0].value.as_str()
+        ),
+        ("余额（元）", "42.5")
+    );
+    assert_eq!(widget.age.as_deref(), Some("刚刚更新"));
+    assert_eq!(
+        widget.open,
+        Some(Action::OpenDataSource {
+            plugin: "wallet".into(),
+            source: "balance".into()
+        })
+    );
+    assert_eq!(widget.refresh_ms, 30 * 60_000);
 }
