@@ -135,7 +135,7 @@ const EXPECTED: &str = r#"PKU harness demo — data directory {DIR}
   installed scheduler (bundled, 5 tools)
   installed settings (bundled, 3 tools)
   installed time (bundled, 1 tools)
-  installed treehole (bundled, 6 tools)
+  installed treehole (bundled, 7 tools)
   installed wallet (bundled, 6 tools)
   terms accepted; signed in to the campus (the campus simulator on this machine) as 2100012345
   the model: a scripted one at {ENDPOINT}
