@@ -5,7 +5,8 @@
 #    grammar's two known misreads of valid UniFFI output (see scripts/lib/check_swift.py), and
 #  - runs `gcc -fsyntax-only` on the generated C headers HarnessFFI.h and HarnessCoreFFI.h
 #    together, as the one C module HarnessFFI includes them, and
-#  - checks that the SwiftUI app (ios/App/Sources) reads every field of every screen model in
+#  - checks that the SwiftUI app and its widget extension (ios/App/Sources, ios/Widget/Sources,
+#    ios/Shared) read every field of every screen model in
 #    the generated bindings (HarnessCore.swift: the screen models are the core's types), except
 #    those listed in ios/App/fields-not-shown.txt
 #    (scripts/lib/check_swift_fields.py).
@@ -41,5 +42,6 @@ printf '#include "HarnessFFI.h"\n#include "HarnessCoreFFI.h"\n' |
   gcc -fsyntax-only -Wall -Werror -D_Nonnull= -D_Nullable= -D_Null_unspecified= -I "$swift_dir" -x c -
 echo "$swift_dir/HarnessFFI.h, HarnessCoreFFI.h: gcc -fsyntax-only passed"
 
-python3 scripts/lib/check_swift_fields.py "$swift_dir/HarnessCore.swift" ios/App/fields-not-shown.txt ios/App/Sources
+python3 scripts/lib/check_swift_fields.py "$swift_dir/HarnessCore.swift" ios/App/fields-not-shown.txt \
+  ios/App/Sources ios/Widget/Sources ios/Shared
 echo "swift check passed"

@@ -1,10 +1,11 @@
 """Every field of every screen model is read by the SwiftUI app (no Swift compiler runs here).
 
-Usage: python check_swift_fields.py HarnessCore.swift ALLOWLIST SWIFT_SOURCE_DIR
+Usage: python check_swift_fields.py HarnessCore.swift ALLOWLIST SWIFT_SOURCE_DIR...
 
 Reads the generated Swift bindings of the core's types (HarnessCore.swift), collects the fields (`public var name: Type`) of each
 screen-model struct below, and requires each field to appear as `.name` (a member access) in
-some Swift file under SWIFT_SOURCE_DIR, unless ALLOWLIST names it as `Struct.field  reason`.
+some Swift file under the SWIFT_SOURCE_DIRs (the app's, its widget extension's, what both
+share), unless ALLOWLIST names it as `Struct.field  reason`.
 A field added in the core and forgotten in SwiftUI fails here naming the struct and field; an
 allowlist entry for a field that no longer exists, or without a reason, fails too.
 """
@@ -24,7 +25,7 @@ SCREEN_STRUCTS = [
     "LabelValue", "RuleRow", "SignInSheet", "ElicitationSheet", "FormFieldRow", "FieldOption",
     "PageRow", "ElicitationButton", "CallImage", "CallLink", "CampusCheckScreen",
     "PayCodeScreen", "PayCode", "RideCodeScreen", "RideCode", "TodayScreen", "TodayTile",
-    "PluginScreen", "ScreenSection",
+    "PluginScreen", "ScreenSection", "WidgetModel", "WidgetSource",
 ]
 
 FIELD = re.compile(r"^    public (?:var|let) (\w+)\s*:", re.M)
@@ -53,11 +54,12 @@ def read_allowlist(path: pathlib.Path):
     return allowed, problems
 
 
-def main(bindings_path, allowlist_path, sources_dir) -> int:
+def main(bindings_path, allowlist_path, *source_dirs) -> int:
     bindings = pathlib.Path(bindings_path).read_text()
     allowlist = pathlib.Path(allowlist_path)
     allowed, problems = read_allowlist(allowlist)
-    sources = sorted(pathlib.Path(sources_dir).rglob("*.swift"))
+    sources = sorted(p for d in source_dirs for p in pathlib.Path(d).rglob("*.swift"))
+    sources_dir = ", ".join(source_dirs)
     # Comments do not count as reading a field.
     code = "\n".join(re.sub(r"//[^\n]*", "", p.read_text()) for p in sources)
     used = set(re.findall(r"\.(\w+)", code))
@@ -90,7 +92,7 @@ def main(bindings_path, allowlist_path, sources_dir) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 4:
         print(__doc__)
         sys.exit(2)
     sys.exit(main(*sys.argv[1:]))

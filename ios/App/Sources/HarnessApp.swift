@@ -23,6 +23,12 @@ struct HarnessApp: App {
                     Text(message).padding()
                 }
             }
+            // A home-screen widget's tap: the plugin's screen, as the core answers it.
+            .onOpenURL { url in
+                if case .ready(let shell) = app.state {
+                    Task.detached { await shell.openFromWidget(url) }
+                }
+            }
         }
         .onChange(of: scenePhase) { _, phase in
             // An ask's notification is for when the app is not in front; in front, the sheet.
@@ -32,6 +38,10 @@ struct HarnessApp: App {
             // iOS has no exact alarms: due jobs also run whenever the app comes to the front.
             if phase == .active, case .ready(let shell) = app.state {
                 Task.detached { await shell.becameActive() }
+            }
+            // The widgets cannot read the library while the app lives: it leaves them theirs.
+            if phase == .background, case .ready(let shell) = app.state {
+                Task.detached { await shell.saveWidgets() }
             }
         }
         .backgroundTask(.appRefresh(wakeTaskIdentifier)) {
@@ -88,16 +98,15 @@ final class Shell: @unchecked Sendable {
         self.notifications = NotificationDelegate()
     }
 
-    /// Opens the Harness in Application Support. The UI tests set the environment:
+    /// Opens the Harness in the app group's container, where the home-screen widget reads it
+    /// too (AppGroup.dataDirectory). The UI tests set the environment:
     /// HARNESS_RESET=1 starts from an empty data directory, HARNESS_SAMPLE_PLUGINS=1 installs the
     /// sample plugins and accepts the terms, HARNESS_MODEL_ENDPOINT / HARNESS_MODEL_NAME /
     /// HARNESS_API_KEY point the app at the tests' scripted model server, and
     /// HARNESS_OPEN_SCREEN opens a screen by its Platform.openScreen route.
     @MainActor
     static func open(environment: [String: String]) throws -> Shell {
-        let support = try FileManager.default.url(
-            for: .applicationSupportDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
-        let dataDir = support.appendingPathComponent("harness", isDirectory: true)
+        let dataDir = try AppGroup.dataDirectory()
         if environment["HARNESS_RESET"] == "1" {
             try? FileManager.default.removeItem(at: dataDir)
             Keychain.deleteAll()
