@@ -566,13 +566,15 @@ impl Harness {
 
     /// Runs what is due at `now_epoch_ms`; the shell calls this when its wake-up fires. Each
     /// notification a run produces is posted through `Platform::post_notification` before
-    /// this returns.
+    /// this returns. Then the app's backup is written when its switch is on and something
+    /// changed (`Engine::wake`); the 云端 screen's 上次备份 shows it, and a cloud out of reach
+    /// is not an error of the wake.
     pub async fn run_due(&self, now_epoch_ms: i64) -> Result<Vec<JobRun>, HarnessError> {
         let engine = self.engine()?;
-        let reports = runtime()?
-            .spawn(async move { engine.run_due(now_epoch_ms).await })
+        let wake = runtime()?
+            .spawn(async move { engine.wake(now_epoch_ms).await })
             .await??;
-        Ok(reports.into_iter().map(Into::into).collect())
+        Ok(wake.runs.into_iter().map(Into::into).collect())
     }
 
     /// A widget's read of a plugin's data source: the cached value while fresh, else refreshed

@@ -35,7 +35,8 @@ pub enum CloudCommand {
     /// The server, the account, its devices and what it holds.
     Status,
     /// Write this app's backup to the cloud (settings, rules, approved memories, jobs,
-    /// conversation titles; sealed; never a password, session or key), replacing the one there.
+    /// conversations with their titles, settings and rules, and their histories if chosen;
+    /// sealed; never a password, session or key), replacing the one there.
     Backup {
         /// Turn the backup on first (its words are printed), then write it.
         #[arg(long, conflicts_with = "stop")]
@@ -43,6 +44,18 @@ pub enum CloudCommand {
         /// Turn the backup off; nothing is written.
         #[arg(long)]
         stop: bool,
+        /// Include the conversations' histories (on) or not (off, the default); with the
+        /// backup off, the choice is kept and nothing is written.
+        #[arg(long, value_parser = ["on", "off"], conflicts_with = "stop")]
+        histories: Option<String>,
+    },
+    /// The values restores left pending (looser than those in effect); `--apply KEY` makes
+    /// one as your own change, `--dismiss KEY` leaves it unmade.
+    Pending {
+        #[arg(long, conflicts_with = "dismiss")]
+        apply: Option<String>,
+        #[arg(long)]
+        dismiss: Option<String>,
     },
     /// Bring this account's backup to this data directory: a setting looser than the one in
     /// effect is not made, but printed with the command that makes it.
@@ -94,6 +107,10 @@ pub async fn run(data_dir: &Path, command: CloudCommand) -> Result<(), String> {
                 outln!("account: {}", s.account);
                 outln!("devices: {}", s.devices.len());
                 outln!("stored: {} of {} bytes", s.used_bytes, s.quota_bytes);
+                let consent = engine.consent();
+                let on = |yes: bool| if yes { "on" } else { "off" };
+                outln!("backup: {}", on(consent.cloud_backup));
+                outln!("histories: {}", on(consent.cloud_backup_histories));
             }
         },
         CloudCommand::Backup { stop: true, .. } => {
@@ -102,7 +119,48 @@ pub async fn run(data_dir: &Path, command: CloudCommand) -> Result<(), String> {
                 "The app's backup is off; the one in the cloud stays until another replaces it."
             );
         }
-        CloudCommand::Backup { allow, .. } => {
+        CloudCommand::Pending { apply, dismiss } => {
+            if let Some(key) = &apply {
+                engine.apply_cloud_pending(key).map_err(|e| e.to_string())?;
+                outln!("Made {key}.");
+            }
+            if let Some(key) = &dismiss {
+                engine
+                    .dismiss_cloud_pending(key)
+                    .map_err(|e| e.to_string())?;
+                outln!("Left {key} as it is here.");
+            }
+            let pending = engine.cloud_pending().map_err(|e| e.to_string())?;
+            if pending.is_empty() {
+                outln!("Nothing restored is pending.");
+            }
+            for (key, value) in pending {
+                outln!("  {key} = {value}");
+            }
+        }
+        CloudCommand::Backup {
+            allow, histories, ..
+        } => {
+            if let Some(choice) = &histories {
+                engine
+                    .set_cloud_backup_histories(choice == "on")
+                    .map_err(|e| e.to_string())?;
+                let words = match engine.settings().language {
+                    Language::Zh => backup::HISTORIES_DISCLOSURE_ZH,
+                    Language::En => backup::HISTORIES_DISCLOSURE_EN,
+                };
+                if choice == "on" {
+                    outln!("Conversation histories go in the backup: {words}");
+                } else {
+                    outln!("Conversation histories stay out of the backup.");
+                }
+                if !allow && !engine.consent().cloud_backup {
+                    outln!(
+                        "The app's backup is off: nothing written (harness cloud backup --allow)."
+                    );
+                    return Ok(());
+                }
+            }
             if allow {
                 engine.set_cloud_backup(true).map_err(|e| e.to_string())?;
                 outln!("The app's backup is on:");
@@ -138,10 +196,13 @@ async fn restore(engine: &Engine) -> Result<(), String> {
     for key in &restored.applied {
         outln!("  set {key}");
     }
+    if restored.messages > 0 {
+        outln!("Their histories: {} message(s).", restored.messages);
+    }
     if !restored.pending.is_empty() {
         outln!("Not made: each would loosen a permission here. Make one yourself with:");
-        for (key, value) in &restored.pending {
-            outln!("  harness settings set {key} '{value}'");
+        for (key, _) in &restored.pending {
+            outln!("  harness cloud pending --apply {key}");
         }
     }
     if !restored.cloud_consents_pending.is_empty() {

@@ -241,14 +241,15 @@ pub async fn tick(data_dir: &Path, now: &str) -> Result<(), String> {
     let tz = parse_tz("timeZone", &zone).map_err(|e| e.to_string())?;
     let local = parse_local("--now", now).map_err(|e| e.to_string())?;
     let at = resolve_local(tz, local).timestamp_millis();
-    let reports = engine.run_due(at).await.map_err(|e| e.to_string())?;
-    outln!("{} job(s) ran at {now} ({zone})", reports.len());
-    for report in &reports {
+    // The jobs due, then the app's backup when its switch is on and something changed since
+    // it was written (the core's wake, as the phones'); a cloud out of reach leaves the jobs'
+    // tick done and says so.
+    let wake = engine.wake(at).await.map_err(|e| e.to_string())?;
+    outln!("{} job(s) ran at {now} ({zone})", wake.runs.len());
+    for report in &wake.runs {
         print_report(&engine, report);
     }
-    // The app's backup, when its switch is on and something changed since it was written; a
-    // cloud out of reach leaves the jobs' tick done and says so.
-    match engine.cloud_backup_if_changed().await {
+    match wake.backup {
         Ok(None) => {}
         Ok(Some(written)) => outln!("Backed up to the cloud: {} bytes.", written.bytes),
         Err(e) => outln!("The app's backup was not written: {e}"),

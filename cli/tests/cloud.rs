@@ -69,6 +69,17 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
         "{backup}"
     );
     assert!(backup.ends_with(" bytes in 1 part(s), sealed with the account key.\n"));
+    // 连同对话内容: its own choice, shown by status.
+    let histories = stdout(&harness(&["cloud", "backup", "--histories", "on"], &a).await);
+    assert!(
+        histories.starts_with("Conversation histories go in the backup: When on, every conversation's messages (your words, the answers and the tools' results) are stored too, encrypted\nBacked up: "),
+        "{histories}"
+    );
+    let status = stdout(&harness(&["cloud", "status"], &a).await);
+    assert!(
+        status.ends_with("\nbackup: on\nhistories: on\n"),
+        "{status}"
+    );
 
     // After a change, the next tick writes the backup once.
     let tick = ["tick", "--now", "2099-01-01 08:00"];
@@ -97,7 +108,7 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
     let restored = stdout(&harness(&["cloud", "restore"], &b).await);
     assert_eq!(
         restored,
-        "Restored 2 setting(s), 0 memory(ies), 0 job(s), 0 conversation title(s).\n  set language\n  set timeZone\nNot made: each would loosen a permission here. Make one yourself with:\n  harness settings set agent.maxToolCalls '80'\n"
+        "Restored 2 setting(s), 0 memory(ies), 0 job(s), 0 conversation title(s).\n  set language\n  set timeZone\nNot made: each would loosen a permission here. Make one yourself with:\n  harness cloud pending --apply agent.maxToolCalls\n"
     );
     let settings = stdout(&harness(&["settings"], &b).await);
     assert!(settings.contains("\nlanguage = \"en\"\n"), "{settings}");

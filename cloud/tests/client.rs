@@ -413,6 +413,7 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
                 memories: 1,
                 jobs: 1,
                 conversations: 1,
+                messages: 0,
                 // seed 000: a plugin's cloud switch is the student's to turn on here.
                 cloud_consents_pending: vec!["notes".into()],
             }
@@ -605,4 +606,253 @@ async fn setup_and_a_recovery_join_hold_when_the_clock_moves_between_readings() 
     second.join(&server.base, &code).await.unwrap();
     assert_eq!(second.status().await.unwrap().unwrap().devices.len(), 2);
     server.stop().await;
+}
+
+#[path = "../../core/tests/common/model_server.rs"]
+mod model_server;
+
+/// The history rows as both devices compare them: who spoke, in which turn, and what.
+fn said(engine: &Engine, conversation: &str) -> Vec<(u64, String, Option<String>)> {
+    engine
+        .history(conversation, None, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.turn, m.role, m.content))
+        .collect()
+}
+
+// Issue 39.5, "— if chosen — histories": with 连同对话内容 on, a conversation comes to a new
+// data directory under its id with its title, settings, own rules and history; the model's key
+// that its turns were sent with is in neither the backup nor the database; a restore twice adds
+// nothing; a skip_all preset and an allow rule wait for the student (DESIGN §3 8e), kept until
+// applied or dismissed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn histories_chosen_come_back_with_their_conversations_and_nothing_looser_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    for db in databases(dir.path()) {
+        let server = Server::start(&db, Limits::default()).await;
+        let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let a_secrets = Arc::new(MemorySecrets::default());
+        let (a, b) = (
+            phone_with(a_dir.path(), a_secrets.clone()),
+            phone(b_dir.path()),
+        );
+        let model = model_server::ModelServer::start(vec![
+            model_server::text("好的，周五前交。"),
+            model_server::text("已记下。"),
+        ])
+        .await;
+        model.configure(&a, "sk-history-secret-5151");
+        let code = a.cloud_setup(&server.base).await.unwrap();
+        a.set_cloud_backup(true).unwrap();
+
+        let id = a.conversations().create().unwrap();
+        a.send_message(&id, "提醒我交数据结构作业").await.unwrap();
+        a.send_message(&id, "还有实验报告").await.unwrap();
+        a.conversations().rename(&id, "作业").unwrap();
+        let mut settings = a.conversation(&id).unwrap().settings;
+        settings.preset = harness_core::policy::Preset::SkipAll;
+        a.set_conversation_settings(&id, settings).unwrap();
+        let rules = json!([
+            { "kind": "deny", "tool": "notes.drop" },
+            { "kind": "allow", "tool": "notes.save" }
+        ]);
+        a.conversations()
+            .set_conversation_rules(&id, serde_json::from_value(rules.clone()).unwrap())
+            .unwrap();
+        let history = said(&a, &id);
+        assert_eq!(
+            history,
+            [
+                (
+                    1,
+                    "user".to_owned(),
+                    Some("提醒我交数据结构作业".to_owned())
+                ),
+                (
+                    1,
+                    "assistant".to_owned(),
+                    Some("好的，周五前交。".to_owned())
+                ),
+                (2, "user".to_owned(), Some("还有实验报告".to_owned())),
+                (2, "assistant".to_owned(), Some("已记下。".to_owned())),
+            ]
+        );
+
+        // Off by default: the conversation travels without its history.
+        assert!(!a.consent().cloud_backup_histories);
+        a.cloud_backup().await.unwrap();
+        let reader = Cloud::new(
+            a_secrets.clone(),
+            Some(a_dir.path().to_path_buf()),
+            Arc::new(SystemClock),
+        );
+        let without = reader.read_backup().await.unwrap().unwrap();
+        assert_eq!(without.conversations.len(), 1);
+        assert_eq!(without.conversations[0].history, []);
+
+        a.set_cloud_backup_histories(true).unwrap();
+        a.cloud_backup().await.unwrap();
+        let backup = reader.read_backup().await.unwrap().unwrap();
+        let c = &backup.conversations[0];
+        assert_eq!(
+            (c.id.as_str(), c.title.as_deref(), c.turns, c.history.len()),
+            (id.as_str(), Some("作业"), 2, 4)
+        );
+        let document = serde_json::to_string(&backup).unwrap();
+        assert!(!document.contains("sk-history-secret-5151"));
+
+        b.cloud_join(&server.base, &code).await.unwrap();
+        let restored = b.cloud_restore().await.unwrap();
+        assert_eq!((restored.conversations, restored.messages), (1, 4));
+        // The model's address is a protected change too (the key would be sent there).
+        let pending = vec![
+            ("model.endpoint".to_owned(), json!(model.endpoint())),
+            (format!("conversations.{id}.preset"), json!("skip_all")),
+            (format!("conversations.{id}.rules"), rules.clone()),
+        ];
+        assert_eq!(restored.pending, pending);
+        assert_eq!(said(&b, &id), history);
+        let here = b.conversation(&id).unwrap();
+        assert_eq!(here.turns, 2);
+        assert_eq!(here.settings.preset, harness_core::policy::Preset::AutoEdit);
+        assert_eq!(
+            serde_json::to_value(here.rules.rules()).unwrap(),
+            json!([{ "kind": "deny", "tool": "notes.drop" }])
+        );
+        assert_eq!(b.conversations().title(&id).as_deref(), Some("作业"));
+        assert!(!b.has_secret("model.apiKey").unwrap());
+
+        // A second restore adds no conversation and no message.
+        let again = b.cloud_restore().await.unwrap();
+        assert_eq!((again.conversations, again.messages), (0, 0));
+        assert_eq!(b.conversations().list().unwrap().len(), 1);
+        assert_eq!(said(&b, &id).len(), 4);
+
+        // What waits is kept (SQLite) across an open of the data directory, then applied or
+        // dismissed by the student.
+        drop(b);
+        let b = phone(b_dir.path());
+        assert_eq!(b.cloud_pending().unwrap(), pending);
+        b.apply_cloud_pending(&pending[2].0).unwrap();
+        assert_eq!(
+            serde_json::to_value(b.conversation(&id).unwrap().rules.rules()).unwrap(),
+            rules
+        );
+        b.dismiss_cloud_pending(&pending[1].0).unwrap();
+        assert_eq!(b.cloud_pending().unwrap(), pending[..1]);
+        b.apply_cloud_pending("model.endpoint").unwrap();
+        assert_eq!(b.settings().model.endpoint, model.endpoint());
+        assert_eq!(b.cloud_pending().unwrap(), []);
+        assert_eq!(
+            b.conversation(&id).unwrap().settings.preset,
+            harness_core::policy::Preset::AutoEdit
+        );
+
+        let stored = database_text(&db).await;
+        for plain in ["提醒我交数据结构作业", "已记下", "sk-history-secret-5151"] {
+            assert!(
+                !stored.contains(plain),
+                "{db}: the database holds {plain:?}"
+            );
+        }
+        server.stop().await;
+    }
+}
+
+// A backup an older app wrote (no `conversations`, only their titles) still restores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_written_before_the_conversations_were_in_it_still_restores() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
+    let server = Server::start(&db, Limits::default()).await;
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a_secrets = Arc::new(MemorySecrets::default());
+    let (a, b) = (
+        phone_with(a_dir.path(), a_secrets.clone()),
+        phone(b_dir.path()),
+    );
+    let code = a.cloud_setup(&server.base).await.unwrap();
+    let older = Cloud::new(
+        a_secrets,
+        Some(a_dir.path().to_path_buf()),
+        Arc::new(SystemClock),
+    );
+    // The document and manifest exactly as format 1 was written before.
+    let document = r#"{"format":1,"settings":[["language","en"]],"memories":["周三有实验课"],"jobs":[],"conversationTitles":["旧的对话"],"cloudPlugins":[]}"#;
+    older
+        .set(
+            harness_core::cloud::backup::PLUGIN,
+            "part/00112233aabbccdd/0",
+            Some(&json!(document)),
+            None,
+        )
+        .await
+        .unwrap();
+    older
+        .set(
+            harness_core::cloud::backup::PLUGIN,
+            "manifest",
+            Some(&json!({"format": 1, "generation": "00112233aabbccdd", "parts": 1})),
+            None,
+        )
+        .await
+        .unwrap();
+    b.cloud_join(&server.base, &code).await.unwrap();
+    let restored = b.cloud_restore().await.unwrap();
+    assert_eq!(
+        restored,
+        Restored {
+            applied: vec!["language".into()],
+            memories: 1,
+            conversations: 1,
+            ..Restored::default()
+        }
+    );
+    let titles: Vec<_> = b
+        .conversations()
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.title)
+        .collect();
+    assert_eq!(titles, [Some("旧的对话".to_owned())]);
+    assert_eq!(b.cloud_restore().await.unwrap().conversations, 0);
+    server.stop().await;
+}
+
+// Issue 39.5, "written after changes": the wake the shells call (Engine::wake, the FFI's
+// run_due, `harness tick`) writes the backup once after a change and not again without one;
+// a cloud out of reach is reported, not an error of the wake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wake_writes_the_backup_once_after_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
+    let server = Server::start(&db, Limits::default()).await;
+    let a_dir = tempfile::tempdir().unwrap();
+    let a = phone_with(a_dir.path(), Arc::new(MemorySecrets::default()));
+    a.cloud_setup(&server.base).await.unwrap();
+    a.set_cloud_backup(true).unwrap();
+    let now = SystemClock.now_ms();
+    let first = a.wake(now).await.unwrap();
+    assert_eq!(first.runs.len(), 0);
+    assert_eq!(first.backup.unwrap().map(|w| w.parts), Some(1));
+    assert_eq!(a.wake(now).await.unwrap().backup.unwrap(), None);
+    set(&a, "timeZone", json!("Europe/Berlin"));
+    assert_eq!(
+        a.wake(now).await.unwrap().backup.unwrap().map(|w| w.parts),
+        Some(1)
+    );
+    assert_eq!(a.wake(now).await.unwrap().backup.unwrap(), None);
+    server.stop().await;
+    set(&a, "timeZone", json!("Asia/Shanghai"));
+    let offline = a.wake(now).await.unwrap();
+    assert!(
+        matches!(
+            offline.backup,
+            Err(harness_core::cloud::CloudError::Unavailable(_))
+        ),
+        "{:?}",
+        offline.backup
+    );
 }

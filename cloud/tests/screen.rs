@@ -92,8 +92,19 @@ async fn the_cloud_screen_sets_up_shows_the_code_once_joins_by_it_backs_up_and_r
         assert!(on.backup_on);
         let backup_now = on.backup_now.expect("立即备份 with the switch on");
         assert_eq!(backup_now.action, Action::CloudBackupNow);
-        let limit = parse_change("agent.maxToolCalls", &json!(80)).unwrap();
-        a.engine().change_setting(limit).unwrap();
+        // 连同对话内容: its own choice and disclosure line under the switch, off until chosen.
+        assert!(!on.histories_on);
+        assert_eq!(on.histories_label, "Include conversation histories");
+        assert_eq!(
+            on.histories_disclosure,
+            "When on, every conversation's messages (your words, the answers and the tools' results) are stored too, encrypted"
+        );
+        tap(&a, Action::SetCloudBackupHistories { included: true }).await;
+        assert!(a.cloud().await.histories_on);
+        for (key, value) in [("agent.maxToolCalls", 80), ("money.perPaymentYuan", 500)] {
+            let limit = parse_change(key, &json!(value)).unwrap();
+            a.engine().change_setting(limit).unwrap();
+        }
         tap(&a, backup_now.action).await;
         let last = a.cloud().await.last_backup.value;
         assert_ne!(last, "Never");
@@ -125,13 +136,55 @@ async fn the_cloud_screen_sets_up_shows_the_code_once_joins_by_it_backs_up_and_r
         assert_eq!(joined.devices.unwrap().value, "2");
         let restore = joined.restore.expect("恢复 once joined");
         tap(&b, restore.action).await;
+        let after = b.cloud().await;
         assert_eq!(
-            b.cloud().await.restored,
+            after.restored,
             vec![
                 "Restored: 0 settings, 0 memories, 0 jobs, 0 conversation titles".to_owned(),
-                "For you to decide: agent.maxToolCalls is 80 in the backup, looser than now, so it was not changed; change it in settings if you want it".to_owned(),
+                "For you to decide: agent.maxToolCalls is 80 in the backup, looser than now, so it was not changed; tap Apply on its row below if you want it".to_owned(),
+                "For you to decide: money.perPaymentYuan is 500 in the backup, looser than now, so it was not changed; tap Apply on its row below if you want it".to_owned(),
             ]
         );
+        // The pending values stay on the screen as rows, each applied or dismissed.
+        assert_eq!(
+            after.pending_title.as_deref(),
+            Some("Restored values not made (looser than now): yours to decide")
+        );
+        let rows: Vec<(&str, &str, &str)> = after
+            .pending
+            .iter()
+            .map(|r| {
+                (
+                    r.words.as_str(),
+                    r.apply.label.as_str(),
+                    r.dismiss.label.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("agent.maxToolCalls: 80 in the backup", "Apply", "Dismiss"),
+                (
+                    "money.perPaymentYuan: 500 in the backup",
+                    "Apply",
+                    "Dismiss"
+                ),
+            ]
+        );
+        tap(&b, after.pending[0].apply.action.clone()).await;
+        assert_eq!(b.engine().settings().agent.max_tool_calls, 80);
+        let left = b.cloud().await;
+        assert_eq!(left.pending.len(), 1);
+        assert_eq!(
+            left.pending[0].words,
+            "money.perPaymentYuan: 500 in the backup"
+        );
+        tap(&b, left.pending[0].dismiss.action.clone()).await;
+        let done = b.cloud().await;
+        assert_eq!(done.pending, []);
+        assert_eq!(done.pending_title, None);
+        assert_eq!(b.engine().settings().money.per_payment_yuan, 100);
         server.stop().await;
     }
 }

@@ -84,6 +84,9 @@ pub struct ConsentState {
     /// The app's own "Back up to the cloud" switch (issue 39.5): its settings, rules, approved
     /// memories, jobs and conversation titles, sealed, in PKU harness Cloud.
     pub cloud_backup: bool,
+    /// The backup's second choice, under its switch: the conversations' histories go with
+    /// their titles (issue 39.5, "— if chosen — histories"). Off until the student chooses it.
+    pub cloud_backup_histories: bool,
     pub notifications: PermissionState,
     pub exact_alarm: PermissionState,
     /// Other capabilities the shell reports the phone has (`nfc`, `camera`, …).

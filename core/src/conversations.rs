@@ -343,6 +343,48 @@ impl Conversations {
         Ok(id)
     }
 
+    /// Brings back a conversation from the app's backup (issue 39.5) under the id it had, with
+    /// its title, settings, own rules and turn count; its messages are the history's. A
+    /// conversation here under that id is kept as it is (so a restore twice adds nothing),
+    /// unless it was never used (no turn, no title): a new phone's first conversation gives way
+    /// to the one the backup holds. True when the conversation was written.
+    pub(crate) fn restore(
+        &self,
+        id: &str,
+        title: Option<&str>,
+        settings: ConversationSettings,
+        rules: Vec<Rule>,
+        turns: u64,
+    ) -> Result<bool, EngineError> {
+        let set = Arc::new(RuleSet::new(rules)?);
+        let mut state = self.state();
+        let unused = |c: &Conversation| c.turns == 0 && !state.titles.contains_key(&c.id);
+        if state.conversations.get(id).is_some_and(|c| !unused(c))
+            || state
+                .deleted
+                .as_ref()
+                .is_some_and(|d| d.conversation.id == id)
+            || id.starts_with(JOB_PREFIX)
+        {
+            return Ok(false);
+        }
+        let mut conversation = Conversation::new(id, settings);
+        conversation.turns = turns;
+        conversation.rules = set;
+        let now = self.clock.now_ms();
+        self.store.write(|tx| {
+            rows::put_conversation(tx, &conversation.row(), now)?;
+            rows::put_rules(tx, id, conversation.rules.rules())?;
+            rows::set_title(tx, id, title)
+        })?;
+        match title {
+            Some(title) => state.titles.insert(id.to_owned(), title.to_owned()),
+            None => state.titles.remove(id),
+        };
+        state.conversations.insert(id.to_owned(), conversation);
+        Ok(true)
+    }
+
     /// The conversations a student chats in, the most recently active first. An agent job's
     /// conversation is the scheduler's and is not among them.
     pub fn list(&self) -> Result<Vec<Listed>, EngineError> {

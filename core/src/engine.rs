@@ -27,7 +27,7 @@ use crate::agent::{Agent, TurnSummary};
 use crate::audit::Audit;
 use crate::campus::Campus;
 use crate::clock::{Clock, SystemClock};
-use crate::cloud::backup::{self, Backup, Restored};
+use crate::cloud::backup::{self, BackedConversation, Backup, Restored};
 use crate::cloud::{Cloud, CloudError, CloudStatus};
 use crate::consent::{
     Consent, ConsentError, ConsentState, Permission, PermissionState, SetupStep, TERMS_VERSION,
@@ -42,7 +42,7 @@ use crate::invoke::{ApprovalBroker, Call, Invocation, Invoker, ModelTool, Plugin
 use crate::memories::Memories;
 use crate::plugins::builtin::{self, Owners, SettingsControl};
 use crate::plugins::{document, interpreter, link, remote, samples};
-use crate::policy::{Actor, Decision, Mode, ModeSource, Rule};
+use crate::policy::{Actor, Decision, Mode, ModeSource, Preset, Rule, RuleKind};
 use crate::registry::{Effect, McpTool, Plugin, PluginKind, Tool};
 use crate::scheduler::{Job, JobRunner, Owner, RunReport, Scheduler, SchedulerError};
 use crate::secrets::{MemorySecrets, SecretStore};
@@ -802,6 +802,14 @@ impl Engine {
         Ok(self.core.consent.change(|c| c.cloud_backup = allowed)?)
     }
 
+    /// The backup's second choice, "连同对话内容": the conversations' histories go in it too.
+    pub fn set_cloud_backup_histories(&self, included: bool) -> Result<(), EngineError> {
+        Ok(self
+            .core
+            .consent
+            .change(|c| c.cloud_backup_histories = included)?)
+    }
+
     /// Writes the app's backup to the cloud, replacing the one there: the settings under their
     /// keys, the approved memories, the jobs and the conversations' titles. Nothing secret is in
     /// it: keys, sessions and passwords are in the keystore, which is never read for it.
@@ -840,8 +848,37 @@ impl Engine {
         let memories = self
             .memories()
             .map_err(|e| CloudError::Invalid(e.to_string()))?;
-        let mut titles: Vec<String> = conversations.into_iter().filter_map(|c| c.title).collect();
+        let histories = self.consent().cloud_backup_histories;
+        let mut titles: Vec<String> = conversations
+            .iter()
+            .filter_map(|c| c.title.clone())
+            .collect();
         titles.sort();
+        let mut backed = Vec::new();
+        for listed in conversations {
+            let Some(c) = self.core.conversations.get(&listed.id) else {
+                continue;
+            };
+            let history = if histories {
+                self.core
+                    .history
+                    .all(&c.id)
+                    .map_err(|e| CloudError::Invalid(e.to_string()))?
+            } else {
+                Vec::new()
+            };
+            backed.push(BackedConversation {
+                id: c.id,
+                title: listed.title,
+                settings: c.settings,
+                rules: c.rules.rules().to_vec(),
+                // Counted only with the history they number, so that a turn alone does not
+                // make a backup without histories differ.
+                turns: if histories { c.turns } else { 0 },
+                history,
+            });
+        }
+        backed.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(Backup {
             settings: self.setting_values(),
             memories: memories
@@ -855,6 +892,7 @@ impl Engine {
                 .map(|job| json!({ "spec": job.spec, "owner": job.owner, "pausedReason": job.paused_reason }))
                 .collect(),
             conversation_titles: titles,
+            conversations: backed,
             cloud_plugins: self.consent().cloud.into_iter().collect(),
             ..Backup::default()
         })
@@ -875,7 +913,65 @@ impl Engine {
             .map_err(|e| CloudError::Invalid(e.to_string()))
     }
 
+    /// The values restores left pending, oldest first, for the 云端 screen: each applied or
+    /// dismissed by the student, never by a restore.
+    pub fn cloud_pending(&self) -> Result<Vec<(String, Value)>, EngineError> {
+        Ok(self.core.settings.restore_pending()?)
+    }
+
+    /// Makes a pending restored value, as the student's own change: a setting through
+    /// [`parse_change`](crate::settings::parse_change) and [`Engine::change_setting`], as the
+    /// settings screen makes it; a conversation's preset or rules as its own screens set them.
+    /// Then it is no longer pending.
+    pub fn apply_cloud_pending(&self, key: &str) -> Result<(), EngineError> {
+        let Some((_, value)) = self.cloud_pending()?.into_iter().find(|(k, _)| k == key) else {
+            return Err(EngineError::Invalid(format!(
+                "{key}: nothing restored is pending under this key"
+            )));
+        };
+        let invalid = |e: serde_json::Error| EngineError::Invalid(format!("{key}: {e}"));
+        let conversation = key
+            .strip_prefix("conversations.")
+            .and_then(|rest| rest.rsplit_once('.'));
+        match conversation {
+            Some((id, "preset")) => {
+                let mut settings = self.existing_conversation(id)?.settings;
+                settings.preset = serde_json::from_value(value).map_err(invalid)?;
+                self.set_conversation_settings(id, settings)?;
+            }
+            Some((id, "rules")) => {
+                self.existing_conversation(id)?;
+                let rules: Vec<Rule> = serde_json::from_value(value).map_err(invalid)?;
+                self.core.conversations.set_conversation_rules(id, rules)?;
+            }
+            _ => self.change_setting(crate::settings::parse_change(key, &value)?)?,
+        }
+        self.dismiss_cloud_pending(key)
+    }
+
+    /// Leaves a pending restored value unmade and no longer pending.
+    pub fn dismiss_cloud_pending(&self, key: &str) -> Result<(), EngineError> {
+        Ok(self
+            .core
+            .settings
+            .change_restore_pending(|p| p.retain(|(k, _)| k != key))?)
+    }
+
     fn restore(&self, backup: Backup) -> Result<Restored, EngineError> {
+        let out = self.restore_parts(backup)?;
+        // Kept for the 云端 screen: a value pending again replaces the one kept under its key.
+        self.core.settings.change_restore_pending(|kept| {
+            for (key, value) in &out.pending {
+                match kept.iter_mut().find(|(k, _)| k == key) {
+                    Some(slot) => slot.1 = value.clone(),
+                    None => kept.push((key.clone(), value.clone())),
+                }
+            }
+        })?;
+        Ok(out)
+    }
+
+    fn restore_parts(&self, backup: Backup) -> Result<Restored, EngineError> {
         let mut out = Restored::default();
         let current = self.setting_values();
         for (key, value) in backup.settings {
@@ -919,6 +1015,13 @@ impl Engine {
             .into_iter()
             .filter_map(|c| c.title)
             .collect();
+        if !backup.conversations.is_empty() {
+            for c in backup.conversations {
+                self.restore_conversation(c, &titles, &mut out)?;
+            }
+            return Ok(out);
+        }
+        // A backup written before the conversations were in it: their titles only.
         for title in backup.conversation_titles.iter().rev() {
             if !titles.contains(title) {
                 let id = self.core.conversations.create()?;
@@ -927,6 +1030,58 @@ impl Engine {
             }
         }
         Ok(out)
+    }
+
+    /// Brings back one conversation of the backup under its id, with its history when the
+    /// backup holds it. Nothing is loosened without the student (DESIGN.md §3 8e): a
+    /// `skip_all` preset the defaults here do not have comes back as the defaults' preset, and
+    /// allow rules are left out; each is left pending under `conversations.<id>.preset` or
+    /// `conversations.<id>.rules`. One this device has already (by id, or a conversation
+    /// without history by its title, from a restore of an older backup) is not added twice.
+    fn restore_conversation(
+        &self,
+        c: BackedConversation,
+        titles: &[String],
+        out: &mut Restored,
+    ) -> Result<(), EngineError> {
+        let by_title = c.history.is_empty()
+            && c.title.as_ref().is_some_and(|t| titles.contains(t))
+            && self.core.conversations.get(&c.id).is_none();
+        if by_title {
+            return Ok(());
+        }
+        let mut settings = c.settings.clone();
+        let defaults = self.core.conversations.defaults();
+        let mut pending = Vec::new();
+        if settings.preset == Preset::SkipAll && defaults.preset != Preset::SkipAll {
+            settings.preset = defaults.preset;
+            pending.push((
+                format!("conversations.{}.preset", c.id),
+                json!(Preset::SkipAll),
+            ));
+        }
+        let strict: Vec<Rule> = c
+            .rules
+            .iter()
+            .filter(|r| r.kind != RuleKind::Allow)
+            .cloned()
+            .collect();
+        if strict.len() != c.rules.len() {
+            let all = serde_json::to_value(&c.rules).expect("rules serialise");
+            pending.push((format!("conversations.{}.rules", c.id), all));
+        }
+        if !self
+            .core
+            .conversations
+            .restore(&c.id, c.title.as_deref(), settings, strict, c.turns)?
+        {
+            return Ok(());
+        }
+        self.core.history.restore(&c.id, &c.history)?;
+        out.conversations += 1;
+        out.messages += c.history.len();
+        out.pending.extend(pending);
+        Ok(())
     }
 
     /// Adds the backup's jobs this device lacks, as the scheduler checks any job; returns how
@@ -1387,6 +1542,26 @@ impl Engine {
         }
         Ok(reports)
     }
+
+    /// What the shells call when the phone wakes them (Android's alarm, iOS's background
+    /// refresh, `harness tick`): the jobs due at `now_ms`, then the app's backup when its switch
+    /// is on and something in it changed since it was written (issue 39.5, "written after
+    /// changes"), so both shells get it from the core. A backup that could not be written
+    /// (offline) is reported, not an error of the wake.
+    pub async fn wake(&self, now_ms: i64) -> Result<Wake, SchedulerError> {
+        let runs = self.run_due(now_ms).await?;
+        let backup = self.cloud_backup_if_changed().await;
+        Ok(Wake { runs, backup })
+    }
+}
+
+/// What [`Engine::wake`] did.
+#[derive(Debug)]
+pub struct Wake {
+    pub runs: Vec<RunReport>,
+    /// The backup written (none when the switch is off, no cloud is set up or nothing
+    /// changed), or why it could not be.
+    pub backup: Result<Option<backup::Written>, CloudError>,
 }
 
 impl samples::Installer for Engine {

@@ -128,6 +128,35 @@ impl History {
         Ok(self.store.write(|tx| rows::insert_message(tx, &message))?)
     }
 
+    /// Writes the messages of a conversation brought back by the app's backup, as they were
+    /// kept (their turns and times), in one transaction; the database gives them new ids.
+    pub(crate) fn restore(
+        &self,
+        conversation: &str,
+        messages: &[MessageRow],
+    ) -> Result<(), EngineError> {
+        Ok(self.store.write(|tx| {
+            for m in messages {
+                rows::insert_message(
+                    tx,
+                    &NewMessage {
+                        conversation,
+                        turn: m.turn,
+                        role: &m.role,
+                        content: m.content.as_deref(),
+                        tool_calls: &m.tool_calls,
+                        tool_call_id: m.tool_call_id.as_deref(),
+                        tool: m.tool.as_deref(),
+                        for_model: m.for_model.as_deref(),
+                        created_at: m.created_at,
+                        thinking: m.thinking.as_deref(),
+                    },
+                )?;
+            }
+            Ok(())
+        })?)
+    }
+
     /// The newest `limit` messages before the message `before` (the newest, without one),
     /// oldest first: the history screen pages back with the first id it holds.
     pub fn page(

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::policy::{Mode, Rule};
 use crate::registry::Effect;
-use crate::store::values::{Table, put_value, values};
+use crate::store::values::{Table, delete_value, put_value, values};
 use crate::store::{Store, StoreError};
 
 /// The host official plugin documents come from, unless the settings say otherwise.
@@ -295,6 +295,9 @@ impl Settings {
     }
 }
 
+/// The settings table's row of the values a restore left pending (no setting's key).
+const RESTORE_PENDING_KEY: &str = "cloudRestorePending";
+
 /// The settings whose stored row is keyed otherwise than the change that sets them (the row
 /// predates the key).
 const ROW_KEYS: [(&str, &str); 1] = [("officialHost", "plugins.officialHost")];
@@ -383,6 +386,41 @@ impl AppSettings {
         self.write(&changed_rows(&held.saved, &held.in_effect))?;
         held.saved = held.in_effect.clone();
         Ok(())
+    }
+
+    /// What restores of the app's backup left for the student (issue 39.5): each value the
+    /// backup holds looser than the one in effect, as its key and value, until the student
+    /// applies or dismisses it on the 云端 screen. Kept in the settings table under its own
+    /// row, which no setting reads.
+    pub fn restore_pending(&self) -> Result<Vec<(String, Value)>, StoreError> {
+        let _held = crate::lock(&self.settings);
+        self.read_restore_pending()
+    }
+
+    fn read_restore_pending(&self) -> Result<Vec<(String, Value)>, StoreError> {
+        let rows = self.store.read(|c| values(c, Table::Settings))?;
+        match rows.into_iter().find(|(k, _)| k == RESTORE_PENDING_KEY) {
+            Some((_, value)) => serde_json::from_value(value)
+                .map_err(|e| StoreError::Corrupt(format!("settings.{RESTORE_PENDING_KEY}: {e}"))),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Changes the restore's pending values by `f`, read and written under the settings' lock.
+    pub(crate) fn change_restore_pending(
+        &self,
+        f: impl FnOnce(&mut Vec<(String, Value)>),
+    ) -> Result<(), StoreError> {
+        let _held = crate::lock(&self.settings);
+        let mut pending = self.read_restore_pending()?;
+        f(&mut pending);
+        self.store.write(|tx| {
+            if pending.is_empty() {
+                delete_value(tx, Table::Settings, RESTORE_PENDING_KEY)
+            } else {
+                put_value(tx, Table::Settings, RESTORE_PENDING_KEY, &pending)
+            }
+        })
     }
 
     fn write(&self, rows: &[(String, Value)]) -> Result<(), StoreError> {

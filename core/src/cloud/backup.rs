@@ -1,5 +1,6 @@
 //! The app's backup in PKU harness Cloud (issue 39.5): what the engine gathers (settings under
-//! their keys, approved memories, jobs, conversation titles) as one document, kept as records
+//! their keys, approved memories, jobs, the conversations with their titles, settings and own
+//! rules, and their histories when the student chose that) as one document, kept as records
 //! of a reserved plugin id so that it is sealed and named like any plugin's. A record holds at
 //! most 64 KiB, so the document is cut into parts; the parts of one backup share a generation,
 //! and the manifest naming the generation is written last, so a backup cut off halfway leaves
@@ -10,12 +11,17 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{Cloud, CloudError, seal::random};
+use crate::policy::Rule;
+use crate::store::history::MessageRow;
+use crate::turn::ConversationSettings;
 
 /// The records' plugin id: not a plugin id (those are lowercase letters, digits and '-'), so no
 /// plugin's `services.cloud` reaches it.
 pub const PLUGIN: &str = "@harness/backup";
 const MANIFEST: &str = "manifest";
-/// What this version writes; a newer backup is refused rather than half read.
+/// What this version writes; a newer backup is refused rather than half read. The
+/// conversations (with their histories) were added under format 1: a reader before them skips
+/// the field and still reads `conversationTitles`, which is written beside it.
 const FORMAT: u32 = 1;
 /// A part's bytes as JSON text: escaped inside a string (a quote or a backslash doubles) it
 /// stays under the record's bound.
@@ -34,6 +40,13 @@ pub const DISCLOSURE_EN: [&str; 3] = [
     "The cloud cannot read them; only a device with the recovery code can",
 ];
 
+/// The second choice under the backup switch, and its own disclosure line (seed 000).
+pub const HISTORIES_ZH: &str = "连同对话内容";
+pub const HISTORIES_EN: &str = "Include conversation histories";
+pub const HISTORIES_DISCLOSURE_ZH: &str =
+    "打开后，每个对话的全部内容（你说的话、回答和工具结果）也加密存到云端";
+pub const HISTORIES_DISCLOSURE_EN: &str = "When on, every conversation's messages (your words, the answers and the tools' results) are stored too, encrypted";
+
 /// The backup's document. Each part is read on restore as the engine's checks take it: a
 /// setting through `parse_change`, a job through the scheduler's spec.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -46,9 +59,27 @@ pub struct Backup {
     pub memories: Vec<String>,
     /// Each job: `{"spec": …, "owner": …, "pausedReason": …}`.
     pub jobs: Vec<Value>,
+    /// The titles, also for a reader written before `conversations`.
     pub conversation_titles: Vec<String>,
+    /// Each conversation the student chats in, by id.
+    pub conversations: Vec<BackedConversation>,
     /// The plugins whose "Allow cloud" switch was on: their records are in the cloud already.
     pub cloud_plugins: Vec<String>,
+}
+
+/// A conversation in the backup: its id, title, settings (model, effort, preset), own rules
+/// and turns, and its history's rows as the history store keeps them (empty unless the student
+/// chose histories). The history holds no secret: a service's answer had every secret its
+/// request carried taken out (`redact`) before a plugin, the model or the history read it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BackedConversation {
+    pub id: String,
+    pub title: Option<String>,
+    pub settings: ConversationSettings,
+    pub rules: Vec<Rule>,
+    pub turns: u64,
+    pub history: Vec<MessageRow>,
 }
 
 /// What a backup wrote.
@@ -71,6 +102,8 @@ pub struct Restored {
     pub memories: usize,
     pub jobs: usize,
     pub conversations: usize,
+    /// The messages brought back with them (a backup with histories).
+    pub messages: usize,
     /// The plugins installed here whose "Allow cloud" switch was on in the backup and is off
     /// here: a consent, so the student turns each on (seed 000), never the restore.
     pub cloud_consents_pending: Vec<String>,

@@ -54,12 +54,34 @@ pub struct CloudScreen {
     pub backup_label: String,
     pub backup_on: bool,
     pub disclosure: Vec<String>,
+    /// The second choice under the switch, 连同对话内容 (`Action::SetCloudBackupHistories`
+    /// with `!histories_on`), and its own disclosure line beside it.
+    pub histories_label: String,
+    pub histories_on: bool,
+    pub histories_disclosure: String,
     pub last_backup: LabelValue,
     /// 立即备份 and 恢复: only when set up (backup also only with the switch on).
     pub backup_now: Option<Button>,
     pub restore: Option<Button>,
     /// What the last restore on this screen did and left for the student, in words.
     pub restored: Vec<String>,
+    /// The heading over the pending rows; only when there are some.
+    pub pending_title: Option<String>,
+    /// Each value a restore left pending (looser than the one in effect), kept until the
+    /// student applies or dismisses it.
+    pub pending: Vec<CloudPendingRow>,
+}
+
+/// A value a restore did not make because it is looser than the one in effect (DESIGN.md §3
+/// 8e): the student makes it (`Action::CloudApplyPending`, the settings screen's change) or
+/// leaves it (`Action::CloudDismissPending`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct CloudPendingRow {
+    /// The setting's key (data) and the backup's value, in words.
+    pub words: String,
+    pub apply: Button,
+    pub dismiss: Button,
 }
 
 /// One device of the account on the 云端 screen.
@@ -124,7 +146,15 @@ pub(super) async fn build(
         let mut d = crate::lock(draft);
         (d.code.take(), d.restored.clone())
     };
-    let backup_on = engine.consent().cloud_backup;
+    let consent = engine.consent();
+    let backup_on = consent.cloud_backup;
+    // A store that cannot be read shows no row rather than no screen; the next read retries.
+    let pending: Vec<CloudPendingRow> = engine
+        .cloud_pending()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| pending_row(lang, key, &value))
+        .collect();
     let set_up = state != CloudState::NotSetUp;
     let zone = engine.settings().time_zone;
     let when = kept.as_ref().and_then(|(_, at)| *at).map_or_else(
@@ -183,6 +213,14 @@ pub(super) async fn build(
             Language::Zh => backup::DISCLOSURE_ZH.map(String::from).to_vec(),
             Language::En => backup::DISCLOSURE_EN.map(String::from).to_vec(),
         },
+        histories_label: tr(lang, backup::HISTORIES_ZH, backup::HISTORIES_EN).into(),
+        histories_on: consent.cloud_backup_histories,
+        histories_disclosure: tr(
+            lang,
+            backup::HISTORIES_DISCLOSURE_ZH,
+            backup::HISTORIES_DISCLOSURE_EN,
+        )
+        .into(),
         last_backup: LabelValue {
             label: tr(lang, "上次备份", "Last backup").into(),
             value: when,
@@ -194,6 +232,36 @@ pub(super) async fn build(
             Button::new(tr(lang, "从云端恢复", "Restore from the cloud").into(), ButtonRole::Normal, Action::CloudRestore)
         }),
         restored,
+        pending_title: (!pending.is_empty()).then(|| {
+            tr(
+                lang,
+                "恢复时没有自动改的设置（比现在宽松），由你决定",
+                "Restored values not made (looser than now): yours to decide",
+            )
+            .to_owned()
+        }),
+        pending,
+    }
+}
+
+/// A pending restored value's row: the key (data) and the backup's value, 应用 and 不用了.
+fn pending_row(lang: Language, key: String, value: &serde_json::Value) -> CloudPendingRow {
+    let words = match lang {
+        Language::Zh => format!("{key}：备份里是 {value}"),
+        Language::En => format!("{key}: {value} in the backup"),
+    };
+    CloudPendingRow {
+        words,
+        apply: Button::new(
+            tr(lang, "应用", "Apply").into(),
+            ButtonRole::Primary,
+            Action::CloudApplyPending { key: key.clone() },
+        ),
+        dismiss: Button::new(
+            tr(lang, "不用了", "Dismiss").into(),
+            ButtonRole::Normal,
+            Action::CloudDismissPending { key },
+        ),
     }
 }
 
@@ -255,8 +323,8 @@ pub(super) fn keep_restored(draft: &Mutex<CloudDraft>, lang: Language, r: &Resto
     }];
     for (key, value) in &r.pending {
         words.push(match lang {
-            Language::Zh => format!("待你确认：{key} 在备份里是 {value}，比现在宽松，没有自动改；要改请到设置里改"),
-            Language::En => format!("For you to decide: {key} is {value} in the backup, looser than now, so it was not changed; change it in settings if you want it"),
+            Language::Zh => format!("待你确认：{key} 在备份里是 {value}，比现在宽松，没有自动改；要改请点下面它的「应用」"),
+            Language::En => format!("For you to decide: {key} is {value} in the backup, looser than now, so it was not changed; tap Apply on its row below if you want it"),
         });
     }
     for plugin in &r.cloud_consents_pending {

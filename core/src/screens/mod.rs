@@ -47,7 +47,7 @@ pub use campus::{
     SignedIn,
 };
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
-pub use cloud::{CloudDeviceRow, CloudScreen, CloudState};
+pub use cloud::{CloudDeviceRow, CloudPendingRow, CloudScreen, CloudState};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, ProviderRow};
 pub use conversation::{ConversationSettingsScreen, RuleRow};
 pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
@@ -372,6 +372,19 @@ pub enum Action {
     /// Remove another device (its key, from the 云端 screen's row) from the cloud account.
     CloudRemoveDevice {
         device: String,
+    },
+    /// The backup's second choice, 连同对话内容: the conversations' histories go in it too.
+    SetCloudBackupHistories {
+        included: bool,
+    },
+    /// Make a value a restore left pending (its key, from the 云端 screen's row), as the
+    /// student's own change.
+    CloudApplyPending {
+        key: String,
+    },
+    /// Leave a value a restore left pending unmade, and no longer pending.
+    CloudDismissPending {
+        key: String,
     },
     /// Ask the system for a permission (its dialog), from the user's tap (seed 000).
     RequestPermission {
@@ -993,6 +1006,11 @@ impl Screens {
                     .await
                     .map_err(|err| EngineError::Invalid(err.to_string()))?;
             }
+            Action::SetCloudBackupHistories { included } => {
+                e.set_cloud_backup_histories(included)?
+            }
+            Action::CloudApplyPending { key } => e.apply_cloud_pending(&key)?,
+            Action::CloudDismissPending { key } => e.dismiss_cloud_pending(&key)?,
             Action::RequestPermission { permission } => {
                 e.request_permission(permission, crate::policy::Actor::User)
                     .map_err(|err| EngineError::Invalid(err.to_string()))?;

@@ -16,7 +16,7 @@ pub struct StoredCall {
 }
 
 /// One message of a conversation's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MessageRow {
     pub id: i64,
     pub conversation: String,
