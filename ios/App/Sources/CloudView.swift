@@ -3,8 +3,8 @@ import SwiftUI
 
 /// 云端: the core's CloudScreen drawn as it is — the server address (typed while not set up), the
 /// account's state, devices (this one marked, 移除 on the others) and space, the recovery code the one time the core hands it out,
-/// joining by a recovery code, the backup switch with its disclosure and last time, restore and
-/// what it left for the student.
+/// joining by a recovery code, the backup switch with its disclosure and last time, 连同对话内容
+/// with its line, restore and what it left for the student, and the pending values' rows.
 struct CloudView: View {
     @State private var store: ScreenStore<CloudScreen>
     @State private var address: String?
@@ -68,6 +68,9 @@ struct CloudView: View {
                     Toggle(screen.backupLabel, isOn: Binding(get: { screen.backupOn }, set: { store.act(.setCloudBackup(allowed: $0)) }))
                         .accessibilityIdentifier("cloud.backup")
                     ForEach(screen.disclosure, id: \.self) { Text("• \($0)").font(.footnote) }
+                    Toggle(screen.historiesLabel, isOn: Binding(get: { screen.historiesOn }, set: { store.act(.setCloudBackupHistories(included: $0)) }))
+                        .accessibilityIdentifier("cloud.histories")
+                    Text("• \(screen.historiesDisclosure)").font(.footnote)
                     LabeledContent(screen.lastBackup.label, value: screen.lastBackup.value)
                     if let now = screen.backupNow {
                         ActionButton(button: now) { store.act($0) }
@@ -79,8 +82,35 @@ struct CloudView: View {
                         ForEach(screen.restored, id: \.self) { Text($0) }
                     }
                 }
+                if let pendingTitle = screen.pendingTitle {
+                    Section {
+                        ForEach(Array(screen.pending.enumerated()), id: \.offset) { _, row in
+                            PendingRowView(row: row) { store.act($0) }
+                        }
+                    } header: {
+                        Text(pendingTitle)
+                    }
+                }
             }
             .navigationTitle(screen.title)
+        }
+    }
+}
+
+/// A value a restore left for the student: what it is, 应用 and 不用了.
+private struct PendingRowView: View {
+    let row: CloudPendingRow
+    let act: (Action) -> Void
+
+    var body: some View {
+        VStack(alignment: .leading) {
+            Text(row.words)
+            HStack {
+                ActionButton(button: row.apply) { act($0) }
+                    .accessibilityIdentifier("cloud.pending.apply")
+                ActionButton(button: row.dismiss) { act($0) }
+                    .accessibilityIdentifier("cloud.pending.dismiss")
+            }
         }
     }
 }
