@@ -2,7 +2,10 @@ package edu.pku.harness.ui
 
 import androidx.compose.ui.test.ExperimentalTestApi
 import androidx.compose.ui.test.onAllNodesWithTag
+import androidx.compose.ui.test.onNodeWithTag
 import androidx.compose.ui.test.onNodeWithText
+import androidx.compose.ui.test.performClick
+import androidx.compose.ui.test.performScrollTo
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.CloudState
 import edu.pku.harness.core.Language
@@ -71,6 +74,56 @@ class CloudDevicesTest {
                         onNodeWithText(screen.leaveNote!!).assertExists()
                         saveScreenshot("cloud-two-devices", language)
                     }
+                }
+            }
+        }
+    }
+
+    // Issue 39.5: a value the restore left pending (a raised payment limit, looser than here)
+    // stays on 云端 as a row with 应用 and 不用了; 不用了 takes it away; saved in zh and en.
+    @Test fun a_restored_value_left_pending_is_a_row_the_student_dismisses() {
+        for (language in listOf(Language.ZH, Language.EN)) CloudServer().use { server ->
+            App(language).use { app ->
+                App(language).use { other ->
+                    runBlocking {
+                        app.harness.act(Action.CloudSetup(server.base))
+                        app.harness.act(Action.SetMoneyLimit("money.perPaymentYuan", "500"))
+                        app.harness.act(Action.SetCloudBackup(true))
+                        app.harness.act(Action.CloudBackupNow)
+                    }
+                    val code = assertNotNull(runBlocking { app.harness.cloudScreen() }.recoveryCode)
+                    runBlocking {
+                        other.harness.act(Action.CloudJoin(server.base, code))
+                        other.harness.act(Action.CloudRestore)
+                    }
+                    runPhoneTest {
+                        show(other)
+                        other.navigator.open(Route.CLOUD)
+                        other.models.cloud.refresh()
+                        waitUntil("the pending row", 10_000) {
+                            other.models.cloud.model?.pending?.isNotEmpty() == true || other.models.cloud.message != null
+                        }
+                        val screen = assertNotNull(other.models.cloud.model, other.models.cloud.message)
+                        val words = mapOf(
+                            Language.ZH to "money.perPaymentYuan：备份里是 500",
+                            Language.EN to "money.perPaymentYuan: 500 in the backup",
+                        )
+                        assertEquals(listOf(words[language]), screen.pending.map { it.words })
+                        assertEquals(1, onAllNodesWithTag(CloudTags.PENDING).fetchSemanticsNodes().size)
+                        onNodeWithText(words[language]!!).assertExists()
+                        onNodeWithText(screen.pendingTitle!!).assertExists()
+                        val dismiss = mapOf(Language.ZH to "不用了", Language.EN to "Dismiss")
+                        assertEquals(dismiss[language], screen.pending.single().dismiss.label)
+                        saveScreenshot("cloud-pending", language)
+                        onNodeWithTag(CloudTags.PENDING_DISMISS).performScrollTo().performClick()
+                        waitUntil("the row dismissed", 10_000) {
+                            other.models.cloud.model?.pending?.isEmpty() == true || other.models.cloud.message != null
+                        }
+                        assertNull(other.models.cloud.message)
+                        assertEquals(0, onAllNodesWithTag(CloudTags.PENDING).fetchSemanticsNodes().size)
+                    }
+                    // Dismissed for good: the core's kept list is empty too.
+                    assertEquals(emptyList(), runBlocking { other.harness.cloudScreen() }.pending)
                 }
             }
         }

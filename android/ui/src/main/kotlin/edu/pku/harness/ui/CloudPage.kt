@@ -19,6 +19,7 @@ import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.CloudDeviceRow
+import edu.pku.harness.core.CloudPendingRow
 import edu.pku.harness.core.CloudScreen
 import edu.pku.harness.core.LabelValue
 
@@ -35,13 +36,17 @@ object CloudTags {
     const val RESTORE = "cloud-restore"
     const val DEVICE = "cloud-device"
     const val REMOVE_DEVICE = "cloud-remove-device"
+    const val HISTORIES_SWITCH = "cloud-histories-switch"
+    const val PENDING = "cloud-pending"
+    const val PENDING_APPLY = "cloud-pending-apply"
+    const val PENDING_DISMISS = "cloud-pending-dismiss"
 }
 
 /**
  * 云端: the core's [CloudScreen] drawn as it is — the server address (typed while not set up),
  * the account's state, devices (this one marked, 移除 on the others) and space, the recovery code the one time the core hands it
- * out, joining by a recovery code, the backup switch with its disclosure and last time, restore
- * and what it left for the student.
+ * out, joining by a recovery code, the backup switch with its disclosure and last time, 连同对话内容
+ * with its line, restore and what it left for the student, and the pending values' rows.
  */
 @Composable
 fun CloudPage(holder: ScreenModel<CloudScreen>) {
@@ -100,11 +105,34 @@ fun CloudPage(holder: ScreenModel<CloudScreen>) {
                 )
             }
             for (line in screen.disclosure) Small("• $line")
+            Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
+                Text(screen.historiesLabel, modifier = Modifier.weight(1f))
+                Switch(
+                    checked = screen.historiesOn,
+                    onCheckedChange = { holder.act(Action.SetCloudBackupHistories(!screen.historiesOn)) },
+                    modifier = Modifier.testTag(CloudTags.HISTORIES_SWITCH),
+                )
+            }
+            Small("• ${screen.historiesDisclosure}")
             CloudRow(screen.lastBackup)
             screen.backupNow?.let { CoreButton(it, Modifier.testTag(CloudTags.BACKUP_NOW)) { a -> holder.act(a) } }
         }
         screen.restore?.let { CoreButton(it, Modifier.testTag(CloudTags.RESTORE)) { a -> holder.act(a) } }
         for (line in screen.restored) Text(line, style = MaterialTheme.typography.bodyMedium)
+        screen.pendingTitle?.let { Text(it, fontWeight = FontWeight.Medium) }
+        for (row in screen.pending) PendingCard(row) { a -> holder.act(a) }
+    }
+}
+
+/** A value a restore left for the student: what it is, 应用 and 不用了. */
+@Composable
+private fun PendingCard(row: CloudPendingRow, act: (Action) -> Unit) {
+    Card(Modifier.testTag(CloudTags.PENDING)) {
+        Text(row.words)
+        Row {
+            CoreButton(row.apply, Modifier.testTag(CloudTags.PENDING_APPLY), act)
+            CoreButton(row.dismiss, Modifier.testTag(CloudTags.PENDING_DISMISS), act)
+        }
     }
 }
 
