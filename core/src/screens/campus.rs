@@ -316,7 +316,7 @@ fn code_step(
         SecondFactor::Otp => (
             tr(
                 lang,
-                "请输入手机令牌（北大身份认证 App）上的 6 位动态码",
+                "请输入手机令牌（北大身份认证应用）上的 6 位动态码",
                 "Enter the 6-digit code of your authenticator (手机令牌)",
             )
             .to_owned(),
