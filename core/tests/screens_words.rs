@@ -356,7 +356,7 @@ fn a_plugin_page_names_its_campus_services_and_keeps_the_ids_under_developer_inf
         .iter()
         .map(|r| (r.label.as_str(), r.id.as_str()))
         .collect();
-    assert_eq!(developer[0], ("插件 ID", "wallet"));
+    assert_eq!(developer[0], ("插件标识", "wallet"));
     assert_eq!(developer[1], ("校园卡余额", "wallet.cardBalance"));
     assert!(wallet.developer_grant_row.starts_with("wallet "));
     // Every tool's id is there, and nowhere else on the page a student reads.

@@ -537,7 +537,7 @@ pub(super) fn detail(
             .map(|s| campus_words(lang, s).to_owned())
             .collect(),
         developer_label: tr(lang, "开发者信息", "Developer info").into(),
-        developer: [(tr(lang, "插件 ID", "Plugin id").to_owned(), p.id.clone())]
+        developer: [(tr(lang, "插件标识", "Plugin id").to_owned(), p.id.clone())]
             .into_iter()
             .chain(
                 p.tools
