@@ -594,7 +594,7 @@ async fn the_plugins_screens_form_signs_in_as_the_client_id_typed_into_it() {
         harness_core::screens::Screens::new(engine.clone(), harness_core::screens::Live::new());
     assert_eq!(
         screens.plugins().remote_client_placeholder,
-        "客户端 ID（服务器的登录要求时填写）"
+        "客户端标识（服务器的登录要求时填写）"
     );
     let add = harness_core::screens::Action::AddRemoteServer {
         url: server.url(),
@@ -791,7 +791,7 @@ async fn the_plugins_screens_form_signs_in_as_the_confidential_client_typed_into
         harness_core::screens::Screens::new(engine.clone(), harness_core::screens::Live::new());
     assert_eq!(
         screens.plugins().remote_client_secret_placeholder,
-        "客户端密钥（与客户端 ID 一同签发时填写；只存在钥匙串里）"
+        "客户端密钥（与客户端标识 一同签发时填写；只存在钥匙串里）"
     );
     let add = |client_id: Option<&str>| harness_core::screens::Action::AddRemoteServer {
         url: server.url(),
@@ -804,7 +804,7 @@ async fn the_plugins_screens_form_signs_in_as_the_confidential_client_typed_into
     let refused = screens.act(add(None)).await.unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "客户端密钥需要与它一同签发的客户端 ID：请同时填写客户端 ID"
+        "客户端密钥需要与它一同签发的客户端标识：请同时填写客户端标识"
     );
     assert!(person.pages().is_empty());
 

@@ -198,11 +198,22 @@ fn a_plugin_page_says_what_the_plugin_may_reach_in_the_students_words() {
     let rows = |screens: &Screens| {
         ["feeds", "topup"].map(|id| screens.plugin_detail(id).unwrap().grant_row)
     };
+    // The developers' exact row, token for token, in the page's language too.
+    let developer_rows = |screens: &Screens| {
+        ["feeds", "topup"].map(|id| screens.plugin_detail(id).unwrap().developer_grant_row)
+    };
     assert_eq!(
         rows(&screens),
         [
             "可以使用：联网（news.pku.edu.cn）、自己的存储、调用其他插件的工具（充值）",
             "不需要额外的访问权限",
+        ]
+    );
+    assert_eq!(
+        developer_rows(&screens),
+        [
+            "feeds               联网（news.pku.edu.cn）、存储、调用工具（topup.topUp）",
+            "topup               无授权",
         ]
     );
     engine
@@ -213,6 +224,13 @@ fn a_plugin_page_says_what_the_plugin_may_reach_in_the_students_words() {
         [
             "May use: the network (news.pku.edu.cn), its own storage, other plugins' tools (Top up)",
             "Needs no extra access",
+        ]
+    );
+    assert_eq!(
+        developer_rows(&screens),
+        [
+            "feeds               allow_network(news.pku.edu.cn), allow_store, allow_tools(topup.topUp)",
+            "topup               no grants",
         ]
     );
 }

@@ -35,7 +35,7 @@ pub(crate) use network::{
 };
 pub use notify::Notifier;
 pub use outbox::{HostLine, LineKind, Outbox};
-pub use rows::{check_grants, grant_row, startup_warnings};
+pub use rows::{check_grants, grant_row, grant_row_zh, startup_warnings};
 pub use scope::{CallScope, out_of_scope};
 pub(crate) use store::store_dir;
 pub use store::{StoreGate, check_store_names};

@@ -32,9 +32,62 @@ pub fn check_grants(plugin_id: &str, grants: &Grants, catalog: &ToolCatalog) -> 
 /// contributing nothing, tokens carrying their scope, and `no grants` for a powerless plugin —
 /// "not installed" and "installed, powerless" must not look alike.
 pub fn grant_row(plugin_id: &str, grants: &Grants) -> String {
+    row(plugin_id, grants, &EN_TOKENS)
+}
+
+/// The same row in Chinese, token for token in the same order with the same scopes, for a
+/// Chinese plugin page's developer info (a zh screen shows no English word that is not data).
+pub fn grant_row_zh(plugin_id: &str, grants: &Grants) -> String {
+    row(plugin_id, grants, &ZH_TOKENS)
+}
+
+/// The words of one language's row: each grant's token, and what a scope is wrapped in.
+struct Tokens {
+    fs: &'static str,
+    network: &'static str,
+    reaches_nothing: &'static str,
+    store: &'static str,
+    context: &'static str,
+    tools: &'static str,
+    send_message: &'static str,
+    none: &'static str,
+    open: &'static str,
+    close: &'static str,
+    comma: &'static str,
+}
+
+const EN_TOKENS: Tokens = Tokens {
+    fs: "allow_fs",
+    network: "allow_network",
+    reaches_nothing: "no allowlist, reaches nothing",
+    store: "allow_store",
+    context: "allow_context",
+    tools: "allow_tools",
+    send_message: "allow_send_message(can start billed turns)",
+    none: "no grants",
+    open: "(",
+    close: ")",
+    comma: ", ",
+};
+
+const ZH_TOKENS: Tokens = Tokens {
+    fs: "文件",
+    network: "联网",
+    reaches_nothing: "未列出地址，哪里也去不了",
+    store: "存储",
+    context: "对话内容",
+    tools: "调用工具",
+    send_message: "发起对话（会产生模型费用）",
+    none: "无授权",
+    open: "（",
+    close: "）",
+    comma: "、",
+};
+
+fn row(plugin_id: &str, grants: &Grants, words: &Tokens) -> String {
     let mut tokens = Vec::new();
     if grants.allow_fs {
-        tokens.push("allow_fs".to_owned());
+        tokens.push(words.fs.to_owned());
     }
     if grants.allow_network {
         // seed 001: an empty list and a star must not look the same to someone scanning.
@@ -43,25 +96,34 @@ pub fn grant_row(plugin_id: &str, grants: &Grants) -> String {
             // Rows are computed for loaded plugins, whose entries parsed; show them as written.
             Err(_) => Some(grants.url_allowlist.join(", ")),
         };
-        let scope = scope.unwrap_or_else(|| "no allowlist, reaches nothing".to_owned());
-        tokens.push(format!("allow_network({scope})"));
+        let scope = scope.unwrap_or_else(|| words.reaches_nothing.to_owned());
+        tokens.push(format!(
+            "{}{}{scope}{}",
+            words.network, words.open, words.close
+        ));
     }
     if grants.allow_store {
-        tokens.push("allow_store".to_owned());
+        tokens.push(words.store.to_owned());
     }
     if grants.allow_context {
-        tokens.push("allow_context".to_owned());
+        tokens.push(words.context.to_owned());
     }
     if !grants.allow_tools.is_empty() {
-        tokens.push(format!("allow_tools({})", grants.allow_tools.join(", ")));
+        tokens.push(format!(
+            "{}{}{}{}",
+            words.tools,
+            words.open,
+            grants.allow_tools.join(", "),
+            words.close
+        ));
     }
     if grants.allow_send_message {
-        tokens.push("allow_send_message(can start billed turns)".to_owned());
+        tokens.push(words.send_message.to_owned());
     }
     let tokens = if tokens.is_empty() {
-        "no grants".to_owned()
+        words.none.to_owned()
     } else {
-        tokens.join(", ")
+        tokens.join(words.comma)
     };
     format!("{plugin_id:<19} {tokens}")
 }

@@ -97,7 +97,7 @@ pub(super) fn notice(
                 )
             }
             (Language::Zh, _) => {
-                format!("插件「{plugin}」的 AI 权限不让它在无人时读取。点此修改，再恢复任务。")
+                format!("插件「{plugin}」的助手权限不让它在无人时读取。点此修改，再恢复任务。")
             }
             (Language::En, _) => format!(
                 "The plugin “{plugin}”'s AI permissions keep it from reading while nobody is there. Tap to change them, then resume the job."

@@ -809,7 +809,7 @@ impl Screens {
                     (None, Some(_)) => {
                         let why = tr(
                             self.language(),
-                            "客户端密钥需要与它一同签发的客户端 ID：请同时填写客户端 ID",
+                            "客户端密钥需要与它一同签发的客户端标识：请同时填写客户端标识",
                             "a client secret goes with the client ID it was issued with: fill \
                              in the Client ID too",
                         );

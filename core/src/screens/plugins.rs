@@ -215,13 +215,13 @@ pub(super) fn list(engine: &Engine, lang: Language) -> PluginsScreen {
         .into(),
         remote_client_placeholder: tr(
             lang,
-            "客户端 ID（服务器的登录要求时填写）",
+            "客户端标识（服务器的登录要求时填写）",
             "Client ID (only if its sign-in asks for one)",
         )
         .into(),
         remote_client_secret_placeholder: tr(
             lang,
-            "客户端密钥（与客户端 ID 一同签发时填写；只存在钥匙串里）",
+            "客户端密钥（与客户端标识 一同签发时填写；只存在钥匙串里）",
             "Client secret (if issued with the client ID; kept in the keystore only)",
         )
         .into(),
@@ -491,7 +491,7 @@ pub(super) fn detail(
         enabled_label: tr(lang, "启用", "Enabled").into(),
         toggle,
         fixed,
-        modes_label: tr(lang, "AI 权限", "AI permissions").into(),
+        modes_label: tr(lang, "助手权限", "AI permissions").into(),
         modes,
         tools_label: tr(lang, "工具", "Tools").into(),
         tools,
@@ -546,7 +546,10 @@ pub(super) fn detail(
             )
             .map(|(label, id)| DeveloperRow { label, id })
             .collect(),
-        developer_grant_row: v.grant_row.clone(),
+        developer_grant_row: match lang {
+            Language::Zh => crate::gates::grant_row_zh(&p.id, &p.grants),
+            Language::En => v.grant_row.clone(),
+        },
         changed_tools: changed.iter().map(|c| change_words(lang, p, c)).collect(),
         accept_changes: (!changed.is_empty()).then(|| {
             Button::new(
