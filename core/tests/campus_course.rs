@@ -6,7 +6,7 @@
 //! incomplete certificate chain needs, believed for that host alone; and the shipped `course`
 //! plugin: this term's courses, the teachers' announcements (untrusted), the DDLs of the next
 //! seven days in local time with their submission and grade, an assignment's page, and the
-//! check "明天有 DDL 时提醒我".
+//! check "明天有作业截止时提醒我".
 
 mod common;
 
@@ -365,7 +365,7 @@ async fn deadlines_of_the_next_seven_days_are_in_local_time_with_submission_stat
 
 #[tokio::test]
 async fn a_check_for_tomorrows_deadlines_tells_once() {
-    // Issue 43: "明天有 DDL 时提醒我" works out of the box: a check on course.deadlines.
+    // Issue 43: "明天有作业截止时提醒我" works out of the box: a check on course.deadlines.
     let w = world(false).await;
     let spec = json!({
         "name": "明天的 DDL",

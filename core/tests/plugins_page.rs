@@ -249,7 +249,7 @@ async fn today_shows_exactly_the_chosen_tiles_and_its_edit_mode_adds_moves_and_r
     assert_eq!(
         addable,
         [
-            "教学网 · 未来 7 天的 DDL",
+            "教学网 · 未来 7 天的作业截止",
             "成绩 · 我的成绩",
             "树洞 · 关注的树洞"
         ]

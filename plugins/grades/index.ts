@@ -258,8 +258,8 @@ const gpa = defineTool({
 export default definePlugin({
   id: 'grades',
   title: '成绩',
-  description: '我的成绩和绩点：按学期查看各门课的成绩，学校给出的或按北大公式计算的 GPA。',
-  examples: ['我这学期的成绩出来了吗？', '我的 GPA 是多少？'],
+  description: '我的成绩和绩点：按学期查看各门课的成绩，学校给出的或按北大公式计算的绩点。',
+  examples: ['我这学期的成绩出来了吗？', '我的绩点是多少？'],
   i18n: {
     en: {
       title: 'Grades',
