@@ -316,6 +316,11 @@ pub struct FieldLabel {
     pub zh: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub en: Option<String>,
+    /// An input field's values in words, by the value the tool takes
+    /// (`{today: {zh: 今天, en: Today}}`): a form's choices and the approval sheet show these,
+    /// never the value itself, on a Chinese screen.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, FieldLabel>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -1054,11 +1059,19 @@ fn load_tool(
     let title_en = en
         .and_then(|e| e.tools.get(&tool.name))
         .map(|t| one_line(&t.title, usize::MAX));
-    for (name, label) in &tool.labels {
+    let labelled = tool.labels.iter().flat_map(|(name, label)| {
+        std::iter::once((format!("labels.{name}"), label)).chain(
+            label
+                .values
+                .iter()
+                .map(move |(value, words)| (format!("labels.{name}.values.{value}"), words)),
+        )
+    });
+    for (path, label) in labelled {
         if label.zh.trim().is_empty() || label.en.as_deref().is_some_and(|e| e.trim().is_empty()) {
             return Err(LoadError::new(
                 plugin,
-                field(&format!("labels.{name}")),
+                field(&path),
                 "a label needs its words: give zh (and en, or leave en out)",
             ));
         }
@@ -2066,10 +2079,34 @@ mod tests {
             labels["balanceYuan"],
             FieldLabel {
                 zh: "余额（元）".into(),
-                en: Some("Balance (yuan)".into())
+                en: Some("Balance (yuan)".into()),
+                values: BTreeMap::new(),
             }
         );
         assert_eq!(labels["lost"].en, None);
+    }
+
+    #[test]
+    fn an_input_fields_values_load_with_their_words_and_none_without() {
+        let plugin = load(
+            json!({"id": "rooms", "tools": [{"name": "free", "effect": "read",
+                "labels": {"day": {"zh": "哪天", "en": "Day",
+                    "values": {"today": {"zh": "今天", "en": "Today"}}}}}]}),
+            PluginKind::Bundled,
+        )
+        .unwrap();
+        let day = &plugin.tools[0].labels["day"];
+        assert_eq!(day.values["today"].zh, "今天");
+        assert_eq!(day.values["today"].en.as_deref(), Some("Today"));
+        let empty = load(
+            json!({"id": "rooms", "tools": [{"name": "free", "effect": "read",
+                "labels": {"day": {"zh": "哪天", "values": {"today": {"zh": " "}}}}}]}),
+            PluginKind::Bundled,
+        );
+        assert_eq!(
+            empty.unwrap_err().to_string(),
+            "plugin \"rooms\": tools[0].labels.day.values.today: a label needs its words: give zh (and en, or leave en out)"
+        );
     }
 
     #[test]

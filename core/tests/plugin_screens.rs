@@ -332,6 +332,23 @@ async fn the_free_classrooms_form_asks_and_the_table_shows_each_rooms_free_perio
         names,
         [("building", "教学楼"), ("day", "哪天"), ("period", "节次")]
     );
+    // Issue 36 (4): the schema's descriptions are the model's English words, and a day's choice
+    // showed `dayAfterTomorrow`: a Chinese form shows no hint and each day by the plugin's words.
+    let hints: Vec<Option<&str>> = form.fields.iter().map(|f| f.hint.as_deref()).collect();
+    assert_eq!(hints, [None, None, None]);
+    let days: Vec<(&str, &str)> = form.fields[1]
+        .options
+        .iter()
+        .map(|o| (o.value.as_str(), o.label.as_str()))
+        .collect();
+    assert_eq!(
+        days,
+        [
+            ("today", "今天"),
+            ("tomorrow", "明天"),
+            ("dayAfterTomorrow", "后天")
+        ]
+    );
     assert_eq!(before.sections[1].state, SectionState::Empty);
     assert_eq!(
         before.sections[1].message.as_deref(),

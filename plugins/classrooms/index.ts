@@ -28,7 +28,15 @@ const free = defineTool({
   effect: 'read',
   labels: {
     building: { zh: '教学楼', en: 'Building' },
-    day: { zh: '哪天', en: 'Day' },
+    day: {
+      zh: '哪天',
+      en: 'Day',
+      values: {
+        today: { zh: '今天', en: 'Today' },
+        tomorrow: { zh: '明天', en: 'Tomorrow' },
+        dayAfterTomorrow: { zh: '后天', en: 'The day after tomorrow' },
+      },
+    },
     period: { zh: '节次', en: 'Period' },
     date: { zh: '日期', en: 'Date' },
     rooms: { zh: '空闲教室', en: 'Free rooms' },

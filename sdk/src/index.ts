@@ -307,6 +307,13 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, O = unknown> {
 export interface FieldLabel {
   zh: string;
   en?: string;
+  /**
+   * An input field's values in words, by the value the tool takes:
+   * `{ today: { zh: '今天', en: 'Today' } }`. A screen's form shows its choices and the approval
+   * sheet the value by these; a value without words is shown as it is, an English word on a
+   * Chinese screen.
+   */
+  values?: Record<string, FieldLabel>;
 }
 
 /** One data source: a read tool of this plugin, cached for `ttlMs` (seed 004). */

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::ButtonRole;
 use super::allowances::scope_words;
-use super::results::{field_label, split_words, value_words};
+use super::results::{declared_value_words, field_label, split_words, value_words};
 use super::texts::{answer_words, effect_words, local_time, possessive, title, tr};
 use crate::engine::Engine;
 use crate::invoke::{Prompt, yuan};
@@ -298,7 +298,9 @@ fn input_value(
         {
             local_time(zone, n.as_i64().unwrap_or_default())
         }
-        (Value::String(text), _) => text.clone(),
+        (Value::String(text), _) => {
+            declared_value_words(lang, tool, name, text).unwrap_or_else(|| text.clone())
+        }
         _ => value_words(lang, value),
     }
 }

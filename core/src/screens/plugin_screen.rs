@@ -17,8 +17,8 @@ use rustc_hash::FxHashMap;
 use serde_json::{Map, Value, json};
 
 use super::campus::CampusCheck;
-use super::remote::{FieldValue, FormFieldRow, row, typed};
-use super::results::{field_label, value_words};
+use super::remote::{FieldOption, FieldValue, FormFieldRow, row, typed};
+use super::results::{declared_value_words, field_label, value_words};
 use super::texts::{refusal_words, title, tr};
 use super::{Acted, Action, Button, ButtonRole, LabelValue, Route, tap};
 use crate::datasource::SourceError;
@@ -843,8 +843,9 @@ fn item_label(lang: Language, section: &SectionManifest, field: &str) -> String 
     }
 }
 
-/// A form's inputs from its tool's input schema, each labelled as the tool labels it, with
-/// what was last sent in it.
+/// A form's inputs from its tool's input schema, each labelled as the tool labels it, its
+/// choices by the words the tool gives its values, with what was last sent in it. The schema's
+/// descriptions are the model's English words: a Chinese form shows none of them.
 fn form_fields(lang: Language, tool: &Tool, sent: Option<Map<String, Value>>) -> Vec<FormFieldRow> {
     let schema = tool.input.source();
     let Ok(fields) = Elicitation::form("", schema) else {
@@ -853,9 +854,23 @@ fn form_fields(lang: Language, tool: &Tool, sent: Option<Map<String, Value>>) ->
     fields
         .iter()
         .map(|f| {
+            let plain = row(f);
             let mut shown = FormFieldRow {
                 label: field_label(lang, &f.name, Some(tool), Some(schema)),
-                ..row(f)
+                hint: match lang {
+                    Language::Zh => None,
+                    Language::En => plain.hint.clone(),
+                },
+                options: plain
+                    .options
+                    .iter()
+                    .map(|o| FieldOption {
+                        label: declared_value_words(lang, Some(tool), &f.name, &o.value)
+                            .unwrap_or_else(|| o.label.clone()),
+                        value: o.value.clone(),
+                    })
+                    .collect(),
+                ..plain
             };
             match sent.as_ref().and_then(|s| s.get(&f.name)) {
                 Some(Value::String(text)) => shown.value = text.clone(),

@@ -67,6 +67,21 @@ pub(super) fn field_label(
     }
 }
 
+/// An input field's value in the words its plugin gives it (`labels.<field>.values`), in the
+/// screen's language (`en` falls back to `zh`); none when the plugin gives none.
+pub(super) fn declared_value_words(
+    lang: Language,
+    tool: Option<&Tool>,
+    name: &str,
+    value: &str,
+) -> Option<String> {
+    let words = tool?.labels.get(name)?.values.get(value)?;
+    Some(match (lang, &words.en) {
+        (Language::En, Some(en)) => en.clone(),
+        _ => words.zh.clone(),
+    })
+}
+
 /// A camelCase or snake_case field name as words, its unit suffix in brackets:
 /// `spentTodayYuan` → "Spent today（元）" / "Spent today (yuan)" (seed 004: "put units in
 /// field names, such as balanceYuan").
