@@ -36,7 +36,8 @@ impl PluginHandler for Never {
 }
 
 /// A top-up whose amount is declared in yuan, labelled by the plugin; its note titled in its
-/// input schema; a time in milliseconds; a yes-or-no; a field given no words at all.
+/// input schema; a time in milliseconds; a yes-or-no; a field given no words at all; a choice
+/// whose value the plugin gives words.
 fn card() -> Plugin {
     let manifest = json!({"id": "topup", "title": "充值",
     "i18n": {"en": {"title": "Top-up", "tools": {"topUp": {"title": "Top up"}}}},
@@ -46,14 +47,17 @@ fn card() -> Plugin {
         "labels": {
             "amountYuan": {"zh": "金额", "en": "Amount"},
             "remindAtMs": {"zh": "提醒时间", "en": "Reminder at"},
-            "receipt": {"zh": "要收据", "en": "Receipt wanted"}
+            "receipt": {"zh": "要收据", "en": "Receipt wanted"},
+            "channel": {"zh": "渠道", "en": "Channel",
+                        "values": {"alipay": {"zh": "支付宝", "en": "Alipay"}}}
         },
         "input": {"type": "object", "properties": {
             "amountYuan": {"type": "number"},
             "note": {"type": "string", "title": "备注"},
             "remindAtMs": {"type": "integer"},
             "receipt": {"type": "boolean"},
-            "pid": {"type": "integer"}
+            "pid": {"type": "integer"},
+            "channel": {"type": "string", "enum": ["alipay", "bank"]}
         }, "additionalProperties": false}
     }]});
     Plugin::load(parse_manifest(&manifest).unwrap(), PluginKind::Community).unwrap()
@@ -80,7 +84,7 @@ async fn approval_inputs_read_the_plugins_words_and_their_values_by_type() {
     // 2026-09-01 08:30 in Beijing.
     let remind = 1_788_222_600_000_i64;
     let input = json!({"amountYuan": 50, "note": "饭卡", "remindAtMs": remind,
-        "receipt": true, "pid": 7});
+        "receipt": true, "pid": 7, "channel": "alipay"});
     engine
         .invoke(Call {
             tool: "topup.topUp".into(),
@@ -104,6 +108,7 @@ async fn approval_inputs_read_the_plugins_words_and_their_values_by_type() {
         rows(&screens),
         [
             pair("金额", "50.00 元"),
+            pair("渠道", "支付宝"),
             pair("备注", "饭卡"),
             pair("Pid", "7"),
             pair("要收据", "是"),
@@ -117,6 +122,7 @@ async fn approval_inputs_read_the_plugins_words_and_their_values_by_type() {
         rows(&screens),
         [
             pair("Amount", "50.00 yuan"),
+            pair("Channel", "Alipay"),
             pair("Note", "饭卡"),
             pair("Pid", "7"),
             pair("Receipt wanted", "Yes"),
