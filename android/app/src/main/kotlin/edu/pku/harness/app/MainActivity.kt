@@ -2,11 +2,16 @@ package edu.pku.harness.app
 
 import android.content.Intent
 import android.os.Bundle
+import android.util.Log
 import androidx.activity.ComponentActivity
 import androidx.activity.compose.setContent
+import edu.pku.harness.HarnessException
+import edu.pku.harness.core.Acted
+import edu.pku.harness.core.Action
 import edu.pku.harness.ui.HarnessApp
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
 
 /** The app's one activity: the screens of :ui over the application's Harness. */
 class MainActivity : ComponentActivity() {
@@ -22,12 +27,40 @@ class MainActivity : ComponentActivity() {
             HarnessApp(harness = app.harness, approvals = app.approvals, phone = phone, navigator = app.navigator)
         }
         signInReturned(intent)
+        // Recreated (turned), the screen it opened is already the navigator's.
+        if (savedInstanceState == null) widgetTapped(intent)
     }
 
-    /** The browser coming back from a remote server's sign-in, to this running activity. */
+    /** The browser coming back from a remote server's sign-in, or a widget's tap, to this running activity. */
     override fun onNewIntent(intent: Intent) {
         super.onNewIntent(intent)
         signInReturned(intent)
+        widgetTapped(intent)
+    }
+
+    /**
+     * A home-screen widget's tap: its model's `open` (`Action.OpenDataSource`) handed to the
+     * core, whose answer names the screen (the plugin's screen that shows the source, else the
+     * source's own value), as a Today tile's tap does.
+     */
+    private fun widgetTapped(intent: Intent?) {
+        val tapped = HomeWidgets.tapped(intent) ?: return
+        app.scope.launch {
+            val acted = try {
+                app.harness.act(Action.OpenDataSource(tapped.plugin, tapped.source))
+            } catch (e: HarnessException) {
+                // The plugin was turned off or removed since: the app opens where it is.
+                Log.w(HarnessApplication.TAG, "a widget's tap: ${e.message}")
+                return@launch
+            }
+            withContext(Dispatchers.Main) {
+                when (acted) {
+                    is Acted.OpenPluginScreen -> app.navigator.openPluginScreen(acted.plugin, acted.screen)
+                    is Acted.OpenDataSource -> app.navigator.openDataSource(acted.plugin, acted.source)
+                    else -> Unit
+                }
+            }
+        }
     }
 
     /** Hands the app's sign-in link (edu.pku.harness:/oauth/callback?code=…) to the platform. */

@@ -19,7 +19,7 @@ import javax.crypto.SecretKey
  * no AndroidKeyStore provider. The only part of the app the Robolectric tests replace
  * (robolectric.properties names it); the instrumented tests run the Keystore's key.
  */
-class SoftwareKeyApplication : HarnessApplication() {
+open class SoftwareKeyApplication : HarnessApplication() {
     override fun sealingKey(): SealingKey = SealingKey { softwareKey }
 
     /** The journeys' sample plugins: the host library the tests load is built for development. */
