@@ -65,7 +65,7 @@ class CampusPluginsScreensTest {
                     assertEquals(title, detail()!!.title)
                     // The page's title (a tool may share it: 空闲教室's one tool).
                     assertTrue(onAllNodes(hasText(title)).fetchSemanticsNodes().isNotEmpty(), title)
-                    saveScreenshot("plugin-$id", language)
+                    saveScreenshot("plugin-$id", language, detail()!!.developer.map { it.id })
                     // The wallet's page comes last and stays open for its pay code.
                     if (id != "wallet") onNodeWithTag(ScreenTags.BACK).performClick()
                 }

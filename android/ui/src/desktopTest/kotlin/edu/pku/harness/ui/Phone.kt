@@ -22,6 +22,7 @@ import edu.pku.harness.core.Route
 import java.io.File
 import javax.imageio.ImageIO
 import kotlin.test.assertTrue
+import kotlin.test.fail
 
 /** A phone's screen: 412 × 892 dp at density 2, the size of a common Android phone. */
 @OptIn(ExperimentalTestApi::class)
@@ -59,15 +60,24 @@ fun ComposeUiTest.waitForTheAnswers() = waitUntil("the sheet's answers to be ena
 
 /**
  * Saves the whole screen as `<screen>-<language>.png` in the directory the system property
- * `pku.screenshots` names (scripts/test-compose-desktop.sh: target/screenshots).
+ * `pku.screenshots` names (scripts/test-compose-desktop.sh: target/screenshots). A Chinese screen
+ * must show no English word that is not data (ZhText.kt): the test fails naming the texts that do.
+ * [data] are values the test itself put on the screen (a title it typed, a server's name).
  */
+/** The sample plugins' own English (core/src/plugins/samples.rs: test fixtures, never in the app) and the test's menu plugin. */
+val SAMPLE_DATA: List<String> = listOf("A stored-value card held in memory, for tests.", "Answers questions about PKU canteens. Use canteen__openNow before suggesting where to eat, and canteen__crowd when the user cares about queues.", "menu", "today", "order", "canteen", "wallet")
+
 @OptIn(ExperimentalTestApi::class)
-fun ComposeUiTest.saveScreenshot(screen: String, language: Language): File {
+fun ComposeUiTest.saveScreenshot(screen: String, language: Language, data: Collection<String> = emptyList()): File {
     waitForIdle()
     val image = onRoot().captureToImage().toAwtImage()
     val dir = File(System.getProperty("pku.screenshots") ?: "target/screenshots")
     dir.mkdirs()
     val file = File(dir, "$screen-${language.name.lowercase()}.png")
     assertTrue(ImageIO.write(image, "png", file), "no PNG writer for $file")
+    if (language == Language.ZH) {
+        val english = englishOnZhScreen(data)
+        if (english.isNotEmpty()) fail("${file.name} shows English on a Chinese screen: ${english.joinToString("; ")}")
+    }
     return file
 }

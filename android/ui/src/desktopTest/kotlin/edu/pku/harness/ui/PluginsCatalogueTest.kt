@@ -83,7 +83,7 @@ class PluginsCatalogueTest {
                 onNodeWithText("看 今天 的菜单：").assertExists()
                 onNodeWithText("• 学一").assertExists()
                 onNodeWithText("• 农园").assertExists()
-                saveScreenshot("plugin-markdown", language)
+                saveScreenshot("plugin-markdown", language, SAMPLE_DATA)
                 onNodeWithText("食堂主页").performClick()
                 waitUntil("the page in the browser", 10_000) { app.phone.browsed.isNotEmpty() }
                 assertEquals(listOf("https://dining.pku.edu.cn/"), app.phone.browsed.toList())

@@ -102,7 +102,7 @@ class ChatApprovalTest {
                         assertEquals(if (buttons.any { it.answer == answer }) 1 else 0, shown, "buttons for $answer")
                     }
                     for (button in buttons) onNodeWithTag(ApprovalTags.answer(button.answer)).assertTextEquals(button.label)
-                    saveScreenshot("approval", language)
+                    saveScreenshot("approval", language, listOf("Canteen", "Seats", "Time", "Reservation id", "Status", "reserved", "Posts", "Amount"))
 
                     onNodeWithTag(ApprovalTags.answer(Answer.ALLOW)).performClick()
                     waitUntil("the turn's end", 10_000) { app.turnOver() }
@@ -118,7 +118,7 @@ class ChatApprovalTest {
                     onNodeWithText("R-20261130-0042", substring = true).assertExists()
                     onNodeWithText("订好了：两个座位。").assertExists()
                     onNodeWithTag(ChatTags.STATUS).assertTextEquals(app.models.chat.model!!.status)
-                    saveScreenshot("chat", language)
+                    saveScreenshot("chat", language, listOf("Canteen", "Seats", "Time", "Reservation id", "Status", "reserved", "Posts", "Amount"))
                 }
             }
         }
@@ -211,7 +211,7 @@ class ChatApprovalTest {
                         onNodeWithTag(ApprovalTags.consequence(scope.answer)).assertTextEquals(scope.consequence!!)
                         above = words.bottom
                     }
-                    saveScreenshot("approval-scopes", language)
+                    saveScreenshot("approval-scopes", language, listOf("Canteen", "Seats", "Time", "Reservation id", "Status", "reserved", "Posts", "Amount"))
 
                     onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW_TODAY)).performScrollTo().performClick()
                     waitUntil("the turn's end", 10_000) { app.turnOver() }
@@ -269,7 +269,7 @@ class ChatApprovalTest {
                     onNodeWithTag(ApprovalTags.TAINTED).assertTextEquals(note)
                     onNodeWithTag(ApprovalTags.answer(Answer.ALWAYS_ALLOW)).assertDoesNotExist()
                     onNodeWithTag(ApprovalTags.LASTING, useUnmergedTree = true).assertDoesNotExist()
-                    saveScreenshot("approval-tainted", language)
+                    saveScreenshot("approval-tainted", language, listOf("Canteen", "Seats", "Time", "Reservation id", "Status", "reserved", "Posts", "Amount"))
                     onNodeWithTag(ApprovalTags.answer(Answer.DENY)).performClick()
                     waitUntil("the turn's end", 10_000) { app.turnOver() }
                 }
@@ -469,7 +469,7 @@ class ScreensTest {
                     app.navigator.open(route)
                     waitUntil(name, 10_000) { title() != null }
                     assertTrue(onAllNodes(hasText(title()!!)).fetchSemanticsNodes().isNotEmpty(), name)
-                    saveScreenshot(name, language)
+                    saveScreenshot(name, language, SAMPLE_DATA)
                 }
                 screen(Route.PLUGINS, "plugins") { m.plugins.model?.title }
                 screen(Route.CONVERSATION_SETTINGS, "conversation-settings") { m.conversationSettings.model?.title }
@@ -485,8 +485,8 @@ class ScreensTest {
                 screen(Route.CLOUD, "cloud-not-set-up") { m.cloud.model?.title }
                 assertEquals(CloudState.NOT_SET_UP, m.cloud.model?.state)
                 screen(Route.JOBS, "jobs") { m.jobs.model?.title }
-                openDetail(app, "canteen")
-                saveScreenshot("plugin-detail", language)
+                val canteen = openDetail(app, "canteen")
+                saveScreenshot("plugin-detail", language, SAMPLE_DATA + canteen()!!.developer.map { it.id })
                 onNodeWithTag(ScreenTags.BACK).performClick()
                 onNodeWithTag(ScreenTags.LINK).performScrollTo().performTextInput("file://$file")
                 onNodeWithTag(ScreenTags.ADD).performScrollTo().performClick()
@@ -494,7 +494,7 @@ class ScreensTest {
                 val preview = assertNotNull(m.plugins.preview, m.plugins.message)
                 assertEquals("menu", preview.plugin)
                 onNodeWithText(preview.title).assertExists()
-                saveScreenshot("add-plugin", language)
+                saveScreenshot("add-plugin", language, SAMPLE_DATA)
                 onNodeWithText(preview.install.label).performScrollTo().performClick()
                 waitUntil("the installed plugin", 10_000) { m.plugins.model?.groups?.any { g -> g.plugins.any { it.id == "menu" } } == true && m.plugins.preview == null }
                 onNodeWithTag(ScreenTags.plugin("menu")).assertExists()

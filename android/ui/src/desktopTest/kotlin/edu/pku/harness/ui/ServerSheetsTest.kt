@@ -51,12 +51,12 @@ class ServerSheetsTest {
                     onNode(hasText(title) and hasAnyAncestor(hasTestTag(ServerSheetTags.QUESTION))).assertExists()
                     // The server's default is filled in.
                     onNodeWithTag(ServerSheetTags.field("integer")).performScrollTo().assertTextContains("42", substring = true)
-                    saveScreenshot("question", language)
+                    saveScreenshot("question", language, EVERYTHING_QUESTION)
                     // Sent without the required name: the sheet comes back saying why.
                     onNodeWithTag(ServerSheetTags.answer(ElicitationAction.ACCEPT)).performScrollTo().performClick()
                     waitUntil("the question again", 20_000) { onAllNodes(hasTestTag(ServerSheetTags.QUESTION_ERROR)).fetchSemanticsNodes().isNotEmpty() }
                     onNodeWithTag(ServerSheetTags.QUESTION_ERROR).assertTextContains(notYet, substring = true)
-                    saveScreenshot("question-not-sent", language)
+                    saveScreenshot("question-not-sent", language, EVERYTHING_QUESTION)
                     onNodeWithTag(ServerSheetTags.field("name")).performScrollTo().performTextInput("李雷")
                     onNodeWithTag(ServerSheetTags.answer(ElicitationAction.ACCEPT)).performScrollTo().performClick()
                     val outcome = runBlocking { call.await() }.outcome
@@ -78,7 +78,7 @@ class ServerSheetsTest {
                     val onSheet = hasAnyAncestor(hasTestTag(ServerSheetTags.SIGN_IN))
                     onNode(hasText(title) and onSheet).assertExists()
                     onNode(hasText("notes:read", substring = true) and onSheet).assertExists()
-                    saveScreenshot("sign-in-server", language)
+                    saveScreenshot("sign-in-server", language, listOf("notes:read"))
                     onNodeWithTag(ServerSheetTags.SIGN_IN_CONTINUE).performScrollTo().performClick()
                     assertEquals("mcp-notes", runBlocking { adding.await() })
                     assertEquals(1, server.issued.size)
@@ -110,10 +110,15 @@ class ServerSheetsTest {
                         onNodeWithTag(ChatTags.callLink("call_2", 0)).performScrollTo()
                         onNode(hasText("demo://resource/", substring = true) and hasAnyAncestor(hasTestTag(ChatTags.callLink("call_2", 1))))
                             .assertExists()
-                        saveScreenshot("server-picture-and-links", language)
+                        saveScreenshot("server-picture-and-links", language, EVERYTHING_PICTURE)
                     }
                 }
             }
         }
     }
 }
+
+/** The MCP test server's own words (server-everything's question, picture and links): data. */
+private val EVERYTHING_QUESTION: List<String> = listOf("everything", "String", "Please provide inputs for the following fields:", "String with date format", "Your date of birth", "Boolean", "Agree to the terms and conditions", "String with email format", "Your email address (will be verified, and never shared with anyone else)", "It was a dark and stormy night.", "String with default", "Favorite first line of a story", "String with uri format", "Portfolio / personal website", "Integer", "Your favorite integer (do not give us your phone number, pin, or other sensitive info)", "Legacy Titled Single Select Enum", "Choose your favorite type of pet", "Cats", "Dogs", "Birds", "Fish", "Reptiles", "String *", "Your full, legal name", "Number in range 1-1000", "Favorite number (there are no wrong answers)", "Titled Multiple Select Enum", "Choose your favorite types of fish", "Tuna", "Salmon", "Trout", "Titled Single Select Enum", "Choose your favorite hero", "Superman", "Green Lantern", "Wonder Woman", "Untitled Multiple Select Enum", "Choose your favorite instruments", "Guitar", "Piano", "Violin", "Drums", "Bass", "Untitled Single Select Enum", "Choose your favorite friend", "Monica", "Rachel", "Joey", "Chandler", "Ross", "Phoebe")
+
+private val EVERYTHING_PICTURE: List<String> = listOf("everything", "Get Tiny Image Tool", "everything", "Here's the image you requested:", "The image above is the MCP logo.", "Get Resource Links Tool", "Here are 2 resource links to resources available in this server:", "Blob Resource 1", "Resource 1: plaintext resource", "Text Resource 2", "Resource 2: plaintext resource", "PNG")

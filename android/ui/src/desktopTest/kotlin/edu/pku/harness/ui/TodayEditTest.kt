@@ -70,7 +70,7 @@ class TodayEditTest {
                     waitUntil("the DDLs added", 10_000) {
                         onAllNodes(hasTestTag(PluginScreenTags.moveUp("course", "deadlines"))).fetchSemanticsNodes().isNotEmpty()
                     }
-                    saveScreenshot("today-editing", language)
+                    saveScreenshot("today-editing", language, listOf("(B)"))
                     onNodeWithTag(PluginScreenTags.moveUp("course", "deadlines")).performScrollTo().performClick()
                     val chosen = """"tiles":["wallet.balance","notices.latest","course.deadlines","treehole.following"]"""
                     waitUntil("the tiles in their new order", 10_000) { app.harness.settingsJson().filterNot { it.isWhitespace() }.contains(chosen) }
@@ -78,7 +78,7 @@ class TodayEditTest {
                     waitUntil("the edited tiles", 10_000) {
                         onAllNodes(hasTestTag(PluginScreenTags.tile("course", "deadlines"))).fetchSemanticsNodes().isNotEmpty()
                     }
-                    saveScreenshot("today-edited", language)
+                    saveScreenshot("today-edited", language, listOf("(B)"))
                 }
             }
         }
