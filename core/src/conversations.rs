@@ -225,6 +225,28 @@ impl Conversations {
         conversation: Option<&str>,
         rule: &Rule,
     ) -> Result<bool, EngineError> {
+        self.edit_rules(conversation, |rules| {
+            let at = rules.iter().position(|r| r == rule)?;
+            rules.remove(at);
+            Some(())
+        })
+    }
+
+    /// Adds `rule` after the rules already there, to a conversation's rules or, without a
+    /// conversation, the global ones. False, changing nothing, when that very rule is there.
+    pub fn add_rule(&self, conversation: Option<&str>, rule: Rule) -> Result<bool, EngineError> {
+        self.edit_rules(conversation, |rules| {
+            (!rules.contains(&rule)).then(|| rules.push(rule))
+        })
+    }
+
+    /// Changes a conversation's rules, or the global ones without a conversation, as `edit`
+    /// says on the rules as they stand; `edit` answers none to change nothing (then false).
+    fn edit_rules(
+        &self,
+        conversation: Option<&str>,
+        edit: impl FnOnce(&mut Vec<Rule>) -> Option<()>,
+    ) -> Result<bool, EngineError> {
         let mut state = self.state();
         let current = match conversation {
             Some(id) => state
@@ -235,11 +257,10 @@ impl Conversations {
                 .clone(),
             None => state.rules.clone(),
         };
-        let Some(at) = current.rules().iter().position(|r| r == rule) else {
-            return Ok(false);
-        };
         let mut rules = current.rules().to_vec();
-        rules.remove(at);
+        if edit(&mut rules).is_none() {
+            return Ok(false);
+        }
         let set = Arc::new(RuleSet::new(rules)?);
         let scope = conversation.unwrap_or(GLOBAL_SCOPE);
         self.store
@@ -530,20 +551,25 @@ impl Conversations {
     /// Sets what a conversation may reach. Only the user does this, from the conversation's
     /// scope settings; approving a call never does.
     pub fn set_scope(&self, id: &str, scope: Scope) -> Result<(), EngineError> {
-        // A scope entry that matches nothing as written would narrow to nothing unnoticed.
-        for (i, host) in scope.hosts.iter().enumerate() {
-            crate::gates::check_scope_host(host)
-                .map_err(|why| EngineError::Invalid(format!("scope.hosts[{i}]: {why}")))?;
-        }
-        for (i, root) in scope.roots.iter().enumerate() {
-            if !root.is_absolute() {
-                return Err(EngineError::Invalid(format!(
-                    "scope.roots[{i}]: \"{}\" is not an absolute path; give the folder's full path",
-                    root.display()
-                )));
-            }
-        }
+        check_scope(&scope)?;
         self.change(&mut self.state(), id, |c| c.scope = scope, |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// Changes what a conversation may reach as `edit` says, on the scope as it stands (a
+    /// change made meanwhile is kept); refused whole, changing nothing, when an entry would
+    /// not be valid.
+    pub fn edit_scope(&self, id: &str, edit: impl FnOnce(&mut Scope)) -> Result<(), EngineError> {
+        let mut state = self.state();
+        let mut scope = state
+            .conversations
+            .get(id)
+            .ok_or_else(|| EngineError::NoSuchConversation(id.to_owned()))?
+            .scope
+            .clone();
+        edit(&mut scope);
+        check_scope(&scope)?;
+        self.change(&mut state, id, |c| c.scope = scope, |_| Ok(()))?;
         Ok(())
     }
 
@@ -674,4 +700,22 @@ impl Conversations {
     pub fn documents(&self, conversation: &str) -> Result<Vec<(i64, String, String)>, EngineError> {
         Ok(self.store.read(|c| rows::documents(c, conversation))?)
     }
+}
+
+/// Whether every entry of `scope` is one the gates read as written: a scope entry that matches
+/// nothing as written would narrow to nothing unnoticed.
+fn check_scope(scope: &Scope) -> Result<(), EngineError> {
+    for (i, host) in scope.hosts.iter().enumerate() {
+        crate::gates::check_scope_host(host)
+            .map_err(|why| EngineError::Invalid(format!("scope.hosts[{i}]: {why}")))?;
+    }
+    for (i, root) in scope.roots.iter().enumerate() {
+        if !root.is_absolute() {
+            return Err(EngineError::Invalid(format!(
+                "scope.roots[{i}]: \"{}\" is not an absolute path; give the folder's full path",
+                root.display()
+            )));
+        }
+    }
+    Ok(())
 }

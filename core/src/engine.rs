@@ -645,6 +645,12 @@ impl Engine {
         self.core.conversations.remove_rule(conversation, rule)
     }
 
+    /// Adds a rule after the others, to a conversation's rules or the global ones (see
+    /// [`Conversations::add_rule`]); false when that rule is already there.
+    pub fn add_rule(&self, conversation: Option<&str>, rule: Rule) -> Result<bool, EngineError> {
+        self.core.conversations.add_rule(conversation, rule)
+    }
+
     /// Opens a conversation with the current defaults; an existing one is kept as it is.
     pub fn open_conversation(&self, id: &str) -> Result<ConversationSettings, EngineError> {
         self.core.conversations.open(id)
@@ -697,6 +703,18 @@ impl Engine {
     /// scope settings; approving a call never does.
     pub fn set_scope(&self, id: &str, scope: Scope) -> Result<(), EngineError> {
         self.core.conversations.set_scope(id, scope)
+    }
+
+    /// Changes what a conversation may reach, on its scope as it stands (the user's tap on
+    /// the conversation's scope settings; see [`Conversations::edit_scope`]).
+    pub fn edit_scope(&self, id: &str, edit: impl FnOnce(&mut Scope)) -> Result<(), EngineError> {
+        self.core.conversations.edit_scope(id, edit)
+    }
+
+    /// The folder a plugin's file reads are confined to (`host-fs-read`), when the app has a
+    /// data directory.
+    pub fn plugin_files_folder(&self, plugin: &str) -> Option<std::path::PathBuf> {
+        self.core.invoker.plugin_files_folder(plugin)
     }
 
     /// Starts a turn: taint belongs to the turn that read untrusted content. Returns the turn's

@@ -30,7 +30,7 @@ use crate::policy::{
     PromptKind, RuleSet, Rules, Standing, Verdict, decide, precheck,
 };
 use crate::registry::{Effect, MCP_DESCRIPTION_CAP, Plugin, Tool, current_tool_id, plugin_id};
-use crate::services::{Host, PluginGates, PluginHost, Services};
+use crate::services::{FILES_DIR, Host, PluginGates, PluginHost, Services};
 use crate::settings::{AppSettings, Language};
 use crate::store::Store;
 use crate::store::StoreError;
@@ -474,6 +474,19 @@ impl Invoker {
             .collect()
     }
 
+    /// A plugin's own folder in the data directory (its store, and its files beneath
+    /// [`FILES_DIR`]).
+    fn plugin_folder(&self, plugin: &str) -> Option<PathBuf> {
+        self.data_dir
+            .as_ref()
+            .map(|d| d.join("plugins").join(plugin))
+    }
+
+    /// The folder a plugin's file reads are confined to.
+    pub(crate) fn plugin_files_folder(&self, plugin: &str) -> Option<PathBuf> {
+        self.plugin_folder(plugin).map(|f| f.join(FILES_DIR))
+    }
+
     /// What a plugin's code may reach when `actor` runs it in `conversation`: its gates and
     /// folder, the core weakly, bounded by `scope` (and for a scheduled call by the scope of
     /// the conversation `made_in`). `chain`: the calls it runs within, ending with its own.
@@ -489,10 +502,7 @@ impl Invoker {
         chain: Vec<String>,
     ) -> Services {
         Services {
-            folder: self
-                .data_dir
-                .as_ref()
-                .map(|d| d.join("plugins").join(&plugin.id)),
+            folder: self.plugin_folder(&plugin.id),
             plugin,
             gates,
             core: self.me.clone(),

@@ -22,6 +22,10 @@ use crate::policy::Actor;
 use crate::registry::{Plugin, PluginKind};
 use crate::settings::Language;
 
+/// Beneath a plugin's own folder, the folder its file reads are confined to (seed 001,
+/// `allow_fs`).
+pub(crate) const FILES_DIR: &str = "files";
+
 /// What a running tool's services reach beyond its own plugin. The invoke path implements it
 /// and is held weakly: a tool still running as the app closes gets "the app is closing".
 #[async_trait]
@@ -291,7 +295,7 @@ impl Services {
     /// `host-fs-read`, confined to the plugin's own folder.
     pub fn read_file(&self, path: &str) -> String {
         match &self.folder {
-            Some(folder) => FsGate::new(&self.plugin.grants, folder.join("files"))
+            Some(folder) => FsGate::new(&self.plugin.grants, folder.join(FILES_DIR))
                 .read_within(&self.scope, path),
             None => "error: this app has no data directory to read from".into(),
         }

@@ -100,7 +100,7 @@ tools:
 }
 
 struct World {
-    engine: Engine,
+    engine: Arc<Engine>,
     prompts: Arc<AllowsAll>,
     /// Reached as `127.0.0.1:port`: in the conversation's scope.
     near: ModelServer,
@@ -138,7 +138,7 @@ async fn world() -> World {
     let prompts = Arc::new(AllowsAll::default());
     let mut options = Options::new(prompts.clone());
     options.builtin_plugins = false;
-    let engine = Engine::open(dir.path(), options).unwrap();
+    let engine = Arc::new(Engine::open(dir.path(), options).unwrap());
     engine.accept_terms().unwrap();
     engine.install(fetch(), "bundled", Arc::new(Fetch)).unwrap();
     let far_host = format!("localhost:{}", far.addr().port());
@@ -457,4 +457,92 @@ async fn a_scope_entry_that_is_no_host_or_no_absolute_folder_is_refused_naming_i
     // Nothing was changed: the conversation still reaches every host its plugins may.
     let open = w.agent("open", "menu.far", json!({})).await;
     assert!(matches!(open.outcome, Outcome::Ran { .. }), "{open:?}");
+}
+
+#[tokio::test]
+async fn the_student_narrows_and_widens_the_scope_on_the_conversation_settings_screen_and_the_next_call_follows()
+ {
+    use harness_core::screens::{Action, Live, ScopeKind, Screens};
+
+    let w = world().await;
+    let s = Screens::new(w.engine.clone(), Live::new());
+    let screen = s.conversation_settings("open").unwrap();
+    assert!(screen.scope.is_empty());
+    assert_eq!(
+        screen.scope_note,
+        "没有限定：每个插件只访问它获准的网站和文件夹。在这里添加网站或文件夹后，这个对话里的助手只能访问列出的那些。"
+    );
+    // The one plugin that may read files offers its own folder.
+    let folders: Vec<&str> = screen
+        .add_folders
+        .iter()
+        .map(|c| c.label.as_str())
+        .collect();
+    assert_eq!(folders, ["添加「Fetch」的文件夹"]);
+
+    let site = |value: &str, on: bool| Action::SetScopeEntry {
+        conversation: "open".into(),
+        kind: ScopeKind::Host,
+        value: value.into(),
+        on,
+    };
+    // A site written so that it would match nothing is refused, naming the field, and nothing
+    // is written.
+    let bad = s.act(site("exa*mple.com", true)).await.unwrap_err();
+    assert_eq!(
+        bad.to_string(),
+        "添加网站：「exa*mple.com」不是网站的写法；写 pku.edu.cn（含子域名）、*.pku.edu.cn（只含子域名）或 *（任何网站）"
+    );
+    assert_eq!(
+        w.engine.existing_conversation("open").unwrap().scope,
+        Scope::default()
+    );
+
+    s.act(site(" 127.0.0.1 ", true)).await.unwrap();
+    s.act(screen.add_folders[0].action.clone()).await.unwrap();
+    let screen = s.conversation_settings("open").unwrap();
+    let rows: Vec<(String, String)> = screen
+        .scope
+        .iter()
+        .map(|r| (r.kind.clone(), r.value.clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("文件夹".into(), w.files.display().to_string()),
+            ("网站".into(), "127.0.0.1".into()),
+        ]
+    );
+    assert_eq!(
+        screen.scope_note,
+        "这个对话里的助手只能访问下面列出的网站和文件夹（仍在各插件获准的范围内）。"
+    );
+    assert!(
+        screen.add_folders.is_empty(),
+        "the folder is listed already"
+    );
+
+    // The next call follows the scope the screen set: the far service is out of it now.
+    let far = w
+        .agent("open", "fetch.get", json!({"url": w.far_url()}))
+        .await;
+    assert_eq!(refused(&far).0, Code::OutOfScope);
+    assert!(w.far.requests().is_empty(), "the request was sent");
+    let near = w
+        .agent("open", "fetch.get", json!({"url": w.near_url()}))
+        .await;
+    assert!(matches!(near.outcome, Outcome::Ran { .. }), "{near:?}");
+
+    // Removing the site from its row widens it again: sites are no longer narrowed.
+    s.act(screen.scope[1].remove.clone()).await.unwrap();
+    let screen = s.conversation_settings("open").unwrap();
+    assert_eq!(
+        screen.scope_note,
+        "这个对话里的助手只能读取下面列出的文件夹（仍在各插件获准的范围内）；网站没有限定。"
+    );
+    let far = w
+        .agent("open", "fetch.get", json!({"url": w.far_url()}))
+        .await;
+    assert!(matches!(far.outcome, Outcome::Ran { .. }), "{far:?}");
+    assert_eq!(w.far.requests().len(), 1);
 }

@@ -1380,3 +1380,118 @@ async fn the_approval_sheet_shows_a_calls_words_on_one_line_with_no_bidirectiona
             .any(|c| c != '\n' && breaks_the_sheet(c))
     );
 }
+
+#[tokio::test]
+async fn a_rule_added_on_the_conversation_settings_form_decides_the_next_call_where_it_applies() {
+    use harness_core::invoke::Outcome;
+    use harness_core::policy::{Code, Verdict};
+
+    let dir = tempfile::tempdir().unwrap();
+    // The one prompt the test expects, in the other conversation, is allowed.
+    let answers = Arc::new(Answers {
+        queue: Mutex::new(vec![Answer::Allow]),
+        shown: Mutex::default(),
+    });
+    let s = open(dir.path(), answers.clone());
+    let e = s.engine();
+    e.accept_terms().unwrap();
+    for id in ["c", "d"] {
+        e.open_conversation(id).unwrap();
+    }
+    let form = s.conversation_settings("c").unwrap().add_rule;
+    let labels = |v: Vec<String>| v;
+    assert_eq!(
+        labels(form.kinds.iter().map(|k| k.label.clone()).collect()),
+        ["禁止", "每次询问", "允许"]
+    );
+    assert_eq!(
+        form.kinds[1].note,
+        "助手每次用这些工具之前都先问你，即使选了「跳过所有权限」。"
+    );
+    assert_eq!(form.plugins.len(), 1);
+    assert_eq!(form.plugins[0].title, "小卖部");
+    let tools: Vec<(&str, &str)> = form.plugins[0]
+        .tools
+        .iter()
+        .map(|t| (t.label.as_str(), t.tool.as_str()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("所有工具", "shop.*"),
+            ("下单（写入）", "shop.order"),
+            ("付款（花钱）", "shop.pay"),
+            ("论坛（读取）", "shop.forum"),
+        ]
+    );
+    assert_eq!(
+        form.places
+            .iter()
+            .map(|p| (p.label.as_str(), p.conversation.as_deref()))
+            .collect::<Vec<_>>(),
+        [("只在这个对话", Some("c")), ("所有对话", None)]
+    );
+
+    // 禁止 · 下单 in this conversation only, as the shell sends the picked choices.
+    let deny_order = Action::AddRule {
+        conversation: form.places[0].conversation.clone(),
+        kind: form.kinds[0].kind,
+        tool: form.plugins[0].tools[1].tool.clone(),
+    };
+    s.act(deny_order.clone()).await.unwrap();
+    let texts = |id: &str| -> Vec<String> {
+        let screen = s.conversation_settings(id).unwrap();
+        screen.rules.into_iter().map(|r| r.text).collect()
+    };
+    assert_eq!(texts("c"), ["禁止：小卖部 · 下单"]);
+    assert!(texts("d").is_empty());
+    let order =
+        |id: &'static str| e.invoke_in_conversation(id, "shop.order".into(), json!({"item": "水"}));
+    let denied = order("c").await.unwrap();
+    assert_eq!(denied.decision.verdict, Verdict::Refuse(Code::DeniedByRule));
+    assert!(answers.shown.lock().unwrap().is_empty());
+    let ran = order("d").await.unwrap();
+    assert!(matches!(ran.outcome, Outcome::Ran { .. }), "{ran:?}");
+    assert_eq!(answers.shown.lock().unwrap().len(), 1);
+
+    // The same rule twice, and a tool the form never offered, change nothing and say why.
+    let again = s.act(deny_order).await.unwrap_err().to_string();
+    assert_eq!(again, "这条规则已经有了，没有重复添加");
+    let unknown = s
+        .act(Action::AddRule {
+            conversation: Some("c".into()),
+            kind: form.kinds[2].kind,
+            tool: "shop.steal".into(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        unknown,
+        "工具：没有「shop.steal」这个工具或插件；请从列表里选"
+    );
+    assert_eq!(texts("c"), ["禁止：小卖部 · 下单"]);
+
+    // 每次询问 · 所有工具 in every conversation: a global rule, kept on disk.
+    s.act(Action::AddRule {
+        conversation: form.places[1].conversation.clone(),
+        kind: form.kinds[1].kind,
+        tool: form.plugins[0].tools[0].tool.clone(),
+    })
+    .await
+    .unwrap();
+    let global: Vec<String> = s
+        .conversation_settings("d")
+        .unwrap()
+        .global_rules
+        .into_iter()
+        .map(|r| r.text)
+        .collect();
+    assert_eq!(global, ["询问：小卖部 的所有工具"]);
+    drop(s);
+    let reopened = open(dir.path(), Arc::new(Answers::default()));
+    assert_eq!(
+        reopened.engine().rules(),
+        [serde_json::from_value::<Rule>(json!({"kind": "ask", "tool": "shop.*"})).unwrap()]
+    );
+}

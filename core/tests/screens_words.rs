@@ -323,7 +323,7 @@ fn the_conversation_settings_explain_the_preset_the_scope_and_the_rules_in_words
     );
     assert_eq!(
         zh.scope_note,
-        "这个对话不能访问任何文件夹、网站或应用；助手需要时会请你授予。"
+        "没有限定：每个插件只访问它获准的网站和文件夹。在这里添加网站或文件夹后，这个对话里的助手只能访问列出的那些。"
     );
     assert!(
         zh.no_rules_note

@@ -34,6 +34,7 @@ mod spending;
 mod tap;
 mod texts;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -49,7 +50,10 @@ pub use campus::{
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
 pub use cloud::{CloudDeviceRow, CloudPendingRow, CloudScreen, CloudState};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, ProviderRow};
-pub use conversation::{ConversationSettingsScreen, RuleRow};
+pub use conversation::{
+    ConversationSettingsScreen, RuleForm, RuleKindChoice, RulePlace, RulePluginChoice, RuleRow,
+    RuleToolChoice, ScopeKind, ScopeRow,
+};
 pub use conversation_list::{ConversationListScreen, ConversationRowView, UndoBar};
 pub use first_run::{FirstRunPage, FirstRunScreen};
 pub use inbox::{FilterChoice, JobRow, JobsScreen, MemoryInbox, MemoryRowView};
@@ -81,7 +85,7 @@ pub use spending::{MoneyLimitRow, SpendingScreen};
 use crate::consent::{Permission, SetupStep};
 use crate::engine::{Engine, EngineError};
 use crate::plugins::oauth::IssuedClient;
-use crate::policy::{Mode, Preset, Rule};
+use crate::policy::{Mode, Preset, Rule, RuleKind};
 use crate::registry::Effect;
 use crate::settings::{Language, parse_change};
 use texts::tr;
@@ -237,6 +241,21 @@ pub enum Action {
     RemoveRule {
         conversation: Option<String>,
         rule: String,
+    },
+    /// Adds a rule from the conversation settings' form: of the conversation, or a global one
+    /// when `conversation` is none; `tool` is a pattern the form offered (`wallet.*`).
+    AddRule {
+        conversation: Option<String>,
+        kind: RuleKind,
+        tool: String,
+    },
+    /// Adds (`on`) or removes an entry of a conversation's scope: a folder's path, a site as
+    /// typed (`pku.edu.cn`, `*.pku.edu.cn`) or an app.
+    SetScopeEntry {
+        conversation: String,
+        kind: ScopeKind,
+        value: String,
+        on: bool,
     },
     AcceptTerms,
     /// Revoke one "Always allow" (the 已允许 screen's tap; uiOnly: no tool can).
@@ -844,6 +863,17 @@ impl Screens {
             Action::RemoveRule { conversation, rule } => {
                 self.remove_rule(conversation.as_deref(), &rule)?
             }
+            Action::AddRule {
+                conversation,
+                kind,
+                tool,
+            } => self.add_rule(conversation.as_deref(), kind, tool)?,
+            Action::SetScopeEntry {
+                conversation,
+                kind,
+                value,
+                on,
+            } => self.set_scope_entry(&conversation, kind, &value, on)?,
             Action::AcceptTerms => e.accept_terms()?,
             Action::RevokeAllowance { allowance } => e.revoke_allowance(allowance)?,
             Action::SetMoneyLimit { key, yuan } => {
@@ -1180,6 +1210,85 @@ impl Screens {
             .set_conversation_settings(conversation, settings)
     }
 
+    /// The user's own rule, made on the screen: never asked about (DESIGN.md §3 8e: the user
+    /// can make a protected change on the screen), but only with a tool pattern the form
+    /// offered, so a rule never names a tool that is not there.
+    fn add_rule(
+        &self,
+        conversation: Option<&str>,
+        kind: RuleKind,
+        tool: String,
+    ) -> Result<(), EngineError> {
+        let lang = self.language();
+        let known = match tool.split_once('.') {
+            Some((plugin, "*")) => self.engine.plugins().iter().any(|v| v.plugin.id == plugin),
+            _ => self.engine.tool(&tool).is_some(),
+        };
+        if !known {
+            let why = match lang {
+                Language::Zh => format!("工具：没有「{tool}」这个工具或插件；请从列表里选"),
+                Language::En => {
+                    format!("tool: there is no tool or plugin \"{tool}\"; pick one from the list")
+                }
+            };
+            return Err(EngineError::Invalid(why));
+        }
+        let rule = Rule {
+            kind,
+            tool,
+            effect: None,
+            when: None,
+        };
+        if !self.engine.add_rule(conversation, rule)? {
+            let why = tr(
+                lang,
+                "这条规则已经有了，没有重复添加",
+                "This rule is already there; nothing was added",
+            );
+            return Err(EngineError::Invalid(why.into()));
+        }
+        Ok(())
+    }
+
+    /// The user's own change to a conversation's scope (seed 003: approving a call never widens
+    /// it; only this screen does). A site is checked as the gates will read it.
+    fn set_scope_entry(
+        &self,
+        conversation: &str,
+        kind: ScopeKind,
+        value: &str,
+        on: bool,
+    ) -> Result<(), EngineError> {
+        let lang = self.language();
+        let value = value.trim();
+        if on && kind == ScopeKind::Host {
+            if value.is_empty() {
+                let why = tr(
+                    lang,
+                    "添加网站：请填写网站，例如 pku.edu.cn",
+                    "Add a site: type a site, such as pku.edu.cn",
+                );
+                return Err(EngineError::Invalid(why.into()));
+            }
+            if crate::gates::check_scope_host(value).is_err() {
+                let why = match lang {
+                    Language::Zh => format!(
+                        "添加网站：「{value}」不是网站的写法；写 pku.edu.cn（含子域名）、*.pku.edu.cn（只含子域名）或 *（任何网站）"
+                    ),
+                    Language::En => format!(
+                        "Add a site: \"{value}\" is not how a site is written; write pku.edu.cn (with its subdomains), *.pku.edu.cn (subdomains only) or * (any site)"
+                    ),
+                };
+                return Err(EngineError::Invalid(why));
+            }
+        }
+        self.engine.edit_scope(conversation, |scope| match kind {
+            ScopeKind::Folder => edit_list(&mut scope.roots, PathBuf::from(value), on),
+            ScopeKind::Host => edit_list(&mut scope.hosts, value.to_owned(), on),
+            ScopeKind::App => edit_list(&mut scope.apps, value.to_owned(), on),
+        })
+    }
+
     fn remove_rule(&self, conversation: Option<&str>, rule: &str) -> Result<(), EngineError> {
         let gone = || {
             EngineError::Invalid(
@@ -1203,4 +1312,15 @@ impl Screens {
 /// A job that cannot be changed: the scheduler's message names the job and why.
 fn job_error(e: crate::scheduler::SchedulerError) -> EngineError {
     EngineError::Invalid(e.to_string())
+}
+
+/// Adds `value` once (`on`), or removes it where it is.
+fn edit_list<T: PartialEq>(list: &mut Vec<T>, value: T, on: bool) {
+    match (on, list.iter().position(|v| *v == value)) {
+        (true, None) => list.push(value),
+        (false, Some(at)) => {
+            list.remove(at);
+        }
+        _ => {}
+    }
 }

@@ -237,7 +237,7 @@ impl PluginsScreen {
 }
 
 /// The group a plugin is listed under.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Origin {
     /// Shipped with the app from plugins/: the campus services.
     Campus,
@@ -261,13 +261,24 @@ fn origin(p: &crate::registry::Plugin) -> Origin {
 /// pay code).
 const FIRST: &str = "wallet";
 
-fn groups(engine: &Engine, lang: Language) -> Vec<PluginGroup> {
+/// The installed plugins in the order the student reads them everywhere: 校园 (the campus
+/// card first), then what the student added, then 系统; within each, by the title in the
+/// student's language, never by the English id.
+pub(super) fn in_reading_order(engine: &Engine, lang: Language) -> Vec<PluginView> {
     let mut views = engine.plugins();
-    // Within a group, by the title the student reads, never by the English id.
     views.sort_by_cached_key(|v| {
         let p = &v.plugin;
-        (p.id != FIRST, title(lang, &p.title, p.title_en.as_deref()))
+        (
+            origin(p),
+            p.id != FIRST,
+            title(lang, &p.title, p.title_en.as_deref()),
+        )
     });
+    views
+}
+
+fn groups(engine: &Engine, lang: Language) -> Vec<PluginGroup> {
+    let views = in_reading_order(engine, lang);
     [
         (Origin::Campus, tr(lang, "校园", "Campus")),
         (Origin::Added, tr(lang, "你添加的", "Added by you")),
