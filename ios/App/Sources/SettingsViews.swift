@@ -5,6 +5,7 @@ import SwiftUI
 struct ConversationSettingsView: View {
     @State private var store: ScreenStore<ConversationSettingsScreen>
     @State private var model = ""
+    @State private var site = ""
 
     init(shell: Shell, conversation: String) {
         _store = State(initialValue: ScreenStore(shell: shell) { harness in
@@ -35,14 +36,67 @@ struct ConversationSettingsView: View {
                         .accessibilityIdentifier("plan-mode")
                 }
                 Section {
-                    Lines(lines: screen.scope)
+                    ForEach(Array(screen.scope.enumerated()), id: \.offset) { _, row in
+                        LabeledContent(row.kind, value: row.value)
+                            .swipeActions { SwiftUI.Button(role: .destructive) { store.act(row.remove) } label: { Image(systemName: "trash") } }
+                    }
+                    TextField(screen.addHostLabel, text: $site, prompt: Text(screen.hostHint))
+                        .textInputAutocapitalization(.never)
+                        .autocorrectionDisabled()
+                        .keyboardType(.URL)
+                        .onSubmit {
+                            store.act(.setScopeEntry(conversation: screen.conversation, kind: .host, value: site, on: true))
+                            site = ""
+                        }
+                    ForEach(Array(screen.addFolders.enumerated()), id: \.offset) { _, folder in
+                        SwiftUI.Button(folder.label) { store.act(folder.action) }
+                    }
                 } header: { Text(screen.scopeLabel) } footer: { Text(screen.scopeNote) }
                 Section {
                     RuleRows(rules: screen.rules, act: store.act)
                 } header: { Text(screen.rulesLabel) } footer: { if let note = screen.noRulesNote { Text(note) } }
                 Section(screen.globalRulesLabel) { RuleRows(rules: screen.globalRules, act: store.act) }
+                RuleFormSection(form: screen.addRule, act: store.act)
             }
             .navigationTitle(screen.title)
+        }
+    }
+}
+
+/// The rule form: what the rule does (with the core's sentence for it), a plugin, one of its
+/// tools, and where it applies; the view keeps only the picks.
+struct RuleFormSection: View {
+    let form: RuleForm
+    let act: (Action) -> Void
+    @State private var kind = 0
+    @State private var plugin = 0
+    @State private var tool = 0
+    @State private var place = 0
+
+    var body: some View {
+        if !form.kinds.isEmpty, !form.plugins.isEmpty, !form.places.isEmpty {
+            let picked = form.plugins[min(plugin, form.plugins.count - 1)]
+            Section {
+                Picker(form.kindLabel, selection: $kind) {
+                    ForEach(Array(form.kinds.enumerated()), id: \.offset) { index, choice in Text(choice.label).tag(index) }
+                }
+                Text(form.kinds[min(kind, form.kinds.count - 1)].note).font(.footnote)
+                Picker(form.pluginLabel, selection: $plugin) {
+                    ForEach(Array(form.plugins.enumerated()), id: \.offset) { index, choice in Text(choice.title).tag(index) }
+                }
+                .onChange(of: plugin) { tool = 0 }
+                Picker(form.toolLabel, selection: $tool) {
+                    ForEach(Array(picked.tools.enumerated()), id: \.offset) { index, choice in Text(choice.label).tag(index) }
+                }
+                Picker(form.placeLabel, selection: $place) {
+                    ForEach(Array(form.places.enumerated()), id: \.offset) { index, choice in Text(choice.label).tag(index) }
+                }
+                SwiftUI.Button(form.addLabel) {
+                    let target = picked.tools[min(tool, picked.tools.count - 1)]
+                    act(.addRule(conversation: form.places[min(place, form.places.count - 1)].conversation,
+                                 kind: form.kinds[min(kind, form.kinds.count - 1)].kind, tool: target.tool))
+                }
+            } header: { Text(form.title) }
         }
     }
 }

@@ -38,7 +38,6 @@ import androidx.compose.ui.unit.dp
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.AddPluginScreen
 import edu.pku.harness.core.ConsentScreen
-import edu.pku.harness.core.ConversationSettingsScreen
 import edu.pku.harness.core.JobDraft
 import edu.pku.harness.core.JobForm
 import edu.pku.harness.core.JobKind
@@ -133,7 +132,7 @@ internal fun Card(modifier: Modifier = Modifier, content: @Composable ColumnScop
 
 /** A row with a label and a switch whose tap is the core's [toggle]. */
 @Composable
-private fun SwitchRow(label: String, on: Boolean, toggle: Action, tag: String? = null, onAct: (Action) -> Unit) {
+internal fun SwitchRow(label: String, on: Boolean, toggle: Action, tag: String? = null, onAct: (Action) -> Unit) {
     Row(Modifier.fillMaxWidth(), verticalAlignment = Alignment.CenterVertically) {
         Text(label, modifier = Modifier.weight(1f))
         Switch(checked = on, onCheckedChange = { onAct(toggle) }, modifier = if (tag != null) Modifier.testTag(tag) else Modifier)
@@ -324,40 +323,6 @@ fun PluginDetailPage(holder: ScreenModel<PluginDetail>, back: () -> Unit) {
         Section(detail.developerLabel)
         for (row in detail.developer) Small("${row.label}: ${row.id}")
         Small(detail.developerGrantRow)
-    }
-}
-
-/** One conversation's model, thinking, preset, plan mode, scope and rules. */
-@Composable
-fun ConversationSettingsPage(holder: ScreenModel<ConversationSettingsScreen>) {
-    val screen = holder.model ?: return
-    val act: (Action) -> Unit = { holder.act(it) }
-    Page(holder.message) {
-        Title(screen.title)
-        Section(screen.modelLabel)
-        Text(screen.model ?: screen.defaultModel)
-        Section(screen.thinkingLabel)
-        Chips(screen.thinking, act)
-        Section(screen.presetLabel)
-        Chips(screen.presets, act)
-        Small(screen.presetNote)
-        SwitchRow(screen.planModeLabel, screen.planMode, screen.planModeToggle, onAct = act)
-        Section(screen.scopeLabel)
-        Small(screen.scopeNote)
-        Lines(screen.scope)
-        Section(screen.rulesLabel)
-        screen.noRulesNote?.let { Small(it) }
-        for (rule in screen.rules) RuleLine(rule.text) { act(rule.remove) }
-        Section(screen.globalRulesLabel)
-        for (rule in screen.globalRules) RuleLine(rule.text) { act(rule.remove) }
-    }
-}
-
-@Composable
-private fun RuleLine(text: String, remove: () -> Unit) {
-    Row(verticalAlignment = Alignment.CenterVertically) {
-        Text(text, modifier = Modifier.weight(1f))
-        TextButton(onClick = remove) { Text("✕") }
     }
 }
 
