@@ -10,7 +10,7 @@ use crate::store::values::{Table, put_value, values};
 use crate::store::{Store, StoreError};
 
 /// The terms a user accepts at first run. A new version must be accepted again.
-pub const TERMS_VERSION: u32 = 1;
+pub const TERMS_VERSION: u32 = 2;
 
 /// A system permission's state, as the shell reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -677,7 +677,7 @@ async fn consent_offers_the_tap_that_fixes_each_permission() {
     );
     s.act(c.accept_terms.unwrap().action).await.unwrap();
     let c = s.consent();
-    assert_eq!(c.terms_state, "Accepted (version 1)");
+    assert_eq!(c.terms_state, "Accepted (version 2)");
     assert!(c.accept_terms.is_none());
 
     let notifications = &c.permissions[0];
@@ -1122,7 +1122,7 @@ async fn the_first_run_shows_the_terms_whole_then_the_model_the_campus_and_notif
     );
     assert_eq!(
         page.explanation,
-        "请读完第 1 版用户协议。同意之前，助手什么也不会做。"
+        "请读完第 2 版用户协议。同意之前，助手什么也不会做。"
     );
     assert_eq!(page.terms.len(), 7);
     assert!(

@@ -428,7 +428,7 @@ fn the_consent_screen_shows_the_terms_to_read_again_once_accepted() {
     assert_eq!(zh.read_terms_label, "阅读条款");
     assert_eq!(
         zh.terms,
-        paragraphs(include_str!("../src/screens/terms/v1.zh.txt"))
+        paragraphs(include_str!("../src/screens/terms/v2.zh.txt"))
     );
     assert_eq!(zh.accept_terms, None);
     engine
@@ -438,6 +438,6 @@ fn the_consent_screen_shows_the_terms_to_read_again_once_accepted() {
     assert_eq!(en.read_terms_label, "Read the terms");
     assert_eq!(
         en.terms,
-        paragraphs(include_str!("../src/screens/terms/v1.en.txt"))
+        paragraphs(include_str!("../src/screens/terms/v2.en.txt"))
     );
 }

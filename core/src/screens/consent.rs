@@ -39,7 +39,7 @@ pub struct CloudRow {
 pub struct ConsentScreen {
     pub title: String,
     pub terms_label: String,
-    /// `Accepted (version 1)`, or what to do.
+    /// `Accepted (version 2)`, or what to do.
     pub terms_state: String,
     /// The terms to read again, paragraph by paragraph, behind `read_terms_label`.
     pub read_terms_label: String,

@@ -13,8 +13,8 @@ use crate::settings::Language;
 
 /// The terms' full text, of version [`TERMS_VERSION`], in the app's two languages: paragraphs
 /// parted by a blank line.
-const TERMS_ZH: &str = include_str!("terms/v1.zh.txt");
-const TERMS_EN: &str = include_str!("terms/v1.en.txt");
+const TERMS_ZH: &str = include_str!("terms/v2.zh.txt");
+const TERMS_EN: &str = include_str!("terms/v2.en.txt");
 
 /// The step the first run is at, or none once it is over.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -77,9 +77,7 @@ class FirstRunTest {
                 onNodeWithText(said.firstTerm, substring = true).assertExists()
                 onNodeWithTag(FirstRunTags.SKIP).assertDoesNotExist()
                 onNodeWithTag(navTag(Route.CHAT)).assertDoesNotExist()
-                // Terms version 1 names the plugin page's heading «AI 权限» (now 助手权限): the
-                // accepted text stays word for word until a new terms version replaces it.
-                saveScreenshot("first-run-terms", language, data = listOf("AI"))
+                saveScreenshot("first-run-terms", language)
                 onNodeWithTag(FirstRunTags.NEXT).assertTextEquals(said.accept).performClick()
 
                 // The model's own screen inside its step; the key is already in the keystore, and
