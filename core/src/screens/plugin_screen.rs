@@ -457,6 +457,11 @@ impl Asked {
             .get(&(plugin.to_owned(), tool.to_owned()))
             .cloned()
     }
+
+    /// Keeps what a read form of `plugin`'s `tool` last asked, for the sections that read it.
+    fn keep(&self, plugin: &str, tool: &str, input: Map<String, Value>) {
+        crate::lock(&self.0).insert((plugin.to_owned(), tool.to_owned()), input);
+    }
 }
 
 /// Reads `plugin`'s declared screen `screen` now: each section's data source through its
@@ -895,11 +900,7 @@ pub(super) fn open_item(
 ) -> Result<Acted, EngineError> {
     let p = find_plugin(engine, plugin).ok_or_else(|| no_screen(lang, plugin, screen))?;
     // Only a screen a declared section's items open.
-    let declared = p
-        .screens
-        .iter()
-        .flat_map(|s| &s.sections)
-        .any(|x| x.opens.as_ref().is_some_and(|o| o.screen == screen));
+    let declared = declares(&p, |x| x.opens.as_ref().is_some_and(|o| o.screen == screen));
     let tool = p
         .screens
         .iter()
@@ -909,10 +910,8 @@ pub(super) fn open_item(
         .and_then(|name| named(&p, name))
         .filter(|t| t.effect == Effect::Read)
         .ok_or_else(|| no_screen(lang, plugin, screen))?;
-    let schema = tool.input.source();
-    let fields = Elicitation::form("", schema).map_err(EngineError::Invalid)?;
-    let input = typed(lang, &fields, schema, values).map_err(EngineError::Invalid)?;
-    crate::lock(&asked.0).insert((p.id.clone(), tool.name.clone()), input);
+    let input = read_typed(lang, tool, values)?;
+    asked.keep(&p.id, &tool.name, input);
     Ok(Acted::OpenPluginScreen {
         plugin: p.id.clone(),
         screen: screen.into(),
@@ -933,22 +932,15 @@ pub(super) async fn submit(
 ) -> Result<Acted, EngineError> {
     let p = find_plugin(engine, plugin).ok_or_else(|| no_screen(lang, plugin, tool))?;
     // Only a tool a declared form of the plugin names: a screen never calls another.
-    let declared = p
-        .screens
-        .iter()
-        .flat_map(|s| &s.sections)
-        .any(|s| s.show == SectionShow::Form && s.tool.as_deref() == Some(tool));
-    let t = p
-        .tools
-        .iter()
-        .find(|t| t.name == tool)
+    let declared = declares(&p, |s| {
+        s.show == SectionShow::Form && s.tool.as_deref() == Some(tool)
+    });
+    let t = named(&p, tool)
         .filter(|_| declared)
         .ok_or_else(|| no_screen(lang, plugin, tool))?;
-    let schema = t.input.source();
-    let fields = Elicitation::form("", schema).map_err(EngineError::Invalid)?;
-    let input = typed(lang, &fields, schema, values).map_err(EngineError::Invalid)?;
+    let input = read_typed(lang, t, values)?;
     if t.effect == Effect::Read {
-        crate::lock(&asked.0).insert((p.id.clone(), t.name.clone()), input);
+        asked.keep(&p.id, &t.name, input);
         return Ok(Acted::Done);
     }
     let call = Call {
@@ -963,6 +955,22 @@ pub(super) async fn submit(
             Err(EngineError::Invalid(message))
         }
     }
+}
+
+/// Whether a section of one of the plugin's declared screens is as `is` asks.
+fn declares(plugin: &Plugin, is: impl Fn(&SectionManifest) -> bool) -> bool {
+    plugin.screens.iter().flat_map(|s| &s.sections).any(is)
+}
+
+/// What the student typed into `tool`'s form, read by its input schema as the tool takes it.
+fn read_typed(
+    lang: Language,
+    tool: &Tool,
+    values: &[FieldValue],
+) -> Result<Map<String, Value>, EngineError> {
+    let schema = tool.input.source();
+    let fields = Elicitation::form("", schema).map_err(EngineError::Invalid)?;
+    typed(lang, &fields, schema, values).map_err(EngineError::Invalid)
 }
 
 /// The plugin screen that shows data source `key`, if one does.
