@@ -9,7 +9,6 @@ use harness_core::invoke::Call;
 use harness_core::plugins::samples;
 use harness_core::policy::{self, Actor, Mode};
 use harness_core::registry::Effect;
-use harness_core::screens::CloudScreen;
 use harness_core::screens::TurnNotice;
 use harness_core::screens::{
     Acted, Action, ActivityFilter, ActivityScreen, AllowancesScreen, CampusAccountScreen,
@@ -19,6 +18,7 @@ use harness_core::screens::{
     RideCodeScreen, Route, Screens, SpendingScreen, TodayScreen, UndoBar, WidgetModel,
     WidgetSource, route_for,
 };
+use harness_core::screens::{CloudScreen, PairingScan};
 use harness_core::store::rows::AuditRow;
 use harness_core::turn::ConversationSettings;
 use harness_core::{Engine, Options};
@@ -706,6 +706,27 @@ impl Harness {
         Ok(runtime()?
             .spawn(async move { screens.cloud().await })
             .await?)
+    }
+
+    /// One frame of the 扫码加入 scanner (`ShellEffect::ScanPairingQr`): its luminance plane
+    /// (Android's Y plane of YUV_420_888: `height` rows of `width` bytes, `row_stride` apart).
+    /// A pairing QR in it joins its account; the answer says whether to keep scanning, close
+    /// the scanner, or show the refusal's words and keep scanning.
+    pub async fn cloud_scan_frame(
+        &self,
+        luma: Vec<u8>,
+        width: u32,
+        height: u32,
+        row_stride: u32,
+    ) -> Result<PairingScan, HarnessError> {
+        let screens = self.screens()?;
+        Ok(runtime()?
+            .spawn(async move {
+                screens
+                    .cloud_scan_frame(&luma, width, height, row_stride)
+                    .await
+            })
+            .await??)
     }
 
     /// A home-screen widget of one data source: Today's tile of it read through the same

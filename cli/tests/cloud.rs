@@ -120,3 +120,52 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
     stop.send(()).unwrap();
     served.await.unwrap().unwrap();
 }
+
+// Issue 39: `harness cloud pair` prints the pairing QR's text (not a URI, so no app opens it
+// as a link) and `join-paired` on another data directory joins by it, once; a text that is not
+// a pairing code is refused in words.
+#[tokio::test(flavor = "multi_thread")]
+async fn pair_prints_a_code_no_app_opens_and_join_paired_joins_by_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
+    let app = App::new(storage::open(&db).await.unwrap(), Limits::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(server::serve(listener, app, async {
+        let _ = stopped.await;
+    }));
+    let (a, b, c) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+    );
+    stdout(&harness(&["cloud", "setup", "--server", &base], &a).await);
+
+    let printed = stdout(&harness(&["cloud", "pair"], &a).await);
+    let payload = printed.trim_end();
+    assert!(payload.starts_with("PKUHARNESS-PAIR-1 "), "{printed}");
+    assert_eq!(printed.lines().count(), 1, "{printed}");
+    assert!(!payload.contains("://"), "{printed}");
+
+    let refused = harness(&["cloud", "join-paired", "https://example.com/"], &b).await;
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim_end(),
+        "harness: the scanned code is not a PKU harness Cloud pairing code"
+    );
+
+    let joined = stdout(&harness(&["cloud", "join-paired", payload], &b).await);
+    assert_eq!(joined, "This device joined the account.\n");
+    let status = stdout(&harness(&["cloud", "status"], &b).await);
+    assert!(status.contains("\ndevices: 2\n"), "{status}");
+    let again = harness(&["cloud", "join-paired", payload], &c).await;
+    assert!(!again.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr).trim_end(),
+        "harness: the pairing code is used or expired: show a new one on the other device"
+    );
+
+    stop.send(()).unwrap();
+    served.await.unwrap().unwrap();
+}

@@ -307,7 +307,19 @@ async fn a_device_joins_by_the_pairing_qr_once() {
         assert_eq!(saved, json!({ "ok": { "version": 1 } }));
 
         let qr = phones[0].cloud_pairing().await.unwrap();
-        assert!(qr.starts_with("harness-cloud:pair?server="), "{qr}");
+        // Not a URI, so no app claims it as a link: text no phone's camera opens.
+        assert!(qr.starts_with("PKUHARNESS-PAIR-1 "), "{qr}");
+        assert!(!qr.contains("://") && !qr.contains(&server.base), "{qr}");
+        // Not a pairing code (the form before it, a link): the clear refusal, nothing joined.
+        let old_form = format!("harness-cloud:pair?server={}&token=t&key=k", server.base);
+        assert_eq!(
+            phones[2]
+                .cloud_join_paired(&old_form)
+                .await
+                .unwrap_err()
+                .to_string(),
+            "the scanned code is not a PKU harness Cloud pairing code"
+        );
         phones[1].cloud_join_paired(&qr).await.unwrap();
         let read = tap(&phones[1], "read", json!({ "key": "k" })).await;
         assert_eq!(read, json!({ "ok": { "value": "shared", "version": 1 } }));

@@ -5,13 +5,15 @@
 mod common;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use async_trait::async_trait;
 use common::{Server, databases};
 use harness_cloud::server::Limits;
+use harness_core::clock::{Clock, SystemClock};
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::policy::Answer;
-use harness_core::screens::{Action, CloudState, LabelValue, Live, Screens};
+use harness_core::screens::{Action, CloudState, LabelValue, Live, PairingScan, Screens};
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::parse_change;
 use harness_core::{Engine, Options};
@@ -385,4 +387,223 @@ async fn the_cloud_field_starts_with_the_address_the_build_offers() {
     assert_eq!(set_up.state, CloudState::SetUp);
     assert_eq!(set_up.address, server.base);
     server.stop().await;
+}
+
+/// The system's clock, moved ahead by what the test says: a pairing code's ten minutes pass
+/// without a wait.
+#[derive(Default)]
+struct Ahead(AtomicI64);
+
+impl Clock for Ahead {
+    fn now_ms(&self) -> i64 {
+        SystemClock.now_ms() + self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// A luminance plane as Android's camera hands it: the QR `modules` (`width` to a row) at four
+/// pixels a module with a quiet zone of four, rows `stride` bytes apart, the bytes past each
+/// row's end grey. Returns (plane, side, stride).
+fn frame_of(modules: &[bool], width: u32) -> (Vec<u8>, u32, u32) {
+    let width = width as usize;
+    let side = (width + 8) * 4;
+    let stride = side + 24;
+    let mut plane = vec![0x80u8; stride * side];
+    for y in 0..side {
+        for x in 0..side {
+            let (mx, my) = ((x / 4).wrapping_sub(4), (y / 4).wrapping_sub(4));
+            let dark = mx < width && my < width && modules[my * width + mx];
+            plane[y * stride + x] = if dark { 0x10 } else { 0xF0 };
+        }
+    }
+    (plane, side as u32, stride as u32)
+}
+
+/// A frame of any text's QR code, as [`frame_of`].
+fn frame_of_text(text: &str) -> (Vec<u8>, u32, u32) {
+    let qr = qrcode::QrCode::new(text.as_bytes()).unwrap();
+    let modules: Vec<bool> = qr
+        .to_colors()
+        .into_iter()
+        .map(|c| c == qrcode::Color::Dark)
+        .collect();
+    frame_of(&modules, qr.width() as u32)
+}
+
+async fn scan(screens: &Screens, (plane, side, stride): &(Vec<u8>, u32, u32)) -> PairingScan {
+    screens
+        .cloud_scan_frame(plane, *side, *side, *stride)
+        .await
+        .unwrap()
+}
+
+// Issue 39: another device joins by scanning the QR the first shows (a one-time pairing token,
+// ten minutes). The QR is drawn by the core, kept in the screen's memory only, gone after 隐藏
+// and after its ten minutes by the engine's clock; the scanner's frames are read by the core,
+// a frame without a code says nothing, a code that is not a pairing code and a used or expired
+// one are refused in words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_joins_by_scanning_the_pairing_qr_the_first_shows_on_its_cloud_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    for db in databases(dir.path()) {
+        let server = Server::start(&db, Limits::default()).await;
+        let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let clock = Arc::new(Ahead::default());
+        let mut options = Options::new(Arc::new(Allow));
+        options.builtin_plugins = false;
+        options.secrets = Arc::new(MemorySecrets::default());
+        options.clock = clock.clone();
+        let engine = Engine::open(dirs[0].path(), options).unwrap();
+        engine.accept_terms().unwrap();
+        let language = parse_change("language", &json!("en")).unwrap();
+        engine.change_setting(language).unwrap();
+        let a = Screens::new(Arc::new(engine), Live::new());
+        let (b, c) = (phone(dirs[1].path()), phone(dirs[2].path()));
+
+        // Not set up: no QR to show, 扫码加入 opens the shell's scanner with its words.
+        let before = a.cloud().await;
+        assert_eq!(before.show_pairing, None);
+        assert_eq!(before.pairing, None);
+        let scan_join = before.scan_join.expect("扫码加入 while not set up");
+        assert_eq!(scan_join.label, "Join by scanning");
+        assert_eq!(scan_join.action, Action::CloudScanToJoin);
+        assert_eq!(
+            b.act(scan_join.action).await.unwrap(),
+            harness_core::screens::Acted::Shell(harness_core::screens::ShellEffect::ScanPairingQr {
+                title: "Join by scanning".into(),
+                hint: "Point the camera at the pairing QR on the other phone's Cloud page.".into(),
+                camera_denied: "Scanning needs the camera: allow PKU harness to use it in the system settings, or join with the recovery code.".into(),
+                cancel: "Cancel".into(),
+            })
+        );
+
+        tap(
+            &a,
+            Action::CloudSetup {
+                server: server.base.clone(),
+            },
+        )
+        .await;
+        // A's backup holds a stricter limit, for the joined phone to read back.
+        tap(&a, Action::SetCloudBackup { allowed: true }).await;
+        let limit = parse_change("money.perPaymentYuan", &json!(50)).unwrap();
+        a.engine().change_setting(limit).unwrap();
+        tap(&a, Action::CloudBackupNow).await;
+
+        let set_up = a.cloud().await;
+        assert_eq!(set_up.scan_join, None);
+        assert_eq!(set_up.pairing, None);
+        let show = set_up.show_pairing.expect("显示配对二维码 once set up");
+        assert_eq!(show.label, "Show pairing QR");
+        assert_eq!(show.action, Action::CloudShowPairing);
+        tap(&a, show.action).await;
+        let shown = a.cloud().await;
+        assert_eq!(shown.show_pairing, None);
+        let pairing = shown.pairing.expect("the pairing QR after 显示配对二维码");
+        assert_eq!(pairing.expires.label, "Works until");
+        // Ten minutes from the tap, to the minute, in the campus's time.
+        let until = pairing.expires.value.clone();
+        assert_eq!(until.len(), "2026-12-04 16:40".len(), "{until}");
+        assert_eq!(
+            pairing.note,
+            "Scan this code with PKU harness on another phone and that phone joins this account and reads your cloud data. It works once, for 10 minutes; do not show it to anyone else or let it be photographed."
+        );
+        assert_eq!(pairing.hide.label, "Hide");
+        assert_eq!(pairing.hide.action, Action::CloudHidePairing);
+        assert_eq!(
+            pairing.qr_modules.len(),
+            (pairing.qr_width * pairing.qr_width) as usize
+        );
+        let qr = frame_of(&pairing.qr_modules, pairing.qr_width);
+
+        // A frame without a code: keep scanning, nothing said, nothing joined.
+        let (side, stride) = (qr.1, qr.2);
+        let blank = (vec![0xF0u8; (stride * side) as usize], side, stride);
+        assert_eq!(scan(&b, &blank).await, PairingScan::Nothing);
+        assert_eq!(b.cloud().await.state, CloudState::NotSetUp);
+        // A frame shorter than its rows: refused naming its size.
+        let short = b
+            .cloud_scan_frame(&blank.0[..100], side, side, stride)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(short.contains("needs"), "{short}");
+        // A code that is not a pairing code (a link, here): refused in words, joins nothing.
+        let link = frame_of_text("https://example.com/harness-cloud:pair");
+        let not_pairing = PairingScan::Refused {
+            words: "Pairing QR: the scanned code is not a PKU harness Cloud pairing code".into(),
+        };
+        assert_eq!(scan(&b, &link).await, not_pairing);
+        assert_eq!(b.cloud().await.state, CloudState::NotSetUp);
+
+        // B scans A's QR and is one of the account's devices: each lists the other.
+        assert_eq!(scan(&b, &qr).await, PairingScan::Joined);
+        let on_b = b.cloud().await;
+        assert_eq!(on_b.state, CloudState::SetUp);
+        assert_eq!(on_b.device_rows.len(), 2);
+        assert_eq!(on_b.recovery_code, None);
+        let on_a = a.cloud().await;
+        assert_eq!(on_a.device_rows.len(), 2);
+        let keys = |rows: &[harness_core::screens::CloudDeviceRow]| {
+            let mut keys: Vec<Option<Action>> = rows
+                .iter()
+                .map(|r| r.remove.as_ref().map(|b| b.action.clone()))
+                .collect();
+            keys.sort_by_key(|k| format!("{k:?}"));
+            keys
+        };
+        // Each removes the other alone: two devices, each one's own row without 移除.
+        assert_eq!(keys(&on_a.device_rows).iter().flatten().count(), 1);
+        assert_eq!(keys(&on_b.device_rows).iter().flatten().count(), 1);
+        assert_ne!(keys(&on_a.device_rows), keys(&on_b.device_rows));
+        // B opens what A sealed with the account key the QR carried: A's backup.
+        tap(&b, Action::CloudRestore).await;
+        assert_eq!(b.engine().settings().money.per_payment_yuan, 50);
+
+        // The token is used: C scanning the same QR is refused in the words a used one has,
+        // again on the next frame, and joins nothing.
+        let spent = PairingScan::Refused {
+            words: "Pairing QR: the pairing code is used or expired: show a new one on the other device".into(),
+        };
+        assert_eq!(scan(&c, &qr).await, spent);
+        assert_eq!(scan(&c, &qr).await, spent);
+        assert_eq!(c.cloud().await.state, CloudState::NotSetUp);
+
+        // 隐藏 takes the QR off the screen, and 显示配对二维码 is offered again.
+        tap(&a, Action::CloudHidePairing).await;
+        let hidden = a.cloud().await;
+        assert_eq!(hidden.pairing, None);
+        assert!(hidden.show_pairing.is_some());
+
+        // A new QR; on SQLite the test puts its token past its ten minutes on the server: the
+        // scan is refused with the same words.
+        tap(&a, Action::CloudShowPairing).await;
+        let shown_by = clock.now_ms();
+        let second = a.cloud().await.pairing.expect("a new QR");
+        assert_ne!(second.qr_modules, pairing.qr_modules);
+        if let Some(path) = db.strip_prefix("sqlite:") {
+            let db = rusqlite::Connection::open(path).unwrap();
+            assert_eq!(
+                db.execute("UPDATE pairings SET expires_at = 0", [])
+                    .unwrap(),
+                1
+            );
+            let expired = frame_of(&second.qr_modules, second.qr_width);
+            assert_eq!(scan(&c, &expired).await, spent);
+            assert_eq!(c.cloud().await.state, CloudState::NotSetUp);
+        }
+
+        // The engine's clock past ten minutes after the tap: the QR is gone from the model, and
+        // stays gone when the clock comes back.
+        clock.0.store(
+            shown_by + 10 * 60 * 1000 - SystemClock.now_ms() + 1_000,
+            Ordering::SeqCst,
+        );
+        assert_eq!(a.cloud().await.pairing, None);
+        clock.0.store(0, Ordering::SeqCst);
+        let after = a.cloud().await;
+        assert_eq!(after.state, CloudState::SetUp);
+        assert_eq!(after.pairing, None);
+        assert!(after.show_pairing.is_some());
+        server.stop().await;
+    }
 }

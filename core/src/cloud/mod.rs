@@ -22,6 +22,19 @@ use crate::clock::Clock;
 use crate::secrets::SecretStore;
 use seal::{AccountKey, Bound, SEAL_OVERHEAD, random};
 
+/// What a pairing code starts with, a space and then the base64url of its fields. It is not a
+/// URI: no app (this one included) claims it as a link, so a phone's own camera shows it as
+/// text and opens nothing; only this app's scanner reads it, for it carries the account key.
+pub const PAIRING_PREFIX: &str = "PKUHARNESS-PAIR-1 ";
+/// The refusal of a scanned or typed text that is not a pairing code.
+pub const NOT_A_PAIRING_CODE: &str = "the scanned code is not a PKU harness Cloud pairing code";
+/// The refusal of a pairing code whose token the server no longer has: used once, or past its
+/// ten minutes.
+pub const PAIRING_CODE_SPENT: &str =
+    "the pairing code is used or expired: show a new one on the other device";
+/// How long a pairing token lasts on the server (cloud/src/server.rs's `PAIRING_SECS`).
+pub const PAIRING_MS: i64 = 10 * 60 * 1000;
+
 /// The server's bound on a stored value; what a plugin may store is this less the seal.
 const MAX_SEALED_BYTES: usize = 64 * 1024;
 /// What a plugin's value may be, as JSON text with its key around it.
@@ -480,7 +493,8 @@ impl Cloud {
     }
 
     /// What the QR another device scans carries: the server, a one-time pairing token that
-    /// lasts ten minutes, and the account key (`harness-cloud:pair?…`). It is shown, never kept.
+    /// lasts ten minutes, and the account key, as [`PAIRING_PREFIX`] and the base64url of a
+    /// small JSON object. It is shown, never kept.
     pub async fn pairing(&self) -> Result<String, CloudError> {
         let s = self.session()?;
         let (status, body) = self
@@ -497,37 +511,25 @@ impl Cloud {
             (200, Some(token)) => token.to_owned(),
             _ => return Err(refused(status, &body)),
         };
-        let mut payload = url::Url::parse("harness-cloud:pair").expect("a fixed URL");
-        payload
-            .query_pairs_mut()
-            .append_pair("server", &s.server)
-            .append_pair("token", &token)
-            .append_pair("key", &s.key.to_keystore());
-        Ok(payload.to_string())
+        let fields = json!({ "server": s.server, "token": token, "key": s.key.to_keystore() });
+        Ok(format!(
+            "{PAIRING_PREFIX}{}",
+            B64.encode(fields.to_string())
+        ))
     }
 
     /// Joins the account whose QR (see [`Cloud::pairing`]) this device scanned.
     pub async fn join_paired(&self, payload: &str) -> Result<(), CloudError> {
-        let bad = || {
-            CloudError::Invalid("the scanned code is not a PKU harness Cloud pairing code".into())
-        };
-        let url = url::Url::parse(payload).map_err(|_| bad())?;
-        if url.scheme() != "harness-cloud" || url.path() != "pair" {
-            return Err(bad());
-        }
-        let field = |name: &str| {
-            url.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        };
-        let (server, token) = (
-            field("server").ok_or_else(bad)?,
-            field("token").ok_or_else(bad)?,
-        );
-        let key = field("key")
-            .as_deref()
-            .and_then(AccountKey::from_keystore)
+        let bad = || CloudError::Invalid(NOT_A_PAIRING_CODE.into());
+        let fields: Value = payload
+            .trim()
+            .strip_prefix(PAIRING_PREFIX)
+            .and_then(|rest| B64.decode(rest.trim()).ok())
+            .and_then(|json| serde_json::from_slice(&json).ok())
             .ok_or_else(bad)?;
+        let field = |name: &str| fields[name].as_str().map(str::to_owned).ok_or_else(bad);
+        let (server, token) = (field("server")?, field("token")?);
+        let key = AccountKey::from_keystore(&field("key")?).ok_or_else(bad)?;
         let server = check_server(&server)?;
         self.refuse_if_set_up()?;
         let device = SigningKey::from_bytes(&random());
@@ -545,10 +547,7 @@ impl Cloud {
         let account = match (status, body["account"].as_str()) {
             (200, Some(account)) => account.to_owned(),
             (403, _) => {
-                return Err(CloudError::Invalid(
-                    "the pairing code is used or expired: show a new one on the other device"
-                        .into(),
-                ));
+                return Err(CloudError::Invalid(PAIRING_CODE_SPENT.into()));
             }
             _ => return Err(refused(status, &body)),
         };

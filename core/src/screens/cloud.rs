@@ -1,14 +1,18 @@
 //! The "云端" screen (DESIGN.md §12): PKU harness Cloud on this device — its server, whether
 //! it is set up or reachable, the account's devices and space, the recovery code once right
 //! after setup, joining by a recovery code, the app's backup switch with its disclosure, the
-//! last backup, and what the last restore left for the student to do.
+//! last backup, and what the last restore left for the student to do. A device set up shows
+//! the pairing QR another device scans to join (issue 39); one not set up scans it.
 
 use std::sync::Mutex;
 
+use sha2::{Digest, Sha256};
+
+use super::pay_code::qr_modules;
 use super::texts::{local_time, tr};
-use super::{Action, Button, ButtonRole, LabelValue};
+use super::{Action, Button, ButtonRole, LabelValue, ShellEffect};
 use crate::cloud::backup::{self, Restored};
-use crate::cloud::{CloudDevice, CloudError};
+use crate::cloud::{CloudDevice, CloudError, NOT_A_PAIRING_CODE, PAIRING_CODE_SPENT, PAIRING_MS};
 use crate::engine::Engine;
 use crate::settings::Language;
 
@@ -70,6 +74,44 @@ pub struct CloudScreen {
     /// Each value a restore left pending (looser than the one in effect), kept until the
     /// student applies or dismisses it.
     pub pending: Vec<CloudPendingRow>,
+    /// 显示配对二维码 (`Action::CloudShowPairing`): only when set up and no QR is shown.
+    pub show_pairing: Option<Button>,
+    /// The pairing QR another device scans to join, until 隐藏 or its ten minutes are over.
+    pub pairing: Option<CloudPairing>,
+    /// 扫码加入 (`Action::CloudScanToJoin`, which opens the shell's scanner): only when not
+    /// set up.
+    pub scan_join: Option<Button>,
+}
+
+/// The pairing QR on the 云端 screen of a device set up: a one-time token for ten minutes and
+/// the account key, drawn by the core. It is kept in the screen's memory alone, never stored,
+/// and the shell keeps the window out of screenshots while it is shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct CloudPairing {
+    /// The QR code, `qr_width` modules to a row, row after row: true is dark. The shell paints
+    /// each module a square, with a quiet zone of four around them.
+    pub qr_modules: Vec<bool>,
+    pub qr_width: u32,
+    /// When it stops working, local time, with its label.
+    pub expires: LabelValue,
+    /// That it lets one phone join this account and must be shown to no one else.
+    pub note: String,
+    /// 隐藏 (`Action::CloudHidePairing`).
+    pub hide: Button,
+}
+
+/// What the shell's scanner of a frame (`Screens::cloud_scan_frame`) does next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
+pub enum PairingScan {
+    /// No QR code in the frame: keep scanning, say nothing.
+    Nothing,
+    /// This device joined the account: close the scanner and read 云端 again.
+    Joined,
+    /// The QR code read was refused (not a pairing code, used or expired): show the words
+    /// under the camera and keep scanning.
+    Refused { words: String },
 }
 
 /// A value a restore did not make because it is looser than the one in effect (DESIGN.md §3
@@ -104,6 +146,11 @@ pub struct CloudDeviceRow {
 pub(super) struct CloudDraft {
     code: Option<String>,
     restored: Vec<String>,
+    /// The pairing code shown and when it expires (ms, the engine's clock): in memory only.
+    pairing: Option<(String, i64)>,
+    /// The SHA-256 of the last code the scanner read that was refused, and why: the camera
+    /// sees the same code many times a second, and the server is asked once.
+    refused: Option<([u8; 32], String)>,
 }
 
 pub(super) async fn build(
@@ -142,9 +189,14 @@ pub(super) async fn build(
         ),
     };
     let account = status.ok().flatten();
-    let (code, restored) = {
+    let now = engine.now_ms();
+    let (code, restored, pairing) = {
         let mut d = crate::lock(draft);
-        (d.code.take(), d.restored.clone())
+        // A pairing code past its ten minutes is dropped, not only hidden.
+        if d.pairing.as_ref().is_some_and(|(_, until)| now >= *until) {
+            d.pairing = None;
+        }
+        (d.code.take(), d.restored.clone(), d.pairing.clone())
     };
     let consent = engine.consent();
     let backup_on = consent.cloud_backup;
@@ -162,6 +214,10 @@ pub(super) async fn build(
         |at| local_time(&zone, at),
     );
     let offered = |yes: bool, words: &'static str| yes.then(|| words.to_owned());
+    // Shown only while the account answers: a removed device has no account to pair with.
+    let pairing = pairing
+        .filter(|_| state == CloudState::SetUp)
+        .and_then(|(payload, until)| pairing_card(lang, &zone, &payload, until));
     CloudScreen {
         title: tr(lang, "云端", "Cloud").into(),
         state,
@@ -241,7 +297,151 @@ pub(super) async fn build(
             .to_owned()
         }),
         pending,
+        show_pairing: (state == CloudState::SetUp && pairing.is_none()).then(|| {
+            Button::new(
+                tr(lang, "显示配对二维码", "Show pairing QR").into(),
+                ButtonRole::Normal,
+                Action::CloudShowPairing,
+            )
+        }),
+        pairing,
+        scan_join: (!set_up).then(|| {
+            Button::new(
+                tr(lang, "扫码加入", "Join by scanning").into(),
+                ButtonRole::Normal,
+                Action::CloudScanToJoin,
+            )
+        }),
     }
+}
+
+/// The pairing QR's card: its modules, when it expires, what it does, 隐藏.
+fn pairing_card(lang: Language, zone: &str, payload: &str, until: i64) -> Option<CloudPairing> {
+    let (qr_modules, qr_width) = qr_modules(payload)?;
+    Some(CloudPairing {
+        qr_modules,
+        qr_width,
+        expires: LabelValue {
+            label: tr(lang, "有效至", "Works until").into(),
+            value: local_time(zone, until),
+        },
+        note: tr(
+            lang,
+            "用另一部手机上的 PKU harness 扫这个码，那部手机就加入这个账户、能读取你的云端数据。它只能用一次，10 分钟内有效；不要给任何别人看或拍下。",
+            "Scan this code with PKU harness on another phone and that phone joins this account and reads your cloud data. It works once, for 10 minutes; do not show it to anyone else or let it be photographed.",
+        )
+        .into(),
+        hide: Button::new(
+            tr(lang, "隐藏", "Hide").into(),
+            ButtonRole::Normal,
+            Action::CloudHidePairing,
+        ),
+    })
+}
+
+/// Asks the server for a pairing token and keeps its code for the screen until it expires.
+pub(super) async fn show_pairing(
+    engine: &Engine,
+    draft: &Mutex<CloudDraft>,
+) -> Result<(), CloudError> {
+    let payload = engine.cloud_pairing().await?;
+    // Counted from before the server's answer would be later than the server's own expiry.
+    let until = engine.now_ms() + PAIRING_MS;
+    crate::lock(draft).pairing = Some((payload, until));
+    Ok(())
+}
+
+pub(super) fn hide_pairing(draft: &Mutex<CloudDraft>) {
+    crate::lock(draft).pairing = None;
+}
+
+/// What the shell's scanner shows around the camera, in words.
+pub(super) fn scanner(lang: Language) -> ShellEffect {
+    ShellEffect::ScanPairingQr {
+        title: tr(lang, "扫码加入", "Join by scanning").into(),
+        hint: tr(
+            lang,
+            "把相机对准另一部手机「云端」页上的配对二维码。",
+            "Point the camera at the pairing QR on the other phone's Cloud page.",
+        )
+        .into(),
+        camera_denied: tr(
+            lang,
+            "没有相机权限就不能扫码：请在系统设置里允许 PKU harness 使用相机，或用恢复码加入。",
+            "Scanning needs the camera: allow PKU harness to use it in the system settings, or join with the recovery code.",
+        )
+        .into(),
+        cancel: tr(lang, "取消", "Cancel").into(),
+    }
+}
+
+/// Joins the account of a pairing code the scanner read (the iOS scanner's string, or one read
+/// from an Android frame); the refusal in words. The same code refused before is refused again
+/// without asking the server.
+pub(super) async fn join_scanned(
+    engine: &Engine,
+    lang: Language,
+    draft: &Mutex<CloudDraft>,
+    payload: &str,
+) -> Result<(), String> {
+    let digest: [u8; 32] = Sha256::digest(payload.as_bytes()).into();
+    if let Some((seen, words)) = &crate::lock(draft).refused
+        && *seen == digest
+    {
+        return Err(words.clone());
+    }
+    match engine.cloud_join_paired(payload).await {
+        Ok(()) => {
+            crate::lock(draft).refused = None;
+            Ok(())
+        }
+        Err(e) => {
+            let words = scan_words(lang, &e);
+            // A cloud out of reach may answer the next frame: only a code's own refusal stays.
+            if !matches!(e, CloudError::Unavailable(_)) {
+                crate::lock(draft).refused = Some((digest, words.clone()));
+            }
+            Err(words)
+        }
+    }
+}
+
+/// A scanned code's refusal in words.
+fn scan_words(lang: Language, e: &CloudError) -> String {
+    match (lang, e) {
+        (Language::Zh, CloudError::Invalid(m)) if m == NOT_A_PAIRING_CODE => {
+            "这不是 PKU harness 云端的配对二维码".into()
+        }
+        (Language::Zh, CloudError::Invalid(m)) if m == PAIRING_CODE_SPENT => {
+            "这个配对二维码已用过或已过期：请在另一部手机上重新显示一个".into()
+        }
+        _ => format!("{}{e}", tr(lang, "配对二维码：", "Pairing QR: ")),
+    }
+}
+
+/// The texts of the QR codes in a camera frame's luminance plane (Android's Y plane of
+/// YUV_420_888: `height` rows of `width` bytes, each row `row_stride` bytes from the last).
+pub(super) fn read_frame(
+    luma: &[u8],
+    width: u32,
+    height: u32,
+    row_stride: u32,
+) -> Result<Vec<String>, String> {
+    let (w, h, stride) = (width as usize, height as usize, row_stride as usize);
+    let needed = h.saturating_sub(1) * stride + w;
+    if w == 0 || h == 0 || stride < w || luma.len() < needed {
+        return Err(format!(
+            "a camera frame of {width}×{height} with rows {row_stride} bytes apart needs {needed} bytes; it has {}",
+            luma.len()
+        ));
+    }
+    let mut picture =
+        rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| luma[y * stride + x]);
+    Ok(picture
+        .detect_grids()
+        .into_iter()
+        .filter_map(|grid| grid.decode().ok().map(|(_, text)| text))
+        .collect())
 }
 
 /// A pending restored value's row: the key (data) and the backup's value, 应用 and 不用了.

@@ -48,7 +48,9 @@ pub use campus::{
     SignedIn,
 };
 pub use chat::{ChatItem, ChatItemKind, ChatScreen, PlanCard, ToolCallView};
-pub use cloud::{CloudDeviceRow, CloudPendingRow, CloudScreen, CloudState};
+pub use cloud::{
+    CloudDeviceRow, CloudPairing, CloudPendingRow, CloudScreen, CloudState, PairingScan,
+};
 pub use consent::{CloudRow, ConsentScreen, ModelSettingsScreen, PermissionRow, ProviderRow};
 pub use conversation::{
     ConversationSettingsScreen, RuleForm, RuleKindChoice, RulePlace, RulePluginChoice, RuleRow,
@@ -405,6 +407,17 @@ pub enum Action {
     CloudDismissPending {
         key: String,
     },
+    /// Ask the server for a pairing token and show its QR on 云端 (ten minutes, one use).
+    CloudShowPairing,
+    /// Take the pairing QR off 云端.
+    CloudHidePairing,
+    /// 扫码加入: open the shell's scanner (`ShellEffect::ScanPairingQr`).
+    CloudScanToJoin,
+    /// Join by the text of a QR code the shell's scanner read (iOS's AVFoundation gives it
+    /// whole); Android hands camera frames to `Screens::cloud_scan_frame` instead.
+    CloudJoinScanned {
+        payload: String,
+    },
     /// Ask the system for a permission (its dialog), from the user's tap (seed 000).
     RequestPermission {
         permission: Permission,
@@ -486,6 +499,16 @@ pub enum ShellEffect {
     PickDocument { conversation: String },
     /// Open this `https` page in the system's browser (Custom Tabs, Safari).
     OpenBrowser { url: String },
+    /// Open the in-app scanner of a pairing QR (asking for the camera there): Android hands
+    /// each frame to `cloud_scan_frame`, iOS each QR text to `Action::CloudJoinScanned`. The
+    /// words it shows: its title, what to point at, why it cannot scan without the camera, and
+    /// its cancel button.
+    ScanPairingQr {
+        title: String,
+        hint: String,
+        camera_denied: String,
+        cancel: String,
+    },
 }
 
 /// What a tap did.
@@ -735,6 +758,33 @@ impl Screens {
     /// The 云端 screen: asks the server for the account (none when not set up).
     pub async fn cloud(&self) -> CloudScreen {
         cloud::build(&self.engine, self.language(), &self.cloud).await
+    }
+
+    /// One camera frame of the 扫码加入 scanner, its luminance plane (`height` rows of `width`
+    /// bytes, `row_stride` apart): a pairing QR in it joins its account, as
+    /// `Action::CloudJoinScanned` does. A frame that is not one is refused naming its size.
+    pub async fn cloud_scan_frame(
+        &self,
+        luma: &[u8],
+        width: u32,
+        height: u32,
+        row_stride: u32,
+    ) -> Result<PairingScan, EngineError> {
+        let texts =
+            cloud::read_frame(luma, width, height, row_stride).map_err(EngineError::Invalid)?;
+        // A pairing code among other codes in the frame is the one read.
+        let pairing = texts
+            .iter()
+            .find(|t| t.trim_start().starts_with(crate::cloud::PAIRING_PREFIX));
+        let Some(payload) = pairing.or(texts.first()) else {
+            return Ok(PairingScan::Nothing);
+        };
+        Ok(
+            match cloud::join_scanned(&self.engine, self.language(), &self.cloud, payload).await {
+                Ok(()) => PairingScan::Joined,
+                Err(words) => PairingScan::Refused { words },
+            },
+        )
     }
 
     pub fn spending(&self) -> Result<SpendingScreen, EngineError> {
@@ -1041,6 +1091,21 @@ impl Screens {
             }
             Action::CloudApplyPending { key } => e.apply_cloud_pending(&key)?,
             Action::CloudDismissPending { key } => e.dismiss_cloud_pending(&key)?,
+            Action::CloudShowPairing => {
+                let lang = self.language();
+                cloud::show_pairing(e, &self.cloud)
+                    .await
+                    .map_err(|err| EngineError::Invalid(cloud::field_error(lang, false, &err)))?;
+            }
+            Action::CloudHidePairing => cloud::hide_pairing(&self.cloud),
+            Action::CloudScanToJoin => {
+                return Ok(Acted::Shell(cloud::scanner(self.language())));
+            }
+            Action::CloudJoinScanned { payload } => {
+                cloud::join_scanned(e, self.language(), &self.cloud, &payload)
+                    .await
+                    .map_err(EngineError::Invalid)?;
+            }
             Action::RequestPermission { permission } => {
                 e.request_permission(permission, crate::policy::Actor::User)
                     .map_err(|err| EngineError::Invalid(err.to_string()))?;
