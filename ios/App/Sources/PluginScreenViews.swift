@@ -105,6 +105,8 @@ struct PluginScreenView: View {
 private struct SectionView: View {
     let section: ScreenSection
     let act: (Action) -> Void
+    /// A form's values as typed, by field name; the core's defaults until the student types.
+    @State private var typed: [String: String] = [:]
 
     var body: some View {
         Section {
@@ -129,12 +131,24 @@ private struct SectionView: View {
                 .contentShape(Rectangle())
                 .onTapGesture { if at < section.rowOpens.count { act(section.rowOpens[at]) } }
             }
-            // A form's inputs are typed on Android only so far: its send waits for them here.
-            if section.kind != .form || section.state != .ready, let button = section.button {
-                ActionButton(button: button, act: act)
+            ForEach(Array(section.fields.enumerated()), id: \.offset) { _, field in
+                FieldInput(field: field, typed: $typed)
+                if let hint = field.hint { Text(hint).font(.caption).foregroundStyle(.secondary) }
+            }
+            if let button = section.button {
+                // A form's send carries what was typed; every other tap is the core's as it is.
+                if case let .submitScreenForm(plugin, tool, _) = button.action {
+                    ActionButton(button: button) { _ in
+                        let values = section.fields.map { FieldValue(name: $0.name, value: typed[$0.name] ?? $0.value) }
+                        act(.submitScreenForm(plugin: plugin, tool: tool, values: values))
+                    }
+                } else {
+                    ActionButton(button: button, act: act)
+                }
             }
         } header: {
             Text(section.title)
         }
+        .onAppear { typed = Dictionary(uniqueKeysWithValues: section.fields.map { ($0.name, $0.value) }) }
     }
 }

@@ -58,47 +58,57 @@ struct QuestionSheetView: View {
         }
     }
 
-    private func binding(_ name: String) -> Binding<String> {
-        Binding(get: { typed[name] ?? "" }, set: { typed[name] = $0 })
-    }
-
-    /// One field of the server's form, drawn by its kind.
-    @ViewBuilder
+    /// One field of the server's form, drawn by its kind, with the server's description.
     private func input(_ field: FormFieldRow) -> some View {
-        let label = field.required ? "\(field.label) *" : field.label
         Section {
-            switch field.kind {
-            case .toggle:
-                Toggle(label, isOn: Binding(get: { typed[field.name] == "true" }, set: { typed[field.name] = $0 ? "true" : "false" }))
-            case .choice:
-                Picker(label, selection: binding(field.name)) {
-                    ForEach(Array(field.options.enumerated()), id: \.offset) { _, option in
-                        Text(option.label).tag(option.value)
-                    }
-                }
-            case .choices:
-                ForEach(Array(field.options.enumerated()), id: \.offset) { _, option in
-                    let picked = (typed[field.name] ?? "").split(separator: "\n").map(String.init)
-                    Toggle(option.label, isOn: Binding(get: { picked.contains(option.value) }, set: { on in
-                        let now = on ? picked + [option.value] : picked.filter { $0 != option.value }
-                        typed[field.name] = now.joined(separator: "\n")
-                    }))
-                }
-            case .email:
-                TextField(label, text: binding(field.name)).keyboardType(.emailAddress).textInputAutocapitalization(.never)
-            case .link:
-                TextField(label, text: binding(field.name)).keyboardType(.URL).textInputAutocapitalization(.never)
-            case .integer:
-                TextField(label, text: binding(field.name)).keyboardType(.numberPad)
-            case .number:
-                TextField(label, text: binding(field.name)).keyboardType(.decimalPad)
-            case .text, .date:
-                TextField(label, text: binding(field.name))
-            }
+            FieldInput(field: field, typed: $typed)
         } footer: {
             if let hint = field.hint { Text(hint) }
         }
         .accessibilityIdentifier("question.field.\(field.name)")
+    }
+}
+
+/// One form field drawn by its kind (a server's question, a plugin screen's form); what is
+/// typed is kept as text under the field's name, which is how the core reads it back.
+struct FieldInput: View {
+    let field: FormFieldRow
+    @Binding var typed: [String: String]
+
+    private func binding(_ name: String) -> Binding<String> {
+        Binding(get: { typed[name] ?? "" }, set: { typed[name] = $0 })
+    }
+
+    var body: some View {
+        let label = field.required ? "\(field.label) *" : field.label
+        switch field.kind {
+        case .toggle:
+            Toggle(label, isOn: Binding(get: { typed[field.name] == "true" }, set: { typed[field.name] = $0 ? "true" : "false" }))
+        case .choice:
+            Picker(label, selection: binding(field.name)) {
+                ForEach(Array(field.options.enumerated()), id: \.offset) { _, option in
+                    Text(option.label).tag(option.value)
+                }
+            }
+        case .choices:
+            ForEach(Array(field.options.enumerated()), id: \.offset) { _, option in
+                let picked = (typed[field.name] ?? "").split(separator: "\n").map(String.init)
+                Toggle(option.label, isOn: Binding(get: { picked.contains(option.value) }, set: { on in
+                    let now = on ? picked + [option.value] : picked.filter { $0 != option.value }
+                    typed[field.name] = now.joined(separator: "\n")
+                }))
+            }
+        case .email:
+            TextField(label, text: binding(field.name)).keyboardType(.emailAddress).textInputAutocapitalization(.never)
+        case .link:
+            TextField(label, text: binding(field.name)).keyboardType(.URL).textInputAutocapitalization(.never)
+        case .integer:
+            TextField(label, text: binding(field.name)).keyboardType(.numberPad)
+        case .number:
+            TextField(label, text: binding(field.name)).keyboardType(.decimalPad)
+        case .text, .date:
+            TextField(label, text: binding(field.name))
+        }
     }
 }
 
