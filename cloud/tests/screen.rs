@@ -509,6 +509,12 @@ async fn a_phone_joins_by_scanning_the_pairing_qr_the_first_shows_on_its_cloud_s
         );
         assert_eq!(pairing.hide.label, "Hide");
         assert_eq!(pairing.hide.action, Action::CloudHidePairing);
+        // The shell reads the screen again when the ten minutes are over.
+        assert!(
+            (590_000..=600_000).contains(&pairing.refresh_after_ms),
+            "{}",
+            pairing.refresh_after_ms
+        );
         assert_eq!(
             pairing.qr_modules.len(),
             (pairing.qr_width * pairing.qr_width) as usize

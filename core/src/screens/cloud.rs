@@ -99,6 +99,8 @@ pub struct CloudPairing {
     pub note: String,
     /// 隐藏 (`Action::CloudHidePairing`).
     pub hide: Button,
+    /// Read the screen again after this long: the QR is gone from it then.
+    pub refresh_after_ms: i64,
 }
 
 /// What the shell's scanner of a frame (`Screens::cloud_scan_frame`) does next.
@@ -217,7 +219,7 @@ pub(super) async fn build(
     // Shown only while the account answers: a removed device has no account to pair with.
     let pairing = pairing
         .filter(|_| state == CloudState::SetUp)
-        .and_then(|(payload, until)| pairing_card(lang, &zone, &payload, until));
+        .and_then(|(payload, until)| pairing_card(lang, &zone, &payload, until, now));
     CloudScreen {
         title: tr(lang, "云端", "Cloud").into(),
         state,
@@ -316,7 +318,13 @@ pub(super) async fn build(
 }
 
 /// The pairing QR's card: its modules, when it expires, what it does, 隐藏.
-fn pairing_card(lang: Language, zone: &str, payload: &str, until: i64) -> Option<CloudPairing> {
+fn pairing_card(
+    lang: Language,
+    zone: &str,
+    payload: &str,
+    until: i64,
+    now: i64,
+) -> Option<CloudPairing> {
     let (qr_modules, qr_width) = qr_modules(payload)?;
     Some(CloudPairing {
         qr_modules,
@@ -336,6 +344,7 @@ fn pairing_card(lang: Language, zone: &str, payload: &str, until: i64) -> Option
             ButtonRole::Normal,
             Action::CloudHidePairing,
         ),
+        refresh_after_ms: until - now,
     })
 }
 

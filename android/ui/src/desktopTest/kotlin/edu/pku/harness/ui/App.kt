@@ -51,6 +51,13 @@ class FakePhone(private val platform: ScriptedPlatform) : PhoneActions {
         browsed += url
     }
 
+    /** Each time a screen asked the window kept out of screenshots (true) or not (false). */
+    val secureWindow = CopyOnWriteArrayList<Boolean>()
+
+    override fun keepOffScreenshots(secret: Boolean) {
+        secureWindow += secret
+    }
+
     /** The desktop's decoder: Skia, which Compose for desktop draws with. */
     override fun decodeImage(bytes: ByteArray): ImageBitmap? =
         runCatching { Image.makeFromEncoded(bytes).toComposeImageBitmap() }.getOrNull()

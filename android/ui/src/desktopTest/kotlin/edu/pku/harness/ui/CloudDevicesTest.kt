@@ -79,6 +79,51 @@ class CloudDevicesTest {
         }
     }
 
+    // Issue 39: 显示配对二维码 shows the core's pairing QR with when it stops working, what it
+    // does and 隐藏, the window kept out of screenshots while it is shown; 隐藏 takes it away and
+    // lets the window be captured again; saved in zh and en.
+    @Test fun the_pairing_qr_is_shown_kept_out_of_screenshots_and_hidden() {
+        for (language in listOf(Language.ZH, Language.EN)) CloudServer().use { server ->
+            App(language).use { app ->
+                runBlocking { app.harness.act(Action.CloudSetup(server.base)) }
+                runPhoneTest {
+                    show(app)
+                    app.navigator.open(Route.CLOUD)
+                    app.models.cloud.refresh()
+                    waitUntil("the account's screen", 10_000) {
+                        app.models.cloud.model?.showPairing != null || app.models.cloud.message != null
+                    }
+                    val show = assertNotNull(app.models.cloud.model?.showPairing, app.models.cloud.message)
+                    val shows = mapOf(Language.ZH to "显示配对二维码", Language.EN to "Show pairing QR")
+                    assertEquals(shows[language], show.label)
+                    onNodeWithTag(CloudTags.SHOW_PAIRING).performScrollTo().performClick()
+                    waitUntil("the pairing QR", 10_000) {
+                        app.models.cloud.model?.pairing != null || app.models.cloud.message != null
+                    }
+                    assertNull(app.models.cloud.message)
+                    val pairing = assertNotNull(app.models.cloud.model?.pairing)
+                    val until = mapOf(Language.ZH to "有效至", Language.EN to "Works until")
+                    assertEquals(until[language], pairing.expires.label)
+                    onNodeWithTag(CloudTags.PAIRING_QR).assertExists()
+                    onNodeWithText(pairing.note).assertExists()
+                    onNodeWithText(pairing.expires.value).assertExists()
+                    waitUntil("the window kept out of screenshots", 10_000) { app.phone.secureWindow.lastOrNull() == true }
+                    onNodeWithTag(CloudTags.PAIRING).performScrollTo()
+                    saveScreenshot("cloud-pairing-qr", language)
+                    val hide = mapOf(Language.ZH to "隐藏", Language.EN to "Hide")
+                    assertEquals(hide[language], pairing.hide.label)
+                    onNodeWithTag(CloudTags.HIDE_PAIRING).performScrollTo().performClick()
+                    waitUntil("the QR hidden", 10_000) {
+                        app.models.cloud.model?.pairing == null || app.models.cloud.message != null
+                    }
+                    assertNull(app.models.cloud.message)
+                    assertEquals(0, onAllNodesWithTag(CloudTags.PAIRING_QR).fetchSemanticsNodes().size)
+                    waitUntil("the window captured again", 10_000) { app.phone.secureWindow.lastOrNull() == false }
+                }
+            }
+        }
+    }
+
     // Issue 39.5: a value the restore left pending (a raised payment limit, looser than here)
     // stays on 云端 as a row with 应用 and 不用了; 不用了 takes it away; saved in zh and en.
     @Test fun a_restored_value_left_pending_is_a_row_the_student_dismisses() {

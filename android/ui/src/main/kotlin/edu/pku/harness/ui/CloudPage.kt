@@ -2,12 +2,15 @@ package edu.pku.harness.ui
 
 import androidx.compose.foundation.layout.Row
 import androidx.compose.foundation.layout.fillMaxWidth
+import androidx.compose.foundation.layout.size
 import androidx.compose.material3.FilledTonalButton
 import androidx.compose.material3.MaterialTheme
 import androidx.compose.material3.OutlinedTextField
 import androidx.compose.material3.Switch
 import androidx.compose.material3.Text
 import androidx.compose.runtime.Composable
+import androidx.compose.runtime.DisposableEffect
+import androidx.compose.runtime.LaunchedEffect
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
@@ -17,11 +20,14 @@ import androidx.compose.ui.Modifier
 import androidx.compose.ui.platform.testTag
 import androidx.compose.ui.text.font.FontFamily
 import androidx.compose.ui.text.font.FontWeight
+import androidx.compose.ui.unit.dp
 import edu.pku.harness.core.Action
 import edu.pku.harness.core.CloudDeviceRow
+import edu.pku.harness.core.CloudPairing
 import edu.pku.harness.core.CloudPendingRow
 import edu.pku.harness.core.CloudScreen
 import edu.pku.harness.core.LabelValue
+import kotlinx.coroutines.delay
 
 /** Test tags of 云端. */
 object CloudTags {
@@ -40,13 +46,20 @@ object CloudTags {
     const val PENDING = "cloud-pending"
     const val PENDING_APPLY = "cloud-pending-apply"
     const val PENDING_DISMISS = "cloud-pending-dismiss"
+    const val SHOW_PAIRING = "cloud-show-pairing"
+    const val PAIRING = "cloud-pairing"
+    const val PAIRING_QR = "cloud-pairing-qr"
+    const val HIDE_PAIRING = "cloud-hide-pairing"
+    const val SCAN_JOIN = "cloud-scan-join"
 }
 
 /**
  * 云端: the core's [CloudScreen] drawn as it is — the server address (typed while not set up),
  * the account's state, devices (this one marked, 移除 on the others) and space, the recovery code the one time the core hands it
  * out, joining by a recovery code, the backup switch with its disclosure and last time, 连同对话内容
- * with its line, restore and what it left for the student, and the pending values' rows.
+ * with its line, restore and what it left for the student, and the pending values' rows. Set
+ * up, it offers the pairing QR another phone scans (the window kept out of screenshots while it
+ * is shown, and the screen read again when it expires); not set up, 扫码加入 opens the scanner.
  */
 @Composable
 fun CloudPage(holder: ScreenModel<CloudScreen>) {
@@ -63,6 +76,19 @@ fun CloudPage(holder: ScreenModel<CloudScreen>) {
             readOnly = screen.setupLabel == null,
             modifier = Modifier.fillMaxWidth().testTag(CloudTags.ADDRESS),
         )
+        screen.showPairing?.let { CoreButton(it, Modifier.testTag(CloudTags.SHOW_PAIRING)) { a -> holder.act(a) } }
+        screen.pairing?.let { PairingCard(it) { a -> holder.act(a) } }
+        val secret = screen.pairing != null
+        DisposableEffect(secret) {
+            holder.keepOffScreenshots(secret)
+            onDispose { if (secret) holder.keepOffScreenshots(false) }
+        }
+        LaunchedEffect(screen.pairing?.refreshAfterMs) {
+            val after = screen.pairing?.refreshAfterMs ?: return@LaunchedEffect
+            delay(after)
+            holder.refresh()
+        }
+        screen.scanJoin?.let { CoreButton(it, Modifier.testTag(CloudTags.SCAN_JOIN)) { a -> holder.act(a) } }
         screen.devices?.let { CloudRow(it) }
         for (row in screen.deviceRows) DeviceCard(row) { a -> holder.act(a) }
         screen.leaveNote?.let { Small(it) }
@@ -121,6 +147,17 @@ fun CloudPage(holder: ScreenModel<CloudScreen>) {
         for (line in screen.restored) Text(line, style = MaterialTheme.typography.bodyMedium)
         screen.pendingTitle?.let { Text(it, fontWeight = FontWeight.Medium) }
         for (row in screen.pending) PendingCard(row) { a -> holder.act(a) }
+    }
+}
+
+/** The pairing QR the core drew, when it stops working, what it does, 隐藏. */
+@Composable
+private fun PairingCard(pairing: CloudPairing, act: (Action) -> Unit) {
+    Card(Modifier.testTag(CloudTags.PAIRING)) {
+        QrCode(pairing.qrModules, pairing.qrWidth.toInt(), Modifier.size(240.dp).testTag(CloudTags.PAIRING_QR))
+        CloudRow(pairing.expires)
+        Small(pairing.note)
+        CoreButton(pairing.hide, Modifier.testTag(CloudTags.HIDE_PAIRING), act)
     }
 }
 

@@ -94,9 +94,12 @@ fun RideCodePage(holder: ScreenModel<RideCodeScreen>) {
     }
 }
 
-/** A QR code: [modules] row after row, [width] to a row, each dark one a black square. */
+/**
+ * A QR code: [modules] row after row, [width] to a row, each dark one a black square (the pay
+ * code's, the ride codes' and 云端's pairing code).
+ */
 @Composable
-private fun QrCode(modules: List<Boolean>, width: Int, modifier: Modifier) {
+internal fun QrCode(modules: List<Boolean>, width: Int, modifier: Modifier) {
     Canvas(modifier.background(Color.White)) {
         val cell = size.minDimension / (width + 2 * QR_QUIET)
         for (index in modules.indices) {

@@ -5,6 +5,7 @@ import androidx.compose.ui.graphics.ImageBitmap
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
 import edu.pku.harness.core.Route
+import edu.pku.harness.core.ShellEffect
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
@@ -31,6 +32,19 @@ interface PhoneActions {
      * the chat to draw; null when it does not decode, and the chat shows its words instead.
      */
     fun decodeImage(bytes: ByteArray): ImageBitmap? = null
+
+    /**
+     * Opens the in-app scanner of 云端's pairing QR with the core's [words] (asking for the
+     * camera there); returns once it is closed, joined or not. Android hands the core each
+     * frame; a phone without a camera has nothing to open.
+     */
+    suspend fun scanPairingQr(words: ShellEffect.ScanPairingQr) {}
+
+    /**
+     * Keeps the window out of screenshots, screen recordings and the recent-apps thumbnail
+     * while [secret] (Android's FLAG_SECURE): 云端's pairing QR carries the account key.
+     */
+    fun keepOffScreenshots(secret: Boolean) {}
 }
 
 /** How the chat decodes a tool's picture: the phone's decoder ([PhoneActions.decodeImage]). */

@@ -79,6 +79,9 @@ class ScreenModel<T : Any>(
         reads.trySend(Unit)
     }
 
+    /** Keeps the window out of screenshots while [secret] ([PhoneActions.keepOffScreenshots]). */
+    fun keepOffScreenshots(secret: Boolean) = phone.keepOffScreenshots(secret)
+
     /** Performs the tap [actions] (one after the other, stopping at the first the core refuses). */
     fun act(vararg actions: Action): Job = scope.launch {
         message = null
@@ -114,6 +117,7 @@ class ScreenModel<T : Any>(
             }
             is ShellEffect.OpenPermissionSettings -> phone.openPermissionSettings(effect.permission)
             is ShellEffect.OpenBrowser -> phone.openBrowser(effect.url)
+            is ShellEffect.ScanPairingQr -> phone.scanPairingQr(effect)
             is ShellEffect.PickDocument -> {
                 // Cancelled: nothing to attach, and nothing to say.
                 val document = phone.pickDocument() ?: return
