@@ -4,14 +4,18 @@ import SwiftUI
 /// 云端: the core's CloudScreen drawn as it is — the server address (typed while not set up), the
 /// account's state, devices (this one marked, 移除 on the others) and space, the recovery code the one time the core hands it out,
 /// joining by a recovery code, the backup switch with its disclosure and last time, 连同对话内容
-/// with its line, restore and what it left for the student, and the pending values' rows.
+/// with its line, restore and what it left for the student, and the pending values' rows. Set up,
+/// it offers the pairing QR another phone scans (read again when it expires); not set up,
+/// 扫码加入 opens the scanner (`PairingScannerView`).
 struct CloudView: View {
     @State private var store: ScreenStore<CloudScreen>
+    private let shell: Shell
     @State private var address: String?
     @State private var code = ""
 
     init(shell: Shell) {
         _store = State(initialValue: ScreenStore(shell: shell) { try await $0.cloudScreen() })
+        self.shell = shell
     }
 
     var body: some View {
@@ -29,6 +33,36 @@ struct CloudView: View {
                     }
                     if let space = screen.space {
                         LabeledContent(space.label, value: space.value)
+                    }
+                }
+                if let show = screen.showPairing {
+                    Section {
+                        ActionButton(button: show) { store.act($0) }
+                            .accessibilityIdentifier("cloud.showPairing")
+                    }
+                }
+                if let pairing = screen.pairing {
+                    Section {
+                        ModuleGrid(modules: pairing.qrModules, width: Int(pairing.qrWidth), quiet: 4)
+                            .aspectRatio(1, contentMode: .fit)
+                            .frame(maxWidth: 280)
+                            .accessibilityIdentifier("cloud.pairingQr")
+                        LabeledContent(pairing.expires.label, value: pairing.expires.value)
+                        ActionButton(button: pairing.hide) { store.act($0) }
+                            .accessibilityIdentifier("cloud.hidePairing")
+                    } footer: {
+                        Text(pairing.note)
+                    }
+                    // The QR is gone from the model once it expires: read it again then.
+                    .task(id: pairing.refreshAfterMs) {
+                        try? await Task.sleep(nanoseconds: UInt64(max(pairing.refreshAfterMs, 0)) * 1_000_000)
+                        store.reload()
+                    }
+                }
+                if let scan = screen.scanJoin {
+                    Section {
+                        ActionButton(button: scan) { store.act($0) }
+                            .accessibilityIdentifier("cloud.scanJoin")
                     }
                 }
                 if !screen.deviceRows.isEmpty {
@@ -93,6 +127,9 @@ struct CloudView: View {
                 }
             }
             .navigationTitle(screen.title)
+            .sheet(item: Binding(get: { shell.router.scanning }, set: { shell.router.scanning = $0 }), onDismiss: { store.reload() }) { words in
+                PairingScannerView(words: words, shell: shell)
+            }
         }
     }
 }

@@ -196,6 +196,8 @@ final class Shell: @unchecked Sendable {
             await platform.openSettings(for: permission)
         case .pickDocument(let conversation):
             await router.pickDocument(conversation: conversation)
+        case .scanPairingQr(let title, let hint, let cameraDenied, let cancel):
+            await router.scanPairingQr(words: PairingScanWords(title: title, hint: hint, cameraDenied: cameraDenied, cancel: cancel))
         case .openBrowser(let url):
             // Safari, outside the app: what is paid or signed there is the page's own.
             if let page = URL(string: url) {

@@ -63,6 +63,8 @@ final class Router {
     var presented: Presented?
     /// Set while the file importer is open for a conversation (after the attach button's tap).
     var pickingFor: String?
+    /// Set while 云端's 扫码加入 scanner is open (`ShellEffect.scanPairingQr`), with its words.
+    var scanning: PairingScanWords?
     @ObservationIgnored var routeFor: ((String) -> Route?)?
     /// The bar item a route is shown under (the core's `tabFor`).
     @ObservationIgnored var tabFor: ((Route) -> Route)?
@@ -98,6 +100,10 @@ final class Router {
 
     func pickDocument(conversation: String) {
         pickingFor = conversation
+    }
+
+    func scanPairingQr(words: PairingScanWords) {
+        scanning = words
     }
 }
 
