@@ -3,6 +3,7 @@ package edu.pku.harness.app
 import android.app.AlarmManager
 import android.app.PendingIntent
 import android.appwidget.AppWidgetManager
+import android.content.ComponentName
 import android.content.Context
 import android.content.Intent
 import android.util.Log
@@ -46,6 +47,15 @@ class HomeWidgets(private val context: Context) {
             alarms.cancel(it)
             it.cancel()
         }
+    }
+
+    /**
+     * Reads and arms again each widget whose refresh is not armed: a force-stop cancels the
+     * app's alarms and tells it nothing, so the app's next start finds them gone.
+     */
+    suspend fun rearmMissing(harness: edu.pku.harness.Harness) {
+        val ids = AppWidgetManager.getInstance(context).getAppWidgetIds(ComponentName(context, HomeWidgetProvider::class.java))
+        for (id in ids) if (existingRefresh(id) == null) update(id, harness)
     }
 
     /**

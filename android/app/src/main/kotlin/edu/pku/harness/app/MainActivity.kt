@@ -84,7 +84,11 @@ class MainActivity : ComponentActivity() {
         super.onResume()
         // The sheet shows what waits: an ask's notification is for when the app is away.
         app.approvalAlerts.inFront(true)
-        // The user may come back from the system settings with a permission changed.
-        app.scope.launch(Dispatchers.IO) { app.refreshPermissions() }
+        // The user may come back from the system settings with a permission changed; and a
+        // force-stop since the last start cancelled the widgets' refreshes.
+        app.scope.launch(Dispatchers.IO) {
+            app.refreshPermissions()
+            HomeWidgets(app).rearmMissing(app.harness)
+        }
     }
 }

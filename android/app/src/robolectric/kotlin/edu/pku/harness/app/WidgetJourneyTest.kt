@@ -123,12 +123,20 @@ class WidgetJourneyTest {
         assertEquals(ComponentName(app, MainActivity::class.java), tap.component)
         assertEquals(WidgetChoice("wallet", "balance"), HomeWidgets.tapped(tap))
 
-        // MainActivity hands the model's open to the core and lands on the card's screen.
+        // A force-stop cancels the app's alarms and its PendingIntents, and tells it nothing.
+        val alarms = app.getSystemService(AlarmManager::class.java)
+        HomeWidgets.refreshIntent(app, id).let { alarms.cancel(it); it.cancel() }
+        assertEquals(emptyList(), widgetAlarms(id))
+
+        // MainActivity hands the model's open to the core and lands on the card's screen; its
+        // start arms the cancelled refresh again.
         assertEquals(Route.TODAY, app.navigator.route.value)
         val main = Robolectric.buildActivity(MainActivity::class.java, tap).setup()
         try {
             waitFor("the card's screen") { app.navigator.route.value == Route.PLUGIN_SCREEN }
             assertEquals("wallet" to "card", app.navigator.pluginScreen.value)
+            waitFor("the widget's refresh armed again") { widgetAlarms(id).size == 1 }
+            assertEquals(AlarmManager.RTC, refreshAlarm(id).type)
         } finally {
             // Its composition goes with it, so no screen of this test is left drawing.
             main.pause().stop().destroy()
