@@ -10,6 +10,7 @@ import android.os.Build
 import android.provider.OpenableColumns
 import android.provider.Settings
 import android.util.Log
+import android.view.WindowManager
 import androidx.activity.ComponentActivity
 import androidx.activity.result.contract.ActivityResultContracts
 import androidx.compose.ui.graphics.ImageBitmap
@@ -18,6 +19,7 @@ import androidx.core.content.ContextCompat
 import edu.pku.harness.HarnessException
 import edu.pku.harness.core.Permission
 import edu.pku.harness.core.PermissionState
+import edu.pku.harness.core.ShellEffect
 import edu.pku.harness.ui.PhoneActions
 import edu.pku.harness.ui.PickedDocument
 import kotlinx.coroutines.CompletableDeferred
@@ -62,6 +64,30 @@ class AndroidPhoneActions(private val activity: ComponentActivity) : PhoneAction
     }
     private val documentPicker = activity.registerForActivityResult(ActivityResultContracts.OpenDocument()) {
         pickedUri?.complete(it)
+    }
+    private var scannerClosed: CompletableDeferred<Unit>? = null
+    private val scanner = activity.registerForActivityResult(ActivityResultContracts.StartActivityForResult()) {
+        scannerClosed?.complete(Unit)
+    }
+
+    /** 云端's 扫码加入: [PairingScanActivity], until it closes (joined or cancelled). */
+    override suspend fun scanPairingQr(words: ShellEffect.ScanPairingQr) = withContext(Dispatchers.Main) {
+        oneAtATime.withLock {
+            val closed = CompletableDeferred<Unit>()
+            scannerClosed = closed
+            try {
+                scanner.launch(PairingScanActivity.Words.of(words).intent(activity))
+                closed.await()
+            } finally {
+                scannerClosed = null
+            }
+        }
+    }
+
+    /** FLAG_SECURE on the app's window while 云端 shows the pairing QR. */
+    override fun keepOffScreenshots(secret: Boolean) {
+        val flag = WindowManager.LayoutParams.FLAG_SECURE
+        if (secret) activity.window.addFlags(flag) else activity.window.clearFlags(flag)
     }
 
     override suspend fun requestPermission(permission: Permission): PermissionState {
