@@ -672,6 +672,17 @@ async fn histories_chosen_come_back_with_their_conversations_and_nothing_looser_
         a.conversations()
             .set_conversation_rules(&id, serde_json::from_value(rules.clone()).unwrap())
             .unwrap();
+        // The sites its scope narrows it to travel; its folders are paths of this device.
+        let files = a_dir.path().join("plugins/notes/files");
+        a.set_scope(
+            &id,
+            harness_core::turn::Scope {
+                roots: vec![files],
+                hosts: vec!["*.pku.edu.cn".into()],
+                apps: vec![],
+            },
+        )
+        .unwrap();
         let history = said(&a, &id);
         assert_eq!(
             history,
@@ -733,6 +744,14 @@ async fn histories_chosen_come_back_with_their_conversations_and_nothing_looser_
             json!([{ "kind": "deny", "tool": "notes.drop" }])
         );
         assert_eq!(b.conversations().title(&id).as_deref(), Some("作业"));
+        assert_eq!(
+            here.scope,
+            harness_core::turn::Scope {
+                roots: vec![],
+                hosts: vec!["*.pku.edu.cn".into()],
+                apps: vec![],
+            }
+        );
         assert!(!b.has_secret("model.apiKey").unwrap());
 
         // A second restore adds no conversation and no message.

@@ -365,7 +365,7 @@ impl Conversations {
     }
 
     /// Brings back a conversation from the app's backup (issue 39.5) under the id it had, with
-    /// its title, settings, own rules and turn count; its messages are the history's. A
+    /// its title, settings, own rules, scope and turn count; its messages are the history's. A
     /// conversation here under that id is kept as it is (so a restore twice adds nothing),
     /// unless it was never used (no turn, no title): a new phone's first conversation gives way
     /// to the one the backup holds. True when the conversation was written.
@@ -375,9 +375,11 @@ impl Conversations {
         title: Option<&str>,
         settings: ConversationSettings,
         rules: Vec<Rule>,
+        scope: Scope,
         turns: u64,
     ) -> Result<bool, EngineError> {
         let set = Arc::new(RuleSet::new(rules)?);
+        check_scope(&scope)?;
         let mut state = self.state();
         let unused = |c: &Conversation| c.turns == 0 && !state.titles.contains_key(&c.id);
         if state.conversations.get(id).is_some_and(|c| !unused(c))
@@ -392,6 +394,7 @@ impl Conversations {
         let mut conversation = Conversation::new(id, settings);
         conversation.turns = turns;
         conversation.rules = set;
+        conversation.scope = scope;
         let now = self.clock.now_ms();
         self.store.write(|tx| {
             rows::put_conversation(tx, &conversation.row(), now)?;

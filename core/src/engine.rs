@@ -890,6 +890,8 @@ impl Engine {
                 title: listed.title,
                 settings: c.settings,
                 rules: c.rules.rules().to_vec(),
+                scope_hosts: c.scope.hosts.clone(),
+                scope_apps: c.scope.apps.clone(),
                 // Counted only with the history they number, so that a turn alone does not
                 // make a backup without histories differ.
                 turns: if histories { c.turns } else { 0 },
@@ -1088,11 +1090,26 @@ impl Engine {
             let all = serde_json::to_value(&c.rules).expect("rules serialise");
             pending.push((format!("conversations.{}.rules", c.id), all));
         }
-        if !self
-            .core
-            .conversations
-            .restore(&c.id, c.title.as_deref(), settings, strict, c.turns)?
-        {
+        // A scope only narrows what the conversation reaches: it comes back as it was, but for
+        // an entry the gates would not read (a crafted backup's).
+        let scope = Scope {
+            roots: Vec::new(),
+            hosts: c
+                .scope_hosts
+                .iter()
+                .filter(|h| crate::gates::check_scope_host(h).is_ok())
+                .cloned()
+                .collect(),
+            apps: c.scope_apps.clone(),
+        };
+        if !self.core.conversations.restore(
+            &c.id,
+            c.title.as_deref(),
+            settings,
+            strict,
+            scope,
+            c.turns,
+        )? {
             return Ok(());
         }
         self.core.history.restore(&c.id, &c.history)?;

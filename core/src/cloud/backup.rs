@@ -67,8 +67,8 @@ pub struct Backup {
     pub cloud_plugins: Vec<String>,
 }
 
-/// A conversation in the backup: its id, title, settings (model, effort, preset), own rules
-/// and turns, and its history's rows as the history store keeps them (empty unless the student
+/// A conversation in the backup: its id, title, settings (model, effort, preset), own rules,
+/// the sites and apps of its scope and turns, and its history's rows as the history store keeps them (empty unless the student
 /// chose histories). The history holds no secret: a service's answer had every secret its
 /// request carried taken out (`redact`) before a plugin, the model or the history read it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -78,6 +78,10 @@ pub struct BackedConversation {
     pub title: Option<String>,
     pub settings: ConversationSettings,
     pub rules: Vec<Rule>,
+    /// The sites and apps its scope lists. A folder is a path on the device that listed it
+    /// (its data directory's), so folders stay there.
+    pub scope_hosts: Vec<String>,
+    pub scope_apps: Vec<String>,
     pub turns: u64,
     pub history: Vec<MessageRow>,
 }
