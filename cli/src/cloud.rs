@@ -199,6 +199,12 @@ async fn restore(engine: &Engine) -> Result<(), String> {
     if restored.messages > 0 {
         outln!("Their histories: {} message(s).", restored.messages);
     }
+    if restored.plugin_values > 0 {
+        outln!(
+            "Plugins' data: {} value(s) put back.",
+            restored.plugin_values
+        );
+    }
     if !restored.pending.is_empty() {
         outln!("Not made: each would loosen a permission here. Make one yourself with:");
         for (key, _) in &restored.pending {

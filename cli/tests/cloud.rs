@@ -64,7 +64,7 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
     let backup = stdout(&harness(&["cloud", "backup", "--allow"], &a).await);
     assert!(
         backup.starts_with(
-            "The app's backup is on:\n  Settings, rules, approved memories, jobs and conversation titles, encrypted, in PKU harness Cloud\n  Never passwords, sign-in sessions or the model's API key\n  The cloud cannot read them; only a device with the recovery code can\nBacked up: "
+            "The app's backup is on:\n  Settings, rules, approved memories, jobs, conversations' titles and settings, and what the plugins you allowed the cloud keep on the phone, encrypted, in PKU harness Cloud\n  Never passwords, sign-in sessions or the model's API key\n  The cloud cannot read them; only a device with the recovery code can\nBacked up: "
         ),
         "{backup}"
     );

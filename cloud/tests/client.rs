@@ -24,8 +24,8 @@ use harness_core::settings::parse_change;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
-/// A plugin whose tools are its `ctx.services.cloud`, each answering what the cloud answered
-/// or the CloudError's code.
+/// A plugin whose tools are its `ctx.services.cloud` (and its own store on the phone), each
+/// answering what the cloud answered or the CloudError's code.
 const NOTES: &str = r#""use strict";var __pkuBundle=(()=>{
 const n=globalThis.__pkuModules["@pku-harness/sdk"];const {z}=globalThis.__pkuModules.zod;
 const run=(f)=>async(input,ctx)=>{try{return {ok:(await f(input,ctx))??null};}catch(e){
@@ -33,7 +33,10 @@ const run=(f)=>async(input,ctx)=>{try{return {ok:(await f(input,ctx))??null};}ca
 const tool=(title,input,f)=>n.defineTool({title,description:title+'.',input,effect:'read',execute:run(f)});
 return {default:n.definePlugin({id:"notes",title:"笔记",description:"Keeps notes in the cloud.",
  cloud:{disclosures:["你的笔记（加密）"]},
+ grants:{allow_store:true},
  tools:{
+  keep:tool("记",z.object({key:z.string(),text:z.string()}),({key,text},ctx)=>ctx.services.store.set(key,text)),
+  recall:tool("忆",z.object({key:z.string()}),({key},ctx)=>ctx.services.store.get(key)),
   save:tool("存",z.object({key:z.string(),text:z.any(),ifVersion:z.number().optional()}),
     ({key,text,ifVersion},ctx)=>ctx.services.cloud.set(key,text,ifVersion===undefined?undefined:{ifVersion})),
   read:tool("读",z.object({key:z.string()}),({key},ctx)=>ctx.services.cloud.get(key)),
@@ -399,6 +402,13 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
         a.set_secret("campus.password", "pku-password-4242")
             .unwrap();
         a.set_cloud_consent("notes", true).unwrap();
+        // Its store on the phone goes in the backup with its consent (DESIGN.md §12).
+        tap(
+            &a,
+            "keep",
+            json!({"key": "draft", "text": "周五交实验报告"}),
+        )
+        .await;
 
         let written = a.cloud_backup().await.unwrap();
         assert_eq!(written.parts, 1);
@@ -428,7 +438,12 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
                 messages: 0,
                 // seed 000: a plugin's cloud switch is the student's to turn on here.
                 cloud_consents_pending: vec!["notes".into()],
+                plugin_values: 1,
             }
+        );
+        assert_eq!(
+            tap(&b, "recall", json!({"key": "draft"})).await,
+            json!({"ok": "周五交实验报告"})
         );
         let settings = b.settings();
         assert_eq!(settings.language, harness_core::settings::Language::En);
@@ -460,7 +475,15 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
         let again = b.cloud_restore().await.unwrap();
         assert_eq!(again.applied, Vec::<String>::new());
         assert_eq!(again.pending.len(), 2);
-        assert_eq!((again.memories, again.jobs, again.conversations), (0, 0, 0));
+        assert_eq!(
+            (
+                again.memories,
+                again.jobs,
+                again.conversations,
+                again.plugin_values
+            ),
+            (0, 0, 0, 0)
+        );
 
         // The backup as the account reads it holds no secret; the server holds no plaintext.
         let b_cloud = Cloud::new(
@@ -477,6 +500,7 @@ async fn a_backup_restored_on_a_device_joined_by_the_recovery_code_brings_the_ap
             "我住在燕园 32 楼",
             "带伞提醒",
             "期中复习计划",
+            "周五交实验报告",
             "Europe/Berlin",
             "notes.drop",
             "maxToolCalls",

@@ -17,6 +17,7 @@
 //! what consent meets), it takes their locks one at a time, never one inside another, so no
 //! two locks are ever held together and no order between them can deadlock.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Weak};
 
@@ -913,6 +914,7 @@ impl Engine {
                 .collect(),
             conversation_titles: titles,
             conversations: backed,
+            plugin_stores: self.consenting_stores(),
             cloud_plugins: self.consent().cloud.into_iter().collect(),
             ..Backup::default()
         })
@@ -977,6 +979,57 @@ impl Engine {
             .change_restore_pending(|p| p.retain(|(k, _)| k != key))?)
     }
 
+    /// The store of each plugin whose "Allow cloud" is on (DESIGN.md §12: the backup holds
+    /// consenting plugins' stores), read through the gate its calls use; a plugin without a
+    /// store, or with an empty one, has none.
+    fn consenting_stores(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+        self.consent()
+            .cloud
+            .into_iter()
+            .filter_map(|plugin| {
+                let entries = self
+                    .core
+                    .invoker
+                    .with_plugin_store(&plugin, |store| store.entries())?
+                    .ok()?
+                    .ok()?;
+                (!entries.is_empty()).then_some((plugin, entries))
+            })
+            .collect()
+    }
+
+    /// Puts a backup's plugin stores back, key by key through each plugin's own gate (its
+    /// quota and caps hold); a key this device holds a value for keeps it.
+    fn restore_stores(
+        &self,
+        stores: BTreeMap<String, BTreeMap<String, String>>,
+        out: &mut Restored,
+    ) {
+        for (plugin, entries) in stores {
+            let put = self.core.invoker.with_plugin_store(&plugin, |store| {
+                let mut put = 0;
+                for (key, value) in &entries {
+                    if !store.get(key).is_empty() {
+                        continue;
+                    }
+                    match store.set(key, value).strip_prefix("error: ") {
+                        None => put += 1,
+                        Some(why) => return Err(why.to_owned()),
+                    }
+                }
+                Ok(put)
+            });
+            let what = format!("plugin \"{plugin}\"'s data");
+            match put {
+                None => out
+                    .refused
+                    .push((what, "the plugin is not installed here".into())),
+                Some(Ok(Ok(put))) => out.plugin_values += put,
+                Some(Ok(Err(why)) | Err(why)) => out.refused.push((what, why)),
+            }
+        }
+    }
+
     fn restore(&self, backup: Backup) -> Result<Restored, EngineError> {
         let out = self.restore_parts(backup)?;
         // Kept for the 云端 screen: a value pending again replaces the one kept under its key.
@@ -1022,6 +1075,7 @@ impl Engine {
             }
         }
         out.jobs = self.restore_jobs(backup.jobs, &mut out.refused);
+        self.restore_stores(backup.plugin_stores, &mut out);
         let allowed = self.consent().cloud;
         out.cloud_consents_pending = backup
             .cloud_plugins

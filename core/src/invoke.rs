@@ -22,7 +22,7 @@ use crate::clock::Clock;
 use crate::consent::{Consent, ConsentError, Permission, PermissionState};
 use crate::conversations::Conversations;
 use crate::error::EngineError;
-use crate::gates::{CallScope, Dispatched, ToolCatalog, out_of_scope};
+use crate::gates::{CallScope, Dispatched, StoreGate, ToolCatalog, out_of_scope};
 use crate::installed::InstalledPlugins;
 use crate::picked::{FilePick, PickedFile};
 use crate::policy::{
@@ -480,6 +480,21 @@ impl Invoker {
         self.data_dir
             .as_ref()
             .map(|d| d.join("plugins").join(plugin))
+    }
+
+    /// Runs `f` on installed `plugin`'s store gate, the one its calls use; none when no such
+    /// plugin is installed, the `error: ` string when it has no store.
+    pub(crate) fn with_plugin_store<T>(
+        &self,
+        plugin: &str,
+        f: impl FnOnce(&StoreGate) -> T,
+    ) -> Option<Result<T, String>> {
+        let (installed, gates) = self.plugins.read(|state| {
+            let i = state.installed.get(plugin)?;
+            Some((i.plugin.clone(), i.gates.clone()))
+        })?;
+        let folder = self.plugin_folder(plugin);
+        Some(gates.store(&installed, folder.as_deref()).map(f))
     }
 
     /// The folder a plugin's file reads are confined to.

@@ -3,7 +3,7 @@
 //! one code path enforces them for bundled code, documents and remote plugins alike.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use async_trait::async_trait;
@@ -160,6 +160,29 @@ impl PluginGates {
             store: OnceLock::new(),
         }
     }
+
+    /// `plugin`'s store gate, made on first use: its map under the data directory's `stores`
+    /// beside the plugin's own `folder` (`<data>/plugins/<id>`). One gate per plugin, so every
+    /// call and the app's backup read and write the same map.
+    pub(crate) fn store(
+        &self,
+        plugin: &Plugin,
+        folder: Option<&Path>,
+    ) -> Result<&StoreGate, String> {
+        self.store
+            .get_or_init(|| match folder {
+                Some(folder) => {
+                    let dir = folder
+                        .parent()
+                        .map(|p| p.join("stores"))
+                        .unwrap_or_else(|| folder.to_path_buf());
+                    StoreGate::new(&plugin.id, &plugin.grants, &dir).map_err(|e| e.to_string())
+                }
+                None => Err("this app has no data directory to store in".into()),
+            })
+            .as_ref()
+            .map_err(|e| format!("error: {e}"))
+    }
 }
 
 /// A tool call's view of the host.
@@ -265,21 +288,7 @@ impl Services {
     }
 
     fn store(&self) -> Result<&StoreGate, String> {
-        self.gates
-            .store
-            .get_or_init(|| match &self.folder {
-                Some(folder) => {
-                    let dir = folder
-                        .parent()
-                        .map(|p| p.join("stores"))
-                        .unwrap_or_else(|| folder.clone());
-                    StoreGate::new(&self.plugin.id, &self.plugin.grants, &dir)
-                        .map_err(|e| e.to_string())
-                }
-                None => Err("this app has no data directory to store in".into()),
-            })
-            .as_ref()
-            .map_err(|e| format!("error: {e}"))
+        self.gates.store(&self.plugin, self.folder.as_deref())
     }
 
     /// `host-store-get`: the value, `""` for an absent key, or an `error: ` string.

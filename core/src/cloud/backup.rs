@@ -6,6 +6,8 @@
 //! and the manifest naming the generation is written last, so a backup cut off halfway leaves
 //! the one before it whole.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -20,8 +22,9 @@ use crate::turn::ConversationSettings;
 pub const PLUGIN: &str = "@harness/backup";
 const MANIFEST: &str = "manifest";
 /// What this version writes; a newer backup is refused rather than half read. The
-/// conversations (with their histories) were added under format 1: a reader before them skips
-/// the field and still reads `conversationTitles`, which is written beside it.
+/// conversations (with their histories), their scopes' sites and the consenting plugins'
+/// stores were added under format 1: a reader before them skips those fields and still reads
+/// `conversationTitles`, which is written beside them.
 const FORMAT: u32 = 1;
 /// A part's bytes as JSON text: escaped inside a string (a quote or a backslash doubles) it
 /// stays under the record's bound.
@@ -30,12 +33,12 @@ const PART_BYTES: usize = 30_000;
 /// What the student is told before turning the backup on (seed 000: plain words about what is
 /// stored online), in zh and en.
 pub const DISCLOSURE_ZH: [&str; 3] = [
-    "设置、规则、已批准的记忆、定时任务和对话标题，加密后存到 PKU harness Cloud",
+    "设置、规则、已批准的记忆、定时任务、对话的标题和设置，以及你允许云端的插件存在手机上的数据，加密后存到 PKU harness Cloud",
     "不包括密码、登录会话和模型 API 密钥",
     "云端看不到内容；只有持有恢复码的设备能读取",
 ];
 pub const DISCLOSURE_EN: [&str; 3] = [
-    "Settings, rules, approved memories, jobs and conversation titles, encrypted, in PKU harness Cloud",
+    "Settings, rules, approved memories, jobs, conversations' titles and settings, and what the plugins you allowed the cloud keep on the phone, encrypted, in PKU harness Cloud",
     "Never passwords, sign-in sessions or the model's API key",
     "The cloud cannot read them; only a device with the recovery code can",
 ];
@@ -65,6 +68,8 @@ pub struct Backup {
     pub conversations: Vec<BackedConversation>,
     /// The plugins whose "Allow cloud" switch was on: their records are in the cloud already.
     pub cloud_plugins: Vec<String>,
+    /// The store (`ctx.store`) of each of those plugins, by plugin id: key to value.
+    pub plugin_stores: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// A conversation in the backup: its id, title, settings (model, effort, preset), own rules,
@@ -111,6 +116,8 @@ pub struct Restored {
     /// The plugins installed here whose "Allow cloud" switch was on in the backup and is off
     /// here: a consent, so the student turns each on (seed 000), never the restore.
     pub cloud_consents_pending: Vec<String>,
+    /// The keys put back into those plugins' stores (one this device holds already is kept).
+    pub plugin_values: usize,
 }
 
 /// `text` cut into pieces of at most `PART_BYTES` bytes, on character boundaries.

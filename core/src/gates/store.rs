@@ -110,6 +110,17 @@ impl StoreGate {
         })
     }
 
+    /// Every key with its value, as the plugin's gets read them (the app's backup of a plugin
+    /// whose "Allow cloud" is on), or the `error: ` string.
+    pub(crate) fn entries(&self) -> Result<BTreeMap<String, String>, String> {
+        let mut entries = None;
+        let answer = self.with_map(|map, _| {
+            entries = Some(map.clone());
+            Ok(String::new())
+        });
+        entries.ok_or(answer)
+    }
+
     /// Runs `op` on the map, reading the file on first use; an `Err` is the `error: ` string.
     fn with_map(&self, op: impl FnOnce(&mut Map, &Path) -> Result<String, String>) -> String {
         if !self.allow_store {

@@ -530,6 +530,12 @@ pub(super) fn keep_restored(draft: &Mutex<CloudDraft>, lang: Language, r: &Resto
             r.conversations
         ),
     }];
+    if r.plugin_values > 0 {
+        words.push(match lang {
+            Language::Zh => format!("插件数据：放回了 {} 项", r.plugin_values),
+            Language::En => format!("Plugins' data: {} values put back", r.plugin_values),
+        });
+    }
     for (key, value) in &r.pending {
         words.push(match lang {
             Language::Zh => format!("待你确认：{key} 在备份里是 {value}，比现在宽松，没有自动改；要改请点下面它的「应用」"),
