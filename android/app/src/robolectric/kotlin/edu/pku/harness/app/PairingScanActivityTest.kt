@@ -6,6 +6,7 @@ import android.content.pm.PackageManager
 import android.view.WindowManager
 import androidx.test.core.app.ApplicationProvider
 import androidx.test.ext.junit.runners.AndroidJUnit4
+import org.junit.After
 import org.junit.Test
 import org.junit.runner.RunWith
 import org.robolectric.Robolectric
@@ -23,11 +24,20 @@ import kotlin.test.assertTrue
 @RunWith(AndroidJUnit4::class)
 class PairingScanActivityTest {
     private val words = PairingScanActivity.Words("扫码加入", "把相机对准配对二维码。", "没有相机权限就不能扫码", "取消")
+    private val scanners = mutableListOf<org.robolectric.android.controller.ActivityController<PairingScanActivity>>()
+
+    /**
+     * Each scanner goes with its test: one left open keeps its screen (and its camera's
+     * attempt) alive, and a later journey's Compose rule then never sees the screens idle.
+     */
+    @After fun closeScanners() = scanners.forEach { it.pause().stop().destroy() }
 
     @Test fun the_scanner_asks_for_the_camera_only_when_it_is_not_granted_and_keeps_out_of_screenshots() {
         val context = ApplicationProvider.getApplicationContext<Context>()
         shadowOf(context as android.app.Application).denyPermissions(Manifest.permission.CAMERA)
-        val asking = Robolectric.buildActivity(PairingScanActivity::class.java, words.intent(context)).setup().get()
+        val askingScanner = Robolectric.buildActivity(PairingScanActivity::class.java, words.intent(context)).setup()
+        scanners += askingScanner
+        val asking = askingScanner.get()
         val request = shadowOf(asking).lastRequestedPermission
         assertEquals(listOf(Manifest.permission.CAMERA), request?.requestedPermissions?.toList())
         assertNotEquals(0, asking.window.attributes.flags and WindowManager.LayoutParams.FLAG_SECURE)
@@ -37,7 +47,9 @@ class PairingScanActivityTest {
         assertTrue(!asking.isFinishing)
 
         shadowOf(context).grantPermissions(Manifest.permission.CAMERA)
-        val granted = Robolectric.buildActivity(PairingScanActivity::class.java, words.intent(context)).setup().get()
+        val grantedScanner = Robolectric.buildActivity(PairingScanActivity::class.java, words.intent(context)).setup()
+        scanners += grantedScanner
+        val granted = grantedScanner.get()
         assertNull(shadowOf(granted).lastRequestedPermission)
         assertNotEquals(0, granted.window.attributes.flags and WindowManager.LayoutParams.FLAG_SECURE)
     }
