@@ -18,6 +18,33 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The cloud's server on 127.0.0.1, over SQLite in `dir`, until [`Cloud::stop`].
+struct Cloud {
+    base: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Cloud {
+    async fn start(dir: &std::path::Path) -> Cloud {
+        let db = format!("sqlite:{}", dir.join("cloud.db").display());
+        let app = App::new(storage::open(&db).await.unwrap(), Limits::default());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(server::serve(listener, app, async {
+            let _ = stopped.await;
+        }));
+        Cloud { base, stop, served }
+    }
+
+    /// Stops the server and waits until it has, failing the test on the server's error.
+    async fn stop(self) {
+        self.stop.send(()).unwrap();
+        self.served.await.unwrap().unwrap();
+    }
+}
+
 /// `harness ARGS --data-dir DIR` on a blocking thread, so the server on the test's runtime
 /// keeps answering.
 async fn harness(args: &[&str], dir: &std::path::Path) -> Output {
@@ -37,14 +64,8 @@ async fn harness(args: &[&str], dir: &std::path::Path) -> Output {
 #[tokio::test(flavor = "multi_thread")]
 async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
-    let app = App::new(storage::open(&db).await.unwrap(), Limits::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(server::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let cloud = Cloud::start(dir.path()).await;
+    let base = cloud.base.clone();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
 
     let setup = stdout(&harness(&["cloud", "setup", "--server", &base], &a).await);
@@ -117,8 +138,7 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
         "{settings}"
     );
 
-    stop.send(()).unwrap();
-    served.await.unwrap().unwrap();
+    cloud.stop().await;
 }
 
 // Issue 39: `harness cloud pair` prints the pairing QR's text (not a URI, so no app opens it
@@ -127,14 +147,8 @@ async fn setup_backup_join_and_restore_bring_the_settings_to_another_data_direct
 #[tokio::test(flavor = "multi_thread")]
 async fn pair_prints_a_code_no_app_opens_and_join_paired_joins_by_it_once() {
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite:{}", dir.path().join("cloud.db").display());
-    let app = App::new(storage::open(&db).await.unwrap(), Limits::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(server::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let cloud = Cloud::start(dir.path()).await;
+    let base = cloud.base.clone();
     let (a, b, c) = (
         dir.path().join("a"),
         dir.path().join("b"),
@@ -166,6 +180,5 @@ async fn pair_prints_a_code_no_app_opens_and_join_paired_joins_by_it_once() {
         "harness: the pairing code is used or expired: show a new one on the other device"
     );
 
-    stop.send(()).unwrap();
-    served.await.unwrap().unwrap();
+    cloud.stop().await;
 }
