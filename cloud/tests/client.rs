@@ -9,19 +9,18 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use async_trait::async_trait;
-use common::{Server, databases};
+use common::{Server, databases, open_phone, phone_options};
 use harness_cloud::server::Limits;
+use harness_core::Engine;
 use harness_core::clock::{Clock, SystemClock};
 use harness_core::cloud::Cloud;
 use harness_core::cloud::backup::{Backup, Restored};
-use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
+use harness_core::invoke::{Call, Outcome};
 use harness_core::plugins::script::{self, Limits as ScriptLimits};
-use harness_core::policy::{Actor, Answer};
+use harness_core::policy::Actor;
 use harness_core::scheduler::Owner;
 use harness_core::secrets::MemorySecrets;
 use harness_core::settings::parse_change;
-use harness_core::{Engine, Options};
 use serde_json::{Value, json};
 
 /// A plugin whose tools are its `ctx.services.cloud` (and its own store on the phone), each
@@ -44,25 +43,9 @@ return {default:n.definePlugin({id:"notes",title:"笔记",description:"Keeps not
   drop:tool("删",z.object({key:z.string()}),({key},ctx)=>ctx.services.cloud.delete(key)),
  }})};})();"#;
 
-struct Allow;
-
-#[async_trait]
-impl ApprovalBroker for Allow {
-    async fn ask(&self, _prompt: Prompt) -> Answer {
-        Answer::Allow
-    }
-}
-
 /// A phone: a data directory with its own keystore, the notes plugin installed.
 fn phone(dir: &std::path::Path) -> Engine {
-    let mut options = Options::new(Arc::new(Allow));
-    options.builtin_plugins = false;
-    options.secrets = Arc::new(MemorySecrets::default());
-    let engine = Engine::open(dir, options).unwrap();
-    let (plugin, handler) = script::load(NOTES, ScriptLimits::default()).unwrap();
-    engine.install(plugin, "bundled", handler).unwrap();
-    engine.accept_terms().unwrap();
-    engine
+    phone_with(dir, Arc::default())
 }
 
 async fn tap(engine: &Engine, tool: &str, input: Value) -> Value {
@@ -342,13 +325,9 @@ async fn a_device_joins_by_the_pairing_qr_once() {
 
 /// A phone whose keystore the test holds too, to reach its cloud as another client would.
 fn phone_with(dir: &std::path::Path, secrets: Arc<MemorySecrets>) -> Engine {
-    let mut options = Options::new(Arc::new(Allow));
-    options.builtin_plugins = false;
-    options.secrets = secrets;
-    let engine = Engine::open(dir, options).unwrap();
+    let engine = open_phone(dir, phone_options(secrets));
     let (plugin, handler) = script::load(NOTES, ScriptLimits::default()).unwrap();
     engine.install(plugin, "bundled", handler).unwrap();
-    engine.accept_terms().unwrap();
     engine
 }
 

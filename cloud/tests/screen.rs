@@ -7,34 +7,22 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use async_trait::async_trait;
-use common::{Server, databases};
+use common::{Server, databases, open_phone, phone_options};
 use harness_cloud::server::Limits;
+use harness_core::Options;
 use harness_core::clock::{Clock, SystemClock};
-use harness_core::invoke::{ApprovalBroker, Prompt};
-use harness_core::policy::Answer;
 use harness_core::screens::{Action, CloudState, LabelValue, Live, PairingScan, Screens};
-use harness_core::secrets::MemorySecrets;
 use harness_core::settings::parse_change;
-use harness_core::{Engine, Options};
 use serde_json::json;
-
-struct Allow;
-
-#[async_trait]
-impl ApprovalBroker for Allow {
-    async fn ask(&self, _prompt: Prompt) -> Answer {
-        Answer::Allow
-    }
-}
 
 /// A phone's screens over its own data directory and keystore, in English.
 fn phone(dir: &std::path::Path) -> Screens {
-    let mut options = Options::new(Arc::new(Allow));
-    options.builtin_plugins = false;
-    options.secrets = Arc::new(MemorySecrets::default());
-    let engine = Engine::open(dir, options).unwrap();
-    engine.accept_terms().unwrap();
+    phone_over(dir, phone_options(Arc::default()))
+}
+
+/// A phone's screens over its data directory, opened with `options`, in English.
+fn phone_over(dir: &std::path::Path, options: Options) -> Screens {
+    let engine = open_phone(dir, options);
     let language = parse_change("language", &json!("en")).unwrap();
     engine.change_setting(language).unwrap();
     Screens::new(Arc::new(engine), Live::new())
@@ -366,13 +354,9 @@ async fn the_cloud_field_starts_with_the_address_the_build_offers() {
     let db = databases(dir.path()).remove(0);
     let server = Server::start(&db, Limits::default()).await;
     let a_dir = tempfile::tempdir().unwrap();
-    let mut options = Options::new(Arc::new(Allow));
-    options.builtin_plugins = false;
-    options.secrets = Arc::new(MemorySecrets::default());
+    let mut options = phone_options(Arc::default());
     options.cloud_address = Some(format!(" {} ", server.base));
-    let engine = Engine::open(a_dir.path(), options).unwrap();
-    engine.accept_terms().unwrap();
-    let a = Screens::new(Arc::new(engine), Live::new());
+    let a = Screens::new(Arc::new(open_phone(a_dir.path(), options)), Live::new());
     let offered = a.cloud().await;
     assert_eq!(offered.state, CloudState::NotSetUp);
     assert_eq!(offered.address, server.base);
@@ -448,15 +432,9 @@ async fn a_phone_joins_by_scanning_the_pairing_qr_the_first_shows_on_its_cloud_s
         let server = Server::start(&db, Limits::default()).await;
         let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
         let clock = Arc::new(Ahead::default());
-        let mut options = Options::new(Arc::new(Allow));
-        options.builtin_plugins = false;
-        options.secrets = Arc::new(MemorySecrets::default());
+        let mut options = phone_options(Arc::default());
         options.clock = clock.clone();
-        let engine = Engine::open(dirs[0].path(), options).unwrap();
-        engine.accept_terms().unwrap();
-        let language = parse_change("language", &json!("en")).unwrap();
-        engine.change_setting(language).unwrap();
-        let a = Screens::new(Arc::new(engine), Live::new());
+        let a = phone_over(dirs[0].path(), options);
         let (b, c) = (phone(dirs[1].path()), phone(dirs[2].path()));
 
         // Not set up: no QR to show, 扫码加入 opens the shell's scanner with its words.

@@ -8,26 +8,16 @@ mod common;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use common::{Server, databases};
+use common::{Allow, Server, databases};
 use harness_campus_sim::{DEMO, SMS_CODE, Simulator};
 use harness_cloud::server::Limits;
 use harness_core::campus::SignInStep;
 use harness_core::campus::wire::Origin;
-use harness_core::invoke::{ApprovalBroker, Call, Outcome, Prompt};
-use harness_core::policy::{Actor, Answer};
+use harness_core::invoke::{Call, Outcome};
+use harness_core::policy::Actor;
 use harness_core::secrets::MemorySecrets;
 use harness_core::{Engine, Options};
 use serde_json::{Value, json};
-
-struct Allow;
-
-#[async_trait]
-impl ApprovalBroker for Allow {
-    async fn ask(&self, _prompt: Prompt) -> Answer {
-        Answer::Allow
-    }
-}
 
 /// A phone with the app's shipped plugins, signed in to the simulator as the demo student with
 /// Treehole's SMS check done.

@@ -6,13 +6,44 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use ed25519_dalek::{Signer, SigningKey};
 use harness_cloud::auth;
 use harness_cloud::server::{self, App, Limits};
 use harness_cloud::storage;
+use harness_core::invoke::{ApprovalBroker, Prompt};
+use harness_core::policy::Answer as Decision;
+use harness_core::secrets::MemorySecrets;
+use harness_core::{Engine, Options};
 use serde_json::Value;
+
+/// The student who says yes to every question.
+pub struct Allow;
+
+#[async_trait]
+impl ApprovalBroker for Allow {
+    async fn ask(&self, _prompt: Prompt) -> Decision {
+        Decision::Allow
+    }
+}
+
+/// A test phone's options: every question answered yes, no built-in plugins, the keystore
+/// `secrets` (a test that reaches the phone's cloud as another client holds it too).
+pub fn phone_options(secrets: Arc<MemorySecrets>) -> Options {
+    let mut options = Options::new(Arc::new(Allow));
+    options.builtin_plugins = false;
+    options.secrets = secrets;
+    options
+}
+
+/// A phone's engine over its data directory `dir`, its terms accepted.
+pub fn open_phone(dir: &std::path::Path, options: Options) -> Engine {
+    let engine = Engine::open(dir, options).unwrap();
+    engine.accept_terms().unwrap();
+    engine
+}
 
 pub fn random<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
