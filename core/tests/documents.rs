@@ -151,6 +151,46 @@ endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n";
     );
 }
 
+/// A simple font that renames some of its codes by `/Differences` (what TeX's fonts do for
+/// ligatures): each name is looked up in the Adobe Glyph List (`exclam` near its start,
+/// `wonmonospace` its last), and the rest of the codes keep the base encoding.
+#[tokio::test]
+async fn a_pdf_whose_font_renames_its_codes_is_read_through_the_glyph_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let font = |_: &mut Document| {
+        let differences: Vec<Object> = vec![
+            1.into(),
+            "fi".into(),
+            "fl".into(),
+            "Alpha".into(),
+            65.into(),
+            "exclam".into(),
+            90.into(),
+            "wonmonospace".into(),
+        ];
+        dictionary! { "Font" => dictionary! { "F1" => dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "CMR10",
+            "Encoding" => dictionary! {
+                "Type" => "Encoding", "BaseEncoding" => "WinAnsiEncoding",
+                "Differences" => differences,
+            },
+        }}}
+    };
+    let file = pdf(
+        font,
+        &[b"BT /F1 12 Tf 72 720 Td (\\001nd the \\002oor, \\003 A Z) Tj ET"],
+    );
+    attach(&s, "tex.pdf", file).await.unwrap();
+    assert_eq!(
+        documents(&s),
+        [(
+            "tex.pdf".to_owned(),
+            "\u{fb01}nd the \u{fb02}oor, \u{391} ! \u{ffe6}\n".to_owned()
+        )]
+    );
+}
+
 #[tokio::test]
 async fn a_scanned_pdf_with_no_text_is_refused_in_the_students_language() {
     let dir = tempfile::tempdir().unwrap();
