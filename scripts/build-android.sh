@@ -26,11 +26,15 @@ command -v cargo-ndk >/dev/null 2>&1 || fail "cargo-ndk is not installed; run: c
 
 rustup target add aarch64-linux-android armv7-linux-androideabi x86_64-linux-android >/dev/null
 
-# 16 KB pages and packed relocations (scripts/lib/android-link.sh; the NDK links with lld).
+# The release library's link and paths, as scripts/check-size.sh measures it
+# (scripts/lib/android-link.sh: 16 KB pages, packed relocations, identical code folded, source
+# paths without the build machine's; the NDK links with lld).
 source scripts/lib/android-link.sh
-export CARGO_TARGET_AARCH64_LINUX_ANDROID_RUSTFLAGS="$ANDROID_LINK_RUSTFLAGS"
-export CARGO_TARGET_ARMV7_LINUX_ANDROIDEABI_RUSTFLAGS="$ANDROID_LINK_RUSTFLAGS"
-export CARGO_TARGET_X86_64_LINUX_ANDROID_RUSTFLAGS="$ANDROID_LINK_RUSTFLAGS"
+cargo fetch --locked
+release_rustflags="$ANDROID_RELEASE_LINK_RUSTFLAGS $(android_release_path_rustflags)"
+export CARGO_TARGET_AARCH64_LINUX_ANDROID_RUSTFLAGS="$release_rustflags"
+export CARGO_TARGET_ARMV7_LINUX_ANDROIDEABI_RUSTFLAGS="$release_rustflags"
+export CARGO_TARGET_X86_64_LINUX_ANDROID_RUSTFLAGS="$release_rustflags"
 
 cargo ndk --platform "${ANDROID_PLATFORM:-26}" -t arm64-v8a -t armeabi-v7a -t x86_64 \
   -o android/core/src/main/jniLibs build --locked --release -p harness-ffi --lib

@@ -47,12 +47,16 @@ if [ "$host_build" = 1 ]; then
 fi
 echo "building the release cdylib for aarch64-unknown-linux-gnu, linked as for Android"
 source scripts/lib/android-link.sh
+cargo fetch --locked
 # gcc drives the link (it knows the cross sysroot); `ld` in a directory given with -B makes it
 # run lld, the NDK's linker, which packs relocations in Android's format.
 lld_dir="$target_dir/size/lld"
 mkdir -p "$lld_dir"
 ln -sf "$(command -v ld.lld)" "$lld_dir/ld"
+# The source paths are mapped for every crate (their panic locations are compiled into each);
+# the link flags are the final link's.
 # shellcheck disable=SC2086 # the flags are words
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="$(android_release_path_rustflags)" \
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
 CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
   cargo rustc --quiet --locked --release -p harness-ffi --lib --crate-type cdylib --target aarch64-unknown-linux-gnu \

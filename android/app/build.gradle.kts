@@ -74,6 +74,8 @@ dependencies {
     implementation("androidx.compose.material3:material3")
     implementation("androidx.activity:activity-compose:1.10.1")
     implementation("androidx.core:core-ktx:1.16.0")
+    // The 扫码加入 scanner's QR decoder (PairingScanActivity, QrFrames.kt).
+    implementation("com.google.zxing:core:3.5.3")
 
     // The versions of android/compose-robolectric.lock.tsv, which the Gradle-free build uses.
     // SecretFilesTest and DocumentTextTest: plain JVM; the journeys: Robolectric.

@@ -708,25 +708,15 @@ impl Harness {
             .await?)
     }
 
-    /// One frame of the 扫码加入 scanner (`ShellEffect::ScanPairingQr`): its luminance plane
-    /// (Android's Y plane of YUV_420_888: `height` rows of `width` bytes, `row_stride` apart).
-    /// A pairing QR in it joins its account; the answer says whether to keep scanning, close
-    /// the scanner, or show the refusal's words and keep scanning.
-    pub async fn cloud_scan_frame(
-        &self,
-        luma: Vec<u8>,
-        width: u32,
-        height: u32,
-        row_stride: u32,
-    ) -> Result<PairingScan, HarnessError> {
+    /// The texts of the QR codes the 扫码加入 scanner (`ShellEffect::ScanPairingQr`) decoded
+    /// in one camera frame (none when it found none). A pairing code among them joins its
+    /// account; the answer says whether to keep scanning, close the scanner, or show the
+    /// refusal's words and keep scanning.
+    pub async fn cloud_scanned(&self, texts: Vec<String>) -> Result<PairingScan, HarnessError> {
         let screens = self.screens()?;
         Ok(runtime()?
-            .spawn(async move {
-                screens
-                    .cloud_scan_frame(&luma, width, height, row_stride)
-                    .await
-            })
-            .await??)
+            .spawn(async move { screens.cloud_scanned(&texts).await })
+            .await?)
     }
 
     /// A home-screen widget of one data source: Today's tile of it read through the same

@@ -36,7 +36,10 @@ build_core_libraries() {
   CORE_LIB_HOW="" CORE_LIB_MISSING=""
   local target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
   local link_flags="$ANDROID_LINK_RUSTFLAGS"
-  [ "$CORE_PROFILE" = release ] && link_flags="$ANDROID_RELEASE_LINK_RUSTFLAGS"
+  if [ "$CORE_PROFILE" = release ]; then
+    cargo fetch --locked
+    link_flags="$ANDROID_RELEASE_LINK_RUSTFLAGS $(android_release_path_rustflags)"
+  fi
   if [ -n "${ANDROID_NDK_HOME:-}" ]; then
     command -v cargo-ndk >/dev/null 2>&1 || { CORE_LIB_MISSING="ANDROID_NDK_HOME is set but cargo-ndk is not installed (cargo install cargo-ndk)"; return 0; }
     local abi targets=()

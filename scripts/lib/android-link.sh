@@ -11,3 +11,16 @@ ANDROID_LINK_RUSTFLAGS="-C link-arg=-Wl,-z,max-page-size=16384 -C link-arg=-Wl,-
 # promises distinct function addresses, so folding is safe. Kept out of the test profile's flags
 # so that its cached builds stay valid.
 ANDROID_RELEASE_LINK_RUSTFLAGS="$ANDROID_LINK_RUSTFLAGS -C link-arg=-Wl,--icf=all"
+
+# The release library's source paths (every crate's, set for the whole build): a panic's location
+# names its file, and a crate from crates.io is compiled from the build machine's
+# $CARGO_HOME/registry/src/<index>/<crate>/, this project from its checkout. Mapped to the
+# crate's own path (`lopdf-0.47.0/src/…`, `core/src/…`), the library carries shorter strings and
+# nothing of the machine that built it. Needs the registry fetched (`cargo fetch --locked`).
+android_release_path_rustflags() {
+  local flags="--remap-path-prefix=$PWD/=" dir
+  for dir in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+    flags="$flags --remap-path-prefix=$dir="
+  done
+  echo "$flags"
+}

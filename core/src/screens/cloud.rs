@@ -103,7 +103,7 @@ pub struct CloudPairing {
     pub refresh_after_ms: i64,
 }
 
-/// What the shell's scanner of a frame (`Screens::cloud_scan_frame`) does next.
+/// What the shell's scanner does after a frame (`Screens::cloud_scanned`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum PairingScan {
@@ -384,8 +384,8 @@ pub(super) fn scanner(lang: Language) -> ShellEffect {
     }
 }
 
-/// Joins the account of a pairing code the scanner read (the iOS scanner's string, or one read
-/// from an Android frame); the refusal in words. The same code refused before is refused again
+/// Joins the account of a pairing code the scanner read (the iOS scanner's string, or one the
+/// Android scanner read from a frame); the refusal in words. The same code refused before is refused again
 /// without asking the server.
 pub(super) async fn join_scanned(
     engine: &Engine,
@@ -426,31 +426,6 @@ fn scan_words(lang: Language, e: &CloudError) -> String {
         }
         _ => format!("{}{e}", tr(lang, "配对二维码：", "Pairing QR: ")),
     }
-}
-
-/// The texts of the QR codes in a camera frame's luminance plane (Android's Y plane of
-/// YUV_420_888: `height` rows of `width` bytes, each row `row_stride` bytes from the last).
-pub(super) fn read_frame(
-    luma: &[u8],
-    width: u32,
-    height: u32,
-    row_stride: u32,
-) -> Result<Vec<String>, String> {
-    let (w, h, stride) = (width as usize, height as usize, row_stride as usize);
-    let needed = h.saturating_sub(1) * stride + w;
-    if w == 0 || h == 0 || stride < w || luma.len() < needed {
-        return Err(format!(
-            "a camera frame of {width}×{height} with rows {row_stride} bytes apart needs {needed} bytes; it has {}",
-            luma.len()
-        ));
-    }
-    let mut picture =
-        rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| luma[y * stride + x]);
-    Ok(picture
-        .detect_grids()
-        .into_iter()
-        .filter_map(|grid| grid.decode().ok().map(|(_, text)| text))
-        .collect())
 }
 
 /// A pending restored value's row: the key (data) and the backup's value, 应用 and 不用了.

@@ -414,7 +414,7 @@ pub enum Action {
     /// 扫码加入: open the shell's scanner (`ShellEffect::ScanPairingQr`).
     CloudScanToJoin,
     /// Join by the text of a QR code the shell's scanner read (iOS's AVFoundation gives it
-    /// whole); Android hands camera frames to `Screens::cloud_scan_frame` instead.
+    /// whole); Android hands the texts of each frame's codes to `Screens::cloud_scanned`.
     CloudJoinScanned {
         payload: String,
     },
@@ -500,7 +500,8 @@ pub enum ShellEffect {
     /// Open this `https` page in the system's browser (Custom Tabs, Safari).
     OpenBrowser { url: String },
     /// Open the in-app scanner of a pairing QR (asking for the camera there): Android hands
-    /// each frame to `cloud_scan_frame`, iOS each QR text to `Action::CloudJoinScanned`. The
+    /// the texts of each frame's QR codes to `cloud_scanned`, iOS each QR text to
+    /// `Action::CloudJoinScanned`. The
     /// words it shows: its title, what to point at, why it cannot scan without the camera, and
     /// its cancel button.
     ScanPairingQr {
@@ -760,31 +761,21 @@ impl Screens {
         cloud::build(&self.engine, self.language(), &self.cloud).await
     }
 
-    /// One camera frame of the 扫码加入 scanner, its luminance plane (`height` rows of `width`
-    /// bytes, `row_stride` apart): a pairing QR in it joins its account, as
-    /// `Action::CloudJoinScanned` does. A frame that is not one is refused naming its size.
-    pub async fn cloud_scan_frame(
-        &self,
-        luma: &[u8],
-        width: u32,
-        height: u32,
-        row_stride: u32,
-    ) -> Result<PairingScan, EngineError> {
-        let texts =
-            cloud::read_frame(luma, width, height, row_stride).map_err(EngineError::Invalid)?;
+    /// The texts of the QR codes the 扫码加入 scanner found in one camera frame (Android's
+    /// decoder, in the shell: the camera's pictures never reach the core): a pairing code among
+    /// them joins its account, as `Action::CloudJoinScanned` does; none is nothing to do.
+    pub async fn cloud_scanned(&self, texts: &[String]) -> PairingScan {
         // A pairing code among other codes in the frame is the one read.
         let pairing = texts
             .iter()
             .find(|t| t.trim_start().starts_with(crate::cloud::PAIRING_PREFIX));
         let Some(payload) = pairing.or(texts.first()) else {
-            return Ok(PairingScan::Nothing);
+            return PairingScan::Nothing;
         };
-        Ok(
-            match cloud::join_scanned(&self.engine, self.language(), &self.cloud, payload).await {
-                Ok(()) => PairingScan::Joined,
-                Err(words) => PairingScan::Refused { words },
-            },
-        )
+        match cloud::join_scanned(&self.engine, self.language(), &self.cloud, payload).await {
+            Ok(()) => PairingScan::Joined,
+            Err(words) => PairingScan::Refused { words },
+        }
     }
 
     pub fn spending(&self) -> Result<SpendingScreen, EngineError> {

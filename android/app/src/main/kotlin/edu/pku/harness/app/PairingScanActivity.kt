@@ -58,9 +58,10 @@ private const val MAX_FRAME_SIDE = 1280
 /**
  * 云端's 扫码加入: the back camera through camera2 (in the framework: no artifact), asking for
  * the CAMERA permission here, the first time the student taps it. Each frame's luminance plane
- * (the Y plane of YUV_420_888, with its row stride) goes to the core, one at a time, and the
- * core decides: no code (keep scanning), joined (close), or refused (its words under the
- * camera, and keep scanning). The window is kept out of screenshots: the code it films carries
+ * (the Y plane of YUV_420_888, with its row stride) is decoded here by ZXing ([qrTextsInFrame]),
+ * one frame at a time, and the texts of its QR codes go to the core, which decides: no code
+ * (keep scanning), joined (close), or refused (its words under the camera, and keep
+ * scanning). The window is kept out of screenshots: the code it films carries
  * the account key. The words are the core's (`ShellEffect.ScanPairingQr`).
  */
 class PairingScanActivity : ComponentActivity() {
@@ -210,7 +211,7 @@ class PairingScanActivity : ComponentActivity() {
         thread = null
     }
 
-    /** Hands one frame's Y plane to the core, unless the last one is still being read. */
+    /** Reads one frame's QR codes and hands their texts to the core, unless the last frame is still being read. */
     private fun scan(image: Image) {
         image.use {
             if (!busy.compareAndSet(false, true)) return
@@ -220,9 +221,8 @@ class PairingScanActivity : ComponentActivity() {
             val (width, height, stride) = Triple(it.width, it.height, plane.rowStride)
             scope.launch {
                 try {
-                    val scanned = withContext(Dispatchers.IO) {
-                        app.harness.cloudScanFrame(luma, width.toUInt(), height.toUInt(), stride.toUInt())
-                    }
+                    val texts = withContext(Dispatchers.Default) { qrTextsInFrame(luma, width, height, stride) }
+                    val scanned = if (texts.isEmpty()) PairingScan.Nothing else app.harness.cloudScanned(texts)
                     when (scanned) {
                         is PairingScan.Nothing -> {}
                         is PairingScan.Joined -> {
