@@ -2,8 +2,8 @@
 //! (sdk/runtime.js: the SDK and zod every TypeScript plugin imports) and each shipped plugin's
 //! `bundle.js` and `manifest.json` (plugins/<id>/). 0.36 MB of text is under 0.1 MB
 //! compressed; the core inflates the runtime once per process, when the first plugin runtime
-//! compiles it to bytecode, and a bundle's files when an engine opens
-//! (plugins::script::{sdk_runtime, Bundle}).
+//! compiles it to bytecode, a bundle's manifest when an engine opens and its bundle when its
+//! runtime is made (plugins::script::{sdk_runtime, Bundle}).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,13 +1,16 @@
 //! Opening a data directory that holds 200 installed plugins (10 tools each), 100,000 audit
 //! rows and 1,000 memories; opening a fresh one with the shipped TypeScript plugins
 //! (`plugins::script::Shipped`, their manifests read as JSON) and without any; and appending to
-//! the audit log, one transaction per row as the invoke path does.
+//! the audit log, one transaction per row as the invoke path does. And what `harness tools`
+//! does as a whole process — open a data directory, list the tools, exit — with the shipped
+//! plugins and without any TypeScript plugin: this bench runs itself as that process
+//! ([`CHILD`]), so the two differ in the catalog alone.
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use harness_core::invoke::{ApprovalBroker, Prompt};
 use harness_core::plugins::script::{self, Shipped};
 use harness_core::policy::Answer;
@@ -110,8 +113,69 @@ fn first_opens() {
     );
 }
 
+/// Set in the environment of this bench run as a child process: `shipped` or `none`, the
+/// catalog it opens [`CHILD_DIR`] with before it lists the tools and exits.
+const CHILD: &str = "STATE_BENCH_CHILD";
+const CHILD_DIR: &str = "STATE_BENCH_CHILD_DIR";
+
+/// The child's whole life: open, list the tools (what `harness tools` prints), exit.
+fn child(catalog: &str) -> ! {
+    let dir = std::env::var_os(CHILD_DIR).expect("the parent names the data directory");
+    let options = match catalog {
+        "shipped" => shipped(),
+        _ => options(),
+    };
+    let engine = Engine::open(std::path::Path::new(&dir), options).unwrap();
+    black_box(engine.tool_catalog());
+    std::process::exit(0)
+}
+
+/// The CPU time (user + system) and wall time of `runs` child processes with `catalog`, each
+/// opening the same data directory (made by the first), as their medians and minimums.
+fn whole_processes(catalog: &str, runs: usize) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let children_cpu = || {
+        // SAFETY: getrusage writes the struct it is given and nothing else.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+        let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    };
+    let (mut cpu, mut wall) = (Vec::new(), Vec::new());
+    for _ in 0..=runs {
+        let before = children_cpu();
+        let start = std::time::Instant::now();
+        let status = std::process::Command::new(&exe)
+            .env(CHILD, catalog)
+            .env(CHILD_DIR, dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        wall.push(start.elapsed().as_secs_f64() * 1e3);
+        cpu.push((children_cpu() - before) * 1e3);
+    }
+    // The first run made the data directory: a reopen is what is measured.
+    let (mut cpu, mut wall) = (cpu.split_off(1), wall.split_off(1));
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0])
+    };
+    let ((cpu_p50, cpu_min), (wall_p50, wall_min)) = (median(&mut cpu), median(&mut wall));
+    format!(
+        "CPU p50 {cpu_p50:.1} ms (min {cpu_min:.1}), wall p50 {wall_p50:.1} ms (min {wall_min:.1})"
+    )
+}
+
 fn bench(c: &mut Criterion) {
     first_opens();
+    let runs = 30;
+    println!(
+        "a whole process opening a data directory and listing the tools, {runs} runs: with the \
+         shipped plugins {}; without any TypeScript plugin {}",
+        whole_processes("shipped", runs),
+        whole_processes("none", runs)
+    );
     // One engine at a time holds a data directory: each is dropped (timed too) before the next.
     let (with, without) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     c.bench_function(
@@ -147,4 +211,11 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(catalog) = std::env::var(CHILD) {
+        child(&catalog);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

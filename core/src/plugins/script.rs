@@ -167,7 +167,7 @@ fn from_manifest(
     limits: Limits,
 ) -> Result<(Plugin, Arc<ScriptPlugin>), LoadError> {
     let plugin = Plugin::load(parse_manifest_text(text)?, PluginKind::Bundled)?;
-    let handler = ScriptPlugin::new(&plugin, source, limits);
+    let handler = ScriptPlugin::new(&plugin, Source::Text(source.into()), limits);
     Ok((plugin, Arc::new(handler)))
 }
 
@@ -181,12 +181,17 @@ impl Catalog for Shipped {
         BUNDLES
             .iter()
             .map(|bundle| {
-                // Loaded by the tests (`the_shipped_bundles_load`): a failure here is a
-                // manifest committed without its check.
-                let (plugin, handler) =
-                    from_manifest(&bundle.manifest(), &bundle.source(), Limits::default())
-                        .unwrap_or_else(|e| panic!("shipped bundle {}: {e}", bundle.id));
-                let handler: Arc<dyn PluginHandler> = handler;
+                // Each manifest is checked whole — its schemas compiled, its examples
+                // validated — by the tests (`the_shipped_bundles_load`), as the library is
+                // built: a failure here is a manifest committed without its check. So opening
+                // compiles a schema on its tool's first call, as for a plugin installed before
+                // (`Plugin::reload`), not all of them at every open.
+                let plugin = parse_manifest_text(&bundle.manifest())
+                    .and_then(|manifest| Plugin::reload(manifest, PluginKind::Bundled))
+                    .unwrap_or_else(|e| panic!("shipped bundle {}: {e}", bundle.id));
+                let handler =
+                    ScriptPlugin::new(&plugin, Source::Shipped(*bundle), Limits::default());
+                let handler: Arc<dyn PluginHandler> = Arc::new(handler);
                 (plugin, handler)
             })
             .collect()
@@ -275,17 +280,24 @@ impl<C: Catalog> Catalog for WithBundles<C> {
 /// The handler of one TypeScript plugin.
 pub struct ScriptPlugin {
     title: String,
-    source: Arc<str>,
+    source: Source,
     limits: Limits,
     /// The runtime, made on first use.
     instance: Mutex<Option<Arc<Instance>>>,
 }
 
+/// A plugin's JavaScript: an author's text, or a shipped bundle's, inflated only when its
+/// runtime is made (an open that calls no tool of it reads none of it).
+enum Source {
+    Text(Arc<str>),
+    Shipped(Bundle),
+}
+
 impl ScriptPlugin {
-    fn new(plugin: &Plugin, source: &str, limits: Limits) -> Self {
+    fn new(plugin: &Plugin, source: Source, limits: Limits) -> Self {
         Self {
             title: plugin.title.clone(),
-            source: source.into(),
+            source,
             limits,
             instance: Mutex::new(None),
         }
@@ -296,7 +308,11 @@ impl ScriptPlugin {
         if let Some(instance) = &*slot {
             return Ok(instance.clone());
         }
-        let instance = Arc::new(Instance::new(&self.source, self.limits).map_err(|e| {
+        let source = match &self.source {
+            Source::Text(text) => text.clone(),
+            Source::Shipped(bundle) => bundle.source().into(),
+        };
+        let instance = Arc::new(Instance::new(&source, self.limits).map_err(|e| {
             let message = match e {
                 Start::Definition { field, message } => format!("{field}: {message}"),
                 Start::Failed(message) => message,
@@ -1178,11 +1194,16 @@ mod tests {
         }
     }
 
+    /// Each shipped manifest passes every check of a plugin's load (`Plugin::load`: its
+    /// schemas compiled, its examples validated against them), which [`Shipped`] leaves to
+    /// this test and to each tool's first call.
     #[test]
     fn the_shipped_bundles_load() {
         for bundle in BUNDLES {
             let (plugin, _) = load(&bundle.source(), Limits::default()).unwrap();
             assert_eq!(plugin.id, bundle.id);
+            let manifest = parse_manifest_text(&bundle.manifest()).unwrap();
+            Plugin::load(manifest, PluginKind::Bundled).unwrap();
         }
         let shipped = Shipped.bundled();
         let ids: Vec<&str> = shipped.iter().map(|(p, _)| p.id.as_str()).collect();
