@@ -8,6 +8,8 @@ import androidx.compose.ui.test.hasAnyAncestor
 import androidx.compose.ui.test.hasClickAction
 import androidx.compose.ui.test.hasTestTag
 import androidx.compose.ui.test.isEnabled
+import androidx.compose.ui.test.isRoot
+import androidx.compose.ui.test.printToString
 import androidx.compose.ui.test.junit4.ComposeTestRule
 import androidx.compose.ui.test.performClick
 import androidx.compose.ui.test.performScrollTo
@@ -154,9 +156,17 @@ fun ComposeTestRule.await(timeoutMs: Long = 15_000, condition: () -> Boolean) = 
     condition()
 }
 
-/** Waits until the chat's draft field is on screen (open: under Robolectric it now and then never does). */
-fun ComposeTestRule.waitForTheChat() = await(60_000) {
-    onAllNodes(hasTestTag(edu.pku.harness.ui.ChatTags.DRAFT)).fetchSemanticsNodes().isNotEmpty()
+/**
+ * Waits until the chat's draft field is on screen. Under Robolectric it now and then never did:
+ * a failure says what the app showed instead (its route and every root's semantics), so the next
+ * one can be told apart from a slow start.
+ */
+fun ComposeTestRule.waitForTheChat() = try {
+    await(60_000) { onAllNodes(hasTestTag(edu.pku.harness.ui.ChatTags.DRAFT)).fetchSemanticsNodes().isNotEmpty() }
+} catch (e: ComposeTimeoutException) {
+    val app = ApplicationProvider.getApplicationContext<HarnessApplication>()
+    val shown = runCatching { onAllNodes(isRoot()).printToString() }.getOrElse { "(unreadable: $it)" }
+    throw AssertionError("the chat's draft never showed; route ${app.navigator.route.value}; on screen:\n$shown", e)
 }
 
 /** Taps the sheet's button for [answer], scrolled into view first (the sheet scrolls). */
