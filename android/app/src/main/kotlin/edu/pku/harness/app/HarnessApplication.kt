@@ -58,6 +58,16 @@ open class HarnessApplication : Application() {
         refreshPermissions()
     }
 
+    /**
+     * Called only where the process is emulated (Robolectric ends each test with it; a phone
+     * never does): the core's events stop reaching the approval sheet and the notifications.
+     */
+    override fun onTerminate() {
+        withdrawals.cancel()
+        alertEvents.cancel()
+        super.onTerminate()
+    }
+
     /** The ongoing notification's words, in the student's language; none if the core cannot say. */
     private fun turnNotice(): edu.pku.harness.core.TurnNotice? = try {
         harness.turnNotice()

@@ -6,6 +6,7 @@ import android.content.Intent
 import android.content.pm.PackageManager
 import android.os.Looper
 import android.os.SystemClock
+import androidx.compose.runtime.snapshots.Snapshot
 import androidx.test.core.app.ApplicationProvider
 import org.robolectric.Shadows.shadowOf
 import org.robolectric.shadows.ShadowAlarmManager
@@ -25,6 +26,24 @@ open class SoftwareKeyApplication : HarnessApplication() {
     /** The journeys' sample plugins: the host library the tests load is built for development. */
     override fun openHarness(dataDir: String, platform: AndroidPlatform): Harness =
         Harness.openForDevelopment(dataDir, platform, DevelopmentOptions(samplePlugins = true, campusOrigin = null))
+
+    /**
+     * Robolectric ends every test by calling this, then empties the main looper's queue. A
+     * Compose state write the test left unapplied has its apply queued there, through the
+     * process's one AndroidUiDispatcher, which marks a dispatch as scheduled until it runs: an
+     * emptied queue left it marked for good, and no state write was applied in any later test
+     * ("Compose did not get idle" from the next test's start on). So the writes are applied
+     * here first, while the queue still holds their dispatch.
+     */
+    override fun onTerminate() {
+        super.onTerminate()
+        val looper = shadowOf(Looper.getMainLooper())
+        var rounds = 0
+        while (Snapshot.current.hasPendingChanges() || !looper.isIdle) {
+            check(rounds++ < 10_000) { "the main thread still had work or unapplied state after ${rounds - 1} rounds at the test's end" }
+            looper.idle()
+        }
+    }
 
     private companion object {
         val softwareKey: SecretKey = KeyGenerator.getInstance("AES").apply { init(256) }.generateKey()
