@@ -157,9 +157,9 @@ fun ComposeTestRule.await(timeoutMs: Long = 15_000, condition: () -> Boolean) = 
 }
 
 /**
- * Waits until the chat's draft field is on screen. Under Robolectric it now and then never did:
- * a failure says what the app showed instead (its route and every root's semantics), so the next
- * one can be told apart from a slow start.
+ * Waits until the chat's draft field is on screen. A failure says what the app showed instead
+ * (its route and every root's semantics). Under Robolectric it once never showed when an earlier
+ * test's state write had lost its dispatch (SoftwareKeyApplication.onTerminate now applies it).
  */
 fun ComposeTestRule.waitForTheChat() = try {
     await(60_000) { onAllNodes(hasTestTag(edu.pku.harness.ui.ChatTags.DRAFT)).fetchSemanticsNodes().isNotEmpty() }
