@@ -1,5 +1,6 @@
 //! Stores the shipped JavaScript deflated in the library (docs/size.md): the SDK runtime
-//! (sdk/runtime.js: the SDK and zod every TypeScript plugin imports) and each shipped plugin's
+//! (sdk/runtime.js: the SDK and zod every TypeScript plugin imports), the JSON Schema
+//! validator (sdk/validator.js, `schema`) and each shipped plugin's
 //! `bundle.js` and `manifest.json` (plugins/<id>/). 0.36 MB of text is under 0.1 MB
 //! compressed; the core inflates the runtime once per process, when the first plugin runtime
 //! compiles it to bytecode, a bundle's manifest when an engine opens and its bundle when its
@@ -13,6 +14,10 @@ fn main() {
     deflate(
         Path::new("../sdk/runtime.js"),
         &out.join("runtime.js.deflate"),
+    );
+    deflate(
+        Path::new("../sdk/validator.js"),
+        &out.join("validator.js.deflate"),
     );
     println!("cargo:rerun-if-changed=../plugins");
     let plugins = std::fs::read_dir("../plugins").expect("plugins/: the shipped plugins");

@@ -73,10 +73,11 @@ async function bundle(dir) {
   return result.outputFiles[0].text;
 }
 
-async function runtime() {
+/** One of the SDK's own scripts (sdk/src/<name>.ts), bundled whole with what it imports. */
+async function script(name) {
   const result = await build({
     ...common,
-    entryPoints: [join(sdk, 'src', 'runtime.ts')],
+    entryPoints: [join(sdk, 'src', `${name}.ts`)],
     format: 'iife',
   });
   return result.outputFiles[0].text;
@@ -98,7 +99,11 @@ const stale = [];
 let failed = false;
 // The SDK runtime first: each shipped manifest is read with the runtime as built.
 let runtimeText;
-const outputs = [[sdk, 'runtime.js', runtime]];
+const outputs = [
+  [sdk, 'runtime.js', () => script('runtime')],
+  // The JSON Schema validator the core runs (core/src/schema.rs), not a plugin's.
+  [sdk, 'validator.js', () => script('validator')],
+];
 for (const dir of pluginDirs(join(root, 'plugins'))) {
   let bundleText;
   outputs.push([dir, 'bundle.js', async () => (bundleText = await bundle(dir))]);
@@ -119,7 +124,12 @@ for (const dir of pluginDirs(join(sdk, 'test-plugins'))) {
   outputs.push([dir, 'bundle.js', () => bundle(dir)]);
 }
 for (const [dir, file, make] of outputs) {
-  const name = file === 'runtime.js' ? 'the SDK runtime' : `${relative(root, dir)}/${file}`;
+  const name =
+    file === 'runtime.js'
+      ? 'the SDK runtime'
+      : file === 'validator.js'
+        ? 'the schema validator'
+        : `${relative(root, dir)}/${file}`;
   let text;
   try {
     text = await make();

@@ -21,6 +21,7 @@ use url::Url;
 use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
+use crate::schema::InputSchema;
 use crate::text::{is_invisible, one_line};
 
 /// The most characters of a server's message kept.
@@ -424,17 +425,15 @@ impl Elicitation {
 
     /// Whether `answer` fits the server's `schema`; the first misfit, naming the field.
     pub fn check(schema: &Value, answer: &Map<String, Value>) -> Result<(), String> {
-        let validator = jsonschema::validator_for(schema)
+        let form = InputSchema::compile(schema.clone())
             .map_err(|e| format!("the server's form does not compile: {e}"))?;
-        let answer = Value::Object(answer.clone());
-        match validator.iter_errors(&answer).next() {
+        match form.first_problem(&Value::Object(answer.clone()))? {
             None => Ok(()),
-            Some(e) => {
-                let at = e.instance_path().to_string();
+            Some((at, problem)) => {
                 let field = at.trim_start_matches('/');
                 Err(match field.is_empty() {
-                    true => format!("the answer does not fit the form: {e}"),
-                    false => format!("{field}: {e}"),
+                    true => format!("the answer does not fit the form: {problem}"),
+                    false => format!("{field}: {problem}"),
                 })
             }
         }

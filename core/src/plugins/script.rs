@@ -91,7 +91,7 @@ impl Bundle {
 }
 
 /// Text build.rs deflated from a file of the repository (UTF-8: JavaScript and JSON).
-fn inflate(deflated: &[u8]) -> String {
+pub(crate) fn inflate(deflated: &[u8]) -> String {
     use std::io::Read;
     let mut text = String::new();
     flate2::read::DeflateDecoder::new(deflated)
