@@ -14,7 +14,8 @@
 #     the real library; screenshots in target/screenshots (its last line: N passed, N failed)
 #  6. the Android app: the signed APK without Gradle, with its arm64-v8a core library (a cheaper
 #     Cargo profile than the shipped APK's, below), and the app's journeys under Robolectric
-#     against the real host library (its last line: N passed, N failed)
+#     against the real host library (its last line: N passed, N failed); that library's size
+#     against the budget (scripts/check-size.sh --test-profile)
 #  7. the conformance scenarios through the `harness` binary (its last line: N passed, N failed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,6 +73,9 @@ scripts/test-compose-desktop.sh
 # shipped release build's LTO takes ~29 min cold on two cores, and every CI run starts from a
 # fresh clone. Then the app's journeys under Robolectric (its last line: N passed, N failed).
 PKU_ANDROID_ABIS=arm64-v8a scripts/build-android-app.sh --require-native --test-profile
+# The library's size budget (10 MiB stripped for the release build) guarded on that library:
+# twice the budget for the android-test profile (scripts/check-size.sh, docs/size.md).
+scripts/check-size.sh --test-profile
 scripts/test-android-robolectric.sh
 
 scenarios=(conformance/scenarios)
