@@ -510,6 +510,12 @@ fn thrown(cx: &rquickjs::Ctx<'_>, error: rquickjs::Error) -> String {
     }
 }
 
+/// Whether this process has started the validator: not to open a data directory or list its
+/// tools (issue 40: no JavaScript at open), only on a first check or validation.
+pub fn started() -> bool {
+    VALIDATOR.get().is_some()
+}
+
 /// Calls the validator's `name` with `args` on its thread; the units of the keywords that
 /// failed.
 fn engine_call(name: &'static str, args: &[&str]) -> Result<Vec<Unit>, String> {

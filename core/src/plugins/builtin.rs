@@ -68,9 +68,24 @@ pub(crate) struct Owners {
     pub plugins: Weak<InstalledPlugins>,
 }
 
+/// The core's own plugins' manifests, in the order [`plugins`] gives them.
+fn manifests() -> [Value; 6] {
+    [
+        settings_manifest(),
+        time_manifest(),
+        memory_manifest(),
+        files_manifest(),
+        crate::scheduler::plugin::manifest(),
+        crate::datasource::dashboard_manifest(),
+    ]
+}
+
 pub(crate) fn plugins(owners: Owners) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
+    // Built with the library and checked whole by its tests (below): their schemas are compiled
+    // on a tool's first use, so that opening a data directory runs no JavaScript (issue 40).
+    let [settings, time, memory, files, scheduler, dashboard] = manifests();
     let load = |json: Value| {
-        Plugin::load(
+        Plugin::reload(
             parse_manifest(&json).expect("built-in manifest"),
             PluginKind::Bundled,
         )
@@ -78,37 +93,37 @@ pub(crate) fn plugins(owners: Owners) -> Vec<(Plugin, Arc<dyn PluginHandler>)> {
     };
     vec![
         (
-            load(settings_manifest()),
+            load(settings),
             Arc::new(SettingsPlugin {
                 core: owners.settings.clone(),
             }) as Arc<dyn PluginHandler>,
         ),
         (
-            load(time_manifest()),
+            load(time),
             Arc::new(TimePlugin {
                 core: owners.settings,
             }),
         ),
         (
-            load(memory_manifest()),
+            load(memory),
             Arc::new(MemoryPlugin {
                 memories: owners.memories,
             }),
         ),
         (
-            load(files_manifest()),
+            load(files),
             Arc::new(FilesPlugin {
                 conversations: owners.conversations,
             }),
         ),
         (
-            load(crate::scheduler::plugin::manifest()),
+            load(scheduler),
             Arc::new(crate::scheduler::plugin::SchedulerPlugin {
                 scheduler: owners.scheduler,
             }),
         ),
         (
-            load(crate::datasource::dashboard_manifest()),
+            load(dashboard),
             Arc::new(crate::datasource::DashboardPlugin {
                 plugins: owners.plugins,
             }),
@@ -383,6 +398,21 @@ impl PluginHandler for FilesPlugin {
                 Ok(json!({"document": name, "matches": matches}))
             }
             other => Err(format!("files has no tool {other}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_built_in_manifest_is_checked_whole_as_an_installed_plugin_is() {
+        for json in manifests() {
+            let id = json["id"].clone();
+            let plugin = Plugin::load(parse_manifest(&json).unwrap(), PluginKind::Bundled)
+                .unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert!(!plugin.tools.is_empty(), "{id}");
         }
     }
 }
