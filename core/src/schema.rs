@@ -400,8 +400,10 @@ const STACK_BYTES: usize = 6 << 20;
 /// The validator thread's own stack, above [`STACK_BYTES`] by room for the host's frames.
 const THREAD_STACK_BYTES: usize = 8 << 20;
 
-/// sdk/validator.js (sdk/src/validator.ts built by sdk/build.mjs), stored deflated by build.rs.
-const VALIDATOR_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/validator.js.deflate"));
+/// sdk/validator.js (sdk/src/validator.ts built by sdk/build.mjs), compiled to QuickJS bytecode
+/// and deflated by build.rs.
+const VALIDATOR_BYTECODE_DEFLATED: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/validator.qjsbc.deflate"));
 
 /// The process's one validator runtime, on its own thread with a stack of known size, made on
 /// the first check or validation: opening a data directory runs none (issue 40).
@@ -434,7 +436,7 @@ impl Engine {
             })));
         }
         let context = Context::full(&runtime).map_err(failed)?;
-        let source = crate::plugins::script::inflate(VALIDATOR_DEFLATED);
+        let bytecode = crate::plugins::script::inflate_bytes(VALIDATOR_BYTECODE_DEFLATED);
         context
             .with(|cx| {
                 let join = Function::new(
@@ -445,7 +447,12 @@ impl Engine {
                     },
                 )?;
                 cx.globals().set("__pkuUrlJoin", join)?;
-                cx.eval::<(), _>(source)
+                // SAFETY: build.rs wrote these bytes with the QuickJS this library links (the
+                // same rquickjs version), from sdk/validator.js committed beside it: the bytecode
+                // JS_ReadObject expects, never input from outside.
+                let module = unsafe { rquickjs::Module::load(cx.clone(), &bytecode)? };
+                let (_, evaluated) = module.eval()?;
+                evaluated.finish::<()>()
             })
             .map_err(|e| context.with(|cx| thrown(&cx, e)))
             .map_err(|e| format!("the schema validator did not start: {e}"))?;

@@ -91,7 +91,7 @@ impl Bundle {
 }
 
 /// Text build.rs deflated from a file of the repository (UTF-8: JavaScript and JSON).
-pub(crate) fn inflate(deflated: &[u8]) -> String {
+fn inflate(deflated: &[u8]) -> String {
     use std::io::Read;
     let mut text = String::new();
     flate2::read::DeflateDecoder::new(deflated)
@@ -951,16 +951,6 @@ fn log_line(mut line: String) -> String {
 /// its services. Everything the script reaches is here.
 const PRELUDE: &str = include_str!("script_prelude.js");
 
-/// The SDK and zod, which every bundle imports (sdk/src/runtime.ts, built by sdk/build.mjs),
-/// stored deflated by build.rs: a fifth of its size in the library (docs/size.md).
-const SDK_RUNTIME_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/runtime.js.deflate"));
-
-/// The SDK runtime's text, inflated from [`SDK_RUNTIME_DEFLATED`]: once per process, by the
-/// runtime that compiles it to bytecode.
-fn sdk_runtime() -> String {
-    inflate(SDK_RUNTIME_DEFLATED)
-}
-
 /// How many plugin runtimes this process has made ([`runtimes_made`]).
 static RUNTIMES_MADE: AtomicU64 = AtomicU64::new(0);
 
@@ -970,31 +960,35 @@ pub fn runtimes_made() -> u64 {
     RUNTIMES_MADE.load(Ordering::Relaxed)
 }
 
-/// The SDK runtime ([`sdk_runtime`]) compiled to QuickJS bytecode by the first runtime of the process: parsing
-/// it is most of what making a runtime costs, loading its bytecode a tenth of that.
+/// The SDK and zod, which every bundle imports (sdk/src/runtime.ts, built by sdk/build.mjs),
+/// compiled to QuickJS bytecode by build.rs (no source text, line numbers kept),
+/// stored deflated: a plugin runtime loads it, a tenth of what parsing the SDK and zod costs.
+const SDK_BYTECODE_DEFLATED: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/runtime.qjsbc.deflate"));
+
+/// [`SDK_BYTECODE_DEFLATED`] inflated, once per process, by its first plugin runtime.
 static SDK_BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
 
-/// Evaluates the SDK runtime in `cx`: from the process's bytecode once there is one, else
-/// compiled here and its bytecode kept.
+fn sdk_bytecode() -> &'static [u8] {
+    SDK_BYTECODE.get_or_init(|| inflate_bytes(SDK_BYTECODE_DEFLATED))
+}
+
+/// Bytes build.rs deflated.
+pub(crate) fn inflate_bytes(deflated: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    flate2::read::DeflateDecoder::new(deflated)
+        .read_to_end(&mut bytes)
+        .unwrap_or_else(|e| unreachable!("build.rs deflated these bytes: {e}"));
+    bytes
+}
+
+/// Evaluates the SDK runtime in `cx`, from its bytecode.
 fn load_sdk<'js>(cx: &Ctx<'js>) -> rquickjs::Result<()> {
-    let module = match SDK_BYTECODE.get() {
-        // SAFETY: the bytes were written by this same QuickJS, in this process, from the
-        // compiled-in SDK runtime (below): they are the bytecode JS_ReadObject expects, never
-        // input from outside.
-        Some(bytes) => unsafe { rquickjs::Module::load(cx.clone(), bytes)? },
-        None => {
-            let module =
-                rquickjs::Module::declare(cx.clone(), "@pku-harness/runtime", sdk_runtime())?;
-            // Without the source text, which the bytecode would otherwise carry whole (a
-            // third of the size, and of each runtime's memory); line numbers stay.
-            let bytes = module.write(rquickjs::WriteOptions {
-                strip_source: true,
-                ..rquickjs::WriteOptions::default()
-            })?;
-            let _ = SDK_BYTECODE.set(bytes);
-            module
-        }
-    };
+    // SAFETY: build.rs wrote these bytes with the QuickJS this library links (the same
+    // rquickjs version), from the SDK runtime committed beside it (sdk/runtime.js): they are
+    // the bytecode JS_ReadObject expects, never input from outside.
+    let module = unsafe { rquickjs::Module::load(cx.clone(), sdk_bytecode())? };
     let (_, evaluated) = module.eval()?;
     evaluated.finish::<()>()
 }
@@ -1168,17 +1162,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_stored_sdk_runtime_inflates_to_sdk_runtime_js_and_is_a_fraction_of_it() {
-        // docs/size.md: the SDK runtime ships deflated; what a runtime compiles is the file.
+    fn the_stored_sdk_bytecode_is_sdk_runtime_js_compiled_and_a_fraction_of_it() {
+        // docs/size.md: the SDK runtime ships as deflated bytecode; it is the file's.
         let file =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk/runtime.js"))
                 .unwrap();
-        assert_eq!(sdk_runtime(), file);
+        let runtime = Runtime::new().unwrap();
+        let context = Context::full(&runtime).unwrap();
+        let compiled = context
+            .with(|cx| {
+                rquickjs::Module::declare(cx.clone(), "@pku-harness/runtime", file.clone())?.write(
+                    rquickjs::WriteOptions {
+                        endianness: rquickjs::WriteOptionsEndianness::Little,
+                        strip_source: true,
+                        ..rquickjs::WriteOptions::default()
+                    },
+                )
+            })
+            .unwrap();
         assert!(
-            SDK_RUNTIME_DEFLATED.len() * 3 < file.len(),
-            "{}",
-            SDK_RUNTIME_DEFLATED.len()
+            sdk_bytecode() == compiled,
+            "the stored bytecode is not runtime.js's"
         );
+        // Bytecode is larger than its source (324 KB against 241 KB), deflated under half of it.
+        assert!(
+            SDK_BYTECODE_DEFLATED.len() * 2 < file.len(),
+            "{}",
+            SDK_BYTECODE_DEFLATED.len()
+        );
+        // Loaded, it gives the modules a bundle imports.
+        context
+            .with(|cx| {
+                load_sdk(&cx)?;
+                cx.eval::<bool, _>(
+                    "typeof __pkuModules.zod.object === 'function' \
+                     && typeof __pkuModules['@pku-harness/sdk'].definePlugin === 'function'",
+                )
+            })
+            .map(|both| assert!(both))
+            .unwrap();
     }
 
     #[test]
