@@ -50,9 +50,10 @@ def crates_in(name):
 
 
 def stored_javascript(build_dir):
-    """The bytes of JavaScript and manifests the library holds: what core/build.rs deflated
-    into the newest harness-core build directory."""
-    outs = glob.glob(os.path.join(build_dir, "harness-core-*", "out", "runtime.js.deflate"))
+    """The bytes of JavaScript (the SDK runtime and the validator as QuickJS bytecode) and
+    manifests the library holds: what core/build.rs deflated into the newest harness-core build
+    directory."""
+    outs = glob.glob(os.path.join(build_dir, "harness-core-*", "out", "runtime.qjsbc.deflate"))
     if not outs:
         return 0
     out = os.path.dirname(max(outs, key=os.path.getmtime))
@@ -155,7 +156,7 @@ def main():
     engine = sum(size for crate, size in sizes.items() if crate.startswith("rquickjs"))
     javascript = stored_javascript(build_dir)
     print(f"| *the TypeScript engine: QuickJS and rquickjs* | {engine} | {engine / 1024:.0f} | {100 * engine / file_size:.1f}% |")
-    print(f"| *the TypeScript engine: the shipped JavaScript, deflated* | {javascript} | {javascript / 1024:.0f} | {100 * javascript / file_size:.1f}% |")
+    print(f"| *the TypeScript engine: the shipped JavaScript and bytecode, deflated* | {javascript} | {javascript / 1024:.0f} | {100 * javascript / file_size:.1f}% |")
     if top:
         return
     print()
