@@ -72,11 +72,7 @@ impl InputSchema {
 
     /// `Ok` when `input` is valid; otherwise every problem, each naming its field, joined by `; `.
     pub fn validate(&self, input: &Value) -> Result<(), String> {
-        // Fail closed: a schema that no longer checks accepts nothing.
-        self.check()
-            .map_err(|e| format!("the tool's schema is not valid: {e}"))?;
-        let units = engine_call("validate", &[&self.text, &input.to_string()])
-            .map_err(|e| format!("input: {e}"))?;
+        let units = self.units(input)?;
         let problems = Problems::new(&self.source, input).read(&units);
         match problems.is_empty() {
             true => Ok(()),
@@ -87,10 +83,18 @@ impl InputSchema {
     /// The first problem of `input`, with its field as a path (`seats`, `a/b`), for a form's
     /// answer; `None` when it is valid.
     pub fn first_problem(&self, input: &Value) -> Result<Option<(String, String)>, String> {
-        self.check().map_err(str::to_owned)?;
-        let units = engine_call("validate", &[&self.text, &input.to_string()])?;
+        let units = self.units(input)?;
         let problems = Problems::new(&self.source, input);
         Ok(problems.read_placed(&units).into_iter().next())
+    }
+
+    /// The validator's units for `input`. Fails closed: a schema that no longer checks accepts
+    /// nothing, nor does an input the validator could not check.
+    fn units(&self, input: &Value) -> Result<Vec<Unit>, String> {
+        self.check()
+            .map_err(|e| format!("the tool's schema is not valid: {e}"))?;
+        engine_call("validate", &[&self.text, &input.to_string()])
+            .map_err(|e| format!("input: {e}"))
     }
 }
 
@@ -184,9 +188,8 @@ impl<'a> Problems<'a> {
                 });
                 if let Some(own) = own {
                     index += 1;
-                    let name = own.instance_location[unit.instance_location.len() + 1..]
-                        .replace("~1", "/")
-                        .replace("~0", "~");
+                    let name =
+                        unescaped(&own.instance_location[unit.instance_location.len() + 1..]);
                     match unexpected
                         .iter_mut()
                         .find(|(place, k, _)| place == at && *k == keyword)
@@ -198,6 +201,11 @@ impl<'a> Problems<'a> {
                 continue;
             }
             if keyword == "required" {
+                // Through a reference the names are the validator's to tell, a unit each.
+                let Some(missing) = self.missing(unit) else {
+                    problems.push((at.to_owned(), self.problem(unit)));
+                    continue;
+                };
                 // One unit per missing name, all at one place: told once, each name.
                 let place = (
                     unit.instance_location.as_str(),
@@ -207,7 +215,7 @@ impl<'a> Problems<'a> {
                     continue;
                 }
                 required.push(place);
-                for name in self.missing(unit) {
+                for name in missing {
                     problems.push((at.to_owned(), format!("{name} is a required property")));
                 }
                 continue;
@@ -232,19 +240,22 @@ impl<'a> Problems<'a> {
         problems
     }
 
-    /// The names `required` lists that the object lacks, each as JSON (`"seats"`).
-    fn missing(&self, unit: &Unit) -> Vec<String> {
-        let object = self.input.pointer(pointer(&unit.instance_location));
-        let listed = self.keyword_value(unit).and_then(Value::as_array);
-        match (object.and_then(Value::as_object), listed) {
-            (Some(object), Some(listed)) => listed
+    /// The names `required` lists that the object lacks, each as JSON (`"seats"`); `None`
+    /// where the list cannot be read (through a reference).
+    fn missing(&self, unit: &Unit) -> Option<Vec<String>> {
+        let object = self
+            .input
+            .pointer(pointer(&unit.instance_location))?
+            .as_object()?;
+        let listed = self.keyword_value(unit)?.as_array()?;
+        Some(
+            listed
                 .iter()
                 .filter_map(Value::as_str)
                 .filter(|name| !object.contains_key(*name))
                 .map(|name| Value::from(name).to_string())
                 .collect(),
-            _ => vec![unit.error.clone()],
-        }
+        )
     }
 
     /// The keyword's value in the schema; `None` where the unit's location passes through a
@@ -381,9 +392,14 @@ fn field_name(pointer: &str) -> String {
     let mut name = String::from("input");
     for segment in pointer.split('/').skip(1) {
         name.push('.');
-        name.push_str(&segment.replace("~1", "/").replace("~0", "~"));
+        name.push_str(&unescaped(segment));
     }
     name
+}
+
+/// A JSON pointer's segment as the name it escapes (`a~1b` → `a/b`).
+fn unescaped(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
 }
 
 /// How long one check or validation may take: a `pattern` that backtracks without end on a
@@ -409,7 +425,6 @@ const VALIDATOR_BYTECODE_DEFLATED: &[u8] =
 /// the first check or validation: opening a data directory runs none (issue 40).
 struct Engine {
     context: Context,
-    runtime: Runtime,
     deadline: Arc<Mutex<Option<Instant>>>,
 }
 
@@ -456,11 +471,7 @@ impl Engine {
             })
             .map_err(|e| context.with(|cx| thrown(&cx, e)))
             .map_err(|e| format!("the schema validator did not start: {e}"))?;
-        Ok(Self {
-            context,
-            runtime,
-            deadline,
-        })
+        Ok(Self { context, deadline })
     }
 
     fn call(&self, name: &str, args: &[&str]) -> Result<String, String> {
@@ -480,7 +491,6 @@ impl Engine {
         let timed_out = crate::lock(&self.deadline)
             .take()
             .is_some_and(|at| Instant::now() >= at);
-        self.runtime.run_gc();
         answer.map_err(|e| match timed_out {
             true => format!(
                 "checking it took over {} s (a pattern too slow for this value)",
@@ -764,6 +774,17 @@ mod tests {
         assert_eq!(
             schema.validate(&json!({"seats": 9})).unwrap_err(),
             "input.seats: 9 is greater than 4"
+        );
+        // So are the names a referenced `required` lists, each in its own problem.
+        let schema = InputSchema::compile(json!({
+            "$defs": {"seat": {"type": "object", "required": ["row", "number"]}},
+            "$ref": "#/$defs/seat"
+        }))
+        .unwrap();
+        assert_eq!(
+            schema.validate(&json!({})).unwrap_err(),
+            "input: Instance does not have required property \"row\"; \
+             input: Instance does not have required property \"number\""
         );
     }
 

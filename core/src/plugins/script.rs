@@ -92,12 +92,8 @@ impl Bundle {
 
 /// Text build.rs deflated from a file of the repository (UTF-8: JavaScript and JSON).
 fn inflate(deflated: &[u8]) -> String {
-    use std::io::Read;
-    let mut text = String::new();
-    flate2::read::DeflateDecoder::new(deflated)
-        .read_to_string(&mut text)
-        .unwrap_or_else(|e| unreachable!("build.rs deflated this UTF-8 text: {e}"));
-    text
+    String::from_utf8(inflate_bytes(deflated))
+        .unwrap_or_else(|e| unreachable!("build.rs deflated this UTF-8 text: {e}"))
 }
 
 macro_rules! shipped {
