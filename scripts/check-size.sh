@@ -11,7 +11,7 @@
 # 30 from nothing).
 # `--test-profile` builds nothing: it checks the arm64-v8a library scripts/test.sh's APK build
 # made with Cargo's android-test profile (build-android-app.sh --test-profile: opt-level 1, no
-# LTO) against twice the budget, which is how the two builds relate (docs/size.md: "The guard
+# LTO) against 1.99 times the budget, below how the two builds relate (docs/size.md: "The guard
 # in the tests"). scripts/test.sh runs it; the release figure is this script's without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,10 +26,10 @@ source scripts/lib/host-tools.sh
 # it to 8.35 MiB (2026-12-01, before the engine); the budget was 8.5 MiB until the engine.
 BUDGET_BYTES=$((10 * 1024 * 1024))
 GOAL_BYTES=$((6 * 1024 * 1024))
-# The android-test profile's stripped library has been 2.00 to 2.03 times the release one
-# (docs/size.md): at twice the budget the guard fails no later than the release library does.
-TEST_PROFILE_RATIO=2
-TEST_PROFILE_BUDGET_BYTES=$((TEST_PROFILE_RATIO * BUDGET_BYTES))
+# The android-test profile's stripped library has been 1.995 to 2.03 times the release one
+# (docs/size.md): at 1.99 times the budget the guard fails no later than the release library.
+TEST_PROFILE_PERCENT=199
+TEST_PROFILE_BUDGET_BYTES=$((TEST_PROFILE_PERCENT * BUDGET_BYTES / 100))
 
 if [ "${1:-}" = --test-profile ]; then
   lib="${CARGO_TARGET_DIR:-$PWD/target}/android/build/lib/arm64-v8a/libharness_ffi.so"
@@ -38,8 +38,8 @@ if [ "${1:-}" = --test-profile ]; then
     exit 1
   fi
   size=$(stat -c %s "$lib")
-  printf 'arm64-v8a, android-test profile, stripped: %d bytes (%.2f MiB); its budget %d bytes (%d x the release budget of %d MiB)\n' \
-    "$size" "$(awk "BEGIN{print $size/1048576}")" "$TEST_PROFILE_BUDGET_BYTES" "$TEST_PROFILE_RATIO" "$((BUDGET_BYTES / 1048576))"
+  printf 'arm64-v8a, android-test profile, stripped: %d bytes (%.2f MiB); its budget %d bytes (%d%% of the release budget of %d MiB)\n' \
+    "$size" "$(awk "BEGIN{print $size/1048576}")" "$TEST_PROFILE_BUDGET_BYTES" "$TEST_PROFILE_PERCENT" "$((BUDGET_BYTES / 1048576))"
   if [ "$size" -gt "$TEST_PROFILE_BUDGET_BYTES" ]; then
     echo "  over by $((size - TEST_PROFILE_BUDGET_BYTES)) bytes: the release library is likely over 10 MiB; measure it with scripts/check-size.sh --aarch64-only (docs/size.md says what each part costs)" >&2
     exit 1
