@@ -1,9 +1,8 @@
 //! Stores the shipped JavaScript deflated in the library (docs/size.md): the SDK runtime
 //! (sdk/runtime.js: the SDK and zod every TypeScript plugin imports), the JSON Schema
 //! validator (sdk/validator.js, `schema`), both as bytecode, and each shipped plugin's
-//! `bundle.js` and `manifest.json` (plugins/<id>/). 0.36 MB of text is under 0.1 MB
-//! compressed; a bundle's manifest is inflated when an engine opens and its bundle when its
-//! runtime is made (plugins::script::Bundle). The SDK runtime and the validator are compiled
+//! `bundle.js` (plugins/<id>/), inflated when its runtime is made (plugins::script::Bundle).
+//! Its `manifest.json`, which every open reads, is stored as text (`include_str!`). The SDK runtime and the validator are compiled
 //! here to QuickJS bytecode, stored deflated, which a runtime loads (plugins::script::load_sdk,
 //! schema::Engine): no process parses them (issue 40: a bundle's first call within 10 ms).
 
@@ -29,13 +28,11 @@ fn main() {
         let Some(id) = plugin.file_name().and_then(|name| name.to_str()) else {
             continue;
         };
-        for file in ["bundle.js", "manifest.json"] {
-            let from = plugin.join(file);
-            if from.is_file() {
-                let to = out.join("plugins").join(id);
-                std::fs::create_dir_all(&to).expect("writing OUT_DIR");
-                deflate(&from, &to.join(format!("{file}.deflate")));
-            }
+        let from = plugin.join("bundle.js");
+        if from.is_file() {
+            let to = out.join("plugins").join(id);
+            std::fs::create_dir_all(&to).expect("writing OUT_DIR");
+            deflate(&from, &to.join("bundle.js.deflate"));
         }
     }
 }

@@ -18,8 +18,9 @@ use serde_json::Value;
 #[derive(Debug)]
 pub struct InputSchema {
     source: Value,
-    /// `source` as JSON text, the form the engine takes (and its key for compiled validators).
-    text: String,
+    /// `source` as JSON text, the form the engine takes (and its key for compiled validators),
+    /// written on first use: opening a data directory writes none.
+    text: OnceLock<String>,
     checked: OnceLock<Result<(), String>>,
 }
 
@@ -35,16 +36,20 @@ impl InputSchema {
     /// on its first use, so that opening a data directory runs no JavaScript.
     pub fn deferred(schema: Value) -> Self {
         Self {
-            text: schema.to_string(),
             source: schema,
+            text: OnceLock::new(),
             checked: OnceLock::new(),
         }
+    }
+
+    fn text(&self) -> &str {
+        self.text.get_or_init(|| self.source.to_string())
     }
 
     fn check(&self) -> Result<(), &str> {
         self.checked
             .get_or_init(|| {
-                let units = engine_call("check", &[&self.text])?;
+                let units = engine_call("check", &[self.text()])?;
                 // The deepest unit is the value at fault (the ones above it only contain it).
                 match units.iter().max_by_key(|u| u.instance_location.len()) {
                     None => Ok(()),
@@ -93,7 +98,7 @@ impl InputSchema {
     fn units(&self, input: &Value) -> Result<Vec<Unit>, String> {
         self.check()
             .map_err(|e| format!("the tool's schema is not valid: {e}"))?;
-        engine_call("validate", &[&self.text, &input.to_string()])
+        engine_call("validate", &[self.text(), &input.to_string()])
             .map_err(|e| format!("input: {e}"))
     }
 }

@@ -138,7 +138,7 @@ async fn approval_inputs_read_the_plugins_words_and_their_values_by_type() {
 fn every_shipped_plugin_gives_words_in_zh_and_en_for_each_field_it_takes_and_returns() {
     let mut missing = Vec::new();
     for bundle in BUNDLES {
-        let manifest: Value = serde_json::from_str(&bundle.manifest()).unwrap();
+        let manifest: Value = serde_json::from_str(bundle.manifest()).unwrap();
         for tool in manifest["tools"].as_array().unwrap() {
             let labels = &tool["labels"];
             let fields = ["input", "output"].into_iter().flat_map(|part| {

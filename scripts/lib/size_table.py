@@ -50,14 +50,16 @@ def crates_in(name):
 
 
 def stored_javascript(build_dir):
-    """The bytes of JavaScript (the SDK runtime and the validator as QuickJS bytecode) and
-    manifests the library holds: what core/build.rs deflated into the newest harness-core build
-    directory."""
+    """The bytes of JavaScript (the SDK runtime and the validator as QuickJS bytecode, the
+    plugins' bundles) and manifests the library holds: what core/build.rs deflated into the
+    newest harness-core build directory, and the shipped manifests, stored as text."""
     outs = glob.glob(os.path.join(build_dir, "harness-core-*", "out", "runtime.qjsbc.deflate"))
     if not outs:
         return 0
     out = os.path.dirname(max(outs, key=os.path.getmtime))
     files = glob.glob(os.path.join(out, "**", "*.deflate"), recursive=True)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    files += glob.glob(os.path.join(root, "plugins", "*", "manifest.json"))
     return sum(os.path.getsize(f) for f in files)
 
 
