@@ -11,7 +11,7 @@
 # 30 from nothing).
 # `--test-profile` builds nothing: it checks the arm64-v8a library scripts/test.sh's APK build
 # made with Cargo's android-test profile (build-android-app.sh --test-profile: opt-level 1, no
-# LTO) against 1.99 times the budget, below how the two builds relate (docs/size.md: "The guard
+# LTO) against 1.98 times the budget, below how the two builds relate (docs/size.md: "The guard
 # in the tests"). scripts/test.sh runs it; the release figure is this script's without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +26,9 @@ source scripts/lib/host-tools.sh
 # it to 8.35 MiB (2026-12-01, before the engine); the budget was 8.5 MiB until the engine.
 BUDGET_BYTES=$((10 * 1024 * 1024))
 GOAL_BYTES=$((6 * 1024 * 1024))
-# The android-test profile's stripped library has been 1.995 to 2.03 times the release one
-# (docs/size.md): at 1.99 times the budget the guard fails no later than the release library.
-TEST_PROFILE_PERCENT=199
+# The android-test profile's stripped library has been 1.987 to 2.03 times the release one
+# (docs/size.md): at 1.98 times the budget the guard fails no later than the release library.
+TEST_PROFILE_PERCENT=198
 TEST_PROFILE_BUDGET_BYTES=$((TEST_PROFILE_PERCENT * BUDGET_BYTES / 100))
 
 if [ "${1:-}" = --test-profile ]; then
