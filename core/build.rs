@@ -1,10 +1,11 @@
 //! Stores the shipped JavaScript deflated in the library (docs/size.md): the SDK runtime
 //! (sdk/runtime.js: the SDK and zod every TypeScript plugin imports), the JSON Schema
 //! validator (sdk/validator.js, `schema`), both as bytecode, and each shipped plugin's
-//! `bundle.js` (plugins/<id>/), inflated when its runtime is made (plugins::script::Bundle).
-//! Its `manifest.json`, which every open reads, is stored as text (`include_str!`). The SDK runtime and the validator are compiled
-//! here to QuickJS bytecode, stored deflated, which a runtime loads (plugins::script::load_sdk,
-//! schema::Engine): no process parses them (issue 40: a bundle's first call within 10 ms).
+//! `bundle.js` (plugins/<id>/), inflated when its runtime is made (plugins::script::Bundle);
+//! its `manifest.json`, which every open reads, is stored as text (`include_str!`). The SDK
+//! runtime and the validator are compiled here to QuickJS bytecode, stored deflated, which a
+//! runtime loads (plugins::script::load_sdk, schema::Engine): no process parses them (issue 40:
+//! a bundle's first call within 10 ms).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
