@@ -184,11 +184,9 @@ impl Catalog for Shipped {
                 // So opening reads it as JSON.stringify wrote it (no key twice), and compiles
                 // a schema on its tool's first call, as for a plugin installed before
                 // (`Plugin::reload`), not all of them at every open.
-                let plugin = serde_json::from_str(bundle.manifest())
-                    .map_err(|e| e.to_string())
-                    .and_then(|manifest| {
-                        Plugin::reload(manifest, PluginKind::Bundled).map_err(|e| e.to_string())
-                    })
+                let manifest = serde_json::from_str(bundle.manifest())
+                    .unwrap_or_else(|e| panic!("shipped bundle {}: {e}", bundle.id));
+                let plugin = Plugin::reload(manifest, PluginKind::Bundled)
                     .unwrap_or_else(|e| panic!("shipped bundle {}: {e}", bundle.id));
                 let handler =
                     ScriptPlugin::new(&plugin, Source::Shipped(*bundle), Limits::default());
